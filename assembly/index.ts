@@ -1,0 +1,84 @@
+// The wddm-fence core: the ABI every host (the TypeScript shell, or any other
+// runtime embedding core.wasm) calls. Every export takes and returns plain
+// numbers: u32 addresses and ids, u64 values, i32 status codes. Layout
+// constants are exported as immutable globals so hosts read the same numbers
+// the core was built with. docs/ABI.md lists them all.
+
+import {
+  FenceRecord, AdapterHeader, RegionHeader, QueueRecord, EngineRecord, WaitBlock, Command, HeapEntry,
+} from './layout';
+import { adapter, fenceAt, fenceValid } from './adapter';
+import { OK, E_BAD_FENCE } from './layout';
+
+export {
+  PAGE_BYTES, STATIC_RESERVED_BYTES, REGION_MAGIC, LAYOUT_VERSION,
+  REGION_KIND_SYSTEM, REGION_KIND_LOCAL, REGION_KIND_ADAPTER,
+  REGION_HEADER_BYTES, ADAPTER_HEADER_BYTES, FENCE_RECORD_BYTES, PAGE_DESCRIPTOR_BYTES,
+  PROCESS_RECORD_BYTES, WAIT_BLOCK_BYTES, HEAP_ENTRY_BYTES, ENGINE_RECORD_BYTES, QUEUE_RECORD_BYTES,
+  COMMAND_BYTES, HEAP_MIN_CLASS, HEAP_MAX_CLASS,
+  FENCE_KIND_NATIVE, FENCE_KIND_MONITORED, MEMORY_SYSTEM, MEMORY_LOCAL,
+  OP_NOP, OP_WAIT, OP_SIGNAL, OP_WORK, OP_FENCE_WRITE,
+  QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
+  OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
+  E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, E_NO_GPU_VA, E_BAD_PROCESS, E_NO_QUEUES,
+  E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT,
+  STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
+} from './layout';
+export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
+export {
+  adapterFormat, adapterAttach, adapterRegionBytes, gpuVaMap, gpuVaUnmap, gpuVaTranslate,
+  fenceCreate, fenceDestroy,
+} from './adapter';
+export {
+  waitBlockAdd, waitBlockRemove, fenceSatisfy, fenceMinWaited, fenceMonitoredTarget, fenceWaiterCount,
+  heapCheck, heapBench,
+} from './heap';
+export {
+  CAP_NO_64BIT_ATOMICS, CAP_NATIVE_GPU_FENCE, CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT,
+  queueCreate, queueDestroy, queuePush, queuePending, queueState, queueEngine, queueBlockedFence,
+  queueBlockedValue, queueBlockedSince, queueHeadOp, queueHeadValue, queueHeadFence, queueHeadHandle,
+  engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, cmpUpdateMonitoredValue,
+  engineTakeInterrupt, engineInterruptLine, engineStep, engineRun, queueRecheck,
+  cpuWriteCurrentValue, cpuReadCurrentValue, cpuReadMonitoredValue, bareSignalLoop,
+} from './gpu';
+
+// Field offsets the host reads directly (statistics, out buffer, fence fields).
+export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');
+export const ADAPTER_GPU_SIGNALS_OFFSET: u32 = offsetof<AdapterHeader>('gpuSignals');
+export const ADAPTER_CMP_CHECKS_OFFSET: u32 = offsetof<AdapterHeader>('cmpChecks');
+export const ADAPTER_INTERRUPTS_OFFSET: u32 = offsetof<AdapterHeader>('interruptsRaised');
+export const ADAPTER_HEAP_PUSHES_OFFSET: u32 = offsetof<AdapterHeader>('heapPushes');
+export const ADAPTER_HEAP_POPS_OFFSET: u32 = offsetof<AdapterHeader>('heapPops');
+export const ADAPTER_FENCE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('fenceLive');
+export const ADAPTER_PAGE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('pageLive');
+export const ADAPTER_WAIT_BLOCK_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waitBlockLive');
+export const ADAPTER_OUT_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('outCapacity');
+export const REGION_FREE_PAGES_OFFSET: u32 = offsetof<RegionHeader>('freePages');
+export const REGION_SIZE_OFFSET: u32 = offsetof<RegionHeader>('sizeBytes');
+export const REGION_VERSION_OFFSET: u32 = offsetof<RegionHeader>('version');
+export const REGION_KIND_OFFSET: u32 = offsetof<RegionHeader>('kind');
+
+/** Attached adapter's private base (0 = not attached). */
+export function adapterBaseAddress(): u32 { return adapter().base; }
+export function outBufferAddress(): u32 { return adapter().outBuffer; }
+export function staticDataEnd(): u32 { return <u32>__heap_base; }
+
+export function fenceCurrentValueAddress(fence: u32): u32 { return fenceValid(fence) ? fenceAt(fence).cvPhys : 0; }
+export function fenceMonitoredValueAddress(fence: u32): u32 { return fenceValid(fence) ? fenceAt(fence).mvPhys : 0; }
+export function fenceIsLive(fence: u32): u32 { return fenceValid(fence) ? 1 : 0; }
+export function fenceSetDriverHandle(fence: u32, handle: u32): i32 {
+  if (!fenceValid(fence)) return E_BAD_FENCE;
+  fenceAt(fence).driverHandle = handle;
+  return OK;
+}
+export function fenceDriverHandle(fence: u32): u32 { return fenceAt(fence).driverHandle; }
+export function fenceLastSignaled(fence: u32): u64 { return fenceAt(fence).lastSignaled; }
+export function fenceSetLastSignaled(fence: u32, value: u64): void { fenceAt(fence).lastSignaled = value; }
+
+// Silence "unused" for types only referenced by offsetof above.
+export const QUEUE_RECORD_STATE_OFFSET: u32 = offsetof<QueueRecord>('state');
+export const ENGINE_RECORD_SIGNALS_OFFSET: u32 = offsetof<EngineRecord>('signals');
+export const WAIT_BLOCK_VALUE_OFFSET: u32 = offsetof<WaitBlock>('value');
+export const COMMAND_VALUE_OFFSET: u32 = offsetof<Command>('value');
+export const HEAP_ENTRY_VALUE_OFFSET: u32 = offsetof<HeapEntry>('value');
+export const FENCE_RECORD_CV_OFFSET: u32 = offsetof<FenceRecord>('cvPhys');

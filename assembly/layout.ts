@@ -1,0 +1,339 @@
+// Linear-memory layout of the wddm-fence core.
+//
+// The whole simulated machine lives in ONE shared WebAssembly.Memory, laid out
+// like a physical memory map. Physical addresses are byte offsets into that
+// memory. The core never allocates through the AssemblyScript runtime: the host
+// lays the map out, the core formats and checks each region, and every mutable
+// word of state lives inside a region (never in static data, which is copied
+// again at every instantiation, and never in a per-instance allocator).
+//
+//   physical memory (one shared WebAssembly.Memory)
+//   0x00000 ┌──────────────────────────────────────────────┐
+//           │ core static data (read-only strings, consts) │ < STATIC_RESERVED_BYTES
+//   0x10000 ├──────────────────────────────────────────────┤
+//           │ system memory region      (RegionHeader)     │ DEFAULT fence pages,
+//           │                                              │ cross-adapter values,
+//           │                                              │ log buffers
+//           ├──────────────────────────────────────────────┤
+//           │ adapter 0 local memory    (RegionHeader)     │ INTRA_GPU fence pages
+//           ├──────────────────────────────────────────────┤
+//           │ adapter 0 private state   (AdapterHeader)    │ tables below
+//           ├──────────────────────────────────────────────┤
+//           │ adapter 1 local memory …                     │
+//           └──────────────────────────────────────────────┘
+//
+// A memory region (system or local) is a run of 4 KiB pages:
+//
+//   region base ┌──────────────────────┐
+//               │ RegionHeader         │ magic, version, kind, sizes
+//               ├──────────────────────┤ + bitmapOffset
+//               │ page bitmap (u64[])  │ one bit per page, 1 = in use,
+//               │                      │ claimed with atomic cmpxchg so
+//               │                      │ adapters in workers can share it
+//               ├──────────────────────┤ + firstPage * PAGE_BYTES
+//               │ page, page, page …   │ fence pages, log buffers
+//               └──────────────────────┘
+//
+// An adapter's private region holds what the OS and the GPU keep about that
+// adapter, each table a flat array of fixed-size records:
+//
+//   private base ┌──────────────────────────┐
+//                │ AdapterHeader            │ magic, version, sizes, table offsets
+//                ├──────────────────────────┤
+//                │ FenceRecord[fences]      │ storage + waiter heap of each fence
+//                │ PageDescriptor[pages]    │ slot bitmap of each fence page
+//                │ ProcessRecord[processes] │ partial-page lists, GPU VA windows
+//                │ WaitBlock[waitBlocks]    │ one per (waiter, fence) pair
+//                │ heap free lists u32[]    │ one per size class
+//                │ GPU VA table u32[]       │ VA page → physical page
+//                │ EngineRecord[engines]    │ write buffer, CMP shadow, interrupt list
+//                │ QueueRecord[queues]      │ hardware queue state
+//                │ command rings            │ Command[ringEntries] per queue
+//                │ out buffer u32[]         │ results handed to the host
+//                │ heap arena               │ waiter heaps, power-of-two blocks
+//                └──────────────────────────┘
+
+export const PAGE_BYTES: u32 = 4096;
+export const PAGE_SHIFT: u32 = 12;
+export const STATIC_RESERVED_BYTES: u32 = 0x10000;
+
+/** 'WDDF' little-endian: every region the core formats starts with it. */
+export const REGION_MAGIC: u32 = 0x46444457;
+/** Bumped whenever any record below changes shape. */
+export const LAYOUT_VERSION: u32 = 1;
+
+export const REGION_KIND_SYSTEM: u32 = 1;
+export const REGION_KIND_LOCAL: u32 = 2;
+export const REGION_KIND_ADAPTER: u32 = 3;
+
+export const UINT64_MAX: u64 = 0xFFFF_FFFF_FFFF_FFFF;
+
+@inline export function align8(n: u32): u32 { return (n + 7) & ~7; }
+@inline export function alignPage(n: u32): u32 { return (n + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1); }
+
+// ───────────────────────────── memory regions ─────────────────────────────
+
+@unmanaged export class RegionHeader {
+  magic: u32;
+  version: u32;
+  kind: u32;
+  headerBytes: u32;
+  base: u32;          // physical address of this header
+  sizeBytes: u32;     // whole region, header included
+  pageCount: u32;     // pages in the region, header pages included
+  firstPage: u32;     // first allocatable page (after header + bitmap)
+  freePages: u32;     // atomic counter
+  bitmapOffset: u32;  // from base
+  searchHint: u32;    // atomic: bitmap word to start the next search at
+  reserved: u32;
+}
+export const REGION_HEADER_BYTES: u32 = align8(offsetof<RegionHeader>());
+
+// ─────────────────────────────── adapter ────────────────────────────────
+
+@unmanaged export class AdapterHeader {
+  magic: u32;
+  version: u32;
+  kind: u32;
+  headerBytes: u32;
+  base: u32;
+  sizeBytes: u32;
+  adapterIndex: u32;
+  capsBits: u32;              // DXGK_VIDSCHCAPS bits the adapter was built with
+  monitoredValueStride: u32;  // 8 + MonitoredValuePadding
+  systemRegion: u32;          // physical base of the system memory region
+  localRegion: u32;           // physical base of this adapter's local memory
+  arrivalSequence: u32;       // tie-break for equal waited values (wraps at 2^32)
+
+  fenceTable: u32;     fenceCapacity: u32;     fenceFreeHead: u32;     fenceLive: u32;
+  pageTable: u32;      pageCapacity: u32;      pageFreeHead: u32;      pageLive: u32;
+  processTable: u32;   processCapacity: u32;
+  waitBlockTable: u32; waitBlockCapacity: u32; waitBlockFreeHead: u32; waitBlockLive: u32;
+  heapFreeTable: u32;  heapArena: u32;         heapArenaBytes: u32;    heapArenaBump: u32;
+  gpuVaTable: u32;     gpuVaPagesPerProcess: u32;
+  engineTable: u32;    engineCount: u32;
+  queueTable: u32;     queueCapacity: u32;     queueLive: u32;         ringEntries: u32;
+  ringArena: u32;      outBuffer: u32;         outCapacity: u32;       pendingCapacity: u32;
+  heapLimitClass: u32; reserved: u32;
+
+  gpuVaBase: u64;
+  // statistics, read by the host for the trace summary
+  gpuSignals: u64;
+  cmpChecks: u64;
+  interruptsRaised: u64;
+  heapPushes: u64;
+  heapPops: u64;
+}
+export const ADAPTER_HEADER_BYTES: u32 = align8(offsetof<AdapterHeader>());
+
+// ───────────────────────────── fence records ─────────────────────────────
+//
+//   FenceRecord (FENCE_RECORD_BYTES)
+//   ┌───────┬──────┬────────┬───────┬───────┬───────┬────────┬────────┐
+//   │ state │ kind │ memory │ flags │ owner │cvPhys │ mvPhys │ pages… │
+//   ├───────┴──────┴────────┴───────┴───────┴───────┴────────┴────────┤
+//   │ heapBlock │ heapCount │ heapClass │ driverHandle │ nextFree      │
+//   │ lastSignaled u64 (monitored fences on 32-bit adapters)          │
+//   └─────────────────────────────────────────────────────────────────┘
+
+export const FENCE_STATE_FREE: u32 = 0;
+export const FENCE_STATE_LIVE: u32 = 1;
+
+export const FENCE_KIND_NATIVE: u32 = 1;
+export const FENCE_KIND_MONITORED: u32 = 2;
+
+export const MEMORY_SYSTEM: u32 = 0;
+export const MEMORY_LOCAL: u32 = 1;
+
+@unmanaged export class FenceRecord {
+  state: u32;
+  kind: u32;
+  memory: u32;
+  flags: u32;         // D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS
+  owner: u32;         // process slot that created it
+  shareable: u32;
+  cvPhys: u32;        // CurrentValue physical address (8-byte aligned)
+  mvPhys: u32;        // MonitoredValue physical address (8-byte aligned)
+  cvPage: u32;        // PageDescriptor index + 1, 0 when the CV word is not ours
+  mvPage: u32;
+  heapBlock: u32;     // physical address of the waiter heap block, 0 = none
+  heapCount: u32;
+  heapClass: u32;     // capacity = 1 << heapClass entries
+  driverHandle: u32;  // hGlobalNativeFence the driver made, for interrupt lists
+  nextFree: u32;
+  generation: u32;    // bumped at every reuse so stale ids are caught
+  lastSignaled: u64;
+}
+export const FENCE_RECORD_BYTES: u32 = align8(offsetof<FenceRecord>());
+
+// ───────────────────────────── fence pages ──────────────────────────────
+//
+// A fence page holds `slotCount` values `slotBytes` apart. CurrentValue pages
+// pack 8-byte slots (512 a page); MonitoredValue pages use the driver's stride
+// (8 + MonitoredValuePadding). Non-shareable fences of one process share pages
+// through the per-process partial lists; a shareable fence gets pages of its
+// own (slotCount 1).
+
+export const PAGE_ROLE_CURRENT: u32 = 0;
+export const PAGE_ROLE_MONITORED: u32 = 1;
+export const PAGE_ROLE_LOG: u32 = 2;
+export const PAGE_ROLE_CROSS: u32 = 3;
+export const PAGE_BITMAP_WORDS: u32 = 8; // 512 slots
+
+@unmanaged export class PageDescriptor {
+  phys: u32;
+  owner: u32;       // process slot, or NO_OWNER for shareable pages
+  role: u32;
+  memory: u32;
+  slotBytes: u32;
+  slotCount: u32;
+  used: u32;
+  list: u32;        // index of the partial list it is on, or NOT_LISTED
+  next: u32;        // partial list links (descriptor index + 1)
+  prev: u32;
+  nextFree: u32;
+  reserved: u32;
+  bitmap0: u64;     // PAGE_BITMAP_WORDS words follow from here
+}
+export const PAGE_BITMAP_OFFSET: u32 = offsetof<PageDescriptor>('bitmap0');
+export const PAGE_DESCRIPTOR_BYTES: u32 = align8(PAGE_BITMAP_OFFSET + PAGE_BITMAP_WORDS * 8);
+export const NO_OWNER: u32 = 0xFFFF_FFFF;
+export const NOT_LISTED: u32 = 0xFFFF_FFFF;
+
+// Per process: four partial-page lists (role × memory) and its GPU VA window.
+export const PARTIAL_LISTS: u32 = 4;
+@unmanaged export class ProcessRecord {
+  partial0: u32; partial1: u32; partial2: u32; partial3: u32; // list heads, descriptor index + 1
+  vaHint: u32;
+  mappedPages: u32;
+  live: u32;
+  reserved: u32;
+}
+export const PROCESS_RECORD_BYTES: u32 = align8(offsetof<ProcessRecord>());
+
+// ───────────────────────────── CPU waiters ──────────────────────────────
+//
+// A waiter waiting on N fences owns N wait blocks. Each fence keeps a binary
+// min-heap of HeapEntry ordered by (value, arrival); an entry names its wait
+// block and the wait block remembers the entry's index, so retiring an
+// arbitrary waiter (timeout, wait-any won elsewhere) costs O(log n).
+//
+//   heap block (1 << heapClass entries)
+//   ┌──────────────┬──────────────┬──────────────┬─────
+//   │ HeapEntry 0  │ HeapEntry 1  │ HeapEntry 2  │ …      parent(i) = (i-1)/2
+//   └──────────────┴──────────────┴──────────────┴─────
+//   HeapEntry: value u64 │ arrival u32 │ waitBlock u32   (16 bytes)
+
+@unmanaged export class HeapEntry {
+  value: u64;
+  arrival: u32;
+  waitBlock: u32;
+}
+export const HEAP_ENTRY_BYTES: u32 = align8(offsetof<HeapEntry>());
+export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries
+export const HEAP_MAX_CLASS: u32 = 22;  // 4,194,304 entries
+export const HEAP_CLASSES: u32 = HEAP_MAX_CLASS + 1;
+
+@unmanaged export class WaitBlock {
+  value: u64;
+  fence: u32;       // fence id
+  heapIndex: u32;
+  waiter: u32;      // host-side waiter id
+  nextFree: u32;    // free list link; WAIT_BLOCK_LIVE while in a heap
+}
+export const WAIT_BLOCK_BYTES: u32 = align8(offsetof<WaitBlock>());
+export const WAIT_BLOCK_LIVE: u32 = 0xFFFF_FFFE;
+
+// ─────────────────────────── engines and queues ───────────────────────────
+//
+// An engine executes the command ring of the hardware queue running on it.
+// A GPU store does not reach memory at once: it sits in the engine's write
+// buffer until drained (at the next step, or by a barrier). That is what lets
+// the model show NF-11: a CMP that compares without a barrier can read a stale
+// CurrentValue.
+
+@unmanaged export class EngineRecord {
+  pendingPhys: u32;       // write buffer: address (0 = empty)
+  pendingValue32: u32;    // 1 when only the low 32 bits are written (No64BitAtomics)
+  pendingValue: u64;
+  pendingCount: u32;      // fences collected for the next interrupt
+  pendingOverflow: u32;   // 1 = too many: interrupt with no list (collapsed)
+  pendingList: u32;       // u32[pendingCapacity] of driver handles
+  interruptLine: u32;     // 1 while an interrupt is raised and not yet serviced
+  runningQueue: u32;      // queue id + 1
+  reserved: u32;
+  signals: u64;
+  interrupts: u64;
+}
+export const ENGINE_RECORD_BYTES: u32 = align8(offsetof<EngineRecord>());
+
+export const QUEUE_STATE_FREE: u32 = 0;
+export const QUEUE_STATE_READY: u32 = 1;
+export const QUEUE_STATE_BLOCKED: u32 = 2;
+
+@unmanaged export class QueueRecord {
+  state: u32;
+  engine: u32;
+  owner: u32;           // process slot
+  ring: u32;            // physical address of Command[ringEntries]
+  head: u32;            // next command to execute (monotonic, index = head % ringEntries)
+  tail: u32;            // next free slot (monotonic)
+  blockedFence: u32;    // fence id while blocked
+  waitLog: u32;         // log buffer physical addresses (0 = none)
+  signalLog: u32;
+  generation: u32;
+  blockedValue: u64;
+  blockedSinceNs: u64;  // GPU time the wait was first observed (FenceObservedGpuTimestamp)
+}
+export const QUEUE_RECORD_BYTES: u32 = align8(offsetof<QueueRecord>());
+
+//   Command (32 bytes)
+//   ┌──────┬────────┬───────────┬─────────────────┬───────┬─────┐
+//   │ op   │ fence  │ value u64 │ gpuVa u64 (CV)  │ handle│ pad │
+//   └──────┴────────┴───────────┴─────────────────┴───────┴─────┘
+export const OP_NOP: u32 = 0;
+export const OP_WAIT: u32 = 1;     // block until *gpuVa >= value
+export const OP_SIGNAL: u32 = 2;   // *gpuVa = value, then the CMP's conditional interrupt
+export const OP_WORK: u32 = 3;     // busy for value nanoseconds
+export const OP_FENCE_WRITE: u32 = 4; // monitored fence: write, then always interrupt
+
+@unmanaged export class Command {
+  op: u32;
+  fence: u32;     // fence id (driver-private data the UMD put in the stream)
+  value: u64;
+  gpuVa: u64;
+  handle: u32;    // user-mode fence handle, for log entries
+  reserved: u32;
+}
+export const COMMAND_BYTES: u32 = align8(offsetof<Command>());
+
+// ───────────────────────────── status codes ─────────────────────────────
+// Negative returns; the host maps each to an NTSTATUS and a message (one table).
+export const OK: i32 = 0;
+export const E_BAD_REGION: i32 = -1;
+export const E_BAD_VERSION: i32 = -2;
+export const E_TOO_SMALL: i32 = -3;
+export const E_NO_PAGES: i32 = -4;
+export const E_NO_FENCE_RECORDS: i32 = -5;
+export const E_NO_PAGE_DESCRIPTORS: i32 = -6;
+export const E_BAD_FENCE: i32 = -7;
+export const E_HEAP_FULL: i32 = -8;
+export const E_NO_WAIT_BLOCKS: i32 = -9;
+export const E_BAD_WAIT_BLOCK: i32 = -10;
+export const E_NO_GPU_VA: i32 = -11;
+export const E_BAD_PROCESS: i32 = -12;
+export const E_NO_QUEUES: i32 = -13;
+export const E_BAD_QUEUE: i32 = -14;
+export const E_RING_FULL: i32 = -15;
+export const E_GPU_PAGE_FAULT: i32 = -16;
+export const E_BAD_ENGINE: i32 = -17;
+export const E_BAD_ARGUMENT: i32 = -18;
+
+// Engine step results (non-negative).
+export const STEP_IDLE: i32 = 0;          // ring empty
+export const STEP_DONE: i32 = 1;          // a command retired, nothing for the host
+export const STEP_BLOCKED: i32 = 2;       // queue waits on a fence
+export const STEP_WORK: i32 = 3;          // busy: out[0..1] = duration ns (u64)
+export const STEP_INTERRUPT: i32 = 4;     // the CMP raised the native fence signaled interrupt
+export const STEP_UNBLOCKED: i32 = 5;     // a blocked wait became satisfied and retired
+export const STEP_MONITORED_INTERRUPT: i32 = 6; // a monitored fence write raised its interrupt

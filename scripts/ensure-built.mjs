@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+// Builds whatever is missing or older than its sources, so `npm start` and
+// `npm test` work right after `npm install` and after any source edit.
+import { existsSync, statSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const newest = (dir) => {
+  let t = 0;
+  for (const name of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const p = join(dir, name.name);
+    t = Math.max(t, name.isDirectory() ? newest(p) : statSync(join(root, p)).mtimeMs);
+  }
+  return t;
+};
+const age = (file) => (existsSync(join(root, file)) ? statSync(join(root, file)).mtimeMs : 0);
+const run = (script, args = []) => execFileSync(process.execPath, [join(root, script), ...args], { cwd: root, stdio: 'inherit' });
+
+if (age('src/generated/core-wasm.ts') < newest('assembly')) run('scripts/build-core.mjs');
+if (age('dist/wddm-fence.js') < Math.max(newest('src'), age('rollup.config.mjs'))) {
+  run('node_modules/rollup/dist/bin/rollup', ['-c', '--silent']);
+}

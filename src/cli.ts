@@ -1,0 +1,46 @@
+// The wddm-fence command. `wddm-fence demo` runs the built-in demo and prints
+// its trace and summary (what `npm start` does).
+import { parseArgs } from 'node:util';
+import { runDemo } from './demo.js';
+
+const USAGE = `usage: wddm-fence demo [--seed N] [--json]
+
+  demo      run the built-in demo machine and print its trace and summary
+  --seed N  seed for the run (default 1); printed in the trace
+  --json    print the trace as JSON instead of text
+  --help    this text
+`;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {
+      seed: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+    } });
+  } catch (error) {
+    process.stderr.write(`wddm-fence: ${(error as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) { process.stdout.write(USAGE); return 0; }
+  const command = positionals[0] ?? 'demo';
+  if (command !== 'demo') { process.stderr.write(`wddm-fence: unknown command "${command}"\n${USAGE}`); return 2; }
+  const seed = values.seed === undefined ? 1 : Number(values.seed);
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    process.stderr.write(`wddm-fence: --seed is "${values.seed}"; expected an integer from 0 to 4294967295\n`);
+    return 2;
+  }
+  const machine = await runDemo(seed);
+  if (values.json) {
+    process.stdout.write(JSON.stringify({ seed, events: machine.trace.json(), summary: machine.summary() }, null, 2) + '\n');
+  } else {
+    process.stdout.write(machine.trace.text());
+    process.stdout.write('\n' + machine.summaryText());
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error) => {
+  process.stderr.write(`wddm-fence: ${(error as Error).stack ?? error}\n`);
+  process.exitCode = 1;
+});

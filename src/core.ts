@@ -1,0 +1,200 @@
+// Loading the one compiled core module and instantiating it per adapter.
+//
+// Every adapter is its own instance of the same WebAssembly.Module over the
+// machine's one shared WebAssembly.Memory. The core's exports are plain
+// numbers; this file only types them and reads the layout constants the core
+// exports, so the host never retypes a size or an offset.
+
+import { coreWasmBase64 } from './generated/core-wasm.js';
+
+/** The core's exports, as the host calls them (u64 crosses as bigint). */
+export interface CoreExports {
+  // layout constants (immutable globals)
+  PAGE_BYTES: WebAssembly.Global; STATIC_RESERVED_BYTES: WebAssembly.Global; REGION_MAGIC: WebAssembly.Global;
+  LAYOUT_VERSION: WebAssembly.Global; REGION_KIND_SYSTEM: WebAssembly.Global; REGION_KIND_LOCAL: WebAssembly.Global;
+  REGION_KIND_ADAPTER: WebAssembly.Global; REGION_HEADER_BYTES: WebAssembly.Global; ADAPTER_HEADER_BYTES: WebAssembly.Global;
+  FENCE_RECORD_BYTES: WebAssembly.Global; PAGE_DESCRIPTOR_BYTES: WebAssembly.Global; WAIT_BLOCK_BYTES: WebAssembly.Global;
+  HEAP_ENTRY_BYTES: WebAssembly.Global; COMMAND_BYTES: WebAssembly.Global; HEAP_MIN_CLASS: WebAssembly.Global;
+  HEAP_MAX_CLASS: WebAssembly.Global; FENCE_KIND_NATIVE: WebAssembly.Global; FENCE_KIND_MONITORED: WebAssembly.Global;
+  MEMORY_SYSTEM: WebAssembly.Global; MEMORY_LOCAL: WebAssembly.Global;
+  OP_NOP: WebAssembly.Global; OP_WAIT: WebAssembly.Global; OP_SIGNAL: WebAssembly.Global; OP_WORK: WebAssembly.Global;
+  OP_FENCE_WRITE: WebAssembly.Global; QUEUE_STATE_READY: WebAssembly.Global; QUEUE_STATE_BLOCKED: WebAssembly.Global;
+  STEP_IDLE: WebAssembly.Global; STEP_DONE: WebAssembly.Global; STEP_BLOCKED: WebAssembly.Global; STEP_WORK: WebAssembly.Global;
+  STEP_INTERRUPT: WebAssembly.Global; STEP_UNBLOCKED: WebAssembly.Global; STEP_MONITORED_INTERRUPT: WebAssembly.Global;
+  CAP_NO_64BIT_ATOMICS: WebAssembly.Global; CAP_NATIVE_GPU_FENCE: WebAssembly.Global;
+  CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT: WebAssembly.Global;
+  ADAPTER_GPU_SIGNALS_OFFSET: WebAssembly.Global; ADAPTER_CMP_CHECKS_OFFSET: WebAssembly.Global;
+  ADAPTER_INTERRUPTS_OFFSET: WebAssembly.Global; ADAPTER_HEAP_PUSHES_OFFSET: WebAssembly.Global;
+  ADAPTER_HEAP_POPS_OFFSET: WebAssembly.Global; ADAPTER_FENCE_LIVE_OFFSET: WebAssembly.Global;
+  ADAPTER_PAGE_LIVE_OFFSET: WebAssembly.Global; ADAPTER_WAIT_BLOCK_LIVE_OFFSET: WebAssembly.Global;
+  REGION_FREE_PAGES_OFFSET: WebAssembly.Global; REGION_SIZE_OFFSET: WebAssembly.Global;
+  REGION_VERSION_OFFSET: WebAssembly.Global; REGION_KIND_OFFSET: WebAssembly.Global;
+  [name: string]: unknown;
+
+  regionFormat(base: number, sizeBytes: number, kind: number): number;
+  regionCheck(base: number, kind: number): number;
+  regionAllocPage(base: number): number;
+  regionFreePage(base: number, phys: number): number;
+  regionFreePages(base: number): number;
+  adapterRegionBytes(fences: number, processes: number, waitBlocks: number, heapArenaBytes: number,
+    gpuVaPagesPerProcess: number, engines: number, queues: number, ringEntries: number,
+    pendingCapacity: number, outCapacity: number): number;
+  adapterFormat(base: number, sizeBytes: number, adapterIndex: number, capsBits: number, monitoredValueStride: number,
+    systemRegion: number, localRegion: number, fences: number, processes: number, waitBlocks: number,
+    heapArenaBytes: number, heapLimitClass: number, gpuVaPagesPerProcess: number, gpuVaBase: bigint,
+    engines: number, queues: number, ringEntries: number, pendingCapacity: number, outCapacity: number): number;
+  adapterAttach(base: number): number;
+  adapterBaseAddress(): number;
+  outBufferAddress(): number;
+  staticDataEnd(): number;
+  gpuVaMap(slot: number, phys: number): bigint;
+  gpuVaUnmap(slot: number, va: bigint): number;
+  gpuVaTranslate(slot: number, va: bigint): number;
+  fenceCreate(owner: number, kind: number, memoryKind: number, shareable: number, flags: number,
+    initialValue: bigint, cvPhys: number): number;
+  fenceDestroy(fence: number): number;
+  fenceIsLive(fence: number): number;
+  fenceCurrentValueAddress(fence: number): number;
+  fenceMonitoredValueAddress(fence: number): number;
+  fenceSetDriverHandle(fence: number, handle: number): number;
+  fenceDriverHandle(fence: number): number;
+  fenceLastSignaled(fence: number): bigint;
+  fenceSetLastSignaled(fence: number, value: bigint): void;
+  waitBlockAdd(fence: number, value: bigint, waiter: number): number;
+  waitBlockRemove(waitBlock: number): number;
+  fenceSatisfy(fence: number, currentValue: bigint, limit: number): number;
+  fenceMinWaited(fence: number): bigint;
+  fenceMonitoredTarget(fence: number): bigint;
+  fenceWaiterCount(fence: number): number;
+  heapCheck(fence: number): number;
+  heapBench(fence: number, values: number, count: number): bigint;
+  queueCreate(engine: number, owner: number): number;
+  queueDestroy(queue: number): number;
+  queuePush(queue: number, op: number, fence: number, value: bigint, gpuVa: bigint, handle: number): number;
+  queuePending(queue: number): number;
+  queueState(queue: number): number;
+  queueEngine(queue: number): number;
+  queueBlockedFence(queue: number): number;
+  queueBlockedValue(queue: number): bigint;
+  queueBlockedSince(queue: number): bigint;
+  queueHeadOp(queue: number): number;
+  queueHeadValue(queue: number): bigint;
+  queueHeadFence(queue: number): number;
+  queueHeadHandle(queue: number): number;
+  engineSignalWrite(engine: number, slot: number, gpuVa: bigint, value: bigint): number;
+  engineDrain(engine: number): number;
+  enginePendingWrite(engine: number): number;
+  cmpSignalCheck(engine: number, fence: number, value: bigint): number;
+  cmpUpdateMonitoredValue(engine: number, fence: number, monitored: bigint, barrier: number): number;
+  engineTakeInterrupt(engine: number): number;
+  engineInterruptLine(engine: number): number;
+  engineStep(queue: number, nowNs: bigint): number;
+  engineRun(queue: number, nowNs: bigint, maxSteps: number): number;
+  queueRecheck(queue: number): number;
+  cpuWriteCurrentValue(fence: number, value: bigint): number;
+  cpuReadCurrentValue(fence: number): bigint;
+  cpuReadMonitoredValue(fence: number): bigint;
+  bareSignalLoop(cv: number, mv: number, count: number): number;
+}
+
+/** The core's layout constants, read once from its exports. */
+export interface CoreLayout {
+  pageBytes: number; staticReservedBytes: number; regionMagic: number; layoutVersion: number;
+  regionKindSystem: number; regionKindLocal: number; regionKindAdapter: number;
+  regionHeaderBytes: number; adapterHeaderBytes: number; fenceRecordBytes: number;
+  pageDescriptorBytes: number; waitBlockBytes: number; heapEntryBytes: number; commandBytes: number;
+  heapMinClass: number; heapMaxClass: number;
+  fenceKindNative: number; fenceKindMonitored: number; memorySystem: number; memoryLocal: number;
+  opWait: number; opSignal: number; opWork: number; opFenceWrite: number;
+  queueStateReady: number; queueStateBlocked: number;
+  stepIdle: number; stepDone: number; stepBlocked: number; stepWork: number; stepInterrupt: number;
+  stepUnblocked: number; stepMonitoredInterrupt: number;
+  capNo64BitAtomics: number; capNativeGpuFence: number; capOptimizedNativeFenceInterrupt: number;
+  offsets: {
+    gpuSignals: number; cmpChecks: number; interrupts: number; heapPushes: number; heapPops: number;
+    fenceLive: number; pageLive: number; waitBlockLive: number;
+    regionFreePages: number; regionSize: number; regionVersion: number; regionKind: number;
+  };
+}
+
+let compiled: WebAssembly.Module | undefined;
+let compiling: Promise<WebAssembly.Module> | undefined;
+
+function coreBytes(): Uint8Array {
+  const text = atob(coreWasmBase64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+/** Compiles the core once per JS realm (async: browsers refuse large sync compiles on the main thread). */
+export async function compileCore(): Promise<WebAssembly.Module> {
+  if (compiled) return compiled;
+  compiling ??= WebAssembly.compile(coreBytes() as BufferSource).then((m) => (compiled = m));
+  return compiling;
+}
+
+/** Synchronous compile, for Node and workers. */
+export function compileCoreSync(): WebAssembly.Module {
+  compiled ??= new WebAssembly.Module(coreBytes() as BufferSource);
+  return compiled;
+}
+
+/** Thrown when the core's own debug assertion fails: a bug in the core, never bad input. */
+export class CoreAssertionError extends Error {
+  constructor(message: string) { super(message); this.name = 'CoreAssertionError'; }
+}
+
+/** Instantiates the core over `memory`. The instance starts unattached (adapterFormat/adapterAttach). */
+export function instantiateCore(module: WebAssembly.Module, memory: WebAssembly.Memory): CoreExports {
+  const instance = new WebAssembly.Instance(module, {
+    env: {
+      memory,
+      abort(messagePointer: number, filePointer: number, line: number, column: number): never {
+        const read = (pointer: number) => {
+          if (!pointer) return '';
+          const view = new Uint32Array(memory.buffer);
+          const length = view[(pointer - 4) >>> 2] >>> 1;
+          const chars = new Uint16Array(memory.buffer, pointer, length);
+          let text = '';
+          for (const c of chars) text += String.fromCharCode(c);
+          return text;
+        };
+        throw new CoreAssertionError(`core assertion failed: ${read(messagePointer)} (${read(filePointer)}:${line}:${column})`);
+      },
+    },
+  });
+  return instance.exports as unknown as CoreExports;
+}
+
+export function readLayout(core: CoreExports): CoreLayout {
+  const g = (name: string) => (core[name] as WebAssembly.Global).value as number;
+  return {
+    pageBytes: g('PAGE_BYTES'), staticReservedBytes: g('STATIC_RESERVED_BYTES'), regionMagic: g('REGION_MAGIC') >>> 0,
+    layoutVersion: g('LAYOUT_VERSION'), regionKindSystem: g('REGION_KIND_SYSTEM'), regionKindLocal: g('REGION_KIND_LOCAL'),
+    regionKindAdapter: g('REGION_KIND_ADAPTER'), regionHeaderBytes: g('REGION_HEADER_BYTES'),
+    adapterHeaderBytes: g('ADAPTER_HEADER_BYTES'), fenceRecordBytes: g('FENCE_RECORD_BYTES'),
+    pageDescriptorBytes: g('PAGE_DESCRIPTOR_BYTES'), waitBlockBytes: g('WAIT_BLOCK_BYTES'),
+    heapEntryBytes: g('HEAP_ENTRY_BYTES'), commandBytes: g('COMMAND_BYTES'),
+    heapMinClass: g('HEAP_MIN_CLASS'), heapMaxClass: g('HEAP_MAX_CLASS'),
+    fenceKindNative: g('FENCE_KIND_NATIVE'), fenceKindMonitored: g('FENCE_KIND_MONITORED'),
+    memorySystem: g('MEMORY_SYSTEM'), memoryLocal: g('MEMORY_LOCAL'),
+    opWait: g('OP_WAIT'), opSignal: g('OP_SIGNAL'), opWork: g('OP_WORK'), opFenceWrite: g('OP_FENCE_WRITE'),
+    queueStateReady: g('QUEUE_STATE_READY'), queueStateBlocked: g('QUEUE_STATE_BLOCKED'),
+    stepIdle: g('STEP_IDLE'), stepDone: g('STEP_DONE'), stepBlocked: g('STEP_BLOCKED'), stepWork: g('STEP_WORK'),
+    stepInterrupt: g('STEP_INTERRUPT'), stepUnblocked: g('STEP_UNBLOCKED'), stepMonitoredInterrupt: g('STEP_MONITORED_INTERRUPT'),
+    capNo64BitAtomics: g('CAP_NO_64BIT_ATOMICS'), capNativeGpuFence: g('CAP_NATIVE_GPU_FENCE'),
+    capOptimizedNativeFenceInterrupt: g('CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT'),
+    offsets: {
+      gpuSignals: g('ADAPTER_GPU_SIGNALS_OFFSET'), cmpChecks: g('ADAPTER_CMP_CHECKS_OFFSET'),
+      interrupts: g('ADAPTER_INTERRUPTS_OFFSET'), heapPushes: g('ADAPTER_HEAP_PUSHES_OFFSET'),
+      heapPops: g('ADAPTER_HEAP_POPS_OFFSET'), fenceLive: g('ADAPTER_FENCE_LIVE_OFFSET'),
+      pageLive: g('ADAPTER_PAGE_LIVE_OFFSET'), waitBlockLive: g('ADAPTER_WAIT_BLOCK_LIVE_OFFSET'),
+      regionFreePages: g('REGION_FREE_PAGES_OFFSET'), regionSize: g('REGION_SIZE_OFFSET'),
+      regionVersion: g('REGION_VERSION_OFFSET'), regionKind: g('REGION_KIND_OFFSET'),
+    },
+  };
+}
+
+/** u64 returned by the core arrives as a signed bigint. */
+export const u64 = (value: bigint): bigint => BigInt.asUintN(64, value);

@@ -1,0 +1,130 @@
+// The one interface between the OS model and a kernel-mode driver.
+//
+// The OS (src/os/) calls a driver only through KernelModeDriver, and a driver
+// calls the OS only through DxgkrnlCallbacks. Argument objects carry the
+// documented DXGKARG_* field names. The OS records every call in the trace
+// before making it, so any driver behind this interface (the reference driver
+// in reference.ts today, a user's own tomorrow) is traced and judged the same.
+
+export interface NativeFenceCaps {
+  /** DXGK_NATIVE_FENCE_CAPS::MonitoredValuePadding (older name MonitoredValueStride), bytes after each 8-byte MonitoredValue. */
+  MonitoredValuePadding: number;
+  MapToGpuSystemProcess: boolean;
+  /** Optional GPU VA range for fence mappings (0n, 0n = anywhere). */
+  MinimumAddress: bigint;
+  MaximumAddress: bigint;
+}
+
+export interface FeatureResult { Enabled: boolean; Version: number }
+export interface NativeFenceOsCaps { SupportOptimizedDefaultFenceType: boolean; SupportIntraGpuFenceType: boolean }
+/** DXGKCBINT_FEATURE_NATIVEFENCE_1. */
+export interface NativeFenceFeatureInterface { GetOSCaps(): NativeFenceOsCaps }
+
+/** What DxgkDdiStartDevice + QueryAdapterInfo(DXGK_VIDSCHCAPS) yield. */
+export interface DriverStartResult {
+  /** DXGK_VIDSCHCAPS bits the driver advertises. */
+  VidSchCaps: number;
+  NativeFenceCaps: NativeFenceCaps;
+}
+
+export interface DXGKARG_CREATENATIVEFENCE {
+  Type: number;
+  CurrentValueSystemProcessGpuVa: bigint;
+  MonitoredValueSystemProcessGpuVa: bigint;
+  /** Kernel CPU VAs of both values (the OS allocated the storage). */
+  CurrentValueKernelCpuVa: bigint;
+  MonitoredValueKernelCpuVa: bigint;
+  InitialFenceValue: bigint;
+  PrivateDriverData: Uint8Array;
+  /** Model-only: the core's id of the fence storage, so the reference hardware can find it. */
+  CoreFence: number;
+}
+export interface DXGKARG_OPENNATIVEFENCE {
+  hGlobalNativeFence: number;
+  hDevice: number;
+  CurrentValueGpuVa: bigint;
+  MonitoredValueGpuVa: bigint;
+}
+export interface DXGKARG_CLOSENATIVEFENCE { hLocalNativeFence: number }
+export interface DXGKARG_DESTROYNATIVEFENCE { hGlobalNativeFence: number }
+export interface DXGKARG_UPDATECURRENTVALUESFROMCPU {
+  NumFences: number;
+  NativeFenceArray: number[];
+  UpdatedValueArray: bigint[];
+  CurrentValueKernelCpuVa: bigint[];
+  Flags: { AlwaysSignaled: boolean; NotificationOnly: boolean };
+}
+export interface DXGKARG_UPDATEMONITOREDVALUES {
+  NumFences: number;
+  NativeFenceArray: number[];
+  UpdatedValueArray: bigint[];
+  MonitoredValueKernelCpuVa: bigint[];
+}
+export interface DXGKARG_CREATEHWQUEUE {
+  hDevice: number;
+  EngineOrdinal: number;
+  Flags: { NativeProgressFence: boolean };
+  /** Driver handle of the progress fence (a native fence's hGlobalNativeFence with NativeProgressFence). */
+  hHwQueueProgressFence: number;
+  /** Model-only: the process slot whose GPU VA space the queue runs in. */
+  ProcessSlot: number;
+}
+export interface DXGKARG_DESTROYHWQUEUE { hHwQueue: number }
+
+/** DXGKARGCB_NOTIFY_INTERRUPT_DATA for DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED. */
+export interface NativeFenceSignaledInterrupt {
+  InterruptType: number;
+  NodeOrdinal: number;
+  EngineOrdinal: number;
+  SignaledNativeFenceCount: number;
+  /** Global handles, or null: "scan every native fence waiter". */
+  pSignaledNativeFenceArray: number[] | null;
+  /** Kernel handle of the running hardware queue (read only with OptimizedNativeFenceSignaledInterrupt). */
+  hHWQueue: number;
+  Flags: { EvaluateLegacyMonitoredFences: boolean };
+}
+
+/** What the OS offers a driver (DXGKRNL_INTERFACE + the feature interface). */
+export interface DxgkrnlCallbacks {
+  /** DXGKCB_ISFEATUREENABLED2 (through DXGK_FEATURE_INTERFACE). */
+  IsFeatureEnabled(featureId: number): FeatureResult;
+  /** DXGKCB_QUERYFEATUREINTERFACE: null when the feature/version was not negotiated. */
+  QueryFeatureInterface(featureId: number, version: number): NativeFenceFeatureInterface | null;
+  /** DXGKCB_NOTIFY_INTERRUPT. */
+  NotifyInterrupt(data: NativeFenceSignaledInterrupt): void;
+}
+
+export interface KernelModeDriver {
+  /** DxgkDdiStartDevice: the driver queries the OS and reports its caps. */
+  startDevice(os: DxgkrnlCallbacks): DriverStartResult;
+  /** DxgkDdiQueryAdapterInfo(DXGKQAITYPE_NATIVE_FENCE_CAPS). */
+  queryNativeFenceCaps(): NativeFenceCaps;
+  createNativeFence(args: DXGKARG_CREATENATIVEFENCE): { hGlobalNativeFence: number };
+  openNativeFence(args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number };
+  closeNativeFence(args: DXGKARG_CLOSENATIVEFENCE): void;
+  destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void;
+  updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void;
+  updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void;
+  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number };
+  destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void;
+  /** Device removal / TDR: the driver stops its engines and drops queued work. */
+  resetEngines(): void;
+  /**
+   * The user-mode driver half of user-mode submission: write commands into the
+   * queue's ring and ring its doorbell. The OS never sees this (it only traces
+   * that the UMD did it). Throws, writing nothing, when the ring has no room.
+   */
+  writeUserModeCommands(hHwQueue: number, commands: UserModeCommand[]): void;
+}
+
+export interface UserModeCommand {
+  op: 'wait' | 'signal' | 'work';
+  /** Core id of the fence storage (the UMD's private data from create/open). */
+  coreFence: number;
+  /** CurrentValueGpuVa in the queue's process. */
+  gpuVa: bigint;
+  /** Fence value, or the duration in ns for work. */
+  value: bigint;
+  /** User-mode fence handle (for log entries). */
+  handle: number;
+}

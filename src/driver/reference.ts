@@ -1,0 +1,205 @@
+// The reference kernel-mode driver: a correct implementation of every DDI in
+// ddi.ts over the simulated GPU (src/gpu/hardware.ts) and the core.
+//
+// Options let a test make it misbehave in one documented way at a time
+// (skip the feature query, leave the CMP barrier out, drop interrupt lists),
+// which is how the OS's checks and the NF-11 loss are shown.
+
+import type { CoreExports } from '../core.js';
+import { check, WddmError } from '../errors.js';
+import type { GpuHardware } from '../gpu/hardware.js';
+import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, VIDSCHCAPS } from '../wddm.js';
+import type {
+  DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYHWQUEUE,
+  DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_UPDATECURRENTVALUESFROMCPU,
+  DXGKARG_UPDATEMONITOREDVALUES, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
+  NativeFenceOsCaps, UserModeCommand,
+} from './ddi.js';
+
+export interface ReferenceDriverOptions {
+  /** What the hardware can do: these bits are advertised only where the OS allows. */
+  hardwareCaps: number;
+  nativeFenceCaps: NativeFenceCaps;
+  /** 'list': interrupts carry the signalled fences with waiters; 'noList': always NULL (scan everything). */
+  interruptPayload: 'list' | 'noList';
+  /** Set EvaluateLegacyMonitoredFences on every no-list interrupt. */
+  evaluateLegacyMonitoredFences: boolean;
+  /** Correct drivers ask the OS first (CAP-02). false = advertise NativeGpuFence without asking. */
+  queryFeatureBeforeAdvertising: boolean;
+  /** Correct drivers put the barrier between writing MonitoredValue and reading CurrentValue (NF-11). */
+  monitoredValueBarrier: boolean;
+  /** Ring size of every hardware queue (the core's ringEntries). */
+  ringEntries: number;
+}
+
+interface DriverFence { hGlobal: number; coreFence: number; locals: Set<number> }
+
+export class ReferenceDriver implements KernelModeDriver {
+  private os?: DxgkrnlCallbacks;
+  private osCaps?: NativeFenceOsCaps;
+  private nativeFenceEnabled = false;
+  private nextGlobal = 0x1000;
+  private nextLocal = 0x2000;
+  private nextQueue = 0x3000;
+  private readonly fences = new Map<number, DriverFence>();
+  private readonly locals = new Map<number, DriverFence>();
+  private readonly queues = new Map<number, number>(); // hHwQueue → core queue id
+  /** Negotiation record, for the trace and tests. */
+  readonly negotiation: string[] = [];
+
+  constructor(readonly hardware: GpuHardware, readonly core: CoreExports, readonly options: ReferenceDriverOptions) {
+    hardware.onInterrupt = (engine) => this.interruptServiceRoutine(engine);
+  }
+
+  startDevice(os: DxgkrnlCallbacks): DriverStartResult {
+    this.os = os;
+    let caps = this.options.hardwareCaps & ~VIDSCHCAPS.NativeGpuFence & ~VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+    const hardwareNative = (this.options.hardwareCaps & VIDSCHCAPS.NativeGpuFence) !== 0;
+    if (hardwareNative && this.options.queryFeatureBeforeAdvertising) {
+      // The documented sequence: IsFeatureEnabled → QueryFeatureInterface → GetOSCaps.
+      const result = os.IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE);
+      this.negotiation.push(`IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) → Enabled=${result.Enabled} Version=${result.Version}`);
+      if (result.Enabled) {
+        const table = os.QueryFeatureInterface(DXGK_FEATURE_NATIVE_FENCE, result.Version);
+        this.negotiation.push(`QueryFeatureInterface(DXGK_FEATURE_NATIVE_FENCE, ${result.Version}) → ${table ? 'DXGKCBINT_FEATURE_NATIVEFENCE_1' : 'failed'}`);
+        if (table) {
+          this.osCaps = table.GetOSCaps();
+          this.negotiation.push(`GetOSCaps → SupportOptimizedDefaultFenceType=${this.osCaps.SupportOptimizedDefaultFenceType} SupportIntraGpuFenceType=${this.osCaps.SupportIntraGpuFenceType}`);
+          this.nativeFenceEnabled = true;
+        }
+      }
+    } else if (hardwareNative) {
+      this.negotiation.push('advertising NativeGpuFence without asking the OS (queryFeatureBeforeAdvertising: false)');
+      this.nativeFenceEnabled = true;
+    }
+    if (this.nativeFenceEnabled) {
+      caps |= VIDSCHCAPS.NativeGpuFence;
+      caps |= this.options.hardwareCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+    }
+    return { VidSchCaps: caps, NativeFenceCaps: this.queryNativeFenceCaps() };
+  }
+
+  queryNativeFenceCaps(): NativeFenceCaps { return { ...this.options.nativeFenceCaps }; }
+
+  createNativeFence(args: DXGKARG_CREATENATIVEFENCE): { hGlobalNativeFence: number } {
+    const hGlobal = this.nextGlobal++;
+    check(this.core.fenceSetDriverHandle(args.CoreFence, hGlobal), 'DxgkDdiCreateNativeFence');
+    this.fences.set(hGlobal, { hGlobal, coreFence: args.CoreFence, locals: new Set() });
+    return { hGlobalNativeFence: hGlobal };
+  }
+
+  openNativeFence(args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number } {
+    const fence = this.fences.get(args.hGlobalNativeFence);
+    if (!fence) throw new Error(`DxgkDdiOpenNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
+    const hLocal = this.nextLocal++;
+    fence.locals.add(hLocal);
+    this.locals.set(hLocal, fence);
+    return { hLocalNativeFence: hLocal };
+  }
+
+  closeNativeFence(args: DXGKARG_CLOSENATIVEFENCE): void {
+    const fence = this.locals.get(args.hLocalNativeFence);
+    if (!fence) throw new Error(`DxgkDdiCloseNativeFence: unknown hLocalNativeFence 0x${args.hLocalNativeFence.toString(16)}`);
+    fence.locals.delete(args.hLocalNativeFence);
+    this.locals.delete(args.hLocalNativeFence);
+  }
+
+  destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void {
+    const fence = this.fences.get(args.hGlobalNativeFence);
+    if (!fence) throw new Error(`DxgkDdiDestroyNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
+    if (fence.locals.size) throw new Error(`DxgkDdiDestroyNativeFence: 0x${fence.hGlobal.toString(16)} still has ${fence.locals.size} open local handle(s)`);
+    this.fences.delete(args.hGlobalNativeFence);
+  }
+
+  updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
+    if (!args.Flags.NotificationOnly) {
+      for (let i = 0; i < args.NumFences; i++) {
+        const fence = this.fence(args.NativeFenceArray[i], 'DxgkDdiUpdateCurrentValuesFromCpu');
+        check(this.core.cpuWriteCurrentValue(fence.coreFence, args.UpdatedValueArray[i]), 'DxgkDdiUpdateCurrentValuesFromCpu');
+      }
+    }
+    // Rescan the run list: hardware queues waiting on these fences may run now.
+    this.hardware.rescanAll();
+  }
+
+  updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void {
+    for (let i = 0; i < args.NumFences; i++) {
+      const fence = this.fence(args.NativeFenceArray[i], 'DxgkDdiUpdateMonitoredValues');
+      const raised = check(this.core.cmpUpdateMonitoredValue(0, fence.coreFence, args.UpdatedValueArray[i],
+        this.options.monitoredValueBarrier ? 1 : 0), 'DxgkDdiUpdateMonitoredValues');
+      if (raised) this.hardware.raise(0);
+    }
+  }
+
+  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number } {
+    const id = check(this.core.queueCreate(args.EngineOrdinal, args.ProcessSlot), 'DxgkDdiCreateHwQueue');
+    const hHwQueue = this.nextQueue++;
+    this.queues.set(hHwQueue, id);
+    return { hHwQueue };
+  }
+
+  destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void {
+    const id = this.queues.get(args.hHwQueue);
+    if (id === undefined) throw new Error(`DxgkDdiDestroyHwQueue: unknown hHwQueue 0x${args.hHwQueue.toString(16)}`);
+    this.hardware.removeQueue(id);
+    check(this.core.queueDestroy(id), 'DxgkDdiDestroyHwQueue');
+    this.queues.delete(args.hHwQueue);
+  }
+
+  /** Core queue id behind a driver queue handle. */
+  coreQueue(hHwQueue: number): number | undefined { return this.queues.get(hHwQueue); }
+
+  writeUserModeCommands(hHwQueue: number, commands: UserModeCommand[]): void {
+    const id = this.queues.get(hHwQueue);
+    if (id === undefined) throw new Error(`UMD submit: unknown hHwQueue 0x${hHwQueue.toString(16)}`);
+    const room = this.options.ringEntries - this.core.queuePending(id);
+    if (commands.length > room) {
+      throw new WddmError('INSUFFICIENT_RESOURCES', `hardware queue ring has room for ${room} more command(s), the submission has ${commands.length}; let the GPU drain it (machine.run) or raise limits.ringEntries`,
+        { parameter: 'commands', value: commands.length, expected: `at most ${room} commands` });
+    }
+    const L = this.hardware.layout;
+    for (const c of commands) {
+      const op = c.op === 'wait' ? L.opWait : c.op === 'signal' ? L.opSignal : L.opWork;
+      check(this.core.queuePush(id, op, c.coreFence, c.value, c.gpuVa, c.handle), 'UMD ring write');
+    }
+    this.hardware.kick(this.core.queueEngine(id));
+  }
+
+  resetEngines(): void {
+    this.hardware.stop();
+    for (const [hHwQueue, id] of [...this.queues]) {
+      this.hardware.removeQueue(id);
+      this.core.queueDestroy(id);
+      this.queues.delete(hHwQueue);
+    }
+    this.hardware.restart();
+  }
+
+  /** The ISR: take the engine's interrupt payload and notify the OS. */
+  private interruptServiceRoutine(engine: number): void {
+    const count = this.core.engineTakeInterrupt(engine);
+    if (count === -2 || !this.os) return;
+    let list: number[] | null = null;
+    if (count >= 0 && this.options.interruptPayload === 'list') {
+      const base = this.core.outBufferAddress();
+      const words = new Uint32Array(this.hardware.memory.buffer, base, count);
+      // A correct driver never reports a fence it has been told to destroy.
+      list = [...words].filter((h) => this.fences.has(h));
+    }
+    this.os.NotifyInterrupt({
+      InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED,
+      NodeOrdinal: engine,
+      EngineOrdinal: 0,
+      SignaledNativeFenceCount: list ? list.length : 0,
+      pSignaledNativeFenceArray: list,
+      hHWQueue: 0,
+      Flags: { EvaluateLegacyMonitoredFences: list === null && this.options.evaluateLegacyMonitoredFences },
+    });
+  }
+
+  private fence(hGlobal: number, ddi: string): DriverFence {
+    const fence = this.fences.get(hGlobal);
+    if (!fence) throw new Error(`${ddi}: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
+    return fence;
+  }
+}

@@ -1,0 +1,216 @@
+// The simulated GPU of one adapter: engines that execute hardware queues in
+// virtual time, the hardware scheduler's run list, and the interrupt line to
+// the driver's ISR. The commands themselves execute in the core
+// (engineStep); this file decides WHEN each step happens and traces it.
+//
+//   engine tick ──▶ core.engineStep(queue) ──▶ DONE / BLOCKED / WORK / INTERRUPT
+//        ▲                                                   │
+//        └──── next tick: +commandNs, or +work duration ◀────┘
+//   INTERRUPT ──▶ ISR scheduled at +interruptLatencyNs (signals raised before
+//                 it runs join the same interrupt: collapsing)
+//   a signal  ──▶ run-list rescan of queues blocked on that fence (no CPU)
+
+import type { CoreExports, CoreLayout } from '../core.js';
+import { u64 } from '../core.js';
+import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Trace } from '../trace.js';
+import { check } from '../errors.js';
+
+export interface Timing {
+  /** Virtual time one command takes on an engine. */
+  commandNs: number;
+  /** From the CMP raising an interrupt to the ISR running. */
+  interruptLatencyNs: number;
+}
+
+export interface HwQueueInfo {
+  id: number;          // core queue id
+  engine: number;
+  handle: number;      // the driver's hHwQueue
+  label: string;       // for the trace
+}
+
+export interface StepRecord {
+  queue: HwQueueInfo;
+  kind: 'wait-passed' | 'wait-blocked' | 'wait-unblocked' | 'signal' | 'work' | 'fence-write';
+  fence: number;       // core fence id
+  handle: number;      // user-mode handle in the command
+  value: bigint;
+  timeNs: number;
+  observedNs?: number; // waits: when the GPU first saw the wait
+  interrupt?: boolean;
+}
+
+interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent }
+
+export class GpuHardware {
+  readonly queues = new Map<number, HwQueueInfo>();
+  private readonly blockedOn = new Map<number, Set<number>>(); // core fence → blocked queue ids
+  private readonly engines: EngineState[];
+  stopped = false;
+  /** Called when an engine's interrupt line must be serviced (the driver's ISR). */
+  onInterrupt: (engine: number) => void = () => {};
+  /** Observers of executed steps (log buffers, timeline). */
+  readonly stepListeners: ((step: StepRecord) => void)[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly core: CoreExports,
+    readonly layout: CoreLayout,
+    readonly engineCount: number,
+    private readonly scheduler: Scheduler,
+    private readonly trace: Trace,
+    readonly timing: Timing,
+  ) {
+    this.engines = Array.from({ length: engineCount }, () => ({ busyUntilNs: 0, cursor: 0 }));
+  }
+
+  addQueue(info: HwQueueInfo): void { this.queues.set(info.id, info); }
+  removeQueue(id: number): void {
+    this.queues.delete(id);
+    for (const set of this.blockedOn.values()) set.delete(id);
+  }
+
+  /** The doorbell: the engine looks for work. */
+  kick(engine: number): void {
+    if (this.stopped) return;
+    const state = this.engines[engine];
+    if (state.event && !state.event.cancelled) return;
+    const at = Math.max(this.scheduler.nowNs, state.busyUntilNs);
+    state.event = this.scheduler.at(at, `${this.name}/engine${engine} tick`, () => this.tick(engine));
+  }
+
+  private nextRunnable(engine: number): HwQueueInfo | undefined {
+    const ids = [...this.queues.keys()].filter((id) => this.queues.get(id)!.engine === engine).sort((a, b) => a - b);
+    if (!ids.length) return undefined;
+    const state = this.engines[engine];
+    for (let n = 0; n < ids.length; n++) {
+      const id = ids[(state.cursor + n) % ids.length];
+      if (this.core.queueState(id) === this.layout.queueStateReady && this.core.queuePending(id) > 0) {
+        state.cursor = (state.cursor + n + 1) % ids.length;
+        return this.queues.get(id);
+      }
+    }
+    return undefined;
+  }
+
+  /** Reads the step outputs the core left in its out buffer. */
+  private readOut(memory: ArrayBufferLike): { fence: number; handle: number; value: bigint; word0: bigint; op: number } {
+    const base = this.core.outBufferAddress();
+    const view = new DataView(memory);
+    return {
+      word0: view.getBigUint64(base, true),
+      fence: view.getUint32(base + 8, true),
+      handle: view.getUint32(base + 12, true),
+      value: view.getBigUint64(base + 16, true),
+      op: view.getUint32(base + 28, true),
+    };
+  }
+
+  memory!: WebAssembly.Memory;
+
+  private tick(engine: number): void {
+    const state = this.engines[engine];
+    state.event = undefined;
+    if (this.stopped) return;
+    const queue = this.nextRunnable(engine);
+    if (!queue) return;
+    const now = this.scheduler.nowNs;
+    const L = this.layout;
+    const actor = `${this.name}/engine${engine}`;
+    const result = check(this.core.engineStep(queue.id, BigInt(now)), `${actor} executing ${queue.label}`);
+    const out = this.readOut(this.memory.buffer);
+    let nextNs = now + this.timing.commandNs;
+    if (result === L.stepIdle) return;
+    if (result === L.stepWork) {
+      nextNs = now + Number(out.word0);
+      this.trace.record('gpu', actor, 'work', { queue: queue.label, durationNs: Number(out.word0) });
+      this.emit({ queue, kind: 'work', fence: 0, handle: 0, value: out.word0, timeNs: now });
+    } else if (result === L.stepBlocked) {
+      this.trace.record('gpu', actor, 'wait blocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, currentValue: u64(this.core.cpuReadCurrentValue(out.fence)) });
+      let set = this.blockedOn.get(out.fence);
+      if (!set) this.blockedOn.set(out.fence, (set = new Set()));
+      set.add(queue.id);
+    } else if (out.op === L.opWait) {
+      this.trace.record('gpu', actor, 'wait passed', { queue: queue.label, hSyncObject: out.handle, value: out.value });
+      this.emit({ queue, kind: 'wait-passed', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: now });
+    } else {
+      const interrupt = result === L.stepInterrupt || result === L.stepMonitoredInterrupt;
+      const monitored = result === L.stepMonitoredInterrupt;
+      this.trace.record('gpu', actor, monitored ? 'fence write' : 'signal', { queue: queue.label, hSyncObject: out.handle, value: out.value });
+      if (!monitored) {
+        this.trace.record('cmp', actor, interrupt ? 'interrupt raised' : 'no interrupt', {
+          value: out.value, monitoredValue: u64(this.core.cpuReadMonitoredValue(out.fence)), rule: interrupt ? 'CurrentValue > MonitoredValue' : 'CurrentValue <= MonitoredValue',
+        });
+      } else {
+        this.trace.record('cmp', actor, 'monitored fence signaled interrupt raised', { value: out.value });
+      }
+      this.emit({ queue, kind: monitored ? 'fence-write' : 'signal', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, interrupt });
+      if (interrupt) this.raise(engine);
+      this.rescanFence(out.fence);
+    }
+    state.busyUntilNs = nextNs;
+    state.event = this.scheduler.at(nextNs, `${actor} tick`, () => this.tick(engine));
+  }
+
+  /** Hardware run-list rescan of queues blocked on one fence (after a signal). */
+  rescanFence(fence: number): void {
+    const set = this.blockedOn.get(fence);
+    if (!set || !set.size) return;
+    for (const id of [...set].sort((a, b) => a - b)) this.recheck(id, fence);
+  }
+
+  /** The driver's full run-list rescan (UpdateCurrentValuesFromCpu). Returns queues unblocked. */
+  rescanAll(): number {
+    let unblocked = 0;
+    const fences = [...this.blockedOn.keys()].sort((a, b) => a - b);
+    for (const fence of fences) {
+      for (const id of [...this.blockedOn.get(fence)!].sort((a, b) => a - b)) if (this.recheck(id, fence)) unblocked++;
+    }
+    return unblocked;
+  }
+
+  private recheck(id: number, fence: number): boolean {
+    const queue = this.queues.get(id);
+    if (!queue) return false;
+    const result = check(this.core.queueRecheck(id), `${this.name} rescanning ${queue.label}`);
+    if (result !== this.layout.stepUnblocked) return false;
+    this.blockedOn.get(fence)?.delete(id);
+    const out = this.readOut(this.memory.buffer);
+    const now = this.scheduler.nowNs;
+    this.trace.record('gpu', `${this.name}/engine${queue.engine}`, 'wait unblocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, observedNs: Number(out.word0) });
+    this.emit({ queue, kind: 'wait-unblocked', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: Number(out.word0) });
+    this.kick(queue.engine);
+    return true;
+  }
+
+  /** The CMP raised the interrupt line of `engine`: the ISR runs after the latency. */
+  raise(engine: number): void {
+    const state = this.engines[engine];
+    if (state.isr && !state.isr.cancelled) return; // joins the interrupt already on its way
+    state.isr = this.scheduler.after(this.timing.interruptLatencyNs, `${this.name}/engine${engine} interrupt`, () => {
+      state.isr = undefined;
+      if (!this.stopped) this.onInterrupt(engine);
+    });
+  }
+
+  /** Stops every engine (bug check or reset): pending ticks and interrupts are dropped. */
+  stop(): void {
+    this.stopped = true;
+    for (const state of this.engines) {
+      this.scheduler.cancel(state.event);
+      this.scheduler.cancel(state.isr);
+      state.event = undefined;
+      state.isr = undefined;
+    }
+  }
+
+  restart(): void {
+    this.stopped = false;
+    for (let e = 0; e < this.engineCount; e++) this.kick(e);
+  }
+
+  blockedQueues(): number { let n = 0; for (const s of this.blockedOn.values()) n += s.size; return n; }
+
+  private emit(step: StepRecord): void { for (const l of this.stepListeners) l(step); }
+}

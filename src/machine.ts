@@ -1,0 +1,363 @@
+// createMachine: one simulated machine on one shared WebAssembly.Memory.
+//
+// The host lays the physical memory map out (sizes from the options and from
+// the core's own adapterRegionBytes), formats each region through the core,
+// checks every region header against the core's exported magic/version, and
+// instantiates the core once per adapter. Everything after that is driven by
+// one virtual-time scheduler and recorded in one trace.
+//
+//   0x00000  core static data (checked: staticDataEnd < STATIC_RESERVED_BYTES)
+//   0x10000  system memory region          systemMemoryBytes
+//            adapter 0 local memory region  adapters[0].localMemoryBytes
+//            adapter 0 private region       adapterRegionBytes(adapters[0].limits…)
+//            adapter 1 local memory region  …
+//
+// docs/MEMORY.md draws the records inside each region.
+
+import { compileCore, compileCoreSync, instantiateCore, readLayout, u64, type CoreExports, type CoreLayout } from './core.js';
+import { ReferenceDriver } from './driver/reference.js';
+import { WddmError, invalid, check } from './errors.js';
+import { GpuHardware, type Timing } from './gpu/hardware.js';
+import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from './os/dxgkrnl.js';
+import { RuntimeProcess } from './runtime.js';
+import { Random } from './rng.js';
+import { Scheduler } from './scheduler.js';
+import { Trace } from './trace.js';
+import * as v from './validate.js';
+import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from './wddm.js';
+
+export interface NativeFenceCapsOptions {
+  /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
+  monitoredValuePadding?: number;
+  mapToGpuSystemProcess?: boolean;
+  minimumAddress?: bigint;
+  maximumAddress?: bigint;
+}
+export interface AdapterCapsOptions {
+  nativeGpuFence?: boolean;
+  optimizedNativeFenceSignaledInterrupt?: boolean;
+  no64BitAtomics?: boolean;
+  nativeFenceCaps?: NativeFenceCapsOptions;
+}
+export interface AdapterLimits {
+  fences?: number; waitBlocks?: number; waitersPerFence?: number; heapArenaBytes?: number;
+  queues?: number; ringEntries?: number; gpuVaPagesPerProcess?: number; interruptListEntries?: number;
+}
+export interface AdapterOptions {
+  name?: string;
+  integrated?: boolean;
+  engines?: number;
+  localMemoryBytes?: number;
+  caps?: AdapterCapsOptions;
+  interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
+  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
+  limits?: AdapterLimits;
+}
+export interface MachineOptions {
+  seed?: number;
+  os?: { nativeFence?: boolean };
+  adapters?: AdapterOptions[];
+  systemMemoryBytes?: number;
+  limits?: { processes?: number };
+  timing?: Partial<Timing>;
+  trace?: boolean;
+}
+
+export interface AdapterSummary {
+  name: string; state: string; gpuSignals: number; cmpChecks: number; interruptsRaised: number;
+  liveFences: number; fencePages: number; blockedQueues: number; bugCheck?: string;
+}
+export interface MachineSummary {
+  seed: number;
+  timeNs: number;
+  adapters: AdapterSummary[];
+  os: Counters;
+  pendingWaiters: number;
+  bugChecks: BugCheckReport[];
+}
+
+const DEFAULT_LIMITS: Required<AdapterLimits> = {
+  fences: 4096, waitBlocks: 65536, waitersPerFence: 65536, heapArenaBytes: 4 << 20, queues: 64, ringEntries: 1024,
+  gpuVaPagesPerProcess: 2048, interruptListEntries: 32,
+};
+const OUT_CAPACITY_WORDS = 1024;
+const PAGE = 4096;
+const MAX_PAGES_IN_MEMORY = 32768; // matches asconfig maximumMemory (2 GiB)
+
+export class Adapter {
+  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: ReferenceDriver, readonly privateBase: number, readonly localBase: number) {}
+  get name(): string { return this.os.name; }
+  get index(): number { return this.os.index; }
+  /** The raw core instance of this adapter: every protocol step as a plain export (docs/ABI.md). */
+  get core(): CoreExports { return this.os.core; }
+  get state(): string { return this.os.state; }
+  get nativeFence(): boolean { return this.os.nativeFence; }
+}
+
+export class Machine {
+  readonly scheduler = new Scheduler();
+  readonly trace: Trace;
+  readonly random: Random;
+  readonly os: Dxgkrnl;
+  readonly adapters: Adapter[] = [];
+  readonly processes: RuntimeProcess[] = [];
+  readonly layout: CoreLayout;
+  readonly systemBase: number;
+
+  constructor(readonly seed: number, readonly memory: WebAssembly.Memory, readonly module: WebAssembly.Module,
+              layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean) {
+    this.trace = new Trace(() => this.scheduler.nowNs);
+    this.trace.enabled = traceOn;
+    this.random = new Random(seed);
+    this.layout = layout;
+    this.systemBase = systemBase;
+    this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses);
+  }
+
+  get nowNs(): number { return this.scheduler.nowNs; }
+
+  /** A new process (its own handle table and address spaces). */
+  createProcess(name: string): RuntimeProcess {
+    const process = new RuntimeProcess(this, this.os.createProcess(name));
+    this.processes.push(process);
+    return process;
+  }
+
+  adapter(nameOrIndex: string | number): Adapter {
+    const found = typeof nameOrIndex === 'number' ? this.adapters[nameOrIndex] : this.adapters.find((a) => a.name === nameOrIndex);
+    if (!found) throw invalid('adapter', nameOrIndex, `an adapter index 0..${this.adapters.length - 1} or one of ${this.adapters.map((a) => JSON.stringify(a.name)).join(', ')}`);
+    return found;
+  }
+
+  /** Runs virtual time until nothing is left to do (or until `untilNs`). */
+  run(untilNs?: number): this {
+    this.scheduler.run(untilNs ?? Infinity);
+    return this;
+  }
+
+  /** NF-20: device removal (GPU reset) on one adapter. */
+  removeDevice(adapter: string | number, reason = 'TDR'): void {
+    this.os.removeDevice(this.adapter(adapter).os, reason);
+  }
+
+  summary(): MachineSummary {
+    const L = this.layout.offsets;
+    const view = new DataView(this.memory.buffer);
+    return {
+      seed: this.seed,
+      timeNs: this.scheduler.nowNs,
+      adapters: this.adapters.map((a) => ({
+        name: a.name,
+        state: a.state,
+        gpuSignals: Number(view.getBigUint64(a.privateBase + L.gpuSignals, true)),
+        cmpChecks: Number(view.getBigUint64(a.privateBase + L.cmpChecks, true)),
+        interruptsRaised: Number(view.getBigUint64(a.privateBase + L.interrupts, true)),
+        liveFences: view.getUint32(a.privateBase + L.fenceLive, true),
+        fencePages: view.getUint32(a.privateBase + L.pageLive, true),
+        blockedQueues: a.hardware.blockedQueues(),
+        bugCheck: a.os.bugCheck?.message,
+      })),
+      os: { ...this.os.counters },
+      pendingWaiters: this.os.pendingWaiters,
+      bugChecks: [...this.os.bugChecks],
+    };
+  }
+
+  summaryText(): string {
+    const s = this.summary();
+    const lines = [`summary (seed ${s.seed}, virtual time ${(s.timeNs / 1000).toFixed(3)} us)`];
+    for (const a of s.adapters) {
+      lines.push(`  ${a.name}: state=${a.state} gpuSignals=${a.gpuSignals} cmpChecks=${a.cmpChecks} interruptsRaised=${a.interruptsRaised} liveFences=${a.liveFences} fencePages=${a.fencePages} blockedQueues=${a.blockedQueues}${a.bugCheck ? ` bugCheck="${a.bugCheck}"` : ''}`);
+    }
+    const o = s.os;
+    lines.push(`  signals: gpu=${s.adapters.reduce((n, a) => n + a.gpuSignals, 0)} cpu=${o.cpuSignals}`);
+    lines.push(`  interrupts: raised=${s.adapters.reduce((n, a) => n + a.interruptsRaised, 0)} handled=${o.interruptsHandled} spurious=${o.spuriousInterrupts} fullScans=${o.fullScans} fencesScanned=${o.fencesScanned}`);
+    lines.push(`  waits: waitersAdded=${o.waitersAdded} waitersWoken=${o.waitersWoken} satisfiedAtOnce=${o.waitsSatisfiedAtOnce} timedOut=${o.waitsTimedOut} stillWaiting=${s.pendingWaiters}`);
+    lines.push(`  DDIs: UpdateMonitoredValues=${o.monitoredValueUpdates} (fences ${o.monitoredValuesWritten}) UpdateCurrentValuesFromCpu=${o.currentValueUpdates}`);
+    for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
+    return lines.join('\n') + '\n';
+  }
+}
+
+function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptions, 'caps' | 'interrupts' | 'driver' | 'limits'>> & {
+  caps: Required<Omit<AdapterCapsOptions, 'nativeFenceCaps'>> & { nativeFenceCaps: Required<NativeFenceCapsOptions> };
+  interrupts: Required<NonNullable<AdapterOptions['interrupts']>>;
+  driver: Required<NonNullable<AdapterOptions['driver']>>;
+  limits: Required<AdapterLimits>;
+} {
+  const p = `adapters[${index}]`;
+  const a = v.options(raw, p, ['name', 'integrated', 'engines', 'localMemoryBytes', 'caps', 'interrupts', 'driver', 'limits']);
+  const caps = v.options(a.caps, `${p}.caps`, ['nativeGpuFence', 'optimizedNativeFenceSignaledInterrupt', 'no64BitAtomics', 'nativeFenceCaps']);
+  const nf = v.options(caps.nativeFenceCaps, `${p}.caps.nativeFenceCaps`, ['monitoredValuePadding', 'mapToGpuSystemProcess', 'minimumAddress', 'maximumAddress']);
+  const interrupts = v.options(a.interrupts, `${p}.interrupts`, ['payload', 'evaluateLegacyMonitoredFences']);
+  const driver = v.options(a.driver, `${p}.driver`, ['queryFeatureBeforeAdvertising', 'monitoredValueBarrier']);
+  const limits = v.options(a.limits, `${p}.limits`, Object.keys(DEFAULT_LIMITS));
+  const flag = (value: unknown, name: string, fallback: boolean) => (value === undefined ? fallback : v.bool(value, name));
+  const padding = nf.monitoredValuePadding === undefined ? 0 : v.integer(nf.monitoredValuePadding, `${p}.caps.nativeFenceCaps.monitoredValuePadding`, 0, 4088);
+  if (padding % 8) throw invalid(`${p}.caps.nativeFenceCaps.monitoredValuePadding`, padding, 'a multiple of 8 bytes (MonitoredValue stays 8-byte aligned)');
+  const resolvedLimits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(limits) as (keyof AdapterLimits)[]) {
+    const max = key === 'heapArenaBytes' ? 1 << 30 : key === 'waitersPerFence' ? 1 << 22 : 1 << 24;
+    resolvedLimits[key] = v.integer(limits[key], `${p}.limits.${key}`, 1, max);
+  }
+  const name = a.name === undefined ? `gpu${index}` : String(a.name);
+  if (!/^[A-Za-z0-9_.-]{1,32}$/.test(name)) throw invalid(`${p}.name`, a.name, '1 to 32 letters, digits, "_", "." or "-"');
+  return {
+    name,
+    integrated: flag(a.integrated, `${p}.integrated`, false),
+    engines: a.engines === undefined ? 2 : v.integer(a.engines, `${p}.engines`, 1, 16),
+    localMemoryBytes: a.localMemoryBytes === undefined ? 1 << 20 : v.integer(a.localMemoryBytes, `${p}.localMemoryBytes`, 0, 1 << 30),
+    caps: {
+      nativeGpuFence: flag(caps.nativeGpuFence, `${p}.caps.nativeGpuFence`, true),
+      optimizedNativeFenceSignaledInterrupt: flag(caps.optimizedNativeFenceSignaledInterrupt, `${p}.caps.optimizedNativeFenceSignaledInterrupt`, false),
+      no64BitAtomics: flag(caps.no64BitAtomics, `${p}.caps.no64BitAtomics`, false),
+      nativeFenceCaps: {
+        monitoredValuePadding: padding,
+        mapToGpuSystemProcess: flag(nf.mapToGpuSystemProcess, `${p}.caps.nativeFenceCaps.mapToGpuSystemProcess`, true),
+        minimumAddress: nf.minimumAddress === undefined ? 0n : v.u64(nf.minimumAddress, `${p}.caps.nativeFenceCaps.minimumAddress`),
+        maximumAddress: nf.maximumAddress === undefined ? 0n : v.u64(nf.maximumAddress, `${p}.caps.nativeFenceCaps.maximumAddress`),
+      },
+    },
+    interrupts: {
+      payload: interrupts.payload === undefined ? 'list' : v.oneOf(interrupts.payload, `${p}.interrupts.payload`, ['list', 'noList'] as const),
+      evaluateLegacyMonitoredFences: flag(interrupts.evaluateLegacyMonitoredFences, `${p}.interrupts.evaluateLegacyMonitoredFences`, false),
+    },
+    driver: {
+      queryFeatureBeforeAdvertising: flag(driver.queryFeatureBeforeAdvertising, `${p}.driver.queryFeatureBeforeAdvertising`, true),
+      monitoredValueBarrier: flag(driver.monitoredValueBarrier, `${p}.driver.monitoredValueBarrier`, true),
+    },
+    limits: resolvedLimits,
+  };
+}
+
+function heapClassFor(waitersPerFence: number): number {
+  let c = 2;
+  while ((1 << c) < waitersPerFence) c++;
+  return c;
+}
+
+/** Builds a machine. Async because browsers only compile large modules asynchronously. */
+export async function createMachine(options: MachineOptions = {}): Promise<Machine> {
+  return buildMachine(options, await compileCore());
+}
+
+/** The same, synchronously (Node, workers). */
+export function createMachineSync(options: MachineOptions = {}): Machine {
+  return buildMachine(options, compileCoreSync());
+}
+
+function buildMachine(options: MachineOptions, module: WebAssembly.Module): Machine {
+  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace']);
+  const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
+  const os = v.options(o.os, 'os', ['nativeFence']);
+  const nativeFence = os.nativeFence === undefined ? true : v.bool(os.nativeFence, 'os.nativeFence');
+  const adapterList = o.adapters === undefined ? [{}] : v.array(o.adapters, 'adapters', 1, 8);
+  const adapters = adapterList.map((a, i) => adapterOptions(a, i));
+  const names = new Set<string>();
+  for (const [i, a] of adapters.entries()) {
+    if (names.has(a.name)) throw invalid(`adapters[${i}].name`, a.name, 'a name no other adapter has');
+    names.add(a.name);
+  }
+  const systemMemoryBytes = o.systemMemoryBytes === undefined ? 4 << 20 : v.integer(o.systemMemoryBytes, 'systemMemoryBytes', 64 << 10, 1 << 30);
+  const limits = v.options(o.limits, 'limits', ['processes']);
+  const processes = (limits.processes === undefined ? 16 : v.integer(limits.processes, 'limits.processes', 1, 1023)) + 1;
+  const timingIn = v.options(o.timing, 'timing', ['commandNs', 'interruptLatencyNs']);
+  const timing: Timing = {
+    commandNs: timingIn.commandNs === undefined ? 100 : v.nonNegative(timingIn.commandNs, 'timing.commandNs'),
+    interruptLatencyNs: timingIn.interruptLatencyNs === undefined ? 2000 : v.nonNegative(timingIn.interruptLatencyNs, 'timing.interruptLatencyNs'),
+  };
+  const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
+
+  // A probe instance reads the layout and region sizes the core wants.
+  const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  const probe = instantiateCore(module, probeMemory);
+  const layout = readLayout(probe);
+  if (probe.staticDataEnd() > layout.staticReservedBytes) {
+    throw new Error(`core static data ends at ${probe.staticDataEnd()}, past the ${layout.staticReservedBytes} bytes reserved for it`);
+  }
+  const roundPage = (n: number) => Math.ceil(n / PAGE) * PAGE;
+  let at = layout.staticReservedBytes;
+  const systemBase = at;
+  at += roundPage(systemMemoryBytes);
+  const plan = adapters.map((a) => {
+    const localBase = a.localMemoryBytes > 0 ? at : 0;
+    at += roundPage(a.localMemoryBytes);
+    const privateBytes = probe.adapterRegionBytes(a.limits.fences, processes, a.limits.waitBlocks, a.limits.heapArenaBytes,
+      a.limits.gpuVaPagesPerProcess, a.engines, a.limits.queues, a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS);
+    if (privateBytes === 0xffff_ffff) throw new WddmError('NO_MEMORY', `adapter "${a.name}": its limits need more than 4 GiB of private state`);
+    const privateBase = at;
+    at += privateBytes;
+    return { localBase, privateBase, privateBytes };
+  });
+  const pages = Math.ceil(at / 65536);
+  if (pages > MAX_PAGES_IN_MEMORY) {
+    throw new WddmError('NO_MEMORY', `the machine needs ${(at / 2 ** 20).toFixed(1)} MiB of memory; the core is built for at most ${MAX_PAGES_IN_MEMORY * 64 / 1024} MiB (lower systemMemoryBytes, localMemoryBytes or limits)`);
+  }
+  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn);
+  const { trace } = machine;
+  trace.record('machine', 'machine', 'created', {
+    seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
+  });
+
+  const first = instantiateCore(module, memory);
+  check(first.regionFormat(systemBase, roundPage(systemMemoryBytes), layout.regionKindSystem), 'formatting system memory');
+  checkRegion(memory, layout, systemBase, layout.regionKindSystem, 'system memory');
+
+  adapters.forEach((a, index) => {
+    const { localBase, privateBase, privateBytes } = plan[index];
+    const core = index === 0 ? first : instantiateCore(module, memory);
+    if (localBase) {
+      check(core.regionFormat(localBase, roundPage(a.localMemoryBytes), layout.regionKindLocal), `formatting local memory of "${a.name}"`);
+      checkRegion(memory, layout, localBase, layout.regionKindLocal, `local memory of "${a.name}"`);
+    }
+    let hardwareCaps = 0;
+    if (a.caps.nativeGpuFence) hardwareCaps |= VIDSCHCAPS.NativeGpuFence;
+    if (a.caps.optimizedNativeFenceSignaledInterrupt) hardwareCaps |= VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+    if (a.caps.no64BitAtomics) hardwareCaps |= VIDSCHCAPS.No64BitAtomics;
+    const gpuVaBase = a.caps.nativeFenceCaps.minimumAddress || DEFAULT_GPU_VA_BASE;
+    const vaEnd = gpuVaBase + BigInt(processes) * BigInt(a.limits.gpuVaPagesPerProcess) * 4096n;
+    if (a.caps.nativeFenceCaps.maximumAddress && vaEnd - 1n > a.caps.nativeFenceCaps.maximumAddress) {
+      throw invalid(`adapters[${index}].caps.nativeFenceCaps.maximumAddress`, a.caps.nativeFenceCaps.maximumAddress,
+        `at least ${vaEnd - 1n} (GPU VA windows of ${processes} process slots × limits.gpuVaPagesPerProcess pages from ${gpuVaBase})`);
+    }
+    check(core.adapterFormat(privateBase, privateBytes, index, hardwareCaps, 8 + a.caps.nativeFenceCaps.monitoredValuePadding,
+      systemBase, localBase, a.limits.fences, processes, a.limits.waitBlocks, a.limits.heapArenaBytes,
+      heapClassFor(a.limits.waitersPerFence), a.limits.gpuVaPagesPerProcess, gpuVaBase, a.engines, a.limits.queues,
+      a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS), `formatting private state of "${a.name}"`);
+    checkRegion(memory, layout, privateBase, layout.regionKindAdapter, `private state of "${a.name}"`);
+
+    const hardware = new GpuHardware(a.name, core, layout, a.engines, machine.scheduler, trace, timing);
+    hardware.memory = memory;
+    const driver = new ReferenceDriver(hardware, core, {
+      hardwareCaps,
+      nativeFenceCaps: {
+        MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
+        MapToGpuSystemProcess: a.caps.nativeFenceCaps.mapToGpuSystemProcess,
+        MinimumAddress: a.caps.nativeFenceCaps.minimumAddress,
+        MaximumAddress: a.caps.nativeFenceCaps.maximumAddress,
+      },
+      interruptPayload: a.interrupts.payload,
+      evaluateLegacyMonitoredFences: a.interrupts.evaluateLegacyMonitoredFences,
+      queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
+      monitoredValueBarrier: a.driver.monitoredValueBarrier,
+      ringEntries: a.limits.ringEntries,
+    });
+    trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
+    const osAdapter = machine.os.startAdapter({ index, name: a.name, driver, hardware, core, memory, integrated: a.integrated, engines: a.engines });
+    machine.adapters.push(new Adapter(osAdapter, hardware, driver, privateBase, localBase));
+  });
+  return machine;
+}
+
+function checkRegion(memory: WebAssembly.Memory, layout: CoreLayout, base: number, kind: number, what: string): void {
+  const view = new DataView(memory.buffer);
+  const magic = view.getUint32(base, true);
+  const version = view.getUint32(base + layout.offsets.regionVersion, true);
+  const foundKind = view.getUint32(base + layout.offsets.regionKind, true);
+  if (magic !== layout.regionMagic || version !== layout.layoutVersion || foundKind !== kind) {
+    throw new Error(`${what} at ${base}: header magic 0x${magic.toString(16)} version ${version} kind ${foundKind}; expected magic 0x${layout.regionMagic.toString(16)} version ${layout.layoutVersion} kind ${kind}`);
+  }
+}
+
+export { u64 };

@@ -1,0 +1,1056 @@
+// The OS model: Dxgkrnl and its scheduler (VidSch) for native GPU fences.
+//
+// It owns processes, handles, devices, sync objects and CPU waiters, and it
+// calls each adapter's driver only through KernelModeDriver (src/driver/ddi.ts),
+// recording every DDI call with its arguments in the trace first.
+//
+// State of a native fence, as the OS sees it:
+//
+//   created ──Create+Open DDIs──▶ live ──last local handle closed, no NT handle──▶ Close+Destroy DDIs ──▶ gone
+//                                  │
+//     CPU waiter added/retired ────┤ MonitoredValue = min(waited) − 1, or UINT64_MAX   (NF-02)
+//                                  │   → UpdateMonitoredValues (batched) → resample CurrentValue → satisfy…
+//     interrupt (list / no list) ──┤ satisfy waiters of listed (or all) fences, same loop   (NF-09)
+//     CPU signal ──────────────────┘ UpdateCurrentValuesFromCpu (batched) → satisfy, same loop  (NF-07)
+//
+// The loop "satisfy → new MonitoredValue → driver → resample" runs until no
+// waiter changes; each turn retires at least one wait block, so it ends.
+//
+// Waiter bookkeeping lives in the core (one min-heap per fence, a wait block
+// per (waiter, fence)); this file keeps only what a waiter does when woken.
+
+import type { CoreExports, CoreLayout } from '../core.js';
+import { u64 as asU64 } from '../core.js';
+import type { DriverStartResult, KernelModeDriver, NativeFenceCaps, NativeFenceSignaledInterrupt, DxgkrnlCallbacks, UserModeCommand } from '../driver/ddi.js';
+import { check, invalid, WddmError, show, type StatusName } from '../errors.js';
+import type { GpuHardware } from '../gpu/hardware.js';
+import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Trace } from '../trace.js';
+import {
+  DXGK_FEATURE_NATIVE_FENCE, KERNEL_VA_BASE, MAX_OBJECTS_PER_CALL, NATIVE_FENCE_TYPE, SYNC_FLAG_BITS,
+  UINT64_MAX, USER_VA_BASE, VIDSCHCAPS, hex, syncFlagsValue, type NativeFenceTypeName, type SyncObjectFlags,
+  type SyncObjectFlagName,
+} from '../wddm.js';
+import * as v from '../validate.js';
+
+// ───────────────────────────── objects ─────────────────────────────
+
+export type AdapterState = 'running' | 'stopped';
+
+export interface BugCheckReport {
+  adapter: string;
+  code: string;
+  message: string;
+  timeNs: number;
+}
+
+export interface OsAdapter {
+  index: number;
+  name: string;
+  driver: KernelModeDriver;
+  hardware: GpuHardware;
+  core: CoreExports;
+  memory: WebAssembly.Memory;
+  caps: DriverStartResult;
+  nativeFence: boolean;
+  integrated: boolean;
+  engines: number;
+  state: AdapterState;
+  bugCheck?: BugCheckReport;
+  /** Live fences by core id, and by the driver's global handle. */
+  fences: Map<number, GlobalFence>;
+  byGlobalHandle: Map<number, GlobalFence>;
+  destroyedGlobalHandles: Set<number>;
+  /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
+  withWaiters: Set<GlobalFence>;
+  devices: Set<OsDevice>;
+}
+
+export class GlobalFence {
+  monitoredValue = UINT64_MAX;
+  readonly locals = new Set<LocalFence>();
+  ntReferences = 0;
+  destroyed = false;
+  hGlobal = 0;
+  constructor(
+    readonly adapter: OsAdapter,
+    readonly coreFence: number,
+    readonly type: NativeFenceTypeName,
+    readonly flags: number,
+    readonly shareable: boolean,
+    readonly cvPhys: number,
+    readonly mvPhys: number,
+    readonly systemCvVa: bigint,
+    readonly systemMvVa: bigint,
+    readonly label: string,
+  ) {}
+  get kernelCvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.cvPhys); }
+  get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
+  hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
+  currentValue(): bigint { return asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence)); }
+}
+
+export interface LocalFence {
+  kind: 'syncObject';
+  process: Process;
+  handle: number;
+  global: GlobalFence;
+  device: OsDevice;
+  hLocal: number;
+  cvGpuVa: bigint;
+  mvGpuVa: bigint;
+  cvCpuVa: bigint;
+}
+
+export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
+export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsAdapter }
+export interface OsHwQueue {
+  kind: 'hwQueue'; handle: number; device: OsDevice; hHwQueue: number; engine: number;
+  progress?: LocalFence; progressValue: bigint; label: string;
+}
+export interface CpuEvent { kind: 'event'; handle: number; name: string; signaled: boolean; signaledAtNs?: number; waiters: (() => void)[] }
+interface NtHandle { kind: 'nt'; handle: number; global: GlobalFence }
+type HandleObject = OsDevice | OsAdapterHandle | LocalFence | OsHwQueue | CpuEvent;
+const KIND_NAMES: Record<HandleObject['kind'], string> = {
+  device: 'device (hDevice)', adapter: 'adapter (hAdapter)', syncObject: 'sync object (hSyncObject)',
+  hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)',
+};
+
+// ───────────────────────────── waits ─────────────────────────────
+
+export type WaitStatus = 'SUCCESS' | 'TIMEOUT' | 'DEVICE_REMOVED' | 'ADAPTER_STOPPED' | 'OBJECT_DESTROYED';
+export interface WaitResult {
+  status: WaitStatus;
+  /** Virtual time the wait completed. */
+  timeNs: number;
+  /** true when it was satisfied at the call and no waiter was added (NF-08). */
+  immediate: boolean;
+  /** wait-any: index of the object that satisfied it. */
+  index?: number;
+}
+
+interface WaitEntry { fence: GlobalFence; value: bigint; waitBlock: number; done: boolean }
+class Waiter {
+  timeout?: ScheduledEvent;
+  completed = false;
+  remaining: number;
+  constructor(
+    readonly id: number,
+    readonly label: string,
+    readonly mode: 'all' | 'any',
+    readonly entries: WaitEntry[],
+    readonly onComplete: (result: WaitResult) => void,
+  ) { this.remaining = entries.filter((e) => !e.done).length; }
+}
+
+export interface Counters {
+  cpuSignals: number;
+  interruptsHandled: number;
+  spuriousInterrupts: number;
+  waitersAdded: number;
+  waitersWoken: number;
+  waitsSatisfiedAtOnce: number;
+  waitsTimedOut: number;
+  monitoredValueUpdates: number;   // DDI calls
+  monitoredValuesWritten: number;  // fences in them
+  currentValueUpdates: number;     // UpdateCurrentValuesFromCpu calls
+  fencesScanned: number;           // fences the OS looked at on interrupts
+  fullScans: number;               // no-list interrupts
+}
+
+// ───────────────────────────── processes ─────────────────────────────
+
+export class Process {
+  readonly handles = new Map<number, HandleObject>();
+  readonly ntHandles = new Map<number, NtHandle>();
+  readonly retired = new Set<number>();
+  private nextHandle = 1;
+  private nextNt = 1;
+  /** Per adapter: physical page → { GPU VA, references }. */
+  readonly gpuMappings = new Map<number, Map<number, { va: bigint; references: number }>>();
+  /** Physical page → { user CPU VA (read-only), references }. */
+  readonly userMappings = new Map<number, { va: bigint; references: number }>();
+  private nextUserPage = 0n;
+
+  constructor(readonly os: Dxgkrnl, readonly slot: number, readonly name: string) {}
+
+  allocHandle(): number { return 0x4000_0000 + this.slot * 0x10_0000 + this.nextHandle++; }
+  allocNtHandle(): number { return 0x8000_0000 + this.slot * 0x10_0000 + 4 * this.nextNt++; }
+
+  mapUser(phys: number): bigint {
+    const page = phys & ~0xfff;
+    let m = this.userMappings.get(page);
+    if (!m) { m = { va: USER_VA_BASE + this.nextUserPage++ * 0x1000n, references: 0 }; this.userMappings.set(page, m); }
+    m.references++;
+    return m.va + BigInt(phys & 0xfff);
+  }
+  unmapUser(phys: number): void {
+    const page = phys & ~0xfff;
+    const m = this.userMappings.get(page);
+    if (m && --m.references === 0) this.userMappings.delete(page);
+  }
+  /** Physical address behind a user VA of this process (read-only mappings only). */
+  translateUser(va: bigint): number | undefined {
+    for (const [page, m] of this.userMappings) if (va >= m.va && va < m.va + 0x1000n) return page + Number(va - m.va);
+    return undefined;
+  }
+}
+
+// ───────────────────────────── the OS ─────────────────────────────
+
+export interface OsOptions { nativeFence: boolean }
+
+export class Dxgkrnl {
+  readonly adapters: OsAdapter[] = [];
+  readonly processes: Process[] = [];
+  readonly bugChecks: BugCheckReport[] = [];
+  readonly counters: Counters = {
+    cpuSignals: 0, interruptsHandled: 0, spuriousInterrupts: 0, waitersAdded: 0, waitersWoken: 0,
+    waitsSatisfiedAtOnce: 0, waitsTimedOut: 0, monitoredValueUpdates: 0, monitoredValuesWritten: 0,
+    currentValueUpdates: 0, fencesScanned: 0, fullScans: 0,
+  };
+  private readonly waiters = new Map<number, Waiter>();
+  private nextWaiter = 1;
+  readonly system: Process;
+
+  constructor(
+    readonly options: OsOptions,
+    readonly scheduler: Scheduler,
+    readonly trace: Trace,
+    readonly layout: CoreLayout,
+    readonly maxProcesses: number,
+  ) {
+    this.system = new Process(this, 0, 'System');
+    this.processes.push(this.system);
+  }
+
+  // ── adapters ──
+
+  /** Starts an adapter: DxgkDdiStartDevice, the caps check of CAP-02. Throws when the driver breaks it. */
+  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices'>): OsAdapter {
+    const callbacks = this.callbacksFor(adapter.index, adapter.name);
+    this.trace.record('ddi', adapter.name, 'DxgkDdiStartDevice', {});
+    const caps = adapter.driver.startDevice(callbacks);
+    const advertises = (caps.VidSchCaps & VIDSCHCAPS.NativeGpuFence) !== 0;
+    this.trace.record('os', 'dxgkrnl', 'adapter caps', {
+      adapter: adapter.name, NativeGpuFence: advertises,
+      OptimizedNativeFenceSignaledInterrupt: (caps.VidSchCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt) !== 0,
+      No64BitAtomics: (caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0,
+    });
+    if (advertises && !this.options.nativeFence) {
+      const message = `adapter "${adapter.name}" failed to start: its driver advertises DXGK_VIDSCHCAPS::NativeGpuFence ` +
+        `but the OS has not enabled DXGK_FEATURE_NATIVE_FENCE (os.nativeFence is false). A driver must ask ` +
+        `IsFeatureEnabled → QueryFeatureInterface → GetOSCaps before advertising the cap.`;
+      this.trace.record('fault', 'dxgkrnl', 'adapter start failed', { adapter: adapter.name, reason: 'NativeGpuFence advertised while the feature is disabled' });
+      throw new WddmError('NOT_SUPPORTED', message, { parameter: `adapters[${adapter.index}].caps.nativeGpuFence`, value: true, expected: 'a driver that queries the OS feature before advertising NativeGpuFence' });
+    }
+    const full: OsAdapter = {
+      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new Map(), byGlobalHandle: new Map(),
+      destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
+    };
+    this.adapters.push(full);
+    return full;
+  }
+
+  private callbacksFor(index: number, name: string): DxgkrnlCallbacks {
+    return {
+      IsFeatureEnabled: (featureId) => {
+        const enabled = featureId === DXGK_FEATURE_NATIVE_FENCE && this.options.nativeFence;
+        this.trace.record('cb', name, 'DxgkCbIsFeatureEnabled', { FeatureId: featureId, Enabled: enabled, Version: enabled ? 1 : 0 });
+        return { Enabled: enabled, Version: enabled ? 1 : 0 };
+      },
+      QueryFeatureInterface: (featureId, version) => {
+        const ok = featureId === DXGK_FEATURE_NATIVE_FENCE && this.options.nativeFence && version === 1;
+        this.trace.record('cb', name, 'DxgkCbQueryFeatureInterface', { FeatureId: featureId, Version: version, Status: ok ? 'STATUS_SUCCESS' : 'STATUS_NOT_SUPPORTED' });
+        if (!ok) return null;
+        return {
+          GetOSCaps: () => {
+            const caps = { SupportOptimizedDefaultFenceType: true, SupportIntraGpuFenceType: true };
+            this.trace.record('cb', name, 'DXGKCBINT_FEATURE_NATIVEFENCE_1::GetOSCaps', caps);
+            return caps;
+          },
+        };
+      },
+      NotifyInterrupt: (data) => this.notifyInterrupt(this.adapters[index], data),
+    };
+  }
+
+  // ── processes and handles ──
+
+  createProcess(name: string): Process {
+    if (typeof name !== 'string' || !name) throw invalid('name', name, 'a non-empty process name');
+    if (this.processes.length >= this.maxProcesses) {
+      throw new WddmError('INSUFFICIENT_RESOURCES', `cannot create process "${name}": the machine holds at most ${this.maxProcesses - 1} processes (limits.processes)`);
+    }
+    const process = new Process(this, this.processes.length, name);
+    this.processes.push(process);
+    this.trace.record('runtime', name, 'process created', { slot: process.slot });
+    return process;
+  }
+
+  resolve<K extends HandleObject['kind']>(process: Process, handle: unknown, kind: K, parameter: string): Extract<HandleObject, { kind: K }> {
+    if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0) {
+      throw invalid(parameter, handle, `a ${KIND_NAMES[kind]} handle (a positive integer) made by process "${process.name}"`, 'INVALID_HANDLE');
+    }
+    const object = process.handles.get(handle);
+    if (!object) {
+      const ownerSlot = Math.floor((handle - 0x4000_0000) / 0x10_0000);
+      const owner = handle >= 0x4000_0000 && handle < 0x8000_0000 ? this.processes[ownerSlot] : undefined;
+      if (owner && owner !== process) {
+        throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} belongs to process "${owner.name}", not "${process.name}": a handle is valid only in the process that made it`,
+          { parameter, value: handle, expected: `a handle of process "${process.name}"` });
+      }
+      if (process.retired.has(handle)) {
+        throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} was closed or destroyed in process "${process.name}"`,
+          { parameter, value: handle, expected: 'a live handle' });
+      }
+      throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} is not a handle of process "${process.name}"`,
+        { parameter, value: handle, expected: `a ${KIND_NAMES[kind]} handle of process "${process.name}"` });
+    }
+    if (object.kind !== kind) {
+      throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is a ${KIND_NAMES[object.kind]}; expected a ${KIND_NAMES[kind]}`,
+        { parameter, value: handle, expected: KIND_NAMES[kind] });
+    }
+    return object as Extract<HandleObject, { kind: K }>;
+  }
+
+  requireRunning(adapter: OsAdapter, parameter: string): void {
+    if (adapter.state === 'stopped') {
+      throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`,
+        { parameter, expected: 'an object of a running adapter' });
+    }
+  }
+
+  requireDevice(process: Process, hDevice: unknown, parameter: string): OsDevice {
+    const device = this.resolve(process, hDevice, 'device', parameter);
+    this.requireRunning(device.adapter, parameter);
+    if (device.removed) {
+      throw new WddmError('DEVICE_REMOVED', `${parameter} ${hex(device.handle)}: the device was removed (GPU reset); create a new device`,
+        { parameter, value: device.handle, expected: 'a device that was not removed' });
+    }
+    return device;
+  }
+
+  // ── GPU VA mappings (VidMm's part) ──
+
+  mapGpu(process: Process, adapter: OsAdapter, phys: number): bigint {
+    let pages = process.gpuMappings.get(adapter.index);
+    if (!pages) process.gpuMappings.set(adapter.index, (pages = new Map()));
+    const page = phys & ~0xfff;
+    let m = pages.get(page);
+    if (!m) {
+      const va = asU64(adapter.core.gpuVaMap(process.slot, page));
+      if (va === 0n) check(-11, `mapping a fence page into process "${process.name}" on "${adapter.name}"`);
+      m = { va, references: 0 };
+      pages.set(page, m);
+    }
+    m.references++;
+    return m.va + BigInt(phys & 0xfff);
+  }
+
+  unmapGpu(process: Process, adapter: OsAdapter, phys: number): void {
+    const pages = process.gpuMappings.get(adapter.index);
+    const page = phys & ~0xfff;
+    const m = pages?.get(page);
+    if (!m) return;
+    if (--m.references === 0) {
+      adapter.core.gpuVaUnmap(process.slot, m.va);
+      pages!.delete(page);
+    }
+  }
+
+  // ── DDI wrappers: every call traced with its arguments ──
+
+  ddiUpdateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): void {
+    this.counters.monitoredValueUpdates++;
+    this.counters.monitoredValuesWritten += fences.length;
+    this.trace.record('ddi', adapter.name, 'DxgkDdiUpdateMonitoredValues', {
+      NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
+      MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
+    });
+    this.callDriver(adapter, () => adapter.driver.updateMonitoredValues({
+      NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
+      MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
+    }));
+  }
+
+  ddiUpdateCurrentValuesFromCpu(adapter: OsAdapter, fences: GlobalFence[], values: bigint[], notificationOnly: boolean): void {
+    this.counters.currentValueUpdates++;
+    const args = {
+      NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
+      CurrentValueKernelCpuVa: fences.map((f) => f.kernelCvVa), Flags: { AlwaysSignaled: false, NotificationOnly: notificationOnly },
+    };
+    this.trace.record('ddi', adapter.name, 'DxgkDdiUpdateCurrentValuesFromCpu', {
+      NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: values,
+      CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: notificationOnly,
+    });
+    this.callDriver(adapter, () => adapter.driver.updateCurrentValuesFromCpu(args));
+  }
+
+  /** Runs a driver call; a driver that throws bug-checks its adapter (and only it). */
+  callDriver<T>(adapter: OsAdapter, call: () => T): T | undefined {
+    try {
+      return call();
+    } catch (error) {
+      if (error instanceof WddmError) throw error;
+      this.bugCheckAdapter(adapter, 'DRIVER_FAULT', `driver of "${adapter.name}" failed: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  // ── native fences: create, open, share, destroy (NF-12..16) ──
+
+  createNativeFence(process: Process, args: unknown): { hSyncObject: number; mapping: NativeFenceMapping } {
+    const a = v.options(args, 'createNativeFence(args)', ['hDevice', 'initialValue', 'type', 'flags', 'engineAffinity', 'privateDriverData', 'name']);
+    const device = this.requireDevice(process, a.hDevice, 'hDevice');
+    const adapter = device.adapter;
+    const initialValue = v.u64(a.initialValue ?? 0n, 'initialValue');
+    const type = a.type === undefined ? 'DEFAULT' : v.oneOf(a.type, 'type', ['DEFAULT', 'INTRA_GPU'] as const);
+    const flags = this.syncFlags(a.flags, 'flags');
+    if (a.engineAffinity !== undefined) v.integer(a.engineAffinity, 'engineAffinity', 0, 0xffff_ffff);
+    const name = a.name === undefined ? undefined : String(a.name);
+    const privateData = a.privateDriverData === undefined ? new Uint8Array(64) : a.privateDriverData;
+    if (!(privateData instanceof Uint8Array) || privateData.length > 64) throw invalid('privateDriverData', privateData, 'a Uint8Array of at most 64 bytes');
+    if (!adapter.nativeFence) {
+      throw new WddmError('NOT_SUPPORTED', `createNativeFence: adapter "${adapter.name}" does not support native fences (NativeGpuFence is not advertised${this.options.nativeFence ? '' : '; the OS feature is off'}); create a monitored fence instead`,
+        { parameter: 'hDevice', value: device.handle, expected: 'a device on an adapter with NativeGpuFence' });
+    }
+    if ((flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0 && type !== 'DEFAULT') {
+      throw new WddmError('INVALID_PARAMETER', `createNativeFence: a cross-adapter native fence must be of type DEFAULT, not ${type}`,
+        { parameter: 'type', value: type, expected: 'DEFAULT for flags.crossAdapter' });
+    }
+    this.trace.record('runtime', process.name, 'D3DKMTCreateNativeFence', {
+      hDevice: device.handle, InitialFenceValue: initialValue, Type: type, Flags: flags, name,
+    });
+    return this.createNativeFenceOn(process, device, type, flags, initialValue, privateData, name);
+  }
+
+  /** Creation after validation; also used for queue progress fences. */
+  createNativeFenceOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
+                      privateData: Uint8Array, name?: string): { hSyncObject: number; mapping: NativeFenceMapping } {
+    const adapter = device.adapter;
+    const L = this.layout;
+    const shareable = (flags & ((1 << SYNC_FLAG_BITS.shared) | (1 << SYNC_FLAG_BITS.ntSecuritySharing) | (1 << SYNC_FLAG_BITS.crossAdapter))) !== 0;
+    const memoryKind = type === 'INTRA_GPU' ? L.memoryLocal : L.memorySystem;
+    const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindNative, memoryKind, shareable ? 1 : 0, flags, initialValue, 0),
+      `createNativeFence on "${adapter.name}"`);
+    const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence);
+    const mvPhys = adapter.core.fenceMonitoredValueAddress(coreFence);
+    let systemCvVa = 0n, systemMvVa = 0n;
+    const caps = adapter.caps.NativeFenceCaps;
+    try {
+      if (caps.MapToGpuSystemProcess) {
+        systemCvVa = this.mapGpu(this.system, adapter, cvPhys);
+        systemMvVa = this.mapGpu(this.system, adapter, mvPhys);
+      }
+    } catch (error) {
+      adapter.core.fenceDestroy(coreFence);
+      throw error;
+    }
+    const label = name ?? `fence${coreFence}`;
+    const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemCvVa, systemMvVa, label);
+    this.trace.record('os', 'dxgkrnl', 'fence storage', {
+      fence: label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
+      CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,
+    });
+    const createArgs = {
+      Type: NATIVE_FENCE_TYPE[type], CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
+      CurrentValueKernelCpuVa: global.kernelCvVa, MonitoredValueKernelCpuVa: global.kernelMvVa,
+      InitialFenceValue: initialValue, PrivateDriverData: privateData, CoreFence: coreFence,
+    };
+    this.trace.record('ddi', adapter.name, 'DxgkDdiCreateNativeFence', {
+      Type: type, CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
+    });
+    const created = this.callDriver(adapter, () => adapter.driver.createNativeFence(createArgs));
+    if (!created) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
+    global.hGlobal = created.hGlobalNativeFence;
+    this.trace.record('ddi', adapter.name, 'DxgkDdiCreateNativeFence returned', { hGlobalNativeFence: global.hGlobal });
+    adapter.fences.set(coreFence, global);
+    adapter.byGlobalHandle.set(global.hGlobal, global);
+    const local = this.openLocal(process, device, global);
+    return { hSyncObject: local.handle, mapping: mappingOf(local) };
+  }
+
+  /** DxgkDdiOpenNativeFence for one process: maps the values and makes its handle. */
+  private openLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
+    const adapter = global.adapter;
+    const cvGpuVa = this.mapGpu(process, adapter, global.cvPhys);
+    const mvGpuVa = this.mapGpu(process, adapter, global.mvPhys);
+    const cvCpuVa = process.mapUser(global.cvPhys);
+    this.trace.record('ddi', adapter.name, 'DxgkDdiOpenNativeFence', {
+      hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa,
+    });
+    const opened = this.callDriver(adapter, () => adapter.driver.openNativeFence({ hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa }));
+    if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
+    const local: LocalFence = {
+      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: opened.hLocalNativeFence, cvGpuVa, mvGpuVa, cvCpuVa,
+    };
+    this.trace.record('ddi', adapter.name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: local.hLocal });
+    global.locals.add(local);
+    process.handles.set(local.handle, local);
+    this.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, CurrentValueCpuVa: cvCpuVa });
+    return local;
+  }
+
+  /** D3DKMTShareObjects: an NT handle for a shareable fence. */
+  shareObject(process: Process, hSyncObject: unknown): number {
+    const local = this.resolve(process, hSyncObject, 'syncObject', 'hSyncObject');
+    if (!local.global.shareable) {
+      throw new WddmError('INVALID_PARAMETER', `shareObject: sync object ${hex(local.handle)} was created without flags.shared / flags.ntSecuritySharing, so it has no NT handle`,
+        { parameter: 'hSyncObject', value: local.handle, expected: 'a fence created with flags.shared or flags.ntSecuritySharing' });
+    }
+    const nt: NtHandle = { kind: 'nt', handle: process.allocNtHandle(), global: local.global };
+    local.global.ntReferences++;
+    process.ntHandles.set(nt.handle, nt);
+    this.trace.record('runtime', process.name, 'D3DKMTShareObjects', { hSyncObject: local.handle, hNtHandle: nt.handle });
+    return nt.handle;
+  }
+
+  /** DuplicateHandle of an NT handle into another process. */
+  duplicateNtHandle(process: Process, hNtHandle: unknown, target: Process): number {
+    const nt = this.resolveNt(process, hNtHandle, 'hNtHandle');
+    if (!(target instanceof Process) || target.os !== this) throw invalid('target', target, 'a process of the same machine');
+    const copy: NtHandle = { kind: 'nt', handle: target.allocNtHandle(), global: nt.global };
+    nt.global.ntReferences++;
+    target.ntHandles.set(copy.handle, copy);
+    this.trace.record('runtime', process.name, 'DuplicateHandle', { hNtHandle: nt.handle, targetProcess: target.name, hTargetNtHandle: copy.handle });
+    return copy.handle;
+  }
+
+  resolveNt(process: Process, handle: unknown, parameter: string): NtHandle {
+    const nt = typeof handle === 'number' ? process.ntHandles.get(handle) : undefined;
+    if (!nt) {
+      const owner = typeof handle === 'number' && handle >= 0x8000_0000 ? this.processes[Math.floor((handle - 0x8000_0000) / 0x10_0000)] : undefined;
+      const why = owner && owner !== process ? `belongs to process "${owner.name}"; duplicate it into "${process.name}" first`
+        : process.retired.has(handle as number) ? 'was closed' : `is not an NT handle of process "${process.name}"`;
+      throw new WddmError('INVALID_HANDLE', `${parameter} ${typeof handle === 'number' ? hex(handle) : show(handle)} ${why}`, { parameter, value: handle, expected: 'an open NT handle of this process' });
+    }
+    return nt;
+  }
+
+  closeNtHandle(process: Process, hNtHandle: unknown): void {
+    const nt = this.resolveNt(process, hNtHandle, 'hNtHandle');
+    process.ntHandles.delete(nt.handle);
+    process.retired.add(nt.handle);
+    nt.global.ntReferences--;
+    this.trace.record('runtime', process.name, 'CloseHandle', { hNtHandle: nt.handle });
+    this.maybeDestroyGlobal(nt.global);
+  }
+
+  /** D3DKMTOpenNativeFenceFromNTHandle. */
+  openNativeFenceFromNtHandle(process: Process, args: unknown): { hSyncObject: number; mapping: NativeFenceMapping } {
+    const a = v.options(args, 'openNativeFenceFromNtHandle(args)', ['hNtHandle', 'hDevice', 'engineAffinity', 'flags']);
+    const nt = this.resolveNt(process, a.hNtHandle, 'hNtHandle');
+    const device = this.requireDevice(process, a.hDevice, 'hDevice');
+    if (a.flags !== undefined) this.syncFlags(a.flags, 'flags');
+    if (nt.global.destroyed) throw new WddmError('INVALID_HANDLE', `hNtHandle ${hex(nt.handle)} refers to a destroyed fence`);
+    if (device.adapter !== nt.global.adapter) {
+      throw new WddmError('INVALID_PARAMETER', `openNativeFenceFromNtHandle: the fence lives on adapter "${nt.global.adapter.name}" but hDevice is on "${device.adapter.name}"; only cross-adapter fences open on another adapter`,
+        { parameter: 'hDevice', value: device.handle, expected: `a device on "${nt.global.adapter.name}"` });
+    }
+    this.trace.record('runtime', process.name, 'D3DKMTOpenNativeFenceFromNTHandle', { hNtHandle: nt.handle, hDevice: device.handle });
+    const local = this.openLocal(process, device, nt.global);
+    return { hSyncObject: local.handle, mapping: mappingOf(local) };
+  }
+
+  /** D3DKMTDestroySynchronizationObject: closes this process's local handle; the last one out destroys (NF-15). */
+  destroySynchronizationObject(process: Process, hSyncObject: unknown): void {
+    const local = this.resolve(process, hSyncObject, 'syncObject', 'hSyncObject');
+    for (const queue of local.device.queues) {
+      if (queue.progress === local) {
+        throw new WddmError('INVALID_PARAMETER', `hSyncObject ${hex(local.handle)} is the progress fence of hardware queue ${hex(queue.handle)}; destroy the queue instead`,
+          { parameter: 'hSyncObject', value: local.handle, expected: 'a fence that is not a queue progress fence' });
+      }
+    }
+    this.trace.record('runtime', process.name, 'D3DKMTDestroySynchronizationObject', { hSyncObject: local.handle });
+    this.closeLocal(local);
+  }
+
+  closeLocal(local: LocalFence): void {
+    const { process, global } = local;
+    const adapter = global.adapter;
+    process.handles.delete(local.handle);
+    process.retired.add(local.handle);
+    global.locals.delete(local);
+    if (adapter.state === 'running') {
+      this.trace.record('ddi', adapter.name, 'DxgkDdiCloseNativeFence', { hLocalNativeFence: local.hLocal });
+      this.callDriver(adapter, () => adapter.driver.closeNativeFence({ hLocalNativeFence: local.hLocal }));
+    }
+    this.unmapGpu(process, adapter, global.cvPhys);
+    this.unmapGpu(process, adapter, global.mvPhys);
+    process.unmapUser(global.cvPhys);
+    this.maybeDestroyGlobal(global);
+  }
+
+  private maybeDestroyGlobal(global: GlobalFence): void {
+    if (global.locals.size || global.ntReferences || global.destroyed) return;
+    const adapter = global.adapter;
+    // Waiters still blocked on a destroyed fence are released with OBJECT_DESTROYED.
+    this.releaseWaitersOf(global, 'OBJECT_DESTROYED');
+    global.destroyed = true;
+    if (adapter.state === 'running') {
+      this.trace.record('ddi', adapter.name, 'DxgkDdiDestroyNativeFence', { hGlobalNativeFence: global.hGlobal });
+      this.callDriver(adapter, () => adapter.driver.destroyNativeFence({ hGlobalNativeFence: global.hGlobal }));
+    }
+    if (global.systemCvVa) { this.unmapGpu(this.system, adapter, global.cvPhys); this.unmapGpu(this.system, adapter, global.mvPhys); }
+    adapter.fences.delete(global.coreFence);
+    adapter.byGlobalHandle.delete(global.hGlobal);
+    adapter.destroyedGlobalHandles.add(global.hGlobal);
+    adapter.withWaiters.delete(global);
+    check(adapter.core.fenceDestroy(global.coreFence), 'destroying fence storage');
+    this.trace.record('os', 'dxgkrnl', 'fence destroyed', { fence: global.label, hGlobalNativeFence: global.hGlobal });
+  }
+
+  syncFlags(flags: unknown, parameter: string): number {
+    if (flags === undefined) return 0;
+    const f = v.options(flags, parameter, Object.keys(SYNC_FLAG_BITS)) as SyncObjectFlags;
+    for (const key of Object.keys(f)) v.bool(f[key as SyncObjectFlagName], `${parameter}.${key}`);
+    return syncFlagsValue(f);
+  }
+
+  // ── CPU waits (NF-08) ──
+
+  /** Validates and starts a CPU wait; `onComplete` runs once, now or later. */
+  beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void): WaitResult | undefined {
+    const a = v.options(args, 'wait(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
+    const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
+    const values = v.array(a.values, 'values', objects.length, objects.length);
+    const waitAny = a.waitAny === undefined ? false : v.bool(a.waitAny, 'waitAny');
+    const timeoutNs = a.timeoutNs === undefined ? Infinity : v.nonNegative(a.timeoutNs, 'timeoutNs');
+    if (a.hDevice !== undefined) this.requireDevice(process, a.hDevice, 'hDevice');
+    const fences: GlobalFence[] = [];
+    const waited: bigint[] = [];
+    objects.forEach((h, i) => {
+      const local = this.resolve(process, h, 'syncObject', `objects[${i}]`);
+      this.requireRunning(local.global.adapter, `objects[${i}]`);
+      if (local.global.hasFlag('noWait')) {
+        throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noWait: it cannot be waited on`,
+          { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noWait' });
+      }
+      fences.push(local.global);
+      waited.push(v.u64(values[i], `values[${i}]`));
+    });
+    this.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromCpu', {
+      ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
+      timeoutNs: timeoutNs === Infinity ? 'INFINITE' : timeoutNs, waiter: label,
+    });
+    return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete);
+  }
+
+  /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
+  startWait(fences: GlobalFence[], values: bigint[], mode: 'all' | 'any', timeoutNs: number, label: string,
+            onComplete: (result: WaitResult) => void): WaitResult | undefined {
+    const now = this.scheduler.nowNs;
+    const reached = fences.map((f, i) => f.currentValue() >= values[i]);
+    const anyIndex = reached.indexOf(true);
+    if (mode === 'all' ? reached.every(Boolean) : anyIndex >= 0) {
+      this.counters.waitsSatisfiedAtOnce++;
+      this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
+      const result: WaitResult = { status: 'SUCCESS', timeNs: now, immediate: true, index: mode === 'any' ? anyIndex : undefined };
+      onComplete(result);
+      return result;
+    }
+    if (timeoutNs === 0) {
+      this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: label, timeoutNs: 0 });
+      this.counters.waitsTimedOut++;
+      const result: WaitResult = { status: 'TIMEOUT', timeNs: now, immediate: true };
+      onComplete(result);
+      return result;
+    }
+    const id = this.nextWaiter++;
+    const entries: WaitEntry[] = fences.map((fence, i) => ({ fence, value: values[i], waitBlock: 0, done: mode === 'all' && reached[i] }));
+    const waiter = new Waiter(id, label, mode, entries, onComplete);
+    // Add every wait block first; any failure rolls back and changes nothing.
+    const added: WaitEntry[] = [];
+    for (const entry of entries) {
+      if (entry.done) continue;
+      const block = entry.fence.adapter.core.waitBlockAdd(entry.fence.coreFence, entry.value, id);
+      if (block < 0) {
+        for (const e of added) e.fence.adapter.core.waitBlockRemove(e.waitBlock);
+        check(block, `adding a CPU waiter on ${entry.fence.label}`);
+      }
+      entry.waitBlock = block;
+      added.push(entry);
+    }
+    this.waiters.set(id, waiter);
+    this.counters.waitersAdded++;
+    const changed = new Set<GlobalFence>();
+    for (const e of added) { e.fence.adapter.withWaiters.add(e.fence); changed.add(e.fence); }
+    this.trace.record('os', 'dxgkrnl', 'waiter added', {
+      waiter: label, fences: added.map((e) => e.fence.label), values: added.map((e) => e.value), mode,
+    });
+    if (timeoutNs !== Infinity) {
+      waiter.timeout = this.scheduler.after(timeoutNs, `timeout ${label}`, () => {
+        if (waiter.completed) return;
+        this.counters.waitsTimedOut++;
+        this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: label, timeoutNs });
+        this.finishWaiter(waiter, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
+        this.refresh(changed);
+      });
+    }
+    this.refresh(changed);
+    return undefined;
+  }
+
+  /** Completes a waiter: retires its remaining wait blocks (fences they were on go into `changed`). */
+  private finishWaiter(waiter: Waiter, result: WaitResult, changed: Set<GlobalFence>): void {
+    if (waiter.completed) return;
+    waiter.completed = true;
+    this.scheduler.cancel(waiter.timeout);
+    for (const entry of waiter.entries) {
+      if (entry.done || !entry.waitBlock) continue;
+      const core = entry.fence.adapter.core;
+      if (!entry.fence.destroyed) check(core.waitBlockRemove(entry.waitBlock), `retiring waiter ${waiter.label}`);
+      entry.done = true;
+      changed.add(entry.fence);
+    }
+    this.waiters.delete(waiter.id);
+    if (result.status === 'SUCCESS') this.counters.waitersWoken++;
+    this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: waiter.label, status: result.status, index: result.index });
+    waiter.onComplete(result);
+  }
+
+  /**
+   * Pops every waiter of `fence` satisfied by `currentValue` (core heap),
+   * completing waiters whose condition now holds.
+   */
+  satisfy(fence: GlobalFence, currentValue: bigint, changed: Set<GlobalFence>): number {
+    const core = fence.adapter.core;
+    const limit = 64;
+    let total = 0;
+    for (;;) {
+      const n = check(core.fenceSatisfy(fence.coreFence, currentValue, limit), `satisfying waiters of ${fence.label}`);
+      if (n === 0) break;
+      const words = new Uint32Array(fence.adapter.memory.buffer, core.outBufferAddress(), n * 2).slice();
+      changed.add(fence);
+      for (let i = 0; i < n; i++) {
+        const waiter = this.waiters.get(words[2 * i]);
+        if (!waiter) continue;
+        const entryIndex = waiter.entries.findIndex((e) => e.waitBlock === words[2 * i + 1] && e.fence === fence && !e.done);
+        if (entryIndex < 0) continue;
+        waiter.entries[entryIndex].done = true;
+        waiter.remaining--;
+        total++;
+        if (waiter.mode === 'any' || waiter.remaining === 0) {
+          this.finishWaiter(waiter, { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: waiter.mode === 'any' ? entryIndex : undefined }, changed);
+        }
+      }
+      if (n < limit) break;
+    }
+    if (core.fenceWaiterCount(fence.coreFence) === 0) fence.adapter.withWaiters.delete(fence);
+    return total;
+  }
+
+  /**
+   * NF-09's loop: for each changed fence, move MonitoredValue to the new
+   * smallest waited value − 1 (batched per adapter into one
+   * UpdateMonitoredValues), then read CurrentValue again and satisfy what it
+   * unblocks, until nothing changes.
+   */
+  refresh(changed: Set<GlobalFence>): void {
+    let turns = 0;
+    while (changed.size) {
+      if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
+      const byAdapter = new Map<OsAdapter, GlobalFence[]>();
+      for (const fence of changed) {
+        if (fence.destroyed || fence.adapter.state !== 'running') continue;
+        let list = byAdapter.get(fence.adapter);
+        if (!list) byAdapter.set(fence.adapter, (list = []));
+        list.push(fence);
+      }
+      changed.clear();
+      for (const adapter of [...byAdapter.keys()].sort((x, y) => x.index - y.index)) {
+        const fences = byAdapter.get(adapter)!.sort((x, y) => x.coreFence - y.coreFence);
+        const batch: GlobalFence[] = [];
+        const values: bigint[] = [];
+        for (const fence of fences) {
+          const target = this.monitoredTarget(fence);
+          if (target !== fence.monitoredValue) { batch.push(fence); values.push(target); }
+        }
+        if (!batch.length) continue;
+        this.ddiUpdateMonitoredValues(adapter, batch, values);
+        batch.forEach((f, i) => { f.monitoredValue = values[i]; });
+        if (adapter.state !== 'running') continue;
+        // Resample: the driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
+        for (const fence of batch) {
+          const current = fence.currentValue();
+          if (this.satisfy(fence, current, changed) > 0) {
+            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: fence.label, currentValue: current });
+          }
+        }
+      }
+    }
+  }
+
+  /** The MonitoredValue this fence must have (NF-02). */
+  monitoredTarget(fence: GlobalFence): bigint {
+    return asU64(fence.adapter.core.fenceMonitoredTarget(fence.coreFence));
+  }
+
+  /** Releases every waiter that waits on `fence` with a non-success status. */
+  releaseWaitersOf(fence: GlobalFence, status: WaitStatus): void {
+    const changed = new Set<GlobalFence>();
+    for (const waiter of [...this.waiters.values()].sort((x, y) => x.id - y.id)) {
+      if (waiter.entries.some((e) => e.fence === fence && !e.done)) {
+        this.finishWaiter(waiter, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
+      }
+    }
+    changed.delete(fence);
+    this.refresh(changed);
+  }
+
+  // ── CPU signal (NF-07, NF-19) ──
+
+  signalFromCpu(process: Process, args: unknown): void {
+    const a = v.options(args, 'signal(args)', ['objects', 'values', 'flags', 'hDevice']);
+    const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
+    const values = v.array(a.values, 'values', objects.length, objects.length);
+    const flags = v.options(a.flags, 'flags', ['allowFenceRewind', 'signalAtSubmission', 'enqueueCpuEvent']);
+    const rewind = flags.allowFenceRewind === undefined ? false : v.bool(flags.allowFenceRewind, 'flags.allowFenceRewind');
+    if (a.hDevice !== undefined) this.requireDevice(process, a.hDevice, 'hDevice');
+    const fences: GlobalFence[] = [];
+    const signalled: bigint[] = [];
+    objects.forEach((h, i) => {
+      const local = this.resolve(process, h, 'syncObject', `objects[${i}]`);
+      this.requireRunning(local.global.adapter, `objects[${i}]`);
+      const value = v.u64(values[i], `values[${i}]`);
+      if (local.global.hasFlag('noSignal')) {
+        throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
+          { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noSignal' });
+      }
+      const current = local.global.currentValue();
+      if (value < current && !rewind) {
+        throw new WddmError('INVALID_PARAMETER', `values[${i}] ${value} would move ${local.global.label} back from ${current}; fence values only move forward unless flags.allowFenceRewind is set`,
+          { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
+      }
+      fences.push(local.global);
+      signalled.push(value);
+    });
+    this.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromCpu', {
+      ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: signalled, AllowFenceRewind: rewind,
+    });
+    this.counters.cpuSignals += fences.length;
+    this.cpuSignal(fences, signalled);
+  }
+
+  /** Writes values through each adapter's driver (batched), then satisfies CPU waiters. */
+  cpuSignal(fences: GlobalFence[], values: bigint[]): void {
+    const byAdapter = new Map<OsAdapter, number[]>();
+    fences.forEach((f, i) => {
+      let list = byAdapter.get(f.adapter);
+      if (!list) byAdapter.set(f.adapter, (list = []));
+      list.push(i);
+    });
+    const changed = new Set<GlobalFence>();
+    for (const adapter of [...byAdapter.keys()].sort((x, y) => x.index - y.index)) {
+      const indexes = byAdapter.get(adapter)!;
+      this.ddiUpdateCurrentValuesFromCpu(adapter, indexes.map((i) => fences[i]), indexes.map((i) => values[i]), false);
+      for (const i of indexes) this.satisfy(fences[i], fences[i].currentValue(), changed);
+    }
+    this.refresh(changed);
+  }
+
+  // ── interrupts (NF-09, INT-01..04, INT-06) ──
+
+  notifyInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): void {
+    const list = data.pSignaledNativeFenceArray;
+    this.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED', {
+      NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal, SignaledNativeFenceCount: data.SignaledNativeFenceCount,
+      pSignaledNativeFenceArray: list ? list : 'NULL', hHWQueue: data.hHWQueue, EvaluateLegacyMonitoredFences: data.Flags.EvaluateLegacyMonitoredFences,
+    });
+    if (adapter.state !== 'running') return;
+    this.counters.interruptsHandled++;
+    let fences: GlobalFence[];
+    if (list) {
+      fences = [];
+      for (const handle of list) {
+        const fence = adapter.byGlobalHandle.get(handle);
+        if (!fence) {
+          const what = adapter.destroyedGlobalHandles.has(handle) ? 'a destroyed native fence' : 'no native fence of this adapter';
+          this.bugCheckAdapter(adapter, 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE',
+            `native fence signaled interrupt lists hGlobalNativeFence ${hex(handle)}, which is ${what} (INT-03)`);
+          return;
+        }
+        fences.push(fence);
+      }
+    } else {
+      this.counters.fullScans++;
+      fences = [...adapter.withWaiters].sort((x, y) => x.coreFence - y.coreFence);
+      this.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
+    }
+    const before = this.counters.waitersWoken;
+    const changed = new Set<GlobalFence>();
+    for (const fence of fences) {
+      this.counters.fencesScanned++;
+      this.satisfy(fence, fence.currentValue(), changed);
+    }
+    this.refresh(changed);
+    if (this.counters.waitersWoken === before) {
+      this.counters.spuriousInterrupts++;
+      this.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
+    }
+  }
+
+  // ── faults ──
+
+  /** A fatal driver error: stops this adapter only, with a report. */
+  bugCheckAdapter(adapter: OsAdapter, code: string, message: string): void {
+    if (adapter.state === 'stopped') return;
+    const report: BugCheckReport = { adapter: adapter.name, code, message, timeNs: this.scheduler.nowNs };
+    adapter.state = 'stopped';
+    adapter.bugCheck = report;
+    this.bugChecks.push(report);
+    adapter.hardware.stop();
+    this.trace.record('fault', adapter.name, 'BUG CHECK', { code, message });
+    // Waiters on the stopped adapter's fences must not hang: release them.
+    const changed = new Set<GlobalFence>();
+    for (const waiter of [...this.waiters.values()].sort((x, y) => x.id - y.id)) {
+      if (waiter.entries.some((e) => e.fence.adapter === adapter && !e.done)) {
+        this.finishWaiter(waiter, { status: 'ADAPTER_STOPPED', timeNs: this.scheduler.nowNs, immediate: false }, changed);
+      }
+    }
+    this.refresh(changed);
+  }
+
+  /** NF-20: a GPU reset. Every fence → UINT64_MAX except NoSignalMaxValueOnTdr; devices are removed. */
+  removeDevice(adapter: OsAdapter, reason: string): void {
+    this.requireRunning(adapter, 'removeDevice');
+    this.trace.record('fault', adapter.name, 'device removed (TDR)', { reason });
+    adapter.driver.resetEngines();
+    for (const device of adapter.devices) { device.removed = true; device.queues.clear(); }
+    const fences = [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence).filter((f) => !f.hasFlag('noSignalMaxValueOnTdr'));
+    const kept = [...adapter.fences.values()].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).map((f) => f.label);
+    if (kept.length) this.trace.record('os', 'dxgkrnl', 'NoSignalMaxValueOnTdr: not signalled', { fences: kept });
+    for (let i = 0; i < fences.length; i += MAX_OBJECTS_PER_CALL) {
+      const slice = fences.slice(i, i + MAX_OBJECTS_PER_CALL);
+      this.cpuSignal(slice, slice.map(() => UINT64_MAX));
+    }
+  }
+
+  // ── hardware queues and user-mode submission (NF-06, NF-17) ──
+
+  createHwQueue(process: Process, args: unknown): { hHwQueue: number; hProgressFence?: number } {
+    const a = v.options(args, 'createHwQueue(args)', ['hDevice', 'engine', 'nativeProgressFence', 'name']);
+    const device = this.requireDevice(process, a.hDevice, 'hDevice');
+    const adapter = device.adapter;
+    const engine = a.engine === undefined ? 0 : v.integer(a.engine, 'engine', 0, adapter.engines - 1);
+    const nativeProgressFence = a.nativeProgressFence === undefined ? true : v.bool(a.nativeProgressFence, 'nativeProgressFence');
+    if (!adapter.nativeFence) {
+      throw new WddmError('NOT_SUPPORTED', `createHwQueue: adapter "${adapter.name}" has no native fence support, so user-mode submission hardware queues cannot wait or signal on the GPU; use a kernel-mode context`,
+        { parameter: 'hDevice', value: device.handle, expected: 'a device on an adapter with NativeGpuFence' });
+    }
+    const label = a.name === undefined ? `queue${device.queues.size + 1}` : String(a.name);
+    this.trace.record('runtime', process.name, 'D3DKMTCreateHwQueue', { hDevice: device.handle, engine, NativeProgressFence: nativeProgressFence, name: label });
+    let progress: LocalFence | undefined;
+    if (nativeProgressFence) {
+      const made = this.createNativeFenceOn(process, device, 'DEFAULT', 0, 0n, new Uint8Array(64), `${label}.progress`);
+      progress = process.handles.get(made.hSyncObject) as LocalFence;
+    }
+    const ddiArgs = {
+      hDevice: device.handle, EngineOrdinal: engine, Flags: { NativeProgressFence: nativeProgressFence },
+      hHwQueueProgressFence: progress ? progress.global.hGlobal : 0, ProcessSlot: process.slot,
+    };
+    this.trace.record('ddi', adapter.name, 'DxgkDdiCreateHwQueue', { hDevice: device.handle, EngineOrdinal: engine, NativeProgressFence: nativeProgressFence, hHwQueueProgressFence: ddiArgs.hHwQueueProgressFence });
+    let created: { hHwQueue: number } | undefined;
+    try {
+      created = adapter.driver.createHwQueue(ddiArgs);
+    } catch (error) {
+      if (progress) this.closeLocal(progress);
+      throw error;
+    }
+    const queue: OsHwQueue = { kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label };
+    const coreQueue = (adapter.driver as { coreQueue?: (h: number) => number | undefined }).coreQueue?.(created.hHwQueue);
+    if (coreQueue !== undefined) adapter.hardware.addQueue({ id: coreQueue, engine, handle: created.hHwQueue, label });
+    device.queues.add(queue);
+    process.handles.set(queue.handle, queue);
+    return { hHwQueue: queue.handle, hProgressFence: progress?.handle };
+  }
+
+  destroyHwQueue(process: Process, hHwQueue: unknown): void {
+    const queue = this.resolve(process, hHwQueue, 'hwQueue', 'hHwQueue');
+    const adapter = queue.device.adapter;
+    this.trace.record('runtime', process.name, 'D3DKMTDestroyHwQueue', { hHwQueue: queue.handle });
+    if (adapter.state === 'running' && !queue.device.removed) {
+      this.trace.record('ddi', adapter.name, 'DxgkDdiDestroyHwQueue', { hHwQueue: queue.hHwQueue });
+      this.callDriver(adapter, () => adapter.driver.destroyHwQueue({ hHwQueue: queue.hHwQueue }));
+    }
+    queue.device.queues.delete(queue);
+    process.handles.delete(queue.handle);
+    process.retired.add(queue.handle);
+    if (queue.progress) this.closeLocal(queue.progress);
+  }
+
+  /** User-mode submission: the UMD writes the ring; the OS only sees that it happened. */
+  submit(process: Process, args: unknown): { progressValue?: bigint } {
+    const a = v.options(args, 'submit(args)', ['hHwQueue', 'commands']);
+    const queue = this.resolve(process, a.hHwQueue, 'hwQueue', 'hHwQueue');
+    const device = queue.device;
+    if (device.removed) throw new WddmError('DEVICE_REMOVED', `submit: hardware queue ${hex(queue.handle)} belongs to a removed device`);
+    this.requireRunning(device.adapter, 'hHwQueue');
+    const list = v.array(a.commands, 'commands', 1, 4096);
+    const commands: UserModeCommand[] = [];
+    const described: string[] = [];
+    list.forEach((raw, i) => {
+      const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
+      const keys = Object.keys(c);
+      if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
+      if (c.work !== undefined) {
+        const w = v.options(c.work, `commands[${i}].work`, ['durationNs']);
+        const d = v.nonNegative(w.durationNs, `commands[${i}].work.durationNs`);
+        commands.push({ op: 'work', coreFence: 0, gpuVa: 0n, value: BigInt(Math.round(d)), handle: 0 });
+        described.push(`work(${d}ns)`);
+        return;
+      }
+      const op = c.wait !== undefined ? 'wait' : 'signal';
+      const body = v.options(c[op], `commands[${i}].${op}`, ['hSyncObject', 'value']);
+      const local = this.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
+      const value = v.u64(body.value, `commands[${i}].${op}.value`);
+      if (local.global.adapter !== device.adapter) {
+        throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} lives on adapter "${local.global.adapter.name}", not on the queue's "${device.adapter.name}"`,
+          { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: `a fence opened on "${device.adapter.name}"` });
+      }
+      if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
+      if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
+      commands.push({ op, coreFence: local.global.coreFence, gpuVa: local.cvGpuVa, value, handle: local.handle });
+      described.push(`${op}(${local.global.label}, ${value})`);
+    });
+    let progressValue: bigint | undefined;
+    if (queue.progress) {
+      progressValue = queue.progressValue + 1n;
+      commands.push({ op: 'signal', coreFence: queue.progress.global.coreFence, gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
+      described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
+    }
+    device.adapter.driver.writeUserModeCommands(queue.hHwQueue, commands);
+    if (progressValue !== undefined) queue.progressValue = progressValue;
+    this.trace.record('umd', process.name, 'commands written to ring + doorbell', { queue: queue.label, commands: described });
+    return { progressValue };
+  }
+
+  /** Waiters whose value is reached but which are still waiting, with no interrupt on its way (NF-10 check). */
+  lostWakeups(): { waiter: string; fence: string; value: bigint; currentValue: bigint }[] {
+    const lost: { waiter: string; fence: string; value: bigint; currentValue: bigint }[] = [];
+    for (const waiter of [...this.waiters.values()].sort((x, y) => x.id - y.id)) {
+      for (const entry of waiter.entries) {
+        if (entry.done) continue;
+        const current = entry.fence.currentValue();
+        if (current >= entry.value) lost.push({ waiter: waiter.label, fence: entry.fence.label, value: entry.value, currentValue: current });
+      }
+    }
+    return lost;
+  }
+
+  get pendingWaiters(): number { return this.waiters.size; }
+}
+
+export interface NativeFenceMapping {
+  /** User-mode read-only CPU VA of CurrentValue. */
+  CurrentValueCpuVa: bigint;
+  CurrentValueGpuVa: bigint;
+  MonitoredValueGpuVa: bigint;
+}
+
+function mappingOf(local: LocalFence): NativeFenceMapping {
+  return { CurrentValueCpuVa: local.cvCpuVa, CurrentValueGpuVa: local.cvGpuVa, MonitoredValueGpuVa: local.mvGpuVa };
+}
+
+export type { StatusName, NativeFenceCaps };

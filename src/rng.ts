@@ -1,0 +1,35 @@
+// A small seeded generator (sfc32 seeded through splitmix32). The model never
+// uses Math.random: one seed drives every random choice, and the trace prints it.
+
+export class Random {
+  private a: number; private b: number; private c: number; private d: number;
+  readonly seed: number;
+  constructor(seed: number) {
+    this.seed = seed >>> 0;
+    let s = this.seed;
+    const next = () => {
+      s = (s + 0x9e3779b9) >>> 0;
+      let z = s;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    this.a = next(); this.b = next(); this.c = next(); this.d = next();
+    for (let i = 0; i < 12; i++) this.nextU32();
+  }
+  nextU32(): number {
+    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
+    this.d = (this.d + 1) >>> 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) >>> 0;
+    this.c = ((this.c << 21) | (this.c >>> 11)) >>> 0;
+    this.c = (this.c + t) >>> 0;
+    return t;
+  }
+  /** Uniform float in [0, 1). */
+  next(): number { return this.nextU32() / 4294967296; }
+  /** Uniform integer in [0, n). */
+  below(n: number): number { return Math.floor(this.next() * n); }
+  /** Uniform 64-bit value. */
+  nextU64(): bigint { return (BigInt(this.nextU32()) << 32n) | BigInt(this.nextU32()); }
+}

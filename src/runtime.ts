@@ -1,0 +1,261 @@
+// What a process sees: the D3DKMT-style runtime API (numeric, per-process
+// handles), CPU threads that block in virtual time, and CPU events.
+//
+// Every method validates its arguments before anything changes (the OS does
+// the checking in one place); a failed call leaves the machine as it was.
+// There is deliberately no way to write CurrentValue or to read
+// MonitoredValue from here (NF-04): readFenceValue goes through the
+// read-only user mapping of CurrentValue.
+
+import type { Machine } from './machine.js';
+import type { CpuEvent, LocalFence, NativeFenceMapping, OsAdapterHandle, OsDevice, Process, WaitResult } from './os/dxgkrnl.js';
+import { WddmError, invalid } from './errors.js';
+import * as v from './validate.js';
+import { KMTQAITYPE_WDDM_3_1_CAPS, DXGKQAITYPE_NATIVE_FENCE_CAPS, hex } from './wddm.js';
+
+export type ThreadOp =
+  | { op: 'wait'; args: WaitArgs }
+  | { op: 'sleep'; durationNs: number }
+  | { op: 'waitEvent'; hEvent: number; timeoutNs?: number };
+
+export interface WaitArgs {
+  objects: number[];
+  values: (bigint | number)[];
+  waitAny?: boolean;
+  timeoutNs?: number;
+  hDevice?: number;
+}
+
+/** Handed to a thread body: each method returns an operation to `yield`. */
+export class Cpu {
+  constructor(private readonly machine: Machine, readonly thread: CpuThread) {}
+  /** Blocks the thread until the wait completes; `yield` returns the WaitResult. */
+  wait(args: WaitArgs): ThreadOp { return { op: 'wait', args }; }
+  /** Blocks for a virtual duration. */
+  sleep(durationNs: number): ThreadOp { return { op: 'sleep', durationNs }; }
+  /** Blocks until a CPU event is set (or the timeout passes); `yield` returns true when set. */
+  waitEvent(hEvent: number, timeoutNs?: number): ThreadOp { return { op: 'waitEvent', hEvent, timeoutNs }; }
+  get nowNs(): number { return this.machine.nowNs; }
+}
+
+export type ThreadBody = (cpu: Cpu) => Generator<ThreadOp, unknown, unknown>;
+
+/** An error raised by a blocking call, thrown into the thread at its yield. */
+class ThreadFault { constructor(readonly error: unknown) {} }
+
+export class CpuThread {
+  state: 'ready' | 'running' | 'blocked' | 'done' | 'failed' = 'ready';
+  result: unknown;
+  error?: unknown;
+  /** Every wait result this thread received, in order. */
+  readonly waits: WaitResult[] = [];
+  constructor(readonly name: string, readonly process: RuntimeProcess) {}
+}
+
+export class RuntimeProcess {
+  readonly threads: CpuThread[] = [];
+  constructor(readonly machine: Machine, readonly kernel: Process) {}
+
+  get name(): string { return this.kernel.name; }
+  private get os() { return this.machine.os; }
+
+  // ── adapters and devices ──
+
+  /** D3DKMTOpenAdapterFromLuid: returns hAdapter. */
+  openAdapter(adapter: string | number): number {
+    const a = this.machine.adapter(adapter).os;
+    const object: OsAdapterHandle = { kind: 'adapter', handle: this.kernel.allocHandle(), adapter: a };
+    this.kernel.handles.set(object.handle, object);
+    this.os.trace.record('runtime', this.name, 'D3DKMTOpenAdapter', { adapter: a.name, hAdapter: object.handle });
+    return object.handle;
+  }
+
+  /**
+   * D3DKMTQueryAdapterInfo. 'KMTQAITYPE_WDDM_3_1_CAPS' → { NativeGpuFenceSupported }
+   * (what user mode sees, CAP-03); 'NATIVE_FENCE_CAPS' → the driver's DXGK_NATIVE_FENCE_CAPS.
+   */
+  queryAdapterInfo(hAdapter: number, type: 'KMTQAITYPE_WDDM_3_1_CAPS' | 'NATIVE_FENCE_CAPS'): Record<string, unknown> {
+    const { adapter } = this.os.resolve(this.kernel, hAdapter, 'adapter', 'hAdapter');
+    v.oneOf(type, 'type', [KMTQAITYPE_WDDM_3_1_CAPS, 'NATIVE_FENCE_CAPS'] as const);
+    this.os.requireRunning(adapter, 'hAdapter');
+    this.os.trace.record('runtime', this.name, 'D3DKMTQueryAdapterInfo', { hAdapter, Type: type });
+    if (type === KMTQAITYPE_WDDM_3_1_CAPS) return { NativeGpuFenceSupported: adapter.nativeFence };
+    if (!adapter.nativeFence) {
+      throw new WddmError('NOT_SUPPORTED', `queryAdapterInfo: adapter "${adapter.name}" has no native fence support, so it has no DXGK_NATIVE_FENCE_CAPS`);
+    }
+    this.os.trace.record('ddi', adapter.name, 'DxgkDdiQueryAdapterInfo', { Type: DXGKQAITYPE_NATIVE_FENCE_CAPS });
+    const caps = adapter.driver.queryNativeFenceCaps();
+    return { ...caps };
+  }
+
+  /** D3DKMTCreateDevice: returns hDevice. */
+  createDevice(args: { hAdapter: number }): number {
+    const a = v.options(args, 'createDevice(args)', ['hAdapter']);
+    const { adapter } = this.os.resolve(this.kernel, a.hAdapter, 'adapter', 'hAdapter');
+    this.os.requireRunning(adapter, 'hAdapter');
+    const device: OsDevice = { kind: 'device', handle: this.kernel.allocHandle(), process: this.kernel, adapter, removed: false, queues: new Set() };
+    this.kernel.handles.set(device.handle, device);
+    adapter.devices.add(device);
+    this.os.trace.record('runtime', this.name, 'D3DKMTCreateDevice', { hAdapter: a.hAdapter as number, hDevice: device.handle });
+    return device.handle;
+  }
+
+  // ── native fences ──
+
+  /** D3DKMTCreateNativeFence. */
+  createNativeFence(args: {
+    hDevice: number; initialValue?: bigint | number; type?: 'DEFAULT' | 'INTRA_GPU';
+    flags?: import('./wddm.js').SyncObjectFlags; engineAffinity?: number; privateDriverData?: Uint8Array; name?: string;
+  }): { hSyncObject: number; mapping: NativeFenceMapping } {
+    return this.os.createNativeFence(this.kernel, args);
+  }
+
+  /** D3DKMTShareObjects: an NT handle for a shareable fence (valid in this process). */
+  shareObject(hSyncObject: number): number { return this.os.shareObject(this.kernel, hSyncObject); }
+
+  /** DuplicateHandle: copies an NT handle into another process; returns the copy's value there. */
+  duplicateHandle(hNtHandle: number, target: RuntimeProcess): number {
+    if (!(target instanceof RuntimeProcess) || target.machine !== this.machine) throw invalid('target', target, 'a process of the same machine');
+    return this.os.duplicateNtHandle(this.kernel, hNtHandle, target.kernel);
+  }
+
+  /** CloseHandle on an NT handle. */
+  closeHandle(hNtHandle: number): void { this.os.closeNtHandle(this.kernel, hNtHandle); }
+
+  /** D3DKMTOpenNativeFenceFromNTHandle. */
+  openNativeFenceFromNtHandle(args: { hNtHandle: number; hDevice: number; engineAffinity?: number }): { hSyncObject: number; mapping: NativeFenceMapping } {
+    return this.os.openNativeFenceFromNtHandle(this.kernel, args);
+  }
+
+  /** D3DKMTDestroySynchronizationObject. */
+  destroySynchronizationObject(hSyncObject: number): void { this.os.destroySynchronizationObject(this.kernel, hSyncObject); }
+
+  /** Reads CurrentValue through this process's read-only CPU mapping (a 64-bit atomic load). */
+  readFenceValue(hSyncObject: number): bigint {
+    const local = this.os.resolve(this.kernel, hSyncObject, 'syncObject', 'hSyncObject') as LocalFence;
+    return this.readMapping(local.cvCpuVa);
+  }
+
+  /** Reads a 64-bit value at a user-mode CPU VA this process has mapped (read-only mappings only exist). */
+  readMapping(cpuVa: bigint): bigint {
+    const phys = this.kernel.translateUser(v.u64(cpuVa, 'cpuVa'));
+    if (phys === undefined || phys % 8) throw new WddmError('ACCESS_DENIED', `cpuVa ${hex(cpuVa)} is not an 8-byte aligned address mapped in process "${this.name}"`);
+    return Atomics.load(new BigUint64Array(this.machine.memory.buffer, phys, 1), 0);
+  }
+
+  /** D3DKMTSignalSynchronizationObjectFromCpu. */
+  signal(args: { objects: number[]; values: (bigint | number)[]; flags?: { allowFenceRewind?: boolean }; hDevice?: number }): void {
+    this.os.signalFromCpu(this.kernel, args);
+  }
+
+  /**
+   * D3DKMTWaitForSynchronizationObjectFromCpu with an event (hAsyncEvent):
+   * returns at once; the event is set when the wait is satisfied.
+   */
+  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void {
+    const { hAsyncEvent, ...rest } = v.options(args, 'waitWithEvent(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']) as unknown as WaitArgs & { hAsyncEvent: number };
+    const event = this.os.resolve(this.kernel, hAsyncEvent, 'event', 'hAsyncEvent');
+    this.os.beginWait(this.kernel, rest, `event ${event.name}`, (result) => {
+      if (result.status === 'SUCCESS') this.setEvent(event);
+    });
+  }
+
+  /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
+  waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
+    return new Promise((resolve, reject) => {
+      try { this.os.beginWait(this.kernel, args, `${this.name}:${label}`, resolve); } catch (error) { reject(error); }
+    });
+  }
+
+  // ── CPU events ──
+
+  createEvent(name = 'event'): number {
+    const event: CpuEvent = { kind: 'event', handle: this.kernel.allocHandle(), name, signaled: false, waiters: [] };
+    this.kernel.handles.set(event.handle, event);
+    return event.handle;
+  }
+  isEventSet(hEvent: number): boolean { return this.os.resolve(this.kernel, hEvent, 'event', 'hEvent').signaled; }
+  private setEvent(event: CpuEvent): void {
+    if (event.signaled) return;
+    event.signaled = true;
+    event.signaledAtNs = this.machine.nowNs;
+    this.os.trace.record('cpu', this.name, 'KEVENT signaled', { event: event.name });
+    for (const wake of event.waiters.splice(0)) wake();
+  }
+
+  // ── hardware queues ──
+
+  createHwQueue(args: { hDevice: number; engine?: number; nativeProgressFence?: boolean; name?: string }): { hHwQueue: number; hProgressFence?: number } {
+    return this.os.createHwQueue(this.kernel, args);
+  }
+  destroyHwQueue(hHwQueue: number): void { this.os.destroyHwQueue(this.kernel, hHwQueue); }
+  /** User-mode submission of { wait }, { signal }, { work } commands. Returns the progress fence value it will signal. */
+  submit(args: { hHwQueue: number; commands: ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[] }): { progressValue?: bigint } {
+    return this.os.submit(this.kernel, args);
+  }
+
+  // ── threads ──
+
+  /** A simulated CPU thread: `body` yields blocking operations and runs in virtual time. */
+  createThread(name: string, body: ThreadBody): CpuThread {
+    if (typeof name !== 'string' || !name) throw invalid('name', name, 'a thread name');
+    if (typeof body !== 'function') throw invalid('body', body, 'a generator function (cpu) => Generator');
+    const thread = new CpuThread(name, this);
+    this.threads.push(thread);
+    const cpu = new Cpu(this.machine, thread);
+    const generator = body(cpu);
+    const actor = `${this.name}:${name}`;
+    const step = (input: unknown) => {
+      thread.state = 'running';
+      let next: IteratorResult<ThreadOp, unknown>;
+      try {
+        next = input instanceof ThreadFault ? generator.throw(input.error) : generator.next(input);
+      } catch (error) {
+        thread.state = 'failed';
+        thread.error = error;
+        this.os.trace.record('cpu', actor, 'thread failed', { error: (error as Error).message });
+        return;
+      }
+      if (next.done) {
+        thread.state = 'done';
+        thread.result = next.value;
+        this.os.trace.record('cpu', actor, 'thread done', {});
+        return;
+      }
+      this.blockOn(thread, actor, next.value, (result) => this.machine.scheduler.after(0, `${actor} resume`, () => step(result)));
+    };
+    this.machine.scheduler.after(0, `${actor} start`, () => step(undefined));
+    return thread;
+  }
+
+  private blockOn(thread: CpuThread, actor: string, op: ThreadOp, resume: (result: unknown) => void): void {
+    thread.state = 'blocked';
+    if (!op || typeof op !== 'object') { resume(new ThreadFault(new TypeError('a thread must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()'))); return; }
+    if (op.op === 'sleep') {
+      this.machine.scheduler.after(v.nonNegative(op.durationNs, 'sleep durationNs'), `${actor} sleep`, () => resume(undefined));
+      return;
+    }
+    if (op.op === 'waitEvent') {
+      const event = this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
+      if (event.signaled) { resume(true); return; }
+      let done = false;
+      const timer = op.timeoutNs === undefined ? undefined : this.machine.scheduler.after(op.timeoutNs, `${actor} event timeout`, () => {
+        if (done) return; done = true; resume(false);
+      });
+      event.waiters.push(() => { if (done) return; done = true; this.machine.scheduler.cancel(timer); resume(true); });
+      return;
+    }
+    let immediate: WaitResult | undefined;
+    try {
+      immediate = this.os.beginWait(this.kernel, op.args, actor, (result) => {
+        thread.waits.push(result);
+        if (!result.immediate) this.os.trace.record('cpu', actor, 'thread woke', { status: result.status });
+        resume(result);
+      });
+    } catch (error) {
+      resume(new ThreadFault(error));
+      return;
+    }
+    if (!immediate) this.os.trace.record('cpu', actor, 'thread blocked', {});
+  }
+}

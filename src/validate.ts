@@ -1,0 +1,59 @@
+// Input checks shared by every entry point: values that must be 64-bit
+// unsigned, options objects with no unknown keys, small integers. Each
+// failure names the parameter path, the bad value and what was expected.
+
+import { invalid, WddmError } from './errors.js';
+import { UINT64_MAX } from './wddm.js';
+
+export function u64(value: unknown, parameter: string): bigint {
+  if (typeof value === 'bigint') {
+    if (value < 0n || value > UINT64_MAX) throw invalid(parameter, value, 'a 64-bit unsigned value (0n … 18446744073709551615n)', 'INTEGER_OVERFLOW');
+    return value;
+  }
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  throw invalid(parameter, value, 'a 64-bit unsigned value: a bigint, or a non-negative safe integer number');
+}
+
+export function integer(value: unknown, parameter: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(parameter, value, `an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+export function nonNegative(value: unknown, parameter: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalid(parameter, value, 'a finite number >= 0');
+  return value;
+}
+
+export function bool(value: unknown, parameter: string): boolean {
+  if (typeof value !== 'boolean') throw invalid(parameter, value, 'true or false');
+  return value;
+}
+
+export function oneOf<T extends string>(value: unknown, parameter: string, choices: readonly T[]): T {
+  if (typeof value !== 'string' || !choices.includes(value as T)) throw invalid(parameter, value, `one of ${choices.map((c) => JSON.stringify(c)).join(', ')}`);
+  return value as T;
+}
+
+/** Rejects anything that is not a plain object, and any key not in `known`. */
+export function options(value: unknown, parameter: string, known: readonly string[]): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(parameter, value, 'an options object');
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw new WddmError('INVALID_PARAMETER', `${parameter} has unknown key ${JSON.stringify(key)}; expected only ${known.map((k) => JSON.stringify(k)).join(', ')}`,
+        { parameter: `${parameter}.${key}`, value: key, expected: known.join(', ') });
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
+export function array(value: unknown, parameter: string, min: number, max: number): unknown[] {
+  if (!Array.isArray(value)) throw invalid(parameter, value, `an array of ${min} to ${max} items`);
+  if (value.length < min || value.length > max) {
+    throw new WddmError('INVALID_PARAMETER', `${parameter} has ${value.length} items; expected ${min} to ${max}`,
+      { parameter, value: value.length, expected: `${min} to ${max} items` });
+  }
+  return value;
+}
