@@ -162,9 +162,11 @@ export class RuntimeProcess {
 
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
   waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
-    return new Promise((resolve, reject) => {
-      try { this.os.beginWait(this.kernel, args, `${this.name}:${label}`, resolve); } catch (error) { reject(error); }
-    });
+    // Bad input throws here, synchronously, before anything changes.
+    let settle!: (result: WaitResult) => void;
+    const settled = new Promise<WaitResult>((resolve) => { settle = resolve; });
+    this.os.beginWait(this.kernel, args, `${this.name}:${label}`, (result) => settle(result));
+    return settled;
   }
 
   // ── CPU events ──

@@ -1,0 +1,29 @@
+// Shared set-up for tests: one machine, one process, one device.
+import { createMachine, type MachineOptions, type Machine, type RuntimeProcess } from '../src/index.js';
+import type { GlobalFence } from '../src/os/dxgkrnl.js';
+
+export interface World { machine: Machine; app: RuntimeProcess; hAdapter: number; hDevice: number }
+
+export async function world(options: MachineOptions = {}, processName = 'app'): Promise<World> {
+  const machine = await createMachine({ seed: 42, ...options });
+  const app = machine.createProcess(processName);
+  const hAdapter = app.openAdapter(0);
+  const hDevice = app.createDevice({ hAdapter });
+  return { machine, app, hAdapter, hDevice };
+}
+
+/** The OS's record of a fence, reached through a process handle (white-box checks). */
+export function globalOf(w: { machine: Machine }, process: RuntimeProcess, hSyncObject: number): GlobalFence {
+  return w.machine.os.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject').global;
+}
+
+export function monitoredValue(w: { machine: Machine }, process: RuntimeProcess, hSyncObject: number): bigint {
+  const g = globalOf(w, process, hSyncObject);
+  return BigInt.asUintN(64, g.adapter.core.cpuReadMonitoredValue(g.coreFence));
+}
+
+export function ddiCalls(machine: Machine, name: string) {
+  return machine.trace.find({ kind: 'ddi', name });
+}
+
+export const UINT64_MAX = 0xffff_ffff_ffff_ffffn;

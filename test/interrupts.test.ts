@@ -1,0 +1,129 @@
+import { describe, it, expect } from 'vitest';
+import { createMachine, Random, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED } from '../src/index.js';
+import { world, globalOf } from './helpers.js';
+
+describe('the native fence signaled interrupt', () => {
+  it('INT-01 the interrupt lists exactly the signalled fences that have CPU waiters, or carries no list (scan every waiter)', async () => {
+    for (const payload of ['list', 'noList'] as const) {
+      const w = await world({ adapters: [{ interrupts: { payload } }] });
+      const { app, hDevice, machine } = w;
+      const watched = app.createNativeFence({ hDevice });
+      const quiet = app.createNativeFence({ hDevice });
+      const other = app.createNativeFence({ hDevice });
+      void app.waitAsync({ objects: [watched.hSyncObject], values: [1n] });
+      void app.waitAsync({ objects: [other.hSyncObject], values: [1n] });
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: watched.hSyncObject, value: 1n } }, { signal: { hSyncObject: quiet.hSyncObject, value: 1n } }] });
+      machine.run();
+      const interrupt = machine.trace.find({ kind: 'interrupt' });
+      expect(interrupt).toHaveLength(1);
+      expect(interrupt[0].args.InterruptType ?? DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED).toBe(19);
+      if (payload === 'list') {
+        expect(interrupt[0].args.pSignaledNativeFenceArray).toEqual([globalOf(w, app, watched.hSyncObject).hGlobal]);
+        expect(machine.os.counters.fullScans).toBe(0);
+        expect(machine.os.counters.fencesScanned).toBe(1);
+      } else {
+        expect(interrupt[0].args.pSignaledNativeFenceArray).toBe('NULL');
+        expect(machine.os.counters.fullScans).toBe(1);
+        expect(machine.os.counters.fencesScanned).toBe(2); // every fence with a waiter
+      }
+      expect(machine.os.pendingWaiters).toBe(1); // `other` still waits
+    }
+  });
+
+  it('INT-02 several signals collapse into one interrupt; more fences than the list holds collapse to no list', async () => {
+    const w = await world({ adapters: [{ limits: { interruptListEntries: 2 } }] });
+    const { app, hDevice, machine } = w;
+    const fences = [0, 1, 2].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+    fences.forEach((h) => void app.waitAsync({ objects: [h], values: [1n] }));
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: fences.slice(0, 2).map((h) => ({ signal: { hSyncObject: h, value: 1n } })) });
+    machine.run();
+    let interrupts = machine.trace.find({ kind: 'interrupt' });
+    expect(interrupts).toHaveLength(1); // two signals, one interrupt
+    expect((interrupts[0].args.pSignaledNativeFenceArray as number[]).length).toBe(2);
+    // Three more waits, three signals before the ISR: the list (2 entries) overflows → NULL.
+    fences.forEach((h) => void app.waitAsync({ objects: [h], values: [2n] }));
+    app.submit({ hHwQueue: q.hHwQueue, commands: fences.map((h) => ({ signal: { hSyncObject: h, value: 2n } })) });
+    machine.run();
+    interrupts = machine.trace.find({ kind: 'interrupt' });
+    expect(interrupts).toHaveLength(2);
+    expect(interrupts[1].args.pSignaledNativeFenceArray).toBe('NULL');
+    expect(machine.os.pendingWaiters).toBe(0);
+  });
+
+  it('INT-03 a destroyed fence in the list bug-checks that adapter only, naming the handle; nothing else is lost', async () => {
+    const machine = await createMachine({ seed: 3, adapters: [{ name: 'bad' }, { name: 'good' }] });
+    const app = machine.createProcess('app');
+    const devBad = app.createDevice({ hAdapter: app.openAdapter('bad') });
+    const devGood = app.createDevice({ hAdapter: app.openAdapter('good') });
+    const doomed = app.createNativeFence({ hDevice: devBad });
+    const stuck = app.createNativeFence({ hDevice: devBad });
+    const fine = app.createNativeFence({ hDevice: devGood });
+    const hGlobal = machine.os.resolve(app.kernel, doomed.hSyncObject, 'syncObject', 'h').global.hGlobal;
+    const stuckWait = app.waitAsync({ objects: [stuck.hSyncObject], values: [1n] });
+    const fineWait = app.waitAsync({ objects: [fine.hSyncObject], values: [1n] });
+    app.destroySynchronizationObject(doomed.hSyncObject);
+    // A faulty driver reports the destroyed fence.
+    machine.os.notifyInterrupt(machine.adapters[0].os, {
+      InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: 0, EngineOrdinal: 0, SignaledNativeFenceCount: 1,
+      pSignaledNativeFenceArray: [hGlobal], hHWQueue: 0, Flags: { EvaluateLegacyMonitoredFences: false },
+    });
+    expect(machine.os.bugChecks).toHaveLength(1);
+    expect(machine.os.bugChecks[0]).toMatchObject({ adapter: 'bad', code: 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE' });
+    expect(machine.os.bugChecks[0].message).toContain(`hGlobalNativeFence 0x${hGlobal.toString(16)}, which is a destroyed native fence`);
+    await expect(stuckWait).resolves.toMatchObject({ status: 'ADAPTER_STOPPED' });
+    expect(() => app.signal({ objects: [stuck.hSyncObject], values: [1n] })).toThrow(/adapter "bad" is stopped after a bug check/);
+    // The other adapter goes on.
+    app.signal({ objects: [fine.hSyncObject], values: [1n] });
+    await expect(fineWait).resolves.toMatchObject({ status: 'SUCCESS' });
+    expect(machine.summary().adapters.map((a) => a.state)).toEqual(['stopped', 'running']);
+  });
+
+  it('INT-03 the reference driver never reports a fence destroyed between the signal and its ISR', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice });
+    const wait = app.waitAsync({ objects: [f.hSyncObject], values: [1n] });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run(machine.nowNs + 500); // signal executed, ISR not yet run
+    app.destroySynchronizationObject(f.hSyncObject);
+    await expect(wait).resolves.toMatchObject({ status: 'OBJECT_DESTROYED' });
+    machine.run();
+    expect(machine.os.bugChecks).toEqual([]);
+  });
+
+  it('INT-06 whenever a GPU signal makes CurrentValue > MonitoredValue of a fence with a waiter, the next interrupt lists it or has no list', async () => {
+    for (const payload of ['list', 'noList'] as const) {
+      const w = await world({ seed: 11, adapters: [{ interrupts: { payload } }], timing: { interruptLatencyNs: 900 } });
+      const { app, hDevice, machine } = w;
+      const random = new Random(11);
+      const fences = [0, 1, 2].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      const values = [0n, 0n, 0n];
+      for (let i = 0; i < 60; i++) {
+        const k = random.below(3);
+        if (random.next() < 0.5) void app.waitAsync({ objects: [fences[k]], values: [values[k] + 1n] });
+        values[k] += 1n;
+        app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: fences[k], value: values[k] } }] });
+        machine.run(machine.nowNs + random.below(1500));
+      }
+      machine.run();
+      const handleOf = new Map(fences.map((h) => [globalOf(w, app, h).hGlobal, h]));
+      const events = machine.trace.events;
+      let raisedChecked = 0;
+      events.forEach((e, i) => {
+        if (e.kind !== 'cmp' || e.name !== 'interrupt raised') return;
+        const signal = events[i - 1];
+        const next = events.slice(i).find((x) => x.kind === 'interrupt');
+        expect(next, 'an interrupt follows every raise').toBeDefined();
+        const list = next!.args.pSignaledNativeFenceArray;
+        if (list !== 'NULL') expect([...(list as number[])].map((h) => handleOf.get(h))).toContain(signal.args.hSyncObject);
+        raisedChecked++;
+      });
+      expect(raisedChecked).toBeGreaterThan(5);
+      expect(machine.os.lostWakeups()).toEqual([]);
+      expect(machine.os.pendingWaiters).toBe(0);
+    }
+  });
+});

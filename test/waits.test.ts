@@ -1,0 +1,338 @@
+import { describe, it, expect } from 'vitest';
+import { Random, WddmError } from '../src/index.js';
+import { world, globalOf, monitoredValue, ddiCalls, UINT64_MAX } from './helpers.js';
+
+describe('CPU waiters and MonitoredValue', () => {
+  it('NF-02 MonitoredValue is the smallest waited value minus one, UINT64_MAX with no waiter, and follows every add and retire', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice });
+    const mv = () => monitoredValue(w, app, f.hSyncObject);
+    expect(mv()).toBe(UINT64_MAX);
+    void app.waitAsync({ objects: [f.hSyncObject], values: [10n] });
+    expect(mv()).toBe(9n);
+    void app.waitAsync({ objects: [f.hSyncObject], values: [5n], timeoutNs: 1000 });
+    expect(mv()).toBe(4n);
+    void app.waitAsync({ objects: [f.hSyncObject], values: [7n] });
+    expect(mv()).toBe(4n);
+    machine.run(); // the 5-waiter times out and is retired
+    expect(mv()).toBe(6n);
+    app.signal({ objects: [f.hSyncObject], values: [8n] });
+    expect(mv()).toBe(9n);
+    app.signal({ objects: [f.hSyncObject], values: [10n] });
+    expect(mv()).toBe(UINT64_MAX);
+    const updates = ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues').map((e) => (e.args.UpdatedValueArray as string[])[0]);
+    expect(updates).toEqual(['9', '4', '6', '9', '18446744073709551615']);
+  });
+
+  it('NF-03 waiters sit in a min-heap by value with ties in arrival order; invariants hold through random adds and retires', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice });
+    const order: string[] = [];
+    for (const [label, value] of [['a', 3n], ['b', 2n], ['c', 3n], ['d', 1n], ['e', 3n]] as const) {
+      void app.waitAsync({ objects: [f.hSyncObject], values: [value] }, label).then(() => order.push(label));
+    }
+    app.signal({ objects: [f.hSyncObject], values: [3n] });
+    await Promise.resolve();
+    const woken = machine.trace.find({ kind: 'os', name: 'waiter woken' }).map((e) => String(e.args.waiter).split(':')[1]);
+    expect(woken).toEqual(['d', 'b', 'a', 'c', 'e']);
+
+    const g = globalOf(w, app, f.hSyncObject);
+    const core = g.adapter.core;
+    const random = new Random(9);
+    const live: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      if (live.length && random.next() < 0.4) {
+        const k = random.below(live.length);
+        expect(core.waitBlockRemove(live[k])).toBe(0);
+        live.splice(k, 1);
+      } else {
+        const block = core.waitBlockAdd(g.coreFence, BigInt(4 + random.below(500)), 1);
+        expect(block).toBeGreaterThan(0);
+        live.push(block);
+      }
+      if (i % 100 === 0) expect(core.heapCheck(g.coreFence)).toBe(0);
+    }
+    expect(core.fenceWaiterCount(g.coreFence)).toBe(live.length);
+    expect(core.heapCheck(g.coreFence)).toBe(0);
+  });
+
+  it('NF-08 blocking waits, event waits, timeouts, wait-all and wait-any; a satisfied wait returns at once and adds no waiter', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const a = app.createNativeFence({ hDevice, name: 'a' });
+    const b = app.createNativeFence({ hDevice, name: 'b' });
+    const hEvent = app.createEvent('ready');
+    app.waitWithEvent({ objects: [a.hSyncObject], values: [2n], hAsyncEvent: hEvent });
+    const thread = app.createThread('t', function* (cpu) {
+      const all = yield cpu.wait({ objects: [a.hSyncObject, b.hSyncObject], values: [1n, 1n] });
+      const any = yield cpu.wait({ objects: [a.hSyncObject, b.hSyncObject], values: [9n, 2n], waitAny: true });
+      const timedOut = yield cpu.wait({ objects: [a.hSyncObject], values: [100n], timeoutNs: 500 });
+      const atOnce = yield cpu.wait({ objects: [a.hSyncObject], values: [1n] });
+      return { all, any, timedOut, atOnce };
+    });
+    machine.run();
+    expect(thread.state).toBe('blocked');
+    app.signal({ objects: [a.hSyncObject], values: [1n] });
+    machine.run();
+    expect(thread.state).toBe('blocked'); // wait-all still needs b
+    expect(app.isEventSet(hEvent)).toBe(false);
+    app.signal({ objects: [b.hSyncObject, a.hSyncObject], values: [2n, 2n] });
+    expect(app.isEventSet(hEvent)).toBe(true);
+    const addedBefore = machine.os.counters.waitersAdded;
+    machine.run();
+    expect(thread.state).toBe('done');
+    const r = thread.result as Record<string, { status: string; immediate: boolean; index?: number }>;
+    expect(r.all.status).toBe('SUCCESS');
+    expect(r.any).toMatchObject({ status: 'SUCCESS', immediate: true, index: 1 });
+    expect(r.timedOut).toMatchObject({ status: 'TIMEOUT', immediate: false });
+    expect(r.atOnce).toMatchObject({ status: 'SUCCESS', immediate: true });
+    expect(machine.os.counters.waitersAdded - addedBefore).toBe(1); // only the timed-out wait added one
+    expect(machine.os.pendingWaiters).toBe(0);
+  });
+
+  it('NF-08 rejects more than 32 objects, mismatched arrays and a full waiter heap, changing nothing', async () => {
+    const w = await world({ adapters: [{ limits: { waitersPerFence: 4 } }] });
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice });
+    const many = Array.from({ length: 33 }, () => f.hSyncObject);
+    expect(() => app.waitAsync({ objects: many, values: many.map(() => 1n) })).toThrow(/objects has 33 items; expected 1 to 32/);
+    expect(() => app.signal({ objects: [f.hSyncObject], values: [1n, 2n] })).toThrow(/values has 2 items; expected 1 to 1/);
+    for (let i = 1; i <= 4; i++) void app.waitAsync({ objects: [f.hSyncObject], values: [BigInt(i)] });
+    const mv = monitoredValue(w, app, f.hSyncObject);
+    const before = machine.trace.events.length;
+    let error: WddmError | undefined;
+    try { app.createThread('x', function* (cpu) { yield cpu.wait({ objects: [f.hSyncObject], values: [9n] }); }); machine.run(); }
+    catch (e) { error = e as WddmError; }
+    expect(error).toBeUndefined(); // the thread gets the error at its yield
+    expect(app.threads.at(-1)!.state).toBe('failed');
+    expect(String((app.threads.at(-1)!.error as Error).message)).toMatch(/CPU waiter heap of this fence is full/);
+    expect(() => app.waitAsync({ objects: [f.hSyncObject], values: [9n] })).toThrow(/heap of this fence is full/);
+    expect(monitoredValue(w, app, f.hSyncObject)).toBe(mv);
+    expect(ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues').filter((e) => e.seq > before)).toHaveLength(0);
+    app.signal({ objects: [f.hSyncObject], values: [4n] });
+    expect(machine.os.pendingWaiters).toBe(0);
+  });
+});
+
+describe('signals and interrupts', () => {
+  it('NF-05 a GPU signal interrupts only when CurrentValue > MonitoredValue; a fence with no CPU waiter never interrupts', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const quiet = app.createNativeFence({ hDevice });
+    const watched = app.createNativeFence({ hDevice });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [1n, 2n, 3n].map((v) => ({ signal: { hSyncObject: quiet.hSyncObject, value: v } })) });
+    machine.run();
+    expect(machine.summary().adapters[0].interruptsRaised).toBe(0);
+    void app.waitAsync({ objects: [watched.hSyncObject], values: [3n] });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [1n, 2n, 3n].map((v) => ({ signal: { hSyncObject: watched.hSyncObject, value: v } })) });
+    machine.run();
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: watched.hSyncObject, value: 4n } }] });
+    machine.run();
+    const decisions = machine.trace.find({ kind: 'cmp' }).map((e) => `${e.name}:${e.args.value}:${e.args.monitoredValue}`);
+    expect(decisions.slice(3)).toEqual(['no interrupt:1:2', 'no interrupt:2:2', 'interrupt raised:3:2', 'no interrupt:4:18446744073709551615']);
+    expect(machine.summary().adapters[0].interruptsRaised).toBe(1);
+  });
+
+  it('NF-06 a GPU wait blocks its queue on the GPU with no CPU round trip and no interrupt', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice });
+    const consumer = app.createHwQueue({ hDevice, engine: 1, nativeProgressFence: false });
+    const producer = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+    const done = app.createNativeFence({ hDevice });
+    app.submit({ hHwQueue: consumer.hHwQueue, commands: [{ wait: { hSyncObject: f.hSyncObject, value: 1n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
+    machine.run();
+    expect(app.readFenceValue(done.hSyncObject)).toBe(0n);
+    expect(machine.summary().adapters[0].blockedQueues).toBe(1);
+    const ddisBefore = machine.trace.find({ kind: 'ddi' }).length;
+    app.submit({ hHwQueue: producer.hHwQueue, commands: [{ work: { durationNs: 1000 } }, { signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run();
+    expect(app.readFenceValue(done.hSyncObject)).toBe(1n);
+    expect(machine.summary().adapters[0].interruptsRaised).toBe(0);
+    expect(machine.trace.find({ kind: 'ddi' }).length).toBe(ddisBefore);
+    expect(machine.trace.find({ kind: 'interrupt' })).toHaveLength(0);
+  });
+
+  it('NF-07 a CPU signal goes through UpdateCurrentValuesFromCpu and unblocks CPU waiters and hardware queues', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice });
+    const done = app.createNativeFence({ hDevice });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: f.hSyncObject, value: 5n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
+    const waited = app.waitAsync({ objects: [f.hSyncObject], values: [5n] });
+    machine.run();
+    app.signal({ objects: [f.hSyncObject], values: [5n] });
+    const call = ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu')[0];
+    expect(call.args).toMatchObject({ NumFences: 1, UpdatedValueArray: ['5'], NotificationOnly: false });
+    await expect(waited).resolves.toMatchObject({ status: 'SUCCESS', immediate: false });
+    machine.run();
+    expect(app.readFenceValue(done.hSyncObject)).toBe(1n);
+  });
+
+  it('NF-09 on an interrupt the OS wakes waiters, moves MonitoredValue, calls UpdateMonitoredValues, then resamples until nothing changes', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice });
+    const g = globalOf(w, app, f.hSyncObject);
+    const results: string[] = [];
+    void app.waitAsync({ objects: [f.hSyncObject], values: [1n] }, 'one').then((r) => results.push(`one:${r.status}`));
+    void app.waitAsync({ objects: [f.hSyncObject], values: [2n] }, 'two').then((r) => results.push(`two:${r.status}`));
+    // While the OS updates MonitoredValue to 1, the GPU lands value 2: the resample must catch it.
+    const driver = machine.adapters[0].os.driver;
+    const original = driver.updateMonitoredValues.bind(driver);
+    driver.updateMonitoredValues = (args) => {
+      original(args);
+      if (args.UpdatedValueArray[0] === 1n) g.adapter.core.cpuWriteCurrentValue(g.coreFence, 2n);
+    };
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run();
+    await Promise.resolve();
+    expect(results).toEqual(['one:SUCCESS', 'two:SUCCESS']);
+    const os = machine.trace.events.filter((e) => e.seq > machine.trace.find({ kind: 'interrupt' })[0].seq && (e.kind === 'os' || e.kind === 'ddi')).map((e) => e.name);
+    expect(os).toEqual(['waiter woken', 'DxgkDdiUpdateMonitoredValues', 'waiter woken', 'resample satisfied waiters', 'DxgkDdiUpdateMonitoredValues']);
+    expect(monitoredValue(w, app, f.hSyncObject)).toBe(UINT64_MAX);
+  });
+
+  it('NF-10 no lost wakeup over random schedules of GPU signals and CPU waiters; spurious interrupts are counted', async () => {
+    for (const seed of [1, 2, 3, 4, 5]) {
+      for (const payload of ['list', 'noList'] as const) {
+        const { app, hDevice, machine } = await world({ seed, adapters: [{ interrupts: { payload }, engines: 2 }], timing: { commandNs: 50, interruptLatencyNs: 700 } });
+        const random = new Random(seed);
+        const fences = Array.from({ length: 4 }, (_, i) => app.createNativeFence({ hDevice, name: `f${i}` }).hSyncObject);
+        const queues = [0, 1].map((engine) => app.createHwQueue({ hDevice, engine, nativeProgressFence: false }).hHwQueue);
+        const next = fences.map(() => 0n);
+        let woken = 0;
+        let expected = 0;
+        for (let step = 0; step < 120; step++) {
+          machine.run(machine.nowNs + random.below(400));
+          const i = random.below(fences.length);
+          if (random.next() < 0.5) {
+            next[i] += BigInt(1 + random.below(3));
+            app.submit({ hHwQueue: queues[random.below(2)], commands: [{ work: { durationNs: random.below(300) } }, { signal: { hSyncObject: fences[i], value: next[i] } }] });
+          } else {
+            expected++;
+            void app.waitAsync({ objects: [fences[i]], values: [next[i] + BigInt(random.below(3))], timeoutNs: 1e9 }).then((r) => { if (r.status === 'SUCCESS') woken++; });
+          }
+        }
+        // Finally signal every fence far enough that every waiter's value is reached.
+        app.submit({ hHwQueue: queues[0], commands: fences.map((h, i) => ({ signal: { hSyncObject: h, value: next[i] + 10n } })) });
+        machine.run();
+        await new Promise((r) => setTimeout(r, 0));
+        expect(machine.os.lostWakeups(), `seed ${seed} ${payload}`).toEqual([]);
+        expect(machine.os.pendingWaiters).toBe(0);
+        expect(woken).toBe(expected);
+        const s = machine.summary();
+        expect(s.os.spuriousInterrupts).toBeGreaterThanOrEqual(0);
+        expect(s.os.interruptsHandled).toBe(s.adapters[0].interruptsRaised);
+      }
+    }
+  });
+
+  it('NF-11 the CMP order write MonitoredValue, barrier, read CurrentValue, interrupt: without the barrier a wakeup is lost', async () => {
+    for (const barrier of [true, false]) {
+      const w = await world({ adapters: [{ driver: { monitoredValueBarrier: barrier } }] });
+      const { app, hDevice, machine } = w;
+      const f = app.createNativeFence({ hDevice });
+      const g = globalOf(w, app, f.hSyncObject);
+      const core = machine.adapters[0].core;
+      // Directed interleaving. GPU engine 1: store CV=10 into its write buffer, CMP checks 10 > MV (UINT64_MAX): no.
+      expect(core.engineSignalWrite(1, app.kernel.slot, f.mapping.CurrentValueGpuVa, 10n)).toBe(0);
+      expect(core.cmpSignalCheck(1, g.coreFence, 10n)).toBe(0);
+      // CPU: a waiter for 10 arrives; OS sets MV = 9 through UpdateMonitoredValues, then resamples CV.
+      let status = 'waiting';
+      void app.waitAsync({ objects: [f.hSyncObject], values: [10n] }).then((r) => { status = r.status; });
+      // GPU: the buffered store finally reaches memory.
+      core.engineDrain(1);
+      machine.run();
+      await Promise.resolve();
+      if (barrier) {
+        expect(status).toBe('SUCCESS');
+        expect(machine.os.lostWakeups()).toEqual([]);
+      } else {
+        expect(status).toBe('waiting');
+        expect(app.readFenceValue(f.hSyncObject)).toBe(10n);
+        expect(machine.os.lostWakeups()).toEqual([{ waiter: 'app:async', fence: g.label, value: 10n, currentValue: 10n }]);
+      }
+    }
+  });
+
+  it('NF-17 a hardware queue progress fence is a native fence that advances with each submission', async () => {
+    const { app, hDevice, machine } = await world();
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: true });
+    const ddi = ddiCalls(machine, 'DxgkDdiCreateHwQueue')[0];
+    expect(ddi.args).toMatchObject({ NativeProgressFence: true });
+    expect(ddi.args.hHwQueueProgressFence).toBeGreaterThan(0);
+    const first = app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 100 } }] });
+    const second = app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 100 } }] });
+    expect([first.progressValue, second.progressValue]).toEqual([1n, 2n]);
+    const waited = app.waitAsync({ objects: [q.hProgressFence!], values: [2n] });
+    machine.run();
+    await expect(waited).resolves.toMatchObject({ status: 'SUCCESS' });
+    expect(() => app.destroySynchronizationObject(q.hProgressFence!)).toThrow(/progress fence of hardware queue/);
+  });
+
+  it('NF-18 the driver takes batches: one UpdateCurrentValuesFromCpu and one UpdateMonitoredValues for many fences; NotificationOnly rescans without writing', async () => {
+    const { app, hDevice, machine } = await world();
+    const fences = [0, 1, 2].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+    void app.waitAsync({ objects: fences, values: [5n, 6n, 7n], waitAny: true });
+    const mvCalls = ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues');
+    expect(mvCalls).toHaveLength(1);
+    expect(mvCalls[0].args).toMatchObject({ NumFences: 3, UpdatedValueArray: ['4', '5', '6'] });
+    app.signal({ objects: fences, values: [1n, 2n, 3n] });
+    const cvCalls = ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu');
+    expect(cvCalls).toHaveLength(1);
+    expect(cvCalls[0].args).toMatchObject({ NumFences: 3, UpdatedValueArray: ['1', '2', '3'] });
+    // NotificationOnly: the driver rescans its run list but writes nothing.
+    const done = app.createNativeFence({ hDevice });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: fences[0], value: 1n } }, { wait: { hSyncObject: fences[1], value: 3n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
+    machine.run();
+    expect(machine.summary().adapters[0].blockedQueues).toBe(1);
+    const g = machine.os.resolve(app.kernel, fences[1], 'syncObject', 'h').global;
+    g.adapter.core.cpuWriteCurrentValue(g.coreFence, 3n); // as if another adapter wrote the shared word
+    machine.os.ddiUpdateCurrentValuesFromCpu(g.adapter, [g], [3n], true);
+    machine.run();
+    expect(app.readFenceValue(done.hSyncObject)).toBe(1n);
+    expect(ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu').at(-1)!.args.NotificationOnly).toBe(true);
+  });
+
+  it('NF-19 values only move forward unless AllowFenceRewind; a wait once satisfied stays satisfied; UINT64_MAX is valid', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice, initialValue: 10n });
+    expect(() => app.signal({ objects: [f.hSyncObject], values: [4n] })).toThrow(/would move .* back from 10; fence values only move forward unless flags.allowFenceRewind/);
+    expect(app.readFenceValue(f.hSyncObject)).toBe(10n);
+    const satisfied = app.waitAsync({ objects: [f.hSyncObject], values: [12n] });
+    app.signal({ objects: [f.hSyncObject], values: [12n] });
+    app.signal({ objects: [f.hSyncObject], values: [3n], flags: { allowFenceRewind: true } });
+    expect(app.readFenceValue(f.hSyncObject)).toBe(3n);
+    await expect(satisfied).resolves.toMatchObject({ status: 'SUCCESS' });
+    const later = app.waitAsync({ objects: [f.hSyncObject], values: [5n], timeoutNs: 100 });
+    machine.run();
+    await expect(later).resolves.toMatchObject({ status: 'TIMEOUT' });
+    app.signal({ objects: [f.hSyncObject], values: [UINT64_MAX] });
+    expect(app.readFenceValue(f.hSyncObject)).toBe(UINT64_MAX);
+  });
+
+  it('NF-20 device removal signals every fence to UINT64_MAX except NoSignalMaxValueOnTdr, so no waiter hangs', async () => {
+    const { app, hDevice, machine } = await world();
+    const a = app.createNativeFence({ hDevice, name: 'a' });
+    const kept = app.createNativeFence({ hDevice, name: 'kept', flags: { noSignalMaxValueOnTdr: true } });
+    const q = app.createHwQueue({ hDevice });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: a.hSyncObject, value: 1000n } }] });
+    const waitA = app.waitAsync({ objects: [a.hSyncObject], values: [50n] });
+    machine.run();
+    machine.removeDevice(0, 'test TDR');
+    await expect(waitA).resolves.toMatchObject({ status: 'SUCCESS' });
+    expect(app.readFenceValue(a.hSyncObject)).toBe(UINT64_MAX);
+    expect(app.readFenceValue(kept.hSyncObject)).toBe(0n);
+    expect(() => app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 1 } }] })).toThrow(/removed device/);
+    expect(() => app.createNativeFence({ hDevice })).toThrow(/the device was removed/);
+    expect(machine.trace.find({ kind: 'fault', name: 'device removed (TDR)' })).toHaveLength(1);
+    // A new device on the same adapter works.
+    const hDevice2 = app.createDevice({ hAdapter: app.openAdapter(0) });
+    expect(app.createNativeFence({ hDevice: hDevice2 }).hSyncObject).toBeGreaterThan(0);
+  });
+});
