@@ -336,3 +336,21 @@ describe('signals and interrupts', () => {
     expect(app.createNativeFence({ hDevice: hDevice2 }).hSyncObject).toBeGreaterThan(0);
   });
 });
+
+describe('GPU faults', () => {
+  it('NF-20 a GPU page fault (a queued wait on a fence destroyed meanwhile) resets the adapter instead of stopping the machine', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice, flags: { shared: true } }); // pages of its own: unmapped on destroy
+    const other = app.createNativeFence({ hDevice });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    const waitOther = app.waitAsync({ objects: [other.hSyncObject], values: [1n] });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 1000 } }, { wait: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    app.destroySynchronizationObject(f.hSyncObject);
+    expect(() => machine.run()).not.toThrow();
+    const fault = machine.trace.find({ kind: 'fault', name: 'GPU fault' });
+    expect(fault).toHaveLength(1);
+    expect(String(fault[0].args.message)).toMatch(/GPU page fault/);
+    expect(machine.trace.find({ kind: 'fault', name: 'device removed (TDR)' })).toHaveLength(1);
+    await expect(waitOther).resolves.toMatchObject({ status: 'SUCCESS' }); // signalled to UINT64_MAX, nobody hangs
+  });
+});

@@ -48,6 +48,8 @@ export class GpuHardware {
   private readonly blockedOn = new Map<number, Set<number>>(); // core fence → blocked queue ids
   private readonly engines: EngineState[];
   stopped = false;
+  /** Called when the GPU faults (e.g. a page fault on an unmapped fence VA): the OS resets the adapter. */
+  onFault: (message: string) => void = (message) => { throw new Error(message); };
   /** Called when an engine's interrupt line must be serviced (the driver's ISR). */
   onInterrupt: (engine: number) => void = () => {};
   /** Observers of executed steps (log buffers, timeline). */
@@ -118,7 +120,8 @@ export class GpuHardware {
     const now = this.scheduler.nowNs;
     const L = this.layout;
     const actor = `${this.name}/engine${engine}`;
-    const result = check(this.core.engineStep(queue.id, BigInt(now)), `${actor} executing ${queue.label}`);
+    const result = this.core.engineStep(queue.id, BigInt(now));
+    if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result); return; }
     const out = this.readOut(this.memory.buffer);
     let nextNs = now + this.timing.commandNs;
     if (result === L.stepIdle) return;
@@ -173,7 +176,8 @@ export class GpuHardware {
   private recheck(id: number, fence: number): boolean {
     const queue = this.queues.get(id);
     if (!queue) return false;
-    const result = check(this.core.queueRecheck(id), `${this.name} rescanning ${queue.label}`);
+    const result = this.core.queueRecheck(id);
+    if (result < 0) { this.fault(`${this.name} rescanning ${queue.label}`, result); return false; }
     if (result !== this.layout.stepUnblocked) return false;
     this.blockedOn.get(fence)?.delete(id);
     const out = this.readOut(this.memory.buffer);
@@ -192,6 +196,13 @@ export class GpuHardware {
       state.isr = undefined;
       if (!this.stopped) this.onInterrupt(engine);
     });
+  }
+
+  private fault(what: string, status: number): void {
+    let message: string;
+    try { check(status, what); message = what; } catch (error) { message = (error as Error).message; }
+    this.trace.record('fault', this.name, 'GPU fault', { message });
+    this.onFault(message);
   }
 
   /** Stops every engine (bug check or reset): pending ticks and interrupts are dropped. */

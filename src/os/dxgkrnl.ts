@@ -249,6 +249,10 @@ export class Dxgkrnl {
       destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
     };
     this.adapters.push(full);
+    // A GPU fault (page fault, …) is a timeout detection and recovery: the devices are removed.
+    adapter.hardware.onFault = (message) => {
+      if (full.state === 'running') this.removeDevice(full, `GPU fault: ${message}`);
+    };
     return full;
   }
 
