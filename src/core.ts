@@ -105,7 +105,7 @@ export interface CoreLayout {
   pageDescriptorBytes: number; waitBlockBytes: number; heapEntryBytes: number; commandBytes: number;
   heapMinClass: number; heapMaxClass: number;
   fenceKindNative: number; fenceKindMonitored: number; memorySystem: number; memoryLocal: number;
-  opWait: number; opSignal: number; opWork: number; opFenceWrite: number;
+  opNop: number; opWait: number; opSignal: number; opWork: number; opFenceWrite: number;
   queueStateReady: number; queueStateBlocked: number;
   stepIdle: number; stepDone: number; stepBlocked: number; stepWork: number; stepInterrupt: number;
   stepUnblocked: number; stepMonitoredInterrupt: number;
@@ -179,7 +179,7 @@ export function readLayout(core: CoreExports): CoreLayout {
     heapMinClass: g('HEAP_MIN_CLASS'), heapMaxClass: g('HEAP_MAX_CLASS'),
     fenceKindNative: g('FENCE_KIND_NATIVE'), fenceKindMonitored: g('FENCE_KIND_MONITORED'),
     memorySystem: g('MEMORY_SYSTEM'), memoryLocal: g('MEMORY_LOCAL'),
-    opWait: g('OP_WAIT'), opSignal: g('OP_SIGNAL'), opWork: g('OP_WORK'), opFenceWrite: g('OP_FENCE_WRITE'),
+    opNop: g('OP_NOP'), opWait: g('OP_WAIT'), opSignal: g('OP_SIGNAL'), opWork: g('OP_WORK'), opFenceWrite: g('OP_FENCE_WRITE'),
     queueStateReady: g('QUEUE_STATE_READY'), queueStateBlocked: g('QUEUE_STATE_BLOCKED'),
     stepIdle: g('STEP_IDLE'), stepDone: g('STEP_DONE'), stepBlocked: g('STEP_BLOCKED'), stepWork: g('STEP_WORK'),
     stepInterrupt: g('STEP_INTERRUPT'), stepUnblocked: g('STEP_UNBLOCKED'), stepMonitoredInterrupt: g('STEP_MONITORED_INTERRUPT'),

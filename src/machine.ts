@@ -19,6 +19,7 @@ import { ReferenceDriver } from './driver/reference.js';
 import { WddmError, invalid, check } from './errors.js';
 import { GpuHardware, type Timing } from './gpu/hardware.js';
 import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from './os/dxgkrnl.js';
+import type { LegacyCounters } from './os/monitored.js';
 import { RuntimeProcess } from './runtime.js';
 import { Random } from './rng.js';
 import { Scheduler } from './scheduler.js';
@@ -37,6 +38,8 @@ export interface AdapterCapsOptions {
   nativeGpuFence?: boolean;
   optimizedNativeFenceSignaledInterrupt?: boolean;
   no64BitAtomics?: boolean;
+  /** The engines can write a monitored fence through its GPU VA (fence-write commands). false: software signal packets only. Default true. */
+  monitoredFenceGpuWrite?: boolean;
   nativeFenceCaps?: NativeFenceCapsOptions;
 }
 export interface AdapterLimits {
@@ -72,6 +75,8 @@ export interface MachineSummary {
   timeNs: number;
   adapters: AdapterSummary[];
   os: Counters;
+  /** Monitored fences and kernel-mode contexts: the legacy model's interrupts, scans and round trips. */
+  legacy: LegacyCounters;
   pendingWaiters: number;
   bugChecks: BugCheckReport[];
 }
@@ -158,6 +163,7 @@ export class Machine {
         bugCheck: a.os.bugCheck?.message,
       })),
       os: { ...this.os.counters },
+      legacy: { ...this.os.monitored.counters },
       pendingWaiters: this.os.pendingWaiters,
       bugChecks: [...this.os.bugChecks],
     };
@@ -174,6 +180,10 @@ export class Machine {
     lines.push(`  interrupts: raised=${s.adapters.reduce((n, a) => n + a.interruptsRaised, 0)} handled=${o.interruptsHandled} spurious=${o.spuriousInterrupts} fullScans=${o.fullScans} fencesScanned=${o.fencesScanned}`);
     lines.push(`  waits: waitersAdded=${o.waitersAdded} waitersWoken=${o.waitersWoken} satisfiedAtOnce=${o.waitsSatisfiedAtOnce} timedOut=${o.waitsTimedOut} stillWaiting=${s.pendingWaiters}`);
     lines.push(`  DDIs: UpdateMonitoredValues=${o.monitoredValueUpdates} (fences ${o.monitoredValuesWritten}) UpdateCurrentValuesFromCpu=${o.currentValueUpdates}`);
+    const l = s.legacy;
+    if (l.commandBuffers || l.scans || l.monitoredFenceInterrupts) {
+      lines.push(`  monitored fences + kernel-mode contexts: commandBuffers=${l.commandBuffers} dmaCompletedInterrupts=${l.dmaCompletedInterrupts} monitoredFenceInterrupts=${l.monitoredFenceInterrupts} scans=${l.scans} (legacy ${l.legacyScans}) fencesExamined=${l.fencesExamined} gpuWaitsHeld=${l.gpuWaitsHeld} releasedByCpu=${l.heldWaitsReleased} softwareSignals=${l.softwareSignals}`);
+    }
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
     return lines.join('\n') + '\n';
   }
@@ -187,7 +197,7 @@ function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptio
 } {
   const p = `adapters[${index}]`;
   const a = v.options(raw, p, ['name', 'integrated', 'engines', 'localMemoryBytes', 'caps', 'interrupts', 'driver', 'limits']);
-  const caps = v.options(a.caps, `${p}.caps`, ['nativeGpuFence', 'optimizedNativeFenceSignaledInterrupt', 'no64BitAtomics', 'nativeFenceCaps']);
+  const caps = v.options(a.caps, `${p}.caps`, ['nativeGpuFence', 'optimizedNativeFenceSignaledInterrupt', 'no64BitAtomics', 'monitoredFenceGpuWrite', 'nativeFenceCaps']);
   const nf = v.options(caps.nativeFenceCaps, `${p}.caps.nativeFenceCaps`, ['monitoredValuePadding', 'mapToGpuSystemProcess', 'minimumAddress', 'maximumAddress']);
   const interrupts = v.options(a.interrupts, `${p}.interrupts`, ['payload', 'evaluateLegacyMonitoredFences']);
   const driver = v.options(a.driver, `${p}.driver`, ['queryFeatureBeforeAdvertising', 'monitoredValueBarrier']);
@@ -211,6 +221,7 @@ function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptio
       nativeGpuFence: flag(caps.nativeGpuFence, `${p}.caps.nativeGpuFence`, true),
       optimizedNativeFenceSignaledInterrupt: flag(caps.optimizedNativeFenceSignaledInterrupt, `${p}.caps.optimizedNativeFenceSignaledInterrupt`, false),
       no64BitAtomics: flag(caps.no64BitAtomics, `${p}.caps.no64BitAtomics`, false),
+      monitoredFenceGpuWrite: flag(caps.monitoredFenceGpuWrite, `${p}.caps.monitoredFenceGpuWrite`, true),
       nativeFenceCaps: {
         monitoredValuePadding: padding,
         mapToGpuSystemProcess: flag(nf.mapToGpuSystemProcess, `${p}.caps.nativeFenceCaps.mapToGpuSystemProcess`, true),
@@ -342,6 +353,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
       queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
       monitoredValueBarrier: a.driver.monitoredValueBarrier,
       ringEntries: a.limits.ringEntries,
+      enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
     });
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
     const osAdapter = machine.os.startAdapter({ index, name: a.name, driver, hardware, core, memory, integrated: a.integrated, engines: a.engines });

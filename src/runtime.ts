@@ -11,6 +11,7 @@ import type { Machine } from './machine.js';
 import type { CpuEvent, LocalFence, NativeFenceMapping, OsAdapterHandle, OsDevice, Process, WaitResult } from './os/dxgkrnl.js';
 import { WddmError, invalid } from './errors.js';
 import * as v from './validate.js';
+import type { MonitoredFenceCreated } from './os/monitored.js';
 import { KMTQAITYPE_WDDM_3_1_CAPS, DXGKQAITYPE_NATIVE_FENCE_CAPS, hex } from './wddm.js';
 
 export type ThreadOp =
@@ -194,6 +195,40 @@ export class RuntimeProcess {
   /** User-mode submission of { wait }, { signal }, { work } commands. Returns the progress fence value it will signal. */
   submit(args: { hHwQueue: number; commands: ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[] }): { progressValue?: bigint } {
     return this.os.submit(this.kernel, args);
+  }
+
+  // ── monitored fences and kernel-mode contexts (WDDM 2.x; src/os/monitored.ts, src/os/contexts.ts) ──
+
+  /**
+   * D3DKMTCreateSynchronizationObject2 with type MONITORED_FENCE (MF-01): the
+   * handle, a read-only CPU mapping of the 64-bit value and its read/write GPU
+   * VA. Signal and wait on it with signal(), cpu.wait(), waitAsync(), waitWithEvent().
+   */
+  createSynchronizationObject(args: {
+    hDevice: number; type: 'MONITORED_FENCE'; initialValue?: bigint | number;
+    flags?: import('./wddm.js').SyncObjectFlags; engineAffinity?: number; name?: string;
+  }): MonitoredFenceCreated {
+    return this.os.monitored.create(this.kernel, args);
+  }
+
+  /** D3DKMTCreateContextVirtual: a kernel-mode (OS-scheduled) context on one engine. Returns hContext. */
+  createContext(args: { hDevice: number; engine?: number; name?: string }): number { return this.os.contexts.create(this.kernel, args); }
+  /** D3DKMTDestroyContext. */
+  destroyContext(hContext: number): void { this.os.contexts.destroy(this.kernel, hContext); }
+  /**
+   * D3DKMTSubmitCommand: one command buffer through the OS. { fenceWrite } writes
+   * a monitored fence from the GPU and raises its interrupt (engines that can write the VA).
+   */
+  submitCommand(args: { hContext: number; commands: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint | number } })[] }): { submitted: number } {
+    return this.os.contexts.submitCommand(this.kernel, args);
+  }
+  /** D3DKMTWaitForSynchronizationObjectFromGpu: returns at once; the context's later work waits (MF-05). */
+  waitForSynchronizationObjectFromGpu(args: { hContext: number; objects: number[]; values: (bigint | number)[] }): void {
+    this.os.contexts.waitFromGpu(this.kernel, args);
+  }
+  /** D3DKMTSignalSynchronizationObjectFromGpu: a software signal packet at the context's current end (MF-04). */
+  signalSynchronizationObjectFromGpu(args: { hContext: number; objects: number[]; values: (bigint | number)[] }): void {
+    this.os.contexts.signalFromGpu(this.kernel, args);
   }
 
   // ── threads ──

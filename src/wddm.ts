@@ -15,6 +15,10 @@ export const DXGKQAITYPE_NATIVE_FENCE_CAPS = 37;
 export const KMTQAITYPE_WDDM_3_1_CAPS = 'KMTQAITYPE_WDDM_3_1_CAPS';
 export const DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED = 19;
 export const DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED = 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED';
+/** A kernel-mode context's command buffer (DMA buffer) completed; carries its SubmissionFenceId. */
+export const DXGK_INTERRUPT_DMA_COMPLETED = 'DXGK_INTERRUPT_DMA_COMPLETED';
+/** MF-07: on a No64BitAtomics adapter, outstanding waits and signals stay within UINT32_MAX / 2 of the last signalled value. */
+export const MONITORED_FENCE_WINDOW = 0x7fff_ffffn;
 /** DXGKCB_NOTIFY_INTERRUPT_DATA_FLAGS::EvaluateLegacyMonitoredFences. */
 export const INTERRUPT_FLAG_EVALUATE_LEGACY_MONITORED_FENCES = 1 << 2;
 

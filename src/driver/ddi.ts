@@ -25,6 +25,12 @@ export interface DriverStartResult {
   /** DXGK_VIDSCHCAPS bits the driver advertises. */
   VidSchCaps: number;
   NativeFenceCaps: NativeFenceCaps;
+  /**
+   * Model-only (what the UMD knows about its engines): true when the engines can write a monitored
+   * fence through its GPU VA (a fence-write command); false means GPU signals of monitored fences
+   * go through software signal packets (SignalSynchronizationObjectFromGpu). Absent = true.
+   */
+  EnginesWriteMonitoredFences?: boolean;
 }
 
 export interface DXGKARG_CREATENATIVEFENCE {
@@ -84,6 +90,53 @@ export interface NativeFenceSignaledInterrupt {
   Flags: { EvaluateLegacyMonitoredFences: boolean };
 }
 
+// ── kernel-mode contexts (WDDM 2.x, OS-scheduled) ──
+
+export interface DXGKARG_CREATECONTEXT {
+  hDevice: number;
+  /** The engine (node) the context runs on. */
+  NodeOrdinal: number;
+  /** Model-only: the process slot whose GPU VA space the context runs in. */
+  ProcessSlot: number;
+}
+export interface DXGKARG_DESTROYCONTEXT { hContext: number }
+
+/** One command of a kernel-mode context's command buffer (the UMD wrote it; the OS passes the buffer on). */
+export interface ContextCommand {
+  op: 'work' | 'fenceWrite';
+  /** Core id of the fence storage (fenceWrite). */
+  coreFence: number;
+  /** FenceValueGPUVirtualAddress in the context's process (fenceWrite). */
+  gpuVa: bigint;
+  /** Fence value, or the duration in ns for work. */
+  value: bigint;
+  /** User-mode handle of the fence (fenceWrite), for the trace. */
+  handle: number;
+}
+
+/** DXGKARG_SUBMITCOMMAND, reduced to what the model needs. */
+export interface DXGKARG_SUBMITCOMMAND {
+  hContext: number;
+  /** Reported back in the DMA completed interrupt when the buffer has executed. */
+  SubmissionFenceId: number;
+  Commands: ContextCommand[];
+}
+
+/** DXGKARGCB_NOTIFY_INTERRUPT_DATA for DXGK_INTERRUPT_DMA_COMPLETED. */
+export interface DmaCompletedInterrupt {
+  InterruptType: 'DXGK_INTERRUPT_DMA_COMPLETED';
+  NodeOrdinal: number;
+  EngineOrdinal: number;
+  SubmissionFenceId: number;
+}
+
+/** DXGKARGCB_NOTIFY_INTERRUPT_DATA for DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED: no fence named. */
+export interface MonitoredFenceSignaledInterrupt {
+  InterruptType: 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED';
+  NodeOrdinal: number;
+  EngineOrdinal: number;
+}
+
 /** What the OS offers a driver (DXGKRNL_INTERFACE + the feature interface). */
 export interface DxgkrnlCallbacks {
   /** DXGKCB_ISFEATUREENABLED2 (through DXGK_FEATURE_INTERFACE). */
@@ -92,6 +145,10 @@ export interface DxgkrnlCallbacks {
   QueryFeatureInterface(featureId: number, version: number): NativeFenceFeatureInterface | null;
   /** DXGKCB_NOTIFY_INTERRUPT. */
   NotifyInterrupt(data: NativeFenceSignaledInterrupt): void;
+  /** DXGKCB_NOTIFY_INTERRUPT with DXGK_INTERRUPT_DMA_COMPLETED (kernel-mode contexts). */
+  NotifyDmaCompleted(data: DmaCompletedInterrupt): void;
+  /** DXGKCB_NOTIFY_INTERRUPT with DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED. */
+  NotifyMonitoredFenceSignaled(data: MonitoredFenceSignaledInterrupt): void;
 }
 
 export interface KernelModeDriver {
@@ -115,6 +172,15 @@ export interface KernelModeDriver {
    * that the UMD did it). Throws, writing nothing, when the ring has no room.
    */
   writeUserModeCommands(hHwQueue: number, commands: UserModeCommand[]): void;
+  /** DxgkDdiCreateContext (kernel-mode contexts; optional so a native-only test driver need not have them). */
+  createContext?(args: DXGKARG_CREATECONTEXT): { hContext: number };
+  /** DxgkDdiDestroyContext: work the context still had on the engine is dropped. */
+  destroyContext?(args: DXGKARG_DESTROYCONTEXT): void;
+  /**
+   * DxgkDdiSubmitCommand: put one command buffer on the context's engine. Returns false, taking
+   * nothing, when the engine's queue has no room now (the OS retries at the next completion).
+   */
+  submitCommand?(args: DXGKARG_SUBMITCOMMAND): boolean;
 }
 
 export interface UserModeCommand {

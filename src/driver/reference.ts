@@ -10,6 +10,7 @@ import { check, WddmError } from '../errors.js';
 import type { GpuHardware } from '../gpu/hardware.js';
 import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, VIDSCHCAPS } from '../wddm.js';
 import type {
+  DXGKARG_CREATECONTEXT, DXGKARG_DESTROYCONTEXT, DXGKARG_SUBMITCOMMAND,
   DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYHWQUEUE,
   DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_UPDATECURRENTVALUESFROMCPU,
   DXGKARG_UPDATEMONITOREDVALUES, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
@@ -30,6 +31,8 @@ export interface ReferenceDriverOptions {
   monitoredValueBarrier: boolean;
   /** Ring size of every hardware queue (the core's ringEntries). */
   ringEntries: number;
+  /** The engines can write a monitored fence through its GPU VA (else: software signal packets). Default true. */
+  enginesWriteMonitoredFences?: boolean;
 }
 
 interface DriverFence { hGlobal: number; coreFence: number; locals: Set<number> }
@@ -44,11 +47,18 @@ export class ReferenceDriver implements KernelModeDriver {
   private readonly fences = new Map<number, DriverFence>();
   private readonly locals = new Map<number, DriverFence>();
   private readonly queues = new Map<number, number>(); // hHwQueue → core queue id
+  private nextContext = 0x4000;
+  private readonly contexts = new Map<number, number>(); // hContext → core queue id (its DMA ring)
+  private readonly contextOfQueue = new Map<number, number>(); // core queue id → hContext
+  /** Per engine: a monitored fence write raised the pending interrupt. */
+  private readonly monitoredRaised: boolean[] = [];
   /** Negotiation record, for the trace and tests. */
   readonly negotiation: string[] = [];
 
   constructor(readonly hardware: GpuHardware, readonly core: CoreExports, readonly options: ReferenceDriverOptions) {
     hardware.onInterrupt = (engine) => this.interruptServiceRoutine(engine);
+    hardware.onDmaCompleted = (engine, queueId, submissionFenceId) => this.dmaCompletedServiceRoutine(engine, queueId, submissionFenceId);
+    hardware.stepListeners.push((step) => { if (step.kind === 'fence-write') this.monitoredRaised[step.queue.engine] = true; });
   }
 
   startDevice(os: DxgkrnlCallbacks): DriverStartResult {
@@ -76,7 +86,7 @@ export class ReferenceDriver implements KernelModeDriver {
       caps |= VIDSCHCAPS.NativeGpuFence;
       caps |= this.options.hardwareCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
     }
-    return { VidSchCaps: caps, NativeFenceCaps: this.queryNativeFenceCaps() };
+    return { VidSchCaps: caps, NativeFenceCaps: this.queryNativeFenceCaps(), EnginesWriteMonitoredFences: this.options.enginesWriteMonitoredFences ?? true };
   }
 
   queryNativeFenceCaps(): NativeFenceCaps { return { ...this.options.nativeFenceCaps }; }
@@ -172,19 +182,70 @@ export class ReferenceDriver implements KernelModeDriver {
       this.core.queueDestroy(id);
       this.queues.delete(hHwQueue);
     }
+    for (const hContext of [...this.contexts.keys()]) this.destroyContext({ hContext });
     this.hardware.restart();
+  }
+
+  // ── kernel-mode contexts: each gets a ring the OS fills through SubmitCommand ──
+
+  createContext(args: DXGKARG_CREATECONTEXT): { hContext: number } {
+    const id = check(this.core.queueCreate(args.NodeOrdinal, args.ProcessSlot), 'DxgkDdiCreateContext');
+    const hContext = this.nextContext++;
+    this.contexts.set(hContext, id);
+    this.contextOfQueue.set(id, hContext);
+    this.hardware.addQueue({ id, engine: args.NodeOrdinal, handle: hContext, label: `context 0x${hContext.toString(16)}` });
+    return { hContext };
+  }
+
+  destroyContext(args: DXGKARG_DESTROYCONTEXT): void {
+    const id = this.contexts.get(args.hContext);
+    if (id === undefined) throw new Error(`DxgkDdiDestroyContext: unknown hContext 0x${args.hContext.toString(16)}`);
+    this.hardware.removeQueue(id);
+    check(this.core.queueDestroy(id), 'DxgkDdiDestroyContext');
+    this.contexts.delete(args.hContext);
+    this.contextOfQueue.delete(id);
+  }
+
+  /** Writes the command buffer and its completion marker (a NOP carrying SubmissionFenceId) to the context's ring. */
+  submitCommand(args: DXGKARG_SUBMITCOMMAND): boolean {
+    const id = this.contexts.get(args.hContext);
+    if (id === undefined) throw new Error(`DxgkDdiSubmitCommand: unknown hContext 0x${args.hContext.toString(16)}`);
+    if (this.core.queuePending(id) + args.Commands.length + 1 > this.options.ringEntries) return false;
+    const L = this.hardware.layout;
+    const writable = this.options.enginesWriteMonitoredFences ?? true;
+    for (const c of args.Commands) {
+      if (c.op === 'fenceWrite' && !writable) throw new Error('DxgkDdiSubmitCommand: a fence-write command on an engine that cannot write monitored fences');
+      const op = c.op === 'work' ? L.opWork : L.opFenceWrite;
+      check(this.core.queuePush(id, op, c.coreFence, c.value, c.gpuVa, c.handle), 'DxgkDdiSubmitCommand');
+    }
+    check(this.core.queuePush(id, L.opNop, 0, BigInt(args.SubmissionFenceId), 0n, 0), 'DxgkDdiSubmitCommand');
+    this.hardware.kick(this.core.queueEngine(id));
+    return true;
+  }
+
+  /** The DMA completed interrupt: one per command buffer, naming its SubmissionFenceId. */
+  private dmaCompletedServiceRoutine(engine: number, queueId: number, submissionFenceId: number): void {
+    if (!this.os || !this.contextOfQueue.has(queueId)) return; // the context was destroyed meanwhile
+    this.os.NotifyDmaCompleted({ InterruptType: 'DXGK_INTERRUPT_DMA_COMPLETED', NodeOrdinal: engine, EngineOrdinal: 0, SubmissionFenceId: submissionFenceId });
   }
 
   /** The ISR: take the engine's interrupt payload and notify the OS. */
   private interruptServiceRoutine(engine: number): void {
     const count = this.core.engineTakeInterrupt(engine);
     if (count === -2 || !this.os) return;
+    const monitored = this.monitoredRaised[engine] === true;
+    this.monitoredRaised[engine] = false;
+    const raw = count > 0 ? [...new Uint32Array(this.hardware.memory.buffer, this.core.outBufferAddress(), count)] : [];
+    if (monitored) {
+      // A monitored fence write: its own interrupt, which names no fence (the OS scans).
+      this.os.NotifyMonitoredFenceSignaled({ InterruptType: 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', NodeOrdinal: engine, EngineOrdinal: 0 });
+      // Monitored fences carry driver handle 0 in the engine's list; with nothing else raised, no native interrupt.
+      if (count >= 0 && raw.every((h) => h === 0)) return;
+    }
     let list: number[] | null = null;
     if (count >= 0 && this.options.interruptPayload === 'list') {
-      const base = this.core.outBufferAddress();
-      const words = new Uint32Array(this.hardware.memory.buffer, base, count);
       // A correct driver never reports a fence it has been told to destroy.
-      list = [...words].filter((h) => this.fences.has(h));
+      list = raw.filter((h) => this.fences.has(h));
     }
     this.os.NotifyInterrupt({
       InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED,

@@ -9,6 +9,8 @@
 //   INTERRUPT ──▶ ISR scheduled at +interruptLatencyNs (signals raised before
 //                 it runs join the same interrupt: collapsing)
 //   a signal  ──▶ run-list rescan of queues blocked on that fence (no CPU)
+//   NOP marker ─▶ a kernel-mode context's command buffer completed: DMA
+//                 completed interrupt at +interruptLatencyNs (one per buffer)
 
 import type { CoreExports, CoreLayout } from '../core.js';
 import { u64 } from '../core.js';
@@ -32,7 +34,7 @@ export interface HwQueueInfo {
 
 export interface StepRecord {
   queue: HwQueueInfo;
-  kind: 'wait-passed' | 'wait-blocked' | 'wait-unblocked' | 'signal' | 'work' | 'fence-write';
+  kind: 'wait-passed' | 'wait-blocked' | 'wait-unblocked' | 'signal' | 'work' | 'fence-write' | 'dma-completed';
   fence: number;       // core fence id
   handle: number;      // user-mode handle in the command
   value: bigint;
@@ -52,6 +54,10 @@ export class GpuHardware {
   onFault: (message: string) => void = (message) => { throw new Error(message); };
   /** Called when an engine's interrupt line must be serviced (the driver's ISR). */
   onInterrupt: (engine: number) => void = () => {};
+  /** Called (after the interrupt latency) when a command buffer's completion marker executed. */
+  onDmaCompleted: (engine: number, queueId: number, submissionFenceId: number) => void = () => {};
+  /** Hardware-queue waits released by the driver's run-list rescan on a CPU update (UpdateCurrentValuesFromCpu). */
+  waitsReleasedByCpu = 0;
   /** Observers of executed steps (log buffers, timeline). */
   readonly stepListeners: ((step: StepRecord) => void)[] = [];
 
@@ -134,6 +140,14 @@ export class GpuHardware {
       let set = this.blockedOn.get(out.fence);
       if (!set) this.blockedOn.set(out.fence, (set = new Set()));
       set.add(queue.id);
+    } else if (out.op === L.opNop) {
+      // The completion marker the driver put after a kernel-mode context's command buffer.
+      const submissionFenceId = Number(out.value);
+      this.trace.record('gpu', actor, 'command buffer completed', { queue: queue.label, SubmissionFenceId: submissionFenceId });
+      this.emit({ queue, kind: 'dma-completed', fence: 0, handle: 0, value: out.value, timeNs: now });
+      this.scheduler.after(this.timing.interruptLatencyNs, `${actor} DMA completed interrupt`, () => {
+        if (!this.stopped) this.onDmaCompleted(engine, queue.id, submissionFenceId);
+      });
     } else if (out.op === L.opWait) {
       this.trace.record('gpu', actor, 'wait passed', { queue: queue.label, hSyncObject: out.handle, value: out.value });
       this.emit({ queue, kind: 'wait-passed', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: now });
@@ -170,6 +184,7 @@ export class GpuHardware {
     for (const fence of fences) {
       for (const id of [...this.blockedOn.get(fence)!].sort((a, b) => a - b)) if (this.recheck(id, fence)) unblocked++;
     }
+    this.waitsReleasedByCpu += unblocked;
     return unblocked;
   }
 

@@ -32,6 +32,8 @@ import {
   type SyncObjectFlagName,
 } from '../wddm.js';
 import * as v from '../validate.js';
+import { MonitoredFences, observeMonitoredValue } from './monitored.js';
+import { KernelContexts, type OsContext } from './contexts.js';
 
 // ───────────────────────────── objects ─────────────────────────────
 
@@ -72,6 +74,8 @@ export class GlobalFence {
   ntReferences = 0;
   destroyed = false;
   hGlobal = 0;
+  /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
+  kind: 'native' | 'monitored' = 'native';
   constructor(
     readonly adapter: OsAdapter,
     readonly coreFence: number,
@@ -87,7 +91,10 @@ export class GlobalFence {
   get kernelCvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.cvPhys); }
   get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
   hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
-  currentValue(): bigint { return asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence)); }
+  currentValue(): bigint {
+    const raw = asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence));
+    return this.kind === 'monitored' ? observeMonitoredValue(this, raw) : raw;
+  }
 }
 
 export interface LocalFence {
@@ -110,10 +117,10 @@ export interface OsHwQueue {
 }
 export interface CpuEvent { kind: 'event'; handle: number; name: string; signaled: boolean; signaledAtNs?: number; waiters: (() => void)[] }
 interface NtHandle { kind: 'nt'; handle: number; global: GlobalFence }
-type HandleObject = OsDevice | OsAdapterHandle | LocalFence | OsHwQueue | CpuEvent;
+type HandleObject = OsDevice | OsAdapterHandle | LocalFence | OsHwQueue | CpuEvent | OsContext;
 const KIND_NAMES: Record<HandleObject['kind'], string> = {
   device: 'device (hDevice)', adapter: 'adapter (hAdapter)', syncObject: 'sync object (hSyncObject)',
-  hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)',
+  hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)', context: 'kernel-mode context (hContext)',
 };
 
 // ───────────────────────────── waits ─────────────────────────────
@@ -212,6 +219,9 @@ export class Dxgkrnl {
   private readonly waiters = new Map<number, Waiter>();
   private nextWaiter = 1;
   readonly system: Process;
+  /** Monitored fences (MF-01..03, MF-06, MF-07, INT-04) and kernel-mode contexts (MF-04, MF-05). */
+  readonly monitored = new MonitoredFences(this);
+  readonly contexts = new KernelContexts(this);
 
   constructor(
     readonly options: OsOptions,
@@ -276,6 +286,8 @@ export class Dxgkrnl {
         };
       },
       NotifyInterrupt: (data) => this.notifyInterrupt(this.adapters[index], data),
+      NotifyDmaCompleted: (data) => this.contexts.onDmaCompleted(this.adapters[index], data),
+      NotifyMonitoredFenceSignaled: (data) => this.monitored.onMonitoredFenceSignaled(this.adapters[index], data),
     };
   }
 
@@ -571,6 +583,7 @@ export class Dxgkrnl {
   }
 
   closeLocal(local: LocalFence): void {
+    if (local.global.kind === 'monitored') { this.monitored.close(local); return; }
     const { process, global } = local;
     const adapter = global.adapter;
     process.handles.delete(local.handle);
@@ -631,8 +644,10 @@ export class Dxgkrnl {
         throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noWait: it cannot be waited on`,
           { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noWait' });
       }
+      const value = v.u64(values[i], `values[${i}]`);
+      if (local.global.kind === 'monitored') this.monitored.checkWait(local.global, value, `values[${i}]`);
       fences.push(local.global);
-      waited.push(v.u64(values[i], `values[${i}]`));
+      waited.push(value);
     });
     this.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromCpu', {
       ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
@@ -757,7 +772,7 @@ export class Dxgkrnl {
       if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
       const byAdapter = new Map<OsAdapter, GlobalFence[]>();
       for (const fence of changed) {
-        if (fence.destroyed || fence.adapter.state !== 'running') continue;
+        if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
         let list = byAdapter.get(fence.adapter);
         if (!list) byAdapter.set(fence.adapter, (list = []));
         list.push(fence);
@@ -827,6 +842,7 @@ export class Dxgkrnl {
         throw new WddmError('INVALID_PARAMETER', `values[${i}] ${value} would move ${local.global.label} back from ${current}; fence values only move forward unless flags.allowFenceRewind is set`,
           { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
       }
+      if (local.global.kind === 'monitored') this.monitored.checkSignal(local.global, value, `values[${i}]`);
       fences.push(local.global);
       signalled.push(value);
     });
@@ -839,6 +855,15 @@ export class Dxgkrnl {
 
   /** Writes values through each adapter's driver (batched), then satisfies CPU waiters. */
   cpuSignal(fences: GlobalFence[], values: bigint[]): void {
+    if (fences.some((f) => f.kind === 'monitored')) {
+      // Monitored fences: the kernel writes the value itself, no DDI (src/os/monitored.ts).
+      const monitored = fences.map((f, i) => i).filter((i) => fences[i].kind === 'monitored');
+      this.monitored.cpuSignal(monitored.map((i) => fences[i]), monitored.map((i) => values[i]));
+      const native = fences.map((f, i) => i).filter((i) => fences[i].kind === 'native');
+      if (!native.length) return;
+      fences = native.map((i) => fences[i]);
+      values = native.map((i) => values[i]);
+    }
     const byAdapter = new Map<OsAdapter, number[]>();
     fences.forEach((f, i) => {
       let list = byAdapter.get(f.adapter);
@@ -879,7 +904,7 @@ export class Dxgkrnl {
       }
     } else {
       this.counters.fullScans++;
-      fences = [...adapter.withWaiters].sort((x, y) => x.coreFence - y.coreFence);
+      fences = [...adapter.withWaiters].filter((f) => f.kind === 'native').sort((x, y) => x.coreFence - y.coreFence);
       this.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
     }
     const before = this.counters.waitersWoken;
@@ -889,7 +914,9 @@ export class Dxgkrnl {
       this.satisfy(fence, fence.currentValue(), changed);
     }
     this.refresh(changed);
-    if (this.counters.waitersWoken === before) {
+    // INT-04: only with EvaluateLegacyMonitoredFences does a no-list interrupt look at monitored fences too.
+    const legacyReleased = !list && data.Flags.EvaluateLegacyMonitoredFences ? this.monitored.legacyScan(adapter) : 0;
+    if (this.counters.waitersWoken === before && legacyReleased === 0) {
       this.counters.spuriousInterrupts++;
       this.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
     }
@@ -922,6 +949,7 @@ export class Dxgkrnl {
     this.trace.record('fault', adapter.name, 'device removed (TDR)', { reason });
     adapter.driver.resetEngines();
     for (const device of adapter.devices) { device.removed = true; device.queues.clear(); }
+    this.contexts.onDeviceRemoved(adapter);
     const fences = [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence).filter((f) => !f.hasFlag('noSignalMaxValueOnTdr'));
     const kept = [...adapter.fences.values()].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).map((f) => f.label);
     if (kept.length) this.trace.record('os', 'dxgkrnl', 'NoSignalMaxValueOnTdr: not signalled', { fences: kept });
@@ -1009,6 +1037,10 @@ export class Dxgkrnl {
       const body = v.options(c[op], `commands[${i}].${op}`, ['hSyncObject', 'value']);
       const local = this.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
       const value = v.u64(body.value, `commands[${i}].${op}.value`);
+      if (local.global.kind === 'monitored') {
+        throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} is a monitored fence: it has no MonitoredValue for the CMP, so hardware queues do not ${op} on it; use a kernel-mode context (submitCommand / ${op === 'wait' ? 'waitForSynchronizationObjectFromGpu' : 'fenceWrite or signalSynchronizationObjectFromGpu'})`,
+          { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: 'a native fence' });
+      }
       if (local.global.adapter !== device.adapter) {
         throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} lives on adapter "${local.global.adapter.name}", not on the queue's "${device.adapter.name}"`,
           { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: `a fence opened on "${device.adapter.name}"` });

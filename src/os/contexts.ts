@@ -1,0 +1,327 @@
+// Kernel-mode contexts (WDDM 2.x): the OS-scheduled kind of GPU context, the
+// one monitored fences were made for (MF-04, MF-05, MF-06).
+//
+// Unlike a hardware queue (user-mode submission: the UMD writes the ring and
+// the OS never sees it), every command buffer of a kernel-mode context goes
+// through the OS. VidSch keeps one software queue of packets per context and
+// feeds the engine from its head, in virtual time:
+//
+//   context packets (software queue, in submission order)
+//   ┌──────────────┬────────────┬──────────────┬──────────────┬─────
+//   │ command buf. │ GPU wait   │ command buf. │ signal pkt.  │ …
+//   └──────────────┴────────────┴──────────────┴──────────────┴─────
+//     head ─▶ command buffer: DxgkDdiSubmitCommand at once (several may be on the engine)
+//             GPU wait:       satisfied? drop it and go on : the context is HELD (MF-05)
+//             signal packet:  waits until the buffers before it completed, then the
+//                             OS writes the value (SignalSynchronizationObjectFromGpu, MF-04)
+//
+//   engine runs a buffer ─▶ completion marker ─▶ DMA completed interrupt ─▶ the OS
+//   scans the monitored fences with pending waits of that process (MF-06),
+//   releases satisfied CPU waiters and held contexts, and feeds the engine again.
+//
+// A held context needs the CPU to see the signal before its GPU work can run:
+// each release is counted as a CPU round trip that held GPU work.
+
+import { WddmError, invalid } from '../errors.js';
+import type { ContextCommand, DmaCompletedInterrupt } from '../driver/ddi.js';
+import { hex } from '../wddm.js';
+import * as v from '../validate.js';
+import type { Dxgkrnl, GlobalFence, OsAdapter, OsDevice, Process } from './dxgkrnl.js';
+
+type Packet =
+  | { type: 'commandBuffer'; commands: ContextCommand[]; described: string[]; fences: GlobalFence[] }
+  | { type: 'wait'; fences: GlobalFence[]; values: bigint[]; held: boolean; heldSinceNs: number }
+  | { type: 'signal'; fences: GlobalFence[]; values: bigint[] };
+
+export interface OsContext {
+  kind: 'context';
+  handle: number;
+  device: OsDevice;
+  engine: number;
+  /** The driver's hContext. */
+  hContext: number;
+  label: string;
+  /** VidSch's software queue: packets not yet handed to the engine. */
+  packets: Packet[];
+  /** Command buffers on the engine (SubmissionFenceId, fences they write), oldest first. */
+  inFlight: { id: number; fences: GlobalFence[] }[];
+  destroyed: boolean;
+}
+
+export class KernelContexts {
+  /** Live contexts, in creation order. */
+  private readonly live: OsContext[] = [];
+  /** Per adapter: SubmissionFenceId → context. */
+  private readonly submissions = new Map<OsAdapter, Map<number, OsContext>>();
+  private readonly nextSubmission = new Map<OsAdapter, number>();
+  private readonly pending = new Set<OsContext>();
+  private draining = false;
+
+  constructor(private readonly os: Dxgkrnl) {}
+
+  // ── lifecycle ──
+
+  /** D3DKMTCreateContextVirtual: a kernel-mode context on one engine. Returns hContext. */
+  create(process: Process, args: unknown): number {
+    const os = this.os;
+    const a = v.options(args, 'createContext(args)', ['hDevice', 'engine', 'name']);
+    const device = os.requireDevice(process, a.hDevice, 'hDevice');
+    const adapter = device.adapter;
+    const engine = a.engine === undefined ? 0 : v.integer(a.engine, 'engine', 0, adapter.engines - 1);
+    const driver = adapter.driver;
+    if (!driver.createContext || !driver.submitCommand || !driver.destroyContext) {
+      throw new WddmError('NOT_SUPPORTED', `createContext: the driver of "${adapter.name}" has no kernel-mode contexts (DxgkDdiCreateContext / SubmitCommand / DestroyContext)`,
+        { parameter: 'hDevice', value: device.handle, expected: 'a device whose driver supports kernel-mode contexts' });
+    }
+    const label = a.name === undefined ? `context${this.live.length + 1}` : String(a.name);
+    os.trace.record('runtime', process.name, 'D3DKMTCreateContextVirtual', { hDevice: device.handle, NodeOrdinal: engine, name: label });
+    os.trace.record('ddi', adapter.name, 'DxgkDdiCreateContext', { hDevice: device.handle, NodeOrdinal: engine });
+    const created = os.callDriver(adapter, () => driver.createContext!({ hDevice: device.handle, NodeOrdinal: engine, ProcessSlot: process.slot }));
+    if (!created) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createContext: the driver of "${adapter.name}" failed`);
+    const context: OsContext = {
+      kind: 'context', handle: process.allocHandle(), device, engine, hContext: created.hContext, label, packets: [], inFlight: [], destroyed: false,
+    };
+    process.handles.set(context.handle, context);
+    this.live.push(context);
+    os.trace.record('ddi', adapter.name, 'DxgkDdiCreateContext returned', { hContext: created.hContext, context: label });
+    return context.handle;
+  }
+
+  /** D3DKMTDestroyContext: packets not yet on the engine are dropped, the engine drops the rest. */
+  destroy(process: Process, hContext: unknown): void {
+    const os = this.os;
+    const context = os.resolve(process, hContext, 'context', 'hContext');
+    const adapter = context.device.adapter;
+    os.trace.record('runtime', process.name, 'D3DKMTDestroyContext', { hContext: context.handle, droppedPackets: context.packets.length, inFlight: context.inFlight.length });
+    if (adapter.state === 'running' && !context.device.removed) {
+      os.trace.record('ddi', adapter.name, 'DxgkDdiDestroyContext', { hContext: context.hContext });
+      os.callDriver(adapter, () => adapter.driver.destroyContext!({ hContext: context.hContext }));
+    }
+    this.forget(context);
+    process.handles.delete(context.handle);
+    process.retired.add(context.handle);
+  }
+
+  private forget(context: OsContext): void {
+    context.destroyed = true;
+    const submissions = this.submissions.get(context.device.adapter);
+    for (const { id } of context.inFlight) submissions?.delete(id);
+    context.inFlight = [];
+    context.packets = [];
+    this.pending.delete(context);
+    const index = this.live.indexOf(context);
+    if (index >= 0) this.live.splice(index, 1);
+  }
+
+  /** NF-20 for contexts: the driver dropped their engine work; the OS drops their queued packets. */
+  onDeviceRemoved(adapter: OsAdapter): void {
+    for (const context of this.live.filter((c) => c.device.adapter === adapter)) {
+      this.submissions.get(adapter)?.clear();
+      context.inFlight = [];
+      context.packets = [];
+    }
+  }
+
+  private requireUsable(process: Process, hContext: unknown): OsContext {
+    const context = this.os.resolve(process, hContext, 'context', 'hContext');
+    if (context.device.removed) {
+      throw new WddmError('DEVICE_REMOVED', `hContext ${hex(context.handle)} belongs to a removed device`, { parameter: 'hContext', value: context.handle, expected: 'a context of a device that was not removed' });
+    }
+    this.os.requireRunning(context.device.adapter, 'hContext');
+    return context;
+  }
+
+  // ── what user mode calls ──
+
+  /**
+   * D3DKMTSubmitCommand: one command buffer ({ work } and, on engines that
+   * can write the fence VA, { fenceWrite }) goes through the OS to the context.
+   */
+  submitCommand(process: Process, args: unknown): { submitted: number } {
+    const os = this.os;
+    const a = v.options(args, 'submitCommand(args)', ['hContext', 'commands']);
+    const context = this.requireUsable(process, a.hContext);
+    const adapter = context.device.adapter;
+    const list = v.array(a.commands, 'commands', 1, 4096);
+    const commands: ContextCommand[] = [];
+    const described: string[] = [];
+    const written: GlobalFence[] = [];
+    list.forEach((raw, i) => {
+      const c = v.options(raw, `commands[${i}]`, ['work', 'fenceWrite']);
+      if (Object.keys(c).length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { work }, { fenceWrite }');
+      if (c.work !== undefined) {
+        const w = v.options(c.work, `commands[${i}].work`, ['durationNs']);
+        const d = v.nonNegative(w.durationNs, `commands[${i}].work.durationNs`);
+        commands.push({ op: 'work', coreFence: 0, gpuVa: 0n, value: BigInt(Math.round(d)), handle: 0 });
+        described.push(`work(${d}ns)`);
+        return;
+      }
+      const body = v.options(c.fenceWrite, `commands[${i}].fenceWrite`, ['hSyncObject', 'value']);
+      if (adapter.caps.EnginesWriteMonitoredFences === false) {
+        throw new WddmError('NOT_SUPPORTED', `commands[${i}].fenceWrite: the engines of "${adapter.name}" cannot write a monitored fence through its GPU VA; queue a software signal packet with signalSynchronizationObjectFromGpu instead (MF-04)`,
+          { parameter: `commands[${i}].fenceWrite`, expected: 'signalSynchronizationObjectFromGpu on this adapter' });
+      }
+      const { fences, values } = os.monitored.resolveObjects(process, { objects: [body.hSyncObject], values: [body.value] }, adapter, 'signal');
+      const local = os.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].fenceWrite.hSyncObject`);
+      commands.push({ op: 'fenceWrite', coreFence: fences[0].coreFence, gpuVa: local.cvGpuVa, value: values[0], handle: local.handle });
+      described.push(`fenceWrite(${fences[0].label}, ${values[0]})`);
+      written.push(fences[0]);
+    });
+    os.trace.record('runtime', process.name, 'D3DKMTSubmitCommand', { hContext: context.handle, context: context.label, commands: described });
+    os.trace.record('os', 'vidsch', 'command buffer queued', { context: context.label, queuedAhead: context.packets.length });
+    context.packets.push({ type: 'commandBuffer', commands, described, fences: written });
+    this.wakeContexts([context]);
+    return { submitted: commands.length };
+  }
+
+  /** D3DKMTWaitForSynchronizationObjectFromGpu: returns at once; later packets of the context wait for it (MF-05). */
+  waitFromGpu(process: Process, args: unknown): void {
+    const os = this.os;
+    const a = v.options(args, 'waitForSynchronizationObjectFromGpu(args)', ['hContext', 'objects', 'values']);
+    const context = this.requireUsable(process, a.hContext);
+    const { fences, values } = os.monitored.resolveObjects(process, a, context.device.adapter, 'wait');
+    os.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromGpu', {
+      hContext: context.handle, context: context.label, ObjectCount: fences.length, ObjectHandleArray: a.objects as number[], FenceValueArray: values,
+    });
+    context.packets.push({ type: 'wait', fences, values, held: false, heldSinceNs: 0 });
+    this.wakeContexts([context]);
+  }
+
+  /** D3DKMTSignalSynchronizationObjectFromGpu: a software signal packet the OS executes at the head of the context (MF-04). */
+  signalFromGpu(process: Process, args: unknown): void {
+    const os = this.os;
+    const a = v.options(args, 'signalSynchronizationObjectFromGpu(args)', ['hContext', 'objects', 'values']);
+    const context = this.requireUsable(process, a.hContext);
+    const { fences, values } = os.monitored.resolveObjects(process, a, context.device.adapter, 'signal');
+    os.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromGpu', {
+      hContext: context.handle, context: context.label, ObjectCount: fences.length, ObjectHandleArray: a.objects as number[], FenceValueArray: values,
+    });
+    context.packets.push({ type: 'signal', fences, values });
+    this.wakeContexts([context]);
+  }
+
+  // ── VidSch ──
+
+  /** Contexts whose head packet is a GPU wait on one of `fences`: look at them again. */
+  wake(fences: GlobalFence[]): void {
+    if (!fences.length) return;
+    const set = new Set(fences);
+    this.wakeContexts(this.live.filter((c) => {
+      const head = c.packets[0];
+      return head?.type === 'wait' && head.fences.some((f) => set.has(f));
+    }));
+  }
+
+  /** Pumps each context (in handle order) until none changes; re-entrant calls just add to the set. */
+  private wakeContexts(contexts: OsContext[]): void {
+    for (const c of contexts) this.pending.add(c);
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      while (this.pending.size) {
+        const next = [...this.pending].sort((x, y) => x.handle - y.handle)[0];
+        this.pending.delete(next);
+        this.pump(next);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private pump(context: OsContext): void {
+    const os = this.os;
+    const adapter = context.device.adapter;
+    const counters = os.monitored.counters;
+    while (!context.destroyed && !context.device.removed && adapter.state === 'running' && context.packets.length) {
+      const packet = context.packets[0];
+      if (packet.type === 'wait') {
+        const current = packet.fences.map((f) => f.currentValue());
+        if (!packet.fences.every((_, i) => current[i] >= packet.values[i])) {
+          if (!packet.held) {
+            packet.held = true;
+            packet.heldSinceNs = os.scheduler.nowNs;
+            counters.gpuWaitsHeld++;
+            os.trace.record('os', 'vidsch', 'context held by GPU wait', {
+              context: context.label, fences: packet.fences.map((f) => f.label), values: packet.values, currentValues: current, packetsHeld: context.packets.length - 1,
+            });
+          }
+          return;
+        }
+        context.packets.shift();
+        if (packet.held) {
+          counters.heldWaitsReleased++;
+          os.trace.record('os', 'vidsch', 'GPU wait satisfied: context released', { context: context.label, fences: packet.fences.map((f) => f.label), values: packet.values, heldNs: os.scheduler.nowNs - packet.heldSinceNs });
+        } else {
+          os.trace.record('os', 'vidsch', 'GPU wait satisfied at once', { context: context.label, fences: packet.fences.map((f) => f.label), values: packet.values });
+        }
+        continue;
+      }
+      if (packet.type === 'signal') {
+        if (context.inFlight.length) return; // executes when the GPU has reached it
+        context.packets.shift();
+        counters.softwareSignals++;
+        os.trace.record('os', 'vidsch', 'software signal packet executed', { context: context.label, fences: packet.fences.map((f) => f.label), values: packet.values });
+        os.monitored.cpuSignal(packet.fences, packet.values);
+        continue;
+      }
+      const id = this.nextSubmission.get(adapter) ?? 1;
+      os.trace.record('ddi', adapter.name, 'DxgkDdiSubmitCommand', { hContext: context.hContext, SubmissionFenceId: id, commands: packet.described });
+      const accepted = os.callDriver(adapter, () => adapter.driver.submitCommand!({ hContext: context.hContext, SubmissionFenceId: id, Commands: packet.commands }));
+      if (accepted === undefined) return; // the driver failed: its adapter is bug-checked
+      if (!accepted) {
+        if (context.inFlight.length === 0) {
+          context.packets.shift();
+          os.trace.record('fault', adapter.name, 'command buffer dropped: larger than the context ring', { context: context.label, commands: packet.commands.length, hint: 'raise limits.ringEntries' });
+          continue;
+        }
+        os.trace.record('os', 'vidsch', 'engine queue full: command buffer stays queued', { context: context.label });
+        return;
+      }
+      this.nextSubmission.set(adapter, id + 1);
+      context.packets.shift();
+      context.inFlight.push({ id, fences: packet.fences });
+      let map = this.submissions.get(adapter);
+      if (!map) this.submissions.set(adapter, (map = new Map()));
+      map.set(id, context);
+      counters.commandBuffers++;
+    }
+  }
+
+  /** DXGK_INTERRUPT_DMA_COMPLETED: one command buffer finished; MF-06 scan, then feed the engine. */
+  onDmaCompleted(adapter: OsAdapter, data: DmaCompletedInterrupt): void {
+    const os = this.os;
+    os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_DMA_COMPLETED', { NodeOrdinal: data.NodeOrdinal, SubmissionFenceId: data.SubmissionFenceId });
+    if (adapter.state !== 'running') return;
+    os.monitored.counters.dmaCompletedInterrupts++;
+    const context = this.submissions.get(adapter)?.get(data.SubmissionFenceId);
+    if (!context) {
+      os.bugCheckAdapter(adapter, 'DMA_COMPLETED_UNKNOWN_SUBMISSION',
+        `DMA completed interrupt names SubmissionFenceId ${data.SubmissionFenceId}, which no command buffer on "${adapter.name}" has in flight`);
+      return;
+    }
+    this.submissions.get(adapter)!.delete(data.SubmissionFenceId);
+    context.inFlight = context.inFlight.filter((b) => b.id !== data.SubmissionFenceId);
+    os.monitored.scan(adapter, `command buffer ${data.SubmissionFenceId} of ${context.label} completed`, context.device.process);
+    this.wakeContexts([context]);
+  }
+
+  // ── for the monitored fence scans ──
+
+  /** Monitored fences that head-of-context GPU waits of `adapter` are held on. */
+  heldOn(adapter: OsAdapter): GlobalFence[] {
+    const fences: GlobalFence[] = [];
+    for (const c of this.live) {
+      const head = c.packets[0];
+      if (c.device.adapter === adapter && head?.type === 'wait' && head.held) fences.push(...head.fences);
+    }
+    return fences;
+  }
+
+  /** Contexts with queued or in-flight work naming `fence` (GPU waits, signal packets, fence writes). */
+  packetsUsing(fence: GlobalFence): OsContext[] {
+    return this.live.filter((c) => c.packets.some((p) => p.fences.includes(fence)) || c.inFlight.some((b) => b.fences.includes(fence)));
+  }
+
+  /** Contexts of a process (for tests and the summary). */
+  contextsOf(process: Process): OsContext[] { return this.live.filter((c) => c.device.process === process); }
+}
