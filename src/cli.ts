@@ -2,6 +2,7 @@
 // its trace and summary (what `npm start` does).
 import { parseArgs } from 'node:util';
 import { runDemo } from './demo.js';
+import { compareSynchronizationModels } from './compare.js';
 
 const USAGE = `usage: wddm-fence demo [--seed N] [--json]
 
@@ -36,6 +37,7 @@ async function main(argv: string[]): Promise<number> {
   } else {
     process.stdout.write(machine.trace.text());
     process.stdout.write('\n' + machine.summaryText());
+    process.stdout.write('\n' + (await compareSynchronizationModels({ seed })).text);
   }
   return 0;
 }
