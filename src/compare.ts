@@ -134,11 +134,15 @@ async function runNative(seed: number, frames: number): Promise<ModelCost> {
   return costOf(machine, 'native fence + hardware queue', gpuWaits, result);
 }
 
-/** Runs the workload on both models and returns the counts side by side. */
-export async function compareSynchronizationModels(options: { seed?: number; frames?: number } = {}): Promise<Comparison> {
+/** Runs the workload on both models and returns the counts side by side. Bad options throw at the call. */
+export function compareSynchronizationModels(options: { seed?: number; frames?: number } = {}): Promise<Comparison> {
   const o = v.options(options, 'compareSynchronizationModels(options)', ['seed', 'frames']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   const frames = o.frames === undefined ? 3 : v.integer(o.frames, 'frames', 1, 1000);
+  return compare(seed, frames);
+}
+
+async function compare(seed: number, frames: number): Promise<Comparison> {
   const monitored = await runMonitored(seed, frames);
   const native = await runNative(seed, frames);
   return { seed, frames, monitored, native, text: comparisonText(seed, frames, monitored, native) };
