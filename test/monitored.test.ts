@@ -520,3 +520,27 @@ describe('legacy scanning and native interop', () => {
     app.destroyContext(ctx);
   });
 });
+
+describe('kernel-mode context lifecycle', () => {
+  it('MF-05 destroying a context drops its queued and running work; a new context on the same ring never sees a stale completion', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const f = monitoredFence(app, hDevice, 0n, 'F');
+    const old = app.createContext({ hDevice, engine: 0, name: 'old' });
+    app.submitCommand({ hContext: old, commands: [{ work: { durationNs: 1000 } }] });
+    app.waitForSynchronizationObjectFromGpu({ hContext: old, objects: [f.hSyncObject], values: [1n] });
+    app.submitCommand({ hContext: old, commands: [{ work: { durationNs: 1000 } }] });
+    machine.run(1050); // the first buffer ran, its completion interrupt is on its way
+    app.destroyContext(old);
+    expect(failure(() => app.submitCommand({ hContext: old, commands: [{ work: { durationNs: 1 } }] })).message).toMatch(/closed or destroyed/);
+    const fresh = app.createContext({ hDevice, engine: 0, name: 'fresh' });
+    app.submitCommand({ hContext: fresh, commands: [{ work: { durationNs: 5000 } }] });
+    machine.run();
+    expect(machine.os.bugChecks).toHaveLength(0);
+    const completions = machine.trace.find({ kind: 'interrupt', name: 'DXGK_INTERRUPT_DMA_COMPLETED' });
+    expect(completions).toHaveLength(1); // only the fresh context's buffer
+    expect(machine.summary().legacy.commandBuffers).toBe(2);
+    // The fence no queued work names any more can be destroyed.
+    app.destroySynchronizationObject(f.hSyncObject);
+  });
+});

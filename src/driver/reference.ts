@@ -50,6 +50,7 @@ export class ReferenceDriver implements KernelModeDriver {
   private nextContext = 0x4000;
   private readonly contexts = new Map<number, number>(); // hContext → core queue id (its DMA ring)
   private readonly contextOfQueue = new Map<number, number>(); // core queue id → hContext
+  private readonly submitted = new Map<number, number>(); // SubmissionFenceId on an engine → hContext
   /** Per engine: a monitored fence write raised the pending interrupt. */
   private readonly monitoredRaised: boolean[] = [];
   /** Negotiation record, for the trace and tests. */
@@ -204,6 +205,7 @@ export class ReferenceDriver implements KernelModeDriver {
     check(this.core.queueDestroy(id), 'DxgkDdiDestroyContext');
     this.contexts.delete(args.hContext);
     this.contextOfQueue.delete(id);
+    for (const [fenceId, hContext] of [...this.submitted]) if (hContext === args.hContext) this.submitted.delete(fenceId);
   }
 
   /** Writes the command buffer and its completion marker (a NOP carrying SubmissionFenceId) to the context's ring. */
@@ -219,13 +221,17 @@ export class ReferenceDriver implements KernelModeDriver {
       check(this.core.queuePush(id, op, c.coreFence, c.value, c.gpuVa, c.handle), 'DxgkDdiSubmitCommand');
     }
     check(this.core.queuePush(id, L.opNop, 0, BigInt(args.SubmissionFenceId), 0n, 0), 'DxgkDdiSubmitCommand');
+    this.submitted.set(args.SubmissionFenceId, args.hContext);
     this.hardware.kick(this.core.queueEngine(id));
     return true;
   }
 
   /** The DMA completed interrupt: one per command buffer, naming its SubmissionFenceId. */
   private dmaCompletedServiceRoutine(engine: number, queueId: number, submissionFenceId: number): void {
-    if (!this.os || !this.contextOfQueue.has(queueId)) return; // the context was destroyed meanwhile
+    // Only buffers still on the engine: a context destroyed (or reset) meanwhile dropped its own.
+    const hContext = this.submitted.get(submissionFenceId);
+    if (!this.os || hContext === undefined || hContext !== this.contextOfQueue.get(queueId)) return;
+    this.submitted.delete(submissionFenceId);
     this.os.NotifyDmaCompleted({ InterruptType: 'DXGK_INTERRUPT_DMA_COMPLETED', NodeOrdinal: engine, EngineOrdinal: 0, SubmissionFenceId: submissionFenceId });
   }
 
