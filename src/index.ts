@@ -5,6 +5,8 @@ export { RuntimeProcess, CpuThread, Cpu } from './runtime.js';
 export type { ThreadOp, ThreadBody, WaitArgs } from './runtime.js';
 export type { WaitResult, WaitStatus, NativeFenceMapping, BugCheckReport, Counters } from './os/dxgkrnl.js';
 export type { MonitoredFenceCreated, LegacyCounters } from './os/monitored.js';
+export { compareSynchronizationModels } from './compare.js';
+export type { Comparison, ModelCost } from './compare.js';
 export { WddmError, NTSTATUS, CORE_STATUS } from './errors.js';
 export type { StatusName } from './errors.js';
 export { Trace } from './trace.js';

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { WddmError, type RuntimeProcess, type Machine, type WaitResult } from '../src/index.js';
+import { WddmError, compareSynchronizationModels, type RuntimeProcess, type Machine, type WaitResult } from '../src/index.js';
 import { world, globalOf, ddiCalls, UINT64_MAX } from './helpers.js';
 
 const WINDOW = 0x7fff_ffffn; // UINT32_MAX / 2
@@ -312,7 +312,6 @@ describe('monitored fences (WDDM 2.x)', () => {
   });
 
   it('MF-06 the cost of the legacy model, counted side by side with native fences for the same producer/consumer workload', async () => {
-    const { compareSynchronizationModels } = await import('../src/compare.js');
     const c = await compareSynchronizationModels({ seed: 3, frames: 3 });
     expect(c.monitored.gpuWaits).toBe(5);
     expect(c.native.gpuWaits).toBe(5);
