@@ -25,9 +25,13 @@ import {
   Command, COMMAND_BYTES, OP_WAIT, OP_SIGNAL, OP_WORK, OP_NOP, OP_FENCE_WRITE, EngineRecord,
   OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
-  UINT64_MAX,
+  UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN,
 } from './layout';
 import { adapter, engineAt, fenceAt, fenceValid, outWord, gpuVaTranslate } from './adapter';
+import {
+  logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
+  NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
+} from './log';
 
 export const CAP_NO_64BIT_ATOMICS: u32 = 1 << 5;
 export const CAP_NATIVE_GPU_FENCE: u32 = 1 << 11;
@@ -141,10 +145,17 @@ export function engineDrain(engine: u32): i32 {
 /** Is a store of the engine still in its write buffer? */
 export function enginePendingWrite(engine: u32): u32 { return engineAt(engine).pendingPhys; }
 
-/** Queues `fence` on the engine's next interrupt; a full list collapses to "no list" (INT-02). */
-function raiseFor(engine: u32, fence: u32): void {
+/**
+ * Queues `fence` on the engine's next interrupt; a full list collapses to "no list" (INT-02).
+ * `queue` is the hardware queue whose signal raised it (0 = none): an interrupt
+ * raised for one queue only names that queue (INT-05), otherwise none.
+ */
+function raiseFor(engine: u32, fence: u32, queue: u32): void {
   const a = adapter();
   const e = engineAt(engine);
+  const source = queue == 0 ? INTERRUPT_QUEUE_UNKNOWN : queue;
+  if (e.interruptLine == 0 && e.pendingCount == 0 && e.pendingOverflow == 0) e.interruptQueue = source;
+  else if (e.interruptQueue != source) e.interruptQueue = INTERRUPT_QUEUE_UNKNOWN;
   const handle = fenceAt(fence).driverHandle;
   if (e.pendingOverflow == 0) {
     let listed = false;
@@ -170,7 +181,7 @@ export function cmpSignalCheck(engine: u32, fence: u32, value: u64): i32 {
   const a = adapter();
   a.cmpChecks++;
   const monitored = atomic.load<u64>(<usize>fenceAt(fence).mvPhys);
-  if (value > monitored) { raiseFor(engine, fence); return 1; }
+  if (value > monitored) { raiseFor(engine, fence, engineAt(engine).runningQueue); return 1; }
   return 0;
 }
 
@@ -192,7 +203,7 @@ export function cmpUpdateMonitoredValue(engine: u32, fence: u32, monitored: u64,
   }
   a.cmpChecks++;
   const current = atomic.load<u64>(<usize>f.cvPhys);
-  if (current > monitored) { raiseFor(engine, fence); return 1; }
+  if (current > monitored) { raiseFor(engine, fence, 0); return 1; }
   return 0;
 }
 
@@ -210,10 +221,24 @@ export function engineTakeInterrupt(engine: u32): i32 {
   e.pendingCount = 0;
   e.pendingOverflow = 0;
   e.interruptLine = 0;
+  e.interruptQueue = 0;
   return overflow ? -1 : <i32>count;
 }
 
 export function engineInterruptLine(engine: u32): u32 { return engineAt(engine).interruptLine; }
+
+/**
+ * The queue the raised interrupt names under OptimizedNativeFenceSignaledInterrupt
+ * (INT-05): its id when every signal that joined the interrupt came from that one
+ * queue, 0 when it cannot tell (several queues, or a CMP raise on a MonitoredValue
+ * update). Read it before engineTakeInterrupt, which clears it.
+ */
+export function engineInterruptQueue(engine: u32): u32 {
+  const a = adapter();
+  if (engine >= a.engineCount) return 0;
+  const q = engineAt(engine).interruptQueue;
+  return q == INTERRUPT_QUEUE_UNKNOWN ? 0 : q;
+}
 
 // ─────────────────────────────── executing ───────────────────────────────
 
@@ -234,6 +259,7 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   if (q.head == q.tail) return STEP_IDLE;
   const c = changetype<Command>(commandAt(q, q.head));
   const op = c.op;
+  engineAt(q.engine).runningQueue = id;
   store<u32>(outWord(2), c.fence);
   store<u32>(outWord(3), c.handle);
   store<u64>(outWord(4), c.value);
@@ -242,7 +268,12 @@ export function engineStep(id: u32, nowNs: u64): i32 {
     store<i32>(outWord(0), OK);
     const current = gpuLoad(q.owner, c.gpuVa);
     if (load<i32>(outWord(0)) == E_GPU_PAGE_FAULT) return E_GPU_PAGE_FAULT;
-    if (current >= c.value) { q.head++; return STEP_DONE; }
+    if (current >= c.value) {
+      q.head++;
+      // LOG-04 for a wait that never blocked: observed and end are both now.
+      logRecord(id, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, nowNs, nowNs);
+      return STEP_DONE;
+    }
     q.state = QUEUE_STATE_BLOCKED;
     q.blockedFence = c.fence;
     q.blockedValue = c.value;
@@ -251,6 +282,7 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   }
   if (op == OP_SIGNAL || op == OP_FENCE_WRITE) {
     const engine = q.engine;
+    // LOG-04: 1. the fence value
     const r = engineSignalWrite(engine, q.owner, c.gpuVa, c.value);
     if (r < 0) return r;
     engineDrain(engine);
@@ -260,9 +292,14 @@ export function engineStep(id: u32, nowNs: u64): i32 {
     engineAt(engine).signals++;
     if (op == OP_FENCE_WRITE) {
       // A monitored fence write is always followed by its signaled interrupt.
-      raiseFor(engine, c.fence);
+      raiseFor(engine, c.fence, id);
       return STEP_MONITORED_INTERRUPT;
     }
+    // 2. + 3. the log entry with its GPU timestamp, the index advance (a corrupt header drops the entry)
+    logRecord(id, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
+    // 4. memory barrier: whatever the engine still buffers reaches memory
+    engineDrain(engine);
+    // 5. the conditional interrupt
     return cmpSignalCheck(engine, c.fence, c.value) == 1 ? STEP_INTERRUPT : STEP_DONE;
   }
   if (op == OP_WORK) {
@@ -295,8 +332,16 @@ export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
  * on this adapter, or when the driver rescans its run list on
  * UpdateCurrentValuesFromCpu). STEP_UNBLOCKED retires the wait and puts
  * out[0..1] = the GPU time the wait was first observed.
+ * Without a GPU time the wait-unblocked log entry's end timestamp is the
+ * observed one; queueRecheckAt gives the real time.
  */
 export function queueRecheck(id: u32): i32 {
+  if (!queueValid(id)) return E_BAD_QUEUE;
+  return queueRecheckAt(id, queueAt(id).blockedSinceNs);
+}
+
+/** queueRecheck at GPU time `nowNs`: an unblocked wait is logged (LOG-04) with FenceEndGpuTimestamp = nowNs. */
+export function queueRecheckAt(id: u32, nowNs: u64): i32 {
   if (!queueValid(id)) return E_BAD_QUEUE;
   const q = queueAt(id);
   if (q.state != QUEUE_STATE_BLOCKED) return STEP_DONE;
@@ -312,6 +357,7 @@ export function queueRecheck(id: u32): i32 {
   store<u32>(outWord(3), c.handle);
   store<u64>(outWord(4), c.value);
   q.blockedFence = 0;
+  logRecord(id, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, q.blockedSinceNs, nowNs);
   return STEP_UNBLOCKED;
 }
 

@@ -21,7 +21,7 @@ export {
   QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, E_NO_GPU_VA, E_BAD_PROCESS, E_NO_QUEUES,
-  E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT,
+  E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT, E_LOG_CORRUPT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
 } from './layout';
 export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
@@ -38,9 +38,18 @@ export {
   queueCreate, queueDestroy, queuePush, queuePending, queueState, queueEngine, queueBlockedFence,
   queueBlockedValue, queueBlockedSince, queueHeadOp, queueHeadValue, queueHeadFence, queueHeadHandle,
   engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, cmpUpdateMonitoredValue,
-  engineTakeInterrupt, engineInterruptLine, engineStep, engineRun, queueRecheck,
+  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineRun, queueRecheck, queueRecheckAt,
   cpuWriteCurrentValue, cpuReadCurrentValue, cpuReadMonitoredValue, bareSignalLoop,
 } from './gpu';
+export {
+  NATIVE_FENCE_LOG_TYPE_WAITS, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED,
+  NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, NATIVE_FENCE_LOG_HEADER_BYTES, NATIVE_FENCE_LOG_ENTRY_BYTES,
+  NATIVE_FENCE_LOG_ENTRIES, NATIVE_FENCE_LOG_INDEX_OFFSET, NATIVE_FENCE_LOG_TYPE_OFFSET, NATIVE_FENCE_LOG_COUNT_OFFSET,
+  NATIVE_FENCE_LOG_ENTRY_VALUE_OFFSET, NATIVE_FENCE_LOG_ENTRY_HANDLE_OFFSET, NATIVE_FENCE_LOG_ENTRY_OPERATION_OFFSET,
+  NATIVE_FENCE_LOG_ENTRY_OBSERVED_OFFSET, NATIVE_FENCE_LOG_ENTRY_END_OFFSET,
+  logFormat, logCheck, logHeaderWord, logBufferCreate, logBufferDestroy, queueSetLogBuffer, queueLogBuffer, logFlush, logPendingAddress,
+  logWriteEntry, logAdvance, logRecord,
+} from './log';
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

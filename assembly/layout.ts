@@ -13,7 +13,7 @@
 //   0x10000 ├──────────────────────────────────────────────┤
 //           │ system memory region      (RegionHeader)     │ DEFAULT fence pages,
 //           │                                              │ cross-adapter values,
-//           │                                              │ log buffers
+//           │                                              │ log buffers (assembly/log.ts)
 //           ├──────────────────────────────────────────────┤
 //           │ adapter 0 local memory    (RegionHeader)     │ INTRA_GPU fence pages
 //           ├──────────────────────────────────────────────┤
@@ -60,7 +60,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 1;
+export const LAYOUT_VERSION: u32 = 2;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -260,12 +260,13 @@ export const WAIT_BLOCK_LIVE: u32 = 0xFFFF_FFFE;
   pendingOverflow: u32;   // 1 = too many: interrupt with no list (collapsed)
   pendingList: u32;       // u32[pendingCapacity] of driver handles
   interruptLine: u32;     // 1 while an interrupt is raised and not yet serviced
-  runningQueue: u32;      // queue id + 1
-  reserved: u32;
+  runningQueue: u32;      // id of the queue the engine executes (0 = none yet)
+  interruptQueue: u32;    // queue whose signal raised the pending interrupt: 0 none, INTERRUPT_QUEUE_UNKNOWN = several/not a queue (INT-05)
   signals: u64;
   interrupts: u64;
 }
 export const ENGINE_RECORD_BYTES: u32 = align8(offsetof<EngineRecord>());
+export const INTERRUPT_QUEUE_UNKNOWN: u32 = 0xFFFF_FFFF;
 
 export const QUEUE_STATE_FREE: u32 = 0;
 export const QUEUE_STATE_READY: u32 = 1;
@@ -284,6 +285,15 @@ export const QUEUE_STATE_BLOCKED: u32 = 2;
   generation: u32;
   blockedValue: u64;
   blockedSinceNs: u64;  // GPU time the wait was first observed (FenceObservedGpuTimestamp)
+  // The queue's one-entry log write buffer (assembly/log.ts): a log entry the
+  // GPU wrote that has not reached memory yet; DxgkDdiUpdateNativeFenceLogs drains it.
+  logPendingPhys: u32;        // entry slot address (0 = empty)
+  logPendingHandle: u32;
+  logPendingOperation: u32;
+  logPendingReserved: u32;
+  logPendingValue: u64;
+  logPendingObservedNs: u64;
+  logPendingEndNs: u64;
 }
 export const QUEUE_RECORD_BYTES: u32 = align8(offsetof<QueueRecord>());
 
@@ -328,6 +338,7 @@ export const E_RING_FULL: i32 = -15;
 export const E_GPU_PAGE_FAULT: i32 = -16;
 export const E_BAD_ENGINE: i32 = -17;
 export const E_BAD_ARGUMENT: i32 = -18;
+export const E_LOG_CORRUPT: i32 = -19;     // a native fence log header that does not fit its 4 KiB page
 
 // Engine step results (non-negative).
 export const STEP_IDLE: i32 = 0;          // ring empty

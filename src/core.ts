@@ -95,6 +95,44 @@ export interface CoreExports {
   cpuReadCurrentValue(fence: number): bigint;
   cpuReadMonitoredValue(fence: number): bigint;
   bareSignalLoop(cv: number, mv: number, count: number): number;
+  engineInterruptQueue(engine: number): number;
+  queueRecheckAt(queue: number, nowNs: bigint): number;
+  // native fence log buffers (assembly/log.ts)
+  logFormat(phys: number, type: number): number;
+  logBufferCreate(type: number): number;
+  logBufferDestroy(phys: number): number;
+  logCheck(phys: number, type: number): number;
+  logHeaderWord(phys: number): bigint;
+  queueSetLogBuffer(queue: number, type: number, phys: number): number;
+  queueLogBuffer(queue: number, type: number): number;
+  logFlush(queue: number): number;
+  logPendingAddress(queue: number): number;
+  logWriteEntry(queue: number, type: number, handle: number, value: bigint, operation: number, observedNs: bigint, endNs: bigint): number;
+  logAdvance(queue: number, type: number): number;
+  logRecord(queue: number, type: number, handle: number, value: bigint, operation: number, observedNs: bigint, endNs: bigint): number;
+}
+
+/** Layout of DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY as the core was built with (assembly/log.ts). */
+export interface NativeFenceLogLayout {
+  typeWaits: number; typeSignals: number; operationSignalExecuted: number; operationWaitUnblocked: number;
+  headerBytes: number; entryBytes: number; entries: number;
+  indexOffset: number; typeOffset: number; countOffset: number;
+  entryValueOffset: number; entryHandleOffset: number; entryOperationOffset: number;
+  entryObservedOffset: number; entryEndOffset: number;
+}
+
+export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
+  const g = (name: string) => (core[name] as WebAssembly.Global).value as number;
+  return {
+    typeWaits: g('NATIVE_FENCE_LOG_TYPE_WAITS'), typeSignals: g('NATIVE_FENCE_LOG_TYPE_SIGNALS'),
+    operationSignalExecuted: g('NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED'),
+    operationWaitUnblocked: g('NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED'),
+    headerBytes: g('NATIVE_FENCE_LOG_HEADER_BYTES'), entryBytes: g('NATIVE_FENCE_LOG_ENTRY_BYTES'), entries: g('NATIVE_FENCE_LOG_ENTRIES'),
+    indexOffset: g('NATIVE_FENCE_LOG_INDEX_OFFSET'), typeOffset: g('NATIVE_FENCE_LOG_TYPE_OFFSET'), countOffset: g('NATIVE_FENCE_LOG_COUNT_OFFSET'),
+    entryValueOffset: g('NATIVE_FENCE_LOG_ENTRY_VALUE_OFFSET'), entryHandleOffset: g('NATIVE_FENCE_LOG_ENTRY_HANDLE_OFFSET'),
+    entryOperationOffset: g('NATIVE_FENCE_LOG_ENTRY_OPERATION_OFFSET'), entryObservedOffset: g('NATIVE_FENCE_LOG_ENTRY_OBSERVED_OFFSET'),
+    entryEndOffset: g('NATIVE_FENCE_LOG_ENTRY_END_OFFSET'),
+  };
 }
 
 /** The core's layout constants, read once from its exports. */

@@ -80,6 +80,7 @@ export const CORE_STATUS: Record<number, { status: StatusName; text: string }> =
   [-16]: { status: 'ACCESS_DENIED', text: 'GPU page fault: the GPU VA is not mapped in the queue\'s process' },
   [-17]: { status: 'INVALID_PARAMETER', text: 'engine index out of range' },
   [-18]: { status: 'INVALID_PARAMETER', text: 'invalid argument to the core' },
+  [-19]: { status: 'INVALID_DEVICE_STATE', text: 'native fence log buffer header is corrupt (wrong Type, NumberOfEntries that does not fit 4 KiB, or FirstFreeEntryIndex past the end)' },
 };
 
 /** Throws WddmError for a negative core status; returns the value otherwise. */

@@ -77,6 +77,24 @@ export interface DXGKARG_CREATEHWQUEUE {
 }
 export interface DXGKARG_DESTROYHWQUEUE { hHwQueue: number }
 
+/** DXGKARG_SETNATIVEFENCELOGBUFFER: where one of a hardware queue's two log buffers now is (LOG-03). */
+export interface DXGKARG_SETNATIVEFENCELOGBUFFER {
+  hHwQueue: number;
+  /** Entries the buffer holds (84 for 4 KiB); the buffer's header says the same and its Type. */
+  NumberOfEntries: number;
+  LogBufferCpuVa: bigint;
+  LogBufferGpuVa: bigint;
+  /** GPU VA in the system (paging) process for the CMP; 0 without MapToGpuSystemProcess. */
+  LogBufferSystemProcessGpuVa: bigint;
+  Flags: { Value: number };
+}
+/** DXGKARG_UPDATENATIVEFENCELOGS: flush pending log writes of these queues before the OS reads them (LOG-06). */
+export interface DXGKARG_UPDATENATIVEFENCELOGS {
+  NumberOfQueues: number;
+  hHWQueueArray: number[];
+  Flags: { Value: number };
+}
+
 /** DXGKARGCB_NOTIFY_INTERRUPT_DATA for DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED. */
 export interface NativeFenceSignaledInterrupt {
   InterruptType: number;
@@ -164,6 +182,10 @@ export interface KernelModeDriver {
   updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void;
   createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number };
   destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void;
+  /** DxgkDdiSetNativeFenceLogBuffer: from now on the GPU logs to this buffer (LOG-03). */
+  setNativeFenceLogBuffer(args: DXGKARG_SETNATIVEFENCELOGBUFFER): void;
+  /** DxgkDdiUpdateNativeFenceLogs: make every log entry these queues wrote visible to the CPU (LOG-06). */
+  updateNativeFenceLogs(args: DXGKARG_UPDATENATIVEFENCELOGS): void;
   /** Device removal / TDR: the driver stops its engines and drops queued work. */
   resetEngines(): void;
   /**

@@ -5,15 +5,15 @@
 // (skip the feature query, leave the CMP barrier out, drop interrupt lists),
 // which is how the OS's checks and the NF-11 loss are shown.
 
-import type { CoreExports } from '../core.js';
+import { readLogLayout, type CoreExports, type NativeFenceLogLayout } from '../core.js';
 import { check, WddmError } from '../errors.js';
 import type { GpuHardware } from '../gpu/hardware.js';
-import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, VIDSCHCAPS } from '../wddm.js';
+import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
 import type {
   DXGKARG_CREATECONTEXT, DXGKARG_DESTROYCONTEXT, DXGKARG_SUBMITCOMMAND,
   DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYHWQUEUE,
   DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_UPDATECURRENTVALUESFROMCPU,
-  DXGKARG_UPDATEMONITOREDVALUES, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
+  DXGKARG_UPDATEMONITOREDVALUES, DXGKARG_SETNATIVEFENCELOGBUFFER, DXGKARG_UPDATENATIVEFENCELOGS, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
   NativeFenceOsCaps, UserModeCommand,
 } from './ddi.js';
 
@@ -53,6 +53,9 @@ export class ReferenceDriver implements KernelModeDriver {
   private readonly submitted = new Map<number, number>(); // SubmissionFenceId on an engine → hContext
   /** Per engine: a monitored fence write raised the pending interrupt. */
   private readonly monitoredRaised: boolean[] = [];
+  private readonly queueHandles = new Map<number, number>(); // core queue id → hHwQueue
+  private optimizedInterrupt = false;
+  private logLayout?: NativeFenceLogLayout;
   /** Negotiation record, for the trace and tests. */
   readonly negotiation: string[] = [];
 
@@ -86,6 +89,7 @@ export class ReferenceDriver implements KernelModeDriver {
     if (this.nativeFenceEnabled) {
       caps |= VIDSCHCAPS.NativeGpuFence;
       caps |= this.options.hardwareCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+      this.optimizedInterrupt = (caps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt) !== 0;
     }
     return { VidSchCaps: caps, NativeFenceCaps: this.queryNativeFenceCaps(), EnginesWriteMonitoredFences: this.options.enginesWriteMonitoredFences ?? true };
   }
@@ -146,6 +150,7 @@ export class ReferenceDriver implements KernelModeDriver {
     const id = check(this.core.queueCreate(args.EngineOrdinal, args.ProcessSlot), 'DxgkDdiCreateHwQueue');
     const hHwQueue = this.nextQueue++;
     this.queues.set(hHwQueue, id);
+    this.queueHandles.set(id, hHwQueue);
     return { hHwQueue };
   }
 
@@ -155,6 +160,29 @@ export class ReferenceDriver implements KernelModeDriver {
     this.hardware.removeQueue(id);
     check(this.core.queueDestroy(id), 'DxgkDdiDestroyHwQueue');
     this.queues.delete(args.hHwQueue);
+    this.queueHandles.delete(id);
+  }
+
+  setNativeFenceLogBuffer(args: DXGKARG_SETNATIVEFENCELOGBUFFER): void {
+    const id = this.queues.get(args.hHwQueue);
+    if (id === undefined) throw new Error(`DxgkDdiSetNativeFenceLogBuffer: unknown hHwQueue ${hex(args.hHwQueue)}`);
+    const L = (this.logLayout ??= readLogLayout(this.core));
+    const phys = Number(args.LogBufferCpuVa - KERNEL_VA_BASE);
+    if (args.NumberOfEntries < 1 || args.NumberOfEntries > L.entries) {
+      throw new Error(`DxgkDdiSetNativeFenceLogBuffer: NumberOfEntries ${args.NumberOfEntries} does not fit a 4 KiB buffer (1..${L.entries})`);
+    }
+    // The header says which log this is (DXGK_NATIVE_FENCE_LOG_TYPE).
+    const type = new DataView(this.hardware.memory.buffer).getUint32(phys + L.typeOffset, true);
+    check(this.core.queueSetLogBuffer(id, type, phys), 'DxgkDdiSetNativeFenceLogBuffer');
+  }
+
+  updateNativeFenceLogs(args: DXGKARG_UPDATENATIVEFENCELOGS): void {
+    for (let i = 0; i < args.NumberOfQueues; i++) {
+      const id = this.queues.get(args.hHWQueueArray[i]);
+      if (id === undefined) throw new Error(`DxgkDdiUpdateNativeFenceLogs: unknown hHWQueue ${hex(args.hHWQueueArray[i])}`);
+      // The memory barrier on that queue: its pending log entry write reaches memory.
+      check(this.core.logFlush(id), 'DxgkDdiUpdateNativeFenceLogs');
+    }
   }
 
   /** Core queue id behind a driver queue handle. */
@@ -182,6 +210,7 @@ export class ReferenceDriver implements KernelModeDriver {
       this.hardware.removeQueue(id);
       this.core.queueDestroy(id);
       this.queues.delete(hHwQueue);
+      this.queueHandles.delete(id);
     }
     for (const hContext of [...this.contexts.keys()]) this.destroyContext({ hContext });
     this.hardware.restart();
@@ -237,6 +266,8 @@ export class ReferenceDriver implements KernelModeDriver {
 
   /** The ISR: take the engine's interrupt payload and notify the OS. */
   private interruptServiceRoutine(engine: number): void {
+    // INT-05: with the optimized cap the payload names the running queue (or none) instead of a list.
+    const queue = this.core.engineInterruptQueue(engine);
     const count = this.core.engineTakeInterrupt(engine);
     if (count === -2 || !this.os) return;
     const monitored = this.monitoredRaised[engine] === true;
@@ -247,6 +278,16 @@ export class ReferenceDriver implements KernelModeDriver {
       this.os.NotifyMonitoredFenceSignaled({ InterruptType: 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', NodeOrdinal: engine, EngineOrdinal: 0 });
       // Monitored fences carry driver handle 0 in the engine's list; with nothing else raised, no native interrupt.
       if (count >= 0 && raw.every((h) => h === 0)) return;
+    }
+    if (this.optimizedInterrupt) {
+      // A queue id that is no hardware queue of ours (a kernel-mode context's ring) names none.
+      this.os.NotifyInterrupt({
+        InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: engine, EngineOrdinal: 0,
+        SignaledNativeFenceCount: 0, pSignaledNativeFenceArray: null,
+        hHWQueue: queue ? this.queueHandles.get(queue) ?? 0 : 0,
+        Flags: { EvaluateLegacyMonitoredFences: false },
+      });
+      return;
     }
     let list: number[] | null = null;
     if (count >= 0 && this.options.interruptPayload === 'list') {

@@ -191,7 +191,7 @@ export class GpuHardware {
   private recheck(id: number, fence: number): boolean {
     const queue = this.queues.get(id);
     if (!queue) return false;
-    const result = this.core.queueRecheck(id);
+    const result = this.core.queueRecheckAt(id, BigInt(this.scheduler.nowNs));
     if (result < 0) { this.fault(`${this.name} rescanning ${queue.label}`, result); return false; }
     if (result !== this.layout.stepUnblocked) return false;
     this.blockedOn.get(fence)?.delete(id);

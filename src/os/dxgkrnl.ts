@@ -34,6 +34,7 @@ import {
 import * as v from '../validate.js';
 import { MonitoredFences, observeMonitoredValue } from './monitored.js';
 import { KernelContexts, type OsContext } from './contexts.js';
+import { NativeFenceLogs } from './logs.js';
 
 // ───────────────────────────── objects ─────────────────────────────
 
@@ -222,6 +223,8 @@ export class Dxgkrnl {
   /** Monitored fences (MF-01..03, MF-06, MF-07, INT-04) and kernel-mode contexts (MF-04, MF-05). */
   readonly monitored = new MonitoredFences(this);
   readonly contexts = new KernelContexts(this);
+  /** Native fence log buffers, their reader and the timeline's CPU events (src/os/logs.ts). */
+  readonly logs = new NativeFenceLogs(this);
 
   constructor(
     readonly options: OsOptions,
@@ -889,6 +892,8 @@ export class Dxgkrnl {
     });
     if (adapter.state !== 'running') return;
     this.counters.interruptsHandled++;
+    // INT-05: an optimized interrupt is served from the named queue's signal log.
+    if (this.logs.onInterrupt(adapter, data)) return;
     let fences: GlobalFence[];
     if (list) {
       fences = [];
@@ -920,6 +925,7 @@ export class Dxgkrnl {
       this.counters.spuriousInterrupts++;
       this.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
     }
+    this.logs.afterInterrupt(adapter);
   }
 
   // ── faults ──
@@ -948,6 +954,7 @@ export class Dxgkrnl {
     this.requireRunning(adapter, 'removeDevice');
     this.trace.record('fault', adapter.name, 'device removed (TDR)', { reason });
     adapter.driver.resetEngines();
+    this.logs.adapterReset(adapter);
     for (const device of adapter.devices) { device.removed = true; device.queues.clear(); }
     this.contexts.onDeviceRemoved(adapter);
     const fences = [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence).filter((f) => !f.hasFlag('noSignalMaxValueOnTdr'));
@@ -995,6 +1002,13 @@ export class Dxgkrnl {
     if (coreQueue !== undefined) adapter.hardware.addQueue({ id: coreQueue, engine, handle: created.hHwQueue, label });
     device.queues.add(queue);
     process.handles.set(queue.handle, queue);
+    // LOG-01, LOG-03: the queue's two log buffers, announced to the driver.
+    try {
+      this.logs.queueCreated(queue, coreQueue ?? 0);
+    } catch (error) {
+      this.destroyHwQueue(process, queue.handle);
+      throw error;
+    }
     return { hHwQueue: queue.handle, hProgressFence: progress?.handle };
   }
 
@@ -1002,10 +1016,12 @@ export class Dxgkrnl {
     const queue = this.resolve(process, hHwQueue, 'hwQueue', 'hHwQueue');
     const adapter = queue.device.adapter;
     this.trace.record('runtime', process.name, 'D3DKMTDestroyHwQueue', { hHwQueue: queue.handle });
+    this.logs.queueDestroying(queue);
     if (adapter.state === 'running' && !queue.device.removed) {
       this.trace.record('ddi', adapter.name, 'DxgkDdiDestroyHwQueue', { hHwQueue: queue.hHwQueue });
       this.callDriver(adapter, () => adapter.driver.destroyHwQueue({ hHwQueue: queue.hHwQueue }));
     }
+    this.logs.queueDestroyed(queue);
     queue.device.queues.delete(queue);
     process.handles.delete(queue.handle);
     process.retired.add(queue.handle);
@@ -1057,6 +1073,7 @@ export class Dxgkrnl {
       described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
     device.adapter.driver.writeUserModeCommands(queue.hHwQueue, commands);
+    this.logs.recordQueued(queue, commands);
     if (progressValue !== undefined) queue.progressValue = progressValue;
     this.trace.record('umd', process.name, 'commands written to ring + doorbell', { queue: queue.label, commands: described });
     return { progressValue };

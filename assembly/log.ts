@@ -1,0 +1,269 @@
+// Native fence log buffers (LOG-01..07, LOG-10): the GPU's side.
+//
+// Every user-mode-submission hardware queue has two 4 KiB log buffers, one
+// for waits and one for signals, in system memory pages the OS allocates and
+// formats (logFormat). The OS tells the driver where they are
+// (SetNativeFenceLogBuffer → queueSetLogBuffer), and the GPU appends an entry
+// after every native fence signal it executes and every wait it sees
+// satisfied. The layout is the public one (WDDM-FACTS.md):
+//
+//   one 4 KiB page
+//   @0    ┌──────────────────────────────────────────────────────┐
+//         │ DXGK_NATIVE_FENCE_LOG_HEADER (40 bytes)              │
+//         │ @0  AtomicWraparoundAndEntryIndex u64 (ONE atomic)   │
+//         │       low u32  FirstFreeEntryIndex                   │
+//         │       high u32 WraparoundCount                       │
+//         │ @8  Type u32 (WAITS 1, SIGNALS 2) │ @12 padding u32  │
+//         │ @16 NumberOfEntries u64                              │
+//         │ @24 Reserved[2] u64                                  │
+//   @40   ├──────────────────────────────────────────────────────┤
+//         │ DXGK_NATIVE_FENCE_LOG_ENTRY [0] (48 bytes)           │
+//         │ @0  FenceValue u64                                   │
+//         │ @8  hNativeFence u32 (user-mode handle)              │
+//         │ @12 OperationType u32 (SIGNAL_EXECUTED 0,            │
+//         │                        WAIT_UNBLOCKED 1)             │
+//         │ @16 reserved u64                                     │
+//         │ @24 FenceObservedGpuTimestamp u64 (waits only)       │
+//         │ @32 reserved u64                                     │
+//         │ @40 FenceEndGpuTimestamp u64                         │
+//   @88   ├──────────────────────────────────────────────────────┤
+//         │ entry [1] … entry [83]                               │ (4096 − 40) / 48 = 84
+//   @4072 ├──────────────────────────────────────────────────────┤
+//         │ 24 bytes unused                                      │
+//   @4096 └──────────────────────────────────────────────────────┘
+//
+// The GPU's order for a signal or an unblocked wait (LOG-04), each a step of
+// its own so a schedule explorer can interleave them with the CPU's:
+//
+//   1. write the fence value              (engineSignalWrite + engineDrain; waits: nothing)
+//   2. logWriteEntry  the payload goes to the queue's log write buffer,
+//                     aimed at slot FirstFreeEntryIndex
+//   3. logAdvance     FirstFreeEntryIndex + 1 (0 and WraparoundCount + 1 at
+//                     the end): one 64-bit compare-and-swap
+//   4. memory barrier (the engine's write buffer drains: the index and the
+//                     fence value are visible)
+//   5. the CMP's conditional interrupt (cmpSignalCheck)
+//
+// The entry itself may still sit in the queue's one-entry log write buffer
+// after step 4: the design moves that barrier to the CPU side. Before the OS
+// reads entries it calls DxgkDdiUpdateNativeFenceLogs, whose driver half is
+// logFlush (LOG-06). A reader that skips it can read a stale slot.
+//
+// The writer never waits for the reader: it may overwrite unread entries
+// (LOG-05); the reader compares positions (WraparoundCount × entries +
+// FirstFreeEntryIndex) with its cached ones to see it.
+
+import {
+  QueueRecord, QUEUE_RECORD_BYTES, QUEUE_STATE_FREE, PAGE_BYTES,
+  OK, E_BAD_QUEUE, E_BAD_ARGUMENT, E_LOG_CORRUPT, align8,
+} from './layout';
+import { adapter } from './adapter';
+import { regionAllocPage, regionFreePage } from './region';
+
+export const NATIVE_FENCE_LOG_TYPE_WAITS: u32 = 1;
+export const NATIVE_FENCE_LOG_TYPE_SIGNALS: u32 = 2;
+export const NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED: u32 = 0;
+export const NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED: u32 = 1;
+
+@unmanaged export class DXGK_NATIVE_FENCE_LOG_HEADER {
+  AtomicWraparoundAndEntryIndex: u64; // low u32 FirstFreeEntryIndex, high u32 WraparoundCount
+  Type: u32;
+  Padding: u32;
+  NumberOfEntries: u64;
+  Reserved0: u64;
+  Reserved1: u64;
+}
+export const NATIVE_FENCE_LOG_HEADER_BYTES: u32 = align8(offsetof<DXGK_NATIVE_FENCE_LOG_HEADER>());
+
+@unmanaged export class DXGK_NATIVE_FENCE_LOG_ENTRY {
+  FenceValue: u64;
+  hNativeFence: u32;
+  OperationType: u32;
+  Reserved0: u64;
+  FenceObservedGpuTimestamp: u64;
+  Reserved1: u64;
+  FenceEndGpuTimestamp: u64;
+}
+export const NATIVE_FENCE_LOG_ENTRY_BYTES: u32 = align8(offsetof<DXGK_NATIVE_FENCE_LOG_ENTRY>());
+/** Entries in one 4 KiB buffer: (4096 − 40) / 48 = 84. */
+export const NATIVE_FENCE_LOG_ENTRIES: u32 = (PAGE_BYTES - NATIVE_FENCE_LOG_HEADER_BYTES) / NATIVE_FENCE_LOG_ENTRY_BYTES;
+export const NATIVE_FENCE_LOG_INDEX_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_HEADER>('AtomicWraparoundAndEntryIndex');
+export const NATIVE_FENCE_LOG_TYPE_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_HEADER>('Type');
+export const NATIVE_FENCE_LOG_COUNT_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_HEADER>('NumberOfEntries');
+export const NATIVE_FENCE_LOG_ENTRY_VALUE_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_ENTRY>('FenceValue');
+export const NATIVE_FENCE_LOG_ENTRY_HANDLE_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_ENTRY>('hNativeFence');
+export const NATIVE_FENCE_LOG_ENTRY_OPERATION_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_ENTRY>('OperationType');
+export const NATIVE_FENCE_LOG_ENTRY_OBSERVED_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_ENTRY>('FenceObservedGpuTimestamp');
+export const NATIVE_FENCE_LOG_ENTRY_END_OFFSET: u32 = offsetof<DXGK_NATIVE_FENCE_LOG_ENTRY>('FenceEndGpuTimestamp');
+
+@inline function header(phys: u32): DXGK_NATIVE_FENCE_LOG_HEADER { return changetype<DXGK_NATIVE_FENCE_LOG_HEADER>(<usize>phys); }
+@inline function entryAddress(phys: u32, slot: u32): usize {
+  return <usize>phys + NATIVE_FENCE_LOG_HEADER_BYTES + <usize>slot * NATIVE_FENCE_LOG_ENTRY_BYTES;
+}
+@inline function queueRecord(id: u32): QueueRecord {
+  return changetype<QueueRecord>(<usize>adapter().queueTable + <usize>(id - 1) * QUEUE_RECORD_BYTES);
+}
+@inline function queueLive(id: u32): bool {
+  return id != 0 && id <= adapter().queueCapacity && queueRecord(id).state != QUEUE_STATE_FREE;
+}
+@inline function typeValid(type: u32): bool {
+  return type == NATIVE_FENCE_LOG_TYPE_WAITS || type == NATIVE_FENCE_LOG_TYPE_SIGNALS;
+}
+
+// ─────────────────────────── buffers (the OS's part) ───────────────────────────
+
+/** Formats the page at `phys` as an empty log of `type`: index 0, wraparound 0, 84 entries. */
+export function logFormat(phys: u32, type: u32): i32 {
+  if (phys == 0 || (phys & (PAGE_BYTES - 1)) != 0 || !typeValid(type)) return E_BAD_ARGUMENT;
+  memory.fill(<usize>phys, 0, PAGE_BYTES);
+  const h = header(phys);
+  h.Type = type;
+  h.NumberOfEntries = NATIVE_FENCE_LOG_ENTRIES;
+  return OK;
+}
+
+/**
+ * Is the header at `phys` one the GPU may write through and the OS may read?
+ * Type as expected, NumberOfEntries from 1 to what fits in 4 KiB, and
+ * FirstFreeEntryIndex below NumberOfEntries. E_LOG_CORRUPT otherwise.
+ */
+export function logCheck(phys: u32, type: u32): i32 {
+  if (phys == 0 || (phys & (PAGE_BYTES - 1)) != 0) return E_BAD_ARGUMENT;
+  const h = header(phys);
+  if (h.Type != type) return E_LOG_CORRUPT;
+  const count = h.NumberOfEntries;
+  if (count == 0 || count > <u64>NATIVE_FENCE_LOG_ENTRIES) return E_LOG_CORRUPT;
+  const word = atomic.load<u64>(<usize>phys);
+  if (<u64>(<u32>word) >= count) return E_LOG_CORRUPT;
+  return OK;
+}
+
+/** A new log buffer: one zeroed page of system memory, formatted as an empty `type` log. 0 when memory is full. */
+export function logBufferCreate(type: u32): u32 {
+  if (!typeValid(type)) return 0;
+  const phys = regionAllocPage(adapter().systemRegion);
+  if (phys == 0) return 0;
+  logFormat(phys, type);
+  return phys;
+}
+
+/** Returns a log buffer's page to system memory. */
+export function logBufferDestroy(phys: u32): i32 { return regionFreePage(adapter().systemRegion, phys); }
+
+/** The header's 64-bit word, read atomically (low: FirstFreeEntryIndex, high: WraparoundCount). */
+export function logHeaderWord(phys: u32): u64 { return atomic.load<u64>(<usize>phys); }
+
+// ─────────────────────────── the driver's part ───────────────────────────
+
+/**
+ * DxgkDdiSetNativeFenceLogBuffer lands here: from now on the queue's `type`
+ * log is at `phys` (0 = none). A write still in the queue's log write buffer
+ * reaches the old location first, so nothing is written to a page after the
+ * OS was told it is no longer the queue's log (LOG-03).
+ */
+export function queueSetLogBuffer(queue: u32, type: u32, phys: u32): i32 {
+  if (!queueLive(queue)) return E_BAD_QUEUE;
+  if (!typeValid(type)) return E_BAD_ARGUMENT;
+  if (phys != 0) {
+    const r = logCheck(phys, type);
+    if (r != OK) return r;
+  }
+  logFlush(queue);
+  const q = queueRecord(queue);
+  if (type == NATIVE_FENCE_LOG_TYPE_WAITS) q.waitLog = phys; else q.signalLog = phys;
+  return OK;
+}
+
+export function queueLogBuffer(queue: u32, type: u32): u32 {
+  if (!queueLive(queue)) return 0;
+  const q = queueRecord(queue);
+  return type == NATIVE_FENCE_LOG_TYPE_WAITS ? q.waitLog : type == NATIVE_FENCE_LOG_TYPE_SIGNALS ? q.signalLog : 0;
+}
+
+/**
+ * DxgkDdiUpdateNativeFenceLogs for one queue: the entry in the queue's log
+ * write buffer reaches memory. Returns 1 when one did, 0 when it was empty.
+ */
+export function logFlush(queue: u32): i32 {
+  if (!queueLive(queue)) return E_BAD_QUEUE;
+  const q = queueRecord(queue);
+  if (q.logPendingPhys == 0) return 0;
+  const e = changetype<DXGK_NATIVE_FENCE_LOG_ENTRY>(<usize>q.logPendingPhys);
+  e.FenceValue = q.logPendingValue;
+  e.hNativeFence = q.logPendingHandle;
+  e.OperationType = q.logPendingOperation;
+  e.Reserved0 = 0;
+  e.FenceObservedGpuTimestamp = q.logPendingObservedNs;
+  e.Reserved1 = 0;
+  e.FenceEndGpuTimestamp = q.logPendingEndNs;
+  q.logPendingPhys = 0;
+  return 1;
+}
+
+/** Address of the slot the queue's log write buffer is aimed at (0 = empty). */
+export function logPendingAddress(queue: u32): u32 { return queueLive(queue) ? queueRecord(queue).logPendingPhys : 0; }
+
+// ─────────────────────────── the GPU's steps ───────────────────────────
+
+/**
+ * LOG-04 step 2: the GPU writes the entry for one operation into the queue's
+ * `type` log at slot FirstFreeEntryIndex. The payload waits in the queue's
+ * one-entry log write buffer (an older one drains first). Returns the slot;
+ * a queue without that log returns OK and writes nothing; a corrupt header (count that does not fit, index past the end) makes the
+ * GPU drop the entry (E_LOG_CORRUPT) rather than write outside the page.
+ */
+export function logWriteEntry(queue: u32, type: u32, handle: u32, value: u64, operation: u32,
+                              observedNs: u64, endNs: u64): i32 {
+  if (!queueLive(queue)) return E_BAD_QUEUE;
+  if (!typeValid(type) || operation > NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED) return E_BAD_ARGUMENT;
+  const phys = queueLogBuffer(queue, type);
+  if (phys == 0) return OK;
+  const r = logCheck(phys, type);
+  if (r != OK) return r;
+  logFlush(queue);
+  const slot = <u32>atomic.load<u64>(<usize>phys);
+  const q = queueRecord(queue);
+  q.logPendingPhys = <u32>entryAddress(phys, slot);
+  q.logPendingHandle = handle;
+  q.logPendingOperation = operation;
+  q.logPendingValue = value;
+  q.logPendingObservedNs = observedNs;
+  q.logPendingEndNs = endNs;
+  return <i32>slot;
+}
+
+/**
+ * LOG-04 step 3: FirstFreeEntryIndex + 1; past the last entry it goes back
+ * to 0 and WraparoundCount + 1. Both halves change in one 64-bit
+ * compare-and-swap, so a reader never sees one without the other.
+ * Returns the new FirstFreeEntryIndex (or OK with no log, E_LOG_CORRUPT).
+ */
+export function logAdvance(queue: u32, type: u32): i32 {
+  if (!queueLive(queue)) return E_BAD_QUEUE;
+  if (!typeValid(type)) return E_BAD_ARGUMENT;
+  const phys = queueLogBuffer(queue, type);
+  if (phys == 0) return OK;
+  const r = logCheck(phys, type);
+  if (r != OK) return r;
+  const count = <u32>header(phys).NumberOfEntries;
+  let word = atomic.load<u64>(<usize>phys);
+  let index: u32 = 0;
+  while (true) {
+    index = <u32>word + 1;
+    let wraps = <u32>(word >> 32);
+    if (index >= count) { index = 0; wraps++; }
+    const next = (<u64>wraps << 32) | <u64>index;
+    const seen = atomic.cmpxchg<u64>(<usize>phys, word, next);
+    if (seen == word) break;
+    word = seen;
+  }
+  return <i32>index;
+}
+
+/** Steps 2 and 3 together (engineStep composes them between the fence write and the barrier). */
+export function logRecord(queue: u32, type: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
+  const r = logWriteEntry(queue, type, handle, value, operation, observedNs, endNs);
+  if (r < 0) return r;
+  if (queueLogBuffer(queue, type) == 0) return OK;
+  return logAdvance(queue, type);
+}

@@ -1,0 +1,516 @@
+// Native fence log buffers, the OS's side (LOG-01..10, INT-05).
+//
+// Dxgkrnl gives every user-mode-submission hardware queue two 4 KiB log
+// buffers (waits, signals) when the queue is created, tells the driver where
+// they are (DxgkDdiSetNativeFenceLogBuffer), and reads them:
+//
+//   reader, per buffer: cached (WraparoundCount, FirstFreeEntryIndex)
+//
+//   1. read each header's 64-bit word; position = WraparoundCount × NumberOfEntries
+//      + FirstFreeEntryIndex; new entries = position − cached position
+//   2. DxgkDdiUpdateNativeFenceLogs for the queues that have new entries (LOG-06):
+//      the driver's barrier makes their entry writes visible
+//   3. more new entries than the buffer holds: an overrun (LOG-05). The entries
+//      still there are read, and the waiters of every fence the queue's process
+//      opened on the adapter are checked against live CurrentValues (the
+//      "read every fence of the device" fallback), counted in fallbackScans
+//   4. read the entries: a FenceEndGpuTimestamp lower than the last non-zero one
+//      of that buffer is a contract violation (LOG-07); zero and repeated ones
+//      are accepted
+//   5. cache the new position
+//
+// A header that does not fit its page (wrong Type, NumberOfEntries of 0 or more
+// than 84, FirstFreeEntryIndex past the end, a position that went backwards) is
+// reported as a contract violation; the OS falls back to the full check of that
+// process's fences (no waiter is lost) and recreates the buffer.
+//
+// When the reader runs:
+//   - OptimizedNativeFenceSignaledInterrupt (INT-05, LOG-09): the interrupt names
+//     the queue that was running; the OS reads that queue's logs and wakes the
+//     waiters the signal entries satisfy. hHWQueue = 0: every queue of the engine.
+//     A queue of another engine (a contract violation) or one that no longer
+//     exists (a late interrupt, reported) falls back to scanning every native
+//     fence waiter, as an interrupt without a list does (INT-01).
+//   - other interrupts: the list (or the full scan) wakes the waiters as before;
+//     the logs are read afterwards for the timeline only.
+//   - before a buffer is recreated or its queue destroyed, and when the timeline
+//     is exported: entries read then wake waiters on optimized adapters, whose
+//     interrupts rely on the logs.
+//
+// The CPU side of the timeline (LOG-08) is recorded here too: every wait and
+// signal the user-mode driver puts in a ring is a "queued" event with its CPU
+// timestamp, kept apart from the GPU's log entries; src/timeline.ts joins them.
+
+import { readLogLayout, u64 as asU64, type NativeFenceLogLayout } from '../core.js';
+import type { UserModeCommand } from '../driver/ddi.js';
+import { WddmError, check, invalid } from '../errors.js';
+import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
+import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
+import type { NativeFenceSignaledInterrupt } from '../driver/ddi.js';
+
+export type LogKind = 'waits' | 'signals';
+const KINDS: readonly LogKind[] = ['waits', 'signals'];
+
+export interface LogBuffer {
+  kind: LogKind;
+  /** DXGK_NATIVE_FENCE_LOG_TYPE. */
+  type: number;
+  phys: number;
+  gpuVa: bigint;
+  systemGpuVa: bigint;
+  /** The reader's cache (LOG-05). */
+  cachedIndex: number;
+  cachedWraparound: number;
+  /** Last non-zero FenceEndGpuTimestamp read (LOG-07). */
+  lastTimestampNs: bigint;
+  /** 0 for the buffer made with the queue, +1 at every recreation. */
+  generation: number;
+}
+
+export interface QueueLogs {
+  queue: OsHwQueue;
+  adapter: OsAdapter;
+  /** The core's queue id (for tests and tools that step the core directly). */
+  coreQueue: number;
+  buffers: Record<LogKind, LogBuffer>;
+  live: boolean;
+}
+
+/** One log entry as the OS read it. */
+export interface LogEntryRecord {
+  adapter: string;
+  adapterIndex: number;
+  queue: string;
+  /** Kernel handle of the hardware queue (the driver's hHwQueue). */
+  hHwQueue: number;
+  kind: LogKind;
+  generation: number;
+  slot: number;
+  hNativeFence: number;
+  /** Label of the fence the handle names, when it still exists. */
+  fence?: string;
+  coreFence?: number;
+  value: bigint;
+  operation: 'SIGNAL_EXECUTED' | 'WAIT_UNBLOCKED';
+  observedNs: bigint;
+  endNs: bigint;
+  readAtNs: number;
+}
+
+/** A wait or signal the user-mode driver put in a ring (CPU side of LOG-08). */
+export interface QueuedEvent {
+  adapter: string;
+  adapterIndex: number;
+  queue: string;
+  hHwQueue: number;
+  kind: 'wait' | 'signal';
+  hSyncObject: number;
+  fence: string;
+  coreFence: number;
+  value: bigint;
+  cpuTimeNs: number;
+}
+
+export type LogFaultKind =
+  | 'timestamp-decreased' | 'corrupt-header' | 'interrupt-queue-other-engine' | 'interrupt-queue-unknown'
+  /** Not a violation: a queue destroyed while its interrupt was on its way (reported only). */
+  | 'interrupt-queue-destroyed';
+
+/** A contract violation (or a report) the reader made. */
+export interface LogFault {
+  kind: LogFaultKind;
+  adapter: string;
+  queue?: string;
+  hHwQueue?: number;
+  log?: LogKind;
+  message: string;
+  timeNs: number;
+}
+
+export interface LogOverrun {
+  adapter: string;
+  queue: string;
+  hHwQueue: number;
+  log: LogKind;
+  lost: number;
+  timeNs: number;
+}
+
+export interface InterruptMark {
+  adapter: string;
+  adapterIndex: number;
+  engine: number;
+  hHWQueue: number;
+  listed: number | null;
+  timeNs: number;
+}
+
+export interface LogCounters {
+  buffersCreated: number;
+  buffersRecreated: number;
+  logReads: number;
+  entriesRead: number;
+  updateNativeFenceLogsCalls: number;
+  overruns: number;
+  entriesLost: number;
+  /** Times the OS fell back to checking every fence of a device (LOG-05). */
+  fallbackScans: number;
+  contractViolations: number;
+  optimizedInterrupts: number;
+}
+
+interface AdapterLogs { queues: Map<number, QueueLogs>; destroyed: Set<number> }
+
+export class NativeFenceLogs {
+  readonly counters: LogCounters = {
+    buffersCreated: 0, buffersRecreated: 0, logReads: 0, entriesRead: 0, updateNativeFenceLogsCalls: 0,
+    overruns: 0, entriesLost: 0, fallbackScans: 0, contractViolations: 0, optimizedInterrupts: 0,
+  };
+  readonly entries: LogEntryRecord[] = [];
+  readonly queued: QueuedEvent[] = [];
+  readonly faults: LogFault[] = [];
+  readonly overruns: LogOverrun[] = [];
+  readonly interrupts: InterruptMark[] = [];
+  private readonly perAdapter = new Map<OsAdapter, AdapterLogs>();
+  private layoutCache?: NativeFenceLogLayout;
+
+  constructor(private readonly os: Dxgkrnl) {}
+
+  /** Contract violations only (overruns are allowed and kept apart). */
+  get violations(): LogFault[] { return this.faults.filter((f) => f.kind !== 'interrupt-queue-destroyed'); }
+
+  private layout(adapter: OsAdapter): NativeFenceLogLayout { return (this.layoutCache ??= readLogLayout(adapter.core)); }
+
+  private state(adapter: OsAdapter): AdapterLogs {
+    let s = this.perAdapter.get(adapter);
+    if (!s) this.perAdapter.set(adapter, (s = { queues: new Map(), destroyed: new Set() }));
+    return s;
+  }
+
+  /** The logs of a hardware queue, by the driver's kernel handle. */
+  queueLogs(adapter: OsAdapter, hHwQueue: number): QueueLogs | undefined { return this.state(adapter).queues.get(hHwQueue); }
+
+  /** Every live queue's logs on the adapter, in kernel handle order. */
+  liveQueues(adapter: OsAdapter): QueueLogs[] {
+    return [...this.state(adapter).queues.values()].filter((q) => q.live).sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue);
+  }
+
+  // ── buffers (LOG-01, LOG-03) ──
+
+  /** A user-mode-submission queue was created: its two buffers, each announced to the driver. */
+  queueCreated(queue: OsHwQueue, coreQueue: number): void {
+    const adapter = queue.device.adapter;
+    const ql: QueueLogs = { queue, adapter, coreQueue, buffers: {} as Record<LogKind, LogBuffer>, live: true };
+    try {
+      for (const kind of KINDS) ql.buffers[kind] = this.newBuffer(ql, kind, 0);
+    } catch (error) {
+      for (const kind of KINDS) if (ql.buffers[kind]) this.freeBuffer(ql, ql.buffers[kind]);
+      throw error;
+    }
+    this.state(adapter).queues.set(queue.hHwQueue, ql);
+  }
+
+  private newBuffer(ql: QueueLogs, kind: LogKind, generation: number): LogBuffer {
+    const adapter = ql.adapter;
+    const L = this.layout(adapter);
+    const type = kind === 'waits' ? L.typeWaits : L.typeSignals;
+    const phys = adapter.core.logBufferCreate(type);
+    if (!phys) throw new WddmError('NO_MEMORY', `no free 4 KiB page of system memory for the ${kind} log buffer of hardware queue "${ql.queue.label}" (machine option systemMemoryBytes)`);
+    const process = ql.queue.device.process;
+    let gpuVa = 0n, systemGpuVa = 0n;
+    try {
+      gpuVa = this.os.mapGpu(process, adapter, phys);
+      if (adapter.caps.NativeFenceCaps.MapToGpuSystemProcess) systemGpuVa = this.os.mapGpu(this.os.system, adapter, phys);
+    } catch (error) {
+      if (gpuVa) this.os.unmapGpu(process, adapter, phys);
+      adapter.core.logBufferDestroy(phys);
+      throw error;
+    }
+    const buffer: LogBuffer = { kind, type, phys, gpuVa, systemGpuVa, cachedIndex: 0, cachedWraparound: 0, lastTimestampNs: 0n, generation };
+    const args = {
+      hHwQueue: ql.queue.hHwQueue, NumberOfEntries: L.entries, LogBufferCpuVa: KERNEL_VA_BASE + BigInt(phys),
+      LogBufferGpuVa: gpuVa, LogBufferSystemProcessGpuVa: systemGpuVa, Flags: { Value: 0 },
+    };
+    this.os.trace.record('ddi', adapter.name, 'DxgkDdiSetNativeFenceLogBuffer', {
+      hHwQueue: args.hHwQueue, Type: kind === 'waits' ? 'DXGK_NATIVE_FENCE_LOG_TYPE_WAITS' : 'DXGK_NATIVE_FENCE_LOG_TYPE_SIGNALS',
+      NumberOfEntries: args.NumberOfEntries, LogBufferCpuVa: args.LogBufferCpuVa, LogBufferGpuVa: gpuVa, LogBufferSystemProcessGpuVa: systemGpuVa,
+    });
+    this.os.callDriver(adapter, () => adapter.driver.setNativeFenceLogBuffer(args));
+    this.counters.buffersCreated++;
+    return buffer;
+  }
+
+  private freeBuffer(ql: QueueLogs, buffer: LogBuffer): void {
+    const adapter = ql.adapter;
+    this.os.unmapGpu(ql.queue.device.process, adapter, buffer.phys);
+    if (buffer.systemGpuVa) this.os.unmapGpu(this.os.system, adapter, buffer.phys);
+    check(adapter.core.logBufferDestroy(buffer.phys), `freeing the ${buffer.kind} log buffer of "${ql.queue.label}"`);
+  }
+
+  /**
+   * The OS destroys one of a queue's buffers and makes a new one (LOG-03):
+   * the old one is flushed and read first, the driver is told the new
+   * location, then the old page is freed.
+   */
+  recreate(ql: QueueLogs, kind: LogKind, reason: string, readFirst = true): void {
+    if (!ql.live) throw invalid('hHwQueue', ql.queue.handle, 'a live hardware queue');
+    const adapter = ql.adapter;
+    this.os.requireRunning(adapter, 'hHwQueue');
+    if (readFirst) this.service(adapter, [ql], 'before recreating a log buffer', this.optimized(adapter));
+    const old = ql.buffers[kind];
+    this.os.trace.record('os', 'dxgkrnl', 'log buffer recreated', { queue: ql.queue.label, log: kind, reason, oldPhys: old.phys });
+    ql.buffers[kind] = this.newBuffer(ql, kind, old.generation + 1);
+    this.freeBuffer(ql, old);
+    this.counters.buffersRecreated++;
+  }
+
+  /** Before DxgkDdiDestroyHwQueue: read what the queue logged last. */
+  queueDestroying(queue: OsHwQueue): void {
+    const adapter = queue.device.adapter;
+    const ql = this.state(adapter).queues.get(queue.hHwQueue);
+    if (!ql || !ql.live || adapter.state !== 'running' || queue.device.removed) return;
+    this.service(adapter, [ql], 'hardware queue destroyed', this.optimized(adapter));
+  }
+
+  /** After the queue is gone: its pages go back to system memory. */
+  queueDestroyed(queue: OsHwQueue): void {
+    const state = this.state(queue.device.adapter);
+    const ql = state.queues.get(queue.hHwQueue);
+    if (!ql || !ql.live) return;
+    ql.live = false;
+    for (const kind of KINDS) this.freeBuffer(ql, ql.buffers[kind]);
+    state.queues.delete(queue.hHwQueue);
+    state.destroyed.add(queue.hHwQueue);
+  }
+
+  /** Device removal: every queue of the adapter is gone with its buffers. */
+  adapterReset(adapter: OsAdapter): void {
+    for (const ql of this.liveQueues(adapter)) this.queueDestroyed(ql.queue);
+  }
+
+  // ── CPU-side queued events (LOG-08) ──
+
+  /** The UMD wrote these commands into the queue's ring at the current CPU time. */
+  recordQueued(queue: OsHwQueue, commands: UserModeCommand[]): void {
+    const adapter = queue.device.adapter;
+    for (const c of commands) {
+      if (c.op !== 'wait' && c.op !== 'signal') continue;
+      const fence = adapter.fences.get(c.coreFence);
+      this.queued.push({
+        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: c.op,
+        hSyncObject: c.handle, fence: fence?.label ?? `fence${c.coreFence}`, coreFence: c.coreFence, value: c.value,
+        cpuTimeNs: this.os.scheduler.nowNs,
+      });
+    }
+  }
+
+  // ── interrupts (INT-05, LOG-09) ──
+
+  optimized(adapter: OsAdapter): boolean {
+    return (adapter.caps.VidSchCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt) !== 0;
+  }
+
+  /**
+   * A native fence signaled interrupt arrived. Returns true when the logs
+   * handled it (optimized interrupt naming a valid queue, or none); false
+   * when the caller must go on with the list or the full scan.
+   */
+  onInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): boolean {
+    const list = data.pSignaledNativeFenceArray;
+    this.interrupts.push({ adapter: adapter.name, adapterIndex: adapter.index, engine: data.NodeOrdinal, hHWQueue: data.hHWQueue, listed: list ? list.length : null, timeNs: this.os.scheduler.nowNs });
+    if (!this.optimized(adapter) || list) return false;
+    const state = this.state(adapter);
+    let queues: QueueLogs[];
+    if (data.hHWQueue === 0) {
+      queues = this.liveQueues(adapter).filter((q) => q.queue.engine === data.NodeOrdinal);
+      this.os.trace.record('os', 'dxgkrnl', 'optimized interrupt: no queue named, reading every queue of the engine', { engine: data.NodeOrdinal, queues: queues.map((q) => q.queue.label) });
+    } else {
+      const ql = state.queues.get(data.hHWQueue);
+      if (!ql) {
+        const destroyed = state.destroyed.has(data.hHWQueue);
+        this.fault(destroyed ? 'interrupt-queue-destroyed' : 'interrupt-queue-unknown', adapter, undefined, undefined,
+          `optimized native fence signaled interrupt names hHWQueue ${hex(data.hHWQueue)}, which is ${destroyed ? 'a hardware queue destroyed before the interrupt was serviced' : 'no hardware queue of this adapter'}; scanning every native fence waiter instead`);
+        return false;
+      }
+      if (ql.queue.engine !== data.NodeOrdinal) {
+        this.fault('interrupt-queue-other-engine', adapter, ql, undefined,
+          `optimized native fence signaled interrupt on engine ${data.NodeOrdinal} names hHWQueue ${hex(data.hHWQueue)} ("${ql.queue.label}"), which runs on engine ${ql.queue.engine}; scanning every native fence waiter instead`);
+        return false;
+      }
+      queues = [ql];
+      this.os.trace.record('os', 'dxgkrnl', 'optimized interrupt: reading the signal log of the named queue', { queue: ql.queue.label, hHWQueue: data.hHWQueue });
+    }
+    this.counters.optimizedInterrupts++;
+    const before = this.os.counters.waitersWoken;
+    this.service(adapter, queues, 'optimized native fence signaled interrupt', true);
+    if (this.os.counters.waitersWoken === before) {
+      this.os.counters.spuriousInterrupts++;
+      this.os.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
+    }
+    return true;
+  }
+
+  /** After an interrupt the list (or full scan) handled: read the logs for the timeline, waking nothing. */
+  afterInterrupt(adapter: OsAdapter): void {
+    if (adapter.state !== 'running') return;
+    this.service(adapter, this.liveQueues(adapter), 'timeline', false);
+  }
+
+  /** Reads every live queue's logs of every running adapter (the timeline exporter calls it). */
+  readAll(): void {
+    for (const adapter of [...this.perAdapter.keys()].sort((x, y) => x.index - y.index)) {
+      if (adapter.state === 'running') this.service(adapter, this.liveQueues(adapter), 'timeline export', this.optimized(adapter));
+    }
+  }
+
+  // ── the reader (LOG-05, LOG-06, LOG-07) ──
+
+  /**
+   * Reads the new entries of `queues`. With `wake`, the signal entries
+   * satisfy CPU waiters (value by value) and an overrun or a corrupt header
+   * falls back to every fence of the queue's process on this adapter.
+   */
+  service(adapter: OsAdapter, queues: QueueLogs[], reason: string, wake: boolean): void {
+    if (adapter.state !== 'running' || !queues.length) return;
+    // On an optimized adapter interrupts rely on the logs: an entry read must wake what it satisfies.
+    wake ||= this.optimized(adapter);
+    const core = adapter.core;
+    const L = this.layout(adapter);
+    const view = new DataView(adapter.memory.buffer);
+    const now = this.os.scheduler.nowNs;
+    this.counters.logReads++;
+    interface Pending { ql: QueueLogs; buffer: LogBuffer; count: number; from: number; to: number; index: number; wraps: number }
+    const pending: Pending[] = [];
+    const fallback = new Set<QueueLogs>();
+    const broken: [QueueLogs, LogKind][] = [];
+    // 1. headers
+    for (const ql of queues) {
+      if (!ql.live) continue;
+      for (const kind of KINDS) {
+        const b = ql.buffers[kind];
+        const why = this.headerProblem(adapter, b, view);
+        if (why) {
+          this.fault('corrupt-header', adapter, ql, kind, `the ${kind} log of "${ql.queue.label}" has a corrupt header: ${why}; its entries are not read, every fence of the device is checked instead and the buffer is recreated`);
+          fallback.add(ql);
+          broken.push([ql, kind]);
+          continue;
+        }
+        const word = asU64(core.logHeaderWord(b.phys));
+        const index = Number(word & 0xffff_ffffn);
+        const wraps = Number(word >> 32n);
+        const count = Number(view.getBigUint64(b.phys + L.countOffset, true));
+        const to = wraps * count + index;
+        const from = b.cachedWraparound * count + b.cachedIndex;
+        if (to < from) {
+          this.fault('corrupt-header', adapter, ql, kind, `the ${kind} log of "${ql.queue.label}" went backwards: WraparoundCount ${wraps} FirstFreeEntryIndex ${index}, last read ${b.cachedWraparound}/${b.cachedIndex}; every fence of the device is checked instead and the buffer is recreated`);
+          fallback.add(ql);
+          broken.push([ql, kind]);
+          continue;
+        }
+        if (to > from) pending.push({ ql, buffer: b, count, from, to, index, wraps });
+      }
+    }
+    // 2. flush the queues that have new entries
+    const flush = [...new Set(pending.map((p) => p.ql))].sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue);
+    if (flush.length) {
+      const args = { NumberOfQueues: flush.length, hHWQueueArray: flush.map((q) => q.queue.hHwQueue), Flags: { Value: 0 } };
+      this.counters.updateNativeFenceLogsCalls++;
+      this.os.trace.record('ddi', adapter.name, 'DxgkDdiUpdateNativeFenceLogs', { NumberOfQueues: args.NumberOfQueues, hHWQueueArray: args.hHWQueueArray, reason });
+      this.os.callDriver(adapter, () => adapter.driver.updateNativeFenceLogs(args));
+      if (adapter.state !== 'running') return;
+    }
+    // 3. + 4. overruns, entries, timestamps
+    const changed = new Set<GlobalFence>();
+    for (const p of pending) {
+      const { ql, buffer: b, count } = p;
+      let from = p.from;
+      if (p.to - from > count) {
+        const lost = p.to - from - count;
+        this.counters.overruns++;
+        this.counters.entriesLost += lost;
+        this.overruns.push({ adapter: adapter.name, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, log: b.kind, lost, timeNs: now });
+        this.os.trace.record('os', 'dxgkrnl', 'log overrun', { queue: ql.queue.label, log: b.kind, lost, WraparoundCount: p.wraps, cachedWraparoundCount: b.cachedWraparound });
+        if (b.kind === 'signals') fallback.add(ql);
+        from = p.to - count;
+      }
+      for (let position = from; position < p.to; position++) {
+        const slot = position % count;
+        const at = b.phys + L.headerBytes + slot * L.entryBytes;
+        const record = this.readEntry(adapter, ql, b, slot, view, at, L, now);
+        this.entries.push(record);
+        this.counters.entriesRead++;
+        if (record.endNs !== 0n) {
+          if (record.endNs < b.lastTimestampNs) {
+            this.fault('timestamp-decreased', adapter, ql, b.kind, `the ${b.kind} log of "${ql.queue.label}" went back in time at slot ${slot}: FenceEndGpuTimestamp ${record.endNs} after ${b.lastTimestampNs}`);
+          } else {
+            b.lastTimestampNs = record.endNs;
+          }
+        }
+        if (wake && b.kind === 'signals' && record.operation === 'SIGNAL_EXECUTED' && record.coreFence !== undefined) {
+          const fence = adapter.fences.get(record.coreFence);
+          if (fence && !fence.destroyed) this.os.satisfy(fence, record.value, changed);
+        }
+      }
+      // 5. cache
+      b.cachedIndex = p.index;
+      b.cachedWraparound = p.wraps;
+    }
+    // LOG-05 fallback: every fence the queue's process opened on this adapter, live values
+    if (wake) {
+      for (const ql of [...fallback].sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue)) {
+        const process = ql.queue.device.process;
+        const fences = [...adapter.withWaiters].filter((f) => [...f.locals].some((l: LocalFence) => l.process === process)).sort((x, y) => x.coreFence - y.coreFence);
+        this.counters.fallbackScans++;
+        this.os.trace.record('os', 'dxgkrnl', 'log fallback: reading every fence of the device', { queue: ql.queue.label, fences: fences.map((f) => f.label) });
+        for (const fence of fences) {
+          this.os.counters.fencesScanned++;
+          this.os.satisfy(fence, fence.currentValue(), changed);
+        }
+      }
+    }
+    this.os.refresh(changed);
+    for (const [ql, kind] of broken) if (ql.live && adapter.state === 'running') this.recreate(ql, kind, 'corrupt header', false);
+  }
+
+  private headerProblem(adapter: OsAdapter, b: LogBuffer, view: DataView): string | undefined {
+    if (adapter.core.logCheck(b.phys, b.type) === 0) return undefined;
+    const L = this.layout(adapter);
+    const type = view.getUint32(b.phys + L.typeOffset, true);
+    const count = view.getBigUint64(b.phys + L.countOffset, true);
+    const index = Number(asU64(adapter.core.logHeaderWord(b.phys)) & 0xffff_ffffn);
+    if (type !== b.type) return `Type is ${type}, expected ${b.type}`;
+    if (count === 0n || count > BigInt(L.entries)) return `NumberOfEntries is ${count}, but a 4 KiB buffer holds 1 to ${L.entries}`;
+    return `FirstFreeEntryIndex ${index} is past the last entry (NumberOfEntries ${count})`;
+  }
+
+  private readEntry(adapter: OsAdapter, ql: QueueLogs, b: LogBuffer, slot: number, view: DataView, at: number, L: NativeFenceLogLayout, now: number): LogEntryRecord {
+    const handle = view.getUint32(at + L.entryHandleOffset, true);
+    const object = ql.queue.device.process.handles.get(handle);
+    const local = object && object.kind === 'syncObject' ? (object as LocalFence) : undefined;
+    const record: LogEntryRecord = {
+      adapter: adapter.name, adapterIndex: adapter.index, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, kind: b.kind,
+      generation: b.generation, slot, hNativeFence: handle, fence: local?.global.label, coreFence: local?.global.coreFence,
+      value: view.getBigUint64(at + L.entryValueOffset, true),
+      operation: view.getUint32(at + L.entryOperationOffset, true) === L.operationWaitUnblocked ? 'WAIT_UNBLOCKED' : 'SIGNAL_EXECUTED',
+      observedNs: view.getBigUint64(at + L.entryObservedOffset, true),
+      endNs: view.getBigUint64(at + L.entryEndOffset, true),
+      readAtNs: now,
+    };
+    this.os.trace.record('os', 'dxgkrnl', 'log entry read', {
+      queue: ql.queue.label, log: b.kind, slot, hNativeFence: handle, fence: record.fence ?? 'unknown', FenceValue: record.value,
+      OperationType: record.operation, FenceObservedGpuTimestamp: record.observedNs, FenceEndGpuTimestamp: record.endNs,
+    });
+    return record;
+  }
+
+  private fault(kind: LogFaultKind, adapter: OsAdapter, ql: QueueLogs | undefined, log: LogKind | undefined, message: string): void {
+    const fault: LogFault = { kind, adapter: adapter.name, queue: ql?.queue.label, hHwQueue: ql?.queue.hHwQueue, log, message, timeNs: this.os.scheduler.nowNs };
+    this.faults.push(fault);
+    if (kind === 'interrupt-queue-destroyed') {
+      this.os.trace.record('os', 'dxgkrnl', 'interrupt names a destroyed hardware queue', { message });
+      return;
+    }
+    this.counters.contractViolations++;
+    this.os.trace.record('fault', adapter.name, 'native fence log contract violation', { kind, message });
+  }
+}
