@@ -1,14 +1,17 @@
 // The wddm-fence command. `wddm-fence demo` runs the built-in demo and prints
 // its trace and summary (what `npm start` does).
 import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
 import { runDemo } from './demo.js';
 import { compareSynchronizationModels } from './compare.js';
+import { exportTimeline } from './timeline.js';
 
-const USAGE = `usage: wddm-fence demo [--seed N] [--json]
+const USAGE = `usage: wddm-fence demo [--seed N] [--json] [--trace FILE]
 
   demo      run the built-in demo machine and print its trace and summary
   --seed N  seed for the run (default 1); printed in the trace
   --json    print the trace as JSON instead of text
+  --trace FILE  also write the fence timeline as Chrome JSON (open in ui.perfetto.dev or chrome://tracing)
   --help    this text
 `;
 
@@ -16,7 +19,7 @@ async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {
-      seed: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      seed: { type: 'string' }, json: { type: 'boolean' }, trace: { type: 'string' }, help: { type: 'boolean', short: 'h' },
     } });
   } catch (error) {
     process.stderr.write(`wddm-fence: ${(error as Error).message}\n${USAGE}`);
@@ -38,6 +41,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(machine.trace.text());
     process.stdout.write('\n' + machine.summaryText());
     process.stdout.write('\n' + (await compareSynchronizationModels({ seed })).text);
+  }
+  if (values.trace) {
+    writeFileSync(values.trace, JSON.stringify(exportTimeline(machine)) + '\n');
+    process.stderr.write(`wddm-fence: timeline written to ${values.trace}\n`);
   }
   return 0;
 }

@@ -16,3 +16,6 @@ export { compileCore, compileCoreSync, instantiateCore, readLayout } from './cor
 export type { CoreExports, CoreLayout } from './core.js';
 export type { KernelModeDriver, DxgkrnlCallbacks } from './driver/ddi.js';
 export * from './wddm.js';
+export { exportTimeline } from './timeline.js';
+export type { ChromeTrace, ChromeTraceEvent } from './timeline.js';
+export type { NativeFenceLogs, LogEntryRecord, QueuedEvent, LogFault, LogOverrun, LogCounters, LogKind } from './os/logs.js';

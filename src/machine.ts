@@ -20,6 +20,7 @@ import { WddmError, invalid, check } from './errors.js';
 import { GpuHardware, type Timing } from './gpu/hardware.js';
 import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from './os/dxgkrnl.js';
 import type { LegacyCounters } from './os/monitored.js';
+import type { LogCounters, LogKind, NativeFenceLogs } from './os/logs.js';
 import { RuntimeProcess } from './runtime.js';
 import { Random } from './rng.js';
 import { Scheduler } from './scheduler.js';
@@ -77,6 +78,7 @@ export interface MachineSummary {
   os: Counters;
   /** Monitored fences and kernel-mode contexts: the legacy model's interrupts, scans and round trips. */
   legacy: LegacyCounters;
+  logs: LogCounters;
   pendingWaiters: number;
   bugChecks: BugCheckReport[];
 }
@@ -140,6 +142,23 @@ export class Machine {
     return this;
   }
 
+  /** The OS's native fence log reader: entries read, queued events, overruns, contract violations (src/os/logs.ts). */
+  get nativeFenceLogs(): NativeFenceLogs { return this.os.logs; }
+
+  /**
+   * LOG-03: the OS destroys one of a hardware queue's log buffers and makes a
+   * new one (reading the old one first); the driver gets SetNativeFenceLogBuffer
+   * with the new location and the GPU writes there from its next entry on.
+   */
+  recreateNativeFenceLogBuffer(process: RuntimeProcess, hHwQueue: number, log: LogKind): void {
+    if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
+    const queue = this.os.resolve(process.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+    const kind = v.oneOf(log, 'log', ['waits', 'signals'] as const);
+    const logs = this.os.logs.queueLogs(queue.device.adapter, queue.hHwQueue);
+    if (!logs) throw invalid('hHwQueue', hHwQueue, 'a hardware queue with log buffers (a live user-mode-submission queue)');
+    this.os.logs.recreate(logs, kind, 'requested');
+  }
+
   /** NF-20: device removal (GPU reset) on one adapter. */
   removeDevice(adapter: string | number, reason = 'TDR'): void {
     this.os.removeDevice(this.adapter(adapter).os, reason);
@@ -164,6 +183,7 @@ export class Machine {
       })),
       os: { ...this.os.counters },
       legacy: { ...this.os.monitored.counters },
+      logs: { ...this.os.logs.counters },
       pendingWaiters: this.os.pendingWaiters,
       bugChecks: [...this.os.bugChecks],
     };
@@ -184,6 +204,8 @@ export class Machine {
     if (l.commandBuffers || l.scans || l.monitoredFenceInterrupts) {
       lines.push(`  monitored fences + kernel-mode contexts: commandBuffers=${l.commandBuffers} dmaCompletedInterrupts=${l.dmaCompletedInterrupts} monitoredFenceInterrupts=${l.monitoredFenceInterrupts} scans=${l.scans} (legacy ${l.legacyScans}) fencesExamined=${l.fencesExamined} gpuWaitsHeld=${l.gpuWaitsHeld} releasedByCpu=${l.heldWaitsReleased} softwareSignals=${l.softwareSignals}`);
     }
+    const g = s.logs;
+    if (g.buffersCreated) lines.push(`  fence logs: entriesRead=${g.entriesRead} UpdateNativeFenceLogs=${g.updateNativeFenceLogsCalls} overruns=${g.overruns} (lost ${g.entriesLost}) fallbackScans=${g.fallbackScans} contractViolations=${g.contractViolations} recreated=${g.buffersRecreated}`);
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
     return lines.join('\n') + '\n';
   }
