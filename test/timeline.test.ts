@@ -1,0 +1,184 @@
+// The fence timeline (LOG-08): CPU queued events apart from the GPU logs, and
+// the Chrome JSON trace that joins them.
+import { describe, it, expect } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMachineSync, exportTimeline, type ChromeTraceEvent, type Machine } from '../src/index.js';
+import { readLogLayout } from '../src/core.js';
+
+/** Checks what Perfetto / chrome://tracing need; returns a description of each problem. */
+function structureProblems(json: unknown): string[] {
+  const problems: string[] = [];
+  const trace = json as { traceEvents?: ChromeTraceEvent[] };
+  if (!trace || !Array.isArray(trace.traceEvents)) return ['no traceEvents array'];
+  const events = trace.traceEvents;
+  const processNames = new Map<number, string>();
+  const threadNames = new Map<string, string>();
+  for (const e of events) {
+    if (typeof e.ts !== 'number' || typeof e.pid !== 'number' || typeof e.tid !== 'number' || typeof e.name !== 'string') problems.push(`malformed event ${JSON.stringify(e)}`);
+    if (e.ph === 'M' && e.name === 'process_name') processNames.set(e.pid, String(e.args?.name));
+    if (e.ph === 'M' && e.name === 'thread_name') threadNames.set(`${e.pid}/${e.tid}`, String(e.args?.name));
+  }
+  const byTid = new Map<string, { start: number; end: number; name: string }[]>();
+  for (const e of events) {
+    if (e.ph === 'M') continue;
+    if (!processNames.has(e.pid)) problems.push(`event "${e.name}" on pid ${e.pid} without process_name`);
+    if (!threadNames.has(`${e.pid}/${e.tid}`)) problems.push(`event "${e.name}" on ${e.pid}/${e.tid} without thread_name`);
+    if (e.ph === 'X') {
+      if (typeof e.dur !== 'number' || e.dur < 0) problems.push(`slice "${e.name}" has dur ${e.dur}`);
+      const key = `${e.pid}/${e.tid}`;
+      let list = byTid.get(key);
+      if (!list) byTid.set(key, (list = []));
+      list.push({ start: Math.round(e.ts * 1000), end: Math.round((e.ts + (e.dur ?? 0)) * 1000), name: e.name });
+    }
+  }
+  // Slices on one track nest: any two are disjoint or one contains the other.
+  for (const [key, slices] of byTid) {
+    for (let i = 0; i < slices.length; i++) {
+      for (let j = i + 1; j < slices.length; j++) {
+        const a = slices[i], b = slices[j];
+        const disjoint = a.end <= b.start || b.end <= a.start;
+        const nested = (a.start <= b.start && b.end <= a.end) || (b.start <= a.start && a.end <= b.end);
+        if (!disjoint && !nested) problems.push(`slices "${a.name}" [${a.start},${a.end}] and "${b.name}" [${b.start},${b.end}] overlap on ${key} without nesting`);
+      }
+    }
+  }
+  // Every flow has both ends, once each, on slices.
+  const flows = new Map<string, { out: ChromeTraceEvent[]; in: ChromeTraceEvent[] }>();
+  for (const e of events) {
+    if (e.bind_id === undefined) continue;
+    if (e.ph !== 'X') problems.push(`flow ${e.bind_id} on a non-slice event`);
+    let f = flows.get(e.bind_id);
+    if (!f) flows.set(e.bind_id, (f = { out: [], in: [] }));
+    if (e.flow_out) f.out.push(e);
+    if (e.flow_in) f.in.push(e);
+  }
+  for (const [id, f] of flows) {
+    if (f.out.length !== 1 || f.in.length !== 1) problems.push(`flow ${id} has ${f.out.length} start(s) and ${f.in.length} end(s)`);
+    else if (f.out[0].ts > f.in[0].ts) problems.push(`flow ${id} goes back in time`);
+  }
+  return problems;
+}
+
+function scenario(): Machine {
+  const m = createMachineSync({
+    seed: 11,
+    adapters: [
+      { name: 'dgpu', engines: 2, caps: { optimizedNativeFenceSignaledInterrupt: true } },
+      { name: 'igpu', engines: 1, integrated: true },
+    ],
+  });
+  const app = m.createProcess('app');
+  const d = app.createDevice({ hAdapter: app.openAdapter('dgpu') });
+  const i = app.createDevice({ hAdapter: app.openAdapter('igpu') });
+  const frame = app.createNativeFence({ hDevice: d, name: 'frame' });
+  const done = app.createNativeFence({ hDevice: d, name: 'done' });
+  const spam = app.createNativeFence({ hDevice: i, name: 'spam' });
+  const producer = app.createHwQueue({ hDevice: d, engine: 0, name: 'producer' });
+  const consumer = app.createHwQueue({ hDevice: d, engine: 1, name: 'consumer' });
+  const busy = app.createHwQueue({ hDevice: i, engine: 0, nativeProgressFence: false, name: 'busy' });
+  app.createThread('submitter', function* (cpu) {
+    for (let n = 1; n <= 3; n++) {
+      app.submit({ hHwQueue: consumer.hHwQueue, commands: [{ wait: { hSyncObject: frame.hSyncObject, value: n } }, { work: { durationNs: 1500 } }, { signal: { hSyncObject: done.hSyncObject, value: n } }] });
+      app.submit({ hHwQueue: producer.hHwQueue, commands: [{ work: { durationNs: 4000 } }, { signal: { hSyncObject: frame.hSyncObject, value: n } }] });
+      yield cpu.sleep(1000);
+    }
+  });
+  app.createThread('presenter', function* (cpu) { return yield cpu.wait({ objects: [done.hSyncObject], values: [3n] }); });
+  // 90 signals on the integrated GPU (+1 written below), nobody reads them until the export: an overrun of 7.
+  app.submit({ hHwQueue: busy.hHwQueue, commands: Array.from({ length: 90 }, (_, k) => ({ signal: { hSyncObject: spam.hSyncObject, value: k + 1 } })) });
+  m.run();
+  // A driver that writes a timestamp going backwards (LOG-07) on the integrated GPU.
+  const igpu = m.adapters[1];
+  const L = readLogLayout(igpu.core);
+  const ql = m.nativeFenceLogs.liveQueues(igpu.os)[0];
+  igpu.core.logRecord(ql.coreQueue, L.typeSignals, spam.hSyncObject, 91n, L.operationSignalExecuted, 0n, 1n);
+  return m;
+}
+
+describe('timeline', () => {
+  it('LOG-08 wait-queued and signal-queued events carry CPU timestamps and are kept apart from the GPU log entries', () => {
+    const m = createMachineSync({ seed: 3 });
+    const app = m.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const f = app.createNativeFence({ hDevice, name: 'F' });
+    const q = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false, name: 'Q' });
+    app.createThread('late', function* (cpu) {
+      yield cpu.sleep(3000);
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1 } }, { wait: { hSyncObject: f.hSyncObject, value: 1 } }] });
+    });
+    m.run();
+    const logs = m.nativeFenceLogs;
+    expect(logs.queued.map((e) => [e.kind, e.fence, e.value, e.cpuTimeNs])).toEqual([['signal', 'F', 1n, 3000], ['wait', 'F', 1n, 3000]]);
+    expect(logs.entries).toHaveLength(0); // nobody has read the GPU logs yet
+    const trace = exportTimeline(m);
+    expect(logs.entries.map((e) => [e.kind, e.endNs])).toEqual([['waits', 3100n], ['signals', 3000n]]);
+    const slices = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat !== 'flow');
+    expect(slices.map((e) => [e.name, e.ts, e.dur])).toEqual([['signal F 1', 3, 0], ['wait F 1', 3, 0.1]]);
+    expect(trace.traceEvents.filter((e) => e.cat === 'flow').map((e) => [e.name, e.ts, e.flow_out ?? false, e.flow_in ?? false]))
+      .toEqual([['unblocks Q', 3, true, false], ['unblocked', 3.1, false, true]]);
+  });
+
+  it('LOG-08 the exported Chrome JSON has a process per adapter, a track per hardware queue, nested slices, flows with both ends, interrupts, overruns and violations', () => {
+    const m = scenario();
+    const json = JSON.parse(JSON.stringify(exportTimeline(m)));
+    expect(structureProblems(json)).toEqual([]);
+    const events = json.traceEvents as ChromeTraceEvent[];
+    const names = (n: string) => events.filter((e) => e.ph === 'M' && e.name === n).map((e) => [e.pid, e.tid, e.args?.name]);
+    expect(names('process_name')).toEqual([[1, 0, 'dgpu'], [2, 0, 'igpu']]);
+    const tracks = names('thread_name').map(([pid, , name]) => `${pid}:${name}`);
+    expect(tracks).toEqual(expect.arrayContaining(['1:Dxgkrnl', '2:Dxgkrnl']));
+    for (const q of ['1:producer', '1:consumer', '2:busy']) expect(tracks.some((t) => t.startsWith(`${q} (hHwQueue 0x`))).toBe(true);
+    // Overlapping operations of one queue spread over extra lanes.
+    expect(tracks.some((t) => / #2$/.test(t))).toBe(true);
+    // Each consumer wait is unblocked by the producer's signal of the same value.
+    const flowsIn = events.filter((e) => e.flow_in);
+    const flowsOut = events.filter((e) => e.flow_out);
+    expect(flowsIn.length).toBeGreaterThanOrEqual(3);
+    for (const n of [1, 2, 3]) {
+      const wait = events.find((e) => e.ph === 'X' && e.name === `wait frame ${n}`)!;
+      const signal = events.find((e) => e.ph === 'X' && e.name === `signal frame ${n}`)!;
+      expect(wait.pid).toBe(1);
+      const arrowEnd = flowsIn.find((e) => e.tid === wait.tid && e.ts === wait.ts + wait.dur!)!;
+      const arrowStart = flowsOut.find((e) => e.bind_id === arrowEnd.bind_id)!;
+      expect(arrowStart.tid).toBe(signal.tid);
+      expect(arrowStart.ts).toBe(signal.ts + signal.dur!);
+    }
+    // Slices go from CPU queued time to the GPU end timestamp.
+    const frame2 = events.find((e) => e.ph === 'X' && e.name === 'signal frame 2')!;
+    expect(frame2.ts).toBe(1); // queued at 1000 ns
+    expect(frame2.args?.cpuQueuedNs).toBe(1000);
+    expect(frame2.ts + frame2.dur!).toBeCloseTo((frame2.args?.gpuEndNs as number) / 1000, 9);
+    expect(events.filter((e) => e.cat === 'interrupt').length).toBe(m.trace.find({ kind: 'interrupt' }).length);
+    expect(events.filter((e) => e.cat === 'interrupt').length).toBeGreaterThan(0);
+    const overrun = events.filter((e) => e.cat === 'overrun');
+    expect(overrun.map((e) => [e.pid, e.name])).toEqual([[2, 'log overrun: 7 signals entries lost']]);
+    const violation = events.filter((e) => e.cat === 'violation');
+    expect(violation.map((e) => [e.pid, e.name])).toEqual([[2, 'contract violation: timestamp-decreased']]);
+  });
+
+  it('LOG-08 the structure check catches broken traces', () => {
+    const slice = (name: string, ts: number, dur: number, extra: Partial<ChromeTraceEvent> = {}): ChromeTraceEvent => ({ name, ph: 'X', ts, dur, pid: 1, tid: 2, ...extra });
+    const meta: ChromeTraceEvent[] = [
+      { name: 'process_name', ph: 'M', ts: 0, pid: 1, tid: 0, args: { name: 'p' } },
+      { name: 'thread_name', ph: 'M', ts: 0, pid: 1, tid: 2, args: { name: 't' } },
+    ];
+    expect(structureProblems({ traceEvents: [...meta, slice('a', 0, 2), slice('b', 1, 2)] })[0]).toMatch(/overlap on 1\/2 without nesting/);
+    expect(structureProblems({ traceEvents: [...meta, slice('a', 0, 2, { bind_id: '0x1', flow_out: true })] })[0]).toMatch(/flow 0x1 has 1 start\(s\) and 0 end\(s\)/);
+    expect(structureProblems({ traceEvents: [slice('a', 0, 2)] })).toContain('event "a" on pid 1 without process_name');
+    expect(structureProblems({ traceEvents: [...meta, slice('a', 0, 2), slice('b', 0.5, 1)] })).toEqual([]);
+  });
+
+  it('LOG-08 `wddm-fence demo --trace FILE` writes a timeline that loads and passes the structure check', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wddm-fence-'));
+    const file = join(dir, 'out.json');
+    execFileSync(process.execPath, ['dist/cli.js', 'demo', '--trace', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const json = JSON.parse(readFileSync(file, 'utf8'));
+    expect(structureProblems(json)).toEqual([]);
+    const events = json.traceEvents as ChromeTraceEvent[];
+    expect(events.filter((e) => e.ph === 'X' && e.cat !== 'flow').length).toBeGreaterThan(10);
+    expect(events.some((e) => e.flow_out)).toBe(true);
+  });
+});
