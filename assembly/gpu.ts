@@ -75,6 +75,10 @@ export function queueDestroy(id: u32): i32 {
   if (!queueValid(id)) return E_BAD_QUEUE;
   const q = queueAt(id);
   q.state = QUEUE_STATE_FREE;
+  // An interrupt on its way must not name this id: a new queue may get it (INT-05).
+  const e = engineAt(q.engine);
+  if (e.interruptQueue == id) e.interruptQueue = INTERRUPT_QUEUE_UNKNOWN;
+  if (e.runningQueue == id) e.runningQueue = 0;
   adapter().queueLive--;
   return OK;
 }

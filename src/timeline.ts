@@ -17,6 +17,11 @@
 // is the first signal of the same fence with a value >= the wait's, in GPU time
 // no later than the wait's end. Virtual nanoseconds become microseconds (ts, dur).
 //
+// CPU waits (D3DKMTWaitForSynchronizationObjectFromCpu that blocked) come from
+// the machine's trace ("waiter added" → "waiter woken"/"waiter released"): one
+// more process, "CPU waits", a track per waiter, and an arrow from the GPU
+// signal that satisfied each of its fences. With the trace off they are absent.
+//
 // Exporting reads the logs first (as an interrupt would) so every entry the
 // GPU wrote is in the timeline.
 
@@ -55,7 +60,50 @@ interface Operation {
   endNs: number;
   tid: number;
   flowIn?: string;
-  flowsOut: { id: string; wait: Operation }[];
+  /** Arrows starting here: the track of the wait they end at, and what that wait was. */
+  flowsOut: { id: string; target: string; wait: string }[];
+}
+
+interface CpuWait { label: string; waited: [string, bigint][]; startNs: number; endNs: number; status: string; flowsIn: string[] }
+
+/** Blocked CPU waits, from the trace: "waiter added" until "waiter woken" / "waiter released". */
+function cpuWaitsOf(machine: Machine): CpuWait[] {
+  const open = new Map<string, CpuWait[]>();
+  const done: CpuWait[] = [];
+  for (const e of machine.trace.events) {
+    if (e.kind !== 'os') continue;
+    const label = String(e.args.waiter ?? '');
+    if (e.name === 'waiter added') {
+      const fences = (e.args.fences as string[]) ?? [];
+      const values = (e.args.values as string[]) ?? [];
+      const w: CpuWait = { label, waited: fences.map((f, i) => [f, BigInt(values[i])]), startNs: e.timeNs, endNs: Infinity, status: 'WAITING', flowsIn: [] };
+      let list = open.get(label);
+      if (!list) open.set(label, (list = []));
+      list.push(w);
+    } else if (e.name === 'waiter woken' || e.name === 'waiter released') {
+      const w = open.get(label)?.shift();
+      if (!w) continue;
+      w.endNs = e.timeNs;
+      w.status = String(e.args.status);
+      done.push(w);
+    }
+  }
+  return done;
+}
+
+/** Lane index for each [start, end] so that slices within a lane nest; `items` sorted by start, longer first. */
+function assignLanes(items: { startNs: number; endNs: number }[]): number[] {
+  const lanes: { startNs: number; endNs: number }[][] = [];
+  return items.map((item) => {
+    for (let k = 0; k < lanes.length; k++) {
+      const open = lanes[k];
+      while (open.length && open[open.length - 1].endNs <= item.startNs) open.pop();
+      const top = open[open.length - 1];
+      if (!top || top.endNs >= item.endNs) { open.push(item); return k; }
+    }
+    lanes.push([item]);
+    return lanes.length - 1;
+  });
 }
 
 const us = (ns: number): number => ns / 1000;
@@ -116,8 +164,23 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     }
     if (!best) continue;
     const id = `0x${(++flowId).toString(16)}`;
-    best.flowsOut.push({ id, wait });
+    best.flowsOut.push({ id, target: wait.queue, wait: `${wait.queue}: wait ${wait.entry.fence ?? ''} ${wait.entry.value}` });
     wait.flowIn = id;
+  }
+
+  const cpuWaits = cpuWaitsOf(machine);
+  for (const w of cpuWaits) {
+    for (const [fence, value] of w.waited) {
+      let best: Operation | undefined;
+      for (const s of signals) {
+        if (s.entry!.fence !== fence || s.entry!.value < value || Number(s.entry!.endNs) > w.endNs) continue;
+        if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
+      }
+      if (!best || w.status !== 'SUCCESS') continue;
+      const id = `0x${(++flowId).toString(16)}`;
+      best.flowsOut.push({ id, target: `CPU ${w.label}`, wait: `CPU ${w.label}: wait ${fence} ${value}` });
+      w.flowsIn.push(id);
+    }
   }
 
   // Lanes and tids, per adapter.
@@ -133,29 +196,18 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     const queues = [...new Map(mine.map((o) => [o.hHwQueue, o.queue])).entries()].sort((x, y) => x[0] - y[0]);
     const firstTid = new Map<number, number>();
     for (const [hHwQueue, label] of queues) {
-      const lanes: { tid: number; open: Operation[] }[] = [];
       const queueOps = mine.filter((o) => o.hHwQueue === hHwQueue)
         .sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs || (x.kind === y.kind ? 0 : x.kind === 'wait' ? -1 : 1));
-      const newLane = () => {
+      const lanes = assignLanes(queueOps);
+      const tids: number[] = [];
+      for (let k = 0; k <= Math.max(...lanes); k++) {
         const tid = nextTid++;
-        const n = lanes.length + 1;
-        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: n === 1 ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : `${label} #${n}` } });
+        tids.push(tid);
+        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : `${label} #${k + 1}` } });
         events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid, args: { sort_index: tid } });
-        const lane = { tid, open: [] as Operation[] };
-        lanes.push(lane);
-        return lane;
-      };
-      if (!queueOps.length) continue;
-      for (const op of queueOps) {
-        let placed = false;
-        for (const lane of lanes) {
-          while (lane.open.length && lane.open[lane.open.length - 1].endNs <= op.startNs) lane.open.pop();
-          const top = lane.open[lane.open.length - 1];
-          if (!top || top.endNs >= op.endNs) { lane.open.push(op); op.tid = lane.tid; placed = true; break; }
-        }
-        if (!placed) { const lane = newLane(); lane.open.push(op); op.tid = lane.tid; }
       }
-      firstTid.set(hHwQueue, lanes[0].tid);
+      queueOps.forEach((op, i) => { op.tid = tids[lanes[i]]; });
+      firstTid.set(hHwQueue, tids[0]);
     }
     for (const op of mine) events.push(...sliceEvents(op, pid));
     for (const i of logs.interrupts.filter((x) => x.adapterIndex === adapter.index)) {
@@ -176,6 +228,29 @@ export function exportTimeline(machine: Machine): ChromeTrace {
         name: f.kind === 'interrupt-queue-destroyed' ? `report: ${f.kind}` : `contract violation: ${f.kind}`, ph: 'i', s: 't',
         ts: us(f.timeNs), pid, tid: (f.hHwQueue !== undefined ? firstTid.get(f.hHwQueue) : undefined) ?? 1,
         cat: f.kind === 'interrupt-queue-destroyed' ? 'report' : 'violation', args: { message: f.message },
+      });
+    }
+  }
+  if (cpuWaits.length) {
+    const pid = adapters.length + 1;
+    events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: 'CPU waits' } });
+    events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: pid } });
+    let nextTid = 1;
+    const byLabel = [...new Set(cpuWaits.map((w) => w.label))].sort();
+    for (const label of byLabel) {
+      const mine = cpuWaits.filter((w) => w.label === label).sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs);
+      const lanes = assignLanes(mine);
+      const tids: number[] = [];
+      for (let k = 0; k <= Math.max(...lanes); k++) {
+        const tid = nextTid++;
+        tids.push(tid);
+        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? label : `${label} #${k + 1}` } });
+      }
+      mine.forEach((w, i) => {
+        const tid = tids[lanes[i]];
+        const what = `CPU wait ${w.waited.map(([f, v]) => `${f} ${v}`).join(', ')}`;
+        events.push({ name: what, ph: 'X', ts: us(w.startNs), dur: us(w.endNs - w.startNs), pid, tid, cat: 'cpu-wait', args: { status: w.status } });
+        for (const id of w.flowsIn) events.push({ name: 'woken', ph: 'X', ts: us(w.endNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
       });
     }
   }
@@ -216,8 +291,8 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
   }
   for (const flow of op.flowsOut) {
     out.push({
-      name: `unblocks ${flow.wait.queue}`, ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow',
-      bind_id: flow.id, flow_out: true, args: { wait: `${flow.wait.queue}: wait ${fence} ${flow.wait.entry?.value ?? ''}` },
+      name: `unblocks ${flow.target}`, ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow',
+      bind_id: flow.id, flow_out: true, args: { wait: flow.wait },
     });
   }
   return out;

@@ -127,7 +127,7 @@ describe('timeline', () => {
     expect(structureProblems(json)).toEqual([]);
     const events = json.traceEvents as ChromeTraceEvent[];
     const names = (n: string) => events.filter((e) => e.ph === 'M' && e.name === n).map((e) => [e.pid, e.tid, e.args?.name]);
-    expect(names('process_name')).toEqual([[1, 0, 'dgpu'], [2, 0, 'igpu']]);
+    expect(names('process_name')).toEqual([[1, 0, 'dgpu'], [2, 0, 'igpu'], [3, 0, 'CPU waits']]);
     const tracks = names('thread_name').map(([pid, , name]) => `${pid}:${name}`);
     expect(tracks).toEqual(expect.arrayContaining(['1:Dxgkrnl', '2:Dxgkrnl']));
     for (const q of ['1:producer', '1:consumer', '2:busy']) expect(tracks.some((t) => t.startsWith(`${q} (hHwQueue 0x`))).toBe(true);
@@ -155,8 +155,19 @@ describe('timeline', () => {
     expect(events.filter((e) => e.cat === 'interrupt').length).toBeGreaterThan(0);
     const overrun = events.filter((e) => e.cat === 'overrun');
     expect(overrun.map((e) => [e.pid, e.name])).toEqual([[2, 'log overrun: 7 signals entries lost']]);
+    // The CPU thread waiting for done = 3 is woken by the consumer's signal of done 3.
+    const cpuWait = events.find((e) => e.cat === 'cpu-wait' && e.name === 'CPU wait done 3')!;
+    expect(cpuWait.pid).toBe(3);
+    const woken = events.find((e) => e.name === 'woken' && e.tid === cpuWait.tid && e.pid === 3)!;
+    const from = events.find((e) => e.flow_out && e.bind_id === woken.bind_id)!;
+    const doneSignal = events.find((e) => e.ph === 'X' && e.name === 'signal done 3')!;
+    expect([from.pid, from.tid, from.ts]).toEqual([1, doneSignal.tid, doneSignal.ts + doneSignal.dur!]);
     const violation = events.filter((e) => e.cat === 'violation');
     expect(violation.map((e) => [e.pid, e.name])).toEqual([[2, 'contract violation: timestamp-decreased']]);
+  });
+
+  it('LOG-08 the same seed and inputs export a byte-identical timeline', () => {
+    expect(JSON.stringify(exportTimeline(scenario()))).toBe(JSON.stringify(exportTimeline(scenario())));
   });
 
   it('LOG-08 the structure check catches broken traces', () => {
