@@ -216,6 +216,7 @@ describe('native fence log buffers', () => {
     s.m.run();
     expect(t2.state).toBe('done');
     expect(headerWord(s.m, fresh)).toEqual({ index: 1, wraps: 0 });
+    expect(headerWord(s.m, old)).toEqual({ index: 1, wraps: 0 }); // nothing written to the old location after the switch
     const read = s.m.nativeFenceLogs.entries.filter((e) => e.kind === 'signals');
     expect(read.map((e) => [e.value, e.generation, e.slot])).toEqual([[1n, 0, 0], [2n, 1, 0]]);
   });
