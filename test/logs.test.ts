@@ -1,7 +1,7 @@
 // Native fence log buffers (LOG-01..07, LOG-09, LOG-10) and the optimized
 // native fence signaled interrupt (INT-05).
 import { describe, it, expect } from 'vitest';
-import { createMachineSync, readLayout, WddmError, type Machine, type RuntimeProcess, type MachineOptions } from '../src/index.js';
+import { createMachineSync, readLayout, Random, WddmError, type Machine, type RuntimeProcess, type MachineOptions } from '../src/index.js';
 import { readLogLayout } from '../src/core.js';
 import type { OsHwQueue } from '../src/os/dxgkrnl.js';
 import type { NativeFenceSignaledInterrupt } from '../src/driver/ddi.js';
@@ -524,6 +524,47 @@ describe('optimized native fence signaled interrupt', () => {
     expect(logs.violations.map((x) => x.kind)).toEqual(['interrupt-queue-unknown']);
     expect(logs.violations[0].message).toMatch(/names hHWQueue 0x7777, which is no hardware queue of this adapter/);
     expect(s.m.os.lostWakeups()).toEqual([]);
+  });
+
+  it('INT-05 no lost wakeup over random schedules served from the logs, with bursts that overrun them and buffers recreated at random', async () => {
+    let overruns = 0;
+    for (const seed of [1, 2, 3, 4, 5]) {
+      for (const latency of [700, 30_000]) {
+        const s = setup({ seed, timing: { commandNs: 50, interruptLatencyNs: latency } }, true);
+        const random = new Random(seed);
+        const fences = Array.from({ length: 4 }, (_, i) => s.app.createNativeFence({ hDevice: s.hDevice, name: `f${i}` }).hSyncObject);
+        const queues = [0, 0, 1].map((engine, i) => s.app.createHwQueue({ hDevice: s.hDevice, engine, nativeProgressFence: i === 2, name: `q${i}` }).hHwQueue);
+        const next = fences.map(() => 0n);
+        let woken = 0, expected = 0;
+        for (let step = 0; step < 150; step++) {
+          s.m.run(s.m.nowNs + random.below(400));
+          const i = random.below(fences.length);
+          const r = random.next();
+          if (r < 0.45) {
+            const burst = random.next() < 0.1 ? 60 : 1;
+            const commands = Array.from({ length: burst }, () => signal(fences[i], (next[i] += BigInt(1 + random.below(2)))));
+            s.app.submit({ hHwQueue: queues[random.below(3)], commands: [{ work: { durationNs: random.below(300) } }, ...commands] });
+          } else if (r < 0.95) {
+            expected++;
+            void s.app.waitAsync({ objects: [fences[i]], values: [next[i] + BigInt(random.below(3))] }).then((x) => { if (x.status === 'SUCCESS') woken++; });
+          } else {
+            s.m.recreateNativeFenceLogBuffer(s.app, queues[random.below(3)], random.next() < 0.5 ? 'waits' : 'signals');
+          }
+        }
+        s.m.run();
+        expect(s.m.os.lostWakeups(), `seed ${seed} latency ${latency}, before the final signals`).toEqual([]);
+        s.app.submit({ hHwQueue: queues[0], commands: fences.map((h, i) => signal(h, next[i] + 10n)) });
+        s.m.run();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        expect(woken, `seed ${seed} latency ${latency}`).toBe(expected);
+        overruns += s.m.nativeFenceLogs.counters.overruns;
+        expect(s.m.os.lostWakeups(), `seed ${seed} latency ${latency}`).toEqual([]);
+        expect(s.m.os.pendingWaiters, `seed ${seed} latency ${latency}`).toBe(0);
+        expect(s.m.nativeFenceLogs.violations).toEqual([]);
+        expect(s.m.nativeFenceLogs.counters.optimizedInterrupts).toBeGreaterThan(0);
+      }
+    }
+    expect(overruns).toBeGreaterThan(0); // the schedules did exercise the fallback
   });
 
   it('INT-05 without the cap interrupts keep their fence lists and name no queue', () => {
