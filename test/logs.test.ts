@@ -589,3 +589,24 @@ function payload(engine: number, hHWQueue: number): NativeFenceSignaledInterrupt
     pSignaledNativeFenceArray: null, hHWQueue, Flags: { EvaluateLegacyMonitoredFences: false },
   };
 }
+
+describe('log entries and rewinds', () => {
+  it('LOG-09 an entry written before a rewind does not wake a waiter that came after it', () => {
+    const s = setup({}, true);
+    const f = s.app.createNativeFence({ hDevice: s.hDevice, name: 'F' });
+    const g = s.app.createNativeFence({ hDevice: s.hDevice, name: 'G' });
+    const a = s.app.createHwQueue({ hDevice: s.hDevice, engine: 0, nativeProgressFence: false, name: 'A' });
+    s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(f.hSyncObject, 3)] }); // logged, unread: nobody waits
+    s.m.run();
+    s.app.signal({ objects: [f.hSyncObject], values: [2], flags: { allowFenceRewind: true } });
+    const tf = s.app.createThread('f', function* (cpu) { return yield cpu.wait({ objects: [f.hSyncObject], values: [3n] }); });
+    const tg = s.app.createThread('g', function* (cpu) { return yield cpu.wait({ objects: [g.hSyncObject], values: [1n] }); });
+    s.m.run();
+    s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(g.hSyncObject, 1)] }); // its interrupt names A: the OS reads F@3 too
+    s.m.run();
+    expect(s.m.nativeFenceLogs.entries.map((e) => [e.fence, e.value])).toEqual([['F', 3n], ['G', 1n]]);
+    expect(tg.state).toBe('done');
+    expect(tf.state).toBe('blocked');
+    expect(s.app.readFenceValue(f.hSyncObject)).toBe(2n);
+  });
+});

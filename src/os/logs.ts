@@ -448,7 +448,11 @@ export class NativeFenceLogs {
         }
         if (wake && b.kind === 'signals' && record.operation === 'SIGNAL_EXECUTED' && record.coreFence !== undefined) {
           const fence = adapter.fences.get(record.coreFence);
-          if (fence && !fence.destroyed) this.os.satisfy(fence, record.value, changed);
+          // Capped by the live value: an entry written before a rewind (NF-19) must not wake a later waiter.
+          if (fence && !fence.destroyed) {
+            const current = fence.currentValue();
+            this.os.satisfy(fence, record.value < current ? record.value : current, changed);
+          }
         }
       }
       // 5. cache
