@@ -73,6 +73,20 @@ describe('native fence log buffers', () => {
   });
 
   it('LOG-01 kernel-mode contexts and adapters without user-mode submission get no log buffer', () => {
+    // A kernel-mode context on a native-fence adapter: no buffer, nothing logged for its work and fence writes.
+    const s = setup();
+    const before = systemFreePages(s.m);
+    const hContext = s.app.createContext({ hDevice: s.hDevice, engine: 0, name: 'ctx' });
+    const monitored = s.app.createSynchronizationObject({ hDevice: s.hDevice, type: 'MONITORED_FENCE', initialValue: 0n });
+    const pagesForFence = before - systemFreePages(s.m);
+    s.app.submitCommand({ hContext, commands: [{ work: { durationNs: 100 } }, { fenceWrite: { hSyncObject: monitored.hSyncObject, value: 1 } }] });
+    s.m.run();
+    s.m.nativeFenceLogs.readAll();
+    expect(s.m.trace.find({ name: 'DxgkDdiSetNativeFenceLogBuffer' })).toHaveLength(0);
+    expect(s.m.nativeFenceLogs.liveQueues(s.m.adapters[0].os)).toHaveLength(0);
+    expect(s.m.nativeFenceLogs.entries).toHaveLength(0);
+    expect(before - systemFreePages(s.m)).toBe(pagesForFence);
+
     const m = createMachineSync({ adapters: [{ name: 'legacy', caps: { nativeGpuFence: false } }] });
     const app = m.createProcess('app');
     const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
