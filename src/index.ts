@@ -19,3 +19,8 @@ export * from './wddm.js';
 export { exportTimeline } from './timeline.js';
 export type { ChromeTrace, ChromeTraceEvent } from './timeline.js';
 export type { NativeFenceLogs, LogEntryRecord, QueuedEvent, LogFault, LogOverrun, LogCounters, LogKind } from './os/logs.js';
+export { VidMm } from './vidmm/vidmm.js';
+export type { AllocationInfo, AllocationUse, CpuAccess, CoherenceFault, GpuRead, VidMmCounters, LockPath } from './vidmm/vidmm.js';
+export { UserModeDriver } from './vidmm/umd.js';
+export type { MapArgs, MapResult, MapType, ResourceUse, UmdStats } from './vidmm/umd.js';
+export type { SegmentOptions, SegmentDescriptor } from './vidmm/segments.js';

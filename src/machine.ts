@@ -27,6 +27,8 @@ import { Scheduler } from './scheduler.js';
 import { Trace } from './trace.js';
 import * as v from './validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from './wddm.js';
+import { parseSegments, type SegmentDescriptor, type SegmentOptions } from './vidmm/segments.js';
+import { VidMm } from './vidmm/vidmm.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -56,6 +58,10 @@ export interface AdapterOptions {
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
   driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
   limits?: AdapterLimits;
+  /** Memory segments (allocation usage tracking, docs/ALLOCATIONS.md). */
+  segments?: SegmentOptions[];
+  /** DXGK_CPUHOSTAPERTURE::SizeInPages (default 16). */
+  cpuHostAperturePages?: number;
 }
 export interface MachineOptions {
   seed?: number;
@@ -65,6 +71,8 @@ export interface MachineOptions {
   limits?: { processes?: number };
   timing?: Partial<Timing>;
   trace?: boolean;
+  /** The platform keeps CPU caches coherent with GPU accesses (x86/x64: true; some ARM: false). Default true. */
+  ioCoherent?: boolean;
 }
 
 export interface AdapterSummary {
@@ -110,6 +118,8 @@ export class Machine {
   readonly processes: RuntimeProcess[] = [];
   readonly layout: CoreLayout;
   readonly systemBase: number;
+  /** Video memory manager: segments, allocations, Lock2, deferred destruction (src/vidmm/). */
+  vidmm!: VidMm;
 
   constructor(readonly seed: number, readonly memory: WebAssembly.Memory, readonly module: WebAssembly.Module,
               layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean) {
@@ -211,14 +221,15 @@ export class Machine {
   }
 }
 
-function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptions, 'caps' | 'interrupts' | 'driver' | 'limits'>> & {
+function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptions, 'caps' | 'interrupts' | 'driver' | 'limits' | 'segments'>> & {
+  segments: SegmentDescriptor[];
   caps: Required<Omit<AdapterCapsOptions, 'nativeFenceCaps'>> & { nativeFenceCaps: Required<NativeFenceCapsOptions> };
   interrupts: Required<NonNullable<AdapterOptions['interrupts']>>;
   driver: Required<NonNullable<AdapterOptions['driver']>>;
   limits: Required<AdapterLimits>;
 } {
   const p = `adapters[${index}]`;
-  const a = v.options(raw, p, ['name', 'integrated', 'engines', 'localMemoryBytes', 'caps', 'interrupts', 'driver', 'limits']);
+  const a = v.options(raw, p, ['name', 'integrated', 'engines', 'localMemoryBytes', 'caps', 'interrupts', 'driver', 'limits', 'segments', 'cpuHostAperturePages']);
   const caps = v.options(a.caps, `${p}.caps`, ['nativeGpuFence', 'optimizedNativeFenceSignaledInterrupt', 'no64BitAtomics', 'monitoredFenceGpuWrite', 'nativeFenceCaps']);
   const nf = v.options(caps.nativeFenceCaps, `${p}.caps.nativeFenceCaps`, ['monitoredValuePadding', 'mapToGpuSystemProcess', 'minimumAddress', 'maximumAddress']);
   const interrupts = v.options(a.interrupts, `${p}.interrupts`, ['payload', 'evaluateLegacyMonitoredFences']);
@@ -234,11 +245,13 @@ function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptio
   }
   const name = a.name === undefined ? `gpu${index}` : String(a.name);
   if (!/^[A-Za-z0-9_.-]{1,32}$/.test(name)) throw invalid(`${p}.name`, a.name, '1 to 32 letters, digits, "_", "." or "-"');
+  const localMemoryBytes = a.localMemoryBytes === undefined ? 1 << 20 : v.integer(a.localMemoryBytes, `${p}.localMemoryBytes`, 0, 1 << 30);
   return {
     name,
     integrated: flag(a.integrated, `${p}.integrated`, false),
     engines: a.engines === undefined ? 2 : v.integer(a.engines, `${p}.engines`, 1, 16),
-    localMemoryBytes: a.localMemoryBytes === undefined ? 1 << 20 : v.integer(a.localMemoryBytes, `${p}.localMemoryBytes`, 0, 1 << 30),
+    localMemoryBytes,
+    ...parseSegments(a.segments, a.cpuHostAperturePages, p, localMemoryBytes),
     caps: {
       nativeGpuFence: flag(caps.nativeGpuFence, `${p}.caps.nativeGpuFence`, true),
       optimizedNativeFenceSignaledInterrupt: flag(caps.optimizedNativeFenceSignaledInterrupt, `${p}.caps.optimizedNativeFenceSignaledInterrupt`, false),
@@ -280,7 +293,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WebAssembly.Module): Machine {
-  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace']);
+  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   const os = v.options(o.os, 'os', ['nativeFence']);
   const nativeFence = os.nativeFence === undefined ? true : v.bool(os.nativeFence, 'os.nativeFence');
@@ -300,6 +313,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
     interruptLatencyNs: timingIn.interruptLatencyNs === undefined ? 2000 : v.nonNegative(timingIn.interruptLatencyNs, 'timing.interruptLatencyNs'),
   };
   const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
+  const ioCoherent = o.ioCoherent === undefined ? true : v.bool(o.ioCoherent, 'ioCoherent');
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -329,6 +343,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
   const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
   const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn);
   const { trace } = machine;
+  machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
   trace.record('machine', 'machine', 'created', {
     seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
   });
@@ -380,6 +395,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
     const osAdapter = machine.os.startAdapter({ index, name: a.name, driver, hardware, core, memory, integrated: a.integrated, engines: a.engines });
     machine.adapters.push(new Adapter(osAdapter, hardware, driver, privateBase, localBase));
+    machine.vidmm.addAdapter(osAdapter, localBase, a.segments, a.cpuHostAperturePages);
   });
   return machine;
 }

@@ -13,6 +13,7 @@ import { WddmError, invalid } from './errors.js';
 import * as v from './validate.js';
 import type { MonitoredFenceCreated } from './os/monitored.js';
 import { KMTQAITYPE_WDDM_3_1_CAPS, DXGKQAITYPE_NATIVE_FENCE_CAPS, hex } from './wddm.js';
+import type { AllocationUse, CpuAccess } from './vidmm/vidmm.js';
 
 export type ThreadOp =
   | { op: 'wait'; args: WaitArgs }
@@ -192,10 +193,35 @@ export class RuntimeProcess {
     return this.os.createHwQueue(this.kernel, args);
   }
   destroyHwQueue(hHwQueue: number): void { this.os.destroyHwQueue(this.kernel, hHwQueue); }
-  /** User-mode submission of { wait }, { signal }, { work } commands. Returns the progress fence value it will signal. */
-  submit(args: { hHwQueue: number; commands: ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[] }): { progressValue?: bigint } {
-    return this.os.submit(this.kernel, args);
+  /**
+   * User-mode submission of { wait }, { signal }, { work } commands. Returns the progress fence value it will signal.
+   * Optional `reads` / `writes` declare the allocations the work accesses (src/vidmm/, docs/ALLOCATIONS.md).
+   */
+  submit(args: { hHwQueue: number; commands: ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { progressValue?: bigint } {
+    if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.os.submit(this.kernel, args);
+    const { reads, writes, ...rest } = args;
+    const use = this.machine.vidmm.prepareUse(this.kernel, rest.hHwQueue, reads, writes);
+    const result = this.os.submit(this.kernel, rest);
+    this.machine.vidmm.commitUse(use, result.progressValue!);
+    return result;
   }
+  /** hSyncObject of a hardware queue's progress fence (undefined without one). */
+  progressFenceOf(hHwQueue: number): number | undefined { return this.os.resolve(this.kernel, hHwQueue, 'hwQueue', 'hHwQueue').progress?.handle; }
+
+  // ── allocations (WDDM 2.0 VidMm, src/vidmm/vidmm.ts) ──
+
+  createAllocation(args: { hDevice: number; sizeBytes: number; segments?: (number | string)[]; cpuAccess?: CpuAccess; resident?: boolean; name?: string }): { hAllocation: number } { return this.machine.vidmm.createAllocation(this.kernel, args); }
+  /** D3DKMTDestroyAllocation2: never blocks; `wait` (SynchronousDestroy only) is a ThreadOp a CPU thread may yield. */
+  destroyAllocation2(args: { hDevice: number; hAllocations: number[]; Flags?: { AssumeNotInUse?: boolean; SynchronousDestroy?: boolean } }): { freed: boolean; wait?: ThreadOp } { return this.machine.vidmm.destroyAllocation2(this.kernel, args); }
+  lock2(args: { hDevice: number; hAllocation: number; Flags?: number }): { pData: bigint } { return this.machine.vidmm.lock2(this.kernel, args); }
+  unlock2(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.unlock2(this.kernel, args); }
+  makeResident(args: { hDevice: number; hAllocation: number; segment?: number | string }): { segment: string } { return this.machine.vidmm.makeResident(this.kernel, args); }
+  evict(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.evict(this.kernel, args); }
+  invalidateCache(args: { hDevice: number; hAllocation: number; Offset?: number; Length?: number }): void { this.machine.vidmm.invalidateCache(this.kernel, args); }
+  /** CPU store through a Lock2 mapping (goes through the CPU cache model on a non-coherent platform). */
+  cpuWrite(cpuVa: bigint, data: Uint8Array): void { this.machine.vidmm.cpuWrite(this.kernel, cpuVa, data); }
+  /** CPU load through a Lock2 mapping. */
+  cpuRead(cpuVa: bigint, length: number): Uint8Array { return this.machine.vidmm.cpuRead(this.kernel, cpuVa, length); }
 
   // ── monitored fences and kernel-mode contexts (WDDM 2.x; src/os/monitored.ts, src/os/contexts.ts) ──
 

@@ -64,3 +64,15 @@ export const DEFAULT_GPU_VA_BASE = 0x0000_0001_0000_0000n;
 export const MAX_OBJECTS_PER_CALL = 32;
 
 export const hex = (value: number | bigint): string => `0x${value.toString(16)}`;
+
+// ── allocation usage tracking (WDDM 2.0, src/vidmm/) ──
+
+/** D3DDDICB_DESTROYALLOCATION2FLAGS bits. */
+export const DESTROY_ALLOCATION2_FLAG_BITS = { AssumeNotInUse: 0, SynchronousDestroy: 1 } as const;
+/** D3D11_MAP values. */
+export const D3D11_MAP = { READ: 1, WRITE: 2, READ_WRITE: 3, WRITE_DISCARD: 4, WRITE_NO_OVERWRITE: 5 } as const;
+export const D3D11_MAP_FLAG_DO_NOT_WAIT = 0x100000;
+export const S_OK = 0;
+export const DXGI_ERROR_WAS_STILL_DRAWING = 0x887a000a;
+/** DXGK_SEGMENTFLAGS bits for the CpuHostAperture. */
+export const SEGMENT_FLAG_BITS = { SupportsCpuHostAperture: 13, SupportsCachedCpuHostAperture: 14 } as const;
