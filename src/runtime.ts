@@ -219,9 +219,9 @@ export class RuntimeProcess {
   evict(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.evict(this.kernel, args); }
   invalidateCache(args: { hDevice: number; hAllocation: number; Offset?: number; Length?: number }): void { this.machine.vidmm.invalidateCache(this.kernel, args); }
   /** CPU store through a Lock2 mapping (goes through the CPU cache model on a non-coherent platform). */
-  cpuWrite(cpuVa: bigint, data: Uint8Array): void { this.machine.vidmm.cpuWrite(this.kernel, cpuVa, data); }
+  cpuStore(cpuVa: bigint, data: Uint8Array): void { this.machine.vidmm.cpuWrite(this.kernel, cpuVa, data); }
   /** CPU load through a Lock2 mapping. */
-  cpuRead(cpuVa: bigint, length: number): Uint8Array { return this.machine.vidmm.cpuRead(this.kernel, cpuVa, length); }
+  cpuLoad(cpuVa: bigint, length: number): Uint8Array { return this.machine.vidmm.cpuRead(this.kernel, cpuVa, length); }
 
   // ── monitored fences and kernel-mode contexts (WDDM 2.x; src/os/monitored.ts, src/os/contexts.ts) ──
 

@@ -278,7 +278,7 @@ describe('VM-05 lock rules by segment and CPU access attribute', () => {
     const info = m.vidmm.info(hAllocation)!;
     expect(info.segment).toBe('bar');
     expect(info.lockPath).toBe('cpuVisibleSegment');
-    app.cpuWrite(pData + 4096n, bytes(8, (i) => 0xa0 + i));
+    app.cpuStore(pData + 4096n, bytes(8, (i) => 0xa0 + i));
     const local = m.adapters[0].localBase;
     expect(info.pages[1]).toBeGreaterThanOrEqual(local);
     expect([...new Uint8Array(m.memory.buffer, info.pages[1], 8)]).toEqual([...bytes(8, (i) => 0xa0 + i)]);
@@ -327,7 +327,7 @@ describe('VM-05 lock rules by segment and CPU access attribute', () => {
     const { m, app, hDevice } = await setup({}, SEGMENTS);
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['vram'], resident: false });
     const { pData } = app.lock2({ hDevice, hAllocation });
-    app.cpuWrite(pData, bytes(4, () => 7));
+    app.cpuStore(pData, bytes(4, () => 7));
     expect(m.vidmm.info(hAllocation)!.keptOutOfLocalMemory).toBe(true);
     expectError(() => app.makeResident({ hDevice, hAllocation }), 'INVALID_DEVICE_STATE', /stays out of local memory until Unlock2/);
     expect(m.vidmm.info(hAllocation)!.resident).toBe(false);
@@ -357,10 +357,10 @@ describe('VM-06 the CpuHostAperture', () => {
     info.aperturePages!.forEach((ap, i) => expect(aperture.pageTable[ap]).toBe(pages[i]));
     // One contiguous CPU write across the page boundaries lands in the scattered local pages.
     const data = bytes(3 * 4096, (i) => i * 7 + 3);
-    app.cpuWrite(pData, data);
+    app.cpuStore(pData, data);
     const memory = new Uint8Array(m.memory.buffer);
     pages.forEach((p, i) => expect([...memory.subarray(p, p + 4096)]).toEqual([...data.subarray(i * 4096, (i + 1) * 4096)]));
-    expect([...app.cpuRead(pData + 4090n, 12)]).toEqual([...data.subarray(4090, 4102)]);
+    expect([...app.cpuLoad(pData + 4090n, 12)]).toEqual([...data.subarray(4090, 4102)]);
     expect(m.trace.find({ kind: 'ddi', name: 'DxgkDdiMapCpuHostAperture' })).toHaveLength(1);
 
     // 1 page left: a 2-page allocation with no aperture segment cannot lock.
@@ -403,14 +403,14 @@ describe('VM-08 I/O coherence', () => {
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached', name: 'shared' });
     const { pData } = app.lock2({ hDevice, hAllocation });
     const vertices = bytes(64, (i) => i + 1);
-    app.cpuWrite(pData, vertices);
+    app.cpuStore(pData, vertices);
     if (invalidate) app.invalidateCache({ hDevice, hAllocation, Offset: 0, Length: 64 });
     app.submit({ hHwQueue, commands: work(1000), reads: [{ hAllocation, Offset: 0, Length: 64 }] });
     const results = bytes(64, (i) => 200 - i);
     app.submit({ hHwQueue, commands: work(1000), writes: [{ hAllocation, Offset: 256, data: results }] });
     m.run();
     if (invalidate) app.invalidateCache({ hDevice, hAllocation, Offset: 256, Length: 64 });
-    const cpuSaw = app.cpuRead(pData + 256n, 64);
+    const cpuSaw = app.cpuLoad(pData + 256n, 64);
     return { m, gpuSaw: m.vidmm.gpuReads[0].bytes, cpuSaw, vertices, results, hAllocation };
   }
 
@@ -449,7 +449,7 @@ describe('VM-08 I/O coherence', () => {
     const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
     const { pData } = app.lock2({ hDevice, hAllocation });
-    app.cpuWrite(pData + 64n, bytes(8, () => 1));
+    app.cpuStore(pData + 64n, bytes(8, () => 1));
     app.submit({ hHwQueue, commands: work(100), writes: [{ hAllocation, Offset: 0, Length: 256 }] });
     m.run();
     expect(m.vidmm.coherenceFaults.map((f) => [f.kind, f.offset, f.length])).toEqual([['lost write', 64, 64]]);
@@ -459,7 +459,7 @@ describe('VM-08 I/O coherence', () => {
     const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'uncached' });
     const { pData } = app.lock2({ hDevice, hAllocation });
-    app.cpuWrite(pData, bytes(16, () => 9));
+    app.cpuStore(pData, bytes(16, () => 9));
     app.submit({ hHwQueue, commands: work(100), reads: [hAllocation] });
     m.run();
     expect(m.vidmm.gpuReads[0].bytes[0]).toBe(9);
@@ -487,9 +487,9 @@ describe('VM bad input and options', () => {
     expectError(() => app.submit({ hHwQueue, commands: work(10), reads: [{ hAllocation, Offset: 1000, Length: 1 }] }), 'INVALID_PARAMETER', /outside allocation/);
     expect(app.progressFenceOf(hHwQueue)).toBeDefined();
     expect(m.trace.find({ name: 'commands written to ring + doorbell' })).toHaveLength(0);
-    expectError(() => app.cpuRead(0x7e00_0000_0000n, 4), 'ACCESS_DENIED', /not inside any Lock2 mapping/);
+    expectError(() => app.cpuLoad(0x7e00_0000_0000n, 4), 'ACCESS_DENIED', /not inside any Lock2 mapping/);
     const { pData } = app.lock2({ hDevice, hAllocation });
-    expectError(() => app.cpuWrite(pData + 996n, bytes(8, () => 1)), 'INVALID_PARAMETER', /outside allocation/);
+    expectError(() => app.cpuStore(pData + 996n, bytes(8, () => 1)), 'INVALID_PARAMETER', /outside allocation/);
     expectError(() => app.lock2({ hDevice, hAllocation, Bogus: 1 } as never), 'INVALID_PARAMETER', /unknown key "Bogus"/);
     expectError(() => app.unlock2({ hDevice, hAllocation: 12345 }), 'INVALID_HANDLE', /not an allocation handle/);
     app.unlock2({ hDevice, hAllocation });

@@ -219,11 +219,11 @@ export class UserModeDriver {
   /** Writes through the current mapping (offset within the resource). */
   write(hResource: number, offset: number, bytes: Uint8Array): void {
     const r = this.mappedResource(hResource);
-    this.process.cpuWrite(r.current.pData! + BigInt(v.integer(offset, 'offset', 0, r.sizeBytes)), bytes);
+    this.process.cpuStore(r.current.pData! + BigInt(v.integer(offset, 'offset', 0, r.sizeBytes)), bytes);
   }
   read(hResource: number, offset: number, length: number): Uint8Array {
     const r = this.mappedResource(hResource);
-    return this.process.cpuRead(r.current.pData! + BigInt(v.integer(offset, 'offset', 0, r.sizeBytes)), length);
+    return this.process.cpuLoad(r.current.pData! + BigInt(v.integer(offset, 'offset', 0, r.sizeBytes)), length);
   }
   private mappedResource(hResource: number): Resource {
     const r = this.resource(hResource);
