@@ -96,6 +96,19 @@ describe('VM-01 deferred destruction', () => {
     expect(app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] }).freed).toBe(true);
   });
 
+  it('VM-01 after a GPU reset the device can still destroy its allocations; a pending destroy completes', async () => {
+    const { m, app, hDevice, hHwQueue } = await setup();
+    const pending = app.createAllocation({ hDevice, sizeBytes: 4096 }).hAllocation;
+    const later = app.createAllocation({ hDevice, sizeBytes: 4096 }).hAllocation;
+    app.submit({ hHwQueue, commands: work(100_000), reads: [pending] });
+    expect(app.destroyAllocation2({ hDevice, hAllocations: [pending] }).freed).toBe(false);
+    m.run(1000);
+    m.removeDevice(0);
+    m.run();
+    expect(m.vidmm.info(pending)!.state).toBe('freed');
+    expect(app.destroyAllocation2({ hDevice, hAllocations: [later] }).freed).toBe(true);
+  });
+
   it('VM-01 SynchronousDestroy: a CPU thread that yields the returned wait resumes once the memory is reclaimed', async () => {
     const { m, app, hDevice, hHwQueue } = await setup();
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096 });
@@ -190,6 +203,24 @@ describe('VM-02..04 Lock2 through the user-mode driver', () => {
     expect(umd.stats.instancesRecycled).toBeGreaterThan(0);
     // Lock2 once per backing instance (kept mapped), never per Map.
     expect(m.vidmm.counters.locks).toBe(umd.poolSize(vb));
+  });
+
+  it('VM-03 the README example: three discards while the GPU reads → two renames, a pool of three', async () => {
+    const machine = await createMachine({ seed: 1, adapters: [{ name: 'gpu0' }] });
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter('gpu0') });
+    const queue = app.createHwQueue({ hDevice, engine: 0 });
+    const umd = new UserModeDriver(app, hDevice);
+    const vb = umd.createResource({ sizeBytes: 4096, name: 'dynamicVB' });
+    for (let draw = 0; draw < 3; draw++) {
+      umd.map({ hResource: vb, mapType: 'WRITE_DISCARD' });
+      umd.write(vb, 0, new Uint8Array(64).fill(draw)); umd.unmap(vb);
+      umd.submit({ hHwQueue: queue.hHwQueue, commands: [{ work: { durationNs: 1000 } }], reads: [vb] });
+    }
+    machine.run();
+    expect(umd.stats.renames).toBe(2);
+    expect(umd.poolSize(vb)).toBe(3);
+    expect(machine.vidmm.gpuReads.map((r) => r.bytes[0])).toEqual([0, 1, 2]);
   });
 
   it('VM-03 without renaming (NO_OVERWRITE every time) the same program corrupts what the GPU reads', async () => {

@@ -363,7 +363,8 @@ export class VidMm {
    */
   destroyAllocation2(process: Process, args: unknown): { freed: boolean; wait?: ThreadOp } {
     const a = v.options(args, 'destroyAllocation2(args)', ['hDevice', 'hAllocations', 'Flags']);
-    const device = this.os.requireDevice(process, a.hDevice, 'hDevice');
+    // A removed device (GPU reset) may still destroy what it made.
+    const device = this.os.resolve(process, a.hDevice, 'device', 'hDevice');
     const handles = v.array(a.hAllocations, 'hAllocations', 1, 1024);
     const flags = v.options(a.Flags, 'Flags', ['AssumeNotInUse', 'SynchronousDestroy']);
     const assumeNotInUse = flags.AssumeNotInUse === undefined ? false : v.bool(flags.AssumeNotInUse, 'Flags.AssumeNotInUse');
