@@ -223,6 +223,41 @@ describe('VM-02..04 Lock2 through the user-mode driver', () => {
     expect(machine.vidmm.gpuReads.map((r) => r.bytes[0])).toEqual([0, 1, 2]);
   });
 
+  it('VM-03 in virtual time: DISCARD never stalls the CPU, the same frames with a synchronizing WRITE map stall it on every draw', async () => {
+    async function frames(mapType: 'WRITE_DISCARD' | 'WRITE') {
+      const { m, app, hDevice, hHwQueue } = await setup();
+      const umd = new UserModeDriver(app, hDevice);
+      const vb = umd.createResource({ sizeBytes: 4096 });
+      let stalledNs = 0;
+      const t = app.createThread('render', function* (cpu) {
+        for (let frame = 0; frame < 10; frame++) {
+          for (let draw = 0; draw < 3; draw++) {
+            const before = cpu.nowNs;
+            yield* umd.mapBlocking(cpu, { hResource: vb, mapType });
+            stalledNs += cpu.nowNs - before;
+            umd.write(vb, 0, bytes(64, () => frame * 3 + draw));
+            umd.unmap(vb);
+            umd.submit({ hHwQueue, commands: work(1000), reads: [{ hResource: vb, Offset: 0, Length: 64 }] });
+          }
+          yield cpu.sleep(4000);
+        }
+      });
+      m.run();
+      return { stalledNs, doneNs: t.state === 'done' ? m.nowNs : -1, waits: umd.stats.synchronizingWaits, pool: umd.poolSize(vb), reads: m.vidmm.gpuReads.map((r) => r.bytes[0]) };
+    }
+    const discard = await frames('WRITE_DISCARD');
+    const write = await frames('WRITE');
+    expect(discard.stalledNs).toBe(0);
+    expect(discard.waits).toBe(0);
+    expect(discard.pool).toBeLessThanOrEqual(3);
+    expect(write.waits).toBe(20);
+    expect(write.stalledNs).toBeGreaterThan(20 * 1000);
+    expect(write.doneNs).toBeGreaterThan(discard.doneNs);
+    expect(write.pool).toBe(1);
+    // Both are correct; only the synchronizing one pays for it with CPU time.
+    expect(discard.reads).toEqual(write.reads);
+  });
+
   it('VM-03 without renaming (NO_OVERWRITE every time) the same program corrupts what the GPU reads', async () => {
     const { m, app, hDevice, hHwQueue } = await setup();
     const umd = new UserModeDriver(app, hDevice);

@@ -158,7 +158,7 @@ export class UserModeDriver {
     if (mapType === 'WRITE_NO_OVERWRITE') this.stats.noOverwriteMaps++;
     if (mapType === 'WRITE_DISCARD') this.stats.discardMaps++;
     r.mapped = mapType;
-    this.trace.record('umd', this.process.name, 'Map', { resource: r.name, MapType: `D3D11_MAP_${mapType}`, hAllocation: instance.hAllocation, pData: instance.pData, renamed: decision.renamed });
+    this.trace.record('umd', this.process.name, 'Map', { resource: r.name, MapType: `D3D11_MAP_${mapType}`, hAllocation: instance.hAllocation, pData: hex(instance.pData!), renamed: decision.renamed });
     return { hr: S_OK, pData: instance.pData, hAllocation: instance.hAllocation, renamed: decision.renamed };
   }
 

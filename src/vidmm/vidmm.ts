@@ -509,7 +509,7 @@ export class VidMm {
     const { device, allocation } = this.deviceAndAllocation(process, a);
     if (allocation.lock) {
       allocation.lock.count++;
-      this.trace.record('runtime', process.name, 'D3DKMTLock2', { hDevice: device.handle, hAllocation: allocation.handle, pData: allocation.lock.pData, lockCount: allocation.lock.count });
+      this.trace.record('runtime', process.name, 'D3DKMTLock2', { hDevice: device.handle, hAllocation: allocation.handle, pData: hex(allocation.lock.pData), lockCount: allocation.lock.count });
       return { pData: allocation.lock.pData };
     }
     const plan = this.lockPlan(allocation);
@@ -538,7 +538,7 @@ export class VidMm {
       allocation.cache.prefetch(0, allocation.sizeBytes, this.backing(allocation));
     }
     this.trace.record('runtime', process.name, 'D3DKMTLock2', {
-      hDevice: device.handle, hAllocation: allocation.handle, Flags: 0, pData: va, path: plan.path, segment: allocation.placementName,
+      hDevice: device.handle, hAllocation: allocation.handle, Flags: 0, pData: hex(va), path: plan.path, segment: allocation.placementName,
       keptOutOfLocalMemory: allocation.lock.keptOutOfLocalMemory,
     });
     return { pData: va };
