@@ -405,6 +405,25 @@ describe('VM-05 lock rules by segment and CPU access attribute', () => {
   });
 });
 
+describe('VM-05 residency while locked', () => {
+  it('VM-05 a locked allocation keeps its CPU mapping: from system memory it may only enter an aperture segment', async () => {
+    const { m, app, hDevice } = await setup({}, SEGMENTS);
+    const a = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['vram', 'aperture'], resident: false }).hAllocation;
+    const { pData } = app.lock2({ hDevice, hAllocation: a });
+    expect(m.vidmm.info(a)!.keptOutOfLocalMemory).toBe(false);
+    app.cpuStore(pData, bytes(4, () => 5));
+    expect(app.makeResident({ hDevice, hAllocation: a }).segment).toBe('aperture');
+    expect([...app.cpuLoad(pData, 4)]).toEqual([5, 5, 5, 5]);
+    const b = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['vram', 'vram2'] }).hAllocation;
+    app.lock2({ hDevice, hAllocation: b });
+    expectError(() => app.makeResident({ hDevice, hAllocation: b, segment: 'vram2' }), 'NO_MEMORY', /keeps its CPU mapping while locked/);
+    expectError(() => app.evict({ hDevice, hAllocation: b }), 'INVALID_DEVICE_STATE', /locked in local memory/);
+    expect(m.vidmm.info(b)).toMatchObject({ segment: 'vram', locked: true, lockPath: 'cpuHostAperture' });
+    app.unlock2({ hDevice, hAllocation: b });
+    expect(app.makeResident({ hDevice, hAllocation: b, segment: 'vram2' }).segment).toBe('vram2');
+  });
+});
+
 describe('VM-06 the CpuHostAperture', () => {
   it('VM-06 maps non-contiguous local pages into one contiguous CPU range through its page table; when full the lock fails clearly', async () => {
     const { m, app, hDevice } = await setup({}, { ...SEGMENTS, cpuHostAperturePages: 4 });

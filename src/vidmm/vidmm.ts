@@ -441,8 +441,9 @@ export class VidMm {
         throw new WddmError('INVALID_DEVICE_STATE', `makeResident: allocation ${hex(allocation.handle)} "${allocation.name}" was locked while not resident and has no aperture segment: it stays out of local memory until Unlock2 (VM-05)`,
           { parameter: 'hAllocation', value: allocation.handle, expected: 'an allocation that is not locked, or has an aperture segment' });
       }
-      // A locked allocation keeps its CPU mapping: only moves that keep its pages are allowed.
-      candidates = candidates.filter((s) => (s.descriptor.aperture ? 'system' : 'local') === allocation.pagesIn);
+      // A locked allocation keeps its CPU mapping: it stays where it is, except that one in system
+      // memory may enter an aperture segment (the same pages).
+      candidates = candidates.filter((s) => s === allocation.placement || (s.descriptor.aperture && allocation.pagesIn === 'system'));
     }
     this.trace.record('runtime', process.name, 'D3DKMTMakeResident', { hAllocation: allocation.handle, segment: a.segment === undefined ? 'any' : String(a.segment) });
     if (allocation.placement && candidates.includes(allocation.placement)) return { segment: allocation.placementName };
