@@ -211,8 +211,8 @@ export class RuntimeProcess {
   // ── allocations (WDDM 2.0 VidMm, src/vidmm/vidmm.ts) ──
 
   createAllocation(args: { hDevice: number; sizeBytes: number; segments?: (number | string)[]; cpuAccess?: CpuAccess; resident?: boolean; name?: string }): { hAllocation: number } { return this.machine.vidmm.createAllocation(this.kernel, args); }
-  /** D3DKMTDestroyAllocation2: never blocks; `wait` (SynchronousDestroy only) is a ThreadOp a CPU thread may yield. */
-  destroyAllocation2(args: { hDevice: number; hAllocations: number[]; Flags?: { AssumeNotInUse?: boolean; SynchronousDestroy?: boolean } }): { freed: boolean; wait?: ThreadOp } { return this.machine.vidmm.destroyAllocation2(this.kernel, args); }
+  /** D3DKMTDestroyAllocation2: never blocks; with SynchronousDestroy, `wait` (a cpu.waitEvent on `hEvent`, set when the memory is reclaimed) is a ThreadOp a CPU thread may yield. */
+  destroyAllocation2(args: { hDevice: number; hAllocations: number[]; Flags?: { AssumeNotInUse?: boolean; SynchronousDestroy?: boolean } }): { freed: boolean; wait?: ThreadOp; hEvent?: number } { return this.machine.vidmm.destroyAllocation2(this.kernel, args); }
   lock2(args: { hDevice: number; hAllocation: number; Flags?: number }): { pData: bigint } { return this.machine.vidmm.lock2(this.kernel, args); }
   unlock2(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.unlock2(this.kernel, args); }
   makeResident(args: { hDevice: number; hAllocation: number; segment?: number | string }): { segment: string } { return this.machine.vidmm.makeResident(this.kernel, args); }
@@ -245,8 +245,14 @@ export class RuntimeProcess {
    * D3DKMTSubmitCommand: one command buffer through the OS. { fenceWrite } writes
    * a monitored fence from the GPU and raises its interrupt (engines that can write the VA).
    */
-  submitCommand(args: { hContext: number; commands: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint | number } })[] }): { submitted: number } {
-    return this.os.contexts.submitCommand(this.kernel, args);
+  submitCommand(args: { hContext: number; commands: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint | number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { submitted: number } {
+    if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.os.contexts.submitCommand(this.kernel, args);
+    // Optional reads / writes: the allocations the command buffer accesses (docs/ALLOCATIONS.md).
+    const { reads, writes, ...rest } = args;
+    const use = this.machine.vidmm.prepareContextUse(this.kernel, rest.hContext, rest.commands, reads, writes);
+    const result = this.os.contexts.submitCommand(this.kernel, rest);
+    this.machine.vidmm.commitUse(use);
+    return result;
   }
   /** D3DKMTWaitForSynchronizationObjectFromGpu: returns at once; the context's later work waits (MF-05). */
   waitForSynchronizationObjectFromGpu(args: { hContext: number; objects: number[]; values: (bigint | number)[] }): void {

@@ -615,3 +615,83 @@ describe('VM bad input and options', () => {
     expect(a).toContain('stale GPU read');
   });
 });
+
+describe('kernel-mode contexts and monitored fences (WDDM 2.0 context monitoring)', () => {
+  it('VM-04 on a kernel-mode context the UMD tracks use with its own monitored fence and waits on it (no polling)', async () => {
+    const { m, app, hDevice } = await setup();
+    const hContext = app.createContext({ hDevice, engine: 1, name: 'gfxContext' });
+    const umd = new UserModeDriver(app, hDevice);
+    const staging = umd.createResource({ sizeBytes: 4096, name: 'staging', segments: ['aperture'] });
+    const { fenceValue } = umd.submit({ hContext, commands: work(8000), writes: [{ hResource: staging, Offset: 0, data: bytes(16, (i) => 50 + i) }] });
+    expect(fenceValue).toBe(1n);
+    expect(umd.tracking).toBeDefined();
+    expect(umd.map({ hResource: staging, mapType: 'READ', mapFlags: D3D11_MAP_FLAG_DO_NOT_WAIT }).hr).toBe(DXGI_ERROR_WAS_STILL_DRAWING);
+    let mappedAt = -1;
+    let seen = new Uint8Array();
+    const t = app.createThread('reader', function* (cpu) {
+      yield* umd.mapBlocking(cpu, { hResource: staging, mapType: 'READ' });
+      mappedAt = cpu.nowNs;
+      seen = umd.read(staging, 0, 16);
+      umd.unmap(staging);
+    });
+    m.run();
+    expect(t.state).toBe('done');
+    expect(mappedAt).toBeGreaterThanOrEqual(8000);
+    expect([...seen]).toEqual([...bytes(16, (i) => 50 + i)]);
+    const waits = m.trace.find({ kind: 'runtime', name: 'D3DKMTWaitForSynchronizationObjectFromCpu' });
+    expect(waits).toHaveLength(1);
+    expect(waits[0].args.ObjectHandleArray).toEqual([umd.tracking!]);
+    expect(app.readFenceValue(umd.tracking!)).toBe(1n);
+  });
+
+  it('VM-03 DISCARD renames on a kernel-mode context too: the GPU reads each version intact', async () => {
+    const { m, app, hDevice } = await setup();
+    const hContext = app.createContext({ hDevice, engine: 0 });
+    const umd = new UserModeDriver(app, hDevice);
+    const vb = umd.createResource({ sizeBytes: 4096 });
+    for (let k = 0; k < 3; k++) {
+      expect(umd.map({ hResource: vb, mapType: 'WRITE_DISCARD' }).hr).toBe(0);
+      umd.write(vb, 0, bytes(64, () => k));
+      umd.unmap(vb);
+      umd.submit({ hContext, commands: work(1000), reads: [{ hResource: vb, Offset: 0, Length: 64 }] });
+    }
+    m.run();
+    expect(m.vidmm.gpuReads.map((r) => r.bytes[0])).toEqual([0, 1, 2]);
+    expect(umd.stats.renames).toBe(2);
+  });
+
+  it('VM-01 a destroy also waits for the command buffers the device\'s kernel-mode contexts queued before it', async () => {
+    const { m, app, hDevice } = await setup();
+    const hContext = app.createContext({ hDevice, engine: 0, name: 'ctx' });
+    const fence = app.createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE', initialValue: 0n });
+    const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096 });
+    app.submitCommand({ hContext, commands: [...work(6000), { fenceWrite: { hSyncObject: fence.hSyncObject, value: 1n } }], reads: [hAllocation] });
+    app.submitCommand({ hContext, commands: work(3000) });
+    const r = app.destroyAllocation2({ hDevice, hAllocations: [hAllocation], Flags: { SynchronousDestroy: true } });
+    expect(r.freed).toBe(false);
+    expect(r.wait).toEqual({ op: 'waitEvent', hEvent: r.hEvent });
+    expect(m.trace.find({ name: 'destroy deferred' })[0].args.until).toEqual(['ctx: 2 command buffer(s) completed']);
+    let resumedAt = -1;
+    app.createThread('destroyer', function* (cpu) { yield r.wait!; resumedAt = cpu.nowNs; });
+    m.run();
+    const info = m.vidmm.info(hAllocation)!;
+    expect(info.state).toBe('freed');
+    expect(info.freedAtNs!).toBeGreaterThanOrEqual(9000);
+    expect(resumedAt).toBeGreaterThanOrEqual(info.freedAtNs!);
+    expect(m.vidmm.gpuReads).toHaveLength(1);
+    expect(m.vidmm.counters.gpuUseAfterFree).toBe(0);
+  });
+
+  it('VM-01 reads / writes on a kernel-mode context need a fenceWrite marker; without one nothing is submitted', async () => {
+    const { m, app, hDevice } = await setup();
+    const hContext = app.createContext({ hDevice, engine: 0 });
+    const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096 });
+    expectError(() => app.submitCommand({ hContext, commands: work(10), reads: [hAllocation] }), 'INVALID_PARAMETER', /need a \{ fenceWrite \}/);
+    expect(m.trace.find({ name: 'D3DKMTSubmitCommand' })).toHaveLength(0);
+    const fence = app.createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE' });
+    app.submitCommand({ hContext, commands: [...work(10), { fenceWrite: { hSyncObject: fence.hSyncObject, value: 1n } }], reads: [hAllocation] });
+    m.run();
+    expect(m.vidmm.gpuReads).toHaveLength(1);
+  });
+});
+

@@ -17,8 +17,11 @@
 //                       the queues' progress fences: no polling) until it is idle (VM-04)
 //
 // "Busy" = some submission that referenced the instance has not finished: the
-// UMD recorded (queue progress fence, value) at submit and compares with the
-// fence's CurrentValue read through the process's read-only mapping.
+// UMD recorded (fence, value) at submit — a hardware queue's progress fence, or
+// on a kernel-mode context its own monitored fence, which it writes at the end
+// of each command buffer (context monitoring) — and compares with the fence's
+// value read through the process's read-only mapping. Waits are CPU waits on
+// those fences: the thread sleeps until the OS wakes it (no polling).
 // Each instance is locked once (Lock2, Flags 0) and stays mapped for its life.
 
 import { WddmError, invalid } from '../errors.js';
@@ -239,11 +242,15 @@ export class UserModeDriver {
 
   /**
    * Submits commands that read / write resources: each resource is bound to
-   * its current instance now, and the UMD records the queue's progress value
-   * as that instance's last use.
+   * its current instance now, and the UMD records when that instance's use ends:
+   *   { hHwQueue }  a hardware queue: the queue's progress fence value of this submission;
+   *   { hContext }  a kernel-mode context (context monitoring, WDDM 2.0): the UMD appends a
+   *                 { fenceWrite } of its own monitored fence with the next value, and waits
+   *                 on that monitored fence.
    */
-  submit(args: { hHwQueue: number; commands: Parameters<RuntimeProcess['submit']>[0]['commands']; reads?: ResourceUse[]; writes?: ResourceUse[] }): { progressValue?: bigint } {
-    const a = v.options(args, 'submit(args)', ['hHwQueue', 'commands', 'reads', 'writes']);
+  submit(args: { hHwQueue?: number; hContext?: number; commands: unknown[]; reads?: ResourceUse[]; writes?: ResourceUse[] }): { progressValue?: bigint; fenceValue?: bigint } {
+    const a = v.options(args, 'submit(args)', ['hHwQueue', 'hContext', 'commands', 'reads', 'writes']);
+    if ((a.hHwQueue === undefined) === (a.hContext === undefined)) throw invalid('submit(args)', Object.keys(a), 'exactly one of hHwQueue and hContext');
     const used = new Set<Instance>();
     const translate = (list: unknown, parameter: string) => list === undefined ? undefined : v.array(list, parameter, 0, 256).map((item, i) => {
       const entry = typeof item === 'number' ? { hResource: item } : v.options(item, `${parameter}[${i}]`, ['hResource', 'Offset', 'Length', 'data']);
@@ -254,11 +261,25 @@ export class UserModeDriver {
     });
     const reads = translate(a.reads, 'reads');
     const writes = translate(a.writes, 'writes');
-    const result = this.process.submit({ hHwQueue: a.hHwQueue as number, commands: a.commands as never, ...(reads ? { reads } : {}), ...(writes ? { writes } : {}) } as never);
-    const hFence = this.process.progressFenceOf(a.hHwQueue as number);
-    if (hFence !== undefined && result.progressValue !== undefined) for (const instance of used) instance.uses.set(hFence, result.progressValue);
-    return result;
+    const accesses = { ...(reads ? { reads } : {}), ...(writes ? { writes } : {}) };
+    if (a.hHwQueue !== undefined) {
+      const result = this.process.submit({ hHwQueue: a.hHwQueue as number, commands: a.commands as never, ...accesses } as never);
+      const hFence = this.process.progressFenceOf(a.hHwQueue as number);
+      if (hFence !== undefined && result.progressValue !== undefined) for (const instance of used) instance.uses.set(hFence, result.progressValue);
+      return result;
+    }
+    const commands = v.array(a.commands, 'commands', 1, 4095);
+    this.tracking ??= this.process.createSynchronizationObject({ hDevice: this.hDevice, type: 'MONITORED_FENCE', initialValue: 0n, name: 'umd.usage' }).hSyncObject;
+    const fenceValue = this.trackingValue + 1n;
+    this.process.submitCommand({ hContext: a.hContext as number, commands: [...commands, { fenceWrite: { hSyncObject: this.tracking, value: fenceValue } }] as never, ...accesses } as never);
+    this.trackingValue = fenceValue;
+    for (const instance of used) instance.uses.set(this.tracking, fenceValue);
+    return { fenceValue };
   }
+
+  /** The UMD's monitored fence for kernel-mode context submissions (created at the first one). */
+  tracking?: number;
+  private trackingValue = 0n;
 
   /** Destroys every instance: VidMm frees each once the work queued before this call finishes (VM-01). */
   destroyResource(hResource: number): void {

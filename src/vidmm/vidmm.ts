@@ -28,7 +28,8 @@
 
 import type { CoreExports } from '../core.js';
 import { WddmError, invalid } from '../errors.js';
-import type { Dxgkrnl, GlobalFence, OsAdapter, OsDevice, OsHwQueue, Process, WaitResult } from '../os/dxgkrnl.js';
+import type { CpuEvent, Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsDevice, OsHwQueue, Process, WaitResult } from '../os/dxgkrnl.js';
+import type { OsContext } from '../os/contexts.js';
 import type { ThreadOp } from '../runtime.js';
 import type { Trace } from '../trace.js';
 import * as v from '../validate.js';
@@ -103,8 +104,15 @@ export interface AllocationInfo {
 }
 
 interface AccessRange { allocation: Allocation; offset: number; length: number; data?: Uint8Array }
-export interface PreparedUse { queue: OsHwQueue; reads: AccessRange[]; writes: AccessRange[] }
-interface PendingUse extends Omit<PreparedUse, 'queue'> { queueLabel: string; progressValue: bigint }
+/**
+ * A submission's declared accesses, and the fence write that marks the end of
+ * its work: a hardware queue's progress fence, or (kernel-mode context) the
+ * last monitored fence { fenceWrite } of the command buffer.
+ */
+export interface PreparedUse { label: string; process: Process; marker?: GlobalFence; markerValue?: bigint; queue?: OsHwQueue; reads: AccessRange[]; writes: AccessRange[] }
+interface PendingUse { queueLabel: string; progressValue: bigint; reads: AccessRange[]; writes: AccessRange[] }
+/** A deferred destroy waiting for kernel-mode contexts: command buffers still to complete, per context. */
+interface ContextWait { context: OsContext; remaining: number; done: () => void }
 
 /** A range of an allocation in a submission's `reads` or `writes`: a handle alone means the whole allocation. */
 export type AllocationUse = number | { hAllocation: number; Offset?: number; Length?: number; data?: Uint8Array };
@@ -133,8 +141,9 @@ export class VidMm {
   private readonly retired = new Map<Process, Set<number>>();
   private readonly mappings = new Map<Process, UserMapping[]>();
   private readonly nextVa = new Map<Process, bigint>();
-  /** Per progress fence (adapter index : core fence id): submissions whose declared accesses the GPU has not done yet. */
+  /** Per completion fence (adapter index : core fence id): submissions whose declared accesses the GPU has not done yet. */
   private readonly pending = new Map<string, PendingUse[]>();
+  private contextWaits: ContextWait[] = [];
 
   constructor(
     readonly os: Dxgkrnl,
@@ -161,7 +170,8 @@ export class VidMm {
       ioCoherent: this.ioCoherent,
     });
     adapter.hardware.stepListeners.push((step) => {
-      if (step.kind === 'signal') this.gpuProgress(adapter.index, step.fence, step.value, step.queue.label);
+      if (step.kind === 'signal' || step.kind === 'fence-write') this.gpuProgress(adapter.index, step.fence, step.value, step.queue.label);
+      if (step.kind === 'dma-completed') this.contextCompleted(adapter, step.queue.handle);
     });
   }
 
@@ -361,7 +371,7 @@ export class VidMm {
    * only with SynchronousDestroy while the memory is not freed yet: a CPU
    * thread that yields it resumes once the memory is reclaimed.
    */
-  destroyAllocation2(process: Process, args: unknown): { freed: boolean; wait?: ThreadOp } {
+  destroyAllocation2(process: Process, args: unknown): { freed: boolean; wait?: ThreadOp; hEvent?: number } {
     const a = v.options(args, 'destroyAllocation2(args)', ['hDevice', 'hAllocations', 'Flags']);
     // A removed device (GPU reset) may still destroy what it made.
     const device = this.os.resolve(process, a.hDevice, 'device', 'hDevice');
@@ -388,27 +398,64 @@ export class VidMm {
       allocation.state = 'destroyPending';
       if (allocation.lock) this.dropLock(allocation, 'destroyed while locked: implicit Unlock2');
     }
-    // The work queued before the request: every queue of the owning device, up to its last submission.
+    // The work queued before the request: every hardware queue of the owning device up to its last
+    // submission, and every command buffer its kernel-mode contexts have queued or on the engine.
     const queues = [...device.queues].filter((q) => q.progress && !q.progress.global.destroyed).sort((x, y) => x.handle - y.handle);
-    const unfinished = queues.filter((q) => q.progress!.global.currentValue() < q.progressValue);
-    if (assumeNotInUse || unfinished.length === 0 || device.removed) {
+    const unfinished = device.removed ? [] : queues.filter((q) => q.progress!.global.currentValue() < q.progressValue);
+    const contexts = device.removed ? [] : this.os.contexts.contextsOf(process)
+      .filter((c) => c.device === device && !c.destroyed)
+      .map((c) => ({ context: c, remaining: c.inFlight.length + c.packets.filter((p) => p.type === 'commandBuffer').length }))
+      .filter((c) => c.remaining > 0);
+    if (assumeNotInUse || (unfinished.length === 0 && contexts.length === 0)) {
       this.counters.destroysAtOnce += list.length;
       for (const allocation of list) this.free(allocation, assumeNotInUse ? 'AssumeNotInUse: pending work ignored' : 'no work queued before the request is unfinished');
       return { freed: true };
     }
     this.counters.destroysDeferred += list.length;
-    const fences: GlobalFence[] = unfinished.map((q) => q.progress!.global);
     const values = unfinished.map((q) => q.progressValue);
     const requestedNs = this.nowNs;
     this.trace.record('os', 'vidmm', 'destroy deferred', {
-      allocations: list.map((x) => x.name), until: unfinished.map((q, i) => `${q.progress!.global.label}>=${values[i]}`),
+      allocations: list.map((x) => x.name),
+      until: [...unfinished.map((q, i) => `${q.progress!.global.label}>=${values[i]}`), ...contexts.map((c) => `${c.context.label}: ${c.remaining} command buffer(s) completed`)],
     });
-    this.os.startWait(fences, values, 'all', Infinity, `vidmm:destroy ${list.map((x) => x.name).join(',')}`, (result: WaitResult) => {
-      for (const allocation of list) this.free(allocation, `queued work finished (${result.status}) after ${this.nowNs - requestedNs} ns`);
-    });
+    // SynchronousDestroy: a CPU event of the process, set when the memory is reclaimed.
+    let event: CpuEvent | undefined;
+    if (synchronous) {
+      event = { kind: 'event', handle: process.allocHandle(), name: `reclaimed ${list.map((x) => x.name).join(',')}`, signaled: false, waiters: [] };
+      process.handles.set(event.handle, event);
+    }
+    let parts = (unfinished.length ? 1 : 0) + contexts.length;
+    const partDone = (what: string) => {
+      if (--parts > 0) return;
+      for (const allocation of list) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - requestedNs} ns`);
+      if (event && !event.signaled) {
+        event.signaled = true;
+        event.signaledAtNs = this.nowNs;
+        for (const wake of event.waiters.splice(0)) wake();
+      }
+    };
+    for (const c of contexts) this.contextWaits.push({ ...c, done: () => partDone(`${c.context.label} completed`) });
+    if (unfinished.length) {
+      this.os.startWait(unfinished.map((q) => q.progress!.global), values, 'all', Infinity, `vidmm:destroy ${list.map((x) => x.name).join(',')}`,
+        (result: WaitResult) => partDone(`progress fences ${result.status}`));
+    }
     const freed = list.every((x) => x.state === 'freed');
-    if (!synchronous || freed) return { freed };
-    return { freed, wait: { op: 'wait', args: { objects: unfinished.map((q) => q.progress!.handle), values } } };
+    if (!event || freed) return { freed };
+    return { freed, wait: { op: 'waitEvent', hEvent: event.handle }, hEvent: event.handle };
+  }
+
+  /** A kernel-mode context's command buffer completed on the GPU (hContext is the driver's). */
+  private contextCompleted(adapter: OsAdapter, hContext: number): void {
+    if (!this.contextWaits.length) return;
+    const finished: ContextWait[] = [];
+    for (const wait of this.contextWaits) {
+      const c = wait.context;
+      if (c.device.adapter === adapter && c.hContext === hContext) wait.remaining--;
+      if (wait.remaining <= 0 || c.destroyed || c.device.removed) finished.push(wait);
+    }
+    if (!finished.length) return;
+    this.contextWaits = this.contextWaits.filter((w) => !finished.includes(w));
+    for (const wait of finished) wait.done();
   }
 
   private free(allocation: Allocation, reason: string): void {
@@ -663,21 +710,43 @@ export class VidMm {
 
   // ── GPU accesses declared by submissions ──
 
-  /** Validates a submission's `reads` / `writes` before anything is submitted. */
+  /** Validates a submission's `reads` / `writes` before anything is submitted (hardware queue). */
   prepareUse(process: Process, hHwQueue: unknown, reads: unknown, writes: unknown): PreparedUse {
     const queue = this.os.resolve(process, hHwQueue, 'hwQueue', 'hHwQueue');
     if (!queue.progress) {
       throw new WddmError('INVALID_PARAMETER', `submit: hardware queue ${hex(queue.handle)} has no progress fence (created with nativeProgressFence: false), so the model cannot tell when its reads and writes are done`,
         { parameter: 'hHwQueue', value: queue.handle, expected: 'a queue with a native progress fence' });
     }
+    return { label: queue.label, process, queue, marker: queue.progress.global, ...this.parseAccesses(process, queue.device.adapter, reads, writes) };
+  }
+
+  /**
+   * The same for a kernel-mode context's command buffer (submitCommand): the
+   * accesses happen when the GPU executes the buffer's last { fenceWrite },
+   * which must exist.
+   */
+  prepareContextUse(process: Process, hContext: unknown, commands: unknown, reads: unknown, writes: unknown): PreparedUse {
+    const context = this.os.resolve(process, hContext, 'context', 'hContext');
+    const list = Array.isArray(commands) ? commands : [];
+    let marker: { hSyncObject: unknown; value: unknown } | undefined;
+    for (const c of list) if (c && typeof c === 'object' && 'fenceWrite' in c) marker = (c as { fenceWrite: { hSyncObject: unknown; value: unknown } }).fenceWrite;
+    if (!marker) {
+      throw new WddmError('INVALID_PARAMETER', `submitCommand: reads / writes on kernel-mode context ${hex(context.handle)} need a { fenceWrite } in the command buffer: the model performs the accesses when the GPU executes the last one`,
+        { parameter: 'commands', expected: 'a command buffer ending its work with a monitored fence { fenceWrite }' });
+    }
+    const local = this.os.resolve(process, marker.hSyncObject, 'syncObject', 'fenceWrite.hSyncObject') as LocalFence;
+    return { label: context.label, process, marker: local.global, markerValue: v.u64(marker.value, 'fenceWrite.value'), ...this.parseAccesses(process, context.device.adapter, reads, writes) };
+  }
+
+  private parseAccesses(process: Process, adapter: OsAdapter, reads: unknown, writes: unknown): { reads: AccessRange[]; writes: AccessRange[] } {
     const parse = (raw: unknown, parameter: 'reads' | 'writes'): AccessRange[] => {
       if (raw === undefined) return [];
       return v.array(raw, parameter, 0, 256).map((item, i) => {
         const p = `${parameter}[${i}]`;
         const entry = typeof item === 'number' ? { hAllocation: item } : v.options(item, p, parameter === 'writes' ? ['hAllocation', 'Offset', 'Length', 'data'] : ['hAllocation', 'Offset', 'Length']);
         const allocation = this.resolve(process, entry.hAllocation, `${p}.hAllocation`);
-        if (allocation.memory.index !== queue.device.adapter.index) {
-          throw invalid(`${p}.hAllocation`, allocation.handle, `an allocation on the queue's adapter "${queue.device.adapter.name}"`);
+        if (allocation.memory.index !== adapter.index) {
+          throw invalid(`${p}.hAllocation`, allocation.handle, `an allocation on the submission's adapter "${adapter.name}"`);
         }
         const data = entry.data;
         if (data !== undefined && !(data instanceof Uint8Array)) throw invalid(`${p}.data`, data, 'a Uint8Array the GPU writes');
@@ -686,30 +755,35 @@ export class VidMm {
         return { allocation, offset, length, data: data ? data.slice() : undefined };
       });
     };
-    return { queue, reads: parse(reads, 'reads'), writes: parse(writes, 'writes') };
+    return { reads: parse(reads, 'reads'), writes: parse(writes, 'writes') };
   }
 
   /** Records the declared accesses of a submission the OS accepted. */
-  commitUse(use: PreparedUse, progressValue: bigint): void {
+  commitUse(use: PreparedUse, progressValue?: bigint): void {
     if (!use.reads.length && !use.writes.length) return;
-    const fence = use.queue.progress!.global;
+    const fence = use.marker!;
+    const value = use.markerValue ?? progressValue!;
     const key = `${fence.adapter.index}:${fence.coreFence}`;
     let list = this.pending.get(key);
     if (!list) this.pending.set(key, (list = []));
-    list.push({ queueLabel: use.queue.label, progressValue, reads: use.reads, writes: use.writes });
+    list.push({ queueLabel: use.label, progressValue: value, reads: use.reads, writes: use.writes });
     const show = (r: AccessRange) => `${r.allocation.name}[${r.offset},${r.offset + r.length})`;
-    this.trace.record('umd', use.queue.device.process.name, 'submission uses allocations', {
-      queue: use.queue.label, progressValue, reads: use.reads.map(show), writes: use.writes.map(show),
+    this.trace.record('umd', use.process.name, 'submission uses allocations', {
+      queue: use.label, until: `${fence.label}>=${value}`, reads: use.reads.map(show), writes: use.writes.map(show),
     });
   }
 
   /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
   private gpuProgress(adapterIndex: number, coreFence: number, value: bigint, queueLabel: string): void {
-    const list = this.pending.get(`${adapterIndex}:${coreFence}`);
-    while (list && list.length && list[0].progressValue <= value) {
-      const use = list.shift()!;
-      for (const r of use.reads) this.gpuRead(use, r, queueLabel);
-      for (const w of use.writes) this.gpuWrite(use, w, queueLabel);
+    const key = `${adapterIndex}:${coreFence}`;
+    const list = this.pending.get(key);
+    if (!list) return;
+    const done = list.filter((u) => u.progressValue <= value);
+    if (!done.length) return;
+    this.pending.set(key, list.filter((u) => u.progressValue > value));
+    for (const use of done) {
+      for (const r of use.reads) this.gpuRead(use, r, use.queueLabel);
+      for (const w of use.writes) this.gpuWrite(use, w, use.queueLabel);
     }
   }
 
