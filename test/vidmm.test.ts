@@ -627,7 +627,7 @@ describe('kernel-mode contexts and monitored fences (WDDM 2.0 context monitoring
     expect(umd.tracking).toBeDefined();
     expect(umd.map({ hResource: staging, mapType: 'READ', mapFlags: D3D11_MAP_FLAG_DO_NOT_WAIT }).hr).toBe(DXGI_ERROR_WAS_STILL_DRAWING);
     let mappedAt = -1;
-    let seen = new Uint8Array();
+    let seen: Uint8Array = new Uint8Array();
     const t = app.createThread('reader', function* (cpu) {
       yield* umd.mapBlocking(cpu, { hResource: staging, mapType: 'READ' });
       mappedAt = cpu.nowNs;
