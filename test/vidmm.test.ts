@@ -550,6 +550,38 @@ describe('VM-08 I/O coherence', () => {
     expect(m.vidmm.gpuReads[0].bytes[0]).toBe(9);
     expect(m.vidmm.coherenceFaults).toEqual([]);
   });
+
+  it('VM-08 the UMD does the invalidations itself (Unmap after a write map, before a READ map); without them the same frames are stale', async () => {
+    async function frames(maintainCoherence: boolean) {
+      const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
+      const umd = new UserModeDriver(app, hDevice, { maintainCoherence });
+      const vb = umd.createResource({ sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
+      const readback = umd.createResource({ sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
+      umd.map({ hResource: readback, mapType: 'WRITE_DISCARD' }); umd.unmap(readback); // the CPU has touched it
+      for (let k = 1; k <= 3; k++) {
+        umd.map({ hResource: vb, mapType: 'WRITE_DISCARD' });
+        umd.write(vb, 0, bytes(64, () => k));
+        umd.unmap(vb);
+        umd.submit({ hHwQueue, commands: work(500), reads: [{ hResource: vb, Offset: 0, Length: 64 }] });
+      }
+      umd.submit({ hHwQueue, commands: work(500), writes: [{ hResource: readback, Offset: 0, data: bytes(8, () => 42) }] });
+      let cpuSaw = -1;
+      app.createThread('readback', function* (cpu) {
+        yield* umd.mapBlocking(cpu, { hResource: readback, mapType: 'READ' });
+        cpuSaw = umd.read(readback, 0, 1)[0];
+        umd.unmap(readback);
+      });
+      m.run();
+      return { gpuSaw: m.vidmm.gpuReads.map((r) => r.bytes[0]), cpuSaw, faults: m.vidmm.coherenceFaults.map((f) => f.kind), invalidations: m.vidmm.counters.cacheInvalidations };
+    }
+    const correct = await frames(true);
+    expect(correct).toEqual({ gpuSaw: [1, 2, 3], cpuSaw: 42, faults: [], invalidations: 5 });
+    const broken = await frames(false);
+    expect(broken.gpuSaw).not.toEqual([1, 2, 3]);
+    expect(broken.cpuSaw).not.toBe(42);
+    expect(broken.faults).toContain('stale GPU read');
+    expect(broken.faults).toContain('stale CPU read');
+  });
 });
 
 describe('VM bad input and options', () => {
@@ -598,7 +630,7 @@ describe('VM bad input and options', () => {
   it('VM-03 the same seed and program give a byte-identical trace', async () => {
     async function once() {
       const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
-      const umd = new UserModeDriver(app, hDevice);
+      const umd = new UserModeDriver(app, hDevice, { maintainCoherence: false });
       const vb = umd.createResource({ sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
       for (let k = 0; k < 4; k++) {
         umd.map({ hResource: vb, mapType: 'WRITE_DISCARD' });

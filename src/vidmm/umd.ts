@@ -12,6 +12,9 @@
 //   WRITE_DISCARD       current idle → itself; busy → an idle instance of the pool
 //                       (recycled) or a new one (pool grows up to maxInstances):
 //                       the CPU never waits (VM-03)
+//   on a platform without I/O coherence (cached resources): D3DKMTInvalidateCache at
+//   Unmap after a write map and before a READ / READ_WRITE map returns (VM-08), unless
+//   maintainCoherence: false
 //   READ / WRITE / READ_WRITE  synchronizing: current busy → with D3D11_MAP_FLAG_DO_NOT_WAIT
 //                       returns DXGI_ERROR_WAS_STILL_DRAWING; otherwise waits (a CPU wait on
 //                       the queues' progress fences: no polling) until it is idle (VM-04)
@@ -66,10 +69,13 @@ export class UserModeDriver {
   private nextInstance = 1;
   private sequence = 0;
   readonly maxInstances: number;
+  /** VM-08: on a platform without I/O coherence, invalidate cached resources at Unmap (after CPU writes) and before READ maps (after GPU writes). */
+  readonly maintainCoherence: boolean;
 
-  constructor(readonly process: RuntimeProcess, readonly hDevice: number, options: { maxInstances?: number } = {}) {
-    const o = v.options(options, 'UserModeDriver(options)', ['maxInstances']);
+  constructor(readonly process: RuntimeProcess, readonly hDevice: number, options: { maxInstances?: number; maintainCoherence?: boolean } = {}) {
+    const o = v.options(options, 'UserModeDriver(options)', ['maxInstances', 'maintainCoherence']);
     this.maxInstances = o.maxInstances === undefined ? 16 : v.integer(o.maxInstances, 'maxInstances', 1, 1024);
+    this.maintainCoherence = o.maintainCoherence === undefined ? true : v.bool(o.maintainCoherence, 'maintainCoherence');
   }
 
   private get trace() { return this.process.machine.trace; }
@@ -157,6 +163,8 @@ export class UserModeDriver {
       this.trace.record('umd', this.process.name, 'rename', { resource: r.name, from: hex(r.current.hAllocation), to: hex(instance.hAllocation), poolSize: r.instances.length });
       r.current = instance;
     }
+    // After GPU writes, the CPU must not read lines it may have fetched before them (VM-08).
+    if ((mapType === 'READ' || mapType === 'READ_WRITE') && this.needsInvalidation(r)) this.invalidateCache(r.handle);
     this.stats.maps++;
     if (mapType === 'WRITE_NO_OVERWRITE') this.stats.noOverwriteMaps++;
     if (mapType === 'WRITE_DISCARD') this.stats.discardMaps++;
@@ -215,8 +223,15 @@ export class UserModeDriver {
   unmap(hResource: number): void {
     const r = this.resource(hResource);
     if (!r.mapped) throw new WddmError('INVALID_DEVICE_STATE', `unmap: resource ${r.handle} "${r.name}" is not mapped`, { parameter: 'hResource', value: r.handle, expected: 'a mapped resource' });
+    const wrote = r.mapped !== 'READ';
     r.mapped = undefined;
     this.trace.record('umd', this.process.name, 'Unmap', { resource: r.name });
+    // CPU writes must reach memory before the GPU reads them (VM-08).
+    if (wrote && this.needsInvalidation(r)) this.invalidateCache(r.handle);
+  }
+
+  private needsInvalidation(r: Resource): boolean {
+    return this.maintainCoherence && r.cpuAccess === 'cached' && !this.process.machine.vidmm.ioCoherent;
   }
 
   /** Writes through the current mapping (offset within the resource). */
