@@ -28,7 +28,7 @@ import { Trace } from './trace.js';
 import * as v from './validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from './wddm.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from './vidmm/segments.js';
-import { VidMm } from './vidmm/vidmm.js';
+import { VidMm, type VidMmCounters } from './vidmm/vidmm.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -87,6 +87,8 @@ export interface MachineSummary {
   /** Monitored fences and kernel-mode contexts: the legacy model's interrupts, scans and round trips. */
   legacy: LegacyCounters;
   logs: LogCounters;
+  /** Allocation usage tracking (src/vidmm/). */
+  vidmm: VidMmCounters;
   pendingWaiters: number;
   bugChecks: BugCheckReport[];
 }
@@ -194,6 +196,7 @@ export class Machine {
       os: { ...this.os.counters },
       legacy: { ...this.os.monitored.counters },
       logs: { ...this.os.logs.counters },
+      vidmm: { ...this.vidmm.counters },
       pendingWaiters: this.os.pendingWaiters,
       bugChecks: [...this.os.bugChecks],
     };
@@ -216,6 +219,10 @@ export class Machine {
     }
     const g = s.logs;
     if (g.buffersCreated) lines.push(`  fence logs: entriesRead=${g.entriesRead} UpdateNativeFenceLogs=${g.updateNativeFenceLogsCalls} overruns=${g.overruns} (lost ${g.entriesLost}) fallbackScans=${g.fallbackScans} contractViolations=${g.contractViolations} recreated=${g.buffersRecreated}`);
+    const m = s.vidmm;
+    if (m.allocationsCreated) {
+      lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
+    }
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
     return lines.join('\n') + '\n';
   }

@@ -53,6 +53,8 @@ describe('VM-01 deferred destruction', () => {
     expect(m.vidmm.gpuReads).toHaveLength(1);
     expect(m.vidmm.gpuReads[0].timeNs).toBeLessThanOrEqual(info.freedAtNs!);
     expect(m.vidmm.counters.gpuUseAfterFree).toBe(0);
+    expect(m.summary().vidmm).toMatchObject({ allocationsCreated: 1, allocationsFreed: 1, destroysDeferred: 1 });
+    expect(m.summaryText()).toMatch(/allocations: created=1 freed=1 destroysDeferred=1 destroysAtOnce=0/);
     const freed = m.trace.find({ name: 'allocation freed' });
     expect(freed).toHaveLength(1);
     expect(freed[0].timeNs).toBe(info.freedAtNs);
