@@ -599,6 +599,19 @@ describe('VM bad input and options', () => {
     expect(app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['vram'] }).hAllocation).toBeGreaterThan(0);
   });
 
+  it('VM-05 running out of pages is a clear NO_MEMORY and leaves nothing behind', async () => {
+    const { m, app, hDevice } = await setup({ systemMemoryBytes: 64 << 10 });
+    const free = () => m.adapters[0].core.regionFreePages(m.systemBase);
+    const before = free();
+    expectError(() => app.createAllocation({ hDevice, sizeBytes: 1 << 20, segments: ['aperture'], resident: false }), 'NO_MEMORY', /no free 4 KiB page left in system memory/);
+    expect(free()).toBe(before);
+    expect(m.vidmm.counters.allocationsCreated).toBe(0);
+    const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], resident: false });
+    expect(free()).toBe(before - 1);
+    app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
+    expect(free()).toBe(before);
+  });
+
   it('VM-05 ranges outside the allocation, unlocked addresses and unknown keys fail clearly with nothing changed', async () => {
     const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 1000, segments: ['aperture'], cpuAccess: 'cached' });

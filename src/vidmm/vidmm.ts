@@ -346,9 +346,10 @@ export class VidMm {
     // Placement: the first segment of the set with room, or not resident.
     const target = resident ? set.find((s) => this.fits(s, { reservedBytes })) : undefined;
     const where = target && !target.descriptor.aperture ? 'local' : 'system';
+    const pages = this.allocPages(memory, where, Math.ceil(sizeBytes / PAGE_BYTES), `createAllocation "${name}"`);
     const handle = process.allocHandle();
     const allocation = new Allocation(handle, process, device, memory, name, sizeBytes, set, cpuAccess);
-    allocation.pages = this.allocPages(memory, where, allocation.pageCount, `createAllocation "${name}"`);
+    allocation.pages = pages;
     allocation.pagesIn = where;
     allocation.placement = target;
     if (target) target.usedBytes += reservedBytes;
