@@ -10,6 +10,7 @@ const nodeBuiltins = (id) => id.startsWith('node:');
 export default [
   {
     input: 'src/index.ts',
+    external: nodeBuiltins, // only worker mode imports one (node:worker_threads), lazily
     output: { file: 'dist/wddm-fence.js', format: 'es', sourcemap: true },
     plugins: [ts()],
   },

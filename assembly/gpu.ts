@@ -32,6 +32,8 @@ import {
   logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
 } from './log';
+import { doorbellPost, doorbellAdapterCount } from './doorbell';
+import { SYNC_FLAG_CROSS_ADAPTER } from './layout';
 
 export const CAP_NO_64BIT_ATOMICS: u32 = 1 << 5;
 export const CAP_NATIVE_GPU_FENCE: u32 = 1 << 11;
@@ -244,6 +246,34 @@ export function engineInterruptQueue(engine: u32): u32 {
   return q == INTERRUPT_QUEUE_UNKNOWN ? 0 : q;
 }
 
+/**
+ * XA-07, the signalling side: when the doorbell is on and `fence` is a
+ * cross-adapter fence, post (CurrentValue word, value) to every other
+ * adapter's ring. out[8] = records posted, out[9] = rings that were full; a
+ * full ring falls back to the interrupt path (the fence is listed on this
+ * engine's interrupt and the OS propagates it). Returns true on fallback.
+ */
+function doorbellSignal(engine: u32, fence: u32, value: u64, queue: u32): bool {
+  store<u32>(outWord(8), 0);
+  store<u32>(outWord(9), 0);
+  const a = adapter();
+  if (a.doorbellDirectory == 0 || !fenceValid(fence)) return false;
+  const f = fenceAt(fence);
+  if ((f.flags & SYNC_FLAG_CROSS_ADAPTER) == 0) return false;
+  let posted: u32 = 0;
+  let full: u32 = 0;
+  const count = doorbellAdapterCount(a.doorbellDirectory);
+  for (let target: u32 = 0; target < count; target++) {
+    if (target == a.adapterIndex) continue;
+    if (doorbellPost(a.doorbellDirectory, target, a.adapterIndex, f.cvPhys, value) == OK) posted++;
+    else full++;
+  }
+  store<u32>(outWord(8), posted);
+  store<u32>(outWord(9), full);
+  if (full != 0) raiseFor(engine, fence, queue);
+  return full != 0;
+}
+
 // ─────────────────────────────── executing ───────────────────────────────
 
 /**
@@ -303,8 +333,11 @@ export function engineStep(id: u32, nowNs: u64): i32 {
     logRecord(id, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
     // 4. memory barrier: whatever the engine still buffers reaches memory
     engineDrain(engine);
+    // XA-07: a cross-adapter fence rings the other adapters' doorbells (opt-in); a full ring falls back to the interrupt
+    const fallback = doorbellSignal(engine, c.fence, c.value, id);
     // 5. the conditional interrupt
-    return cmpSignalCheck(engine, c.fence, c.value) == 1 ? STEP_INTERRUPT : STEP_DONE;
+    const raised = cmpSignalCheck(engine, c.fence, c.value) == 1;
+    return raised || fallback ? STEP_INTERRUPT : STEP_DONE;
   }
   if (op == OP_WORK) {
     store<u64>(outWord(0), c.value);

@@ -50,6 +50,13 @@ export {
   logFormat, logCheck, logHeaderWord, logBufferCreate, logBufferDestroy, queueSetLogBuffer, queueLogBuffer, logFlush, logPendingAddress,
   logWriteEntry, logAdvance, logRecord,
 } from './log';
+export {
+  doorbellRegionBytes, doorbellFormat, doorbellCheck, adapterSetDoorbell, doorbellPost, doorbellTake,
+  doorbellPending, doorbellCounter, doorbellAdapterCount,
+  DOORBELL_DIRECTORY_BYTES, DOORBELL_RING_HEADER_BYTES, DOORBELL_RECORD_BYTES,
+} from './doorbell';
+export { fenceWordSignal, fenceWordWait, fenceWordReached, fenceCpuSignal } from './cpuwait';
+export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_DOORBELL } from './layout';
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');
@@ -74,6 +81,7 @@ export function staticDataEnd(): u32 { return <u32>__heap_base; }
 
 export function fenceCurrentValueAddress(fence: u32): u32 { return fenceValid(fence) ? fenceAt(fence).cvPhys : 0; }
 export function fenceMonitoredValueAddress(fence: u32): u32 { return fenceValid(fence) ? fenceAt(fence).mvPhys : 0; }
+export function fenceFlags(fence: u32): u32 { return fenceValid(fence) ? fenceAt(fence).flags : 0; }
 export function fenceIsLive(fence: u32): u32 { return fenceValid(fence) ? 1 : 0; }
 export function fenceSetDriverHandle(fence: u32, handle: u32): i32 {
   if (!fenceValid(fence)) return E_BAD_FENCE;

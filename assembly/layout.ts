@@ -114,7 +114,8 @@ export const REGION_HEADER_BYTES: u32 = align8(offsetof<RegionHeader>());
   engineTable: u32;    engineCount: u32;
   queueTable: u32;     queueCapacity: u32;     queueLive: u32;         ringEntries: u32;
   ringArena: u32;      outBuffer: u32;         outCapacity: u32;       pendingCapacity: u32;
-  heapLimitClass: u32; reserved: u32;
+  heapLimitClass: u32;
+  doorbellDirectory: u32;     // XA-07: physical base of the doorbell directory, 0 = doorbell off
 
   gpuVaBase: u64;
   // statistics, read by the host for the trace summary
@@ -339,6 +340,13 @@ export const E_GPU_PAGE_FAULT: i32 = -16;
 export const E_BAD_ENGINE: i32 = -17;
 export const E_BAD_ARGUMENT: i32 = -18;
 export const E_LOG_CORRUPT: i32 = -19;     // a native fence log header that does not fit its 4 KiB page
+// Cross-adapter doorbell (XA-07; assembly/doorbell.ts). Numbered apart from the rest.
+export const E_DOORBELL_FULL: i32 = -40;
+export const E_BAD_DOORBELL: i32 = -41;
+
+/** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS::CrossAdapter, as kept in FenceRecord.flags. */
+export const SYNC_FLAG_CROSS_ADAPTER: u32 = 1 << 2;
+export const REGION_KIND_DOORBELL: u32 = 4;
 
 // Engine step results (non-negative).
 export const STEP_IDLE: i32 = 0;          // ring empty

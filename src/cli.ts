@@ -6,12 +6,16 @@ import { runDemo } from './demo.js';
 import { compareSynchronizationModels } from './compare.js';
 import { exportTimeline } from './timeline.js';
 
-const USAGE = `usage: wddm-fence demo [--seed N] [--json] [--trace FILE]
+import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from './scenarios/cross-adapter.js';
+
+const USAGE = `usage: wddm-fence demo [--seed N] [--json] [--trace FILE] [--scenario 1|2a|2b|doorbell]
 
   demo      run the built-in demo machine and print its trace and summary
   --seed N  seed for the run (default 1); printed in the trace
   --json    print the trace as JSON instead of text
   --trace FILE  also write the fence timeline as Chrome JSON (open in ui.perfetto.dev or chrome://tracing)
+  --scenario 1|2a|2b  play a cross-adapter scenario table (every wait/signal pair) step by step
+  --scenario doorbell the XA-07 doorbell against the interrupt design on one workload
   --help    this text
 `;
 
@@ -20,6 +24,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {
       seed: { type: 'string' }, json: { type: 'boolean' }, trace: { type: 'string' }, help: { type: 'boolean', short: 'h' },
+      scenario: { type: 'string' },
     } });
   } catch (error) {
     process.stderr.write(`wddm-fence: ${(error as Error).message}\n${USAGE}`);
@@ -33,6 +38,20 @@ async function main(argv: string[]): Promise<number> {
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     process.stderr.write(`wddm-fence: --seed is "${values.seed}"; expected an integer from 0 to 4294967295\n`);
     return 2;
+  }
+  if (values.scenario !== undefined) {
+    if (values.scenario === 'doorbell') { process.stdout.write(doorbellComparisonText(await compareDoorbell(8, seed))); return 0; }
+    if (!SCENARIO_IDS.includes(values.scenario as ScenarioId)) {
+      process.stderr.write(`wddm-fence: --scenario is "${values.scenario}"; expected 1, 2a, 2b or doorbell\n`);
+      return 2;
+    }
+    try {
+      process.stdout.write(scenarioText(await runScenarioPairs(values.scenario as ScenarioId, seed)));
+    } catch (error) {
+      process.stderr.write(`wddm-fence: ${(error as Error).message}\n`);
+      return 1;
+    }
+    return 0;
   }
   const machine = await runDemo(seed);
   if (values.json) {

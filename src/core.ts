@@ -110,6 +110,21 @@ export interface CoreExports {
   logWriteEntry(queue: number, type: number, handle: number, value: bigint, operation: number, observedNs: bigint, endNs: bigint): number;
   logAdvance(queue: number, type: number): number;
   logRecord(queue: number, type: number, handle: number, value: bigint, operation: number, observedNs: bigint, endNs: bigint): number;
+  // cross-adapter doorbell (XA-07) and CPU waits on the fence word (worker mode)
+  fenceFlags(fence: number): number;
+  doorbellRegionBytes(adapterCount: number, capacity: number): number;
+  doorbellFormat(base: number, sizeBytes: number, adapterCount: number, capacity: number): number;
+  doorbellCheck(base: number): number;
+  adapterSetDoorbell(base: number): number;
+  doorbellPost(base: number, target: number, source: number, cvPhys: number, value: bigint): number;
+  doorbellTake(limit: number): number;
+  doorbellPending(base: number, index: number): number;
+  doorbellCounter(base: number, index: number, which: number): bigint;
+  doorbellAdapterCount(base: number): number;
+  fenceWordSignal(cvPhys: number, value: bigint): bigint;
+  fenceWordWait(cvPhys: number, value: bigint, timeoutNs: bigint): number;
+  fenceWordReached(cvPhys: number, value: bigint): number;
+  fenceCpuSignal(fence: number, value: bigint): number;
 }
 
 /** Layout of DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY as the core was built with (assembly/log.ts). */

@@ -24,3 +24,10 @@ export type { AllocationInfo, AllocationUse, CpuAccess, CoherenceFault, GpuRead,
 export { UserModeDriver } from './vidmm/umd.js';
 export type { MapArgs, MapResult, MapType, ResourceUse, UmdStats } from './vidmm/umd.js';
 export type { SegmentOptions, SegmentDescriptor } from './vidmm/segments.js';
+// Cross-adapter fences: the scenario tables (XA-06), the doorbell comparison (XA-07), worker mode.
+export { runScenario, runScenarioPairs, rowsFor, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_1_ROWS, SCENARIO_IDS } from './scenarios/cross-adapter.js';
+export type { ScenarioId, ScenarioRun, ScenarioStep, DoorbellComparison } from './scenarios/cross-adapter.js';
+export { runWorkerStress, workerStressText, waitForFenceWordAsync } from './workers/worker-mode.js';
+export type { WorkerStressOptions, WorkerStressReport } from './workers/worker-mode.js';
+export { nodeAdapterWorkerSource, browserAdapterWorkerSource } from './workers/adapter-worker-source.js';
+export type { DoorbellOptions } from './machine.js';

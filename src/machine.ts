@@ -29,6 +29,7 @@ import * as v from './validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from './wddm.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from './vidmm/segments.js';
 import { VidMm, type VidMmCounters } from './vidmm/vidmm.js';
+import { DoorbellService } from './gpu/doorbell.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -73,6 +74,15 @@ export interface MachineOptions {
   trace?: boolean;
   /** The platform keeps CPU caches coherent with GPU accesses (x86/x64: true; some ARM: false). Default true. */
   ioCoherent?: boolean;
+  /** XA-07: the cross-adapter GPU-to-GPU doorbell (off by default: the document's interrupt design). */
+  doorbell?: DoorbellOptions;
+}
+export interface DoorbellOptions {
+  enabled?: boolean;
+  /** Records per adapter ring, a power of two (default 64). A full ring falls back to the interrupt path. */
+  ringEntries?: number;
+  /** Virtual time from a doorbell write to the other adapter's scheduler taking it (default 300 ns). */
+  latencyNs?: number;
 }
 
 export interface AdapterSummary {
@@ -223,6 +233,8 @@ export class Machine {
     if (m.allocationsCreated) {
       lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
     }
+    const cross = this.os.crossAdapter.summaryLine();
+    if (cross) lines.push(cross);
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
     return lines.join('\n') + '\n';
   }
@@ -300,7 +312,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WebAssembly.Module): Machine {
-  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent']);
+  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   const os = v.options(o.os, 'os', ['nativeFence']);
   const nativeFence = os.nativeFence === undefined ? true : v.bool(os.nativeFence, 'os.nativeFence');
@@ -321,6 +333,13 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
   };
   const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
   const ioCoherent = o.ioCoherent === undefined ? true : v.bool(o.ioCoherent, 'ioCoherent');
+  const doorbellIn = v.options(o.doorbell, 'doorbell', ['enabled', 'ringEntries', 'latencyNs']);
+  const doorbell = {
+    enabled: doorbellIn.enabled === undefined ? false : v.bool(doorbellIn.enabled, 'doorbell.enabled'),
+    ringEntries: doorbellIn.ringEntries === undefined ? 64 : v.integer(doorbellIn.ringEntries, 'doorbell.ringEntries', 2, 65536),
+    latencyNs: doorbellIn.latencyNs === undefined ? 300 : v.nonNegative(doorbellIn.latencyNs, 'doorbell.latencyNs'),
+  };
+  if (doorbell.ringEntries & (doorbell.ringEntries - 1)) throw invalid('doorbell.ringEntries', doorbell.ringEntries, 'a power of two from 2 to 65536');
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -333,6 +352,9 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
   let at = layout.staticReservedBytes;
   const systemBase = at;
   at += roundPage(systemMemoryBytes);
+  const doorbellBase = doorbell.enabled ? at : 0;
+  const doorbellBytes = doorbell.enabled ? roundPage(probe.doorbellRegionBytes(adapters.length, doorbell.ringEntries)) : 0;
+  at += doorbellBytes;
   const plan = adapters.map((a) => {
     const localBase = a.localMemoryBytes > 0 ? at : 0;
     at += roundPage(a.localMemoryBytes);
@@ -358,6 +380,11 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
   const first = instantiateCore(module, memory);
   check(first.regionFormat(systemBase, roundPage(systemMemoryBytes), layout.regionKindSystem), 'formatting system memory');
   checkRegion(memory, layout, systemBase, layout.regionKindSystem, 'system memory');
+  if (doorbell.enabled) {
+    check(first.doorbellFormat(doorbellBase, doorbellBytes, adapters.length, doorbell.ringEntries), 'formatting the cross-adapter doorbell');
+    trace.record('machine', 'machine', 'cross-adapter doorbell', { area: `${doorbellBase}+${doorbellBytes}`, ringEntries: doorbell.ringEntries, latencyNs: doorbell.latencyNs });
+    machine.os.crossAdapter.doorbellEnabled = true;
+  }
 
   adapters.forEach((a, index) => {
     const { localBase, privateBase, privateBytes } = plan[index];
@@ -403,7 +430,19 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
     const osAdapter = machine.os.startAdapter({ index, name: a.name, driver, hardware, core, memory, integrated: a.integrated, engines: a.engines });
     machine.adapters.push(new Adapter(osAdapter, hardware, driver, privateBase, localBase));
     machine.vidmm.addAdapter(osAdapter, localBase, a.segments, a.cpuHostAperturePages);
+    // Cross-adapter fences (src/os/cross-adapter.ts): wake latency, and the doorbell (XA-07).
+    hardware.stepListeners.push((step) => machine.os.crossAdapter.onStep(osAdapter, step));
+    if (doorbell.enabled) {
+      check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
+      hardware.doorbell = new DoorbellService(index, hardware, core, machine.scheduler, trace, doorbell.latencyNs);
+      hardware.doorbell.hooks = {
+        posted: (fence, posted, full) => machine.os.crossAdapter.onDoorbellPosted(osAdapter, fence, posted, full),
+        taken: (count) => machine.os.crossAdapter.onDoorbellTaken(count),
+      };
+    }
   });
+  const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
+  for (const service of services) service.peers = services;
   return machine;
 }
 

@@ -17,6 +17,7 @@ import { u64 } from '../core.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
 import type { Trace } from '../trace.js';
 import { check } from '../errors.js';
+import type { DoorbellService } from './doorbell.js';
 
 export interface Timing {
   /** Virtual time one command takes on an engine. */
@@ -60,6 +61,8 @@ export class GpuHardware {
   waitsReleasedByCpu = 0;
   /** Observers of executed steps (log buffers, timeline). */
   readonly stepListeners: ((step: StepRecord) => void)[] = [];
+  /** The cross-adapter doorbell of this adapter (XA-07), when the machine enables it. */
+  doorbell?: DoorbellService;
 
   constructor(
     readonly name: string,
@@ -163,6 +166,7 @@ export class GpuHardware {
         this.trace.record('cmp', actor, 'monitored fence signaled interrupt raised', { value: out.value });
       }
       this.emit({ queue, kind: monitored ? 'fence-write' : 'signal', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, interrupt });
+      if (!monitored) this.doorbell?.afterSignal(engine, out.fence); // XA-07: reads the core's out words 8..9
       if (interrupt) this.raise(engine);
       this.rescanFence(out.fence);
     }

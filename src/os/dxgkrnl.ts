@@ -35,6 +35,7 @@ import * as v from '../validate.js';
 import { MonitoredFences, observeMonitoredValue } from './monitored.js';
 import { KernelContexts, type OsContext } from './contexts.js';
 import { NativeFenceLogs } from './logs.js';
+import { CrossAdapterFences } from './cross-adapter.js';
 
 // ───────────────────────────── objects ─────────────────────────────
 
@@ -225,6 +226,8 @@ export class Dxgkrnl {
   readonly contexts = new KernelContexts(this);
   /** Native fence log buffers, their reader and the timeline's CPU events (src/os/logs.ts). */
   readonly logs = new NativeFenceLogs(this);
+  /** Cross-adapter fences (XA-01..04, XA-07): src/os/cross-adapter.ts. */
+  readonly crossAdapter = new CrossAdapterFences(this);
 
   constructor(
     readonly options: OsOptions,
@@ -447,11 +450,23 @@ export class Dxgkrnl {
   /** Creation after validation; also used for queue progress fences. */
   createNativeFenceOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
                       privateData: Uint8Array, name?: string): { hSyncObject: number; mapping: NativeFenceMapping } {
+    const global = this.createGlobalOn(process, device, type, flags, initialValue, privateData, name);
+    const local = this.openLocal(process, device, global);
+    return { hSyncObject: local.handle, mapping: mappingOf(local) };
+  }
+
+  /**
+   * Storage + DxgkDdiCreateNativeFence on the device's adapter. `crossRoot`:
+   * this is another adapter's record of that cross-adapter fence, sharing its
+   * CurrentValue word (XA-02).
+   */
+  createGlobalOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
+                 privateData: Uint8Array, name?: string, crossRoot?: GlobalFence): GlobalFence {
     const adapter = device.adapter;
     const L = this.layout;
     const shareable = (flags & ((1 << SYNC_FLAG_BITS.shared) | (1 << SYNC_FLAG_BITS.ntSecuritySharing) | (1 << SYNC_FLAG_BITS.crossAdapter))) !== 0;
     const memoryKind = type === 'INTRA_GPU' ? L.memoryLocal : L.memorySystem;
-    const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindNative, memoryKind, shareable ? 1 : 0, flags, initialValue, 0),
+    const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindNative, memoryKind, shareable ? 1 : 0, flags, initialValue, crossRoot?.cvPhys ?? 0),
       `createNativeFence on "${adapter.name}"`);
     const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence);
     const mvPhys = adapter.core.fenceMonitoredValueAddress(coreFence);
@@ -486,12 +501,12 @@ export class Dxgkrnl {
     this.trace.record('ddi', adapter.name, 'DxgkDdiCreateNativeFence returned', { hGlobalNativeFence: global.hGlobal });
     adapter.fences.set(coreFence, global);
     adapter.byGlobalHandle.set(global.hGlobal, global);
-    const local = this.openLocal(process, device, global);
-    return { hSyncObject: local.handle, mapping: mappingOf(local) };
+    if ((flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0) this.crossAdapter.attach(global, crossRoot);
+    return global;
   }
 
   /** DxgkDdiOpenNativeFence for one process: maps the values and makes its handle. */
-  private openLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
+  openLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
     const adapter = global.adapter;
     const cvGpuVa = this.mapGpu(process, adapter, global.cvPhys);
     const mvGpuVa = this.mapGpu(process, adapter, global.mvPhys);
@@ -563,12 +578,11 @@ export class Dxgkrnl {
     const device = this.requireDevice(process, a.hDevice, 'hDevice');
     if (a.flags !== undefined) this.syncFlags(a.flags, 'flags');
     if (nt.global.destroyed) throw new WddmError('INVALID_HANDLE', `hNtHandle ${hex(nt.handle)} refers to a destroyed fence`);
-    if (device.adapter !== nt.global.adapter) {
-      throw new WddmError('INVALID_PARAMETER', `openNativeFenceFromNtHandle: the fence lives on adapter "${nt.global.adapter.name}" but hDevice is on "${device.adapter.name}"; only cross-adapter fences open on another adapter`,
-        { parameter: 'hDevice', value: device.handle, expected: `a device on "${nt.global.adapter.name}"` });
-    }
+    // Another adapter: only cross-adapter fences, through that adapter's own record (XA-02).
+    if (device.adapter !== nt.global.adapter) this.crossAdapter.recordFor(process, nt.global, device, false); // validates only
     this.trace.record('runtime', process.name, 'D3DKMTOpenNativeFenceFromNTHandle', { hNtHandle: nt.handle, hDevice: device.handle });
-    const local = this.openLocal(process, device, nt.global);
+    const global = device.adapter === nt.global.adapter ? nt.global : this.crossAdapter.recordFor(process, nt.global, device)!;
+    const local = global.kind === 'monitored' ? this.crossAdapter.openMonitoredLocal(process, device, global) : this.openLocal(process, device, global);
     return { hSyncObject: local.handle, mapping: mappingOf(local) };
   }
 
@@ -586,7 +600,11 @@ export class Dxgkrnl {
   }
 
   closeLocal(local: LocalFence): void {
-    if (local.global.kind === 'monitored') { this.monitored.close(local); return; }
+    if (local.global.kind === 'monitored') {
+      if (this.crossAdapter.groupOf(local.global)) this.crossAdapter.closeMonitoredLocal(local, (f) => this.destroyGlobalNow(f)); // XA-05
+      else this.monitored.close(local);
+      return;
+    }
     const { process, global } = local;
     const adapter = global.adapter;
     process.handles.delete(local.handle);
@@ -603,7 +621,13 @@ export class Dxgkrnl {
   }
 
   private maybeDestroyGlobal(global: GlobalFence): void {
-    if (global.locals.size || global.ntReferences || global.destroyed) return;
+    if (global.destroyed) return;
+    if (this.crossAdapter.groupOf(global)) { this.crossAdapter.releaseIfUnused(global, (f) => this.destroyGlobalNow(f)); return; }
+    if (global.locals.size || global.ntReferences) return;
+    this.destroyGlobalNow(global);
+  }
+
+  destroyGlobalNow(global: GlobalFence): void {
     const adapter = global.adapter;
     // Waiters still blocked on a destroyed fence are released with OBJECT_DESTROYED.
     this.releaseWaitersOf(global, 'OBJECT_DESTROYED');
@@ -786,6 +810,7 @@ export class Dxgkrnl {
         const batch: GlobalFence[] = [];
         const values: bigint[] = [];
         for (const fence of fences) {
+          if (this.crossAdapter.holdsMonitoredValue(fence)) continue; // XA-03: held at 0
           const target = this.monitoredTarget(fence);
           if (target !== fence.monitoredValue) { batch.push(fence); values.push(target); }
         }
@@ -880,6 +905,7 @@ export class Dxgkrnl {
       for (const i of indexes) this.satisfy(fences[i], fences[i].currentValue(), changed);
     }
     this.refresh(changed);
+    this.crossAdapter.afterCpuSignal(fences); // XA-04
   }
 
   // ── interrupts (NF-09, INT-01..04, INT-06) ──
@@ -926,6 +952,7 @@ export class Dxgkrnl {
       this.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
     }
     this.logs.afterInterrupt(adapter);
+    this.crossAdapter.afterInterrupt(adapter, list ? fences : null); // XA-04
   }
 
   // ── faults ──

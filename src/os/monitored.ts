@@ -111,7 +111,8 @@ export class MonitoredFences {
     const initialValue = v.u64(a.initialValue ?? 0n, 'initialValue');
     const flags = this.os.syncFlags(a.flags, 'flags');
     if (a.engineAffinity !== undefined) v.integer(a.engineAffinity, 'engineAffinity', 0, 0xffff_ffff);
-    if (flags & UNSHAREABLE) {
+    const crossAdapter = (flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0; // XA-05: opens as a native fence elsewhere
+    if ((flags & UNSHAREABLE) && !crossAdapter) {
       throw new WddmError('NOT_SUPPORTED', 'createSynchronizationObject: shared and cross-adapter monitored fences are not modelled; create the monitored fence without flags.shared, flags.ntSecuritySharing and flags.crossAdapter',
         { parameter: 'flags', value: a.flags, expected: 'flags without shared, ntSecuritySharing, crossAdapter' });
     }
@@ -126,7 +127,8 @@ export class MonitoredFences {
     os.trace.record('runtime', process.name, 'D3DKMTCreateSynchronizationObject2', {
       hDevice: device.handle, Type: 'D3DDDI_MONITORED_FENCE', InitialFenceValue: initialValue, Flags: flags, name,
     });
-    const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindMonitored, L.memorySystem, 0, flags, initialValue, 0),
+    const shareable = (flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0; // cross-adapter (XA-05): a page of its own
+    const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindMonitored, L.memorySystem, shareable ? 1 : 0, flags, initialValue, 0),
       `createSynchronizationObject (monitored fence) on "${adapter.name}"`);
     const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence);
     let gpuVa: bigint;
@@ -137,8 +139,9 @@ export class MonitoredFences {
       throw error;
     }
     const label = name ?? `monitored${coreFence}`;
-    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', flags, false, cvPhys, 0, 0n, 0n, label);
+    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', flags, shareable, cvPhys, 0, 0n, 0n, label);
     global.kind = 'monitored';
+    if (shareable) os.crossAdapter.attach(global);
     const cpuVa = process.mapUser(cvPhys);
     const local: LocalFence = {
       kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa,
@@ -219,6 +222,7 @@ export class MonitoredFences {
     });
     os.refresh(changed);
     os.contexts.wake(fences);
+    os.crossAdapter.afterCpuSignal(fences); // XA-04/XA-05: a cross-adapter monitored fence tells the other adapters
   }
 
   // ── MF-06, INT-04: scans ──
@@ -265,6 +269,7 @@ export class MonitoredFences {
       this.os.counters.spuriousInterrupts++;
       this.os.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
     }
+    this.os.crossAdapter.afterMonitoredInterrupt(adapter); // XA-05: GPU fence writes of cross-adapter monitored fences
   }
 
   /** INT-04: a native no-list interrupt with EvaluateLegacyMonitoredFences also scans monitored fence waiters. */

@@ -1,0 +1,97 @@
+// The receiving side of the cross-adapter doorbell (XA-07), as each adapter's
+// hardware scheduler runs it. The rings themselves and the posting live in
+// the core (assembly/doorbell.ts); this file decides WHEN a scheduler looks
+// at its ring (doorbell.latencyNs after a post, in virtual time) and what it
+// does with a record:
+//
+//   other GPU signals F=v ──core posts (cv word of F, v)──▶ ring of this adapter
+//        ──latencyNs──▶ scheduler takes the records
+//            ├─ rechecks ONLY the hardware queues blocked on F (no CPU, no interrupt)
+//            └─ CMP check of this adapter's MonitoredValue of F: a CPU waiter here
+//               that v satisfies gets the ordinary native fence signaled interrupt
+//
+// The driver tells the hardware which local fence each shared CurrentValue
+// word belongs to when the fence is opened on the adapter (register).
+
+import type { CoreExports } from '../core.js';
+import { u64 } from '../core.js';
+import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Trace } from '../trace.js';
+import type { GpuHardware } from './hardware.js';
+
+export interface DoorbellHooks {
+  /** The signalling engine posted `posted` records; `full` rings refused one. */
+  posted(coreFence: number, posted: number, full: number): void;
+  taken(count: number): void;
+}
+
+export class DoorbellService {
+  private readonly fenceByCurrentValue = new Map<number, number>();
+  private event?: ScheduledEvent;
+  /** Every adapter's service, by adapter index (set by the machine). */
+  peers: DoorbellService[] = [];
+  hooks: DoorbellHooks = { posted: () => {}, taken: () => {} };
+
+  constructor(
+    readonly index: number,
+    private readonly hardware: GpuHardware,
+    private readonly core: CoreExports,
+    private readonly scheduler: Scheduler,
+    private readonly trace: Trace,
+    readonly latencyNs: number,
+  ) {}
+
+  register(cvPhys: number, coreFence: number): void { this.fenceByCurrentValue.set(cvPhys, coreFence); }
+  unregister(cvPhys: number): void { this.fenceByCurrentValue.delete(cvPhys); }
+
+  /** Right after a signal step of this adapter: read what the core posted (out words 8 and 9). */
+  afterSignal(engine: number, coreFence: number): void {
+    const view = new Uint32Array(this.hardware.memory.buffer, this.core.outBufferAddress(), 10);
+    const posted = view[8];
+    const full = view[9];
+    if (!posted && !full) return;
+    this.trace.record('gpu', `${this.hardware.name}/engine${engine}`, 'doorbell rung', { fence: coreFence, posted, fullRings: full });
+    this.hooks.posted(coreFence, posted, full);
+    for (const peer of this.peers) if (peer !== this) peer.ring();
+  }
+
+  /** A doorbell write reached this adapter: its scheduler looks at the ring after the latency. */
+  ring(): void {
+    if (this.hardware.stopped || (this.event && !this.event.cancelled)) return;
+    this.event = this.scheduler.after(this.latencyNs, `${this.hardware.name} doorbell`, () => { this.event = undefined; this.service(); });
+  }
+
+  /** The scheduler takes every record in its ring. Returns how many. */
+  service(): number {
+    if (this.hardware.stopped) return 0;
+    let total = 0;
+    for (;;) {
+      const n = this.core.doorbellTake(64);
+      if (n <= 0) break;
+      const words = new Uint32Array(this.hardware.memory.buffer, this.core.outBufferAddress(), n * 4).slice();
+      const view = new DataView(words.buffer);
+      for (let i = 0; i < n; i++) {
+        const cvPhys = words[4 * i];
+        const source = words[4 * i + 1];
+        const value = view.getBigUint64(16 * i + 8, true);
+        const fence = this.fenceByCurrentValue.get(cvPhys);
+        const actor = `${this.hardware.name}/scheduler`;
+        if (fence === undefined) {
+          this.trace.record('gpu', actor, 'doorbell record for a fence not opened here (ignored)', { CurrentValuePhys: cvPhys, value, fromAdapter: source });
+          continue;
+        }
+        this.trace.record('gpu', actor, 'doorbell record taken: rescanning queues waiting on it', { fence, value, fromAdapter: source });
+        this.hardware.rescanFence(fence);
+        const raised = this.core.cmpSignalCheck(0, fence, value) === 1;
+        this.trace.record('cmp', actor, raised ? 'interrupt raised' : 'no interrupt', {
+          value, monitoredValue: u64(this.core.cpuReadMonitoredValue(fence)), rule: raised ? 'CurrentValue > MonitoredValue (a CPU waiter here)' : 'CurrentValue <= MonitoredValue',
+        });
+        if (raised) this.hardware.raise(0);
+      }
+      total += n;
+      this.hooks.taken(n);
+      if (n < 64) break;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,352 @@
+// Cross-adapter native fences (XA-01..04, XA-07): the OS side.
+//
+// A cross-adapter fence is one group of per-adapter fence records that share
+// ONE CurrentValue word in system memory (XA-02): the adapter that creates it
+// allocates the word; every adapter it is opened on gets its own record (its
+// own driver handle, its own MonitoredValue, its own CPU waiter heap) whose
+// CurrentValue address is that same word, mapped into each adapter's GPU VA.
+//
+//   group "F"                      system memory
+//   ┌───────────────────────┐      ┌──────────────────────┐
+//   │ dGPU record (creator) │──cv─▶│ CurrentValue (u64)   │◀─cv──┐
+//   │   MonitoredValue = 0  │      └──────────────────────┘      │
+//   ├───────────────────────┤                                    │
+//   │ iGPU record (opened)  │────────────────────────────────────┘
+//   │   MonitoredValue = 0  │
+//   └───────────────────────┘
+//
+// Default design (the document's): every adapter's MonitoredValue is held at
+// 0 for the fence's life (XA-03), so every GPU signal of it interrupts; the OS
+// then propagates the signal to every other adapter of the group (XA-04):
+// UpdateCurrentValuesFromCpu with NotificationOnly (the driver rescans its run
+// list) and the CPU waiters of that adapter's record are satisfied. CPU
+// signals propagate the same way.
+//
+// Doorbell design (XA-07, machine option doorbell.enabled): MonitoredValue
+// follows the ordinary NF-02 rule on every adapter; a GPU signal posts a
+// doorbell record to the other adapters' rings instead (src/gpu/doorbell.ts),
+// and the OS propagates only signals whose doorbell ring was full (fallback).
+
+import { GlobalFence, type Dxgkrnl, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
+import { WddmError, check } from '../errors.js';
+import { hex } from '../wddm.js';
+import type { StepRecord } from '../gpu/hardware.js';
+
+export interface CrossAdapterGroup {
+  id: number;
+  label: string;
+  /** The creator's record: it owns the CurrentValue word and is destroyed last. */
+  root: GlobalFence;
+  /** One record per adapter, by adapter index. */
+  members: GlobalFence[];
+  /** Signals seen (value, virtual time), for wake latency. */
+  signals: { value: bigint; timeNs: number; adapter: number }[];
+}
+
+export interface CrossAdapterCounters {
+  /** Signals the OS propagated to another adapter (one per fence and target adapter). */
+  propagations: number;
+  /** UpdateCurrentValuesFromCpu calls with NotificationOnly. */
+  notificationOnlyCalls: number;
+  /** Doorbell records posted / taken, and signals that fell back to the interrupt path because a ring was full. */
+  doorbellPosted: number;
+  doorbellTaken: number;
+  doorbellFallbacks: number;
+  /** Hardware queue waits on one adapter unblocked by a signal from another: count, sum and max of the delay. */
+  crossWakes: number;
+  crossWakeTotalNs: number;
+  crossWakeMaxNs: number;
+}
+
+export class CrossAdapterFences {
+  private readonly groups = new Map<GlobalFence, CrossAdapterGroup>();
+  private readonly byCurrentValue = new Map<number, CrossAdapterGroup>();
+  private nextGroup = 1;
+  /** Fences whose doorbell post failed: the OS propagates them on the next interrupt. */
+  private readonly fallbackPending = new Set<GlobalFence>();
+  doorbellEnabled = false;
+  readonly counters: CrossAdapterCounters = {
+    propagations: 0, notificationOnlyCalls: 0, doorbellPosted: 0, doorbellTaken: 0, doorbellFallbacks: 0,
+    crossWakes: 0, crossWakeTotalNs: 0, crossWakeMaxNs: 0,
+  };
+
+  constructor(private readonly os: Dxgkrnl) {}
+
+  groupOf(fence: GlobalFence): CrossAdapterGroup | undefined { return this.groups.get(fence); }
+  groupByCurrentValue(cvPhys: number): CrossAdapterGroup | undefined { return this.byCurrentValue.get(cvPhys); }
+  get groupCount(): number { return new Set(this.groups.values()).size; }
+
+  /** XA-03: in the default design the OS never moves a cross-adapter fence's MonitoredValue off 0. */
+  holdsMonitoredValue(fence: GlobalFence): boolean {
+    const group = this.groups.get(fence);
+    if (!group || fence.kind !== 'native') return false;
+    // With the doorbell, only groups with a monitored record (an adapter without native fences, XA-05) still need every signal.
+    return !this.doorbellEnabled || this.hasMonitoredMember(group);
+  }
+
+  private hasMonitoredMember(group: CrossAdapterGroup): boolean { return group.members.some((m) => m.kind === 'monitored'); }
+
+  /**
+   * A new record joined (or started) a group: hold its MonitoredValue at 0
+   * through the driver (default design), and let the adapter's doorbell
+   * scheduler know the fence (doorbell design).
+   */
+  attach(fence: GlobalFence, root?: GlobalFence): void {
+    let group = root ? this.groups.get(root) : undefined;
+    if (!group) {
+      group = { id: this.nextGroup++, label: fence.label, root: fence, members: [], signals: [] };
+      this.byCurrentValue.set(fence.cvPhys, group);
+    }
+    group.members.push(fence);
+    group.members.sort((x, y) => x.adapter.index - y.adapter.index);
+    this.groups.set(fence, group);
+    this.os.trace.record('os', 'dxgkrnl', 'cross-adapter fence record', {
+      fence: group.label, adapter: fence.adapter.name, CurrentValuePhys: fence.cvPhys, MonitoredValuePhys: fence.mvPhys,
+      adapters: group.members.map((m) => m.adapter.name),
+    });
+    if (fence.kind === 'monitored') {
+      // XA-05: no MonitoredValue, no native DDI on this adapter. With the doorbell on, the native records
+      // of the group now need every signal to interrupt again (the monitored side has no doorbell).
+      if (this.doorbellEnabled) for (const m of group.members) if (m.kind === 'native') this.holdAtZero(m, group);
+      return;
+    }
+    fence.adapter.hardware.doorbell?.register(fence.cvPhys, fence.coreFence);
+    if (this.holdsMonitoredValue(fence)) this.holdAtZero(fence, group);
+  }
+
+  private holdAtZero(fence: GlobalFence, group: CrossAdapterGroup): void {
+    if (fence.monitoredValue === 0n) return;
+    this.os.trace.record('os', 'dxgkrnl', 'cross-adapter: MonitoredValue held at 0 for the fence\'s life', { fence: group.label, adapter: fence.adapter.name });
+    this.os.ddiUpdateMonitoredValues(fence.adapter, [fence], [0n]);
+    fence.monitoredValue = 0n;
+  }
+
+  /**
+   * Opening a fence from an NT handle with a device of another adapter: the
+   * record of that adapter, created on first open (XA-02). Only cross-adapter
+   * fences open elsewhere.
+   */
+  recordFor(process: Process, fence: GlobalFence, device: OsDevice, create = true): GlobalFence | undefined {
+    const target = device.adapter;
+    if (!fence.hasFlag('crossAdapter')) {
+      throw new WddmError('INVALID_PARAMETER', `openNativeFenceFromNtHandle: the fence lives on adapter "${fence.adapter.name}" but hDevice is on "${target.name}"; only cross-adapter fences (flags.crossAdapter) open on another adapter`,
+        { parameter: 'hDevice', value: device.handle, expected: `a device on "${fence.adapter.name}", or a fence created with flags.crossAdapter` });
+    }
+    const group = this.groups.get(fence);
+    if (!group) throw new Error(`cross-adapter fence ${fence.label} has no group`);
+    const existing = group.members.find((m) => m.adapter === target);
+    if (existing) return existing;
+    this.os.requireRunning(target, 'hDevice');
+    if (!create) return undefined;
+    // XA-05: an adapter without native fences opens it as a monitored fence over the same word.
+    if (!target.nativeFence) return this.createMonitoredRecord(process, device, group);
+    return this.os.createGlobalOn(process, device, 'DEFAULT', group.root.flags, group.root.currentValue(), new Uint8Array(64),
+      `${group.label}@${target.name}`, group.root);
+  }
+
+  // ── XA-05: monitored records of a cross-adapter fence ──
+
+  /** The record of an adapter without native fences: a monitored fence over the group's word. No native DDI. */
+  private createMonitoredRecord(process: Process, device: OsDevice, group: CrossAdapterGroup): GlobalFence {
+    const adapter = device.adapter;
+    const L = this.os.layout;
+    const root = group.root;
+    const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindMonitored, L.memorySystem, 1, root.flags, root.currentValue(), root.cvPhys),
+      `opening ${group.label} on "${adapter.name}" as a monitored fence`);
+    const label = `${group.label}@${adapter.name}`;
+    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', root.flags, true, root.cvPhys, 0, 0n, 0n, label);
+    global.kind = 'monitored';
+    adapter.fences.set(coreFence, global);
+    this.os.trace.record('os', 'dxgkrnl', 'cross-adapter fence opened as a monitored fence (no native fence support)', { fence: group.label, adapter: adapter.name, FenceValuePhys: root.cvPhys });
+    this.attach(global, root);
+    return global;
+  }
+
+  /** A process handle to a monitored record (the monitored fence's mappings: read-only CPU, read/write GPU). */
+  openMonitoredLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
+    const cvGpuVa = this.os.mapGpu(process, global.adapter, global.cvPhys);
+    const cvCpuVa = process.mapUser(global.cvPhys);
+    const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa };
+    global.locals.add(local);
+    process.handles.set(local.handle, local);
+    this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, kind: 'monitored', FenceValueGPUVirtualAddress: cvGpuVa, FenceValueCPUVirtualAddress: cvCpuVa });
+    return local;
+  }
+
+  /** Closing a process handle to a monitored record of a cross-adapter fence. */
+  closeMonitoredLocal(local: LocalFence, destroyNative: (f: GlobalFence) => void): void {
+    const { process, global } = local;
+    const users = this.os.contexts.packetsUsing(global);
+    if (users.length) {
+      throw new WddmError('INVALID_DEVICE_STATE', `hSyncObject ${hex(local.handle)} (${global.label}) is still named by queued or running GPU work of context ${hex(users[0].handle)} (${users[0].label}); let it execute (machine.run) or destroy the context first`,
+        { parameter: 'hSyncObject', value: local.handle, expected: 'a fence no pending GPU work names' });
+    }
+    process.handles.delete(local.handle);
+    process.retired.add(local.handle);
+    global.locals.delete(local);
+    this.os.unmapGpu(process, global.adapter, global.cvPhys);
+    process.unmapUser(global.cvPhys);
+    this.releaseIfUnused(global, destroyNative);
+  }
+
+  private destroyMonitoredRecord(global: GlobalFence): void {
+    const adapter = global.adapter;
+    this.os.releaseWaitersOf(global, 'OBJECT_DESTROYED');
+    global.destroyed = true;
+    adapter.fences.delete(global.coreFence);
+    adapter.withWaiters.delete(global);
+    check(adapter.core.fenceDestroy(global.coreFence), 'destroying monitored fence storage');
+    this.os.trace.record('os', 'dxgkrnl', 'monitored fence destroyed', { fence: global.label });
+  }
+
+  /** Every record of the group is closed and no NT handle is left: destroy all, the word's owner last. */
+  releaseIfUnused(fence: GlobalFence, destroy: (f: GlobalFence) => void): void {
+    const group = this.groups.get(fence);
+    if (!group) return;
+    if (group.members.some((m) => m.locals.size > 0 || m.ntReferences > 0)) return;
+    const order = [...group.members.filter((m) => m !== group.root), group.root];
+    for (const member of order) {
+      member.adapter.hardware.doorbell?.unregister(member.cvPhys);
+      this.fallbackPending.delete(member);
+      if (member.kind === 'monitored') this.destroyMonitoredRecord(member);
+      else destroy(member);
+      this.groups.delete(member);
+    }
+    this.byCurrentValue.delete(group.root.cvPhys);
+  }
+
+  /** Called by the OS after it handled an interrupt of `adapter` for `fences` (null list: every fence of the adapter). */
+  afterInterrupt(adapter: OsAdapter, fences: GlobalFence[] | null): void {
+    let candidates = fences ?? [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence);
+    candidates = candidates.filter((f) => this.groups.has(f));
+    if (this.doorbellEnabled) {
+      // Signals whose doorbell could not be posted (full ring) take the interrupt path to everybody;
+      // adapters without native fences (monitored records, XA-05) have no doorbell and always do.
+      const fallback = candidates.filter((f) => this.fallbackPending.delete(f));
+      const monitoredOnly = candidates.filter((f) => !fallback.includes(f) && this.hasMonitoredMember(this.groups.get(f)!));
+      if (fallback.length) this.propagate(adapter, fallback, 'GPU interrupt (doorbell ring full)');
+      if (monitoredOnly.length) this.propagate(adapter, monitoredOnly, 'GPU interrupt', true);
+      return;
+    }
+    if (candidates.length) this.propagate(adapter, candidates, 'GPU interrupt');
+  }
+
+  /**
+   * XA-05: a monitored fence signaled interrupt on an adapter without native
+   * fences names no fence; the cross-adapter monitored records of that adapter
+   * whose value moved past what was last propagated are propagated now.
+   */
+  afterMonitoredInterrupt(adapter: OsAdapter): void {
+    const moved = [...adapter.fences.values()]
+      .filter((f) => f.kind === 'monitored' && this.groups.has(f))
+      .sort((x, y) => x.coreFence - y.coreFence)
+      .filter((f) => { const g = this.groups.get(f)!; const last = g.signals[g.signals.length - 1]; return !last || f.currentValue() > last.value; });
+    for (const fence of moved) this.noteSignal(fence, fence.currentValue());
+    if (moved.length) this.propagate(adapter, moved, 'monitored fence signaled interrupt');
+  }
+
+  /** Called by the OS after a CPU signal wrote `fences` through their adapters' drivers. */
+  afterCpuSignal(fences: GlobalFence[]): void {
+    const cross = fences.filter((f) => this.groups.has(f));
+    for (const fence of cross) this.noteSignal(fence, fence.currentValue());
+    const byAdapter = new Map<OsAdapter, GlobalFence[]>();
+    for (const f of cross) {
+      let list = byAdapter.get(f.adapter);
+      if (!list) byAdapter.set(f.adapter, (list = []));
+      if (!list.includes(f)) list.push(f);
+    }
+    for (const adapter of [...byAdapter.keys()].sort((x, y) => x.index - y.index)) this.propagate(adapter, byAdapter.get(adapter)!, 'CPU signal');
+  }
+
+  /**
+   * XA-04: tell every other adapter of each fence's group about the new
+   * value. Batched: one NotificationOnly call per target adapter.
+   */
+  propagate(from: OsAdapter, fences: GlobalFence[], cause: string, monitoredOnly = false): void {
+    const perTarget = new Map<OsAdapter, { records: GlobalFence[]; values: bigint[] }>();
+    for (const fence of fences) {
+      const group = this.groups.get(fence)!;
+      const value = fence.currentValue();
+      for (const member of group.members) {
+        if (member.adapter === from || member.destroyed || member.adapter.state !== 'running') continue;
+        if (monitoredOnly && member.kind !== 'monitored') continue;
+        this.counters.propagations++;
+        this.os.trace.record('os', 'dxgkrnl', 'cross-adapter signal propagated', {
+          fence: group.label, value, from: from.name, to: member.adapter.name, cause, hGlobalNativeFence: member.hGlobal,
+        });
+        let batch = perTarget.get(member.adapter);
+        if (!batch) perTarget.set(member.adapter, (batch = { records: [], values: [] }));
+        batch.records.push(member);
+        batch.values.push(value);
+      }
+    }
+    for (const target of [...perTarget.keys()].sort((x, y) => x.index - y.index)) {
+      const { records, values } = perTarget.get(target)!;
+      if (records[0].kind === 'monitored') {
+        // XA-05: an adapter without native fences goes through its monitored fence waiting lists.
+        this.os.trace.record('os', target.name, 'propagated signal received: observes the new fence value', { fences: records.map((r) => this.groups.get(r)!.label), values: records.map((r) => r.currentValue()) });
+        this.os.monitored.scan(target, 'propagated cross-adapter signal');
+        continue;
+      }
+      this.os.trace.record('os', target.name, 'propagated signal received', { fences: records.map((r) => this.groups.get(r)!.label), values });
+      if (target.nativeFence) {
+        this.counters.notificationOnlyCalls++;
+        this.os.ddiUpdateCurrentValuesFromCpu(target, records, values, true);
+      }
+      const changed = new Set<GlobalFence>();
+      for (const record of records) this.os.satisfy(record, record.currentValue(), changed);
+      this.os.refresh(changed);
+    }
+  }
+
+  // ── doorbell (XA-07) and measurements ──
+
+  /** The signalling engine posted doorbell records (or could not: `full` rings). */
+  onDoorbellPosted(adapter: OsAdapter, coreFence: number, posted: number, full: number): void {
+    this.counters.doorbellPosted += posted;
+    if (full > 0) {
+      const fence = adapter.fences.get(coreFence);
+      this.counters.doorbellFallbacks++;
+      this.os.trace.record('fault', adapter.name, 'doorbell ring full: falling back to the interrupt path', { fence: fence?.label ?? coreFence, fullRings: full });
+      if (fence) this.fallbackPending.add(fence);
+    }
+  }
+
+  onDoorbellTaken(count: number): void { this.counters.doorbellTaken += count; }
+
+  /** Every executed GPU step of every adapter (for wake latency). */
+  onStep(adapter: OsAdapter, step: StepRecord): void {
+    const fence = adapter.fences.get(step.fence);
+    if (!fence) return;
+    const group = this.groups.get(fence);
+    if (!group) return;
+    if (step.kind === 'signal') { this.noteSignal(fence, step.value, step.timeNs); return; }
+    if (step.kind !== 'wait-unblocked') return;
+    const cause = group.signals.find((s) => s.value >= step.value);
+    if (!cause || cause.adapter === adapter.index) return;
+    const delay = step.timeNs - cause.timeNs;
+    this.counters.crossWakes++;
+    this.counters.crossWakeTotalNs += delay;
+    this.counters.crossWakeMaxNs = Math.max(this.counters.crossWakeMaxNs, delay);
+    this.os.trace.record('os', 'dxgkrnl', 'cross-adapter wake', { fence: group.label, value: step.value, signalledBy: this.os.adapters[cause.adapter].name, woke: adapter.name, delayNs: delay });
+  }
+
+  private noteSignal(fence: GlobalFence, value: bigint, timeNs = this.os.scheduler.nowNs): void {
+    const group = this.groups.get(fence)!;
+    const last = group.signals[group.signals.length - 1];
+    if (last && last.value >= value) return;
+    group.signals.push({ value, timeNs, adapter: fence.adapter.index });
+    if (group.signals.length > 4096) group.signals.splice(0, group.signals.length - 4096);
+  }
+
+  summaryLine(): string | undefined {
+    if (!this.groups.size && !this.counters.propagations) return undefined;
+    const c = this.counters;
+    const mean = c.crossWakes ? (c.crossWakeTotalNs / c.crossWakes).toFixed(0) : '-';
+    return `  cross-adapter (${this.doorbellEnabled ? 'doorbell' : 'interrupt + OS propagation'}): fences=${this.groupCount} propagations=${c.propagations} ` +
+      `notificationOnly=${c.notificationOnlyCalls} doorbellPosted=${c.doorbellPosted} doorbellTaken=${c.doorbellTaken} doorbellFallbacks=${c.doorbellFallbacks} ` +
+      `crossWakes=${c.crossWakes} wakeLatencyMeanNs=${mean} wakeLatencyMaxNs=${c.crossWakes ? c.crossWakeMaxNs : '-'}`;
+  }
+}
+
+export { hex };
