@@ -227,6 +227,18 @@ describe('XA-04 propagation', () => {
     expect(p.machine.adapter('iGPU').hardware.blockedQueues()).toBe(0);
   });
 
+  it('XA-04 an optimized interrupt (a queue named, no fence list) still propagates the cross-adapter signal', async () => {
+    const p = await pair({ adapters: [{ name: 'iGPU', integrated: true, engines: 1 }, { name: 'dGPU', engines: 1, caps: { optimizedNativeFenceSignaledInterrupt: true } }] });
+    const qi = p.app.createHwQueue({ hDevice: p.iDevice, nativeProgressFence: false });
+    p.app.submit({ hHwQueue: qi.hHwQueue, commands: [{ wait: { hSyncObject: p.onI.hSyncObject, value: 1n } }] });
+    p.machine.run();
+    const qd = p.app.createHwQueue({ hDevice: p.dDevice, nativeProgressFence: false });
+    p.app.submit({ hHwQueue: qd.hHwQueue, commands: [{ signal: { hSyncObject: p.onD.hSyncObject, value: 1n } }] });
+    p.machine.run();
+    expect(p.machine.trace.find({ kind: 'interrupt', actor: 'dGPU' }).some((e) => e.args.hHWQueue !== 0)).toBe(true);
+    expect(p.machine.adapter('iGPU').hardware.blockedQueues()).toBe(0);
+  });
+
   it('XA-04 a bug-checked adapter is left out of propagation; the others still get the signal', async () => {
     const machine = await createMachine({ seed: 3, adapters: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] });
     const app = machine.createProcess('app');

@@ -41,6 +41,8 @@ export interface CrossAdapterGroup {
   members: GlobalFence[];
   /** Signals seen (value, virtual time), for wake latency. */
   signals: { value: bigint; timeNs: number; adapter: number }[];
+  /** The last value propagated (an interrupt that names no fence propagates only what moved past it). */
+  lastPropagated: bigint;
 }
 
 export interface CrossAdapterCounters {
@@ -94,7 +96,7 @@ export class CrossAdapterFences {
   attach(fence: GlobalFence, root?: GlobalFence): void {
     let group = root ? this.groups.get(root) : undefined;
     if (!group) {
-      group = { id: this.nextGroup++, label: fence.label, root: fence, members: [], signals: [] };
+      group = { id: this.nextGroup++, label: fence.label, root: fence, members: [], signals: [], lastPropagated: -1n };
       this.byCurrentValue.set(fence.cvPhys, group);
     }
     group.members.push(fence);
@@ -217,7 +219,8 @@ export class CrossAdapterFences {
 
   /** Called by the OS after it handled an interrupt of `adapter` for `fences` (null list: every fence of the adapter). */
   afterInterrupt(adapter: OsAdapter, fences: GlobalFence[] | null): void {
-    let candidates = fences ?? [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence);
+    let candidates = fences ?? [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence)
+      .filter((f) => this.groups.has(f) && f.currentValue() > this.groups.get(f)!.lastPropagated);
     candidates = candidates.filter((f) => this.groups.has(f));
     if (this.doorbellEnabled) {
       // Signals whose doorbell could not be posted (full ring) take the interrupt path to everybody;
@@ -267,6 +270,7 @@ export class CrossAdapterFences {
     for (const fence of fences) {
       const group = this.groups.get(fence)!;
       const value = fence.currentValue();
+      if (value > group.lastPropagated) group.lastPropagated = value;
       for (const member of group.members) {
         if (member.adapter === from || member.destroyed || member.adapter.state !== 'running') continue;
         if (monitoredOnly && member.kind !== 'monitored') continue;

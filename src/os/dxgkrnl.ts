@@ -919,7 +919,7 @@ export class Dxgkrnl {
     if (adapter.state !== 'running') return;
     this.counters.interruptsHandled++;
     // INT-05: an optimized interrupt is served from the named queue's signal log.
-    if (this.logs.onInterrupt(adapter, data)) return;
+    if (this.logs.onInterrupt(adapter, data)) { this.crossAdapter.afterInterrupt(adapter, null); return; } // XA-04 too
     let fences: GlobalFence[];
     if (list) {
       fences = [];
