@@ -1,4 +1,4 @@
-// Cross-adapter native fences (XA-01..04, XA-07): the OS side.
+// Cross-adapter fences (XA-01..05, XA-07): the OS side.
 //
 // A cross-adapter fence is one group of per-adapter fence records that share
 // ONE CurrentValue word in system memory (XA-02): the adapter that creates it
@@ -21,6 +21,12 @@
 // UpdateCurrentValuesFromCpu with NotificationOnly (the driver rescans its run
 // list) and the CPU waiters of that adapter's record are satisfied. CPU
 // signals propagate the same way.
+//
+// Mixed support (XA-05): on an adapter without native fences the record is a
+// monitored fence (no MonitoredValue, no native DDI); signals reach it through
+// that adapter's monitored fence waiting lists (a scan), and signals written
+// on it (CPU, software signal packet, GPU fence write + its interrupt) are
+// propagated like any other.
 //
 // Doorbell design (XA-07, machine option doorbell.enabled): MonitoredValue
 // follows the ordinary NF-02 rule on every adapter; a GPU signal posts a
@@ -353,4 +359,3 @@ export class CrossAdapterFences {
   }
 }
 
-export { hex };
