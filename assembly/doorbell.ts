@@ -207,5 +207,21 @@ export function doorbellCounter(base: u32, index: u32, which: u32): u64 {
   return atomic.load<u64>(changetype<usize>(ring) + field);
 }
 
+/**
+ * Worker mode: the scheduler of adapter `index` sleeps until its ring has a
+ * record (doorbellPost notifies the ring's writeIndex). Returns 0 when records
+ * are waiting (at once or after sleeping), 2 when `timeoutNs` passed first.
+ */
+export function doorbellWait(base: u32, index: u32, timeoutNs: i64): i32 {
+  const d = directory(base);
+  if (index >= d.adapterCount) return E_BAD_ARGUMENT;
+  const ring = ringAt(d, index);
+  const writeAddress = changetype<usize>(ring) + offsetof<DoorbellRing>('writeIndex');
+  const seen = atomic.load<u32>(writeAddress);
+  if (seen != ring.readIndex) return 0;
+  const result = atomic.wait<i32>(writeAddress, <i32>seen, timeoutNs);
+  return atomic.load<u32>(writeAddress) != ring.readIndex ? 0 : (result == 2 ? 2 : 0);
+}
+
 /** Adapters the directory serves. */
 export function doorbellAdapterCount(base: u32): u32 { return directory(base).adapterCount; }

@@ -52,7 +52,7 @@ export {
 } from './log';
 export {
   doorbellRegionBytes, doorbellFormat, doorbellCheck, adapterSetDoorbell, doorbellPost, doorbellTake,
-  doorbellPending, doorbellCounter, doorbellAdapterCount,
+  doorbellPending, doorbellCounter, doorbellAdapterCount, doorbellWait,
   DOORBELL_DIRECTORY_BYTES, DOORBELL_RING_HEADER_BYTES, DOORBELL_RECORD_BYTES,
 } from './doorbell';
 export { fenceWordSignal, fenceWordWait, fenceWordReached, fenceCpuSignal } from './cpuwait';

@@ -121,6 +121,7 @@ export interface CoreExports {
   doorbellPending(base: number, index: number): number;
   doorbellCounter(base: number, index: number, which: number): bigint;
   doorbellAdapterCount(base: number): number;
+  doorbellWait(base: number, index: number, timeoutNs: bigint): number;
   fenceWordSignal(cvPhys: number, value: bigint): bigint;
   fenceWordWait(cvPhys: number, value: bigint, timeoutNs: bigint): number;
   fenceWordReached(cvPhys: number, value: bigint): number;

@@ -132,6 +132,8 @@ export class Machine {
   readonly systemBase: number;
   /** Video memory manager: segments, allocations, Lock2, deferred destruction (src/vidmm/). */
   vidmm!: VidMm;
+  /** Physical base of the cross-adapter doorbell area (XA-07); 0 when the doorbell is off. */
+  doorbellBase = 0;
 
   constructor(readonly seed: number, readonly memory: WebAssembly.Memory, readonly module: WebAssembly.Module,
               layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean) {
@@ -384,6 +386,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
     check(first.doorbellFormat(doorbellBase, doorbellBytes, adapters.length, doorbell.ringEntries), 'formatting the cross-adapter doorbell');
     trace.record('machine', 'machine', 'cross-adapter doorbell', { area: `${doorbellBase}+${doorbellBytes}`, ringEntries: doorbell.ringEntries, latencyNs: doorbell.latencyNs });
     machine.os.crossAdapter.doorbellEnabled = true;
+    machine.doorbellBase = doorbellBase;
   }
 
   adapters.forEach((a, index) => {

@@ -506,7 +506,8 @@ describe('XA-07 doorbell', () => {
     const machine = await createMachine({ seed: 1, adapters: [{ name: 'a' }, { name: 'b' }], doorbell: { enabled: true, ringEntries: 4 } });
     const a = machine.adapter('a').core;
     const b = machine.adapter('b').core;
-    const base = machine.systemBase + 4 * 1024 * 1024; // the doorbell area follows system memory
+    const base = machine.doorbellBase;
+    expect(base).toBe(machine.systemBase + 4 * 1024 * 1024); // right after system memory
     expect(a.doorbellCheck(base)).toBe(0);
     for (let i = 1; i <= 4; i++) expect(a.doorbellPost(base, 1, 0, 0x1000 * i, BigInt(i))).toBe(0);
     expect(a.doorbellPost(base, 1, 0, 0x5000, 5n)).toBe(-40);

@@ -57,3 +57,17 @@ it('XA-02 worker mode reports a run that overruns its budget instead of hanging,
   expect([js.timeouts, js.torn, js.short, js.leftBlocked]).toEqual([0, 0, 0, 0]);
   expect(js.finalValuesOk).toBe(true);
 }, 60_000);
+
+it('XA-07 worker mode: producers ring the doorbells of the other adapters while each adapter\'s scheduler thread takes the records; none lost, none torn', async () => {
+  const report = await runWorkerStress({ adapters: 3, fences: 4, consumersPerAdapter: 1, waitsPerConsumer: 2000, lastValue: 6000, seed: 21, doorbell: true, doorbellRingEntries: 64 });
+  console.log(workerStressText(report));
+  expect(report.errors).toEqual([]);
+  expect(report.workers).toBe(3 * 2 + 3); // producer + consumer per adapter, and a scheduler per adapter
+  const d = report.doorbell!;
+  expect(d.posted + d.full).toBe(report.signals * 2); // every signal rang both other adapters (or hit a full ring)
+  expect(d.taken).toBe(d.posted);                     // every record posted was taken
+  expect(d.bad).toBe(0);                               // and named a known fence word with a whole value
+  expect(d.leftInRings).toBe(0);
+  expect([report.timeouts, report.torn, report.short, report.leftBlocked]).toEqual([0, 0, 0, 0]);
+  expect(report.finalValuesOk).toBe(true);
+}, 120_000);

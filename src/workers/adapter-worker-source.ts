@@ -31,7 +31,8 @@ function adapterWorkerMain(job, post) {
   const encode = (k) => (BigInt(k) << 32n) | BigInt(k);
   const pauseWord = new Int32Array(new SharedArrayBuffer(4));
   const pause = () => { const r = random(); if (r < 0.1) Atomics.wait(pauseWord, 0, 0, 0.02); else if (r < 0.3) { let x = 0; for (let i = 0; i < 200; i++) x += i; return x; } return 0; };
-  const stats = { role: job.role, adapter: job.adapterIndex, signals: 0, waits: 0, wakes: 0, immediate: 0, timeouts: 0, torn: 0, short: 0, errors: [] };
+  const stats = { role: job.role, adapter: job.adapterIndex, signals: 0, waits: 0, wakes: 0, immediate: 0, timeouts: 0, torn: 0, short: 0,
+    doorbellPosted: 0, doorbellFull: 0, doorbellTaken: 0, doorbellBad: 0, errors: [] };
   const read = (fence) => BigInt.asUintN(64, core.cpuReadCurrentValue(fence));
   const whole = (v) => (v >> 32n) === (v & 0xffffffffn);
   const words = new BigInt64Array(memory.buffer);
@@ -58,10 +59,37 @@ function adapterWorkerMain(job, post) {
       const r = core.fenceCpuSignal(job.fences[i], encode(next[i]));
       if (r !== 0) stats.errors.push('fenceCpuSignal returned ' + r);
       stats.signals++;
+      if (job.doorbell) {
+        // XA-07 in real time: ring every other adapter's doorbell with (word, value); a full ring is the interrupt fallback.
+        for (let target = 0; target < job.adapterCount; target++) {
+          if (target === job.adapterIndex) continue;
+          if (core.doorbellPost(job.doorbell, target, job.adapterIndex, job.words[i], encode(next[i])) === 0) stats.doorbellPosted++;
+          else stats.doorbellFull++;
+        }
+      }
       if (next[i] >= job.last) live--;
       const seen = read(job.fences[i]);
       if (!whole(seen)) stats.torn++;
       pause();
+    }
+  } else if (job.role === 'scheduler') {
+    // This adapter's scheduler: sleep on the ring, take records, check each names a known word with a whole value.
+    const known = new Set(job.words);
+    const out = () => new DataView(memory.buffer, core.outBufferAddress(), 64 * 16);
+    for (;;) {
+      const n = core.doorbellTake(64);
+      if (n > 0) {
+        const view = out();
+        for (let r = 0; r < n; r++) {
+          const word = view.getUint32(16 * r, true);
+          const value = view.getBigUint64(16 * r + 8, true);
+          if (!known.has(word) || !whole(value)) stats.doorbellBad++;
+        }
+        stats.doorbellTaken += n;
+        continue;
+      }
+      if (Atomics.load(gate, 1) !== 0 && core.doorbellPending(job.doorbell, job.adapterIndex) === 0) break;
+      core.doorbellWait(job.doorbell, job.adapterIndex, 1000000n);
     }
   } else {
     const timeoutNs = BigInt(job.waitTimeoutMs) * 1000000n;

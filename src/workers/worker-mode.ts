@@ -39,13 +39,18 @@ export interface WorkerStressOptions {
   waitTimeoutMs?: number;
   /** The whole run must end within this (default 90 s), else the workers are stopped and the run fails. */
   budgetMs?: number;
+  /** XA-07 in real time: producers also ring the other adapters' doorbells; one scheduler thread per adapter takes the records. */
+  doorbell?: boolean;
+  /** Doorbell ring size per adapter (power of two, default 64); a full ring is counted as an interrupt fallback. */
+  doorbellRingEntries?: number;
   /** How consumers sleep: 'core' the core's fenceWordWait (memory.atomic.wait64, default), 'js' Atomics.wait from JavaScript. */
   waitWith?: 'core' | 'js';
 }
 
 export interface WorkerRoleStats {
-  role: 'producer' | 'consumer'; adapter: number; signals: number; waits: number; wakes: number; immediate: number;
-  timeouts: number; torn: number; short: number; errors: string[];
+  role: 'producer' | 'consumer' | 'scheduler'; adapter: number; signals: number; waits: number; wakes: number; immediate: number;
+  timeouts: number; torn: number; short: number; doorbellPosted: number; doorbellFull: number; doorbellTaken: number; doorbellBad: number;
+  errors: string[];
 }
 
 export interface WorkerStressReport {
@@ -67,6 +72,8 @@ export interface WorkerStressReport {
   leftBlocked: number;
   /** Every fence ended at the last value, seen through every adapter's handle. */
   finalValuesOk: boolean;
+  /** With options.doorbell: records posted, refused (ring full: the interrupt fallback), taken by the schedulers, malformed (must be 0), left in rings (must be 0). */
+  doorbell?: { posted: number; full: number; taken: number; bad: number; leftInRings: number };
   signalsPerSecond: number;
   wakesPerSecond: number;
   errors: string[];
@@ -75,7 +82,7 @@ export interface WorkerStressReport {
 
 /** Runs the stress workload in Node worker threads. */
 export async function runWorkerStress(options: WorkerStressOptions = {}): Promise<WorkerStressReport> {
-  const o = v.options(options, 'runWorkerStress(options)', ['adapters', 'fences', 'producersPerAdapter', 'consumersPerAdapter', 'waitsPerConsumer', 'lastValue', 'seed', 'waitTimeoutMs', 'budgetMs', 'waitWith']);
+  const o = v.options(options, 'runWorkerStress(options)', ['adapters', 'fences', 'producersPerAdapter', 'consumersPerAdapter', 'waitsPerConsumer', 'lastValue', 'seed', 'waitTimeoutMs', 'budgetMs', 'waitWith', 'doorbell', 'doorbellRingEntries']);
   const adapters = o.adapters === undefined ? 3 : v.integer(o.adapters, 'adapters', 2, 8);
   const fences = o.fences === undefined ? 6 : v.integer(o.fences, 'fences', 1, 256);
   const producers = o.producersPerAdapter === undefined ? 1 : v.integer(o.producersPerAdapter, 'producersPerAdapter', 0, 8);
@@ -86,13 +93,15 @@ export async function runWorkerStress(options: WorkerStressOptions = {}): Promis
   const waitTimeoutMs = o.waitTimeoutMs === undefined ? 10_000 : v.integer(o.waitTimeoutMs, 'waitTimeoutMs', 1, 3_600_000);
   const budgetMs = o.budgetMs === undefined ? 90_000 : v.integer(o.budgetMs, 'budgetMs', 1, 3_600_000);
   const waitWith = o.waitWith === undefined ? 'core' : v.oneOf(o.waitWith, 'waitWith', ['core', 'js'] as const);
+  const doorbell = o.doorbell === undefined ? false : v.bool(o.doorbell, 'doorbell');
+  const ringEntries = o.doorbellRingEntries === undefined ? 64 : v.integer(o.doorbellRingEntries, 'doorbellRingEntries', 2, 65536);
   if (producers === 0 && consumers > 0) throw invalid('producersPerAdapter', 0, 'at least 1 when there are consumers (nothing would signal)');
 
   const spawn = await workerSpawner();
 
   // The machine, built and populated on this thread through the ordinary API.
   const machine = createMachineSync({
-    seed, trace: false,
+    seed, trace: false, doorbell: { enabled: doorbell, ringEntries },
     adapters: Array.from({ length: adapters }, (_, i) => ({ name: `gpu${i}`, engines: 1, limits: { fences: fences + 16 } })),
   });
   const app = machine.createProcess('stress');
@@ -109,6 +118,7 @@ export async function runWorkerStress(options: WorkerStressOptions = {}): Promis
   const records = handles.map((row) => row.map((h) => machine.os.resolve(app.kernel, h, 'syncObject', 'hSyncObject').global));
   const words = records[0].map((g) => g.cvPhys);
 
+  const doorbellBase = machine.doorbellBase;
   // The workers: each attaches to its adapter and uses that adapter's fence records.
   const jobs: Record<string, unknown>[] = [];
   let jobSeed = seed * 7919 + 1;
@@ -116,21 +126,27 @@ export async function runWorkerStress(options: WorkerStressOptions = {}): Promis
     const base = {
       memory: machine.memory, module: machine.module, privateBase: machine.adapters[a].privateBase, adapterIndex: a,
       fences: records[a].map((g) => g.coreFence), last, waitTimeoutMs, waitWith,
+      words, adapterCount: adapters, doorbell: doorbell ? doorbellBase : 0,
     };
     for (let p = 0; p < producers; p++) jobs.push({ ...base, role: 'producer', seed: (jobSeed += 104729) >>> 0 });
     for (let c = 0; c < consumers; c++) jobs.push({ ...base, role: 'consumer', waits, seed: (jobSeed += 104729) >>> 0 });
   }
+  const schedulerJobs = doorbell ? machine.adapters.map((a, i) => ({
+    memory: machine.memory, module: machine.module, privateBase: a.privateBase, adapterIndex: i, fences: [], last, waitTimeoutMs,
+    words, adapterCount: adapters, doorbell: doorbellBase, role: 'scheduler', seed: 1,
+  })) : [];
   // Every worker reports ready, then all start at once (the gate), so consumers really sleep.
-  const gateBuffer = new SharedArrayBuffer(4);
+  const gateBuffer = new SharedArrayBuffer(8); // [0] start, [1] producers and consumers are done (schedulers drain and stop)
   const gate = new Int32Array(gateBuffer);
   let ready = 0;
   let started = performance.now();
   const openGate = () => { started = performance.now(); Atomics.store(gate, 0, 1); Atomics.notify(gate, 0); };
-  const running = jobs.map((job) => spawn({ ...job, gate: gateBuffer }));
+  const running = [...jobs, ...schedulerJobs].map((job) => spawn({ ...job, gate: gateBuffer }));
+  const workerCount = jobs.length;
   const results: WorkerRoleStats[] = [];
   const errors: string[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const finished = Promise.all(running.map((worker, i) => new Promise<void>((resolve) => {
+  const settled = running.map((worker, i) => new Promise<void>((resolve) => {
     worker.onMessage((m) => {
       if (m.kind === 'ready') { if (++ready === running.length) openGate(); return; }
       if (m.kind === 'done' && m.stats) results.push(m.stats);
@@ -138,7 +154,12 @@ export async function runWorkerStress(options: WorkerStressOptions = {}): Promis
       resolve();
     });
     worker.onFailure((message) => { errors.push(`worker ${i}: ${message}`); resolve(); });
-  })));
+  }));
+  // Producers and consumers first; then the schedulers are told to drain their rings and stop.
+  const finished = Promise.all(settled.slice(0, workerCount)).then(() => {
+    Atomics.store(gate, 1, 1);
+    return Promise.all(settled.slice(workerCount));
+  });
   const budget = new Promise<'budget'>((resolve) => { timer = setTimeout(() => resolve('budget'), budgetMs); });
   const outcome = await Promise.race([finished.then(() => 'done' as const), budget]);
   clearTimeout(timer);
@@ -157,12 +178,17 @@ export async function runWorkerStress(options: WorkerStressOptions = {}): Promis
   const expected = (BigInt(last) << 32n) | BigInt(last);
   const finalValuesOk = handles.every((row) => row.every((h) => app.readFenceValue(h) === (producers > 0 ? expected : 0n)));
 
-  const sum = (key: 'signals' | 'waits' | 'wakes' | 'immediate' | 'timeouts' | 'torn' | 'short') => results.reduce((n, r) => n + r[key], 0);
+  const sum = (key: 'signals' | 'waits' | 'wakes' | 'immediate' | 'timeouts' | 'torn' | 'short' | 'doorbellPosted' | 'doorbellFull' | 'doorbellTaken' | 'doorbellBad') => results.reduce((n, r) => n + r[key], 0);
   for (const r of results) for (const e of r.errors.slice(0, 5)) errors.push(`${r.role} on gpu${r.adapter}: ${e}`);
-  if (results.length !== jobs.length && outcome !== 'budget') errors.push(`${jobs.length - results.length} worker(s) ended without a report`);
+  if (results.length !== running.length && outcome !== 'budget') errors.push(`${running.length - results.length} worker(s) ended without a report`);
+  const doorbellStats = doorbell ? {
+    posted: sum('doorbellPosted'), full: sum('doorbellFull'), taken: sum('doorbellTaken'), bad: sum('doorbellBad'),
+    leftInRings: machine.adapters.reduce((n, _a, i) => n + machine.adapters[0].core.doorbellPending(doorbellBase, i), 0),
+  } : undefined;
   const seconds = Math.max(wallMs, 1) / 1000;
   return {
-    adapters, workers: jobs.length, wallMs,
+    adapters, workers: running.length, wallMs,
+    doorbell: doorbellStats,
     signals: sum('signals'), waits: sum('waits'), wakes: sum('wakes'), immediate: sum('immediate'), timeouts: sum('timeouts'),
     torn: sum('torn'), short: sum('short'), leftBlocked, finalValuesOk,
     signalsPerSecond: sum('signals') / seconds, wakesPerSecond: sum('wakes') / seconds, errors, machine,
@@ -243,5 +269,7 @@ export async function waitForFenceWordAsync(memory: WebAssembly.Memory, cvPhys: 
 export function workerStressText(r: WorkerStressReport): string {
   return `worker mode: ${r.adapters} adapters, ${r.workers} worker threads, ${r.wallMs.toFixed(0)} ms wall\n` +
     `  signals=${r.signals} waits=${r.waits} wakes=${r.wakes} immediate=${r.immediate} timeouts=${r.timeouts} torn=${r.torn} short=${r.short} leftBlocked=${r.leftBlocked} finalValuesOk=${r.finalValuesOk}\n` +
-    `  signals/s=${r.signalsPerSecond.toFixed(0)} wakes/s=${r.wakesPerSecond.toFixed(0)}${r.errors.length ? `\n  errors: ${r.errors.join('; ')}` : ''}\n`;
+    `  signals/s=${r.signalsPerSecond.toFixed(0)} wakes/s=${r.wakesPerSecond.toFixed(0)}` +
+    (r.doorbell ? `\n  doorbell: posted=${r.doorbell.posted} full=${r.doorbell.full} taken=${r.doorbell.taken} bad=${r.doorbell.bad} leftInRings=${r.doorbell.leftInRings}` : '') +
+    `${r.errors.length ? `\n  errors: ${r.errors.join('; ')}` : ''}\n`;
 }
