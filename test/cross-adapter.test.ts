@@ -239,6 +239,19 @@ describe('XA-04 propagation', () => {
     expect(p.machine.adapter('iGPU').hardware.blockedQueues()).toBe(0);
   });
 
+  it('XA-04 a GPU reset of the creating adapter signals the shared word to UINT64_MAX and the other adapter\'s waiters wake', async () => {
+    const p = await pair();
+    const qi = p.app.createHwQueue({ hDevice: p.iDevice, nativeProgressFence: false });
+    p.app.submit({ hHwQueue: qi.hHwQueue, commands: [{ wait: { hSyncObject: p.onI.hSyncObject, value: 50n } }] });
+    const waiter = p.app.createThread('w', function* (cpu) { return yield cpu.wait({ objects: [p.onI.hSyncObject], values: [60n] }); });
+    p.machine.run();
+    p.machine.removeDevice('dGPU');
+    p.machine.run();
+    expect(waiter.state).toBe('done');
+    expect(p.machine.adapter('iGPU').hardware.blockedQueues()).toBe(0);
+    expect(p.app.readFenceValue(p.onI.hSyncObject)).toBe(0xffff_ffff_ffff_ffffn);
+  });
+
   it('XA-04 a bug-checked adapter is left out of propagation; the others still get the signal', async () => {
     const machine = await createMachine({ seed: 3, adapters: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] });
     const app = machine.createProcess('app');
