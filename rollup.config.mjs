@@ -1,23 +1,37 @@
 // One self-contained ESM bundle (the core's .wasm is embedded as base64 by
 // scripts/build-core.mjs), the same file in Node and in browsers, plus the
-// command-line entry. TypeScript is compiled here; declarations come from
-// `tsc -p tsconfig.build.json` (npm run build).
+// command-line entry and the browser page's script. TypeScript is compiled
+// here; declarations come from `tsc -p tsconfig.build.json` (npm run build).
+// The library and the CLI leave their npm dependencies (yaml, ajv) to Node's
+// resolver; the page bundles them for the browser.
 import typescript from '@rollup/plugin-typescript';
+import { nodeResolve } from '@rollup/plugin-node-resolve';
+import commonjs from '@rollup/plugin-commonjs';
+import json from '@rollup/plugin-json';
+import { readFileSync } from 'node:fs';
+
+/** Copies the page's HTML next to its script (dist/web is the whole static site). */
+const html = () => ({ name: 'page-html', buildStart() { this.addWatchFile('web/index.html'); }, generateBundle() { this.emitFile({ type: 'asset', fileName: 'index.html', source: readFileSync('web/index.html') }); } });
 
 const ts = () => typescript({ tsconfig: './tsconfig.json', compilerOptions: { noEmit: false, declaration: false, outDir: undefined }, include: ['src/**/*.ts'], noEmitOnError: true });
-const nodeBuiltins = (id) => id.startsWith('node:');
+const nodeExternal = (id) => id.startsWith('node:') || id === 'yaml' || id === 'ajv';
 
 export default [
   {
     input: 'src/index.ts',
-    external: nodeBuiltins, // only worker mode imports one (node:worker_threads), lazily
+    external: nodeExternal, // node: builtins (worker mode imports node:worker_threads lazily) and the npm dependencies
     output: { file: 'dist/wddm-fence.js', format: 'es', sourcemap: true },
     plugins: [ts()],
   },
   {
     input: 'src/cli.ts',
-    external: nodeBuiltins,
+    external: nodeExternal,
     output: { file: 'dist/cli.js', format: 'es', sourcemap: true, banner: '#!/usr/bin/env node' },
     plugins: [ts()],
+  },
+  {
+    input: 'src/web/page.ts',
+    output: { dir: 'dist/web', entryFileNames: 'page.js', format: 'es', sourcemap: true },
+    plugins: [ts(), nodeResolve({ browser: true, preferBuiltins: false }), commonjs(), json(), html()],
   },
 ];

@@ -19,6 +19,7 @@ const age = (file) => (existsSync(join(root, file)) ? statSync(join(root, file))
 const run = (script, args = []) => execFileSync(process.execPath, [join(root, script), ...args], { cwd: root, stdio: 'inherit' });
 
 if (age('src/generated/core-wasm.ts') < newest('assembly')) run('scripts/build-core.mjs');
-if (age('dist/wddm-fence.js') < Math.max(newest('src'), age('rollup.config.mjs'))) {
+if (age('src/generated/scenarios.ts') < newest('scenarios')) run('scripts/build-scenarios.mjs');
+if (Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {
   run('node_modules/rollup/dist/bin/rollup', ['-c', '--silent']);
 }

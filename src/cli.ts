@@ -1,74 +1,166 @@
-// The wddm-fence command. `wddm-fence demo` runs the built-in demo and prints
-// its trace and summary (what `npm start` does).
-import { parseArgs } from 'node:util';
-import { writeFileSync } from 'node:fs';
-import { runDemo } from './demo.js';
-import { compareSynchronizationModels } from './compare.js';
-import { exportTimeline } from './timeline.js';
+// The wddm-fence command.
+//
+//   wddm-fence run FILE|NAME [--json] [--trace out.json] [--seed N] [--quiet]
+//   wddm-fence list [--all]
+//   wddm-fence show NAME
+//   wddm-fence schema
+//   wddm-fence demo            (= run demo; what `npm start` does)
+//
+// Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
+// reported), 2 invalid input (usage, unreadable file, malformed or invalid
+// scenario: every problem with its path and line; nothing runs).
 
-import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from './scenarios/cross-adapter.js';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { readFileSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { parseScenario, ScenarioError, formatProblem } from './scenario/load.js';
+import { runScenario } from './scenario/run.js';
+import { builtinScenarios, findBuiltin, runnableScenarios } from './scenario/builtin.js';
+import { reportJson, reportText } from './scenario/report.js';
+import { SCENARIO_SCHEMA } from './scenario/schema.js';
+import { chromeTraceJson } from './scenario/chrome-trace.js';
 
-const USAGE = `usage: wddm-fence demo [--seed N] [--json] [--trace FILE] [--scenario 1|2a|2b|doorbell]
+const HELP: Record<string, string> = {
+  main: `usage: wddm-fence <command> [options]
 
-  demo      run the built-in demo machine and print its trace and summary
-  --seed N  seed for the run (default 1); printed in the trace
-  --json    print the trace as JSON instead of text
-  --trace FILE  also write the fence timeline as Chrome JSON (open in ui.perfetto.dev or chrome://tracing)
-  --scenario 1|2a|2b  play a cross-adapter scenario table (every wait/signal pair) step by step
-  --scenario doorbell the XA-07 doorbell against the interrupt design on one workload
-  --help    this text
-`;
+A reference model of WDDM GPU synchronization (native fences). Commands:
+  run FILE|NAME   run a scenario file (.yaml, .yml, .json) or a built-in scenario
+  list            name the built-in scenarios
+  show NAME       print a built-in scenario as a file to start from
+  schema          print the JSON Schema of scenario files
+  demo            run the built-in demo (same as: run demo)
+
+Run "wddm-fence <command> --help" for a command's options.
+Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
+`,
+  run: `usage: wddm-fence run FILE|NAME [options]
+
+Runs a scenario and prints its trace, a summary and each expectation.
+  FILE|NAME         a scenario file (.yaml, .yml or .json), or a built-in name (see: wddm-fence list)
+  --seed N          seed for the run (0..4294967295); overrides machine.seed
+  --json            print the trace, summary and expectations as JSON
+  --trace OUT.json  also write a Chrome/Perfetto timeline to OUT.json
+  --quiet           print no trace, only the summary and expectations
+  --help            this text
+Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
+`,
+  list: `usage: wddm-fence list [--all]
+
+Names the built-in scenarios this build runs.
+  --all   also name those this build cannot run yet, with the reason
+`,
+  show: `usage: wddm-fence show NAME
+
+Prints a built-in scenario file (YAML), to copy and edit:
+  wddm-fence show demo > my-scenario.yaml && wddm-fence run my-scenario.yaml
+`,
+  schema: `usage: wddm-fence schema
+
+Prints the JSON Schema that scenario files are checked against (for editors).
+`,
+  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet]
+
+Runs the built-in demo scenario (same as: wddm-fence run demo).
+`,
+};
+
+class UsageError extends Error {}
+
+function out(text: string): void { process.stdout.write(text); }
+function err(text: string): void { process.stderr.write(text); }
+
+function parseSeed(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const seed = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new UsageError(`--seed is "${raw}"; expected an integer from 0 to 4294967295`);
+  return seed;
+}
+
+function loadScenario(target: string) {
+  const looksLikeFile = /[\\/]|\.(ya?ml|json)$/i.test(target) || existsSync(target);
+  if (looksLikeFile) {
+    if (!existsSync(target) || !statSync(target).isFile()) throw new UsageError(`scenario file "${target}" does not exist`);
+    return parseScenario(readFileSync(target, 'utf8'), target);
+  }
+  const builtin = findBuiltin(target);
+  if (!builtin) throw new UsageError(`"${target}" is neither a scenario file nor a built-in scenario; built-in: ${runnableScenarios().map((b) => b.name).join(', ')}`);
+  if (!builtin.scenario) throw new UsageError(`built-in scenario "${target}" cannot run in this build: ${builtin.unavailable}`);
+  return builtin.scenario;
+}
+
+async function run(target: string | undefined, values: { seed?: string; json?: boolean; trace?: string; quiet?: boolean }): Promise<number> {
+  if (!target) throw new UsageError(`run needs a scenario file or name\n\n${HELP.run}`);
+  const seed = parseSeed(values.seed);
+  const scenario = loadScenario(target);
+  const tty = process.stderr.isTTY === true;
+  const result = await runScenario(scenario, {
+    seed,
+    onProgress: tty ? ({ events, timeNs }) => err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`) : undefined,
+  });
+  if (tty && result.events >= 20_000) err('\r\x1b[2K');
+  if (values.trace) writeFileSync(values.trace, chromeTraceJson(result.machine.trace.events));
+  out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
+  if (!result.passed && values.json) {
+    for (const e of result.expectations.filter((x) => !x.ok)) err(`FAIL ${e.description}: expected ${e.expected}, got ${e.actual} [${e.path}]\n`);
+  }
+  return result.passed ? 0 : 1;
+}
 
 async function main(argv: string[]): Promise<number> {
+  const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : undefined;
+  const rest = command ? argv.slice(1) : argv;
+  const known = ['run', 'list', 'show', 'schema', 'demo'];
+  if (command && !known.includes(command)) throw new UsageError(`unknown command "${command}"\n\n${HELP.main}`);
+  const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
+  if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
+  if (command === 'run') Object.assign(options, { trace: { type: 'string' } });
+  if (command === 'list') Object.assign(options, { all: { type: 'boolean' } });
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: {
-      seed: { type: 'string' }, json: { type: 'boolean' }, trace: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-      scenario: { type: 'string' },
-    } });
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`wddm-fence: ${(error as Error).message}\n${USAGE}`);
-    return 2;
+    throw new UsageError(`${(error as Error).message}\n\n${HELP[command ?? 'main']}`);
   }
-  const { values, positionals } = parsed;
-  if (values.help) { process.stdout.write(USAGE); return 0; }
-  const command = positionals[0] ?? 'demo';
-  if (command !== 'demo') { process.stderr.write(`wddm-fence: unknown command "${command}"\n${USAGE}`); return 2; }
-  const seed = values.seed === undefined ? 1 : Number(values.seed);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
-    process.stderr.write(`wddm-fence: --seed is "${values.seed}"; expected an integer from 0 to 4294967295\n`);
-    return 2;
-  }
-  if (values.scenario !== undefined) {
-    if (values.scenario === 'doorbell') { process.stdout.write(doorbellComparisonText(await compareDoorbell(8, seed))); return 0; }
-    if (!SCENARIO_IDS.includes(values.scenario as ScenarioId)) {
-      process.stderr.write(`wddm-fence: --scenario is "${values.scenario}"; expected 1, 2a, 2b or doorbell\n`);
-      return 2;
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const positionals = parsed.positionals;
+  if (values.help) { out(HELP[command ?? 'main']); return 0; }
+  const maxPositionals = command === 'run' || command === 'show' ? 1 : 0;
+  if (positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${positionals[maxPositionals]}"\n\n${HELP[command ?? 'main']}`);
+  switch (command) {
+    case undefined: out(HELP.main); return 0;
+    case 'run': return run(positionals[0], values as never);
+    case 'demo': return run('demo', values as never);
+    case 'list': {
+      const all = builtinScenarios();
+      for (const b of all) {
+        if (b.scenario) out(`${b.name.padEnd(24)} ${b.scenario.description ?? ''}\n`);
+        else if (values.all) out(`${b.name.padEnd(24)} (not in this build: ${b.unavailable})\n`);
+      }
+      return 0;
     }
-    try {
-      process.stdout.write(scenarioText(await runScenarioPairs(values.scenario as ScenarioId, seed)));
-    } catch (error) {
-      process.stderr.write(`wddm-fence: ${(error as Error).message}\n`);
-      return 1;
+    case 'show': {
+      const name = positionals[0];
+      if (!name) throw new UsageError(`show needs a scenario name\n\n${HELP.show}`);
+      const b = findBuiltin(name);
+      if (!b) throw new UsageError(`no built-in scenario "${name}"; built-in: ${runnableScenarios().map((x) => x.name).join(', ')}`);
+      out(b.text);
+      return 0;
     }
-    return 0;
-  }
-  const machine = await runDemo(seed);
-  if (values.json) {
-    process.stdout.write(JSON.stringify({ seed, events: machine.trace.json(), summary: machine.summary() }, null, 2) + '\n');
-  } else {
-    process.stdout.write(machine.trace.text());
-    process.stdout.write('\n' + machine.summaryText());
-    process.stdout.write('\n' + (await compareSynchronizationModels({ seed })).text);
-  }
-  if (values.trace) {
-    writeFileSync(values.trace, JSON.stringify(exportTimeline(machine)) + '\n');
-    process.stderr.write(`wddm-fence: timeline written to ${values.trace}\n`);
+    case 'schema': out(JSON.stringify(SCENARIO_SCHEMA, null, 2) + '\n'); return 0;
   }
   return 0;
 }
 
+process.stdout.on('error', (error: NodeJS.ErrnoException) => { if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0); else throw error; });
+
 main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (error) => {
-  process.stderr.write(`wddm-fence: ${(error as Error).stack ?? error}\n`);
-  process.exitCode = 1;
+  if (error instanceof ScenarioError) {
+    err(`wddm-fence: invalid scenario (nothing ran):\n${error.problems.map((p) => `  ${formatProblem(error.source, p)}`).join('\n')}\n`);
+    process.exitCode = 2;
+  } else if (error instanceof UsageError) {
+    err(`wddm-fence: ${error.message}${error.message.endsWith('\n') ? '' : '\n'}`);
+    process.exitCode = 2;
+  } else {
+    err(`wddm-fence: ${(error as Error).message ?? error}\n`);
+    process.exitCode = 1;
+  }
 });

@@ -31,3 +31,4 @@ export { runWorkerStress, workerStressText, waitForFenceWordAsync } from './work
 export type { WorkerStressOptions, WorkerStressReport } from './workers/worker-mode.js';
 export { nodeAdapterWorkerSource, browserAdapterWorkerSource } from './workers/adapter-worker-source.js';
 export type { DoorbellOptions } from './machine.js';
+export * from './scenario/index.js';

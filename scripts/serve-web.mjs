@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// `npm run web`: serves dist/web (the page and its bundle) with the
+// cross-origin isolation headers a shared WebAssembly.Memory needs.
+//   node scripts/serve-web.mjs [--port N]   (default 8080; 0 picks a free port)
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { join, dirname, normalize, extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'web');
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.map': 'application/json', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
+
+export function startServer(port = 8080, host = '127.0.0.1') {
+  const server = createServer(async (request, response) => {
+    const headers = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp', 'Cross-Origin-Resource-Policy': 'same-origin', 'Cache-Control': 'no-store' };
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const path = normalize(decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname));
+    const file = join(root, path);
+    if (!file.startsWith(root) || request.method !== 'GET') { response.writeHead(404, headers).end('not found'); return; }
+    try {
+      const body = await readFile(file);
+      response.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      response.writeHead(404, headers).end('not found');
+    }
+  });
+  return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const i = process.argv.indexOf('--port');
+  const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT ?? 8080);
+  const server = await startServer(port);
+  console.log(`wddm-fence page: http://127.0.0.1:${server.address().port}/  (Ctrl+C stops)`);
+}

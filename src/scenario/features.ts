@@ -1,0 +1,33 @@
+// What this build can run. The schema (schema.ts) describes the whole format;
+// a scenario that uses a part listed here as unsupported is rejected by the
+// loader with "not supported by this build yet", naming the path, before
+// anything runs. Flip an entry when its feature lands and the runner drives it.
+
+export const FEATURES = {
+  /** fences[].kind: monitored (WDDM 2.x monitored fences). */
+  monitoredFences: false,
+  /** queues[].kind: kernelMode (kernel-mode contexts with DMA buffers). */
+  kernelModeContexts: false,
+  /** fences[].crossAdapter, adapters[].caps.crossAdapter. */
+  crossAdapterFences: false,
+  /** machine.workers (each adapter in a worker thread). */
+  workers: false,
+  /** adapters[].logBuffers, fences[].logBuffer, faults[].forceLogOverrun. */
+  logBuffers: false,
+  /** allocations, lock/unlock steps, useAllocation commands. */
+  allocations: false,
+  /** faults[].collapseInterrupts. */
+  collapsedInterrupts: false,
+} as const;
+
+export type FeatureName = keyof typeof FEATURES;
+
+export const FEATURE_TEXT: Record<FeatureName, string> = {
+  monitoredFences: 'monitored fences are',
+  kernelModeContexts: 'kernel-mode contexts are',
+  crossAdapterFences: 'cross-adapter fences are',
+  workers: 'worker mode is',
+  logBuffers: 'fence log buffers are',
+  allocations: 'allocations and Lock2 are',
+  collapsedInterrupts: 'collapsed interrupts are',
+};

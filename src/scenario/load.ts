@@ -1,0 +1,343 @@
+// Loading a scenario: parse (JSON or YAML), check against the schema (ajv),
+// then check what a schema cannot say (names that must exist, features this
+// build lacks, expectations that cannot hold). Every problem is collected
+// with its path in the file and its line; if there is any, nothing runs.
+
+import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
+import { parseDocument, LineCounter, isMap, isPair, isScalar, type Document } from 'yaml';
+import { SCENARIO_SCHEMA } from './schema.js';
+import { FEATURES, FEATURE_TEXT, type FeatureName } from './features.js';
+import type { Scenario, GpuCommand, ThreadStep } from './types.js';
+
+export interface ScenarioProblem {
+  /** Where in the file, e.g. "fences[0].kind" ("" for the whole file). */
+  path: string;
+  line?: number;
+  column?: number;
+  /** A full sentence: the path, the bad value, what was expected. */
+  message: string;
+}
+
+export class ScenarioError extends Error {
+  constructor(readonly source: string, readonly problems: ScenarioProblem[]) {
+    super(`${source}: invalid scenario\n` + problems.map((p) => `  ${formatProblem(source, p)}`).join('\n'));
+    this.name = 'ScenarioError';
+  }
+}
+
+export function formatProblem(source: string, p: ScenarioProblem): string {
+  const where = p.line ? `${source}:${p.line}${p.column ? `:${p.column}` : ''}` : source;
+  return `${where}: ${p.message}`;
+}
+
+type Segment = string | number;
+const pathText = (segments: Segment[]) =>
+  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('') || '(top level)';
+const show = (value: unknown): string => {
+  if (typeof value === 'bigint') return value.toString();
+  if (value === undefined) return 'missing';
+  const text = JSON.stringify(value);
+  return text.length > 60 ? text.slice(0, 57) + '...' : text;
+};
+
+// ajv is CommonJS: under Node's ESM loader its class is the default export's `default`.
+const Ajv = ((AjvModule as unknown as { default?: unknown }).default ?? AjvModule) as unknown as typeof AjvModule.default;
+let compiled: ValidateFunction | undefined;
+function validator(): ValidateFunction {
+  if (!compiled) compiled = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true }).compile(SCENARIO_SCHEMA);
+  return compiled;
+}
+
+/** Numbers past 2^53 stay exact: YAML integers are read as bigint, then small ones become numbers, large ones decimal strings. */
+function normaliseNumbers(value: unknown): unknown {
+  if (typeof value === 'bigint') return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (Array.isArray(value)) return value.map(normaliseNumbers);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normaliseNumbers(v)]));
+  return value;
+}
+
+class Locator {
+  constructor(private doc: Document | undefined, private lines: LineCounter | undefined) {}
+  /** Line/column of a path; for a missing key, its parent; `key` points at the key itself. */
+  at(segments: Segment[], key?: string): { line?: number; column?: number } {
+    if (!this.doc || !this.lines) return {};
+    for (let n = segments.length; n >= 0; n--) {
+      const node = this.doc.getIn(segments.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+      if (n === 0 && !node) {
+        const root = this.doc.contents as { range?: [number, number, number] } | null;
+        if (root?.range) return this.pos(root.range[0]);
+        return {};
+      }
+      if (!node || !node.range) continue;
+      if (key !== undefined && n === segments.length && isMap(node)) {
+        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key);
+        const range = pair && (pair.key as { range?: [number, number, number] }).range;
+        if (range) return this.pos(range[0]);
+      }
+      return this.pos(node.range[0]);
+    }
+    return {};
+  }
+  private pos(offset: number) { const p = this.lines!.linePos(offset); return { line: p.line, column: p.col }; }
+}
+
+/** Parses scenario text (JSON when it starts with "{", else YAML) and validates it. Throws ScenarioError. */
+export function parseScenario(text: string, source = 'scenario'): Scenario {
+  const problems: ScenarioProblem[] = [];
+  const trimmed = text.trimStart();
+  const isJson = /\.json$/i.test(source) || trimmed.startsWith('{');
+  if (isJson) {
+    try { JSON.parse(text); } catch (error) {
+      const message = (error as Error).message;
+      const m = /position (\d+)/.exec(message);
+      let line: number | undefined, column: number | undefined;
+      if (m) { const before = text.slice(0, Number(m[1])).split('\n'); line = before.length; column = before[before.length - 1].length + 1; }
+      throw new ScenarioError(source, [{ path: '', line, column, message: `malformed JSON: ${message}` }]);
+    }
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, intAsBigInt: true, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length) {
+    throw new ScenarioError(source, doc.errors.map((e) => {
+      const p = lines.linePos(e.pos[0]);
+      return { path: '', line: p.line, column: p.col, message: `malformed ${isJson ? 'JSON' : 'YAML'}: ${e.message.split('\n')[0]}` };
+    }));
+  }
+  const data = normaliseNumbers(doc.toJS());
+  const locate = new Locator(doc, lines);
+  const validate = validator();
+  if (!validate(data)) {
+    for (const error of validate.errors ?? []) problems.push(schemaProblem(error, locate));
+  }
+  if (problems.length === 0) problems.push(...semanticProblems(data as Scenario, locate));
+  if (problems.length) {
+    const seen = new Set<string>();
+    const unique = problems.filter((p) => !seen.has(p.message) && seen.add(p.message));
+    unique.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+    throw new ScenarioError(source, unique);
+  }
+  return data as Scenario;
+}
+
+function segmentsOf(instancePath: string): Segment[] {
+  if (!instancePath) return [];
+  return instancePath.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function schemaProblem(error: ErrorObject, locate: Locator): ScenarioProblem {
+  const segments = segmentsOf(error.instancePath);
+  const path = pathText(segments);
+  const parent = error.parentSchema as { properties?: Record<string, unknown>; description?: string } | undefined;
+  const known = parent?.properties ? Object.keys(parent.properties).filter((k) => k !== '$schema') : [];
+  const value = error.data;
+  let message: string;
+  let key: string | undefined;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      key = (error.params as { additionalProperty: string }).additionalProperty;
+      message = `${path === '(top level)' ? 'the top level' : path} has unknown key ${JSON.stringify(key)}; expected only ${known.map((k) => JSON.stringify(k)).join(', ')}`;
+      break;
+    }
+    case 'required': {
+      const missing = (error.params as { missingProperty: string }).missingProperty;
+      message = `${path === '(top level)' ? 'the top level' : path} is missing ${JSON.stringify(missing)}; it is required`;
+      break;
+    }
+    case 'minProperties': case 'maxProperties': {
+      const names = known.filter((k) => k !== 'atNs');
+      message = `${path} is ${show(value)}; expected ${known.includes('atNs') ? '"atNs" and ' : ''}exactly one of ${names.map((k) => JSON.stringify(k)).join(', ')}`;
+      break;
+    }
+    case 'enum':
+      message = `${path} is ${show(value)}; expected one of ${(error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+      break;
+    case 'type': {
+      const t = (error.params as { type: string | string[] }).type;
+      const expected = Array.isArray(t) ? (t.includes('integer') && t.includes('string') ? parent?.description ?? 'an integer or a string' : t.join(' or ')) : t === 'object' ? 'an object (a map of keys)' : t === 'array' ? 'a list' : `a${/^[aeiou]/.test(t) ? 'n' : ''} ${t}`;
+      message = `${path} is ${show(value)}; expected ${expected}`;
+      break;
+    }
+    case 'pattern':
+      message = `${path} is ${show(value)}; expected ${parent?.description ?? `text matching ${(error.params as { pattern: string }).pattern}`}`;
+      break;
+    case 'anyOf':
+      message = `${path} is ${show(value)}; expected one of "woken", "satisfiedAtOnce", "timedOut", "pending", "deviceRemoved", "adapterStopped", "objectDestroyed", or { outcome, index?, atNs? }`;
+      break;
+    default:
+      message = `${path} is ${show(value)}; expected a value that ${error.message}`;
+  }
+  return { path, ...locate.at(segments, key), message };
+}
+
+// ── checks beyond the schema ──
+
+const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
+export function toValue(raw: number | string): bigint { return BigInt(raw); }
+
+function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
+  const problems: ScenarioProblem[] = [];
+  const add = (segments: Segment[], message: string, key?: string) => problems.push({ path: pathText(segments), ...locate.at(segments, key), message });
+  const unsupported = (feature: FeatureName, segments: Segment[], key?: string) => {
+    const at = key ? [...segments, key] : segments;
+    if (!FEATURES[feature]) add(at, `${pathText(at)}: ${FEATURE_TEXT[feature]} not supported by this build yet`);
+  };
+  const unique = (list: { name: string }[] | undefined, ...where: Segment[]) => {
+    const names = new Map<string, number>();
+    const what = pathText(where);
+    (list ?? []).forEach((item, i) => {
+      if (names.has(item.name)) add([...where, i, 'name'], `${what}[${i}].name is ${show(item.name)}; expected a name no other item of ${what} has (${what}[${names.get(item.name)}] has it)`);
+      else names.set(item.name, i);
+    });
+    return names;
+  };
+  const adapters = unique(s.machine.adapters, 'machine', 'adapters');
+  const processes = unique(s.processes, 'processes');
+  const fences = unique(s.fences, 'fences');
+  const queues = unique(s.queues, 'queues');
+  const allocations = unique(s.allocations, 'allocations');
+  const threads = unique(s.threads, 'threads');
+  const ref = (segments: Segment[], name: string, names: Map<string, number>, what: string) => {
+    if (!names.has(name)) add(segments, `${pathText(segments)} is ${show(name)}; expected the name of one of the ${what}${names.size ? ` (${[...names.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ', but the scenario defines none'}`);
+    return names.has(name);
+  };
+  // machine
+  if (s.machine.workers) unsupported('workers', ['machine'], 'workers');
+  s.machine.adapters.forEach((a, i) => {
+    if (a.logBuffers) unsupported('logBuffers', ['machine', 'adapters', i], 'logBuffers');
+    if (a.caps?.crossAdapter !== undefined) unsupported('crossAdapterFences', ['machine', 'adapters', i, 'caps'], 'crossAdapter');
+  });
+  // fences: who can name which fence
+  const fenceOwners = new Map<string, Set<string>>();
+  const fenceAdapter = new Map<string, string>();
+  (s.fences ?? []).forEach((f, i) => {
+    ref(['fences', i, 'process'], f.process, processes, 'processes');
+    ref(['fences', i, 'adapter'], f.adapter, adapters, 'adapters');
+    if (f.kind === 'monitored') unsupported('monitoredFences', ['fences', i], 'kind');
+    if (f.crossAdapter) unsupported('crossAdapterFences', ['fences', i], 'crossAdapter');
+    if (f.logBuffer) unsupported('logBuffers', ['fences', i], 'logBuffer');
+    if (f.initialValue !== undefined) checkValue(['fences', i, 'initialValue'], f.initialValue);
+    if (f.type === 'INTRA_GPU' && f.flags?.crossAdapter) add(['fences', i, 'type'], `fences[${i}].type is "INTRA_GPU"; expected "DEFAULT" for a fence with flags.crossAdapter`);
+    const owners = new Set([f.process]);
+    (f.sharedWith ?? []).forEach((p, j) => {
+      if (ref(['fences', i, 'sharedWith', j], p, processes, 'processes')) owners.add(p);
+      if (p === f.process) add(['fences', i, 'sharedWith', j], `fences[${i}].sharedWith[${j}] is ${show(p)}; expected another process than the one that creates the fence`);
+    });
+    if (f.sharedWith?.length && !f.flags?.shared && !f.flags?.ntSecuritySharing) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith lists processes but the fence is not shareable; expected flags.shared: true (or ntSecuritySharing)`);
+    fenceOwners.set(f.name, owners);
+    fenceAdapter.set(f.name, f.adapter);
+  });
+  function checkValue(segments: Segment[], raw: number | string) {
+    let value: bigint;
+    try { value = BigInt(raw); } catch { add(segments, `${pathText(segments)} is ${show(raw)}; expected a 64-bit unsigned value`); return; }
+    if (value > UINT64_MAX) add(segments, `${pathText(segments)} is ${show(raw)}; expected a 64-bit unsigned value (at most 18446744073709551615)`);
+  }
+  // the values each fence can ever hold (for impossible expectations)
+  const reachable = new Map<string, Set<bigint>>();
+  for (const f of s.fences ?? []) reachable.set(f.name, new Set([BigInt(f.initialValue ?? 0)]));
+  const fenceRef = (segments: Segment[], fence: string, process: string, adapter?: string) => {
+    if (!ref(segments, fence, fences, 'fences')) return false;
+    if (!fenceOwners.get(fence)!.has(process)) {
+      add(segments, `${pathText(segments)} is ${show(fence)}, which process ${show(process)} has no handle to; expected a fence it creates or one listed with sharedWith: [${process}]`);
+      return false;
+    }
+    if (adapter !== undefined && fenceAdapter.get(fence) !== adapter) {
+      add(segments, `${pathText(segments)} is ${show(fence)}, a fence on adapter ${show(fenceAdapter.get(fence))}; expected a fence on the queue's adapter ${show(adapter)}`);
+      return false;
+    }
+    return true;
+  };
+  const commands = (list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined) => {
+    list.forEach((c, k) => {
+      if (c.wait) { fenceRef([...base, k, 'wait', 'fence'], c.wait.fence, process, adapter); checkValue([...base, k, 'wait', 'value'], c.wait.value); }
+      if (c.signal) {
+        if (fenceRef([...base, k, 'signal', 'fence'], c.signal.fence, process, adapter)) reachable.get(c.signal.fence)!.add(BigInt(c.signal.value));
+        checkValue([...base, k, 'signal', 'value'], c.signal.value);
+      }
+      if (c.useAllocation) unsupported('allocations', [...base, k], 'useAllocation');
+    });
+  };
+  const queueAdapter = new Map<string, { adapter: string; process: string }>();
+  (s.queues ?? []).forEach((q, i) => {
+    ref(['queues', i, 'process'], q.process, processes, 'processes');
+    if (ref(['queues', i, 'adapter'], q.adapter, adapters, 'adapters')) {
+      const engines = s.machine.adapters[adapters.get(q.adapter)!].engines ?? 2;
+      if ((q.engine ?? 0) >= engines) add(['queues', i, 'engine'], `queues[${i}].engine is ${q.engine}; expected 0 to ${engines - 1} (adapter ${show(q.adapter)} has ${engines} engines)`);
+    }
+    if (q.kind === 'kernelMode') unsupported('kernelModeContexts', ['queues', i], 'kind');
+    queueAdapter.set(q.name, { adapter: q.adapter, process: q.process });
+    commands(q.commands ?? [], ['queues', i, 'commands'], q.process, q.adapter);
+  });
+  if (s.allocations?.length) unsupported('allocations', [], 'allocations');
+  void allocations;
+  // threads
+  const waits = new Map<string, { segments: Segment[]; timeoutNs?: number; fences: string[]; values: (number | string)[] }>();
+  (s.threads ?? []).forEach((t, i) => {
+    ref(['threads', i, 'process'], t.process, processes, 'processes');
+    t.steps.forEach((step: ThreadStep, k) => {
+      const base: Segment[] = ['threads', i, 'steps', k];
+      const w = step.wait ?? step.waitWithEvent;
+      if (w) {
+        const key = step.wait ? 'wait' : 'waitWithEvent';
+        if (w.values.length !== w.fences.length) add([...base, key, 'values'], `${pathText([...base, key, 'values'])} has ${w.values.length} values; expected ${w.fences.length}, one per fence`);
+        w.fences.forEach((f, j) => fenceRef([...base, key, 'fences', j], f, t.process));
+        w.values.forEach((v, j) => checkValue([...base, key, 'values', j], v));
+        if (w.id !== undefined) {
+          if (waits.has(w.id)) add([...base, key, 'id'], `${pathText([...base, key, 'id'])} is ${show(w.id)}; expected an id no other wait has`);
+          waits.set(w.id, { segments: [...base, key], timeoutNs: w.timeoutNs, fences: w.fences, values: w.values });
+        }
+      }
+      if (step.signal) {
+        if (step.signal.values.length !== step.signal.fences.length) add([...base, 'signal', 'values'], `${pathText([...base, 'signal', 'values'])} has ${step.signal.values.length} values; expected ${step.signal.fences.length}, one per fence`);
+        step.signal.fences.forEach((f, j) => {
+          if (fenceRef([...base, 'signal', 'fences', j], f, t.process) && step.signal!.values[j] !== undefined) reachable.get(f)!.add(BigInt(step.signal!.values[j]));
+        });
+        step.signal.values.forEach((v, j) => checkValue([...base, 'signal', 'values', j], v));
+      }
+      if (step.submit) {
+        const q = queueAdapter.get(step.submit.queue);
+        if (ref([...base, 'submit', 'queue'], step.submit.queue, queues, 'queues') && q) {
+          if (q.process !== t.process) add([...base, 'submit', 'queue'], `${pathText([...base, 'submit', 'queue'])} is ${show(step.submit.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
+          commands(step.submit.commands, [...base, 'submit', 'commands'], t.process, q.adapter);
+        }
+      }
+      if (step.destroyFence) fenceRef([...base, 'destroyFence', 'fence'], step.destroyFence.fence, t.process);
+      if (step.lock) unsupported('allocations', base, 'lock');
+      if (step.unlock) unsupported('allocations', base, 'unlock');
+    });
+  });
+  // faults
+  const removed = new Set<string>();
+  (s.faults ?? []).forEach((f, i) => {
+    if (f.removeDevice && ref(['faults', i, 'removeDevice', 'adapter'], f.removeDevice.adapter, adapters, 'adapters')) removed.add(f.removeDevice.adapter);
+    if (f.collapseInterrupts) { ref(['faults', i, 'collapseInterrupts', 'adapter'], f.collapseInterrupts.adapter, adapters, 'adapters'); unsupported('collapsedInterrupts', ['faults', i], 'collapseInterrupts'); }
+    if (f.forceLogOverrun) { ref(['faults', i, 'forceLogOverrun', 'adapter'], f.forceLogOverrun.adapter, adapters, 'adapters'); unsupported('logBuffers', ['faults', i], 'forceLogOverrun'); }
+  });
+  for (const f of s.fences ?? []) if (removed.has(f.adapter) && !f.flags?.noSignalMaxValueOnTdr) reachable.get(f.name)!.add(UINT64_MAX);
+  // expectations
+  const e = s.expect;
+  if (e) {
+    for (const [name, raw] of Object.entries(e.fences ?? {})) {
+      const segments: Segment[] = ['expect', 'fences', name];
+      if (!ref(segments, name, fences, 'fences')) continue;
+      checkValue(segments, raw);
+      let value: bigint; try { value = BigInt(raw); } catch { continue; }
+      const can = reachable.get(name)!;
+      if (!can.has(value)) {
+        add(segments, `expect.fences.${name} is ${show(raw)}, a value fence ${show(name)} can never hold; expected one of the values it starts with or is signalled to: ${[...can].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String).join(', ')}`);
+      }
+    }
+    for (const [id, raw] of Object.entries(e.waits ?? {})) {
+      const segments: Segment[] = ['expect', 'waits', id];
+      const wait = waits.get(id);
+      if (!wait) { add(segments, `expect.waits has ${show(id)}; expected the id of a thread wait${waits.size ? ` (${[...waits.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ' (give a wait an id: to name it)'}`, id); continue; }
+      const outcome = typeof raw === 'string' ? raw : raw.outcome;
+      if (outcome === 'timedOut' && wait.timeoutNs === undefined) add(segments, `expect.waits.${id} is "timedOut", but that wait has no timeoutNs; expected an outcome an infinite wait can have`);
+      if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${wait.fences.length} fences)`);
+    }
+    for (const name of Object.keys(e.interrupts ?? {})) ref(['expect', 'interrupts', name], name, adapters, 'adapters');
+    for (const name of Object.keys(e.adapters ?? {})) ref(['expect', 'adapters', name], name, adapters, 'adapters');
+    for (const name of Object.keys(e.threads ?? {})) ref(['expect', 'threads', name], name, threads, 'threads');
+    for (const name of Object.keys(e.blockedQueues ?? {})) ref(['expect', 'blockedQueues', name], name, queues, 'queues');
+  }
+  return problems;
+}

@@ -1,0 +1,255 @@
+// Running a validated scenario on a fresh machine, then checking its
+// expectations. Set-up calls that the model refuses (e.g. a native fence on an
+// adapter without NativeGpuFence) are reported as ScenarioError problems with
+// the path of the item that caused them: nothing has run yet at that point.
+
+import { createMachine, type Machine } from '../machine.js';
+import type { RuntimeProcess, CpuThread, ThreadOp } from '../runtime.js';
+import type { WaitResult } from '../os/dxgkrnl.js';
+import { ScenarioError, type ScenarioProblem } from './load.js';
+import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
+
+export interface ExpectationResult {
+  /** Where the expectation is in the file ("expect.fences.frameReady"), or "(implicit)". */
+  path: string;
+  description: string;
+  expected: string;
+  actual: string;
+  ok: boolean;
+}
+
+export interface WaitRecord { id?: string; thread: string; step: number; outcome: WaitOutcome; index?: number; atNs?: number }
+
+export interface ScenarioResult {
+  scenario: Scenario;
+  machine: Machine;
+  seed: number;
+  waits: WaitRecord[];
+  expectations: ExpectationResult[];
+  passed: boolean;
+  /** Scheduler events executed (work done). */
+  events: number;
+}
+
+export interface RunOptions {
+  seed?: number;
+  /** Called every few thousand scheduler events (for a progress line). */
+  onProgress?: (info: { events: number; timeNs: number }) => void;
+  progressEvery?: number;
+}
+
+const MAX_EVENTS = 50_000_000;
+
+function outcomeOf(result: WaitResult): WaitOutcome {
+  switch (result.status) {
+    case 'SUCCESS': return result.immediate ? 'satisfiedAtOnce' : 'woken';
+    case 'TIMEOUT': return 'timedOut';
+    case 'DEVICE_REMOVED': return 'deviceRemoved';
+    case 'ADAPTER_STOPPED': return 'adapterStopped';
+    default: return 'objectDestroyed';
+  }
+}
+
+export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioResult> {
+  const s = scenario;
+  const seed = options.seed ?? s.machine.seed ?? 1;
+  const problems: ScenarioProblem[] = [];
+  const setup = <T>(path: string, action: () => T): T | undefined => {
+    try { return action(); } catch (error) {
+      problems.push({ path, message: `${path}: the model refused it at set-up: ${(error as Error).message}` });
+      return undefined;
+    }
+  };
+  const adapters = s.machine.adapters.map((a) => {
+    const { logBuffers: _logs, caps, ...rest } = a;
+    const { crossAdapter: _cross, ...machineCaps } = caps ?? {};
+    return { ...rest, ...(caps ? { caps: machineCaps } : {}) };
+  });
+  let machine!: Machine;
+  try {
+    machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}) });
+  } catch (error) {
+    throw new ScenarioError(s.name, [{ path: 'machine', message: `machine: the model refused it: ${(error as Error).message}` }]);
+  }
+
+  // processes and their devices (one per adapter they use, opened on first use)
+  const processes = new Map<string, RuntimeProcess>();
+  for (const p of s.processes) processes.set(p.name, machine.createProcess(p.name));
+  const devices = new Map<string, number>();
+  const deviceOf = (process: string, adapter: string): number => {
+    const key = `${process}\u0000${adapter}`;
+    let h = devices.get(key);
+    if (h === undefined) {
+      const rp = processes.get(process)!;
+      h = rp.createDevice({ hAdapter: rp.openAdapter(adapter) });
+      devices.set(key, h);
+    }
+    return h;
+  };
+
+  // fences, and the handle each process holds to each
+  const handles = new Map<string, number>();
+  const handleOf = (process: string, fence: string) => handles.get(`${process}\u0000${fence}`)!;
+  (s.fences ?? []).forEach((f, i) => setup(`fences[${i}]`, () => {
+    const owner = processes.get(f.process)!;
+    const made = owner.createNativeFence({ hDevice: deviceOf(f.process, f.adapter), initialValue: BigInt(f.initialValue ?? 0), type: f.type, flags: f.flags, name: f.name });
+    handles.set(`${f.process}\u0000${f.name}`, made.hSyncObject);
+    for (const other of f.sharedWith ?? []) {
+      const target = processes.get(other)!;
+      const hNt = owner.shareObject(made.hSyncObject);
+      const hCopy = owner.duplicateHandle(hNt, target);
+      owner.closeHandle(hNt);
+      const opened = target.openNativeFenceFromNtHandle({ hNtHandle: hCopy, hDevice: deviceOf(other, f.adapter) });
+      target.closeHandle(hCopy);
+      handles.set(`${other}\u0000${f.name}`, opened.hSyncObject);
+    }
+  }));
+  if (problems.length) throw new ScenarioError(s.name, problems);
+
+  const commandsFor = (process: string, list: GpuCommand[]) => list.map((c) => {
+    if (c.wait) return { wait: { hSyncObject: handleOf(process, c.wait.fence), value: BigInt(c.wait.value) } };
+    if (c.signal) return { signal: { hSyncObject: handleOf(process, c.signal.fence), value: BigInt(c.signal.value) } };
+    return { work: { durationNs: c.work!.durationNs } };
+  });
+  const queues = new Map<string, { process: string; hHwQueue: number }>();
+  (s.queues ?? []).forEach((q, i) => setup(`queues[${i}]`, () => {
+    const rp = processes.get(q.process)!;
+    const made = rp.createHwQueue({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, nativeProgressFence: q.progressFence ?? false, name: q.name });
+    queues.set(q.name, { process: q.process, hHwQueue: made.hHwQueue });
+    if (q.commands?.length) rp.submit({ hHwQueue: made.hHwQueue, commands: commandsFor(q.process, q.commands) });
+  }));
+  if (problems.length) throw new ScenarioError(s.name, problems);
+
+  // CPU threads
+  const waits: WaitRecord[] = [];
+  const threads = new Map<string, CpuThread>();
+  for (const t of s.threads ?? []) {
+    const rp = processes.get(t.process)!;
+    const waitArgs = (w: WaitStep) => ({
+      objects: w.fences.map((f) => handleOf(t.process, f)), values: w.values.map((v) => BigInt(v)),
+      waitAny: w.any ?? false, ...(w.timeoutNs !== undefined ? { timeoutNs: w.timeoutNs } : {}),
+    });
+    threads.set(t.name, rp.createThread(t.name, function* (cpu): Generator<ThreadOp, unknown, unknown> {
+      if (t.startNs) yield cpu.sleep(t.startNs);
+      for (const [k, step] of t.steps.entries()) {
+        if (step.wait) {
+          const record: WaitRecord = { id: step.wait.id, thread: t.name, step: k, outcome: 'pending' };
+          waits.push(record);
+          const result = (yield cpu.wait(waitArgs(step.wait))) as WaitResult;
+          Object.assign(record, { outcome: outcomeOf(result), index: result.index, atNs: result.timeNs });
+        } else if (step.waitWithEvent) {
+          const w = step.waitWithEvent;
+          const record: WaitRecord = { id: w.id, thread: t.name, step: k, outcome: 'pending' };
+          waits.push(record);
+          const hEvent = rp.createEvent(w.id ?? `${t.name}.step${k}`);
+          const { timeoutNs, ...rest } = waitArgs(w) as ReturnType<typeof waitArgs> & { timeoutNs?: number };
+          rp.waitWithEvent({ ...rest, hAsyncEvent: hEvent });
+          const setAtOnce = rp.isEventSet(hEvent);
+          const set = (yield cpu.waitEvent(hEvent, timeoutNs)) as boolean;
+          Object.assign(record, { outcome: set ? (setAtOnce ? 'satisfiedAtOnce' : 'woken') : 'timedOut', atNs: cpu.nowNs });
+        } else if (step.signal) {
+          rp.signal({ objects: step.signal.fences.map((f) => handleOf(t.process, f)), values: step.signal.values.map((v) => BigInt(v)),
+            ...(step.signal.allowFenceRewind ? { flags: { allowFenceRewind: true } } : {}) });
+        } else if (step.sleep) {
+          yield cpu.sleep(step.sleep.durationNs);
+        } else if (step.submit) {
+          rp.submit({ hHwQueue: queues.get(step.submit.queue)!.hHwQueue, commands: commandsFor(t.process, step.submit.commands) });
+        } else if (step.destroyFence) {
+          rp.destroySynchronizationObject(handleOf(t.process, step.destroyFence.fence));
+        }
+      }
+      return undefined;
+    }));
+  }
+
+  // injected faults
+  for (const [i, f] of (s.faults ?? []).entries()) {
+    machine.scheduler.at(f.atNs, `faults[${i}]`, () => {
+      try {
+        if (f.removeDevice) machine.removeDevice(f.removeDevice.adapter, f.removeDevice.reason ?? 'TDR');
+      } catch (error) {
+        machine.trace.record('fault', 'scenario', 'fault injection refused', { fault: `faults[${i}]`, error: (error as Error).message });
+      }
+    });
+  }
+
+  // run in virtual time
+  let events = 0;
+  const every = options.progressEvery ?? 20_000;
+  while (machine.scheduler.step()) {
+    if (++events > MAX_EVENTS) throw new Error(`scenario ${s.name}: more than ${MAX_EVENTS} events; a livelock?`);
+    if (options.onProgress && events % every === 0) options.onProgress({ events, timeNs: machine.nowNs });
+  }
+  const expectations = checkExpectations(s, machine, waits, threads, handles);
+  return { scenario: s, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events };
+}
+
+function blockedQueueNames(machine: Machine): Set<string> {
+  const blocked = new Set<string>();
+  for (const e of machine.trace.events) {
+    if (e.kind !== 'gpu') continue;
+    const queue = String(e.args.queue);
+    if (e.name === 'wait blocked') blocked.add(queue);
+    else if (e.name === 'wait unblocked') blocked.delete(queue);
+  }
+  for (const e of machine.trace.events) if (e.kind === 'fault' && e.name.startsWith('device removed')) blocked.clear();
+  return blocked;
+}
+
+/** Waiters whose fence value was reached but which still wait, plus any recorded contract violation. */
+export function contractViolations(machine: Machine): string[] {
+  const found = machine.os.lostWakeups().map((l) => `lost wake-up: ${l.waiter} still waits for ${l.fence} >= ${l.value} though it is ${l.currentValue}`);
+  for (const e of machine.trace.events) if (e.kind === 'fault' && /contract/i.test(e.name)) found.push(`${e.name} (${e.actor})`);
+  return found;
+}
+
+function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], threads: Map<string, CpuThread>, handles: Map<string, number>): ExpectationResult[] {
+  const out: ExpectationResult[] = [];
+  const push = (path: string, description: string, expected: unknown, actual: unknown) =>
+    out.push({ path, description, expected: String(expected), actual: String(actual), ok: String(expected) === String(actual) });
+  const e = s.expect ?? {};
+  const summary = machine.summary();
+  for (const [name, raw] of Object.entries(e.fences ?? {})) {
+    const f = s.fences!.find((x) => x.name === name)!;
+    const rp = machine.processes.find((p) => p.name === f.process)!;
+    let actual: string;
+    try { actual = rp.readFenceValue(handles.get(`${f.process}\u0000${name}`)!).toString(); } catch (error) { actual = `unreadable (${(error as Error).message})`; }
+    push(`expect.fences.${name}`, `fence ${name} ends at ${BigInt(raw)}`, BigInt(raw), actual);
+  }
+  for (const [id, raw] of Object.entries(e.waits ?? {})) {
+    const want = typeof raw === 'string' ? { outcome: raw } : raw;
+    const got = waits.find((w) => w.id === id);
+    push(`expect.waits.${id}`, `wait ${id} is ${want.outcome}`, want.outcome, got ? got.outcome : 'never started');
+    if ('index' in want && want.index !== undefined) push(`expect.waits.${id}.index`, `wait ${id} was satisfied by fence #${want.index}`, want.index, got?.index ?? 'none');
+    if ('atNs' in want && want.atNs !== undefined) push(`expect.waits.${id}.atNs`, `wait ${id} completed at ${want.atNs} ns`, want.atNs, got?.atNs ?? 'never');
+  }
+  for (const [name, count] of Object.entries(e.interrupts ?? {})) {
+    push(`expect.interrupts.${name}`, `adapter ${name} raised ${count} interrupts`, count, summary.adapters.find((a) => a.name === name)!.interruptsRaised);
+  }
+  for (const [name, count] of Object.entries(e.counters ?? {})) {
+    push(`expect.counters.${name}`, `OS counter ${name} is ${count}`, count, (summary.os as unknown as Record<string, number>)[name]);
+  }
+  for (const [name, state] of Object.entries(e.threads ?? {})) {
+    const t = threads.get(name)!;
+    const actual = t.state === 'done' || t.state === 'failed' ? t.state : 'blocked';
+    push(`expect.threads.${name}`, `thread ${name} is ${state}`, state, actual + (t.state === 'failed' && state !== 'failed' ? ` (${(t.error as Error)?.message})` : ''));
+  }
+  for (const [name, state] of Object.entries(e.adapters ?? {})) {
+    push(`expect.adapters.${name}`, `adapter ${name} is ${state}`, state, summary.adapters.find((a) => a.name === name)!.state);
+  }
+  const blocked = blockedQueueNames(machine);
+  for (const [name, want] of Object.entries(e.blockedQueues ?? {})) {
+    push(`expect.blockedQueues.${name}`, `queue ${name} ${want ? 'is' : 'is not'} blocked at the end`, want, blocked.has(name));
+  }
+  const bugChecks = summary.bugChecks.length;
+  push(e.bugChecks === undefined ? '(implicit)' : 'expect.bugChecks', `${e.bugChecks ?? 0} bug checks`, e.bugChecks ?? 0,
+    bugChecks + (bugChecks ? ` (${summary.bugChecks.map((b) => `${b.adapter}: ${b.code}`).join('; ')})` : ''));
+  const violations = contractViolations(machine);
+  push(e.contractViolations === undefined ? '(implicit)' : 'expect.contractViolations', `${e.contractViolations ?? 0} contract violations`, e.contractViolations ?? 0,
+    violations.length + (violations.length ? ` (${violations.join('; ')})` : ''));
+  // threads that failed are always reported (an exception in a step is never what a scenario wants unless it says so)
+  for (const [name, t] of [...threads.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (t.state === 'failed' && e.threads?.[name] !== 'failed') push('(implicit)', `thread ${name} does not fail`, 'no failure', `failed: ${(t.error as Error)?.message}`);
+  }
+  return out.map((r) => ({ ...r, ok: r.expected === r.actual }));
+}

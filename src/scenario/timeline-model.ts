@@ -1,0 +1,124 @@
+// A timeline drawn from nothing but the trace: one track per hardware queue
+// per adapter, one per CPU thread, one for each adapter's interrupts; slices
+// for GPU work, waits and signals; an arrow from each signal to each wait it
+// unblocked; marks where interrupts were raised and delivered and where
+// faults happened. The browser page draws this model; it needs no access to
+// the machine, so a saved JSON trace draws the same picture.
+
+import type { TraceEvent } from '../trace.js';
+
+export interface TimelineTrack { id: string; label: string; kind: 'queue' | 'cpu' | 'interrupts'; adapter?: string }
+export interface TimelineSlice {
+  id: number; track: string; startNs: number; endNs: number;
+  kind: 'work' | 'wait' | 'signal' | 'cpu-wait' | 'cpu-signal';
+  label: string; outcome?: string; seq: number;
+}
+export interface TimelineArrow { from: number; to: number; fence: string; value: string }
+export interface TimelineMark { track: string; timeNs: number; kind: 'interrupt-raised' | 'interrupt' | 'fault'; label: string }
+export interface TimelineModel { tracks: TimelineTrack[]; slices: TimelineSlice[]; arrows: TimelineArrow[]; marks: TimelineMark[]; endNs: number }
+
+interface SignalRecord { slice: number; timeNs: number; value: bigint }
+
+export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
+  const tracks = new Map<string, TimelineTrack>();
+  const slices: TimelineSlice[] = [];
+  const arrows: TimelineArrow[] = [];
+  const marks: TimelineMark[] = [];
+  const fenceOfHandle = new Map<number, string>();
+  const signals = new Map<string, SignalRecord[]>();
+  const openGpuWait = new Map<string, number>();           // track → slice index
+  const openCpuWait = new Map<string, { slice: number; fences: string[]; values: bigint[]; startNs: number }>();
+  const lastSignalOnEngine = new Map<string, number>();
+  let endNs = 0;
+
+  const track = (id: string, label: string, kind: TimelineTrack['kind'], adapter?: string) => {
+    if (!tracks.has(id)) tracks.set(id, { id, label, kind, adapter });
+    return id;
+  };
+  const slice = (s: Omit<TimelineSlice, 'id'>) => { slices.push({ ...s, id: slices.length }); return slices.length - 1; };
+  const addSignal = (fence: string, value: bigint, index: number, timeNs: number) => {
+    let list = signals.get(fence);
+    if (!list) signals.set(fence, (list = []));
+    list.push({ slice: index, timeNs, value });
+  };
+  /** The signal that released a wait for fence ≥ value that started at `fromNs` and ended at `toNs`. */
+  const releasing = (fence: string, value: bigint, fromNs: number, toNs: number): SignalRecord | undefined => {
+    const list = (signals.get(fence) ?? []).filter((r) => r.value >= value && r.timeNs <= toNs);
+    return list.find((r) => r.timeNs >= fromNs) ?? list[list.length - 1];
+  };
+
+  for (const e of events) {
+    endNs = Math.max(endNs, e.timeNs);
+    const a = e.args;
+    if (e.kind === 'os' && e.name === 'handle') fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
+    if (e.kind === 'gpu') {
+      const [adapter, engine] = e.actor.split('/');
+      const id = track(`${adapter}/${a.queue}`, `${adapter} · ${a.queue} (${engine})`, 'queue', adapter);
+      const fence = fenceOfHandle.get(Number(a.hSyncObject)) ?? `handle 0x${Number(a.hSyncObject).toString(16)}`;
+      if (e.name === 'work') {
+        slice({ track: id, startNs: e.timeNs, endNs: e.timeNs + Number(a.durationNs), kind: 'work', label: `work ${Number(a.durationNs)} ns`, seq: e.seq });
+        endNs = Math.max(endNs, e.timeNs + Number(a.durationNs));
+      } else if (e.name === 'wait blocked') {
+        openGpuWait.set(id, slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${fence} ≥ ${a.value}`, outcome: 'blocked', seq: e.seq }));
+      } else if (e.name === 'wait unblocked') {
+        const index = openGpuWait.get(id);
+        if (index !== undefined) {
+          openGpuWait.delete(id);
+          const s = slices[index];
+          s.endNs = e.timeNs; s.outcome = 'unblocked';
+          const from = releasing(fence, BigInt(String(a.value)), s.startNs, e.timeNs);
+          if (from) arrows.push({ from: from.slice, to: index, fence, value: String(a.value) });
+        }
+      } else if (e.name === 'wait passed') {
+        slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${fence} ≥ ${a.value}`, outcome: 'passed', seq: e.seq });
+      } else if (e.name === 'signal' || e.name === 'fence write') {
+        const index = slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fence} = ${a.value}`, seq: e.seq });
+        addSignal(fence, BigInt(String(a.value)), index, e.timeNs);
+        lastSignalOnEngine.set(e.actor, index);
+      }
+    } else if (e.kind === 'cmp' && /interrupt raised/.test(e.name)) {
+      const last = lastSignalOnEngine.get(e.actor);
+      if (last !== undefined) marks.push({ track: slices[last].track, timeNs: e.timeNs, kind: 'interrupt-raised', label: `${e.name} (${slices[last].label})` });
+    } else if (e.kind === 'interrupt') {
+      const id = track(`${e.actor}/interrupts`, `${e.actor} · interrupts`, 'interrupts', e.actor);
+      marks.push({ track: id, timeNs: e.timeNs, kind: 'interrupt', label: `${e.name}${a.SignaledNativeFenceCount !== undefined ? ` (${a.SignaledNativeFenceCount} fences listed)` : ''}` });
+    } else if (e.kind === 'fault') {
+      const id = track(`${e.actor}/interrupts`, `${e.actor} · interrupts`, 'interrupts', e.actor);
+      marks.push({ track: id, timeNs: e.timeNs, kind: 'fault', label: e.name });
+    } else if (e.kind === 'runtime' && e.name === 'D3DKMTWaitForSynchronizationObjectFromCpu' && typeof a.waiter === 'string' && !a.waiter.startsWith('event ')) {
+      const waiter = a.waiter;
+      const handlesList = (a.ObjectHandleArray as number[]) ?? [];
+      const values = ((a.FenceValueArray as string[]) ?? []).map((v) => BigInt(v));
+      const fences = handlesList.map((h) => fenceOfHandle.get(Number(h)) ?? `0x${Number(h).toString(16)}`);
+      const id = track(`cpu/${waiter}`, `CPU · ${waiter}`, 'cpu');
+      const label = `wait${a.WaitAny ? ' any' : ''} ${fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ')}`;
+      openCpuWait.set(waiter, { slice: slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'cpu-wait', label, outcome: 'waiting', seq: e.seq }), fences, values, startNs: e.timeNs });
+    } else if (e.kind === 'runtime' && e.name === 'D3DKMTSignalSynchronizationObjectFromCpu') {
+      const handlesList = (a.ObjectHandleArray as number[]) ?? [];
+      const values = ((a.FenceValueArray as string[]) ?? []).map((v) => BigInt(v));
+      const id = track(`cpu/${e.actor}`, `CPU · ${e.actor}`, 'cpu');
+      const fences = handlesList.map((h) => fenceOfHandle.get(Number(h)) ?? `0x${Number(h).toString(16)}`);
+      const index = slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'cpu-signal', label: `signal ${fences.map((f, i) => `${f} = ${values[i]}`).join(', ')}`, seq: e.seq });
+      fences.forEach((f, i) => addSignal(f, values[i], index, e.timeNs));
+    } else if (e.kind === 'os' && (e.name === 'wait satisfied at once' || e.name === 'waiter woken' || e.name === 'waiter released' || e.name === 'wait timed out')) {
+      const open = openCpuWait.get(String(a.waiter));
+      if (!open) continue;
+      openCpuWait.delete(String(a.waiter));
+      const s = slices[open.slice];
+      s.endNs = e.timeNs;
+      s.outcome = e.name === 'wait satisfied at once' ? 'satisfied at once' : e.name === 'waiter woken' ? 'woken' : e.name === 'wait timed out' ? 'timed out' : String(a.status ?? 'released');
+      if (e.name === 'waiter woken') {
+        open.fences.forEach((fence, i) => {
+          const from = releasing(fence, open.values[i], open.startNs, e.timeNs);
+          if (from && from.timeNs >= open.startNs) arrows.push({ from: from.slice, to: open.slice, fence, value: open.values[i].toString() });
+        });
+      }
+    }
+  }
+  // waits still open at the end run to the end of the trace
+  for (const index of openGpuWait.values()) slices[index].endNs = endNs;
+  for (const open of openCpuWait.values()) slices[open.slice].endNs = endNs;
+  const order = (t: TimelineTrack) => (t.kind === 'cpu' ? '1' : `0${t.adapter}${t.kind === 'interrupts' ? '\uffff' : ''}`);
+  const sorted = [...tracks.values()].sort((x, y) => (order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0));
+  return { tracks: sorted, slices, arrows, marks, endNs };
+}

@@ -1,0 +1,62 @@
+// TypeScript shapes of a validated scenario (schema.ts is the authority).
+
+export type RawValue = number | string;
+
+export interface GpuCommand {
+  wait?: { fence: string; value: RawValue };
+  signal?: { fence: string; value: RawValue };
+  work?: { durationNs: number };
+  useAllocation?: { allocation: string; write?: boolean };
+}
+
+export interface WaitStep { id?: string; fences: string[]; values: RawValue[]; any?: boolean; timeoutNs?: number }
+
+export interface ThreadStep {
+  wait?: WaitStep;
+  waitWithEvent?: WaitStep;
+  signal?: { fences: string[]; values: RawValue[]; allowFenceRewind?: boolean };
+  sleep?: { durationNs: number };
+  submit?: { queue: string; commands: GpuCommand[] };
+  destroyFence?: { fence: string };
+  lock?: { allocation: string; readOnly?: boolean; doNotWait?: boolean };
+  unlock?: { allocation: string };
+}
+
+export type WaitOutcome = 'woken' | 'satisfiedAtOnce' | 'timedOut' | 'pending' | 'deviceRemoved' | 'adapterStopped' | 'objectDestroyed';
+
+export interface ScenarioAdapter {
+  name: string;
+  integrated?: boolean;
+  engines?: number;
+  localMemoryBytes?: number;
+  caps?: { nativeGpuFence?: boolean; optimizedNativeFenceSignaledInterrupt?: boolean; no64BitAtomics?: boolean;
+    nativeFenceCaps?: { monitoredValuePadding?: number; mapToGpuSystemProcess?: boolean }; crossAdapter?: boolean };
+  interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
+  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
+  logBuffers?: { entries?: number };
+  limits?: Record<string, number>;
+}
+
+export interface Scenario {
+  name: string;
+  description?: string;
+  machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; timing?: { commandNs?: number; interruptLatencyNs?: number }; adapters: ScenarioAdapter[] };
+  processes: { name: string }[];
+  fences?: { name: string; process: string; adapter: string; kind?: 'native' | 'monitored'; type?: 'DEFAULT' | 'INTRA_GPU';
+    flags?: Record<string, boolean>; initialValue?: RawValue; sharedWith?: string[]; crossAdapter?: string[]; logBuffer?: boolean }[];
+  queues?: { name: string; process: string; adapter: string; kind?: 'hardware' | 'kernelMode'; engine?: number; progressFence?: boolean; commands?: GpuCommand[] }[];
+  allocations?: { name: string; process: string; adapter: string; sizeBytes?: number }[];
+  threads?: { name: string; process: string; startNs?: number; steps: ThreadStep[] }[];
+  faults?: { atNs: number; removeDevice?: { adapter: string; reason?: string }; collapseInterrupts?: { adapter: string; windowNs?: number }; forceLogOverrun?: { adapter: string; fence?: string } }[];
+  expect?: {
+    fences?: Record<string, RawValue>;
+    waits?: Record<string, WaitOutcome | { outcome: WaitOutcome; index?: number; atNs?: number }>;
+    interrupts?: Record<string, number>;
+    counters?: Record<string, number>;
+    threads?: Record<string, 'done' | 'blocked' | 'failed'>;
+    adapters?: Record<string, 'running' | 'stopped'>;
+    blockedQueues?: Record<string, boolean>;
+    bugChecks?: number;
+    contractViolations?: number;
+  };
+}
