@@ -1,0 +1,214 @@
+// The wddm-fence command as a user runs it: the built bundle (dist/cli.js,
+// built by `npm test`'s ensure-built step), a child process, its exit code,
+// stdout and stderr.
+import { describe, it, expect, beforeAll } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const CLI = join(__dirname, '..', 'dist', 'cli.js');
+let dir: string;
+beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-cli-')); });
+
+function cli(...args: string[]) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', cwd: dir });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+function file(name: string, text: string): string { const p = join(dir, name); writeFileSync(p, text); return p; }
+
+const MINIMAL = `name: minimal
+machine: { adapters: [ { name: gpu0 } ] }
+processes: [ { name: app } ]
+fences: [ { name: f, process: app, adapter: gpu0 } ]
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2] } } ] }
+`;
+
+describe('wddm-fence run', () => {
+  it('cli run demo exits 0 and prints the trace, the summary and every expectation', () => {
+    const r = cli('run', 'demo');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('DxgkDdiCreateNativeFence');
+    expect(r.stdout).toMatch(/summary \(seed 1,/);
+    expect(r.stdout).toMatch(/expectations \(11 of 11 hold\)/);
+    expect(r.stdout).toContain('PASSED');
+  });
+
+  it('cli demo (npm start) runs the demo scenario', () => {
+    const r = cli('demo', '--quiet');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('scenario demo (seed 1)');
+    expect(r.stdout).not.toContain('DxgkDdiCreateNativeFence');
+  });
+
+  it('cli runs every built-in scenario it lists, and each passes', () => {
+    const names = cli('list').stdout.trim().split('\n').map((l) => l.split(/\s+/)[0]);
+    expect(names).toEqual(expect.arrayContaining(['demo', 'cross-process', 'device-removal', 'interrupt-payload']));
+    for (const name of names) {
+      const r = cli('run', name, '--quiet');
+      expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(0);
+    }
+  });
+
+  it('cli run exits 1 and reports each failed expectation with its path', () => {
+    const p = file('fails.yaml', MINIMAL + `expect:\n  fences: { f: 0 }\n  waits: { w: woken }\n  interrupts: { gpu0: 5 }\n`);
+    const r = cli('run', p, '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/FAIL fence f ends at 0: expected 0, got 2 {2}\[expect\.fences\.f\]/);
+    expect(r.stdout).toMatch(/FAIL adapter gpu0 raised 5 interrupts: expected 5, got 1 {2}\[expect\.interrupts\.gpu0\]/);
+    expect(r.stdout).toMatch(/ok {3}wait w is woken/);
+    expect(r.stdout).toContain('FAILED: 2 expectations did not hold');
+  });
+
+  it('cli run reads JSON files and gives the same trace as the YAML form', () => {
+    const yaml = file('same.yaml', MINIMAL);
+    const json = file('same.json', JSON.stringify({
+      name: 'minimal', machine: { adapters: [{ name: 'gpu0' }] }, processes: [{ name: 'app' }], fences: [{ name: 'f', process: 'app', adapter: 'gpu0' }],
+      queues: [{ name: 'q', process: 'app', adapter: 'gpu0', commands: [{ work: { durationNs: 1000 } }, { signal: { fence: 'f', value: 2 } }] }],
+      threads: [{ name: 't', process: 'app', steps: [{ wait: { id: 'w', fences: ['f'], values: [2] } }] }],
+    }, null, 2));
+    const a = cli('run', yaml), b = cli('run', json);
+    expect(a.code).toBe(0);
+    expect(b.code).toBe(0);
+    expect(b.stdout).toBe(a.stdout);
+  });
+
+  it('cli run --seed overrides the seed and the same seed gives a byte-identical report', () => {
+    const a = cli('run', 'demo', '--seed', '99');
+    const b = cli('run', 'demo', '--seed', '99');
+    expect(a.stdout).toContain('created seed=99');
+    expect(a.stdout).toBe(b.stdout);
+  });
+
+  it('cli run --json prints one JSON document with events, summary and expectations', () => {
+    const r = cli('run', 'demo', '--json');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.passed).toBe(true);
+    expect(doc.summary.adapters[0].interruptsRaised).toBe(1);
+    expect(doc.expectations).toHaveLength(11);
+    expect(doc.events.some((e: { name: string }) => e.name === 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED')).toBe(true);
+  });
+
+  it('cli run --trace says clearly when the timeline exporter is not in the build', () => {
+    const out = join(dir, 'out.json');
+    const r = cli('run', 'demo', '--trace', out);
+    if (existsSync(out)) {
+      expect(r.code).toBe(0);
+      expect(JSON.parse(readFileSync(out, 'utf8')).traceEvents.length).toBeGreaterThan(0);
+    } else {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/--trace needs the Chrome\/Perfetto timeline exporter/);
+    }
+  });
+});
+
+describe('wddm-fence run: invalid input exits 2 and nothing runs', () => {
+  it('cli run exits 2 for malformed YAML with the line', () => {
+    const p = file('malformed.yaml', 'name: x\nmachine:\n  adapters: [ { name: gpu0 }\n  processes: 1\n');
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/malformed\.yaml:\d+:\d+: malformed YAML/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('cli run exits 2 for malformed JSON with the line', () => {
+    const p = file('malformed.json', '{\n  "name": "x",\n  "machine": }\n');
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/malformed\.json:3:\d+: malformed JSON/);
+  });
+
+  it('cli run exits 2 for an unknown key, naming its path, line and the keys expected', () => {
+    const p = file('unknown.yaml', MINIMAL.replace('fences: [ { name: f,', 'fences: [ { colour: red, name: f,'));
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/unknown\.yaml:4:\d+: fences\[0\] has unknown key "colour"; expected only "name", "process", "adapter"/);
+  });
+
+  it('cli run exits 2 for a wrong type in JSON, naming the path, the bad value and what was expected', () => {
+    const p = file('types.json', '{"name": "x",\n "machine": {"adapters": [{"name": "gpu0", "engines": "two"}]},\n "processes": [{"name": "app"}]}\n');
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('types.json:2:');
+    expect(r.stderr).toContain('machine.adapters[0].engines is "two"; expected an integer');
+  });
+
+  it('cli run exits 2 for references to fences and queues that do not exist', () => {
+    const p = file('refs.yaml', MINIMAL.replace('signal: { fence: f, value: 2 }', 'signal: { fence: g, value: 2 }') +
+      '  - { name: u, process: app, steps: [ { submit: { queue: nosuch, commands: [ { work: { durationNs: 1 } } ] } } ] }\n');
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/refs\.yaml:6:\d+: queues\[0\]\.commands\[1\]\.signal\.fence is "g"; expected the name of one of the fences \("f"\)/);
+    expect(r.stderr).toMatch(/refs\.yaml:9:\d+: threads\[1\]\.steps\[0\]\.submit\.queue is "nosuch"; expected the name of one of the queues \("q"\)/);
+  });
+
+  it('cli run exits 2 for impossible expectations', () => {
+    const p = file('impossible.yaml', MINIMAL + 'expect:\n  fences: { f: 3 }\n  waits: { w: timedOut, nosuch: woken }\n');
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/impossible\.yaml:10:\d+: expect\.fences\.f is 3, a value fence "f" can never hold; expected one of the values it starts with or is signalled to: 0, 2/);
+    expect(r.stderr).toMatch(/impossible\.yaml:11:\d+: expect\.waits\.w is "timedOut", but that wait has no timeoutNs/);
+    expect(r.stderr).toMatch(/impossible\.yaml:11:\d+: expect\.waits has "nosuch"; expected the id of a thread wait \("w"\)/);
+  });
+
+  it('cli run exits 2 for a feature this build does not run yet, naming the path', () => {
+    const p = file('feature.yaml', MINIMAL.replace('fences: [ { name: f, process: app, adapter: gpu0 } ]', 'fences: [ { name: f, process: app, adapter: gpu0, kind: monitored } ]'));
+    const r = cli('run', p);
+    if (r.code === 2) expect(r.stderr).toMatch(/feature\.yaml:4:\d+: fences\[0\]\.kind: monitored fences are not supported by this build yet/);
+    else expect(r.code).toBe(0); // the feature has landed
+  });
+
+  it('cli run exits 2 when the model refuses the set-up, naming the item', () => {
+    const p = file('refused.yaml', MINIMAL.replace('{ name: gpu0 }', '{ name: gpu0, caps: { nativeGpuFence: false } }'));
+    const r = cli('run', p);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/fences\[0\]: the model refused it at set-up: .*does not support native fences/);
+  });
+
+  it('cli exits 2 for bad usage: unknown command, option, seed, missing file', () => {
+    expect(cli('frobnicate').code).toBe(2);
+    expect(cli('run', 'demo', '--colour').code).toBe(2);
+    const seed = cli('run', 'demo', '--seed=-1');
+    expect(seed.code).toBe(2);
+    expect(seed.stderr).toContain('--seed is "-1"; expected an integer from 0 to 4294967295');
+    const missing = cli('run', 'no-such-file.yaml');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('scenario file "no-such-file.yaml" does not exist');
+    const name = cli('run', 'nosuchname');
+    expect(name.code).toBe(2);
+    expect(name.stderr).toMatch(/neither a scenario file nor a built-in scenario; built-in: demo/);
+  });
+});
+
+describe('wddm-fence list, show, schema, --help', () => {
+  it('cli show prints a built-in scenario that runs as a file', () => {
+    const r = cli('show', 'demo');
+    expect(r.code).toBe(0);
+    const p = file('from-show.yaml', r.stdout);
+    expect(cli('run', p, '--quiet').code).toBe(0);
+    expect(cli('show', 'nosuch').code).toBe(2);
+  });
+
+  it('cli schema prints the JSON Schema', () => {
+    const r = cli('schema');
+    expect(r.code).toBe(0);
+    const schema = JSON.parse(r.stdout);
+    expect(schema.required).toEqual(['name', 'machine', 'processes']);
+    expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['fences', 'queues', 'threads', 'allocations', 'faults', 'expect']));
+  });
+
+  it('cli --help works for every command', () => {
+    for (const command of ['run', 'list', 'show', 'schema', 'demo']) {
+      const r = cli(command, '--help');
+      expect(r.code, command).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^usage: wddm-fence ${command}`));
+    }
+    const top = cli('--help');
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('run FILE|NAME');
+  });
+});

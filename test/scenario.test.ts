@@ -1,0 +1,142 @@
+// Scenario files in-process: the loader's problems (path, line, value,
+// expectation), the runner's outcomes, and the timeline drawn from a trace.
+import { describe, it, expect } from 'vitest';
+import { parseScenario, ScenarioError, runScenario, buildTimeline, findBuiltin, runnableScenarios } from '../src/index.js';
+
+const BASE = `name: t
+machine: { adapters: [ { name: gpu0 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: f, process: app, adapter: gpu0 }
+`;
+
+function problemsOf(text: string, source = 's.yaml') {
+  try { parseScenario(text, source); } catch (error) {
+    expect(error).toBeInstanceOf(ScenarioError);
+    return (error as ScenarioError).problems;
+  }
+  throw new Error('expected the scenario to be rejected');
+}
+
+describe('scenario loader', () => {
+  it('scenario loader reports every problem at once, each with path, line, bad value and what was expected', () => {
+    const problems = problemsOf(BASE + `queues:
+  - name: q
+    process: app
+    adapter: gpu0
+    engine: 9
+    commands:
+      - signal: { fence: f, value: -3 }
+      - jump: { to: 4 }
+`);
+    expect(problems.map((p) => [p.path, p.line])).toEqual([
+      ['queues[0].engine', 10],
+      ['queues[0].commands[0].signal.value', 12],
+      ['queues[0].commands[1]', 13],
+    ]);
+    expect(problems[0].message).toBe('queues[0].engine is 9; expected 0 to 1 (adapter "gpu0" has 2 engines)');
+    expect(problems[1].message).toBe('queues[0].commands[0].signal.value is -3; expected at least 0');
+    expect(problems[2].message).toMatch(/queues\[0\]\.commands\[1\] has unknown key "jump"; expected only "wait", "signal", "work", "useAllocation"/);
+  });
+
+  it('scenario loader keeps 64-bit fence values exact (numbers past 2^53 and hex strings)', () => {
+    const s = parseScenario(BASE.replace('adapter: gpu0 }', 'adapter: gpu0, initialValue: 18446744073709551614 }') + `threads:
+  - { name: t, process: app, steps: [ { signal: { fences: [f], values: ["0xffffffffffffffff"] } } ] }
+expect: { fences: { f: 18446744073709551615 } }
+`);
+    expect(s.fences![0].initialValue).toBe('18446744073709551614');
+    expect(problemsOf(BASE + 'expect: { fences: { f: "0x10000000000000000" } }\n')[0].message).toMatch(/expect\.fences\.f is "0x10000000000000000"; expected a 64-bit unsigned value/);
+  });
+
+  it('scenario loader rejects a fence used by a process it was not shared with', () => {
+    const problems = problemsOf(BASE + `processes: [ { name: app }, { name: other } ]
+threads:
+  - { name: t, process: other, steps: [ { wait: { fences: [f], values: [1] } } ] }
+`.replace(/^processes.*\n/, ''));
+    expect(problems.some((p) => /process "other" has no handle to; expected a fence it creates or one listed with sharedWith/.test(p.message))).toBe(true);
+  });
+
+  it('scenario loader rejects duplicate names and wait ids', () => {
+    const problems = problemsOf(BASE + `  - { name: f, process: app, adapter: gpu0 }
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: a, fences: [f], values: [1] } }, { wait: { id: a, fences: [f], values: [1] } } ] }
+`);
+    expect(problems.map((p) => p.path)).toEqual(['fences[1].name', 'threads[0].steps[1].wait.id']);
+  });
+
+  it('scenario loader refuses a built-in scenario that needs a feature missing from this build, and list leaves it out', () => {
+    for (const b of runnableScenarios()) expect(b.unavailable).toBeUndefined();
+    expect(findBuiltin('demo')?.scenario?.name).toBe('demo');
+  });
+});
+
+describe('scenario runner', () => {
+  it('scenario runner: a wait with an event, a CPU signal and wait-any report their outcomes and index', async () => {
+    const s = parseScenario(BASE + `  - { name: g, process: app, adapter: gpu0 }
+threads:
+  - name: waiter
+    process: app
+    steps:
+      - waitWithEvent: { id: ev, fences: [f], values: [1], timeoutNs: 50000 }
+      - wait: { id: anyOf, fences: [f, g], values: [9, 2], any: true }
+  - name: signaller
+    process: app
+    steps:
+      - sleep: { durationNs: 1000 }
+      - signal: { fences: [f], values: [1] }
+      - sleep: { durationNs: 1000 }
+      - signal: { fences: [g], values: [2] }
+expect:
+  waits: { ev: woken, anyOf: { outcome: woken, index: 1 } }
+  fences: { f: 1, g: 2 }
+  threads: { waiter: done, signaller: done }
+`);
+    const result = await runScenario(s);
+    expect(result.expectations.filter((e) => !e.ok)).toEqual([]);
+    expect(result.waits.find((w) => w.id === 'ev')).toMatchObject({ outcome: 'woken', atNs: 1000 });
+    expect(result.waits.find((w) => w.id === 'anyOf')).toMatchObject({ outcome: 'woken', index: 1, atNs: 2000 });
+  });
+
+  it('scenario runner marks a failed expectation with what was expected and what happened', async () => {
+    const s = parseScenario(BASE + `threads:
+  - { name: t, process: app, steps: [ { signal: { fences: [f], values: [4] } } ] }
+expect: { fences: { f: 0 }, counters: { cpuSignals: 1 } }
+`);
+    const result = await runScenario(s);
+    expect(result.passed).toBe(false);
+    expect(result.expectations.find((e) => e.path === 'expect.fences.f')).toMatchObject({ ok: false, expected: '0', actual: '4' });
+    expect(result.expectations.find((e) => e.path === 'expect.counters.cpuSignals')).toMatchObject({ ok: true });
+  });
+
+  it('scenario runner reports a thread whose step the model refuses as a failure', async () => {
+    const s = parseScenario(BASE + `threads:
+  - { name: t, process: app, steps: [ { destroyFence: { fence: f } }, { signal: { fences: [f], values: [1] } } ] }
+`);
+    const result = await runScenario(s);
+    expect(result.passed).toBe(false);
+    expect(result.expectations.find((e) => e.description === 'thread t does not fail')?.actual).toMatch(/^failed: /);
+  });
+});
+
+describe('timeline model', () => {
+  it('timeline model of the demo: a track per queue per adapter, an arrow from each signal to the wait it unblocked', async () => {
+    const result = await runScenario(findBuiltin('demo')!.scenario!);
+    const model = buildTimeline(result.machine.trace.events);
+    expect(model.tracks.map((t) => t.id)).toEqual(['gpu0/producer', 'gpu0/consumer', 'gpu0/interrupts', 'cpu/app:presenter']);
+    // five GPU waits blocked and were unblocked, and one CPU waiter was woken
+    expect(model.slices.filter((s) => s.kind === 'wait' && s.outcome === 'unblocked')).toHaveLength(5);
+    expect(model.arrows).toHaveLength(6);
+    for (const a of model.arrows) {
+      const from = model.slices[a.from], to = model.slices[a.to];
+      expect(from.kind === 'signal' || from.kind === 'cpu-signal').toBe(true);
+      expect(from.label).toBe(`signal ${a.fence} = ${a.value}`);
+      expect(from.startNs).toBeLessThanOrEqual(to.endNs);
+      expect(to.label).toContain(`${a.fence} ≥ ${a.value}`);
+    }
+    const cpuArrow = model.arrows.find((a) => model.slices[a.to].track === 'cpu/app:presenter')!;
+    expect(model.slices[cpuArrow.from].track).toBe('gpu0/consumer');
+    expect(model.marks.filter((m) => m.kind === 'interrupt')).toHaveLength(1);
+    expect(model.marks.filter((m) => m.kind === 'interrupt-raised').map((m) => m.track)).toEqual(['gpu0/consumer']);
+    expect(model.slices.filter((s) => s.kind === 'cpu-wait').map((s) => s.outcome)).toEqual(['woken', 'satisfied at once', 'timed out']);
+  });
+});
