@@ -23,7 +23,8 @@ const COLOURS: Record<string, string> = { work: '#7aa6d8', wait: '#f2b36b', 'cpu
 
 export function drawTimeline(root: SVGSVGElement, model: TimelineModel): void {
   root.replaceChildren();
-  const labelWidth = 230, rowHeight = 34, top = 24, width = Math.max(900, Math.min(2400, 40 + model.slices.length * 14));
+  const available = root.parentElement?.clientWidth ?? 1000;
+  const labelWidth = 230, rowHeight = 34, top = 24, width = Math.max(900, available - 4, Math.min(4000, 260 + model.slices.length * 10));
   const plot = width - labelWidth - 20;
   const endNs = Math.max(model.endNs, 1);
   const x = (ns: number) => labelWidth + (ns / endNs) * plot;
@@ -59,7 +60,8 @@ export function drawTimeline(root: SVGSVGElement, model: TimelineModel): void {
     const y = top + row * rowHeight + 7;
     const x1 = x(s.startNs);
     const w = Math.max(s.kind === 'signal' || s.kind === 'cpu-signal' ? 4 : 3, x(s.endNs) - x1);
-    const rect = svg('rect', { class: `slice slice-${s.kind}`, x: x1, y, width: w, height: rowHeight - 14, rx: 2, fill: COLOURS[s.kind] ?? '#999', 'data-slice': s.id }, slices);
+    const fill = s.outcome === 'timed out' ? '#e3a0a0' : s.outcome === 'satisfied at once' || s.outcome === 'passed' ? '#f7d9a8' : COLOURS[s.kind] ?? '#999';
+    const rect = svg('rect', { class: `slice slice-${s.kind}`, x: x1, y, width: w, height: rowHeight - 14, rx: 2, fill, stroke: '#fff', 'stroke-width': 1, 'data-slice': s.id, 'data-outcome': s.outcome ?? '' }, slices);
     const title = svg('title', {}, rect);
     title.textContent = `${s.label}${s.outcome ? ` (${s.outcome})` : ''}\n${(s.startNs / 1000).toFixed(3)} – ${(s.endNs / 1000).toFixed(3)} us`;
     centre.set(s.id, { x1, x2: x1 + w, y: y + (rowHeight - 14) / 2 });
@@ -164,6 +166,7 @@ async function runFromPage(): Promise<void> {
     const seedText = ($('seed') as HTMLInputElement).value.trim();
     const result = await runScenario(scenario, seedText ? { seed: Number(seedText) } : {});
     const model = buildTimeline(result.machine.trace.events);
+    $('timeline-section').hidden = false; // visible first, so the drawing can take the page's width
     drawTimeline($('timeline') as unknown as SVGSVGElement, model);
     drawSummary(result);
     drawTrace(result);

@@ -1,0 +1,118 @@
+// The page as a person uses it: `npm run web`'s server, headless Debian
+// Chromium driven by playwright-core (never a downloaded browser), pick a
+// scenario, run it, and check what is drawn. Saves screenshots under
+// test/artifacts/. Without /usr/bin/chromium the tests are skipped, loudly.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findBuiltin, runScenario, buildTimeline } from '../src/index.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+const ROOT = join(__dirname, '..');
+const ARTIFACTS = join(ROOT, 'test', 'artifacts');
+
+if (!haveChromium) {
+  const line = '!'.repeat(78);
+  console.warn(`\n${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${CHROMIUM}.\n!! Install Debian's Chromium to run them:  apt-get install -y chromium\n!! (playwright-core drives it; no browser is ever downloaded.)\n${line}\n`);
+}
+
+describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
+  let server: ChildProcess;
+  let url = '';
+  let userDataDir = '';
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let context: any;
+
+  beforeAll(async () => {
+    server = spawn(process.execPath, [join(ROOT, 'scripts', 'serve-web.mjs'), '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    url = await new Promise<string>((resolve, reject) => {
+      server.stdout!.on('data', (chunk: Buffer) => { const m = /http:\/\/\S+\//.exec(String(chunk)); if (m) resolve(m[0]); });
+      server.on('exit', (code) => reject(new Error(`web server exited with ${code}`)));
+    });
+    const { chromium } = await import('playwright-core');
+    userDataDir = mkdtempSync(join(tmpdir(), 'wddm-fence-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 1000 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+    mkdirSync(ARTIFACTS, { recursive: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    server?.kill();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  it('page is served cross-origin isolated', async () => {
+    const response = await fetch(url);
+    expect(response.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    expect(response.headers.get('cross-origin-embedder-policy')).toBe('require-corp');
+    const page = await context.newPage();
+    await page.goto(url);
+    expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
+    await page.close();
+  });
+
+  it('page runs the demo: tracks, arrows, interrupt marks and the summary numbers match the model', async () => {
+    const expected = await runScenario(findBuiltin('demo')!.scenario!);
+    const model = buildTimeline(expected.machine.trace.events);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e: Error) => errors.push(e.message));
+    await page.goto(`${url}?scenario=demo`);
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.click('#run');
+    await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
+    expect(errors).toEqual([]);
+    const tracks = await page.$$eval('#timeline g.track', (nodes: Element[]) => nodes.map((n) => n.getAttribute('data-track')));
+    expect(tracks).toEqual(['gpu0/producer', 'gpu0/consumer', 'gpu0/interrupts', 'cpu/app:presenter']);
+    expect(await page.$$eval('#timeline path.arrow', (n: Element[]) => n.length)).toBe(model.arrows.length);
+    expect(model.arrows.length).toBe(6);
+    expect(await page.$$eval('#timeline rect.slice', (n: Element[]) => n.length)).toBe(model.slices.length);
+    expect(await page.$$eval('#timeline .mark-interrupt', (n: Element[]) => n.length)).toBe(1);
+    const summary = await page.$eval('#summary', (n: HTMLElement) => ({ ...n.dataset }));
+    expect(summary).toMatchObject({ passed: 'true', interrupts: '1', gpuSignals: '6' });
+    const numbers = await page.$$eval('#summary-numbers tr', (rows: HTMLTableRowElement[]) => Object.fromEntries(rows.map((r) => [r.cells[0].textContent, r.cells[1].textContent])));
+    const s = expected.machine.summary();
+    expect(numbers).toMatchObject({ 'interrupts raised': '1', 'waiters woken': String(s.os.waitersWoken), 'waits timed out': '1', 'waits satisfied at once': '1', 'bug checks': '0' });
+    expect(await page.$$eval('#expectations tr.ok', (n: Element[]) => n.length)).toBe(11);
+    expect(await page.$$eval('#trace tbody tr', (n: Element[]) => n.length)).toBe(expected.machine.trace.events.length);
+    await page.screenshot({ path: join(ARTIFACTS, 'page-demo.png'), fullPage: true });
+    await page.close();
+  }, 60_000);
+
+  it('page shows every problem of a pasted invalid scenario with its line, and runs nothing', async () => {
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.fill('#source', 'name: pasted\nmachine: { adapters: [ { name: gpu0 } ] }\nprocesses: [ { name: app } ]\nfences: [ { name: f, process: app, adapter: gpu9 } ]\n');
+    await page.click('#run');
+    await page.waitForSelector('body[data-state="invalid"]');
+    const text = await page.textContent('#problems');
+    expect(text).toMatch(/pasted scenario:4:\d+: fences\[0\]\.adapter is "gpu9"; expected the name of one of the adapters \("gpu0"\)/);
+    expect(await page.isHidden('#timeline-section')).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'page-invalid.png') });
+    await page.close();
+  }, 60_000);
+
+  it('page runs every built-in scenario and each passes', async () => {
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"]');
+    const names: string[] = await page.$$eval('#builtin option', (o: HTMLOptionElement[]) => o.map((x) => x.value).filter((v) => v !== '(pasted)'));
+    expect(names.length).toBeGreaterThanOrEqual(4);
+    for (const name of names) {
+      await page.selectOption('#builtin', name);
+      await page.click('#run');
+      await page.waitForFunction(() => document.body.dataset.state !== 'running');
+      expect(await page.evaluate(() => document.body.dataset.state), name).toBe('passed');
+      await page.screenshot({ path: join(ARTIFACTS, `page-${name}.png`), fullPage: true });
+    }
+    await page.close();
+  }, 120_000);
+});
