@@ -17,7 +17,7 @@ import { runScenario } from './scenario/run.js';
 import { builtinScenarios, findBuiltin, runnableScenarios } from './scenario/builtin.js';
 import { reportJson, reportText } from './scenario/report.js';
 import { SCENARIO_SCHEMA } from './scenario/schema.js';
-import { chromeTraceJson } from './scenario/chrome-trace.js';
+import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from './scenario/chrome-trace.js';
 
 const HELP: Record<string, string> = {
   main: `usage: wddm-fence <command> [options]
@@ -90,13 +90,18 @@ function loadScenario(target: string) {
 async function run(target: string | undefined, values: { seed?: string; json?: boolean; trace?: string; quiet?: boolean }): Promise<number> {
   if (!target) throw new UsageError(`run needs a scenario file or name\n\n${HELP.run}`);
   const seed = parseSeed(values.seed);
+  if (values.trace !== undefined && !CHROME_TRACE_AVAILABLE) {
+    throw new UsageError('--trace needs the Chrome/Perfetto timeline exporter (src/timeline.ts), which is not in this build yet; use --json for the raw trace events');
+  }
   const scenario = loadScenario(target);
   const tty = process.stderr.isTTY === true;
+  let progressShown = false;
   const result = await runScenario(scenario, {
     seed,
-    onProgress: tty ? ({ events, timeNs }) => err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`) : undefined,
+    progressEvery: 5_000,
+    onProgress: tty ? ({ events, timeNs }) => { progressShown = true; err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`); } : undefined,
   });
-  if (tty && result.events >= 20_000) err('\r\x1b[2K');
+  if (progressShown) err('\r\x1b[2K');
   if (values.trace) writeFileSync(values.trace, chromeTraceJson(result.machine.trace.events));
   out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
   if (!result.passed && values.json) {
