@@ -32,7 +32,7 @@ export function formatProblem(source: string, p: ScenarioProblem): string {
 
 type Segment = string | number;
 const pathText = (segments: Segment[]) =>
-  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('') || '(top level)';
+  segments.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('') || 'the file';
 const show = (value: unknown): string => {
   if (typeof value === 'bigint') return value.toString();
   if (value === undefined) return 'missing';
@@ -115,6 +115,7 @@ export function parseScenario(text: string, source = 'scenario'): Scenario {
     }));
   }
   const data = normaliseNumbers(doc.toJS());
+  if (data === null || data === undefined) throw new ScenarioError(source, [{ path: '', message: 'the file is empty; expected a scenario: a map with at least name, machine and processes' }]);
   const locate = new Locator(doc, lines);
   const validate = validator();
   if (!validate(data)) {
@@ -154,12 +155,12 @@ function schemaProblem(error: ErrorObject, locate: Locator): ScenarioProblem {
   switch (error.keyword) {
     case 'additionalProperties': {
       key = (error.params as { additionalProperty: string }).additionalProperty;
-      message = `${path === '(top level)' ? 'the top level' : path} has unknown key ${JSON.stringify(key)}; expected only ${known.map((k) => JSON.stringify(k)).join(', ')}`;
+      message = `${path} has unknown key ${JSON.stringify(key)}; expected only ${known.map((k) => JSON.stringify(k)).join(', ')}`;
       break;
     }
     case 'required': {
       const missing = (error.params as { missingProperty: string }).missingProperty;
-      message = `${path === '(top level)' ? 'the top level' : path} is missing ${JSON.stringify(missing)}; it is required`;
+      message = `${path} is missing ${JSON.stringify(missing)}; it is required`;
       break;
     }
     case 'minProperties': case 'maxProperties': {
