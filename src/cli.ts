@@ -18,6 +18,7 @@ import { builtinScenarios, findBuiltin, runnableScenarios } from './scenario/bui
 import { reportJson, reportText } from './scenario/report.js';
 import { SCENARIO_SCHEMA } from './scenario/schema.js';
 import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from './scenario/chrome-trace.js';
+import { compareSynchronizationModels } from './compare.js';
 
 const HELP: Record<string, string> = {
   main: `usage: wddm-fence <command> [options]
@@ -59,7 +60,9 @@ Prints the JSON Schema that scenario files are checked against (for editors).
 `,
   demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet]
 
-Runs the built-in demo scenario (same as: wddm-fence run demo).
+Runs the built-in demo scenario (as: wddm-fence run demo), then counts the
+same kind of workload on monitored fences + kernel-mode contexts and on
+native fences + hardware queues (see also: wddm-fence run monitored-vs-native).
 `,
 };
 
@@ -133,7 +136,12 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case undefined: out(HELP.main); return 0;
     case 'run': return run(positionals[0], values as never);
-    case 'demo': return run('demo', values as never);
+    case 'demo': {
+      const code = await run('demo', values as never);
+      // npm start also shows what the legacy model costs for the same kind of workload
+      if (!values.json) out('\n' + (await compareSynchronizationModels({ seed: parseSeed(values.seed as string | undefined) ?? 1 })).text);
+      return code;
+    }
     case 'list': {
       const all = builtinScenarios();
       for (const b of all) {

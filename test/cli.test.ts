@@ -37,16 +37,17 @@ describe('wddm-fence run', () => {
     expect(r.stdout).toContain('PASSED');
   });
 
-  it('cli demo (npm start) runs the demo scenario', () => {
+  it('cli demo (npm start) runs the demo scenario, then the monitored-versus-native count', () => {
     const r = cli('demo', '--quiet');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('scenario demo (seed 1)');
     expect(r.stdout).not.toContain('DxgkDdiCreateNativeFence');
+    expect(r.stdout).toMatch(/PASSED[^]*cost of the legacy model/);
   });
 
   it('cli runs every built-in scenario it lists, and each passes', () => {
     const names = cli('list').stdout.trim().split('\n').map((l) => l.split(/\s+/)[0]);
-    expect(names).toEqual(expect.arrayContaining(['demo', 'cross-process', 'device-removal', 'interrupt-payload']));
+    expect(names).toEqual(expect.arrayContaining(['demo', 'cross-process', 'device-removal', 'interrupt-payload', 'monitored-vs-native']));
     for (const name of names) {
       const r = cli('run', name, '--quiet');
       expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(0);
@@ -156,11 +157,11 @@ describe('wddm-fence run: invalid input exits 2 and nothing runs', () => {
     expect(r.stderr).toMatch(/impossible\.yaml:11:\d+: expect\.waits has "nosuch"; expected the id of a thread wait \("w"\)/);
   });
 
-  it('cli run exits 2 for a feature this build does not run yet, naming the path', () => {
-    const p = file('feature.yaml', MINIMAL.replace('fences: [ { name: f, process: app, adapter: gpu0 } ]', 'fences: [ { name: f, process: app, adapter: gpu0, kind: monitored } ]'));
+  it('cli run exits 2 for a kernelMode queue given a native fence, naming the path and what was expected', () => {
+    const p = file('kinds.yaml', MINIMAL.replace('{ name: q, process: app, adapter: gpu0,', '{ name: q, process: app, adapter: gpu0, kind: kernelMode,'));
     const r = cli('run', p);
-    if (r.code === 2) expect(r.stderr).toMatch(/feature\.yaml:4:\d+: fences\[0\]\.kind: monitored fences are not supported by this build yet/);
-    else expect(r.code).toBe(0); // the feature has landed
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/kinds\.yaml:6:\d+: queues\[0\]\.commands\[1\]\.signal\.fence is "f", a native fence; expected a monitored fence/);
   });
 
   it('cli run exits 2 when the model refuses the set-up, naming the item', () => {

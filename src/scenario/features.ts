@@ -5,9 +5,9 @@
 
 export const FEATURES = {
   /** fences[].kind: monitored (WDDM 2.x monitored fences). */
-  monitoredFences: false,
+  monitoredFences: true,
   /** queues[].kind: kernelMode (kernel-mode contexts with DMA buffers). */
-  kernelModeContexts: false,
+  kernelModeContexts: true,
   /** fences[].crossAdapter, adapters[].caps.crossAdapter. */
   crossAdapterFences: false,
   /** machine.workers (each adapter in a worker thread). */

@@ -243,6 +243,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   // fences: who can name which fence
   const fenceOwners = new Map<string, Set<string>>();
   const fenceAdapter = new Map<string, string>();
+  const fenceKind = new Map<string, 'native' | 'monitored'>();
   (s.fences ?? []).forEach((f, i) => {
     ref(['fences', i, 'process'], f.process, processes, 'processes');
     ref(['fences', i, 'adapter'], f.adapter, adapters, 'adapters');
@@ -259,6 +260,14 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     if (f.sharedWith?.length && !f.flags?.shared && !f.flags?.ntSecuritySharing) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith lists processes but the fence is not shareable; expected flags.shared: true (or ntSecuritySharing)`);
     fenceOwners.set(f.name, owners);
     fenceAdapter.set(f.name, f.adapter);
+    fenceKind.set(f.name, f.kind ?? 'native');
+    if (f.kind === 'monitored') {
+      if (f.sharedWith?.length) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith: shared monitored fences are not modelled; expected a native fence for sharing between processes`);
+      for (const flag of ['shared', 'ntSecuritySharing', 'crossAdapter'] as const) {
+        if (f.flags?.[flag]) add(['fences', i, 'flags', flag], `fences[${i}].flags.${flag} is true; expected false for a monitored fence (shared and cross-adapter monitored fences are not modelled)`);
+      }
+      if (f.type !== undefined) add(['fences', i, 'type'], `fences[${i}].type is ${show(f.type)}; expected no type for a monitored fence (DEFAULT and INTRA_GPU are native fence types)`);
+    }
   });
   function checkValue(segments: Segment[], raw: number | string) {
     let value: bigint;
@@ -289,17 +298,30 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     }
     return true;
   };
-  const commands = (list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined) => {
+  const commands = (list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined, queueKind: 'hardware' | 'kernelMode') => {
+    const kindCheck = (segments: Segment[], fence: string, op: string) => {
+      const kind = fenceKind.get(fence);
+      if (queueKind === 'kernelMode' && kind !== 'monitored') add(segments, `${pathText(segments)} is ${show(fence)}, a native fence; expected a monitored fence (a kernelMode queue ${op}s monitored fences; native fences belong in hardware queues)`);
+    };
     list.forEach((c, k) => {
-      if (c.wait) { fenceRef([...base, k, 'wait', 'fence'], c.wait.fence, process, adapter); checkValue([...base, k, 'wait', 'value'], c.wait.value); }
+      if (c.wait && fenceRef([...base, k, 'wait', 'fence'], c.wait.fence, process, adapter)) kindCheck([...base, k, 'wait', 'fence'], c.wait.fence, 'wait');
+      if (c.wait) checkValue([...base, k, 'wait', 'value'], c.wait.value);
       if (c.signal) {
-        if (fenceRef([...base, k, 'signal', 'fence'], c.signal.fence, process, adapter)) reach(c.signal.fence, c.signal.value);
+        if (fenceRef([...base, k, 'signal', 'fence'], c.signal.fence, process, adapter)) { reach(c.signal.fence, c.signal.value); kindCheck([...base, k, 'signal', 'fence'], c.signal.fence, 'signal'); }
         checkValue([...base, k, 'signal', 'value'], c.signal.value);
+      }
+      if (c.fenceWrite) {
+        if (queueKind !== 'kernelMode') add([...base, k], `${pathText([...base, k])} is a fenceWrite; expected wait, signal or work (fenceWrite is for kernelMode queues: a hardware queue signals with signal)`, 'fenceWrite');
+        if (fenceRef([...base, k, 'fenceWrite', 'fence'], c.fenceWrite.fence, process, adapter)) {
+          reach(c.fenceWrite.fence, c.fenceWrite.value);
+          if (fenceKind.get(c.fenceWrite.fence) !== 'monitored') add([...base, k, 'fenceWrite', 'fence'], `${pathText([...base, k, 'fenceWrite', 'fence'])} is ${show(c.fenceWrite.fence)}, a native fence; expected a monitored fence (the GPU writes a monitored fence's value)`);
+        }
+        checkValue([...base, k, 'fenceWrite', 'value'], c.fenceWrite.value);
       }
       if (c.useAllocation) unsupported('allocations', [...base, k], 'useAllocation');
     });
   };
-  const queueAdapter = new Map<string, { adapter: string; process: string }>();
+  const queueAdapter = new Map<string, { adapter: string; process: string; kind: 'hardware' | 'kernelMode' }>();
   (s.queues ?? []).forEach((q, i) => {
     ref(['queues', i, 'process'], q.process, processes, 'processes');
     if (ref(['queues', i, 'adapter'], q.adapter, adapters, 'adapters')) {
@@ -307,8 +329,9 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       if ((q.engine ?? 0) >= engines) add(['queues', i, 'engine'], `queues[${i}].engine is ${q.engine}; expected 0 to ${engines - 1} (adapter ${show(q.adapter)} has ${engines} engines)`);
     }
     if (q.kind === 'kernelMode') unsupported('kernelModeContexts', ['queues', i], 'kind');
-    queueAdapter.set(q.name, { adapter: q.adapter, process: q.process });
-    commands(q.commands ?? [], ['queues', i, 'commands'], q.process, q.adapter);
+    if (q.kind === 'kernelMode' && q.progressFence !== undefined) add(['queues', i, 'progressFence'], `queues[${i}].progressFence is ${show(q.progressFence)}; expected no progressFence on a kernelMode queue (progress fences belong to hardware queues)`);
+    queueAdapter.set(q.name, { adapter: q.adapter, process: q.process, kind: q.kind ?? 'hardware' });
+    commands(q.commands ?? [], ['queues', i, 'commands'], q.process, q.adapter, q.kind ?? 'hardware');
   });
   if (s.allocations?.length) unsupported('allocations', [], 'allocations');
   void allocations;
@@ -340,7 +363,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         const q = queueAdapter.get(step.submit.queue);
         if (ref([...base, 'submit', 'queue'], step.submit.queue, queues, 'queues') && q) {
           if (q.process !== t.process) add([...base, 'submit', 'queue'], `${pathText([...base, 'submit', 'queue'])} is ${show(step.submit.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
-          commands(step.submit.commands, [...base, 'submit', 'commands'], t.process, q.adapter);
+          commands(step.submit.commands, [...base, 'submit', 'commands'], t.process, q.adapter, q.kind);
         }
       }
       if (step.destroyFence) fenceRef([...base, 'destroyFence', 'fence'], step.destroyFence.fence, t.process);

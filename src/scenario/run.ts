@@ -92,6 +92,11 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const handleOf = (process: string, fence: string) => handles.get(`${process}\u0000${fence}`)!;
   (s.fences ?? []).forEach((f, i) => setup(`fences[${i}]`, () => {
     const owner = processes.get(f.process)!;
+    if (f.kind === 'monitored') {
+      const created = owner.createSynchronizationObject({ hDevice: deviceOf(f.process, f.adapter), type: 'MONITORED_FENCE', initialValue: BigInt(f.initialValue ?? 0), flags: f.flags, name: f.name });
+      handles.set(`${f.process}\u0000${f.name}`, created.hSyncObject);
+      return;
+    }
     const made = owner.createNativeFence({ hDevice: deviceOf(f.process, f.adapter), initialValue: BigInt(f.initialValue ?? 0), type: f.type, flags: f.flags, name: f.name });
     handles.set(`${f.process}\u0000${f.name}`, made.hSyncObject);
     for (const other of f.sharedWith ?? []) {
@@ -111,12 +116,32 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     if (c.signal) return { signal: { hSyncObject: handleOf(process, c.signal.fence), value: BigInt(c.signal.value) } };
     return { work: { durationNs: c.work!.durationNs } };
   });
-  const queues = new Map<string, { process: string; hHwQueue: number }>();
+  const queues = new Map<string, { process: string; hHwQueue: number; hContext: number }>();
+  /** Submits GPU commands to a hardware queue (one submission) or to a kernel-mode context (waits, signal packets, command buffers). */
+  const submitTo = (queue: string, list: GpuCommand[]) => {
+    const q = queues.get(queue)!;
+    const rp = processes.get(q.process)!;
+    if (q.hHwQueue) { rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, list) }); return; }
+    let buffer: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint } })[] = [];
+    const flush = () => { if (buffer.length) rp.submitCommand({ hContext: q.hContext, commands: buffer }); buffer = []; };
+    for (const c of list) {
+      if (c.work) buffer.push({ work: { durationNs: c.work.durationNs } });
+      else if (c.fenceWrite) buffer.push({ fenceWrite: { hSyncObject: handleOf(q.process, c.fenceWrite.fence), value: BigInt(c.fenceWrite.value) } });
+      else if (c.wait) { flush(); rp.waitForSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.wait.fence)], values: [BigInt(c.wait.value)] }); }
+      else if (c.signal) { flush(); rp.signalSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.signal.fence)], values: [BigInt(c.signal.value)] }); }
+    }
+    flush();
+  };
   (s.queues ?? []).forEach((q, i) => setup(`queues[${i}]`, () => {
     const rp = processes.get(q.process)!;
-    const made = rp.createHwQueue({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, nativeProgressFence: q.progressFence ?? false, name: q.name });
-    queues.set(q.name, { process: q.process, hHwQueue: made.hHwQueue });
-    if (q.commands?.length) rp.submit({ hHwQueue: made.hHwQueue, commands: commandsFor(q.process, q.commands) });
+    if (q.kind === 'kernelMode') {
+      const hContext = rp.createContext({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, name: q.name });
+      queues.set(q.name, { process: q.process, hHwQueue: 0, hContext });
+    } else {
+      const made = rp.createHwQueue({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, nativeProgressFence: q.progressFence ?? false, name: q.name });
+      queues.set(q.name, { process: q.process, hHwQueue: made.hHwQueue, hContext: 0 });
+    }
+    if (q.commands?.length) submitTo(q.name, q.commands);
   }));
   if (problems.length) throw new ScenarioError(s.name, problems);
 
@@ -153,7 +178,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
         } else if (step.sleep) {
           yield cpu.sleep(step.sleep.durationNs);
         } else if (step.submit) {
-          rp.submit({ hHwQueue: queues.get(step.submit.queue)!.hHwQueue, commands: commandsFor(t.process, step.submit.commands) });
+          submitTo(step.submit.queue, step.submit.commands);
         } else if (step.destroyFence) {
           rp.destroySynchronizationObject(handleOf(t.process, step.destroyFence.fence));
         }
@@ -192,6 +217,12 @@ function blockedQueueNames(machine: Machine): Set<string> {
     if (e.name === 'wait blocked') blocked.add(queue);
     else if (e.name === 'wait unblocked') blocked.delete(queue);
   }
+  // kernel-mode contexts: held by a GPU wait on the OS side
+  for (const e of machine.trace.events) {
+    if (e.kind !== 'os' || e.actor !== 'vidsch') continue;
+    if (e.name === 'context held by GPU wait') blocked.add(String(e.args.context));
+    else if (e.name === 'GPU wait satisfied: context released') blocked.delete(String(e.args.context));
+  }
   for (const e of machine.trace.events) if (e.kind === 'fault' && e.name.startsWith('device removed')) blocked.clear();
   return blocked;
 }
@@ -228,6 +259,9 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
   }
   for (const [name, count] of Object.entries(e.counters ?? {})) {
     push(`expect.counters.${name}`, `OS counter ${name} is ${count}`, count, (summary.os as unknown as Record<string, number>)[name]);
+  }
+  for (const [name, count] of Object.entries(e.legacyCounters ?? {})) {
+    push(`expect.legacyCounters.${name}`, `monitored-fence counter ${name} is ${count}`, count, (summary.legacy as unknown as Record<string, number>)[name]);
   }
   for (const [name, state] of Object.entries(e.threads ?? {})) {
     const t = threads.get(name)!;

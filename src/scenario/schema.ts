@@ -28,6 +28,8 @@ const GPU_COMMAND = exactlyOne({
   wait: strict({ fence: NAME, value: VALUE }, ['fence', 'value']),
   signal: strict({ fence: NAME, value: VALUE }, ['fence', 'value']),
   work: strict({ durationNs: DURATION }, ['durationNs']),
+  /** Kernel-mode contexts: the GPU writes a monitored fence's value at the end of a command buffer. */
+  fenceWrite: strict({ fence: NAME, value: VALUE }, ['fence', 'value']),
   /** Kernel-mode contexts: a DMA buffer that reads / writes an allocation. */
   useAllocation: strict({ allocation: NAME, write: { type: 'boolean' } }, ['allocation']),
 });
@@ -71,6 +73,8 @@ const ADAPTER = strict({
 }, ['name']);
 
 const WAIT_OUTCOME = { enum: ['woken', 'satisfiedAtOnce', 'timedOut', 'pending', 'deviceRemoved', 'adapterStopped', 'objectDestroyed'] };
+const LEGACY_COUNTER_NAMES = ['dmaCompletedInterrupts', 'monitoredFenceInterrupts', 'scans', 'legacyScans', 'fencesExamined', 'gpuWaitsHeld',
+  'heldWaitsReleased', 'softwareSignals', 'commandBuffers'];
 const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
   'waitsTimedOut', 'monitoredValueUpdates', 'monitoredValuesWritten', 'currentValueUpdates', 'fencesScanned', 'fullScans'];
 
@@ -122,6 +126,7 @@ export const SCENARIO_SCHEMA = strict({
     waits: { type: 'object', additionalProperties: { anyOf: [WAIT_OUTCOME, strict({ outcome: WAIT_OUTCOME, index: COUNT, atNs: DURATION }, ['outcome'])] } },
     interrupts: { type: 'object', additionalProperties: COUNT, description: 'adapter name → interrupts raised' },
     counters: strict(Object.fromEntries(COUNTER_NAMES.map((k) => [k, COUNT]))),
+    legacyCounters: strict(Object.fromEntries(LEGACY_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'monitored fence + kernel-mode context counters (machine.summary().legacy)' }),
     threads: { type: 'object', additionalProperties: { enum: ['done', 'blocked', 'failed'] } },
     adapters: { type: 'object', additionalProperties: { enum: ['running', 'stopped'] } },
     blockedQueues: { type: 'object', additionalProperties: { type: 'boolean' }, description: 'queue name → still blocked on a wait at the end' },

@@ -29,6 +29,10 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   const openGpuWait = new Map<string, number>();           // track → slice index
   const openCpuWait = new Map<string, { slice: number; fences: string[]; values: bigint[]; startNs: number }>();
   const lastSignalOnEngine = new Map<string, number>();
+  /** Kernel-mode contexts: the driver's "context 0x…" queue label → the context's name, and its adapter. */
+  const contextName = new Map<string, string>();
+  const contextAdapter = new Map<string, string>();
+  const openContextWait = new Map<string, number>();
   let endNs = 0;
 
   const track = (id: string, label: string, kind: TimelineTrack['kind'], adapter?: string) => {
@@ -50,10 +54,15 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   for (const e of events) {
     endNs = Math.max(endNs, e.timeNs);
     const a = e.args;
-    if (e.kind === 'os' && e.name === 'handle') fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
+    if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
+    if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') {
+      contextName.set(`context 0x${Number(a.hContext).toString(16)}`, String(a.context));
+      contextAdapter.set(String(a.context), e.actor);
+    }
     if (e.kind === 'gpu') {
       const [adapter, engine] = e.actor.split('/');
-      const id = track(`${adapter}/${a.queue}`, `${adapter} · ${a.queue} (${engine})`, 'queue', adapter);
+      const queueName = contextName.get(String(a.queue)) ?? String(a.queue);
+      const id = track(`${adapter}/${queueName}`, `${adapter} · ${queueName} (${engine})`, 'queue', adapter);
       const fence = fenceOfHandle.get(Number(a.hSyncObject)) ?? `handle 0x${Number(a.hSyncObject).toString(16)}`;
       if (e.name === 'work') {
         slice({ track: id, startNs: e.timeNs, endNs: e.timeNs + Number(a.durationNs), kind: 'work', label: `work ${Number(a.durationNs)} ns`, seq: e.seq });
@@ -75,6 +84,33 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
         const index = slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fence} = ${a.value}`, seq: e.seq });
         addSignal(fence, BigInt(String(a.value)), index, e.timeNs);
         lastSignalOnEngine.set(e.actor, index);
+      }
+    } else if (e.kind === 'os' && e.actor === 'vidsch' && (e.name === 'context held by GPU wait' || e.name === 'GPU wait satisfied at once' || e.name === 'GPU wait satisfied: context released' || e.name === 'software signal packet executed')) {
+      // kernel-mode contexts: GPU waits are held on the OS side; signal packets are executed by the OS
+      const context = String(a.context);
+      const adapter = contextAdapter.get(context) ?? '?';
+      const id = track(`${adapter}/${context}`, `${adapter} · ${context} (kernel-mode context)`, 'queue', adapter);
+      const fences = (a.fences as string[]) ?? [];
+      const values = ((a.values as string[]) ?? []).map((v) => BigInt(v));
+      const label = fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ');
+      if (e.name === 'context held by GPU wait') {
+        openContextWait.set(context, slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${label} (held by the OS)`, outcome: 'blocked', seq: e.seq }));
+      } else if (e.name === 'GPU wait satisfied at once') {
+        slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${label}`, outcome: 'passed', seq: e.seq });
+      } else if (e.name === 'GPU wait satisfied: context released') {
+        const index = openContextWait.get(context);
+        if (index !== undefined) {
+          openContextWait.delete(context);
+          const s = slices[index];
+          s.endNs = e.timeNs; s.outcome = 'unblocked';
+          fences.forEach((fence, i) => {
+            const from = releasing(fence, values[i], s.startNs, e.timeNs);
+            if (from) arrows.push({ from: from.slice, to: index, fence, value: values[i].toString() });
+          });
+        }
+      } else {
+        const index = slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fences.map((f, i) => `${f} = ${values[i]}`).join(', ')}`, seq: e.seq });
+        fences.forEach((f, i) => addSignal(f, values[i], index, e.timeNs));
       }
     } else if (e.kind === 'cmp' && /interrupt raised/.test(e.name)) {
       const last = lastSignalOnEngine.get(e.actor);
@@ -117,6 +153,7 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   }
   // waits still open at the end run to the end of the trace
   for (const index of openGpuWait.values()) slices[index].endNs = endNs;
+  for (const index of openContextWait.values()) slices[index].endNs = endNs;
   for (const open of openCpuWait.values()) slices[open.slice].endNs = endNs;
   const order = (t: TimelineTrack) => (t.kind === 'cpu' ? '1' : `0${t.adapter}${t.kind === 'interrupts' ? '\uffff' : ''}`);
   const sorted = [...tracks.values()].sort((x, y) => (order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0));

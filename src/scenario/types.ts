@@ -6,6 +6,7 @@ export interface GpuCommand {
   wait?: { fence: string; value: RawValue };
   signal?: { fence: string; value: RawValue };
   work?: { durationNs: number };
+  fenceWrite?: { fence: string; value: RawValue };
   useAllocation?: { allocation: string; write?: boolean };
 }
 
@@ -53,6 +54,7 @@ export interface Scenario {
     waits?: Record<string, WaitOutcome | { outcome: WaitOutcome; index?: number; atNs?: number }>;
     interrupts?: Record<string, number>;
     counters?: Record<string, number>;
+    legacyCounters?: Record<string, number>;
     threads?: Record<string, 'done' | 'blocked' | 'failed'>;
     adapters?: Record<string, 'running' | 'stopped'>;
     blockedQueues?: Record<string, boolean>;
