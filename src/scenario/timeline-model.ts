@@ -33,6 +33,7 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   const contextName = new Map<string, string>();
   const contextAdapter = new Map<string, string>();
   const openContextWait = new Map<string, number>();
+  const contextEngine = new Map<string, number>();
   let endNs = 0;
 
   const track = (id: string, label: string, kind: TimelineTrack['kind'], adapter?: string) => {
@@ -55,14 +56,16 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
     endNs = Math.max(endNs, e.timeNs);
     const a = e.args;
     if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
+    if (e.kind === 'runtime' && e.name === 'D3DKMTCreateContextVirtual') contextEngine.set(String(a.name), Number(a.NodeOrdinal));
     if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') {
       contextName.set(`context 0x${Number(a.hContext).toString(16)}`, String(a.context));
       contextAdapter.set(String(a.context), e.actor);
     }
     if (e.kind === 'gpu') {
       const [adapter, engine] = e.actor.split('/');
-      const queueName = contextName.get(String(a.queue)) ?? String(a.queue);
-      const id = track(`${adapter}/${queueName}`, `${adapter} · ${queueName} (${engine})`, 'queue', adapter);
+      const context = contextName.get(String(a.queue));
+      const queueName = context ?? String(a.queue);
+      const id = track(`${adapter}/${queueName}`, `${adapter} · ${queueName} (${context ? 'context, ' : ''}${engine})`, 'queue', adapter);
       const fence = fenceOfHandle.get(Number(a.hSyncObject)) ?? `handle 0x${Number(a.hSyncObject).toString(16)}`;
       if (e.name === 'work') {
         slice({ track: id, startNs: e.timeNs, endNs: e.timeNs + Number(a.durationNs), kind: 'work', label: `work ${Number(a.durationNs)} ns`, seq: e.seq });
@@ -89,7 +92,7 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
       // kernel-mode contexts: GPU waits are held on the OS side; signal packets are executed by the OS
       const context = String(a.context);
       const adapter = contextAdapter.get(context) ?? '?';
-      const id = track(`${adapter}/${context}`, `${adapter} · ${context} (kernel-mode context)`, 'queue', adapter);
+      const id = track(`${adapter}/${context}`, `${adapter} · ${context} (context, engine${contextEngine.get(context) ?? '?'})`, 'queue', adapter);
       const fences = (a.fences as string[]) ?? [];
       const values = ((a.values as string[]) ?? []).map((v) => BigInt(v));
       const label = fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ');

@@ -24,7 +24,7 @@ const COLOURS: Record<string, string> = { work: '#7aa6d8', wait: '#f2b36b', 'cpu
 export function drawTimeline(root: SVGSVGElement, model: TimelineModel): void {
   root.replaceChildren();
   const available = root.parentElement?.clientWidth ?? 1000;
-  const labelWidth = 230, rowHeight = 34, top = 24, width = Math.max(900, available - 4, Math.min(4000, 260 + model.slices.length * 10));
+  const labelWidth = 270, rowHeight = 34, top = 24, width = Math.max(900, available - 4, Math.min(4000, 260 + model.slices.length * 10));
   const plot = width - labelWidth - 20;
   const endNs = Math.max(model.endNs, 1);
   const x = (ns: number) => labelWidth + (ns / endNs) * plot;
