@@ -39,7 +39,8 @@ Runs a scenario and prints its trace, a summary and each expectation.
   FILE|NAME         a scenario file (.yaml, .yml or .json), or a built-in name (see: wddm-fence list)
   --seed N          seed for the run (0..4294967295); overrides machine.seed
   --json            print the trace, summary and expectations as JSON
-  --trace OUT.json  also write a Chrome/Perfetto timeline to OUT.json
+  --trace OUT.json  also write the fence timeline (Chrome JSON) to OUT.json; open it in
+                    https://ui.perfetto.dev or chrome://tracing
   --quiet           print no trace, only the summary and expectations
   --help            this text
 Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
@@ -58,7 +59,7 @@ Prints a built-in scenario file (YAML), to copy and edit:
 
 Prints the JSON Schema that scenario files are checked against (for editors).
 `,
-  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet]
+  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--trace OUT.json]
 
 Runs the built-in demo scenario (as: wddm-fence run demo), then counts the
 same kind of workload on monitored fences + kernel-mode contexts and on
@@ -105,7 +106,10 @@ async function run(target: string | undefined, values: { seed?: string; json?: b
     onProgress: tty ? ({ events, timeNs }) => { progressShown = true; err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`); } : undefined,
   });
   if (progressShown) err('\r\x1b[2K');
-  if (values.trace) writeFileSync(values.trace, chromeTraceJson(result.machine.trace.events));
+  if (values.trace) {
+    writeFileSync(values.trace, chromeTraceJson(result.machine));
+    err(`wddm-fence: timeline written to ${values.trace} (open it in https://ui.perfetto.dev or chrome://tracing)\n`);
+  }
   out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
   if (!result.passed && values.json) {
     for (const e of result.expectations.filter((x) => !x.ok)) err(`FAIL ${e.description}: expected ${e.expected}, got ${e.actual} [${e.path}]\n`);
@@ -120,7 +124,7 @@ async function main(argv: string[]): Promise<number> {
   if (command && !known.includes(command)) throw new UsageError(`unknown command "${command}"\n\n${HELP.main}`);
   const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
   if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
-  if (command === 'run') Object.assign(options, { trace: { type: 'string' } });
+  if (command === 'run' || command === 'demo') Object.assign(options, { trace: { type: 'string' } });
   if (command === 'list') Object.assign(options, { all: { type: 'boolean' } });
   let parsed;
   try {

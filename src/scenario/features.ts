@@ -12,8 +12,8 @@ export const FEATURES = {
   crossAdapterFences: false,
   /** machine.workers (each adapter in a worker thread). */
   workers: false,
-  /** adapters[].logBuffers, fences[].logBuffer, faults[].forceLogOverrun. */
-  logBuffers: false,
+  /** faults[].forceLogOverrun (an overrun on demand; overruns from late interrupts need nothing: see scenarios/log-overrun.yaml). */
+  forcedLogOverrun: false,
   /** allocations, lock/unlock steps, useAllocation commands. */
   allocations: false,
   /** faults[].collapseInterrupts. */
@@ -27,7 +27,7 @@ export const FEATURE_TEXT: Record<FeatureName, string> = {
   kernelModeContexts: 'kernel-mode contexts are',
   crossAdapterFences: 'cross-adapter fences are',
   workers: 'worker mode is',
-  logBuffers: 'fence log buffers are',
+  forcedLogOverrun: 'forced log overruns are',
   allocations: 'allocations and Lock2 are',
   collapsedInterrupts: 'collapsed interrupts are',
 };

@@ -237,7 +237,6 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   // machine
   if (s.machine.workers) unsupported('workers', ['machine'], 'workers');
   s.machine.adapters.forEach((a, i) => {
-    if (a.logBuffers) unsupported('logBuffers', ['machine', 'adapters', i], 'logBuffers');
     if (a.caps?.crossAdapter !== undefined) unsupported('crossAdapterFences', ['machine', 'adapters', i, 'caps'], 'crossAdapter');
   });
   // fences: who can name which fence
@@ -249,7 +248,6 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     ref(['fences', i, 'adapter'], f.adapter, adapters, 'adapters');
     if (f.kind === 'monitored') unsupported('monitoredFences', ['fences', i], 'kind');
     if (f.crossAdapter) unsupported('crossAdapterFences', ['fences', i], 'crossAdapter');
-    if (f.logBuffer) unsupported('logBuffers', ['fences', i], 'logBuffer');
     if (f.initialValue !== undefined) checkValue(['fences', i, 'initialValue'], f.initialValue);
     if (f.type === 'INTRA_GPU' && f.flags?.crossAdapter) add(['fences', i, 'type'], `fences[${i}].type is "INTRA_GPU"; expected "DEFAULT" for a fence with flags.crossAdapter`);
     const owners = new Set([f.process]);
@@ -367,6 +365,13 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         }
       }
       if (step.destroyFence) fenceRef([...base, 'destroyFence', 'fence'], step.destroyFence.fence, t.process);
+      if (step.recreateLogBuffer) {
+        const q = queueAdapter.get(step.recreateLogBuffer.queue);
+        if (ref([...base, 'recreateLogBuffer', 'queue'], step.recreateLogBuffer.queue, queues, 'queues') && q) {
+          if (q.kind !== 'hardware') add([...base, 'recreateLogBuffer', 'queue'], `${pathText([...base, 'recreateLogBuffer', 'queue'])} is ${show(step.recreateLogBuffer.queue)}, a kernelMode queue; expected a hardware queue (only user-mode-submission queues have log buffers)`);
+          else if (q.process !== t.process) add([...base, 'recreateLogBuffer', 'queue'], `${pathText([...base, 'recreateLogBuffer', 'queue'])} is ${show(step.recreateLogBuffer.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
+        }
+      }
       if (step.lock) unsupported('allocations', base, 'lock');
       if (step.unlock) unsupported('allocations', base, 'unlock');
     });
@@ -376,7 +381,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   (s.faults ?? []).forEach((f, i) => {
     if (f.removeDevice && ref(['faults', i, 'removeDevice', 'adapter'], f.removeDevice.adapter, adapters, 'adapters')) removed.add(f.removeDevice.adapter);
     if (f.collapseInterrupts) { ref(['faults', i, 'collapseInterrupts', 'adapter'], f.collapseInterrupts.adapter, adapters, 'adapters'); unsupported('collapsedInterrupts', ['faults', i], 'collapseInterrupts'); }
-    if (f.forceLogOverrun) { ref(['faults', i, 'forceLogOverrun', 'adapter'], f.forceLogOverrun.adapter, adapters, 'adapters'); unsupported('logBuffers', ['faults', i], 'forceLogOverrun'); }
+    if (f.forceLogOverrun) { ref(['faults', i, 'forceLogOverrun', 'adapter'], f.forceLogOverrun.adapter, adapters, 'adapters'); unsupported('forcedLogOverrun', ['faults', i], 'forceLogOverrun'); }
   });
   for (const f of s.fences ?? []) if (removed.has(f.adapter) && !f.flags?.noSignalMaxValueOnTdr) reachable.get(f.name)!.add(UINT64_MAX);
   // expectations

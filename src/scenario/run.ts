@@ -61,7 +61,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     }
   };
   const adapters = s.machine.adapters.map((a) => {
-    const { logBuffers: _logs, caps, ...rest } = a;
+    const { caps, ...rest } = a;
     const { crossAdapter: _cross, ...machineCaps } = caps ?? {};
     return { ...rest, ...(caps ? { caps: machineCaps } : {}) };
   });
@@ -179,6 +179,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
           yield cpu.sleep(step.sleep.durationNs);
         } else if (step.submit) {
           submitTo(step.submit.queue, step.submit.commands);
+        } else if (step.recreateLogBuffer) {
+          machine.recreateNativeFenceLogBuffer(rp, queues.get(step.recreateLogBuffer.queue)!.hHwQueue, step.recreateLogBuffer.log);
         } else if (step.destroyFence) {
           rp.destroySynchronizationObject(handleOf(t.process, step.destroyFence.fence));
         }
@@ -259,6 +261,9 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
   }
   for (const [name, count] of Object.entries(e.counters ?? {})) {
     push(`expect.counters.${name}`, `OS counter ${name} is ${count}`, count, (summary.os as unknown as Record<string, number>)[name]);
+  }
+  for (const [name, count] of Object.entries(e.logCounters ?? {})) {
+    push(`expect.logCounters.${name}`, `log counter ${name} is ${count}`, count, (summary.logs as unknown as Record<string, number>)[name]);
   }
   for (const [name, count] of Object.entries(e.legacyCounters ?? {})) {
     push(`expect.legacyCounters.${name}`, `monitored-fence counter ${name} is ${count}`, count, (summary.legacy as unknown as Record<string, number>)[name]);

@@ -51,6 +51,8 @@ const THREAD_STEP = exactlyOne({
   destroyFence: strict({ fence: NAME }, ['fence']),
   lock: strict({ allocation: NAME, readOnly: { type: 'boolean' }, doNotWait: { type: 'boolean' } }, ['allocation']),
   unlock: strict({ allocation: NAME }, ['allocation']),
+  /** LOG-03: the OS recreates one of a hardware queue's native fence log buffers. */
+  recreateLogBuffer: strict({ queue: NAME, log: { enum: ['waits', 'signals'] } }, ['queue', 'log']),
 });
 
 const ADAPTER = strict({
@@ -67,7 +69,6 @@ const ADAPTER = strict({
   }),
   interrupts: strict({ payload: { enum: ['list', 'noList'] }, evaluateLegacyMonitoredFences: { type: 'boolean' } }),
   driver: strict({ queryFeatureBeforeAdvertising: { type: 'boolean' }, monitoredValueBarrier: { type: 'boolean' } }),
-  logBuffers: strict({ entries: { type: 'integer', minimum: 1 } }),
   limits: strict(Object.fromEntries(['fences', 'waitBlocks', 'waitersPerFence', 'heapArenaBytes', 'queues', 'ringEntries', 'gpuVaPagesPerProcess', 'interruptListEntries']
     .map((k) => [k, { type: 'integer', minimum: 1 }]))),
 }, ['name']);
@@ -75,6 +76,8 @@ const ADAPTER = strict({
 const WAIT_OUTCOME = { enum: ['woken', 'satisfiedAtOnce', 'timedOut', 'pending', 'deviceRemoved', 'adapterStopped', 'objectDestroyed'] };
 const LEGACY_COUNTER_NAMES = ['dmaCompletedInterrupts', 'monitoredFenceInterrupts', 'scans', 'legacyScans', 'fencesExamined', 'gpuWaitsHeld',
   'heldWaitsReleased', 'softwareSignals', 'commandBuffers'];
+const LOG_COUNTER_NAMES = ['buffersCreated', 'buffersRecreated', 'logReads', 'entriesRead', 'updateNativeFenceLogsCalls', 'overruns', 'entriesLost',
+  'fallbackScans', 'contractViolations', 'optimizedInterrupts'];
 const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
   'waitsTimedOut', 'monitoredValueUpdates', 'monitoredValuesWritten', 'currentValueUpdates', 'fencesScanned', 'fullScans'];
 
@@ -100,7 +103,6 @@ export const SCENARIO_SCHEMA = strict({
     initialValue: VALUE,
     sharedWith: { type: 'array', items: NAME, description: 'processes that open it through an NT handle' },
     crossAdapter: { type: 'array', items: NAME, description: 'other adapters that open the same fence' },
-    logBuffer: { type: 'boolean' },
   }, ['name', 'process', 'adapter']) },
   queues: { type: 'array', items: strict({
     name: NAME,
@@ -119,13 +121,14 @@ export const SCENARIO_SCHEMA = strict({
     atNs: DURATION,
     removeDevice: strict({ adapter: NAME, reason: { type: 'string' } }, ['adapter']),
     collapseInterrupts: strict({ adapter: NAME, windowNs: DURATION }, ['adapter']),
-    forceLogOverrun: strict({ adapter: NAME, fence: NAME }, ['adapter']),
+    forceLogOverrun: strict({ adapter: NAME, queue: NAME }, ['adapter']),
   }, ['atNs'], { minProperties: 2, maxProperties: 2 }) },
   expect: strict({
     fences: { type: 'object', additionalProperties: VALUE, description: 'fence name → its CurrentValue at the end' },
     waits: { type: 'object', additionalProperties: { anyOf: [WAIT_OUTCOME, strict({ outcome: WAIT_OUTCOME, index: COUNT, atNs: DURATION }, ['outcome'])] } },
     interrupts: { type: 'object', additionalProperties: COUNT, description: 'adapter name → interrupts raised' },
     counters: strict(Object.fromEntries(COUNTER_NAMES.map((k) => [k, COUNT]))),
+    logCounters: strict(Object.fromEntries(LOG_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'native fence log counters (machine.summary().logs)' }),
     legacyCounters: strict(Object.fromEntries(LEGACY_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'monitored fence + kernel-mode context counters (machine.summary().legacy)' }),
     threads: { type: 'object', additionalProperties: { enum: ['done', 'blocked', 'failed'] } },
     adapters: { type: 'object', additionalProperties: { enum: ['running', 'stopped'] } },

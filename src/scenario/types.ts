@@ -21,6 +21,7 @@ export interface ThreadStep {
   destroyFence?: { fence: string };
   lock?: { allocation: string; readOnly?: boolean; doNotWait?: boolean };
   unlock?: { allocation: string };
+  recreateLogBuffer?: { queue: string; log: 'waits' | 'signals' };
 }
 
 export type WaitOutcome = 'woken' | 'satisfiedAtOnce' | 'timedOut' | 'pending' | 'deviceRemoved' | 'adapterStopped' | 'objectDestroyed';
@@ -34,7 +35,6 @@ export interface ScenarioAdapter {
     nativeFenceCaps?: { monitoredValuePadding?: number; mapToGpuSystemProcess?: boolean }; crossAdapter?: boolean };
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
   driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
-  logBuffers?: { entries?: number };
   limits?: Record<string, number>;
 }
 
@@ -44,17 +44,18 @@ export interface Scenario {
   machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; timing?: { commandNs?: number; interruptLatencyNs?: number }; adapters: ScenarioAdapter[] };
   processes: { name: string }[];
   fences?: { name: string; process: string; adapter: string; kind?: 'native' | 'monitored'; type?: 'DEFAULT' | 'INTRA_GPU';
-    flags?: Record<string, boolean>; initialValue?: RawValue; sharedWith?: string[]; crossAdapter?: string[]; logBuffer?: boolean }[];
+    flags?: Record<string, boolean>; initialValue?: RawValue; sharedWith?: string[]; crossAdapter?: string[] }[];
   queues?: { name: string; process: string; adapter: string; kind?: 'hardware' | 'kernelMode'; engine?: number; progressFence?: boolean; commands?: GpuCommand[] }[];
   allocations?: { name: string; process: string; adapter: string; sizeBytes?: number }[];
   threads?: { name: string; process: string; startNs?: number; steps: ThreadStep[] }[];
-  faults?: { atNs: number; removeDevice?: { adapter: string; reason?: string }; collapseInterrupts?: { adapter: string; windowNs?: number }; forceLogOverrun?: { adapter: string; fence?: string } }[];
+  faults?: { atNs: number; removeDevice?: { adapter: string; reason?: string }; collapseInterrupts?: { adapter: string; windowNs?: number }; forceLogOverrun?: { adapter: string; queue?: string } }[];
   expect?: {
     fences?: Record<string, RawValue>;
     waits?: Record<string, WaitOutcome | { outcome: WaitOutcome; index?: number; atNs?: number }>;
     interrupts?: Record<string, number>;
     counters?: Record<string, number>;
     legacyCounters?: Record<string, number>;
+    logCounters?: Record<string, number>;
     threads?: Record<string, 'done' | 'blocked' | 'failed'>;
     adapters?: Record<string, 'running' | 'stopped'>;
     blockedQueues?: Record<string, boolean>;
