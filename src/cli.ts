@@ -17,6 +17,7 @@ import { runScenario } from './scenario/run.js';
 import { builtinScenarios, findBuiltin, runnableScenarios } from './scenario/builtin.js';
 import { reportJson, reportText } from './scenario/report.js';
 import { SCENARIO_SCHEMA } from './scenario/schema.js';
+import type { Scenario } from './scenario/types.js';
 import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from './scenario/chrome-trace.js';
 import { compareSynchronizationModels } from './compare.js';
 
@@ -79,16 +80,16 @@ function parseSeed(raw: string | undefined): number | undefined {
   return seed;
 }
 
-function loadScenario(target: string) {
+function loadScenario(target: string): { scenario: Scenario; source: string } {
   const looksLikeFile = /[\\/]|\.(ya?ml|json)$/i.test(target) || existsSync(target);
   if (looksLikeFile) {
     if (!existsSync(target) || !statSync(target).isFile()) throw new UsageError(`scenario file "${target}" does not exist`);
-    return parseScenario(readFileSync(target, 'utf8'), target);
+    return { scenario: parseScenario(readFileSync(target, 'utf8'), target), source: target };
   }
   const builtin = findBuiltin(target);
   if (!builtin) throw new UsageError(`"${target}" is neither a scenario file nor a built-in scenario; built-in: ${runnableScenarios().map((b) => b.name).join(', ')}`);
   if (!builtin.scenario) throw new UsageError(`built-in scenario "${target}" cannot run in this build: ${builtin.unavailable}`);
-  return builtin.scenario;
+  return { scenario: builtin.scenario, source: `scenarios/${builtin.file}` };
 }
 
 async function run(target: string | undefined, values: { seed?: string; json?: boolean; trace?: string; quiet?: boolean }): Promise<number> {
@@ -97,11 +98,12 @@ async function run(target: string | undefined, values: { seed?: string; json?: b
   if (values.trace !== undefined && !CHROME_TRACE_AVAILABLE) {
     throw new UsageError('--trace needs the Chrome/Perfetto timeline exporter (src/timeline.ts), which is not in this build yet; use --json for the raw trace events');
   }
-  const scenario = loadScenario(target);
+  const { scenario, source } = loadScenario(target);
   const tty = process.stderr.isTTY === true;
   let progressShown = false;
   const result = await runScenario(scenario, {
     seed,
+    source,
     progressEvery: 5_000,
     onProgress: tty ? ({ events, timeNs }) => { progressShown = true; err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`); } : undefined,
   });

@@ -179,3 +179,30 @@ describe('scenario features', () => {
     }
   });
 });
+
+describe('scenario loader: impossible wait expectations', () => {
+  it('scenario loader rejects a wait expected to be woken that no signal in the scenario can satisfy', () => {
+    const problems = problemsOf(BASE + `  - { name: g, process: app, adapter: gpu0 }
+threads:
+  - name: t
+    process: app
+    steps:
+      - signal: { fences: [f], values: [3] }
+      - wait: { id: all, fences: [f, g], values: [3, 1], timeoutNs: 100 }
+      - wait: { id: any, fences: [f, g], values: [3, 1], any: true }
+expect:
+  waits: { all: woken, any: woken }
+`);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ path: 'expect.waits.all', line: 15 });
+    expect(problems[0].message).toBe('expect.waits.all is "woken", but nothing in the scenario can satisfy that wait (g never reaches 1); expected "timedOut" or "pending", or a signal that reaches the value');
+  });
+
+  it('scenario loader counts a device removal as a signal to UINT64_MAX', () => {
+    expect(() => parseScenario(BASE + `threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [5] } } ] }
+faults: [ { atNs: 1000, removeDevice: { adapter: gpu0 } } ]
+expect: { waits: { w: woken } }
+`)).not.toThrow();
+  });
+});

@@ -334,7 +334,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   if (s.allocations?.length) unsupported('allocations', [], 'allocations');
   void allocations;
   // threads
-  const waits = new Map<string, { segments: Segment[]; timeoutNs?: number; fences: string[]; values: (number | string)[] }>();
+  const waits = new Map<string, { segments: Segment[]; timeoutNs?: number; fences: string[]; values: (number | string)[]; any: boolean }>();
   (s.threads ?? []).forEach((t, i) => {
     ref(['threads', i, 'process'], t.process, processes, 'processes');
     t.steps.forEach((step: ThreadStep, k) => {
@@ -347,7 +347,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         w.values.forEach((v, j) => checkValue([...base, key, 'values', j], v));
         if (w.id !== undefined) {
           if (waits.has(w.id)) add([...base, key, 'id'], `${pathText([...base, key, 'id'])} is ${show(w.id)}; expected an id no other wait has`);
-          waits.set(w.id, { segments: [...base, key], timeoutNs: w.timeoutNs, fences: w.fences, values: w.values });
+          waits.set(w.id, { segments: [...base, key], timeoutNs: w.timeoutNs, fences: w.fences, values: w.values, any: w.any ?? false });
         }
       }
       if (step.signal) {
@@ -402,6 +402,18 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       const wait = waits.get(id);
       if (!wait) { add(segments, `expect.waits has ${show(id)}; expected the id of a thread wait${waits.size ? ` (${[...waits.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ' (give a wait an id: to name it)'}`, id); continue; }
       const outcome = typeof raw === 'string' ? raw : raw.outcome;
+      if (outcome === 'woken' || outcome === 'satisfiedAtOnce') {
+        // each fence can reach the value it is waited for? (wait-all: every one; wait-any: at least one)
+        const reaches = wait.fences.map((f, j) => {
+          if (doubtful.has(f) || !reachable.has(f)) return true;
+          const want = valueOf(wait.values[j]);
+          return want === undefined || [...reachable.get(f)!].some((v) => v >= want);
+        });
+        if (wait.any ? !reaches.some(Boolean) : !reaches.every(Boolean)) {
+          const never = wait.fences.map((f, j) => (reaches[j] ? '' : `${f} never reaches ${wait.values[j]}`)).filter(Boolean).join(', ');
+          add(segments, `expect.waits.${id} is ${show(outcome)}, but nothing in the scenario can satisfy that wait (${never}); expected "timedOut" or "pending", or a signal that reaches the value`);
+        }
+      }
       if (outcome === 'timedOut' && wait.timeoutNs === undefined) add(segments, `expect.waits.${id} is "timedOut", but that wait has no timeoutNs; expected an outcome an infinite wait can have`);
       if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${wait.fences.length} fences)`);
     }

@@ -35,6 +35,8 @@ export interface RunOptions {
   seed?: number;
   /** Called every few thousand scheduler events (for a progress line). */
   onProgress?: (info: { events: number; timeNs: number }) => void;
+  /** How set-up problems name the file (default: the scenario's name). */
+  source?: string;
   progressEvery?: number;
 }
 
@@ -53,6 +55,7 @@ function outcomeOf(result: WaitResult): WaitOutcome {
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioResult> {
   const s = scenario;
   const seed = options.seed ?? s.machine.seed ?? 1;
+  const source = options.source ?? s.name;
   const problems: ScenarioProblem[] = [];
   const setup = <T>(path: string, action: () => T): T | undefined => {
     try { return action(); } catch (error) {
@@ -69,7 +72,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   try {
     machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}) });
   } catch (error) {
-    throw new ScenarioError(s.name, [{ path: 'machine', message: `machine: the model refused it: ${(error as Error).message}` }]);
+    throw new ScenarioError(source, [{ path: 'machine', message: `machine: the model refused it: ${(error as Error).message}` }]);
   }
 
   // processes and their devices (one per adapter they use, opened on first use)
@@ -109,7 +112,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       handles.set(`${other}\u0000${f.name}`, opened.hSyncObject);
     }
   }));
-  if (problems.length) throw new ScenarioError(s.name, problems);
+  if (problems.length) throw new ScenarioError(source, problems);
 
   const commandsFor = (process: string, list: GpuCommand[]) => list.map((c) => {
     if (c.wait) return { wait: { hSyncObject: handleOf(process, c.wait.fence), value: BigInt(c.wait.value) } };
@@ -143,7 +146,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     }
     if (q.commands?.length) submitTo(q.name, q.commands);
   }));
-  if (problems.length) throw new ScenarioError(s.name, problems);
+  if (problems.length) throw new ScenarioError(source, problems);
 
   // CPU threads
   const waits: WaitRecord[] = [];

@@ -162,9 +162,10 @@ async function runFromPage(): Promise<void> {
   status.textContent = 'running…';
   document.body.dataset.state = 'running';
   try {
-    const scenario = parseScenario(($('source') as HTMLTextAreaElement).value, ($('builtin') as HTMLSelectElement).value === '(pasted)' ? 'pasted scenario' : `scenarios/${($('builtin') as HTMLSelectElement).value}`);
+    const source = ($('builtin') as HTMLSelectElement).value === '(pasted)' ? 'pasted scenario' : `scenarios/${($('builtin') as HTMLSelectElement).value}`;
+    const scenario = parseScenario(($('source') as HTMLTextAreaElement).value, source);
     const seedText = ($('seed') as HTMLInputElement).value.trim();
-    const result = await runScenario(scenario, seedText ? { seed: Number(seedText) } : {});
+    const result = await runScenario(scenario, seedText ? { seed: Number(seedText), source } : { source });
     const model = buildTimeline(result.machine.trace.events);
     $('timeline-section').hidden = false; // visible first, so the drawing can take the page's width
     drawTimeline($('timeline') as unknown as SVGSVGElement, model);
