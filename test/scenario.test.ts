@@ -49,10 +49,10 @@ expect: { fences: { f: 18446744073709551615 } }
   });
 
   it('scenario loader rejects a fence used by a process it was not shared with', () => {
-    const problems = problemsOf(BASE + `processes: [ { name: app }, { name: other } ]
-threads:
+    const problems = problemsOf(BASE.replace('processes: [ { name: app } ]', 'processes: [ { name: app }, { name: other } ]') + `threads:
   - { name: t, process: other, steps: [ { wait: { fences: [f], values: [1] } } ] }
-`.replace(/^processes.*\n/, ''));
+`);
+    expect(problems).toHaveLength(1);
     expect(problems.some((p) => /process "other" has no handle to; expected a fence it creates or one listed with sharedWith/.test(p.message))).toBe(true);
   });
 
@@ -204,5 +204,31 @@ expect:
 faults: [ { atNs: 1000, removeDevice: { adapter: gpu0 } } ]
 expect: { waits: { w: woken } }
 `)).not.toThrow();
+  });
+});
+
+describe('scenario allocations', () => {
+  it('scenario runner: destroying an allocation the GPU still reads is deferred until the work is done; AssumeNotInUse is not', async () => {
+    const text = findBuiltin('allocation-lifetime')!.text;
+    const deferred = await runScenario(parseScenario(text));
+    expect(deferred.expectations.filter((e) => !e.ok)).toEqual([]);
+    const freedAt = deferred.machine.trace.find({ name: 'allocation freed' });
+    expect(freedAt).toHaveLength(1);
+    expect(freedAt[0].timeNs).toBeGreaterThanOrEqual(8000); // not before the 8 us of work that reads it
+    // the same with AssumeNotInUse: freed at once, and the model catches the GPU reading freed memory
+    const rushed = await runScenario(parseScenario(text.replace('destroyAllocation: { allocation: vertices, synchronous: true }', 'destroyAllocation: { allocation: vertices, assumeNotInUse: true }')));
+    expect(rushed.passed).toBe(false);
+    expect(rushed.expectations.find((e) => e.path === 'expect.vidmmCounters.gpuUseAfterFree')).toMatchObject({ ok: false, actual: '1' });
+  });
+
+  it('scenario loader: CPU access without a lock, and an allocation of another process, are errors with their paths', () => {
+    const problems = problemsOf(BASE.replace('processes: [ { name: app } ]', 'processes: [ { name: app }, { name: other } ]') + `allocations: [ { name: buf, process: app, adapter: gpu0, sizeBytes: 64 } ]
+threads:
+  - { name: t, process: app, steps: [ { cpuWrite: { allocation: buf, bytes: "00" } } ] }
+  - { name: u, process: other, steps: [ { lock: { allocation: buf } } ] }
+`);
+    expect(problems.map((p) => p.path)).toEqual(['threads[0].steps[0].cpuWrite.allocation', 'threads[1].steps[0].lock.allocation']);
+    expect(problems[0].message).toMatch(/which this thread has not locked here; expected a lock: \{ allocation: buf \} step before it/);
+    expect(problems[1].message).toMatch(/an allocation of process "app"; expected one of process "other"/);
   });
 });

@@ -15,7 +15,7 @@ export const FEATURES = {
   /** faults[].forceLogOverrun (an overrun on demand; overruns from late interrupts need nothing: see scenarios/log-overrun.yaml). */
   forcedLogOverrun: false,
   /** allocations, lock/unlock steps, useAllocation commands. */
-  allocations: false,
+  allocations: true,
   /** faults[].collapseInterrupts. */
   collapsedInterrupts: false,
 } as const;

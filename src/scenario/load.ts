@@ -296,6 +296,20 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     }
     return true;
   };
+  const allocationInfo = new Map<string, { process: string; adapter: string }>();
+  (s.allocations ?? []).forEach((x, i) => {
+    ref(['allocations', i, 'process'], x.process, processes, 'processes');
+    ref(['allocations', i, 'adapter'], x.adapter, adapters, 'adapters');
+    allocationInfo.set(x.name, { process: x.process, adapter: x.adapter });
+  });
+  const allocationRef = (segments: Segment[], name: string, process: string, adapter?: string) => {
+    if (!ref(segments, name, allocations, 'allocations')) return false;
+    const info = allocationInfo.get(name)!;
+    if (info.process !== process) { add(segments, `${pathText(segments)} is ${show(name)}, an allocation of process ${show(info.process)}; expected one of process ${show(process)}`); return false; }
+    if (adapter !== undefined && info.adapter !== adapter) { add(segments, `${pathText(segments)} is ${show(name)}, an allocation on adapter ${show(info.adapter)}; expected one on the queue's adapter ${show(adapter)}`); return false; }
+    return true;
+  };
+  let queueHasProgress = false;
   const commands = (list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined, queueKind: 'hardware' | 'kernelMode') => {
     const kindCheck = (segments: Segment[], fence: string, op: string) => {
       const kind = fenceKind.get(fence);
@@ -316,10 +330,14 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         }
         checkValue([...base, k, 'fenceWrite', 'value'], c.fenceWrite.value);
       }
-      if (c.useAllocation) unsupported('allocations', [...base, k], 'useAllocation');
+      if (c.useAllocation) {
+        unsupported('allocations', [...base, k], 'useAllocation');
+        allocationRef([...base, k, 'useAllocation', 'allocation'], c.useAllocation.allocation, process, adapter);
+        if (queueKind === 'hardware' && !queueHasProgress) add([...base, k, 'useAllocation'], `${pathText([...base, k, 'useAllocation'])} is in a hardware queue without a progress fence; expected progressFence: true on the queue (the model completes a submission's allocation accesses at its progress fence)`);
+      }
     });
   };
-  const queueAdapter = new Map<string, { adapter: string; process: string; kind: 'hardware' | 'kernelMode' }>();
+  const queueAdapter = new Map<string, { adapter: string; process: string; kind: 'hardware' | 'kernelMode'; progress: boolean }>();
   (s.queues ?? []).forEach((q, i) => {
     ref(['queues', i, 'process'], q.process, processes, 'processes');
     if (ref(['queues', i, 'adapter'], q.adapter, adapters, 'adapters')) {
@@ -328,17 +346,34 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     }
     if (q.kind === 'kernelMode') unsupported('kernelModeContexts', ['queues', i], 'kind');
     if (q.kind === 'kernelMode' && q.progressFence !== undefined) add(['queues', i, 'progressFence'], `queues[${i}].progressFence is ${show(q.progressFence)}; expected no progressFence on a kernelMode queue (progress fences belong to hardware queues)`);
-    queueAdapter.set(q.name, { adapter: q.adapter, process: q.process, kind: q.kind ?? 'hardware' });
+    queueAdapter.set(q.name, { adapter: q.adapter, process: q.process, kind: q.kind ?? 'hardware', progress: q.progressFence ?? false });
+    queueHasProgress = q.progressFence ?? false;
     commands(q.commands ?? [], ['queues', i, 'commands'], q.process, q.adapter, q.kind ?? 'hardware');
   });
   if (s.allocations?.length) unsupported('allocations', [], 'allocations');
-  void allocations;
+  const reads = new Map<string, number>();
   // threads
   const waits = new Map<string, { segments: Segment[]; timeoutNs?: number; fences: string[]; values: (number | string)[]; any: boolean }>();
   (s.threads ?? []).forEach((t, i) => {
     ref(['threads', i, 'process'], t.process, processes, 'processes');
+    const locked = new Set<string>();
     t.steps.forEach((step: ThreadStep, k) => {
       const base: Segment[] = ['threads', i, 'steps', k];
+      for (const op of ['lock', 'unlock', 'cpuWrite', 'cpuRead', 'destroyAllocation', 'makeResident', 'evict'] as const) {
+        const body = step[op];
+        if (!body) continue;
+        if (!allocationRef([...base, op, 'allocation'], body.allocation, t.process)) continue;
+        if (op === 'lock') locked.add(body.allocation);
+        if (op === 'unlock') locked.delete(body.allocation);
+        if ((op === 'cpuWrite' || op === 'cpuRead') && !locked.has(body.allocation)) {
+          add([...base, op, 'allocation'], `${pathText([...base, op, 'allocation'])} is ${show(body.allocation)}, which this thread has not locked here; expected a lock: { allocation: ${body.allocation} } step before it (CPU accesses go through the Lock2 mapping)`);
+        }
+        if (op === 'cpuRead') {
+          const id = step.cpuRead!.id;
+          if (reads.has(id) || waits.has(id)) add([...base, 'cpuRead', 'id'], `${pathText([...base, 'cpuRead', 'id'])} is ${show(id)}; expected an id no other step has`);
+          reads.set(id, step.cpuRead!.length);
+        }
+      }
       const w = step.wait ?? step.waitWithEvent;
       if (w) {
         const key = step.wait ? 'wait' : 'waitWithEvent';
@@ -361,6 +396,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         const q = queueAdapter.get(step.submit.queue);
         if (ref([...base, 'submit', 'queue'], step.submit.queue, queues, 'queues') && q) {
           if (q.process !== t.process) add([...base, 'submit', 'queue'], `${pathText([...base, 'submit', 'queue'])} is ${show(step.submit.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
+          queueHasProgress = q.progress;
           commands(step.submit.commands, [...base, 'submit', 'commands'], t.process, q.adapter, q.kind);
         }
       }
@@ -418,6 +454,12 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${wait.fences.length} fences)`);
     }
     for (const name of Object.keys(e.interrupts ?? {})) ref(['expect', 'interrupts', name], name, adapters, 'adapters');
+    for (const name of Object.keys(e.allocations ?? {})) ref(['expect', 'allocations', name], name, allocations, 'allocations');
+    for (const [id, bytes] of Object.entries(e.reads ?? {})) {
+      const length = reads.get(id);
+      if (length === undefined) add(['expect', 'reads', id], `expect.reads has ${show(id)}; expected the id of a cpuRead step${reads.size ? ` (${[...reads.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ''}`, id);
+      else if (bytes.length !== length * 2) add(['expect', 'reads', id], `expect.reads.${id} has ${bytes.length / 2} bytes; expected ${length}, the length that cpuRead reads`);
+    }
     for (const name of Object.keys(e.adapters ?? {})) ref(['expect', 'adapters', name], name, adapters, 'adapters');
     for (const name of Object.keys(e.threads ?? {})) ref(['expect', 'threads', name], name, threads, 'threads');
     for (const name of Object.keys(e.blockedQueues ?? {})) ref(['expect', 'blockedQueues', name], name, queues, 'queues');

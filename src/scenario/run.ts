@@ -6,6 +6,7 @@
 import { createMachine, type Machine } from '../machine.js';
 import type { RuntimeProcess, CpuThread, ThreadOp } from '../runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
+import type { AllocationUse } from '../vidmm/vidmm.js';
 import { ScenarioError, type ScenarioProblem } from './load.js';
 import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
 
@@ -70,7 +71,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   });
   let machine!: Machine;
   try {
-    machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}) });
+    machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
+      ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}) });
   } catch (error) {
     throw new ScenarioError(source, [{ path: 'machine', message: `machine: the model refused it: ${(error as Error).message}` }]);
   }
@@ -114,7 +116,30 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   }));
   if (problems.length) throw new ScenarioError(source, problems);
 
-  const commandsFor = (process: string, list: GpuCommand[]) => list.map((c) => {
+  // allocations
+  const allocations = new Map<string, { process: string; adapter: string; hAllocation: number }>();
+  (s.allocations ?? []).forEach((x, i) => setup(`allocations[${i}]`, () => {
+    const made = processes.get(x.process)!.createAllocation({ hDevice: deviceOf(x.process, x.adapter), sizeBytes: x.sizeBytes, name: x.name,
+      ...(x.segments ? { segments: x.segments } : {}), ...(x.cpuAccess ? { cpuAccess: x.cpuAccess } : {}), ...(x.resident !== undefined ? { resident: x.resident } : {}) });
+    allocations.set(x.name, { process: x.process, adapter: x.adapter, hAllocation: made.hAllocation });
+  }));
+  if (problems.length) throw new ScenarioError(source, problems);
+  const bytesOf = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16));
+  const hexOf = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+  /** The reads / writes a list of commands declares (useAllocation). */
+  const usesOf = (list: GpuCommand[]) => {
+    const reads: AllocationUse[] = [], writes: AllocationUse[] = [];
+    for (const c of list) {
+      if (!c.useAllocation) continue;
+      const u = c.useAllocation;
+      const entry = { hAllocation: allocations.get(u.allocation)!.hAllocation, ...(u.offset !== undefined ? { Offset: u.offset } : {}),
+        ...(u.length !== undefined ? { Length: u.length } : {}), ...(u.bytes !== undefined ? { data: bytesOf(u.bytes) } : {}) };
+      (u.write ? writes : reads).push(entry);
+    }
+    return { ...(reads.length ? { reads } : {}), ...(writes.length ? { writes } : {}) };
+  };
+
+  const commandsFor = (process: string, list: GpuCommand[]) => list.filter((c) => !c.useAllocation).map((c) => {
     if (c.wait) return { wait: { hSyncObject: handleOf(process, c.wait.fence), value: BigInt(c.wait.value) } };
     if (c.signal) return { signal: { hSyncObject: handleOf(process, c.signal.fence), value: BigInt(c.signal.value) } };
     return { work: { durationNs: c.work!.durationNs } };
@@ -124,11 +149,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const submitTo = (queue: string, list: GpuCommand[]) => {
     const q = queues.get(queue)!;
     const rp = processes.get(q.process)!;
-    if (q.hHwQueue) { rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, list) }); return; }
+    if (q.hHwQueue) { rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, list), ...usesOf(list) }); return; }
     let buffer: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint } })[] = [];
-    const flush = () => { if (buffer.length) rp.submitCommand({ hContext: q.hContext, commands: buffer }); buffer = []; };
+    let uses: GpuCommand[] = [];
+    const flush = () => { if (buffer.length) rp.submitCommand({ hContext: q.hContext, commands: buffer, ...usesOf(uses) }); buffer = []; uses = []; };
     for (const c of list) {
-      if (c.work) buffer.push({ work: { durationNs: c.work.durationNs } });
+      if (c.useAllocation) uses.push(c);
+      else if (c.work) buffer.push({ work: { durationNs: c.work.durationNs } });
       else if (c.fenceWrite) buffer.push({ fenceWrite: { hSyncObject: handleOf(q.process, c.fenceWrite.fence), value: BigInt(c.fenceWrite.value) } });
       else if (c.wait) { flush(); rp.waitForSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.wait.fence)], values: [BigInt(c.wait.value)] }); }
       else if (c.signal) { flush(); rp.signalSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.signal.fence)], values: [BigInt(c.signal.value)] }); }
@@ -150,6 +177,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
 
   // CPU threads
   const waits: WaitRecord[] = [];
+  const cpuReads = new Map<string, string>();
   const threads = new Map<string, CpuThread>();
   for (const t of s.threads ?? []) {
     const rp = processes.get(t.process)!;
@@ -157,6 +185,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       objects: w.fences.map((f) => handleOf(t.process, f)), values: w.values.map((v) => BigInt(v)),
       waitAny: w.any ?? false, ...(w.timeoutNs !== undefined ? { timeoutNs: w.timeoutNs } : {}),
     });
+    const locks = new Map<string, bigint>();
     threads.set(t.name, rp.createThread(t.name, function* (cpu): Generator<ThreadOp, unknown, unknown> {
       if (t.startNs) yield cpu.sleep(t.startNs);
       for (const [k, step] of t.steps.entries()) {
@@ -182,6 +211,29 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
           yield cpu.sleep(step.sleep.durationNs);
         } else if (step.submit) {
           submitTo(step.submit.queue, step.submit.commands);
+        } else if (step.lock) {
+          const a = allocations.get(step.lock.allocation)!;
+          locks.set(step.lock.allocation, rp.lock2({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation }).pData);
+        } else if (step.unlock) {
+          const a = allocations.get(step.unlock.allocation)!;
+          rp.unlock2({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation });
+          locks.delete(step.unlock.allocation);
+        } else if (step.cpuWrite) {
+          rp.cpuStore(locks.get(step.cpuWrite.allocation)! + BigInt(step.cpuWrite.offset ?? 0), bytesOf(step.cpuWrite.bytes));
+        } else if (step.cpuRead) {
+          cpuReads.set(step.cpuRead.id, hexOf(rp.cpuLoad(locks.get(step.cpuRead.allocation)! + BigInt(step.cpuRead.offset ?? 0), step.cpuRead.length)));
+        } else if (step.destroyAllocation) {
+          const d = step.destroyAllocation;
+          const a = allocations.get(d.allocation)!;
+          const result = rp.destroyAllocation2({ hDevice: deviceOf(t.process, a.adapter), hAllocations: [a.hAllocation],
+            Flags: { AssumeNotInUse: d.assumeNotInUse ?? false, SynchronousDestroy: d.synchronous ?? false } });
+          if (result.wait) yield result.wait;
+        } else if (step.makeResident) {
+          const a = allocations.get(step.makeResident.allocation)!;
+          rp.makeResident({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation, ...(step.makeResident.segment !== undefined ? { segment: step.makeResident.segment } : {}) });
+        } else if (step.evict) {
+          const a = allocations.get(step.evict.allocation)!;
+          rp.evict({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation });
         } else if (step.recreateLogBuffer) {
           machine.recreateNativeFenceLogBuffer(rp, queues.get(step.recreateLogBuffer.queue)!.hHwQueue, step.recreateLogBuffer.log);
         } else if (step.destroyFence) {
@@ -210,7 +262,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     if (++events > MAX_EVENTS) throw new Error(`scenario ${s.name}: more than ${MAX_EVENTS} events; a livelock?`);
     if (options.onProgress && events % every === 0) options.onProgress({ events, timeNs: machine.nowNs });
   }
-  const expectations = checkExpectations(s, machine, waits, threads, handles);
+  const expectations = checkExpectations(s, machine, waits, threads, handles, allocations, cpuReads);
   return { scenario: s, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events };
 }
 
@@ -239,7 +291,8 @@ export function contractViolations(machine: Machine): string[] {
   return found;
 }
 
-function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], threads: Map<string, CpuThread>, handles: Map<string, number>): ExpectationResult[] {
+function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], threads: Map<string, CpuThread>, handles: Map<string, number>,
+  allocations: Map<string, { hAllocation: number }>, cpuReads: Map<string, string>): ExpectationResult[] {
   const out: ExpectationResult[] = [];
   const push = (path: string, description: string, expected: unknown, actual: unknown) =>
     out.push({ path, description, expected: String(expected), actual: String(actual), ok: String(expected) === String(actual) });
@@ -264,6 +317,16 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
   }
   for (const [name, count] of Object.entries(e.counters ?? {})) {
     push(`expect.counters.${name}`, `OS counter ${name} is ${count}`, count, (summary.os as unknown as Record<string, number>)[name]);
+  }
+  for (const [name, state] of Object.entries(e.allocations ?? {})) {
+    const info = machine.vidmm.info(allocations.get(name)!.hAllocation);
+    push(`expect.allocations.${name}`, `allocation ${name} is ${state}`, state, info?.state ?? 'unknown');
+  }
+  for (const [id, bytes] of Object.entries(e.reads ?? {})) {
+    push(`expect.reads.${id}`, `cpuRead ${id} read ${bytes.toLowerCase()}`, bytes.toLowerCase(), cpuReads.get(id) ?? 'never read');
+  }
+  for (const [name, count] of Object.entries(e.vidmmCounters ?? {})) {
+    push(`expect.vidmmCounters.${name}`, `VidMm counter ${name} is ${count}`, count, (summary.vidmm as unknown as Record<string, number>)[name]);
   }
   for (const [name, count] of Object.entries(e.logCounters ?? {})) {
     push(`expect.logCounters.${name}`, `log counter ${name} is ${count}`, count, (summary.logs as unknown as Record<string, number>)[name]);

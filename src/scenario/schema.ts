@@ -13,6 +13,7 @@ const NAME = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,31}$', descr
 /** A 64-bit unsigned fence value: a number, or a decimal / 0x-hex string for values past 2^53. */
 const VALUE = { type: ['integer', 'string'], minimum: 0, pattern: '^(0|[1-9][0-9]{0,19}|0[xX][0-9a-fA-F]{1,16})$', description: 'a 64-bit unsigned value: a number, or a decimal or 0x-hex string' };
 const DURATION = { type: 'number', minimum: 0 };
+const HEX_BYTES = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', description: 'bytes as hex digits, two per byte ("deadbeef")' };
 const COUNT = { type: 'integer', minimum: 0 };
 
 const strict = (properties: Record<string, unknown>, required: string[] = [], extra: Record<string, unknown> = {}) =>
@@ -30,8 +31,8 @@ const GPU_COMMAND = exactlyOne({
   work: strict({ durationNs: DURATION }, ['durationNs']),
   /** Kernel-mode contexts: the GPU writes a monitored fence's value at the end of a command buffer. */
   fenceWrite: strict({ fence: NAME, value: VALUE }, ['fence', 'value']),
-  /** Kernel-mode contexts: a DMA buffer that reads / writes an allocation. */
-  useAllocation: strict({ allocation: NAME, write: { type: 'boolean' } }, ['allocation']),
+  /** The submission reads (or writes) an allocation (or a range of it): the model moves the bytes when the GPU finishes it. */
+  useAllocation: strict({ allocation: NAME, write: { type: 'boolean' }, offset: COUNT, length: { type: 'integer', minimum: 1 }, bytes: HEX_BYTES }, ['allocation']),
 });
 
 const WAIT = strict({
@@ -49,8 +50,16 @@ const THREAD_STEP = exactlyOne({
   sleep: strict({ durationNs: DURATION }, ['durationNs']),
   submit: strict({ queue: NAME, commands: { type: 'array', items: GPU_COMMAND, minItems: 1, maxItems: 4096 } }, ['queue', 'commands']),
   destroyFence: strict({ fence: NAME }, ['fence']),
-  lock: strict({ allocation: NAME, readOnly: { type: 'boolean' }, doNotWait: { type: 'boolean' } }, ['allocation']),
+  /** Lock2 (Flags 0): maps the allocation for the CPU; the thread keeps pData for cpuWrite / cpuRead. */
+  lock: strict({ allocation: NAME }, ['allocation']),
   unlock: strict({ allocation: NAME }, ['allocation']),
+  /** A CPU store / load through the thread's Lock2 mapping. */
+  cpuWrite: strict({ allocation: NAME, offset: COUNT, bytes: HEX_BYTES }, ['allocation', 'bytes']),
+  cpuRead: strict({ id: NAME, allocation: NAME, offset: COUNT, length: { type: 'integer', minimum: 1, maximum: 4096 } }, ['id', 'allocation', 'length']),
+  /** D3DKMTDestroyAllocation2; synchronous: the thread waits until the memory is reclaimed. */
+  destroyAllocation: strict({ allocation: NAME, assumeNotInUse: { type: 'boolean' }, synchronous: { type: 'boolean' } }, ['allocation']),
+  makeResident: strict({ allocation: NAME, segment: { type: ['string', 'integer'] } }, ['allocation']),
+  evict: strict({ allocation: NAME }, ['allocation']),
   /** LOG-03: the OS recreates one of a hardware queue's native fence log buffers. */
   recreateLogBuffer: strict({ queue: NAME, log: { enum: ['waits', 'signals'] } }, ['queue', 'log']),
 });
@@ -68,6 +77,9 @@ const ADAPTER = strict({
     crossAdapter: { type: 'boolean' },
   }),
   interrupts: strict({ payload: { enum: ['list', 'noList'] }, evaluateLegacyMonitoredFences: { type: 'boolean' } }),
+  segments: { type: 'array', minItems: 1, items: strict({ name: NAME, sizeBytes: { type: 'integer', minimum: 1 }, cpuVisible: { type: 'boolean' }, aperture: { type: 'boolean' },
+    cacheCoherent: { type: 'boolean' }, supportsCpuHostAperture: { type: 'boolean' } }, ['sizeBytes']) },
+  cpuHostAperturePages: { type: 'integer', minimum: 0 },
   driver: strict({ queryFeatureBeforeAdvertising: { type: 'boolean' }, monitoredValueBarrier: { type: 'boolean' } }),
   limits: strict(Object.fromEntries(['fences', 'waitBlocks', 'waitersPerFence', 'heapArenaBytes', 'queues', 'ringEntries', 'gpuVaPagesPerProcess', 'interruptListEntries']
     .map((k) => [k, { type: 'integer', minimum: 1 }]))),
@@ -76,6 +88,8 @@ const ADAPTER = strict({
 const WAIT_OUTCOME = { enum: ['woken', 'satisfiedAtOnce', 'timedOut', 'pending', 'deviceRemoved', 'adapterStopped', 'objectDestroyed'] };
 const LEGACY_COUNTER_NAMES = ['dmaCompletedInterrupts', 'monitoredFenceInterrupts', 'scans', 'legacyScans', 'fencesExamined', 'gpuWaitsHeld',
   'heldWaitsReleased', 'softwareSignals', 'commandBuffers'];
+const VIDMM_COUNTER_NAMES = ['allocationsCreated', 'allocationsFreed', 'destroysDeferred', 'destroysAtOnce', 'locks', 'relocations', 'cacheInvalidations',
+  'linesWrittenBack', 'staleGpuReads', 'staleCpuReads', 'lostWrites', 'gpuUseAfterFree'];
 const LOG_COUNTER_NAMES = ['buffersCreated', 'buffersRecreated', 'logReads', 'entriesRead', 'updateNativeFenceLogsCalls', 'overruns', 'entriesLost',
   'fallbackScans', 'contractViolations', 'optimizedInterrupts'];
 const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
@@ -89,6 +103,7 @@ export const SCENARIO_SCHEMA = strict({
     seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
     os: strict({ nativeFence: { type: 'boolean' } }),
     workers: { type: 'boolean', description: 'run each adapter in its own worker thread' },
+    ioCoherent: { type: 'boolean', description: 'the platform keeps CPU caches coherent with GPU accesses (default true)' },
     timing: strict({ commandNs: DURATION, interruptLatencyNs: DURATION }),
     adapters: { type: 'array', items: ADAPTER, minItems: 1, maxItems: 8 },
   }, ['adapters']),
@@ -113,7 +128,9 @@ export const SCENARIO_SCHEMA = strict({
     progressFence: { type: 'boolean' },
     commands: { type: 'array', items: GPU_COMMAND, maxItems: 4096 },
   }, ['name', 'process', 'adapter']) },
-  allocations: { type: 'array', items: strict({ name: NAME, process: NAME, adapter: NAME, sizeBytes: { type: 'integer', minimum: 1 } }, ['name', 'process', 'adapter']) },
+  allocations: { type: 'array', items: strict({ name: NAME, process: NAME, adapter: NAME, sizeBytes: { type: 'integer', minimum: 1 },
+    segments: { type: 'array', items: { type: ['string', 'integer'] }, minItems: 1 }, cpuAccess: { enum: ['none', 'cached', 'uncached'] }, resident: { type: 'boolean' } },
+  ['name', 'process', 'adapter', 'sizeBytes']) },
   threads: { type: 'array', items: strict({
     name: NAME, process: NAME, startNs: DURATION, steps: { type: 'array', items: THREAD_STEP },
   }, ['name', 'process', 'steps']) },
@@ -129,6 +146,9 @@ export const SCENARIO_SCHEMA = strict({
     interrupts: { type: 'object', additionalProperties: COUNT, description: 'adapter name → interrupts raised' },
     counters: strict(Object.fromEntries(COUNTER_NAMES.map((k) => [k, COUNT]))),
     logCounters: strict(Object.fromEntries(LOG_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'native fence log counters (machine.summary().logs)' }),
+    allocations: { type: 'object', additionalProperties: { enum: ['live', 'destroyPending', 'freed'] }, description: 'allocation name → its state at the end' },
+    reads: { type: 'object', additionalProperties: HEX_BYTES, description: 'cpuRead id → the bytes it read' },
+    vidmmCounters: strict(Object.fromEntries(VIDMM_COUNTER_NAMES.map((k) => [k, COUNT]))),
     legacyCounters: strict(Object.fromEntries(LEGACY_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'monitored fence + kernel-mode context counters (machine.summary().legacy)' }),
     threads: { type: 'object', additionalProperties: { enum: ['done', 'blocked', 'failed'] } },
     adapters: { type: 'object', additionalProperties: { enum: ['running', 'stopped'] } },

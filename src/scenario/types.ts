@@ -7,7 +7,7 @@ export interface GpuCommand {
   signal?: { fence: string; value: RawValue };
   work?: { durationNs: number };
   fenceWrite?: { fence: string; value: RawValue };
-  useAllocation?: { allocation: string; write?: boolean };
+  useAllocation?: { allocation: string; write?: boolean; offset?: number; length?: number; bytes?: string };
 }
 
 export interface WaitStep { id?: string; fences: string[]; values: RawValue[]; any?: boolean; timeoutNs?: number }
@@ -19,8 +19,13 @@ export interface ThreadStep {
   sleep?: { durationNs: number };
   submit?: { queue: string; commands: GpuCommand[] };
   destroyFence?: { fence: string };
-  lock?: { allocation: string; readOnly?: boolean; doNotWait?: boolean };
+  lock?: { allocation: string };
   unlock?: { allocation: string };
+  cpuWrite?: { allocation: string; offset?: number; bytes: string };
+  cpuRead?: { id: string; allocation: string; offset?: number; length: number };
+  destroyAllocation?: { allocation: string; assumeNotInUse?: boolean; synchronous?: boolean };
+  makeResident?: { allocation: string; segment?: string | number };
+  evict?: { allocation: string };
   recreateLogBuffer?: { queue: string; log: 'waits' | 'signals' };
 }
 
@@ -36,17 +41,19 @@ export interface ScenarioAdapter {
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
   driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
   limits?: Record<string, number>;
+  segments?: { name?: string; sizeBytes: number; cpuVisible?: boolean; aperture?: boolean; cacheCoherent?: boolean; supportsCpuHostAperture?: boolean }[];
+  cpuHostAperturePages?: number;
 }
 
 export interface Scenario {
   name: string;
   description?: string;
-  machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; timing?: { commandNs?: number; interruptLatencyNs?: number }; adapters: ScenarioAdapter[] };
+  machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; ioCoherent?: boolean; timing?: { commandNs?: number; interruptLatencyNs?: number }; adapters: ScenarioAdapter[] };
   processes: { name: string }[];
   fences?: { name: string; process: string; adapter: string; kind?: 'native' | 'monitored'; type?: 'DEFAULT' | 'INTRA_GPU';
     flags?: Record<string, boolean>; initialValue?: RawValue; sharedWith?: string[]; crossAdapter?: string[] }[];
   queues?: { name: string; process: string; adapter: string; kind?: 'hardware' | 'kernelMode'; engine?: number; progressFence?: boolean; commands?: GpuCommand[] }[];
-  allocations?: { name: string; process: string; adapter: string; sizeBytes?: number }[];
+  allocations?: { name: string; process: string; adapter: string; sizeBytes: number; segments?: (string | number)[]; cpuAccess?: 'none' | 'cached' | 'uncached'; resident?: boolean }[];
   threads?: { name: string; process: string; startNs?: number; steps: ThreadStep[] }[];
   faults?: { atNs: number; removeDevice?: { adapter: string; reason?: string }; collapseInterrupts?: { adapter: string; windowNs?: number }; forceLogOverrun?: { adapter: string; queue?: string } }[];
   expect?: {
@@ -56,6 +63,9 @@ export interface Scenario {
     counters?: Record<string, number>;
     legacyCounters?: Record<string, number>;
     logCounters?: Record<string, number>;
+    allocations?: Record<string, 'live' | 'destroyPending' | 'freed'>;
+    reads?: Record<string, string>;
+    vidmmCounters?: Record<string, number>;
     threads?: Record<string, 'done' | 'blocked' | 'failed'>;
     adapters?: Record<string, 'running' | 'stopped'>;
     blockedQueues?: Record<string, boolean>;
