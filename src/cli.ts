@@ -20,6 +20,7 @@ import { SCENARIO_SCHEMA } from './scenario/schema.js';
 import type { Scenario } from './scenario/types.js';
 import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from './scenario/chrome-trace.js';
 import { compareSynchronizationModels } from './compare.js';
+import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from './scenarios/cross-adapter.js';
 
 const HELP: Record<string, string> = {
   main: `usage: wddm-fence <command> [options]
@@ -60,11 +61,14 @@ Prints a built-in scenario file (YAML), to copy and edit:
 
 Prints the JSON Schema that scenario files are checked against (for editors).
 `,
-  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--trace OUT.json]
+  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--trace OUT.json] [--scenario 1|2a|2b|doorbell]
 
 Runs the built-in demo scenario (as: wddm-fence run demo), then counts the
 same kind of workload on monitored fences + kernel-mode contexts and on
 native fences + hardware queues (see also: wddm-fence run monitored-vs-native).
+  --scenario 1|2a|2b  instead, play a cross-adapter scenario table of the native fence
+                      document (every wait/signal pair) step by step
+  --scenario doorbell instead, the same GPU-to-GPU workload with interrupts and with the doorbell
 `,
 };
 
@@ -127,6 +131,7 @@ async function main(argv: string[]): Promise<number> {
   const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
   if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
   if (command === 'run' || command === 'demo') Object.assign(options, { trace: { type: 'string' } });
+  if (command === 'demo') Object.assign(options, { scenario: { type: 'string' } });
   if (command === 'list') Object.assign(options, { all: { type: 'boolean' } });
   let parsed;
   try {
@@ -143,6 +148,14 @@ async function main(argv: string[]): Promise<number> {
     case undefined: out(HELP.main); return 0;
     case 'run': return run(positionals[0], values as never);
     case 'demo': {
+      if (values.scenario !== undefined) {
+        // the cross-adapter tables of the native fence document, played step by step (XA-06), or the doorbell comparison (XA-07)
+        const seed = parseSeed(values.seed as string | undefined) ?? 1;
+        if (values.scenario === 'doorbell') { out(doorbellComparisonText(await compareDoorbell(8, seed))); return 0; }
+        if (!SCENARIO_IDS.includes(values.scenario as ScenarioId)) throw new UsageError(`--scenario is "${values.scenario}"; expected 1, 2a, 2b or doorbell`);
+        out(scenarioText(await runScenarioPairs(values.scenario as ScenarioId, seed)));
+        return 0;
+      }
       const code = await run('demo', values as never);
       // npm start also shows what the legacy model costs for the same kind of workload
       if (!values.json) out('\n' + (await compareSynchronizationModels({ seed: parseSeed(values.seed as string | undefined) ?? 1 })).text);

@@ -1,7 +1,7 @@
 // Scenario files in-process: the loader's problems (path, line, value,
 // expectation), the runner's outcomes, and the timeline drawn from a trace.
 import { describe, it, expect } from 'vitest';
-import { parseScenario, ScenarioError, runScenario, buildTimeline, findBuiltin, runnableScenarios } from '../src/index.js';
+import { parseScenario, ScenarioError, runScenario, buildTimeline, findBuiltin, runnableScenarios } from '../src/scenario/index.js';
 
 const BASE = `name: t
 machine: { adapters: [ { name: gpu0 } ] }
