@@ -47,7 +47,7 @@ describe('wddm-fence run', () => {
 
   it('cli runs every built-in scenario it lists, and each passes', () => {
     const names = cli('list').stdout.trim().split('\n').map((l) => l.split(/\s+/)[0]);
-    expect(names).toEqual(expect.arrayContaining(['demo', 'cross-process', 'device-removal', 'interrupt-payload', 'log-overrun', 'monitored-vs-native', 'allocation-lifetime']));
+    expect(names).toEqual(expect.arrayContaining(['demo', 'cross-process', 'device-removal', 'interrupt-payload', 'log-overrun', 'monitored-vs-native', 'allocation-lifetime', 'scenario-1', 'scenario-2a', 'scenario-2b']));
     for (const name of names) {
       const r = cli('run', name, '--quiet');
       expect(r.code, `${name}: ${r.stdout}${r.stderr}`).toBe(0);

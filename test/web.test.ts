@@ -86,6 +86,25 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('page runs cross-adapter scenario 1: a track per queue per adapter, the arrow from the dGPU signal to the iGPU wait, the summary numbers', async () => {
+    const expected = await runScenario(findBuiltin('scenario-1')!.scenario!);
+    const page = await context.newPage();
+    await page.goto(`${url}?scenario=scenario-1`);
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.click('#run');
+    await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
+    const tracks = await page.$$eval('#timeline g.track', (nodes: Element[]) => nodes.map((n) => n.getAttribute('data-track')));
+    expect(tracks).toEqual(['iGPU/iGPU.wait', 'dGPU/dGPU.signal', 'dGPU/interrupts', 'cpu/app:cpuWaiter']);
+    // two arrows from the dGPU's signal: to the iGPU's GPU wait (across adapters) and to the CPU waiter
+    expect(await page.$$eval('#timeline path.arrow', (n: Element[]) => n.map((a) => a.getAttribute('data-fence')))).toEqual(['hFence', 'hFence']);
+    const s = expected.machine.summary();
+    const numbers = await page.$$eval('#summary-numbers tr', (rows: HTMLTableRowElement[]) => Object.fromEntries(rows.map((r) => [r.cells[0].textContent, r.cells[1].textContent])));
+    expect(numbers).toMatchObject({ 'GPU signals': '1', 'interrupts raised': '1', 'interrupts handled': String(s.os.interruptsHandled), 'waiters woken': '1', 'bug checks': '0' });
+    expect(await page.$$eval('#expectations tr.fail', (n: Element[]) => n.length)).toBe(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'page-scenario-1.png'), fullPage: true });
+    await page.close();
+  }, 60_000);
+
   it('page shows every problem of a pasted invalid scenario with its line, and runs nothing', async () => {
     const page = await context.newPage();
     await page.goto(url);

@@ -8,8 +8,8 @@ export const FEATURES = {
   monitoredFences: true,
   /** queues[].kind: kernelMode (kernel-mode contexts with DMA buffers). */
   kernelModeContexts: true,
-  /** fences[].crossAdapter, adapters[].caps.crossAdapter. */
-  crossAdapterFences: false,
+  /** fences[].crossAdapter, machine.doorbell. */
+  crossAdapterFences: true,
   /** machine.workers (each adapter in a worker thread). */
   workers: false,
   /** faults[].forceLogOverrun (an overrun on demand; overruns from late interrupts need nothing: see scenarios/log-overrun.yaml). */

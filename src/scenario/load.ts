@@ -237,12 +237,20 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   // machine
   if (s.machine.workers) unsupported('workers', ['machine'], 'workers');
   s.machine.adapters.forEach((a, i) => {
-    if (a.caps?.crossAdapter !== undefined) unsupported('crossAdapterFences', ['machine', 'adapters', i, 'caps'], 'crossAdapter');
   });
   // fences: who can name which fence
   const fenceOwners = new Map<string, Set<string>>();
   const fenceAdapter = new Map<string, string>();
   const fenceKind = new Map<string, 'native' | 'monitored'>();
+  /** Adapters each fence is opened on (its own first, then fences[].crossAdapter). */
+  const fenceAdapters = new Map<string, string[]>();
+  const adapterNative = (name: string) => {
+    const a = s.machine.adapters.find((x) => x.name === name);
+    return s.machine.os?.nativeFence !== false && a?.caps?.nativeGpuFence !== false;
+  };
+  /** What a fence is on an adapter: a cross-adapter fence is native where native fences are supported, monitored elsewhere (XA-05). */
+  const kindOn = (fence: string, adapter: string | undefined) =>
+    adapter === undefined || adapter === fenceAdapter.get(fence) ? fenceKind.get(fence) : adapterNative(adapter) ? 'native' : 'monitored';
   (s.fences ?? []).forEach((f, i) => {
     ref(['fences', i, 'process'], f.process, processes, 'processes');
     ref(['fences', i, 'adapter'], f.adapter, adapters, 'adapters');
@@ -255,15 +263,26 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       if (ref(['fences', i, 'sharedWith', j], p, processes, 'processes')) owners.add(p);
       if (p === f.process) add(['fences', i, 'sharedWith', j], `fences[${i}].sharedWith[${j}] is ${show(p)}; expected another process than the one that creates the fence`);
     });
+    if (f.kind !== 'monitored' && f.crossAdapter?.length && !adapterNative(f.adapter)) add(['fences', i, 'adapter'], `fences[${i}].adapter is ${show(f.adapter)}, which has no native fence support; expected a native fence to be created on an adapter that supports them (or kind: monitored, opened as a native fence elsewhere)`);
     if (f.sharedWith?.length && !f.flags?.shared && !f.flags?.ntSecuritySharing) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith lists processes but the fence is not shareable; expected flags.shared: true (or ntSecuritySharing)`);
     fenceOwners.set(f.name, owners);
     fenceAdapter.set(f.name, f.adapter);
     fenceKind.set(f.name, f.kind ?? 'native');
-    if (f.kind === 'monitored') {
+    fenceAdapters.set(f.name, [f.adapter, ...(f.crossAdapter ?? [])]);
+    (f.crossAdapter ?? []).forEach((other, j) => {
+      ref(['fences', i, 'crossAdapter', j], other, adapters, 'adapters');
+      if (other === f.adapter) add(['fences', i, 'crossAdapter', j], `fences[${i}].crossAdapter[${j}] is ${show(other)}; expected another adapter than the one that creates the fence`);
+    });
+    if (f.crossAdapter?.length && (!f.flags?.shared || !f.flags?.crossAdapter)) {
+      add(['fences', i, 'crossAdapter'], `fences[${i}].crossAdapter lists adapters but the fence is not a cross-adapter fence; expected flags: { shared: true, crossAdapter: true }`);
+    }
+    if (f.kind === 'monitored' && !f.crossAdapter?.length) {
       if (f.sharedWith?.length) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith: shared monitored fences are not modelled; expected a native fence for sharing between processes`);
       for (const flag of ['shared', 'ntSecuritySharing', 'crossAdapter'] as const) {
-        if (f.flags?.[flag]) add(['fences', i, 'flags', flag], `fences[${i}].flags.${flag} is true; expected false for a monitored fence (shared and cross-adapter monitored fences are not modelled)`);
+        if (f.flags?.[flag]) add(['fences', i, 'flags', flag], `fences[${i}].flags.${flag} is true; expected false for a monitored fence that is not opened on another adapter (shared monitored fences are modelled only as cross-adapter fences)`);
       }
+    }
+    if (f.kind === 'monitored') {
       if (f.type !== undefined) add(['fences', i, 'type'], `fences[${i}].type is ${show(f.type)}; expected no type for a monitored fence (DEFAULT and INTRA_GPU are native fence types)`);
     }
   });
@@ -290,8 +309,8 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       add(segments, `${pathText(segments)} is ${show(fence)}, which process ${show(process)} has no handle to; expected a fence it creates or one listed with sharedWith: [${process}]`);
       return false;
     }
-    if (adapter !== undefined && fenceAdapter.get(fence) !== adapter) {
-      add(segments, `${pathText(segments)} is ${show(fence)}, a fence on adapter ${show(fenceAdapter.get(fence))}; expected a fence on the queue's adapter ${show(adapter)}`);
+    if (adapter !== undefined && !fenceAdapters.get(fence)!.includes(adapter)) {
+      add(segments, `${pathText(segments)} is ${show(fence)}, a fence on adapter ${show(fenceAdapter.get(fence))}; expected a fence opened on the queue's adapter ${show(adapter)} (list it in the fence's crossAdapter to open it there)`);
       return false;
     }
     return true;
@@ -312,8 +331,8 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   let queueHasProgress = false;
   const commands = (list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined, queueKind: 'hardware' | 'kernelMode') => {
     const kindCheck = (segments: Segment[], fence: string, op: string) => {
-      const kind = fenceKind.get(fence);
-      if (queueKind === 'kernelMode' && kind !== 'monitored') add(segments, `${pathText(segments)} is ${show(fence)}, a native fence; expected a monitored fence (a kernelMode queue ${op}s monitored fences; native fences belong in hardware queues)`);
+      const kind = kindOn(fence, adapter);
+      if (queueKind === 'kernelMode' && kind !== 'monitored') add(segments, `${pathText(segments)} is ${show(fence)}, a native fence${adapter !== fenceAdapter.get(fence) ? ` on ${show(adapter)}` : ''}; expected a monitored fence (a kernelMode queue ${op}s monitored fences; native fences belong in hardware queues)`);
     };
     list.forEach((c, k) => {
       if (c.wait && fenceRef([...base, k, 'wait', 'fence'], c.wait.fence, process, adapter)) kindCheck([...base, k, 'wait', 'fence'], c.wait.fence, 'wait');
@@ -326,7 +345,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         if (queueKind !== 'kernelMode') add([...base, k], `${pathText([...base, k])} is a fenceWrite; expected wait, signal or work (fenceWrite is for kernelMode queues: a hardware queue signals with signal)`, 'fenceWrite');
         if (fenceRef([...base, k, 'fenceWrite', 'fence'], c.fenceWrite.fence, process, adapter)) {
           reach(c.fenceWrite.fence, c.fenceWrite.value);
-          if (fenceKind.get(c.fenceWrite.fence) !== 'monitored') add([...base, k, 'fenceWrite', 'fence'], `${pathText([...base, k, 'fenceWrite', 'fence'])} is ${show(c.fenceWrite.fence)}, a native fence; expected a monitored fence (the GPU writes a monitored fence's value)`);
+          if (kindOn(c.fenceWrite.fence, adapter) !== 'monitored') add([...base, k, 'fenceWrite', 'fence'], `${pathText([...base, k, 'fenceWrite', 'fence'])} is ${show(c.fenceWrite.fence)}, a native fence; expected a monitored fence (the GPU writes a monitored fence's value)`);
         }
         checkValue([...base, k, 'fenceWrite', 'value'], c.fenceWrite.value);
       }

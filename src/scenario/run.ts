@@ -64,15 +64,11 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       return undefined;
     }
   };
-  const adapters = s.machine.adapters.map((a) => {
-    const { caps, ...rest } = a;
-    const { crossAdapter: _cross, ...machineCaps } = caps ?? {};
-    return { ...rest, ...(caps ? { caps: machineCaps } : {}) };
-  });
+  const adapters = s.machine.adapters;
   let machine!: Machine;
   try {
     machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
-      ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}) });
+      ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}) });
   } catch (error) {
     throw new ScenarioError(source, [{ path: 'machine', message: `machine: the model refused it: ${(error as Error).message}` }]);
   }
@@ -92,26 +88,30 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     return h;
   };
 
-  // fences, and the handle each process holds to each
+  // fences, and the handle each process holds to each, per adapter it is opened on
   const handles = new Map<string, number>();
-  const handleOf = (process: string, fence: string) => handles.get(`${process}\u0000${fence}`)!;
+  const key = (process: string, fence: string, adapter?: string) => `${process}\u0000${fence}${adapter === undefined ? '' : `\u0000${adapter}`}`;
+  /** The process's handle to a fence: the one opened on `adapter` (a queue's), else the one on the fence's own adapter. */
+  const handleOf = (process: string, fence: string, adapter?: string) => handles.get(key(process, fence, adapter)) ?? handles.get(key(process, fence))!;
   (s.fences ?? []).forEach((f, i) => setup(`fences[${i}]`, () => {
     const owner = processes.get(f.process)!;
-    if (f.kind === 'monitored') {
-      const created = owner.createSynchronizationObject({ hDevice: deviceOf(f.process, f.adapter), type: 'MONITORED_FENCE', initialValue: BigInt(f.initialValue ?? 0), flags: f.flags, name: f.name });
-      handles.set(`${f.process}\u0000${f.name}`, created.hSyncObject);
-      return;
-    }
-    const made = owner.createNativeFence({ hDevice: deviceOf(f.process, f.adapter), initialValue: BigInt(f.initialValue ?? 0), type: f.type, flags: f.flags, name: f.name });
-    handles.set(`${f.process}\u0000${f.name}`, made.hSyncObject);
-    for (const other of f.sharedWith ?? []) {
+    const made = f.kind === 'monitored'
+      ? owner.createSynchronizationObject({ hDevice: deviceOf(f.process, f.adapter), type: 'MONITORED_FENCE', initialValue: BigInt(f.initialValue ?? 0), flags: f.flags, name: f.name })
+      : owner.createNativeFence({ hDevice: deviceOf(f.process, f.adapter), initialValue: BigInt(f.initialValue ?? 0), type: f.type, flags: f.flags, name: f.name });
+    handles.set(key(f.process, f.name), made.hSyncObject);
+    handles.set(key(f.process, f.name, f.adapter), made.hSyncObject);
+    // the same process opens it on the other adapters (cross-adapter fences), other processes on every adapter
+    const opens: [string, string][] = [...(f.crossAdapter ?? []).map((a): [string, string] => [f.process, a]),
+      ...(f.sharedWith ?? []).flatMap((p) => [f.adapter, ...(f.crossAdapter ?? [])].map((a): [string, string] => [p, a]))];
+    for (const [other, adapter] of opens) {
       const target = processes.get(other)!;
       const hNt = owner.shareObject(made.hSyncObject);
-      const hCopy = owner.duplicateHandle(hNt, target);
-      owner.closeHandle(hNt);
-      const opened = target.openNativeFenceFromNtHandle({ hNtHandle: hCopy, hDevice: deviceOf(other, f.adapter) });
-      target.closeHandle(hCopy);
-      handles.set(`${other}\u0000${f.name}`, opened.hSyncObject);
+      let hOpen = hNt;
+      if (target !== owner) { hOpen = owner.duplicateHandle(hNt, target); owner.closeHandle(hNt); }
+      const opened = target.openNativeFenceFromNtHandle({ hNtHandle: hOpen, hDevice: deviceOf(other, adapter) });
+      target.closeHandle(hOpen);
+      handles.set(key(other, f.name, adapter), opened.hSyncObject);
+      if (!handles.has(key(other, f.name))) handles.set(key(other, f.name), opened.hSyncObject);
     }
   }));
   if (problems.length) throw new ScenarioError(source, problems);
@@ -139,26 +139,26 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     return { ...(reads.length ? { reads } : {}), ...(writes.length ? { writes } : {}) };
   };
 
-  const commandsFor = (process: string, list: GpuCommand[]) => list.filter((c) => !c.useAllocation).map((c) => {
-    if (c.wait) return { wait: { hSyncObject: handleOf(process, c.wait.fence), value: BigInt(c.wait.value) } };
-    if (c.signal) return { signal: { hSyncObject: handleOf(process, c.signal.fence), value: BigInt(c.signal.value) } };
+  const commandsFor = (process: string, adapter: string, list: GpuCommand[]) => list.filter((c) => !c.useAllocation).map((c) => {
+    if (c.wait) return { wait: { hSyncObject: handleOf(process, c.wait.fence, adapter), value: BigInt(c.wait.value) } };
+    if (c.signal) return { signal: { hSyncObject: handleOf(process, c.signal.fence, adapter), value: BigInt(c.signal.value) } };
     return { work: { durationNs: c.work!.durationNs } };
   });
-  const queues = new Map<string, { process: string; hHwQueue: number; hContext: number }>();
+  const queues = new Map<string, { process: string; adapter: string; hHwQueue: number; hContext: number }>();
   /** Submits GPU commands to a hardware queue (one submission) or to a kernel-mode context (waits, signal packets, command buffers). */
   const submitTo = (queue: string, list: GpuCommand[]) => {
     const q = queues.get(queue)!;
     const rp = processes.get(q.process)!;
-    if (q.hHwQueue) { rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, list), ...usesOf(list) }); return; }
+    if (q.hHwQueue) { rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, q.adapter, list), ...usesOf(list) }); return; }
     let buffer: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint } })[] = [];
     let uses: GpuCommand[] = [];
     const flush = () => { if (buffer.length) rp.submitCommand({ hContext: q.hContext, commands: buffer, ...usesOf(uses) }); buffer = []; uses = []; };
     for (const c of list) {
       if (c.useAllocation) uses.push(c);
       else if (c.work) buffer.push({ work: { durationNs: c.work.durationNs } });
-      else if (c.fenceWrite) buffer.push({ fenceWrite: { hSyncObject: handleOf(q.process, c.fenceWrite.fence), value: BigInt(c.fenceWrite.value) } });
-      else if (c.wait) { flush(); rp.waitForSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.wait.fence)], values: [BigInt(c.wait.value)] }); }
-      else if (c.signal) { flush(); rp.signalSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.signal.fence)], values: [BigInt(c.signal.value)] }); }
+      else if (c.fenceWrite) buffer.push({ fenceWrite: { hSyncObject: handleOf(q.process, c.fenceWrite.fence, q.adapter), value: BigInt(c.fenceWrite.value) } });
+      else if (c.wait) { flush(); rp.waitForSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.wait.fence, q.adapter)], values: [BigInt(c.wait.value)] }); }
+      else if (c.signal) { flush(); rp.signalSynchronizationObjectFromGpu({ hContext: q.hContext, objects: [handleOf(q.process, c.signal.fence, q.adapter)], values: [BigInt(c.signal.value)] }); }
     }
     flush();
   };
@@ -166,10 +166,10 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     const rp = processes.get(q.process)!;
     if (q.kind === 'kernelMode') {
       const hContext = rp.createContext({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, name: q.name });
-      queues.set(q.name, { process: q.process, hHwQueue: 0, hContext });
+      queues.set(q.name, { process: q.process, adapter: q.adapter, hHwQueue: 0, hContext });
     } else {
       const made = rp.createHwQueue({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, nativeProgressFence: q.progressFence ?? false, name: q.name });
-      queues.set(q.name, { process: q.process, hHwQueue: made.hHwQueue, hContext: 0 });
+      queues.set(q.name, { process: q.process, adapter: q.adapter, hHwQueue: made.hHwQueue, hContext: 0 });
     }
     if (q.commands?.length) submitTo(q.name, q.commands);
   }));
@@ -324,6 +324,9 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
   }
   for (const [id, bytes] of Object.entries(e.reads ?? {})) {
     push(`expect.reads.${id}`, `cpuRead ${id} read ${bytes.toLowerCase()}`, bytes.toLowerCase(), cpuReads.get(id) ?? 'never read');
+  }
+  for (const [name, count] of Object.entries(e.crossAdapterCounters ?? {})) {
+    push(`expect.crossAdapterCounters.${name}`, `cross-adapter counter ${name} is ${count}`, count, (machine.os.crossAdapter.counters as unknown as Record<string, number>)[name]);
   }
   for (const [name, count] of Object.entries(e.vidmmCounters ?? {})) {
     push(`expect.vidmmCounters.${name}`, `VidMm counter ${name} is ${count}`, count, (summary.vidmm as unknown as Record<string, number>)[name]);

@@ -74,7 +74,6 @@ const ADAPTER = strict({
     optimizedNativeFenceSignaledInterrupt: { type: 'boolean' },
     no64BitAtomics: { type: 'boolean' },
     nativeFenceCaps: strict({ monitoredValuePadding: { type: 'integer', minimum: 0, maximum: 4088, multipleOf: 8 }, mapToGpuSystemProcess: { type: 'boolean' } }),
-    crossAdapter: { type: 'boolean' },
   }),
   interrupts: strict({ payload: { enum: ['list', 'noList'] }, evaluateLegacyMonitoredFences: { type: 'boolean' } }),
   segments: { type: 'array', minItems: 1, items: strict({ name: NAME, sizeBytes: { type: 'integer', minimum: 1 }, cpuVisible: { type: 'boolean' }, aperture: { type: 'boolean' },
@@ -104,6 +103,7 @@ export const SCENARIO_SCHEMA = strict({
     os: strict({ nativeFence: { type: 'boolean' } }),
     workers: { type: 'boolean', description: 'run each adapter in its own worker thread' },
     ioCoherent: { type: 'boolean', description: 'the platform keeps CPU caches coherent with GPU accesses (default true)' },
+    doorbell: strict({ enabled: { type: 'boolean' }, ringEntries: { type: 'integer', minimum: 2, maximum: 65536 }, latencyNs: DURATION }),
     timing: strict({ commandNs: DURATION, interruptLatencyNs: DURATION }),
     adapters: { type: 'array', items: ADAPTER, minItems: 1, maxItems: 8 },
   }, ['adapters']),
@@ -117,7 +117,7 @@ export const SCENARIO_SCHEMA = strict({
     flags: SYNC_FLAGS,
     initialValue: VALUE,
     sharedWith: { type: 'array', items: NAME, description: 'processes that open it through an NT handle' },
-    crossAdapter: { type: 'array', items: NAME, description: 'other adapters that open the same fence' },
+    crossAdapter: { type: 'array', items: NAME, minItems: 1, description: 'other adapters that open the same fence' },
   }, ['name', 'process', 'adapter']) },
   queues: { type: 'array', items: strict({
     name: NAME,
@@ -148,6 +148,8 @@ export const SCENARIO_SCHEMA = strict({
     logCounters: strict(Object.fromEntries(LOG_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'native fence log counters (machine.summary().logs)' }),
     allocations: { type: 'object', additionalProperties: { enum: ['live', 'destroyPending', 'freed'] }, description: 'allocation name → its state at the end' },
     reads: { type: 'object', additionalProperties: HEX_BYTES, description: 'cpuRead id → the bytes it read' },
+    crossAdapterCounters: strict(Object.fromEntries(['propagations', 'notificationOnlyCalls', 'doorbellPosted', 'doorbellTaken', 'doorbellFallbacks', 'crossWakes']
+      .map((k) => [k, COUNT]))),
     vidmmCounters: strict(Object.fromEntries(VIDMM_COUNTER_NAMES.map((k) => [k, COUNT]))),
     legacyCounters: strict(Object.fromEntries(LEGACY_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'monitored fence + kernel-mode context counters (machine.summary().legacy)' }),
     threads: { type: 'object', additionalProperties: { enum: ['done', 'blocked', 'failed'] } },

@@ -19,6 +19,9 @@ export interface TimelineModel { tracks: TimelineTrack[]; slices: TimelineSlice[
 
 interface SignalRecord { slice: number; timeNs: number; value: bigint }
 
+/** A cross-adapter fence opened on another adapter is labelled "name@adapter"; it is the same fence (one CurrentValue). */
+const canonical = (label: string) => label.replace(/@[^@]*$/, '');
+
 export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   const tracks = new Map<string, TimelineTrack>();
   const slices: TimelineSlice[] = [];
@@ -35,6 +38,8 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   const openContextWait = new Map<string, number>();
   const contextEngine = new Map<string, number>();
   let endNs = 0;
+  /** Adapters in machine order (tracks are sorted by it). */
+  const adapterOrder = new Map<string, number>();
 
   const track = (id: string, label: string, kind: TimelineTrack['kind'], adapter?: string) => {
     if (!tracks.has(id)) tracks.set(id, { id, label, kind, adapter });
@@ -55,7 +60,8 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   for (const e of events) {
     endNs = Math.max(endNs, e.timeNs);
     const a = e.args;
-    if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
+    if (e.kind === 'machine' && e.name === 'adapter regions' && !adapterOrder.has(e.actor)) adapterOrder.set(e.actor, adapterOrder.size);
+    if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) fenceOfHandle.set(Number(a.hSyncObject), canonical(String(a.fence)));
     if (e.kind === 'runtime' && e.name === 'D3DKMTCreateContextVirtual') contextEngine.set(String(a.name), Number(a.NodeOrdinal));
     if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') {
       contextName.set(`context 0x${Number(a.hContext).toString(16)}`, String(a.context));
@@ -93,7 +99,7 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
       const context = String(a.context);
       const adapter = contextAdapter.get(context) ?? '?';
       const id = track(`${adapter}/${context}`, `${adapter} · ${context} (context, engine${contextEngine.get(context) ?? '?'})`, 'queue', adapter);
-      const fences = (a.fences as string[]) ?? [];
+      const fences = ((a.fences as string[]) ?? []).map(canonical);
       const values = ((a.values as string[]) ?? []).map((v) => BigInt(v));
       const label = fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ');
       if (e.name === 'context held by GPU wait') {
@@ -158,7 +164,9 @@ export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   for (const index of openGpuWait.values()) slices[index].endNs = endNs;
   for (const index of openContextWait.values()) slices[index].endNs = endNs;
   for (const open of openCpuWait.values()) slices[open.slice].endNs = endNs;
-  const order = (t: TimelineTrack) => (t.kind === 'cpu' ? '1' : `0${t.adapter}${t.kind === 'interrupts' ? '\uffff' : ''}`);
-  const sorted = [...tracks.values()].sort((x, y) => (order(x) < order(y) ? -1 : order(x) > order(y) ? 1 : 0));
+  // adapters in machine order, each with its queues (first seen first) then its interrupts; CPU threads last
+  const rank = (t: TimelineTrack) => (t.kind === 'cpu' ? 1e9 : (adapterOrder.get(t.adapter ?? '') ?? 1e6) * 2 + (t.kind === 'interrupts' ? 1 : 0));
+  const seen = [...tracks.values()];
+  const sorted = seen.map((t, i) => ({ t, i })).sort((x, y) => rank(x.t) - rank(y.t) || x.i - y.i).map((x) => x.t);
   return { tracks: sorted, slices, arrows, marks, endNs };
 }

@@ -37,7 +37,7 @@ export interface ScenarioAdapter {
   engines?: number;
   localMemoryBytes?: number;
   caps?: { nativeGpuFence?: boolean; optimizedNativeFenceSignaledInterrupt?: boolean; no64BitAtomics?: boolean;
-    nativeFenceCaps?: { monitoredValuePadding?: number; mapToGpuSystemProcess?: boolean }; crossAdapter?: boolean };
+    nativeFenceCaps?: { monitoredValuePadding?: number; mapToGpuSystemProcess?: boolean } };
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
   driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
   limits?: Record<string, number>;
@@ -48,7 +48,7 @@ export interface ScenarioAdapter {
 export interface Scenario {
   name: string;
   description?: string;
-  machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; ioCoherent?: boolean; timing?: { commandNs?: number; interruptLatencyNs?: number }; adapters: ScenarioAdapter[] };
+  machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; ioCoherent?: boolean; doorbell?: { enabled?: boolean; ringEntries?: number; latencyNs?: number }; timing?: { commandNs?: number; interruptLatencyNs?: number }; adapters: ScenarioAdapter[] };
   processes: { name: string }[];
   fences?: { name: string; process: string; adapter: string; kind?: 'native' | 'monitored'; type?: 'DEFAULT' | 'INTRA_GPU';
     flags?: Record<string, boolean>; initialValue?: RawValue; sharedWith?: string[]; crossAdapter?: string[] }[];
@@ -66,6 +66,7 @@ export interface Scenario {
     allocations?: Record<string, 'live' | 'destroyPending' | 'freed'>;
     reads?: Record<string, string>;
     vidmmCounters?: Record<string, number>;
+    crossAdapterCounters?: Record<string, number>;
     threads?: Record<string, 'done' | 'blocked' | 'failed'>;
     adapters?: Record<string, 'running' | 'stopped'>;
     blockedQueues?: Record<string, boolean>;
