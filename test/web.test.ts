@@ -105,6 +105,23 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('page runs worker mode: the adapters in Web Workers over the shared memory, invariants hold', async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e: Error) => errors.push(e.message));
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.click('#run-workers');
+    await page.waitForFunction(() => { const s = document.getElementById('workers-section')!.dataset.state; return s && s !== 'running'; }, undefined, { timeout: 90_000 });
+    const state = await page.$eval('#workers-section', (n: HTMLElement) => ({ ...n.dataset }));
+    const report = await page.textContent('#workers-report');
+    expect(errors).toEqual([]);
+    expect(state.state, report ?? '').toBe('passed');
+    expect(Number(state.workers)).toBeGreaterThanOrEqual(4); // 2 adapters × (1 producer + 2 consumers)
+    expect(report).toMatch(/torn=0 short=0 leftBlocked=0 finalValuesOk=true/);
+    await page.close();
+  }, 120_000);
+
   it('page shows every problem of a pasted invalid scenario with its line, and runs nothing', async () => {
     const page = await context.newPage();
     await page.goto(url);

@@ -10,7 +10,10 @@ export const FEATURES = {
   kernelModeContexts: true,
   /** fences[].crossAdapter, machine.doorbell. */
   crossAdapterFences: true,
-  /** machine.workers (each adapter in a worker thread). */
+  /**
+   * machine.workers (each adapter in a worker thread). Scenario runs are virtual-time and
+   * reproducible; worker mode is real threads (runWorkerStress, the page's Worker mode section).
+   */
   workers: false,
   /** faults[].forceLogOverrun (an overrun on demand; overruns from late interrupts need nothing: see scenarios/log-overrun.yaml). */
   forcedLogOverrun: false,
