@@ -232,3 +232,32 @@ threads:
     expect(problems[1].message).toMatch(/an allocation of process "app"; expected one of process "other"/);
   });
 });
+
+describe('scenario cross-adapter fences', () => {
+  const TWO = `name: x
+machine: { adapters: [ { name: iGPU, caps: { nativeGpuFence: false } }, { name: dGPU } ] }
+processes: [ { name: app } ]
+`;
+  it('scenario loader: a cross-adapter fence needs its flags, and is a monitored fence on an adapter without native fences', () => {
+    const problems = problemsOf(TWO + `fences:
+  - { name: f, process: app, adapter: dGPU, crossAdapter: [iGPU] }
+  - { name: g, process: app, adapter: dGPU, flags: { shared: true, crossAdapter: true }, crossAdapter: [iGPU] }
+queues:
+  - { name: q, process: app, adapter: iGPU, commands: [ { wait: { fence: g, value: 1 } } ] }
+  - { name: c, process: app, adapter: iGPU, kind: kernelMode, commands: [ { wait: { fence: g, value: 1 } } ] }
+  - { name: d, process: app, adapter: dGPU, kind: kernelMode, commands: [ { wait: { fence: g, value: 1 } } ] }
+`);
+    expect(problems.map((p) => p.path)).toEqual(['fences[0].crossAdapter', 'queues[2].commands[0].wait.fence']);
+    expect(problems[0].message).toMatch(/expected flags: \{ shared: true, crossAdapter: true \}/);
+    expect(problems[1].message).toMatch(/is "g", a native fence; expected a monitored fence/);
+  });
+
+  it('scenario runner: scenario 2a releases the iGPU context held on a dGPU native fence it sees as monitored', async () => {
+    const result = await runScenario(findBuiltin('scenario-2a')!.scenario!);
+    expect(result.expectations.filter((e) => !e.ok)).toEqual([]);
+    expect(result.machine.summary().legacy.heldWaitsReleased).toBe(1);
+    const model = buildTimeline(result.machine.trace.events);
+    const arrow = model.arrows.find((a) => model.slices[a.to].track === 'iGPU/iGPU.context')!;
+    expect(model.slices[arrow.from].track).toBe('dGPU/dGPU.signal');
+  });
+});
