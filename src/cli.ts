@@ -112,11 +112,12 @@ async function run(target: string | undefined, values: { seed?: string; json?: b
     onProgress: tty ? ({ events, timeNs }) => { progressShown = true; err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`); } : undefined,
   });
   if (progressShown) err('\r\x1b[2K');
+  out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
+  // after the report: exporting reads the log buffers (as an interrupt would), which adds trace events
   if (values.trace) {
     writeFileSync(values.trace, chromeTraceJson(result.machine));
     err(`wddm-fence: timeline written to ${values.trace} (open it in https://ui.perfetto.dev or chrome://tracing)\n`);
   }
-  out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
   if (!result.passed && values.json) {
     for (const e of result.expectations.filter((x) => !x.ok)) err(`FAIL ${e.description}: expected ${e.expected}, got ${e.actual} [${e.path}]\n`);
   }

@@ -100,6 +100,7 @@ describe('wddm-fence run', () => {
     if (existsSync(out)) {
       expect(r.code).toBe(0);
       expect(JSON.parse(readFileSync(out, 'utf8')).traceEvents.length).toBeGreaterThan(0);
+      expect(r.stdout).toBe(cli('run', 'demo').stdout); // writing the timeline does not change the report
     } else {
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/--trace needs the Chrome\/Perfetto timeline exporter \(src\/timeline\.ts\), which is not in this build yet/);
