@@ -4,7 +4,7 @@
 // test/artifacts/. Without /usr/bin/chromium the tests are skipped, loudly.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findBuiltin, runScenario, buildTimeline } from '../src/scenario/index.js';
@@ -83,6 +83,12 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     expect(await page.$$eval('#expectations tr.ok', (n: Element[]) => n.length)).toBe(11);
     expect(await page.$$eval('#trace tbody tr', (n: Element[]) => n.length)).toBe(expected.machine.trace.events.length);
     await page.screenshot({ path: join(ARTIFACTS, 'page-demo.png'), fullPage: true });
+    // the timeline download is the exporter's Chrome JSON
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-trace')]);
+    expect(download.suggestedFilename()).toBe('demo.trace.json');
+    const saved = join(ARTIFACTS, 'demo.trace.json');
+    await download.saveAs(saved);
+    expect(JSON.parse(readFileSync(saved, 'utf8')).traceEvents.length).toBeGreaterThan(0);
     await page.close();
   }, 60_000);
 

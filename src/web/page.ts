@@ -9,6 +9,20 @@ import { buildTimeline, type TimelineModel } from '../scenario/timeline-model.js
 import { expectationsText } from '../scenario/report.js';
 import { Trace } from '../trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';
+import { exportTimeline } from '../timeline.js';
+
+let lastResult: ScenarioResult | undefined;
+
+/** The Chrome JSON timeline of the last run (src/timeline.ts), as a file download. */
+function downloadTrace(): void {
+  if (!lastResult) return;
+  const blob = new Blob([JSON.stringify(exportTimeline(lastResult.machine)) + '\n'], { type: 'application/json' });
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(blob);
+  link.download = `${lastResult.scenario.name}.trace.json`;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const SVG = 'http://www.w3.org/2000/svg';
@@ -167,6 +181,7 @@ async function runFromPage(): Promise<void> {
     const scenario = parseScenario(($('source') as HTMLTextAreaElement).value, source);
     const seedText = ($('seed') as HTMLInputElement).value.trim();
     const result = await runScenario(scenario, seedText ? { seed: Number(seedText), source } : { source });
+    lastResult = result;
     const model = buildTimeline(result.machine.trace.events);
     $('timeline-section').hidden = false; // visible first, so the drawing can take the page's width
     drawTimeline($('timeline') as unknown as SVGSVGElement, model);
@@ -225,6 +240,7 @@ function init(): void {
   source.addEventListener('input', () => { if (!builtins.some((b) => b.name === select.value && b.text === source.value)) select.value = '(pasted)'; });
   $('run').addEventListener('click', () => { void runFromPage(); });
   $('run-workers').addEventListener('click', () => { void runWorkers(); });
+  $('download-trace').addEventListener('click', downloadTrace);
   const wanted = new URLSearchParams(location.search).get('scenario');
   if (wanted && builtins.some((b) => b.name === wanted)) select.value = wanted;
   pick();
