@@ -177,7 +177,8 @@ async function runFromPage(): Promise<void> {
   status.textContent = 'running…';
   document.body.dataset.state = 'running';
   try {
-    const source = ($('builtin') as HTMLSelectElement).value === '(pasted)' ? 'pasted scenario' : `scenarios/${($('builtin') as HTMLSelectElement).value}`;
+    const picked = runnableScenarios().find((b) => b.name === ($('builtin') as HTMLSelectElement).value);
+    const source = picked ? `scenarios/${picked.file}` : 'pasted scenario';
     const scenario = parseScenario(($('source') as HTMLTextAreaElement).value, source);
     const seedText = ($('seed') as HTMLInputElement).value.trim();
     const result = await runScenario(scenario, seedText ? { seed: Number(seedText), source } : { source });
