@@ -2,8 +2,9 @@
 // scripts/build-core.mjs), the same file in Node and in browsers, plus the
 // command-line entry and the browser page's script. TypeScript is compiled
 // here; declarations come from `tsc -p tsconfig.build.json` (npm run build).
-// The library and the CLI leave their npm dependencies (yaml, ajv) to Node's
-// resolver; the page bundles them for the browser.
+// The library bundle has no npm dependency at all. The scenario entry
+// (dist/scenario.js) and the CLI leave theirs (yaml, ajv) to Node's resolver;
+// the page bundles them for the browser.
 import typescript from '@rollup/plugin-typescript';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import commonjs from '@rollup/plugin-commonjs';
@@ -19,8 +20,14 @@ const nodeExternal = (id) => id.startsWith('node:') || id === 'yaml' || id === '
 export default [
   {
     input: 'src/index.ts',
-    external: nodeExternal, // node: builtins (worker mode imports node:worker_threads lazily) and the npm dependencies
+    external: (id) => id.startsWith('node:'), // worker mode imports node:worker_threads lazily; nothing else is external
     output: { file: 'dist/wddm-fence.js', format: 'es', sourcemap: true },
+    plugins: [ts()],
+  },
+  {
+    input: 'src/scenario/index.ts',
+    external: nodeExternal,
+    output: { file: 'dist/scenario.js', format: 'es', sourcemap: true },
     plugins: [ts()],
   },
   {

@@ -31,4 +31,5 @@ export { runWorkerStress, workerStressText, waitForFenceWordAsync } from './work
 export type { WorkerStressOptions, WorkerStressReport } from './workers/worker-mode.js';
 export { nodeAdapterWorkerSource, browserAdapterWorkerSource } from './workers/adapter-worker-source.js';
 export type { DoorbellOptions } from './machine.js';
-export * from './scenario/index.js';
+// Scenario files (yaml, ajv) are a separate entry, `wddm-fence/scenario` (dist/scenario.js), so this
+// bundle stays self-contained: the same file runs in Node and in browsers with no import map.
