@@ -7,7 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { join, dirname, normalize, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'web');
+const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
+const root = join(dist, 'web');
+// The library bundle itself, unchanged, so a page can `import('/wddm-fence.js')`.
+const LIBRARY = { '/wddm-fence.js': join(dist, 'wddm-fence.js'), '/wddm-fence.js.map': join(dist, 'wddm-fence.js.map') };
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.map': 'application/json', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
 
 export function startServer(port = 8080, host = '127.0.0.1') {
@@ -15,8 +18,8 @@ export function startServer(port = 8080, host = '127.0.0.1') {
     const headers = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp', 'Cross-Origin-Resource-Policy': 'same-origin', 'Cache-Control': 'no-store' };
     const url = new URL(request.url ?? '/', 'http://localhost');
     const path = normalize(decodeURIComponent(url.pathname === '/' ? '/index.html' : url.pathname));
-    const file = join(root, path);
-    if (!file.startsWith(root) || request.method !== 'GET') { response.writeHead(404, headers).end('not found'); return; }
+    const file = LIBRARY[path] ?? join(root, path);
+    if ((!file.startsWith(root) && !LIBRARY[path]) || request.method !== 'GET') { response.writeHead(404, headers).end('not found'); return; }
     try {
       const body = await readFile(file);
       response.writeHead(200, { ...headers, 'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);

@@ -58,6 +58,27 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     await page.close();
   });
 
+  it('the library bundle (dist/wddm-fence.js) runs unchanged in the browser: a machine, a fence, a GPU signal, a woken wait', async () => {
+    const page = await context.newPage();
+    await page.goto(url);
+    // A string, so vitest does not rewrite the import() for its own loader.
+    const result = await page.evaluate(`(async () => {
+      const lib = await import('/wddm-fence.js');
+      const machine = await lib.createMachine({ seed: 3 });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const fence = app.createNativeFence({ hDevice });
+      const queue = app.createHwQueue({ hDevice });
+      const waited = app.waitAsync({ objects: [fence.hSyncObject], values: [1n] });
+      app.submit({ hHwQueue: queue.hHwQueue, commands: [{ signal: { hSyncObject: fence.hSyncObject, value: 1n } }] });
+      machine.run();
+      const r = await waited;
+      return { status: r.status, value: String(app.readFenceValue(fence.hSyncObject)), interrupts: machine.summary().adapters[0].interruptsRaised };
+    })()`);
+    expect(result).toEqual({ status: 'SUCCESS', value: '1', interrupts: 1 });
+    await page.close();
+  });
+
   it('page runs the demo: tracks, arrows, interrupt marks and the summary numbers match the model', async () => {
     const expected = await runScenario(findBuiltin('demo')!.scenario!);
     const model = buildTimeline(expected.machine.trace.events);
