@@ -150,10 +150,9 @@ export class KernelContexts {
       const c = v.options(raw, `commands[${i}]`, ['work', 'fenceWrite']);
       if (Object.keys(c).length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { work }, { fenceWrite }');
       if (c.work !== undefined) {
-        const w = v.options(c.work, `commands[${i}].work`, ['durationNs']);
-        const d = v.nonNegative(w.durationNs, `commands[${i}].work.durationNs`);
-        commands.push({ op: 'work', coreFence: 0, gpuVa: 0n, value: BigInt(Math.round(d)), handle: 0 });
-        described.push(`work(${d}ns)`);
+        const work = v.workCommand(c.work, `commands[${i}].work`);
+        commands.push(work.command);
+        described.push(work.described);
         return;
       }
       const body = v.options(c.fenceWrite, `commands[${i}].fenceWrite`, ['hSyncObject', 'value']);
