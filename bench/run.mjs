@@ -1,0 +1,441 @@
+#!/usr/bin/env node
+// npm run bench [-- --quick] [-- --seed N] [-- --out DIR]
+//
+// Measures wddm-fence against baselines run in the same process (these
+// machines are noisy: every figure is a median over repetitions, and every
+// figure is reported as a ratio to its baseline). Prints a table, writes
+// bench/results.json (every metric as { value, unit, baseline, ratio }) and
+// draws bench/scaling.svg. `--quick` runs the same set smaller, in under a
+// minute. See README "Performance" for what each figure means.
+//
+// The measured loops are the product's own code paths: the core's waiter
+// heap (waitBlockAdd and the pop path of fenceSatisfy), the core's engine
+// (engineRun → engineStep) and the public RuntimeProcess API. Nothing here
+// is a fast path the product does not use.
+
+import { parseArgs } from 'node:util';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpus, totalmem } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import FlatQueue from 'flatqueue';
+import { createMachineSync, Random } from '../dist/wddm-fence.js';
+import { drawScaling } from './scaling-svg.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    seed: { type: 'string', default: '20261121' },
+    out: { type: 'string', default: here },
+  },
+});
+const QUICK = args.quick;
+const SEED = Number(args.seed) >>> 0;
+const OUT = args.out;
+const N = QUICK ? 100_000 : 1_000_000;            // the headline "million"
+const REPS = QUICK ? 3 : 5;                       // repetitions per measurement (median)
+const SCALING_SIZES = QUICK ? [1e3, 1e4, 1e5] : [1e3, 1e4, 1e5, 1e6];
+const UINT64_MAX = (1n << 64n) - 1n;
+
+const now = () => performance.now();
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const log = (...a) => process.stderr.write(a.join(' ') + '\n');
+
+/** Seeded random 64-bit values (never 0, so no wait is satisfied at creation). */
+function seededValues(count, seed) {
+  const random = new Random(seed);
+  const values = new BigUint64Array(count);
+  for (let i = 0; i < count; i++) values[i] = (random.nextU64() | 1n);
+  return values;
+}
+
+const metrics = {};
+const notes = {};
+function metric(name, value, unit, baseline, ratio, extra = {}) {
+  metrics[name] = { value, unit, baseline, ratio, ...extra };
+}
+function pending(name, unit, why, extra = {}) {
+  metrics[name] = { value: null, unit, baseline: extra.baseline ?? null, ratio: null, pending: why, ...extra };
+}
+
+// ───────────────────────── waiterHeap.vsFlatqueue ─────────────────────────
+
+/** A machine whose adapter can hold `count` CPU waiters on one fence. */
+function heapMachine(count, extraSystemBytes = 0) {
+  const heapEntryBytes = 16;
+  // Power-of-two blocks while growing: the final block plus every smaller one, twice over for the buddy split.
+  let block = 4; while (block < count) block *= 2;
+  return createMachineSync({
+    seed: SEED, trace: false,
+    systemMemoryBytes: Math.max(4 << 20, Math.ceil((count * 8 + extraSystemBytes) / 65536) * 65536 + (2 << 20)),
+    adapters: [{ limits: { fences: 64, waitBlocks: count + 16, waitersPerFence: Math.max(count, 4), heapArenaBytes: Math.min(1 << 30, block * heapEntryBytes * 4) } }],
+  });
+}
+
+/** Claims `bytes` of contiguous scratch pages from the system region through the core's page allocator. */
+function scratchPages(machine, core, bytes) {
+  const pageBytes = machine.layout.pageBytes;
+  const pages = [];
+  for (let i = 0; i < Math.ceil(bytes / pageBytes); i++) {
+    const phys = core.regionAllocPage(machine.systemBase);
+    if (!phys) throw new Error('bench: system region too small for the scratch values');
+    pages.push(phys >>> 0);
+  }
+  pages.sort((a, b) => a - b);
+  for (let i = 1; i < pages.length; i++) {
+    if (pages[i] !== pages[i - 1] + pageBytes) throw new Error('bench: scratch pages are not contiguous');
+  }
+  return { base: pages[0], free: () => { for (const p of pages) core.regionFreePage(machine.systemBase, p); } };
+}
+
+function benchWaiterHeap(values) {
+  const count = values.length;
+  const machine = heapMachine(count, count * 8);
+  const core = machine.adapter(0).core;
+  const L = machine.layout;
+  const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+  if (fence <= 0) throw new Error(`bench: fenceCreate failed (${fence})`);
+  const scratch = scratchPages(machine, core, count * 8);
+  new BigUint64Array(machine.memory.buffer, scratch.base, count).set(values);
+
+  // Same values as numbers for flatqueue (it orders by float64 priority).
+  const numbers = new Float64Array(count);
+  for (let i = 0; i < count; i++) numbers[i] = Number(values[i]);
+
+  const ours = [], theirs = [];
+  let ourSum = 0n, theirSum = 0;
+  for (let rep = 0; rep <= REPS; rep++) {     // rep 0 warms up
+    let t = now();
+    ourSum = BigInt.asUintN(64, core.heapBench(fence, scratch.base, count));
+    const ourMs = now() - t;
+    if (core.heapCheck(fence) !== 0 || core.fenceWaiterCount(fence) !== 0) throw new Error('bench: heap not empty after heapBench');
+    if (ourSum >= (1n << 63n) && ourSum > UINT64_MAX - 64n) throw new Error(`bench: heapBench failed (${ourSum})`);
+
+    t = now();
+    const q = new FlatQueue(count);
+    for (let i = 0; i < count; i++) q.push(i, numbers[i]);
+    let previous = -Infinity;
+    while (q.length) {
+      const v = q.peekValue(); q.pop();
+      if (v < previous) throw new Error('flatqueue out of order');
+      previous = v; theirSum = (theirSum * 31 + v) % 1e9;
+    }
+    const theirMs = now() - t;
+    if (rep > 0) { ours.push(ourMs); theirs.push(theirMs); }
+  }
+  scratch.free();
+  const ourNs = median(ours) * 1e6 / count, theirNs = median(theirs) * 1e6 / count;
+  return { ourNs, theirNs };
+}
+
+// ───────────────────────── the public API: waits, signals ─────────────────────────
+
+function apiProcess(machine) {
+  const app = machine.createProcess('bench');
+  const hAdapter = app.openAdapter(0);
+  const hDevice = app.createDevice({ hAdapter });
+  return { app, hDevice };
+}
+
+/** `values.length` waits added through RuntimeProcess.waitAsync on one fence, then satisfied by one CPU signal. */
+async function cpuWaitRun(values) {
+  const count = values.length;
+  const machine = heapMachine(count);
+  const { app, hDevice } = apiProcess(machine);
+  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+  let woken = 0;
+  const wake = (r) => { if (r.status === 'SUCCESS') woken++; };
+  const objects = [hSyncObject];
+  const t = now();
+  for (let i = 0; i < count; i++) app.waitAsync({ objects, values: [values[i]] }).then(wake);
+  const added = now();
+  app.signal({ objects, values: [UINT64_MAX] });
+  await new Promise((r) => setImmediate(r));
+  const ms = now() - t;
+  if (woken !== count) throw new Error(`bench: ${woken} of ${count} waits woke`);
+  return { ms, addMs: added - t };
+}
+
+async function benchCpuWait(values) {
+  const times = [];
+  for (let rep = 0; rep < Math.max(2, REPS - 2); rep++) times.push((await cpuWaitRun(values)).ms);
+  return median(times) * 1e6 / values.length;
+}
+
+function benchCpuSignal(count) {
+  const machine = createMachineSync({ seed: SEED, trace: false });
+  const { app, hDevice } = apiProcess(machine);
+  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+  const objects = [hSyncObject];
+  const signalValues = new Array(count);
+  const ours = [], plain = [];
+  // The plain TypeScript a user might write: store the value, compare with the smallest waited value.
+  const plainValues = new BigUint64Array(1);
+  let plainMin = UINT64_MAX, plainWakes = 0;
+  let base = 0n;
+  for (let rep = 0; rep <= REPS; rep++) {
+    for (let i = 0; i < count; i++) signalValues[i] = base + BigInt(i + 1);
+    base += BigInt(count);
+    let t = now();
+    for (let i = 0; i < count; i++) app.signal({ objects, values: [signalValues[i]] });
+    const ourMs = now() - t;
+    t = now();
+    for (let i = 0; i < count; i++) {
+      const v = signalValues[i];
+      plainValues[0] = v;
+      if (v > plainMin) plainWakes++;
+    }
+    const plainMs = now() - t;
+    if (rep > 0) { ours.push(ourMs); plain.push(plainMs); }
+  }
+  if (app.readFenceValue(hSyncObject) !== base || plainValues[0] !== base || plainWakes !== 0) throw new Error('bench: cpu signal check failed');
+  return { ourNs: median(ours) * 1e6 / count, plainNs: median(plain) * 1e6 / count };
+}
+
+// ───────────────────────── GPU signals inside the core ─────────────────────────
+
+/** A core-level rig: `fences` fences, one hardware queue with a ring of `ringEntries`, each CV page mapped in slot 0. */
+function gpuRig(fences, ringEntries) {
+  const machine = createMachineSync({
+    seed: SEED, trace: false,
+    systemMemoryBytes: Math.max(4 << 20, Math.ceil(fences * 16 / 65536) * 65536 + (2 << 20)),
+    adapters: [{ limits: { fences: fences + 16, queues: 2, ringEntries, gpuVaPagesPerProcess: Math.ceil(fences / 256) + 64 } }],
+  });
+  const core = machine.adapter(0).core;
+  const L = machine.layout;
+  const ids = new Uint32Array(fences), vas = new Array(fences);
+  const pageVa = new Map();
+  for (let i = 0; i < fences; i++) {
+    const id = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+    if (id <= 0) throw new Error(`bench: fenceCreate failed (${id})`);
+    ids[i] = id;
+    const cv = core.fenceCurrentValueAddress(id);
+    const page = cv - (cv % L.pageBytes);
+    let va = pageVa.get(page);
+    if (va === undefined) {
+      va = BigInt.asUintN(64, core.gpuVaMap(0, page));
+      if (va === 0n) throw new Error('bench: gpuVaMap failed');
+      pageVa.set(page, va);
+    }
+    vas[i] = va + BigInt(cv - page);
+  }
+  const queue = core.queueCreate(0, 0);
+  if (queue <= 0) throw new Error(`bench: queueCreate failed (${queue})`);
+  const out = new Uint32Array(machine.memory.buffer, core.outBufferAddress(), 8);
+  let nextValue = 1n;
+  /** Fills the ring with `count` signal commands (round-robin over the fences) and runs them on the engine; returns ms. */
+  const run = (count) => {
+    for (let i = 0; i < count; i++) {
+      const f = i % fences;
+      const r = core.queuePush(queue, L.opSignal, ids[f], nextValue, vas[f], f + 1);
+      if (r !== 0) throw new Error(`bench: queuePush failed (${r})`);
+      if (f === fences - 1) nextValue++;
+    }
+    nextValue++;
+    const t = now();
+    const step = core.engineRun(queue, 0n, count);
+    const ms = now() - t;
+    if (step !== L.stepDone || out[6] !== count) throw new Error(`bench: engineRun stopped at ${out[6]} of ${count} (step ${step})`);
+    return ms;
+  };
+  return { machine, core, L, ids, run };
+}
+
+function benchGpuSignal(count) {
+  const rig = gpuRig(1, count);
+  const { core, ids } = rig;
+  const cv = core.fenceCurrentValueAddress(ids[0]), mv = core.fenceMonitoredValueAddress(ids[0]);
+  const ours = [], bare = [];
+  for (let rep = 0; rep <= REPS; rep++) {
+    const ourMs = rig.run(count);
+    const t = now();
+    const raised = core.bareSignalLoop(cv, mv, count);
+    const bareMs = now() - t;
+    if (raised !== 0) throw new Error('bench: bare loop raised');
+    if (rep > 0) { ours.push(ourMs); bare.push(bareMs); }
+  }
+  return { ourNs: median(ours) * 1e6 / count, bareNs: median(bare) * 1e6 / count };
+}
+
+// ───────────────────────── interrupts: a waiter on every 1000th value ─────────────────────────
+
+function nativeInterrupts(signals, every) {
+  const machine = createMachineSync({
+    seed: SEED, trace: false,
+    adapters: [{ engines: 1, limits: { ringEntries: signals + 16 } }],
+  });
+  const { app, hDevice } = apiProcess(machine);
+  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+  const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+  for (let v = 1; v <= signals; v += 4096) {
+    const commands = [];
+    for (let k = v; k < Math.min(v + 4096, signals + 1); k++) commands.push({ signal: { hSyncObject, value: BigInt(k) } });
+    app.submit({ hHwQueue, commands });
+  }
+  const thread = app.createThread('waiter', function* (cpu) {
+    for (let target = every; target <= signals; target += every) yield cpu.wait({ objects: [hSyncObject], values: [BigInt(target)] });
+  });
+  const t = now();
+  machine.run();
+  const ms = now() - t;
+  if (thread.state !== 'done') throw new Error(`bench: interrupt waiter ended ${thread.state}`);
+  const s = machine.summary();
+  return { interrupts: s.adapters[0].interruptsRaised, gpuSignals: s.adapters[0].gpuSignals, waits: thread.waits.length, ms };
+}
+
+// ───────────────────────── cross-worker wake: raw Atomics baseline ─────────────────────────
+
+const PING_PONG = `
+const { parentPort, workerData } = require('node:worker_threads');
+const flags = new Int32Array(workerData.buffer);
+const { role, rounds } = workerData;
+const times = [];
+for (let i = 0; i < rounds; i++) {
+  if (role === 0) {
+    const t = performance.now();
+    Atomics.store(flags, 0, 1); Atomics.notify(flags, 0);
+    Atomics.wait(flags, 1, 0);
+    Atomics.store(flags, 1, 0);
+    times.push(performance.now() - t);
+  } else {
+    Atomics.wait(flags, 0, 0);
+    Atomics.store(flags, 0, 0);
+    Atomics.store(flags, 1, 1); Atomics.notify(flags, 1);
+  }
+}
+parentPort.postMessage(times);
+`;
+
+async function rawAtomicsWakeNs(rounds) {
+  const buffer = new SharedArrayBuffer(8);
+  const start = (role) => new Promise((resolve, reject) => {
+    const w = new Worker(PING_PONG, { eval: true, workerData: { buffer, role, rounds } });
+    w.once('message', resolve); w.once('error', reject);
+  });
+  const [times] = await Promise.all([start(0), start(1)]);
+  return median(times.slice(Math.min(50, rounds >> 2))) * 1e6 / 2; // one wake = half a round trip
+}
+
+// ───────────────────────── memory per fence ─────────────────────────
+
+/** Creates `count` fences through the public API; returns fence-page bytes per fence and ns per creation. */
+function fenceMemory(count, shared) {
+  const pageBytes = 4096;
+  const machine = createMachineSync({
+    seed: SEED, trace: false,
+    systemMemoryBytes: Math.max(4 << 20, Math.ceil(count * (shared ? 2 * pageBytes : 16) / 65536) * 65536 + (4 << 20)),
+    adapters: [{ limits: { fences: count + 64, gpuVaPagesPerProcess: Math.min(1 << 24, Math.ceil(count / (shared ? 0.5 : 256)) + 256) } }],
+  });
+  const { app, hDevice } = apiProcess(machine);
+  const before = machine.summary().adapters[0];
+  const flags = shared ? { shared: true } : undefined;
+  const t = now();
+  for (let i = 0; i < count; i++) app.createNativeFence({ hDevice, initialValue: 0n, flags });
+  const ms = now() - t;
+  const after = machine.summary().adapters[0];
+  const fences = after.liveFences - before.liveFences;
+  if (fences !== count) throw new Error(`bench: ${fences} of ${count} fences live`);
+  return { bytesPerFence: (after.fencePages - before.fencePages) * pageBytes / count, fencePages: after.fencePages - before.fencePages, nsPerFence: ms * 1e6 / count };
+}
+
+// ───────────────────────── scaling ─────────────────────────
+
+function slope(points) {
+  const xs = points.map((p) => Math.log10(p.n)), ys = points.map((p) => Math.log10(p.totalMs));
+  const mx = xs.reduce((a, b) => a + b) / xs.length, my = ys.reduce((a, b) => a + b) / ys.length;
+  let num = 0, den = 0;
+  for (let i = 0; i < xs.length; i++) { num += (xs[i] - mx) * (ys[i] - my); den += (xs[i] - mx) ** 2; }
+  return num / den;
+}
+
+async function benchScaling() {
+  const series = { fenceCreate: [], waiterAddRetire: [], gpuSignal: [] };
+  for (const n of SCALING_SIZES) {
+    const reps = n <= 1e4 ? 5 : n <= 1e5 ? 3 : 1;
+    const create = [], wait = [], gpu = [];
+    for (let r = 0; r < reps; r++) {
+      create.push(fenceMemory(n, false).nsPerFence * n / 1e6);
+      wait.push((await cpuWaitRun(seededValues(n, SEED + r))).ms);
+      const rig = gpuRig(n, n);
+      rig.run(n); // warm
+      gpu.push(rig.run(n));
+    }
+    series.fenceCreate.push({ n, totalMs: median(create) });
+    series.waiterAddRetire.push({ n, totalMs: median(wait) });
+    series.gpuSignal.push({ n, totalMs: median(gpu) });
+    log(`  scaling n=${n}: create ${median(create).toFixed(1)} ms, waiters ${median(wait).toFixed(1)} ms, gpu signals ${median(gpu).toFixed(1)} ms`);
+  }
+  for (const [name, points] of Object.entries(series)) {
+    for (const p of points) p.nsPerOp = p.totalMs * 1e6 / p.n;
+    const s = slope(points);
+    metric(`scaling.${name}`, s, 'log-log slope of total time', 1, s, { points });
+  }
+  return series;
+}
+
+// ───────────────────────── main ─────────────────────────
+
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const machineInfo = { cpu, cores: cpus().length, node: process.version, memoryGiB: Math.round(totalmem() / 2 ** 30), platform: `${process.platform}-${process.arch}` };
+const header = `wddm-fence bench${QUICK ? ' (--quick)' : ''}: ${cpu}, ${machineInfo.cores} cores, Node ${process.version}, seed ${SEED}`;
+console.log(header);
+const started = now();
+
+log(`waiterHeap: ${N} seeded 64-bit values, ${REPS} repetitions`);
+const values = seededValues(N, SEED);
+const heap = benchWaiterHeap(values);
+metric('waiterHeap.vsFlatqueue', 1e9 / heap.ourNs, 'push+pop per second', 1e9 / heap.theirNs, heap.theirNs / heap.ourNs,
+  { nsPerItem: heap.ourNs, baselineNsPerItem: heap.theirNs, goal: '>= 1.0 (aim 2)' });
+
+log('cpuWait.api: the same waits through RuntimeProcess.waitAsync + signal');
+const waitNs = await benchCpuWait(values);
+metric('cpuWait.api', waitNs, 'ns per wait', heap.theirNs, waitNs / heap.theirNs, { baselineWhat: 'flatqueue ns per item (push+pop)' });
+
+log('gpuSignal: engineRun over a ring of signal commands vs bareSignalLoop');
+const gpu = benchGpuSignal(N);
+metric('gpuSignal.vsRawStore', gpu.ourNs, 'ns per GPU signal', gpu.bareNs, gpu.ourNs / gpu.bareNs, { goal: '<= 3' });
+
+log('cpuSignal: RuntimeProcess.signal vs a BigUint64Array store + min check');
+const cpuSignal = benchCpuSignal(QUICK ? 50_000 : 200_000);
+metric('cpuSignal.vsPlainJs', cpuSignal.ourNs, 'ns per CPU signal', cpuSignal.plainNs, cpuSignal.ourNs / cpuSignal.plainNs, { goal: '<= 2' });
+
+log('interrupts: GPU signals with a CPU waiter on every 1000th value (native fence)');
+const native = nativeInterrupts(N, 1000);
+pending('interrupts.monitoredVsNative', 'monitored interrupts / native interrupts',
+  'monitored fences (issue 3) are not on main yet', { baseline: native.interrupts, nativeInterrupts: native.interrupts, gpuSignals: native.gpuSignals, waits: native.waits });
+
+log('crossWorkerWake: raw Atomics.wait/notify ping-pong between two workers');
+const rawWakeNs = await rawAtomicsWakeNs(QUICK ? 500 : 2000);
+pending('crossWorkerWake.vsRawAtomics', 'ns per wake (median)', 'worker mode (issue 4) is not on main yet', { baseline: rawWakeNs, goal: '<= 1.5' });
+
+log(`memory: ${N} non-shareable fences in one process, ${QUICK ? 1000 : 10000} shareable`);
+const plainFences = fenceMemory(N, false);
+metric('memory.bytesPerFence', plainFences.bytesPerFence, 'fence-page bytes per fence', 16, plainFences.bytesPerFence / 16,
+  { fences: N, fencePages: plainFences.fencePages, nsPerCreate: plainFences.nsPerFence });
+const sharedFences = fenceMemory(QUICK ? 1000 : 10000, true);
+metric('memory.bytesPerSharedFence', sharedFences.bytesPerFence, 'fence-page bytes per shareable fence', 16, sharedFences.bytesPerFence / 16,
+  { fences: QUICK ? 1000 : 10000, fencePages: sharedFences.fencePages });
+
+pending('logRead.entriesPerSec', 'entries per second', 'the OS log reader (issue 5) is not on main yet');
+pending('logRead.overrunFallbackNsPerFence', 'ns per fence', 'the OS log reader (issue 5) is not on main yet');
+
+log(`scaling: ${SCALING_SIZES.join(', ')} objects`);
+const series = await benchScaling();
+
+const results = { machine: machineInfo, seed: SEED, quick: QUICK, N, repetitions: REPS, durationSeconds: (now() - started) / 1000, metrics };
+mkdirSync(OUT, { recursive: true });
+writeFileSync(join(OUT, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+writeFileSync(join(OUT, 'scaling.svg'), drawScaling(series, `${cpu}, Node ${process.version}${QUICK ? ' (quick)' : ''}`));
+
+// The table.
+const fmt = (x) => (x === null || x === undefined ? '—' : Math.abs(x) >= 1000 ? x.toExponential(3) : Number(x.toPrecision(4)).toString());
+const rows = Object.entries(metrics).map(([name, m]) => [name, fmt(m.value), m.unit, fmt(m.baseline), m.pending ? `pending: ${m.pending}` : fmt(m.ratio), m.goal ?? '']);
+const head = ['metric', 'value', 'unit', 'baseline', 'ratio', 'goal'];
+const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+const line = (r) => '| ' + r.map((c, i) => String(c).padEnd(widths[i])).join(' | ') + ' |';
+console.log(line(head));
+console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
+for (const r of rows) console.log(line(r));
+console.log(`wrote ${join(OUT, 'results.json')} and ${join(OUT, 'scaling.svg')} in ${results.durationSeconds.toFixed(1)} s`);
