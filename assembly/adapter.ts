@@ -208,7 +208,7 @@ function vaIndex(slot: u32, va: u64): i64 {
   if (slot >= a.processCapacity || va < a.gpuVaBase) return -1;
   const page = (va - a.gpuVaBase) >> PAGE_SHIFT;
   const window = <u64>slot * a.gpuVaPagesPerProcess;
-  if (page < window || page >= window + a.gpuVaPagesPerProcess) return -1;
+  if (page - window >= <u64>a.gpuVaPagesPerProcess) return -1; // outside [window, window + pages), wrap-aware
   return <i64>page;
 }
 

@@ -139,8 +139,8 @@ export function engineSignalWrite(engine: u32, slot: u32, gpuVa: u64, value: u64
 }
 
 /** Step 2: the engine's write buffer reaches memory (a 32-bit-only engine writes the low half). */
-export function engineDrain(engine: u32): i32 {
-  const e = engineAt(engine);
+export function engineDrain(engine: u32): i32 { return drain(engineAt(engine)); }
+@inline function drain(e: EngineRecord): i32 {
   if (e.pendingPhys == 0) return 0;
   if (e.pendingValue32 != 0) atomic.store<u32>(<usize>e.pendingPhys, <u32>e.pendingValue);
   else atomic.store<u64>(<usize>e.pendingPhys, e.pendingValue);
@@ -292,12 +292,28 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   if (q.state == QUEUE_STATE_BLOCKED) return STEP_BLOCKED;
   if (q.head == q.tail) return STEP_IDLE;
   const c = changetype<Command>(commandAt(q, q.head));
-  const op = c.op;
   engineAt(q.engine).runningQueue = id;
-  store<u32>(outWord(2), c.fence);
-  store<u32>(outWord(3), c.handle);
-  store<u64>(outWord(4), c.value);
-  store<u32>(outWord(7), op);
+  reportCommand(c);
+  return execute(q, id, c, nowNs);
+}
+
+/** out[2] = fence id, out[3] = handle, out[4..5] = value, out[7] = op of the command a step executed. */
+@inline function reportCommand(c: Command): void {
+  const out = adapter().outBuffer;
+  store<u32>(out, c.fence, 8);
+  store<u32>(out, c.handle, 12);
+  store<u64>(out, c.value, 16);
+  store<u32>(out, c.op, 28);
+}
+
+/**
+ * Executes command `c`, the head of ready queue `q` (id `id`), on the
+ * queue's engine, whose runningQueue is `id`. engineStep and engineRun check
+ * the queue; engineRun walks the ring without a division per command and
+ * reports only the last command it executed.
+ */
+@inline function execute(q: QueueRecord, id: u32, c: Command, nowNs: u64): i32 {
+  const op = c.op;
   if (op == OP_WAIT) {
     store<i32>(outWord(0), OK);
     const current = gpuLoad(q.owner, c.gpuVa);
@@ -316,27 +332,36 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   }
   if (op == OP_SIGNAL || op == OP_FENCE_WRITE) {
     const engine = q.engine;
-    // LOG-04: 1. the fence value
-    const r = engineSignalWrite(engine, q.owner, c.gpuVa, c.value);
-    if (r < 0) return r;
-    engineDrain(engine);
-    q.head++;
     const a = adapter();
+    const value = c.value;
+    // LOG-04: 1. the fence value (engineSignalWrite then engineDrain: into the write buffer and out at once)
+    const phys = gpuVaTranslate(q.owner, c.gpuVa);
+    if (phys == 0 || (phys & 7) != 0) return E_GPU_PAGE_FAULT;
+    const e = engineAt(engine);
+    if (e.pendingPhys != 0) drain(e);
+    if ((a.capsBits & CAP_NO_64BIT_ATOMICS) != 0) atomic.store<u32>(<usize>phys, <u32>value);
+    else atomic.store<u64>(<usize>phys, value);
+    q.head++;
     a.gpuSignals++;
-    engineAt(engine).signals++;
+    e.signals++;
+    const fence = c.fence;
     if (op == OP_FENCE_WRITE) {
       // A monitored fence write is always followed by its signaled interrupt.
-      raiseFor(engine, c.fence, id);
+      raiseFor(engine, fence, id);
       return STEP_MONITORED_INTERRUPT;
     }
     // 2. + 3. the log entry with its GPU timestamp, the index advance (a corrupt header drops the entry)
-    logRecord(id, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
+    logRecord(id, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
     // 4. memory barrier: whatever the engine still buffers reaches memory
-    engineDrain(engine);
+    drain(e);
     // XA-07: a cross-adapter fence rings the other adapters' doorbells (opt-in); a full ring falls back to the interrupt
-    const fallback = doorbellSignal(engine, c.fence, c.value, id);
-    // 5. the conditional interrupt
-    const raised = cmpSignalCheck(engine, c.fence, c.value) == 1;
+    const fallback = doorbellSignal(engine, fence, value, id);
+    // 5. the conditional interrupt (cmpSignalCheck; a command naming no live fence raises nothing)
+    let raised = false;
+    if (fenceValid(fence)) {
+      a.cmpChecks++;
+      if (value > atomic.load<u64>(<usize>fenceAt(fence).mvPhys)) { raiseFor(engine, fence, e.runningQueue); raised = true; }
+    }
     return raised || fallback ? STEP_INTERRUPT : STEP_DONE;
   }
   if (op == OP_WORK) {
@@ -353,13 +378,26 @@ export function engineStep(id: u32, nowNs: u64): i32 {
  * `maxSteps` commands ran. out[6] = commands executed. Returns the last step.
  */
 export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
+  if (!queueValid(id)) { store<u32>(outWord(6), 0); return E_BAD_QUEUE; }
+  const q = queueAt(id);
+  const ringEnd = <usize>q.ring + <usize>adapter().ringEntries * COMMAND_BYTES;
+  let c = commandAt(q, q.head);
+  let last: usize = 0;
   let steps: u32 = 0;
-  let result: i32 = STEP_DONE;
-  while (steps < maxSteps) {
-    result = engineStep(id, nowNs);
-    if (result != STEP_IDLE && result >= 0) steps++;
-    if (result != STEP_DONE) break;
+  let result: i32 = maxSteps > 0 && q.state == QUEUE_STATE_BLOCKED ? STEP_BLOCKED : STEP_DONE;
+  // Only execute() changes the queue during the run, and it stops the run when it blocks it.
+  const pending = q.tail - q.head;
+  const limit = min<u32>(maxSteps, pending);
+  if (result == STEP_DONE && limit > 0) engineAt(q.engine).runningQueue = id;
+  while (result == STEP_DONE && steps < limit) {
+    last = c;
+    result = execute(q, id, changetype<Command>(c), nowNs);
+    if (result >= 0) steps++;
+    c += COMMAND_BYTES;                 // the head moved one command: next slot, wrapping
+    if (c == ringEnd) c = <usize>q.ring;
   }
+  if (result == STEP_DONE && steps == pending && steps < maxSteps) result = STEP_IDLE;
+  if (last != 0) reportCommand(changetype<Command>(last));
   store<u32>(outWord(6), steps);
   return result;
 }

@@ -68,6 +68,8 @@ export const REGION_KIND_ADAPTER: u32 = 3;
 
 export const UINT64_MAX: u64 = 0xFFFF_FFFF_FFFF_FFFF;
 
+// Record sizes below write align8 out as `(offsetof<T>() + 7) & ~7`: a call would make each size a
+// mutable global set at start-up instead of a constant the compiler folds into every address computation.
 @inline export function align8(n: u32): u32 { return (n + 7) & ~7; }
 @inline export function alignPage(n: u32): u32 { return (n + PAGE_BYTES - 1) & ~(PAGE_BYTES - 1); }
 
@@ -87,7 +89,7 @@ export const UINT64_MAX: u64 = 0xFFFF_FFFF_FFFF_FFFF;
   searchHint: u32;    // atomic: bitmap word to start the next search at
   reserved: u32;
 }
-export const REGION_HEADER_BYTES: u32 = align8(offsetof<RegionHeader>());
+export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
 
 // ─────────────────────────────── adapter ────────────────────────────────
 
@@ -125,7 +127,7 @@ export const REGION_HEADER_BYTES: u32 = align8(offsetof<RegionHeader>());
   heapPushes: u64;
   heapPops: u64;
 }
-export const ADAPTER_HEADER_BYTES: u32 = align8(offsetof<AdapterHeader>());
+export const ADAPTER_HEADER_BYTES: u32 = (offsetof<AdapterHeader>() + 7) & ~7;
 
 // ───────────────────────────── fence records ─────────────────────────────
 //
@@ -165,7 +167,7 @@ export const MEMORY_LOCAL: u32 = 1;
   generation: u32;    // bumped at every reuse so stale ids are caught
   lastSignaled: u64;
 }
-export const FENCE_RECORD_BYTES: u32 = align8(offsetof<FenceRecord>());
+export const FENCE_RECORD_BYTES: u32 = (offsetof<FenceRecord>() + 7) & ~7;
 
 // ───────────────────────────── fence pages ──────────────────────────────
 //
@@ -210,7 +212,7 @@ export const PARTIAL_LISTS: u32 = 4;
   live: u32;
   reserved: u32;
 }
-export const PROCESS_RECORD_BYTES: u32 = align8(offsetof<ProcessRecord>());
+export const PROCESS_RECORD_BYTES: u32 = (offsetof<ProcessRecord>() + 7) & ~7;
 
 // ───────────────────────────── CPU waiters ──────────────────────────────
 //
@@ -230,7 +232,7 @@ export const PROCESS_RECORD_BYTES: u32 = align8(offsetof<ProcessRecord>());
   arrival: u32;
   waitBlock: u32;
 }
-export const HEAP_ENTRY_BYTES: u32 = align8(offsetof<HeapEntry>());
+export const HEAP_ENTRY_BYTES: u32 = (offsetof<HeapEntry>() + 7) & ~7;
 export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries
 export const HEAP_MAX_CLASS: u32 = 22;  // 4,194,304 entries
 export const HEAP_CLASSES: u32 = HEAP_MAX_CLASS + 1;
@@ -242,7 +244,7 @@ export const HEAP_CLASSES: u32 = HEAP_MAX_CLASS + 1;
   waiter: u32;      // host-side waiter id
   nextFree: u32;    // free list link; WAIT_BLOCK_LIVE while in a heap
 }
-export const WAIT_BLOCK_BYTES: u32 = align8(offsetof<WaitBlock>());
+export const WAIT_BLOCK_BYTES: u32 = (offsetof<WaitBlock>() + 7) & ~7;
 export const WAIT_BLOCK_LIVE: u32 = 0xFFFF_FFFE;
 
 // ─────────────────────────── engines and queues ───────────────────────────
@@ -266,7 +268,7 @@ export const WAIT_BLOCK_LIVE: u32 = 0xFFFF_FFFE;
   signals: u64;
   interrupts: u64;
 }
-export const ENGINE_RECORD_BYTES: u32 = align8(offsetof<EngineRecord>());
+export const ENGINE_RECORD_BYTES: u32 = (offsetof<EngineRecord>() + 7) & ~7;
 export const INTERRUPT_QUEUE_UNKNOWN: u32 = 0xFFFF_FFFF;
 
 export const QUEUE_STATE_FREE: u32 = 0;
@@ -296,7 +298,7 @@ export const QUEUE_STATE_BLOCKED: u32 = 2;
   logPendingObservedNs: u64;
   logPendingEndNs: u64;
 }
-export const QUEUE_RECORD_BYTES: u32 = align8(offsetof<QueueRecord>());
+export const QUEUE_RECORD_BYTES: u32 = (offsetof<QueueRecord>() + 7) & ~7;
 
 //   Command (32 bytes)
 //   ┌──────┬────────┬───────────┬─────────────────┬───────┬─────┐
@@ -316,7 +318,7 @@ export const OP_FENCE_WRITE: u32 = 4; // monitored fence: write, then always int
   handle: u32;    // user-mode fence handle, for log entries
   reserved: u32;
 }
-export const COMMAND_BYTES: u32 = align8(offsetof<Command>());
+export const COMMAND_BYTES: u32 = (offsetof<Command>() + 7) & ~7;
 
 // ───────────────────────────── status codes ─────────────────────────────
 // Negative returns; the host maps each to an NTSTATUS and a message (one table).

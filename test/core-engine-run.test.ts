@@ -1,0 +1,125 @@
+// The core paths the benchmarks time (bench/run.mjs) must be the product's
+// own behaviour: engineRun (the engine running a ring without returning to
+// the host) against engineStep one command at a time, and heapBench against
+// the heap invariants.
+import { describe, it, expect } from 'vitest';
+import { createMachine, Random, type Machine, type CoreExports } from '../src/index.js';
+
+const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
+
+interface Rig { machine: Machine; core: CoreExports; fences: number[]; vas: bigint[]; queue: number }
+
+/** A core-level rig: `n` fences mapped in process slot 0 and one hardware queue on engine 0. */
+async function rig(n: number, ringEntries = 64): Promise<Rig> {
+  const machine = await createMachine({ seed: 5, trace: false, adapters: [{ limits: { fences: n + 4, queues: 2, ringEntries } }] });
+  const core = machine.adapter(0).core;
+  const L = machine.layout;
+  const fences: number[] = [], vas: bigint[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+    expect(id).toBeGreaterThan(0);
+    core.fenceSetDriverHandle(id, 0x100 + id);
+    const cv = core.fenceCurrentValueAddress(id);
+    const page = cv - (cv % L.pageBytes);
+    fences.push(id);
+    vas.push(BigInt.asUintN(64, core.gpuVaMap(0, page)) + BigInt(cv - page));
+  }
+  const queue = core.queueCreate(0, 0);
+  expect(queue).toBeGreaterThan(0);
+  return { machine, core, fences, vas, queue };
+}
+
+type Op = { op: 'signal' | 'wait' | 'work'; fence: number; value: bigint };
+
+/** The state a run leaves: every fence's CurrentValue, the counters, the queue and the out words a host reads. */
+function snapshot(r: Rig) {
+  const L = r.machine.layout;
+  const s = r.machine.summary().adapters[0];
+  const out = new Uint32Array(r.machine.memory.buffer, r.core.outBufferAddress(), 8);
+  return {
+    values: r.fences.map((f) => BigInt.asUintN(64, r.core.cpuReadCurrentValue(f))),
+    gpuSignals: s.gpuSignals, cmpChecks: s.cmpChecks, interrupts: s.interruptsRaised,
+    pending: r.core.queuePending(r.queue), state: r.core.queueState(r.queue) === L.queueStateBlocked ? 'blocked' : 'ready',
+    line: r.core.engineInterruptLine(0),
+    lastCommand: [out[2], out[3], out[4], out[5], out[7]],
+  };
+}
+
+function push(r: Rig, ops: Op[]): void {
+  const L = r.machine.layout;
+  for (const o of ops) {
+    const op = o.op === 'signal' ? L.opSignal : o.op === 'wait' ? L.opWait : L.opWork;
+    expect(r.core.queuePush(r.queue, op, r.fences[o.fence], o.value, r.vas[o.fence], 0x200 + o.fence)).toBe(0);
+  }
+}
+
+describe('core engine and heap paths timed by npm run bench', () => {
+  it('NF-05 engineRun leaves exactly what engineStep one command at a time leaves (signals with and without a waiter, waits, work, ring wrap)', async () => {
+    const random = new Random(11);
+    for (let trial = 0; trial < 20; trial++) {
+      const ops: Op[] = [];
+      const length = 1 + random.below(90);
+      for (let i = 0; i < length; i++) {
+        const roll = random.below(10);
+        ops.push({ op: roll < 7 ? 'signal' : roll < 9 ? 'wait' : 'work', fence: random.below(3), value: BigInt(1 + random.below(40)) });
+      }
+      const waited = BigInt(random.below(30));
+      const a = await rig(3, 64), b = await rig(3, 64);
+      for (const r of [a, b]) {
+        // A CPU waiter on fence 1 (MonitoredValue = waited - 1 when waited > 0); an offset head so the ring wraps.
+        if (waited > 0n) r.core.cmpUpdateMonitoredValue(0, r.fences[1], waited - 1n, 1);
+        push(r, Array.from({ length: 40 }, () => ({ op: 'work' as const, fence: 0, value: 1n })));
+        while (r.core.queuePending(r.queue) > 0) r.core.engineStep(r.queue, 0n);
+        for (let n = 0; n < 10; n++) r.core.engineTakeInterrupt(0);
+      }
+      push(a, ops.slice(0, 64)); push(b, ops.slice(0, 64));
+      const maxSteps = 1 + random.below(80);
+      // a: engineStep until it would stop engineRun (anything but STEP_DONE) or maxSteps commands ran.
+      const L = a.machine.layout;
+      let steps = 0, last = L.stepDone;
+      while (steps < maxSteps) {
+        last = a.core.engineStep(a.queue, 7n);
+        if (last !== L.stepIdle && last >= 0) steps++;
+        if (last !== L.stepDone) break;
+      }
+      const result = b.core.engineRun(b.queue, 7n, maxSteps);
+      expect(result).toBe(last);
+      expect(new Uint32Array(b.machine.memory.buffer, b.core.outBufferAddress(), 8)[6]).toBe(steps);
+      expect(snapshot(b)).toEqual(snapshot(a));
+    }
+  });
+
+  it('NF-05 engineRun over a ring of signals of a fence with no CPU waiter raises no interrupt and leaves the last value', async () => {
+    const r = await rig(1, 1000);
+    const L = r.machine.layout;
+    push(r, Array.from({ length: 1000 }, (_, i) => ({ op: 'signal' as const, fence: 0, value: BigInt(i + 1) })));
+    expect(r.core.engineRun(r.queue, 0n, 1000)).toBe(L.stepDone);
+    expect(snapshot(r)).toMatchObject({ values: [1000n], gpuSignals: 1000, interrupts: 0, pending: 0, line: 0 });
+    expect(BigInt.asUintN(64, r.core.cpuReadMonitoredValue(r.fences[0]))).toBe(UINT64_MAX);
+    expect(r.core.engineRun(r.queue, 0n, 10)).toBe(L.stepIdle);
+  });
+
+  it('NF-03 heapBench pushes seeded values through waitBlockAdd and pops them in order, leaving the heap empty and every wait block free', async () => {
+    const count = 5000;
+    const machine = await createMachine({ seed: 3, trace: false, adapters: [{ limits: { waitBlocks: count, waitersPerFence: count } }] });
+    const core = machine.adapter(0).core;
+    const L = machine.layout;
+    const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+    const pages: number[] = [];
+    for (let i = 0; i < Math.ceil(count * 8 / L.pageBytes); i++) pages.push(core.regionAllocPage(machine.systemBase) >>> 0);
+    pages.sort((x, y) => x - y);
+    pages.forEach((p, i) => expect(p).toBe(pages[0] + i * L.pageBytes));
+    const random = new Random(9);
+    const values = new BigUint64Array(machine.memory.buffer, pages[0], count);
+    for (let i = 0; i < count; i++) values[i] = random.nextU64() % 1000n; // many equal values: ties by arrival
+    let expected = 0n;
+    for (const v of [...values].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))) expected = BigInt.asUintN(64, expected * 31n + v);
+    expect(BigInt.asUintN(64, core.heapBench(fence, pages[0], count))).toBe(expected);
+    expect(core.fenceWaiterCount(fence)).toBe(0);
+    expect(core.heapCheck(fence)).toBe(0);
+    expect(new DataView(machine.memory.buffer).getUint32(machine.adapters[0].privateBase + L.offsets.waitBlockLive, true)).toBe(0);
+    // The same fence takes ordinary waiters afterwards.
+    expect(core.waitBlockAdd(fence, 5n, 1)).toBeGreaterThan(0);
+    expect(core.fenceMinWaited(fence)).toBe(5n);
+  });
+});
