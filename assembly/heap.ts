@@ -1,14 +1,17 @@
 // The CPU-waiter min-heap of each fence (NF-02, NF-03).
 //
 // Ordered by (value, arrival): the smallest waited value is at index 0, and
-// among equal values the earliest waiter. Each entry names its wait block and
+// among equal values the earliest waiter. The heap is 4-ary (children of i are
+// 4i+1..4i+4): half the levels of a binary heap, so a pop moves half as many
+// entries and touches half as many wait blocks, and the four children sit
+// side by side (64 bytes). Each entry names its wait block and
 // each wait block remembers its entry's index, so any waiter can be retired in
 // O(log n). A heap grows by doubling (a power-of-two block from the arena) up
 // to the adapter's limit class; past that, or with the arena exhausted, adding
 // a waiter fails with E_HEAP_FULL and nothing changes.
 //
 // Invariants (checked by heapCheck, used in tests):
-//   entry(parent(i)) <= entry(i)              for every i > 0
+//   entry(parent(i)) <= entry(i)              for every i > 0, parent(i) = (i - 1) >> 2
 //   waitBlock(entry(i).waitBlock).heapIndex == i
 //   MonitoredValue target == entry(0).value - 1, or UINT64_MAX when empty
 
@@ -40,7 +43,7 @@ import { adapter, fenceAt, fenceValid, waitBlockAt, outWord, heapBlockAlloc, hea
 /** Moves the hole at `index` up until (value, arrival) fits; returns the final index. */
 function siftUp(block: u32, index: u32, value: u64, arrival: u32): u32 {
   while (index > 0) {
-    const parent = (index - 1) >> 1;
+    const parent = (index - 1) >> 2;
     const p = entryAt(block, parent);
     if (!before(value, arrival, p)) break;
     place(block, index, entryValue(p), entryArrival(p), entryBlock(p));
@@ -51,16 +54,21 @@ function siftUp(block: u32, index: u32, value: u64, arrival: u32): u32 {
 
 /** Moves the hole at `index` down until (value, arrival) fits; returns the final index. */
 function siftDown(block: u32, count: u32, index: u32, value: u64, arrival: u32): u32 {
-  const half = count >> 1;
-  while (index < half) {
-    let child = (index << 1) + 1;
-    let c = entryAt(block, child);
-    const right = child + 1;
-    if (right < count) {
-      const r = entryAt(block, right);
-      if (before(entryValue(r), entryArrival(r), c)) { child = right; c = r; }
+  while (true) {
+    const first = (index << 2) + 1;
+    if (first >= count) break;
+    // The smallest of up to four children.
+    let child = first;
+    let c = entryAt(block, first);
+    let childValue = entryValue(c);
+    const end = min<u32>(first + 4, count);
+    for (let k = first + 1; k < end; k++) {
+      const e = entryAt(block, k);
+      const v = entryValue(e);
+      if (v < childValue || (v == childValue && <i32>(entryArrival(e) - entryArrival(c)) < 0)) {
+        child = k; c = e; childValue = v;
+      }
     }
-    const childValue = entryValue(c);
     if (!(childValue < value || (childValue == value && <i32>(entryArrival(c) - arrival) < 0))) break;
     place(block, index, childValue, entryArrival(c), entryBlock(c));
     index = child;
@@ -127,9 +135,40 @@ function removeAt(f: FenceRecord, index: u32): void {
   if (index == count) return;
   const last = entryAt(f.heapBlock, count);
   const value = entryValue(last), arrival = entryArrival(last), block = entryBlock(last);
-  let at = siftUp(f.heapBlock, index, value, arrival);
-  if (at == index) at = siftDown(f.heapBlock, count, index, value, arrival);
+  let at: u32;
+  if (index == 0) {
+    // A pop: the last entry almost always belongs near the bottom, so move the
+    // hole down to a leaf along the smallest children without comparing, then
+    // sift the last entry up from there (Floyd's pop: fewer comparisons).
+    at = siftUp(f.heapBlock, holeToLeaf(f.heapBlock, count), value, arrival);
+  } else {
+    at = siftUp(f.heapBlock, index, value, arrival);
+    if (at == index) at = siftDown(f.heapBlock, count, index, value, arrival);
+  }
   place(f.heapBlock, at, value, arrival, block);
+}
+
+/** Moves the hole at the root down to a leaf, each level taking its smallest child; returns the leaf. */
+function holeToLeaf(block: u32, count: u32): u32 {
+  let index: u32 = 0;
+  while (true) {
+    const first = (index << 2) + 1;
+    if (first >= count) break;
+    let child = first;
+    let c = entryAt(block, first);
+    let childValue = entryValue(c);
+    const end = min<u32>(first + 4, count);
+    for (let k = first + 1; k < end; k++) {
+      const e = entryAt(block, k);
+      const v = entryValue(e);
+      if (v < childValue || (v == childValue && <i32>(entryArrival(e) - entryArrival(c)) < 0)) {
+        child = k; c = e; childValue = v;
+      }
+    }
+    place(block, index, childValue, entryArrival(c), entryBlock(c));
+    index = child;
+  }
+  return index;
 }
 
 /** Retires one wait block (timeout, cancel, wait-any satisfied elsewhere). */
@@ -191,7 +230,7 @@ export function heapCheck(fence: u32): i32 {
     const e = entryAt(f.heapBlock, i);
     if (waitBlockAt(entryBlock(e)).heapIndex != i) return -(<i32>i + 1);
     if (i > 0) {
-      const p = entryAt(f.heapBlock, (i - 1) >> 1);
+      const p = entryAt(f.heapBlock, (i - 1) >> 2);
       if (before(entryValue(e), entryArrival(e), p)) return -(<i32>i + 1);
     }
   }

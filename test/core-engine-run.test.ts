@@ -122,4 +122,43 @@ describe('core engine and heap paths timed by npm run bench', () => {
     expect(core.waitBlockAdd(fence, 5n, 1)).toBeGreaterThan(0);
     expect(core.fenceMinWaited(fence)).toBe(5n);
   });
+
+  it('NF-03 the core heap keeps its invariants through random adds, retires and satisfies; pops come smallest first, ties in arrival order', async () => {
+    const machine = await createMachine({ seed: 3, trace: false, adapters: [{ limits: { waitBlocks: 4096, waitersPerFence: 4096 } }] });
+    const core = machine.adapter(0).core;
+    const L = machine.layout;
+    const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+    const random = new Random(21);
+    const live = new Map<number, { value: bigint; waiter: number }>(); // wait block → entry
+    let nextWaiter = 1;
+    for (let op = 0; op < 6000; op++) {
+      const roll = random.below(10);
+      if (roll < 6 || live.size === 0) {
+        const value = BigInt(random.below(200));
+        const block = core.waitBlockAdd(fence, value, nextWaiter);
+        expect(block).toBeGreaterThan(0);
+        live.set(block, { value, waiter: nextWaiter++ });
+      } else if (roll < 8) {
+        const blocks = [...live.keys()].sort((x, y) => x - y);
+        const block = blocks[random.below(blocks.length)];
+        expect(core.waitBlockRemove(block)).toBe(0);
+        live.delete(block);
+      } else {
+        const current = BigInt(random.below(200));
+        const n = core.fenceSatisfy(fence, current, 8);
+        const out = new Uint32Array(machine.memory.buffer, core.outBufferAddress(), n * 2);
+        const expected = [...live.entries()].filter(([, e]) => e.value <= current)
+          .sort(([, x], [, y]) => (x.value < y.value ? -1 : x.value > y.value ? 1 : x.waiter - y.waiter)).slice(0, 8);
+        expect(n).toBe(expected.length);
+        for (let i = 0; i < n; i++) {
+          expect([out[2 * i], out[2 * i + 1]]).toEqual([expected[i][1].waiter, expected[i][0]]);
+          live.delete(out[2 * i + 1]);
+        }
+      }
+      expect(core.heapCheck(fence)).toBe(0);
+      expect(core.fenceWaiterCount(fence)).toBe(live.size);
+      const min = [...live.values()].reduce((m, e) => (e.value < m ? e.value : m), UINT64_MAX);
+      expect(BigInt.asUintN(64, core.fenceMinWaited(fence))).toBe(min);
+    }
+  });
 });
