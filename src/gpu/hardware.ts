@@ -183,6 +183,7 @@ export class GpuHardware {
 
   /** The driver's full run-list rescan (UpdateCurrentValuesFromCpu). Returns queues unblocked. */
   rescanAll(): number {
+    if (this.blockedOn.size === 0) return 0;
     let unblocked = 0;
     const fences = [...this.blockedOn.keys()].sort((a, b) => a - b);
     for (const fence of fences) {

@@ -90,8 +90,10 @@ export class GlobalFence {
     readonly systemMvVa: bigint,
     readonly label: string,
   ) {}
-  get kernelCvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.cvPhys); }
-  get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
+  private cvVa?: bigint;
+  private mvVa?: bigint;
+  get kernelCvVa(): bigint { return (this.cvVa ??= KERNEL_VA_BASE + BigInt(this.cvPhys)); }
+  get kernelMvVa(): bigint { return (this.mvVa ??= KERNEL_VA_BASE + BigInt(this.mvPhys)); }
   hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
   currentValue(): bigint {
     const raw = asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence));
@@ -402,10 +404,12 @@ export class Dxgkrnl {
       NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
       CurrentValueKernelCpuVa: fences.map((f) => f.kernelCvVa), Flags: { AlwaysSignaled: false, NotificationOnly: notificationOnly },
     };
-    this.trace.record('ddi', adapter.name, 'DxgkDdiUpdateCurrentValuesFromCpu', {
-      NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: values,
-      CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: notificationOnly,
-    });
+    if (this.trace.enabled) {
+      this.trace.record('ddi', adapter.name, 'DxgkDdiUpdateCurrentValuesFromCpu', {
+        NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: values,
+        CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: notificationOnly,
+      });
+    }
     this.callDriver(adapter, () => adapter.driver.updateCurrentValuesFromCpu(args));
   }
 
@@ -874,9 +878,11 @@ export class Dxgkrnl {
       fences.push(local.global);
       signalled.push(value);
     });
-    this.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromCpu', {
-      ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: signalled, AllowFenceRewind: rewind,
-    });
+    if (this.trace.enabled) {
+      this.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromCpu', {
+        ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: signalled, AllowFenceRewind: rewind,
+      });
+    }
     this.counters.cpuSignals += fences.length;
     this.cpuSignal(fences, signalled);
   }
@@ -892,17 +898,19 @@ export class Dxgkrnl {
       fences = native.map((i) => fences[i]);
       values = native.map((i) => values[i]);
     }
-    const byAdapter = new Map<OsAdapter, number[]>();
-    fences.forEach((f, i) => {
-      let list = byAdapter.get(f.adapter);
-      if (!list) byAdapter.set(f.adapter, (list = []));
-      list.push(i);
-    });
+    // Grouped by adapter, adapters in index order (a machine has a handful): no Map, no closures per call.
+    const adapters: OsAdapter[] = [];
+    for (const f of fences) if (!adapters.includes(f.adapter)) adapters.push(f.adapter);
+    if (adapters.length > 1) adapters.sort((x, y) => x.index - y.index);
     const changed = new Set<GlobalFence>();
-    for (const adapter of [...byAdapter.keys()].sort((x, y) => x.index - y.index)) {
-      const indexes = byAdapter.get(adapter)!;
-      this.ddiUpdateCurrentValuesFromCpu(adapter, indexes.map((i) => fences[i]), indexes.map((i) => values[i]), false);
-      for (const i of indexes) this.satisfy(fences[i], fences[i].currentValue(), changed);
+    for (const adapter of adapters) {
+      let batch = fences, batchValues = values;
+      if (adapters.length > 1) {
+        batch = []; batchValues = [];
+        for (let i = 0; i < fences.length; i++) if (fences[i].adapter === adapter) { batch.push(fences[i]); batchValues.push(values[i]); }
+      }
+      this.ddiUpdateCurrentValuesFromCpu(adapter, batch, batchValues, false);
+      for (const fence of batch) this.satisfy(fence, fence.currentValue(), changed);
     }
     this.refresh(changed);
     this.crossAdapter.afterCpuSignal(fences); // XA-04
