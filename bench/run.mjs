@@ -322,6 +322,91 @@ function monitoredInterrupts(signals, every) {
   return { interrupts: s.adapters[0].interruptsRaised, gpuSignals: s.adapters[0].gpuSignals, waits: thread.waits.length };
 }
 
+// ───────────────────────── the OS log reader (LOG-05, INT-05) ─────────────────────────
+
+/** Wraps the OS log reader (machine.nativeFenceLogs.service) to time every read; undefined when this build has none. */
+function timeLogReader(machine) {
+  const logs = machine.nativeFenceLogs;
+  if (!logs || typeof logs.service !== 'function' || !logs.counters) return undefined;
+  const original = logs.service.bind(logs);
+  const timing = { ms: 0, fallbackMs: 0, fallbackFences: 0 };
+  logs.service = (...args) => {
+    const fallbacksBefore = logs.counters.fallbackScans, scannedBefore = machine.os.counters.fencesScanned;
+    const t = now();
+    try { return original(...args); } finally {
+      const ms = now() - t;
+      timing.ms += ms;
+      if (logs.counters.fallbackScans > fallbacksBefore) { timing.fallbackMs += ms; timing.fallbackFences += machine.os.counters.fencesScanned - scannedBefore; }
+    }
+  };
+  return { logs, timing };
+}
+
+/**
+ * logRead.entriesPerSec: `signals` GPU signals on an adapter with OptimizedNativeFenceSignaledInterrupt and
+ * a CPU waiter on every `every`-th value, so each interrupt names the queue and the OS reads its signal log.
+ * logRead.overrunFallbackNsPerFence: `fences` fences with a CPU waiter each; one fence is signalled past the
+ * log's capacity before the interrupt is serviced, so the reader detects the overrun and checks every fence of the device.
+ */
+function benchLogReader(signals, every, fences) {
+  const machineFor = (extra) => createMachineSync({
+    seed: SEED, trace: false, ...extra.machine,
+    adapters: [{ engines: 1, caps: { optimizedNativeFenceSignaledInterrupt: true }, limits: { ringEntries: 8192, fences: fences + 64, waitBlocks: fences + 64, ...extra.limits } }],
+  });
+  // Entries per second.
+  const machine = machineFor({ limits: {} });
+  const timed = timeLogReader(machine);
+  if (!timed) return undefined;
+  const { app, hDevice } = apiProcess(machine);
+  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+  const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+  let submitted = 0;
+  const submitMore = () => {
+    const commands = [];
+    for (let k = 0; k < 4096 && submitted < signals; k++) commands.push({ signal: { hSyncObject, value: BigInt(++submitted) } });
+    if (commands.length) app.submit({ hHwQueue, commands });
+  };
+  submitMore(); submitMore();
+  const thread = app.createThread('waiter', function* (cpu) {
+    for (let target = every; target <= signals; target += every) {
+      yield cpu.wait({ objects: [hSyncObject], values: [BigInt(target)] });
+      if (submitted - target < 4096) submitMore();
+    }
+  });
+  machine.run();
+  if (thread.state !== 'done') throw new Error(`bench: log reader waiter ended ${thread.state}`);
+  const entries = timed.logs.counters.entriesRead;
+  const readMs = timed.timing.ms;
+
+  // Overrun fallback.
+  const m2 = machineFor({ machine: { timing: { interruptLatencyNs: 1e7 } }, limits: {} });
+  const t2 = timeLogReader(m2);
+  const p2 = apiProcess(m2);
+  const far = 1n << 40n;
+  const waited = [];
+  for (let i = 0; i < fences; i++) {
+    const f = p2.app.createNativeFence({ hDevice: p2.hDevice, initialValue: 0n });
+    p2.app.waitAsync({ objects: [f.hSyncObject], values: [far] });
+    waited.push(f.hSyncObject);
+  }
+  const signalled = p2.app.createNativeFence({ hDevice: p2.hDevice, initialValue: 0n });
+  const q2 = p2.app.createHwQueue({ hDevice: p2.hDevice, engine: 0, nativeProgressFence: false });
+  let woke = false;
+  p2.app.waitAsync({ objects: [signalled.hSyncObject], values: [1n] }).then(() => { woke = true; });
+  const burst = [];
+  for (let k = 1; k <= 4096; k++) burst.push({ signal: { hSyncObject: signalled.hSyncObject, value: BigInt(k) } });
+  p2.app.submit({ hHwQueue: q2.hHwQueue, commands: burst });
+  m2.run();
+  // Release the far waiters so nothing is left asleep.
+  for (const h of waited) p2.app.signal({ objects: [h], values: [far] });
+  if (!t2.timing.fallbackFences) throw new Error('bench: the log did not overrun (no fallback scan)');
+  return {
+    entriesPerSec: entries / (readMs / 1000), entries, readMs,
+    fallbackNsPerFence: t2.timing.fallbackMs * 1e6 / t2.timing.fallbackFences, fallbackFences: t2.timing.fallbackFences,
+    overruns: t2.logs.counters.overruns, woke,
+  };
+}
+
 // ───────────────────────── cross-worker wake: raw Atomics baseline ─────────────────────────
 
 const PING_PONG = `
@@ -465,8 +550,18 @@ const sharedFences = fenceMemory(QUICK ? 1000 : 10000, true);
 metric('memory.bytesPerSharedFence', sharedFences.bytesPerFence, 'fence-page bytes per shareable fence', 16, sharedFences.bytesPerFence / 16,
   { fences: QUICK ? 1000 : 10000, fencePages: sharedFences.fencePages });
 
-pending('logRead.entriesPerSec', 'entries per second', 'the OS log reader (issue 5) is not on main yet');
-pending('logRead.overrunFallbackNsPerFence', 'ns per fence', 'the OS log reader (issue 5) is not on main yet');
+log('logRead: the OS log reader (optimized interrupts name the queue), and its overrun fallback');
+const logRead = benchLogReader(QUICK ? 100_000 : 1_000_000, 64, QUICK ? 2000 : 10000);
+if (logRead) {
+  // Absolute figures: the issue names no baseline for these (baseline and ratio stay null).
+  metric('logRead.entriesPerSec', logRead.entriesPerSec, 'log entries read per second', null, null,
+    { entriesRead: logRead.entries, readMs: logRead.readMs });
+  metric('logRead.overrunFallbackNsPerFence', logRead.fallbackNsPerFence, 'ns per fence of the device', null, null,
+    { fencesChecked: logRead.fallbackFences, overruns: logRead.overruns });
+} else {
+  pending('logRead.entriesPerSec', 'log entries read per second', 'the OS log reader (issue 5) is not on main yet');
+  pending('logRead.overrunFallbackNsPerFence', 'ns per fence of the device', 'the OS log reader (issue 5) is not on main yet');
+}
 
 log(`scaling: ${SCALING_SIZES.join(', ')} objects`);
 const series = await benchScaling();
