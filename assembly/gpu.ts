@@ -29,7 +29,7 @@ import {
 } from './layout';
 import { adapter, engineAt, fenceAt, fenceValid, outWord, gpuVaTranslate } from './adapter';
 import {
-  logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
+  logRecord, logRecordOn, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
 } from './log';
 import { doorbellPost, doorbellAdapterCount } from './doorbell';
@@ -321,7 +321,7 @@ export function engineStep(id: u32, nowNs: u64): i32 {
     if (current >= c.value) {
       q.head++;
       // LOG-04 for a wait that never blocked: observed and end are both now.
-      logRecord(id, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, nowNs, nowNs);
+      logRecordOn(q, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, nowNs, nowNs);
       return STEP_DONE;
     }
     q.state = QUEUE_STATE_BLOCKED;
@@ -351,7 +351,7 @@ export function engineStep(id: u32, nowNs: u64): i32 {
       return STEP_MONITORED_INTERRUPT;
     }
     // 2. + 3. the log entry with its GPU timestamp, the index advance (a corrupt header drops the entry)
-    logRecord(id, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
+    logRecordOn(q, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
     // 4. memory barrier: whatever the engine still buffers reaches memory
     drain(e);
     // XA-07: a cross-adapter fence rings the other adapters' doorbells (opt-in); a full ring falls back to the interrupt

@@ -127,7 +127,8 @@ export function logFormat(phys: u32, type: u32): i32 {
  * Type as expected, NumberOfEntries from 1 to what fits in 4 KiB, and
  * FirstFreeEntryIndex below NumberOfEntries. E_LOG_CORRUPT otherwise.
  */
-export function logCheck(phys: u32, type: u32): i32 {
+export function logCheck(phys: u32, type: u32): i32 { return checkHeader(phys, type); }
+@inline function checkHeader(phys: u32, type: u32): i32 {
   if (phys == 0 || (phys & (PAGE_BYTES - 1)) != 0) return E_BAD_ARGUMENT;
   const h = header(phys);
   if (h.Type != type) return E_LOG_CORRUPT;
@@ -186,7 +187,9 @@ export function queueLogBuffer(queue: u32, type: u32): u32 {
  */
 export function logFlush(queue: u32): i32 {
   if (!queueLive(queue)) return E_BAD_QUEUE;
-  const q = queueRecord(queue);
+  return flush(queueRecord(queue));
+}
+@inline function flush(q: QueueRecord): i32 {
   if (q.logPendingPhys == 0) return 0;
   const e = changetype<DXGK_NATIVE_FENCE_LOG_ENTRY>(<usize>q.logPendingPhys);
   e.FenceValue = q.logPendingValue;
@@ -218,11 +221,13 @@ export function logWriteEntry(queue: u32, type: u32, handle: u32, value: u64, op
   if (!typeValid(type) || operation > NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED) return E_BAD_ARGUMENT;
   const phys = queueLogBuffer(queue, type);
   if (phys == 0) return OK;
-  const r = logCheck(phys, type);
+  const r = checkHeader(phys, type);
   if (r != OK) return r;
-  logFlush(queue);
+  return writeEntry(queueRecord(queue), phys, handle, value, operation, observedNs, endNs);
+}
+@inline function writeEntry(q: QueueRecord, phys: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
+  flush(q);
   const slot = <u32>atomic.load<u64>(<usize>phys);
-  const q = queueRecord(queue);
   q.logPendingPhys = <u32>entryAddress(phys, slot);
   q.logPendingHandle = handle;
   q.logPendingOperation = operation;
@@ -243,8 +248,11 @@ export function logAdvance(queue: u32, type: u32): i32 {
   if (!typeValid(type)) return E_BAD_ARGUMENT;
   const phys = queueLogBuffer(queue, type);
   if (phys == 0) return OK;
-  const r = logCheck(phys, type);
+  const r = checkHeader(phys, type);
   if (r != OK) return r;
+  return advance(phys);
+}
+@inline function advance(phys: u32): i32 {
   const count = <u32>header(phys).NumberOfEntries;
   let word = atomic.load<u64>(<usize>phys);
   let index: u32 = 0;
@@ -266,4 +274,17 @@ export function logRecord(queue: u32, type: u32, handle: u32, value: u64, operat
   if (r < 0) return r;
   if (queueLogBuffer(queue, type) == 0) return OK;
   return logAdvance(queue, type);
+}
+
+/**
+ * logRecord for a queue engineStep already checked (live) and a known `type`:
+ * the same steps without checking the queue and the header twice.
+ */
+@inline export function logRecordOn(q: QueueRecord, type: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
+  const phys = type == NATIVE_FENCE_LOG_TYPE_WAITS ? q.waitLog : q.signalLog;
+  if (phys == 0) return OK;
+  const r = checkHeader(phys, type);
+  if (r != OK) return r;
+  writeEntry(q, phys, handle, value, operation, observedNs, endNs);
+  return advance(phys);
 }

@@ -7,7 +7,7 @@ import { createMachine, Random, type Machine, type CoreExports } from '../src/in
 
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
 
-interface Rig { machine: Machine; core: CoreExports; fences: number[]; vas: bigint[]; queue: number }
+interface Rig { machine: Machine; core: CoreExports; fences: number[]; vas: bigint[]; queue: number; logs: number[] }
 
 /** A core-level rig: `n` fences mapped in process slot 0 and one hardware queue on engine 0. */
 async function rig(n: number, ringEntries = 64): Promise<Rig> {
@@ -26,7 +26,15 @@ async function rig(n: number, ringEntries = 64): Promise<Rig> {
   }
   const queue = core.queueCreate(0, 0);
   expect(queue).toBeGreaterThan(0);
-  return { machine, core, fences, vas, queue };
+  // Its two log buffers, as the OS gives every user-mode-submission queue (LOG-01).
+  const logs: number[] = [];
+  for (const name of ['NATIVE_FENCE_LOG_TYPE_WAITS', 'NATIVE_FENCE_LOG_TYPE_SIGNALS']) {
+    const type = (core[name] as WebAssembly.Global).value as number;
+    const page = core.logBufferCreate(type);
+    expect(core.queueSetLogBuffer(queue, type, page)).toBe(0);
+    logs.push(page);
+  }
+  return { machine, core, fences, vas, queue, logs };
 }
 
 type Op = { op: 'signal' | 'wait' | 'work'; fence: number; value: bigint };
@@ -42,6 +50,9 @@ function snapshot(r: Rig) {
     pending: r.core.queuePending(r.queue), state: r.core.queueState(r.queue) === L.queueStateBlocked ? 'blocked' : 'ready',
     line: r.core.engineInterruptLine(0),
     lastCommand: [out[2], out[3], out[4], out[5], out[7]],
+    // Log pages relative to their own address (the two rigs' pages differ), and the pending entry's slot.
+    logs: r.logs.map((page) => [...new Uint8Array(r.machine.memory.buffer, page, r.machine.layout.pageBytes)].join(',')),
+    logPending: r.core.logPendingAddress(r.queue) === 0 ? 0 : r.core.logPendingAddress(r.queue) - r.logs[1],
   };
 }
 
