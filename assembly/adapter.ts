@@ -38,6 +38,10 @@ export let adapterBase: u32 = 0;
 @inline export function waitBlockAt(id: u32): WaitBlock {
   return changetype<WaitBlock>(<usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_BLOCK_BYTES);
 }
+/** Where wait block `id`'s heap index lives (the dense heapIndexTable). */
+@inline export function heapIndexAddress(id: u32): usize {
+  return <usize>adapter().heapIndexTable + (<usize>(id - 1) << 2);
+}
 @inline export function engineAt(index: u32): EngineRecord {
   return changetype<EngineRecord>(<usize>adapter().engineTable + <usize>index * ENGINE_RECORD_BYTES);
 }
@@ -97,6 +101,7 @@ export function adapterFormat(
   a.pageTable = at;       a.pageCapacity = pageCapacity;           at += pageCapacity * PAGE_DESCRIPTOR_BYTES;
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
   a.waitBlockTable = at;  a.waitBlockCapacity = waitBlockCapacity; at += waitBlockCapacity * WAIT_BLOCK_BYTES;
+  a.heapIndexTable = at;                                           at += align8(waitBlockCapacity * 4);
   a.heapFreeTable = at;                                            at += align8(HEAP_CLASSES * 4);
   a.gpuVaTable = at;                                               at += align8(processCapacity * gpuVaPagesPerProcess * 4);
   a.engineTable = at;     a.engineCount = engineCount;             at += engineCount * ENGINE_RECORD_BYTES;
@@ -118,7 +123,7 @@ export function adapterFormat(
   }
   a.pageFreeHead = 1;
   for (let i: u32 = 0; i < waitBlockCapacity; i++) {
-    changetype<WaitBlock>(<usize>a.waitBlockTable + <usize>i * WAIT_BLOCK_BYTES).nextFree = i + 2 <= waitBlockCapacity ? i + 2 : 0;
+    store<u32>(<usize>a.heapIndexTable + (<usize>i << 2), i + 2 <= waitBlockCapacity ? i + 2 : 0); // free-list link (layout.ts)
   }
   a.waitBlockFreeHead = waitBlockCapacity > 0 ? 1 : 0;
   for (let e: u32 = 0; e < engineCount; e++) {
@@ -144,6 +149,7 @@ export function adapterRegionBytes(
   bytes += <u64>pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
   bytes += <u64>processCapacity * PROCESS_RECORD_BYTES;
   bytes += <u64>waitBlockCapacity * WAIT_BLOCK_BYTES;
+  bytes += align8(waitBlockCapacity * 4);
   bytes += align8(HEAP_CLASSES * 4);
   bytes += align8(processCapacity * gpuVaPagesPerProcess * 4);
   bytes += <u64>engineCount * ENGINE_RECORD_BYTES + align8(engineCount * pendingCapacity * 4);

@@ -12,14 +12,14 @@
 //
 // Invariants (checked by heapCheck, used in tests):
 //   entry(parent(i)) <= entry(i)              for every i > 0, parent(i) = (i - 1) >> 2
-//   waitBlock(entry(i).waitBlock).heapIndex == i
+//   heapIndex(entry(i).waitBlock) == i         (the adapter's heapIndexTable)
 //   MonitoredValue target == entry(0).value - 1, or UINT64_MAX when empty
 
 import {
   FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_MIN_CLASS, WaitBlock, WAIT_BLOCK_LIVE, UINT64_MAX,
   OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK,
 } from './layout';
-import { adapter, fenceAt, fenceValid, waitBlockAt, outWord, heapBlockAlloc, heapBlockFree } from './adapter';
+import { adapter, fenceAt, fenceValid, waitBlockAt, heapIndexAddress, outWord, heapBlockAlloc, heapBlockFree } from './adapter';
 
 @inline function entryAt(block: u32, index: u32): usize { return <usize>block + (<usize>index << 4); }
 @inline function entryValue(e: usize): u64 { return load<u64>(e, offsetof<HeapEntry>('value')); }
@@ -37,7 +37,7 @@ import { adapter, fenceAt, fenceValid, waitBlockAt, outWord, heapBlockAlloc, hea
   store<u64>(e, value, offsetof<HeapEntry>('value'));
   store<u32>(e, arrival, offsetof<HeapEntry>('arrival'));
   store<u32>(e, waitBlock, offsetof<HeapEntry>('waitBlock'));
-  waitBlockAt(waitBlock).heapIndex = index;
+  store<u32>(heapIndexAddress(waitBlock), index);
 }
 
 /** Moves the hole at `index` up until (value, arrival) fits; returns the final index. */
@@ -107,9 +107,9 @@ export function waitBlockAdd(fence: u32, value: u64, waiter: u32): i32 {
   }
   const id = a.waitBlockFreeHead;
   const wb = waitBlockAt(id);
-  a.waitBlockFreeHead = wb.nextFree;
+  a.waitBlockFreeHead = load<u32>(heapIndexAddress(id)); // a free block's heapIndexTable slot is its free-list link
   a.waitBlockLive++;
-  wb.value = value; wb.fence = fence; wb.waiter = waiter; wb.nextFree = WAIT_BLOCK_LIVE;
+  wb.value = value; wb.fence = fence; wb.waiter = waiter; wb.state = WAIT_BLOCK_LIVE;
   const arrival = a.arrivalSequence++;
   const index = siftUp(f.heapBlock, f.heapCount, value, arrival);
   place(f.heapBlock, index, value, arrival, id);
@@ -121,8 +121,9 @@ export function waitBlockAdd(fence: u32, value: u64, waiter: u32): i32 {
 function waitBlockRelease(id: u32): void {
   const a = adapter();
   const wb = waitBlockAt(id);
-  wb.nextFree = a.waitBlockFreeHead;
+  wb.state = 0;
   wb.fence = 0;
+  store<u32>(heapIndexAddress(id), a.waitBlockFreeHead);
   a.waitBlockFreeHead = id;
   a.waitBlockLive--;
 }
@@ -176,10 +177,11 @@ export function waitBlockRemove(id: u32): i32 {
   const a = adapter();
   if (id == 0 || id > a.waitBlockCapacity) return E_BAD_WAIT_BLOCK;
   const wb = waitBlockAt(id);
-  if (wb.nextFree != WAIT_BLOCK_LIVE) return E_BAD_WAIT_BLOCK;
+  if (wb.state != WAIT_BLOCK_LIVE) return E_BAD_WAIT_BLOCK;
   const f = fenceAt(wb.fence);
-  assert(entryBlock(entryAt(f.heapBlock, wb.heapIndex)) == id, 'waitBlockRemove: heap index out of sync');
-  removeAt(f, wb.heapIndex);
+  const index = load<u32>(heapIndexAddress(id));
+  assert(entryBlock(entryAt(f.heapBlock, index)) == id, 'waitBlockRemove: heap index out of sync');
+  removeAt(f, index);
   waitBlockRelease(id);
   return OK;
 }
@@ -228,7 +230,7 @@ export function heapCheck(fence: u32): i32 {
   const f = fenceAt(fence);
   for (let i: u32 = 0; i < f.heapCount; i++) {
     const e = entryAt(f.heapBlock, i);
-    if (waitBlockAt(entryBlock(e)).heapIndex != i) return -(<i32>i + 1);
+    if (load<u32>(heapIndexAddress(entryBlock(e))) != i) return -(<i32>i + 1);
     if (i > 0) {
       const p = entryAt(f.heapBlock, (i - 1) >> 2);
       if (before(entryValue(e), entryArrival(e), p)) return -(<i32>i + 1);
