@@ -453,6 +453,67 @@ async function rawAtomicsWakeNs(rounds) {
   return median(times.slice(Math.min(50, rounds >> 2))) * 1e6 / 2; // one wake = half a round trip
 }
 
+// The same ping-pong through worker mode: two adapters, each attached in its own worker thread to the one
+// shared memory; a worker signals a cross-adapter fence through its adapter's core (fenceCpuSignal: a 64-bit
+// compare-and-swap of the shared CurrentValue word, then a notify) and the other adapter's worker wakes from
+// fenceWordWait (memory.atomic.wait64 on that word), then answers on a second fence.
+const WORKER_PING_PONG = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { memory, module, privateBase, role, rounds, signalFence, waitWord, gate } = workerData;
+const core = new WebAssembly.Instance(module, { env: { memory, abort() { throw new Error('core assertion failed'); } } }).exports;
+if (core.adapterAttach(privateBase) !== 0) throw new Error('adapterAttach failed');
+const start = new Int32Array(gate);
+parentPort.postMessage({ ready: true });
+while (Atomics.load(start, 0) === 0) Atomics.wait(start, 0, 0, 100);
+const times = [];
+for (let k = 1; k <= rounds; k++) {
+  const value = BigInt(k);
+  if (role === 0) {
+    const t = performance.now();
+    if (core.fenceCpuSignal(signalFence, value) !== 0) throw new Error('fenceCpuSignal failed');
+    if (core.fenceWordWait(waitWord, value, -1n) === 2) throw new Error('fenceWordWait timed out');
+    times.push(performance.now() - t);
+  } else {
+    if (core.fenceWordWait(waitWord, value, -1n) === 2) throw new Error('fenceWordWait timed out');
+    if (core.fenceCpuSignal(signalFence, value) !== 0) throw new Error('fenceCpuSignal failed');
+  }
+}
+parentPort.postMessage({ times });
+`;
+
+/** Worker-mode cross-adapter wake (ns per wake, median); undefined when this build has no worker mode. */
+async function workerWakeNs(rounds) {
+  const machine = createMachineSync({ seed: SEED, trace: false, adapters: [{ name: 'gpu0', engines: 1 }, { name: 'gpu1', engines: 1 }] });
+  const core0 = machine.adapter(0).core;
+  if (typeof core0.fenceCpuSignal !== 'function' || typeof core0.fenceWordWait !== 'function' || typeof core0.adapterAttach !== 'function') return undefined;
+  const app = machine.createProcess('bench');
+  const devices = machine.adapters.map((a) => app.createDevice({ hAdapter: app.openAdapter(a.name) }));
+  // Fence "ping" made on gpu0, fence "pong" on gpu1; each opened on the other adapter (XA-02: one CurrentValue word).
+  const records = [[], []]; // [adapter][fence] → the OS's record of the fence on that adapter
+  for (let f = 0; f < 2; f++) {
+    const made = app.createNativeFence({ hDevice: devices[f], flags: { shared: true, crossAdapter: true }, name: f ? 'pong' : 'ping' });
+    const nt = app.shareObject(made.hSyncObject);
+    const opened = app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: devices[1 - f] }).hSyncObject;
+    app.closeHandle(nt);
+    records[f][f] = machine.os.resolve(app.kernel, made.hSyncObject, 'syncObject', 'hSyncObject').global;
+    records[1 - f][f] = machine.os.resolve(app.kernel, opened, 'syncObject', 'hSyncObject').global;
+  }
+  const gate = new SharedArrayBuffer(4);
+  const job = (role) => ({
+    memory: machine.memory, module: machine.module, privateBase: machine.adapters[role].privateBase, role, rounds, gate,
+    signalFence: records[role][role].coreFence, waitWord: records[role][1 - role].cvPhys,
+  });
+  let ready = 0;
+  const openGate = () => { const g = new Int32Array(gate); Atomics.store(g, 0, 1); Atomics.notify(g, 0); };
+  const run = (role) => new Promise((resolve, reject) => {
+    const w = new Worker(WORKER_PING_PONG, { eval: true, workerData: job(role) });
+    w.on('message', (m) => { if (m.ready) { if (++ready === 2) openGate(); } else resolve(m.times); });
+    w.once('error', reject);
+  });
+  const [times] = await Promise.all([run(0), run(1)]);
+  return median(times.slice(Math.min(50, rounds >> 2))) * 1e6 / 2;
+}
+
 // ───────────────────────── memory per fence ─────────────────────────
 
 /** Creates `count` fences through the public API; returns fence-page bytes per fence and ns per creation. */
@@ -552,9 +613,15 @@ if (monitored) {
     'monitored fences (issue 3) are not on main yet', { baseline: native.interrupts, nativeInterrupts: native.interrupts, gpuSignals: native.gpuSignals, waits: native.waits });
 }
 
-log('crossWorkerWake: raw Atomics.wait/notify ping-pong between two workers');
-const rawWakeNs = await rawAtomicsWakeNs(QUICK ? 500 : 2000);
-pending('crossWorkerWake.vsRawAtomics', 'ns per wake (median)', 'worker mode (issue 4) is not on main yet', { baseline: rawWakeNs, goal: '<= 1.5' });
+log('crossWorkerWake: worker-mode adapters ping-pong on two cross-adapter fences vs raw Atomics.wait/notify between two workers');
+const wakeRounds = QUICK ? 500 : 2000;
+const rawWakeNs = await rawAtomicsWakeNs(wakeRounds);
+const ourWakeNs = await workerWakeNs(wakeRounds);
+if (ourWakeNs !== undefined) {
+  metric('crossWorkerWake.vsRawAtomics', ourWakeNs, 'ns per wake (median)', rawWakeNs, ourWakeNs / rawWakeNs, { goal: '<= 1.5', rounds: wakeRounds });
+} else {
+  pending('crossWorkerWake.vsRawAtomics', 'ns per wake (median)', 'worker mode (issue 4) is not on main yet', { baseline: rawWakeNs, goal: '<= 1.5' });
+}
 
 log(`memory: ${N} non-shareable fences in one process, ${QUICK ? 1000 : 10000} shareable`);
 const plainFences = fenceMemory(N, false);
