@@ -355,7 +355,9 @@ export function engineStep(id: u32, nowNs: u64): i32 {
     // 4. memory barrier: whatever the engine still buffers reaches memory
     drain(e);
     // XA-07: a cross-adapter fence rings the other adapters' doorbells (opt-in); a full ring falls back to the interrupt
-    const fallback = doorbellSignal(engine, fence, value, id);
+    let fallback = false;
+    if (a.doorbellDirectory != 0) fallback = doorbellSignal(engine, fence, value, id);
+    else { store<u32>(outWord(8), 0); store<u32>(outWord(9), 0); } // what doorbellSignal reports with the doorbell off
     // 5. the conditional interrupt (cmpSignalCheck; a command naming no live fence raises nothing)
     let raised = false;
     if (fenceValid(fence)) {
