@@ -35,12 +35,12 @@ export function drawScaling(series, subtitle) {
   for (let e = xMin; e <= xMax; e++) {
     const gx = x(10 ** e).toFixed(1);
     out.push(`<line x1="${gx}" y1="${top}" x2="${gx}" y2="${top + plotH}" stroke="#e5e5e5"/>`);
-    out.push(`<text x="${gx}" y="${top + plotH + 18}" text-anchor="middle">10^${e}</text>`);
+    out.push(`<text x="${gx}" y="${top + plotH + 18}" text-anchor="middle">10<tspan dy="-6" font-size="9">${e}</tspan></text>`);
   }
   for (let e = yMin; e <= yMax; e++) {
     const gy = y(10 ** e).toFixed(1);
     out.push(`<line x1="${left}" y1="${gy}" x2="${left + plotW}" y2="${gy}" stroke="#e5e5e5"/>`);
-    const label = e >= 3 ? `${10 ** (e - 3)} s` : e >= 0 ? `${10 ** e} ms` : `${(10 ** (e + 3)).toPrecision(1)} µs`;
+    const label = e >= 3 ? `${10 ** (e - 3)} s` : e >= 0 ? `${10 ** e} ms` : `${Math.round(10 ** (e + 3))} µs`;
     out.push(`<text x="${left - 6}" y="${(+gy + 4).toFixed(1)}" text-anchor="end">${label}</text>`);
   }
   out.push(`<rect x="${left}" y="${top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`);
