@@ -52,23 +52,30 @@ function siftUp(block: u32, index: u32, value: u64, arrival: u32): u32 {
   return index;
 }
 
+/** Index of the smallest of the (up to four) children starting at `first`. */
+@inline function smallestChild(block: u32, first: u32, count: u32): u32 {
+  let child = first;
+  let c = entryAt(block, first);
+  let childValue = entryValue(c);
+  const end = min<u32>(first + 4, count);
+  for (let k = first + 1; k < end; k++) {
+    const e = entryAt(block, k);
+    const v = entryValue(e);
+    if (v < childValue || (v == childValue && <i32>(entryArrival(e) - entryArrival(c)) < 0)) {
+      child = k; c = e; childValue = v;
+    }
+  }
+  return child;
+}
+
 /** Moves the hole at `index` down until (value, arrival) fits; returns the final index. */
 function siftDown(block: u32, count: u32, index: u32, value: u64, arrival: u32): u32 {
   while (true) {
     const first = (index << 2) + 1;
     if (first >= count) break;
-    // The smallest of up to four children.
-    let child = first;
-    let c = entryAt(block, first);
-    let childValue = entryValue(c);
-    const end = min<u32>(first + 4, count);
-    for (let k = first + 1; k < end; k++) {
-      const e = entryAt(block, k);
-      const v = entryValue(e);
-      if (v < childValue || (v == childValue && <i32>(entryArrival(e) - entryArrival(c)) < 0)) {
-        child = k; c = e; childValue = v;
-      }
-    }
+    const child = smallestChild(block, first, count);
+    const c = entryAt(block, child);
+    const childValue = entryValue(c);
     if (!(childValue < value || (childValue == value && <i32>(entryArrival(c) - arrival) < 0))) break;
     place(block, index, childValue, entryArrival(c), entryBlock(c));
     index = child;
@@ -155,17 +162,9 @@ function holeToLeaf(block: u32, count: u32): u32 {
   while (true) {
     const first = (index << 2) + 1;
     if (first >= count) break;
-    let child = first;
-    let c = entryAt(block, first);
-    let childValue = entryValue(c);
-    const end = min<u32>(first + 4, count);
-    for (let k = first + 1; k < end; k++) {
-      const e = entryAt(block, k);
-      const v = entryValue(e);
-      if (v < childValue || (v == childValue && <i32>(entryArrival(e) - entryArrival(c)) < 0)) {
-        child = k; c = e; childValue = v;
-      }
-    }
+    const child = smallestChild(block, first, count);
+    const c = entryAt(block, child);
+    const childValue = entryValue(c);
     place(block, index, childValue, entryArrival(c), entryBlock(c));
     index = child;
   }
