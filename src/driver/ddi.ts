@@ -74,6 +74,8 @@ export interface DXGKARG_CREATEHWQUEUE {
   hHwQueueProgressFence: number;
   /** Model-only: the process slot whose GPU VA space the queue runs in. */
   ProcessSlot: number;
+  /** Model-only: the queue's name in the trace. */
+  DebugName: string;
 }
 export interface DXGKARG_DESTROYHWQUEUE { hHwQueue: number }
 
@@ -180,7 +182,11 @@ export interface KernelModeDriver {
   destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void;
   updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void;
   updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void;
-  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number };
+  /**
+   * Returns the driver's hHwQueue and, model-only, the core's id of the queue record (the OS's log
+   * reader and SetNativeFenceLogBuffer address the queue's log buffers through it).
+   */
+  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number; coreQueue: number };
   destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void;
   /** DxgkDdiSetNativeFenceLogBuffer: from now on the GPU logs to this buffer (LOG-03). */
   setNativeFenceLogBuffer(args: DXGKARG_SETNATIVEFENCELOGBUFFER): void;

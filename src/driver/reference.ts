@@ -146,12 +146,13 @@ export class ReferenceDriver implements KernelModeDriver {
     }
   }
 
-  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number } {
+  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number; coreQueue: number } {
     const id = check(this.core.queueCreate(args.EngineOrdinal, args.ProcessSlot), 'DxgkDdiCreateHwQueue');
     const hHwQueue = this.nextQueue++;
     this.queues.set(hHwQueue, id);
     this.queueHandles.set(id, hHwQueue);
-    return { hHwQueue };
+    this.hardware.addQueue({ id, engine: args.EngineOrdinal, handle: hHwQueue, label: args.DebugName });
+    return { hHwQueue, coreQueue: id };
   }
 
   destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void {

@@ -1022,10 +1022,10 @@ export class Dxgkrnl {
     }
     const ddiArgs = {
       hDevice: device.handle, EngineOrdinal: engine, Flags: { NativeProgressFence: nativeProgressFence },
-      hHwQueueProgressFence: progress ? progress.global.hGlobal : 0, ProcessSlot: process.slot,
+      hHwQueueProgressFence: progress ? progress.global.hGlobal : 0, ProcessSlot: process.slot, DebugName: label,
     };
     this.trace.record('ddi', adapter.name, 'DxgkDdiCreateHwQueue', { hDevice: device.handle, EngineOrdinal: engine, NativeProgressFence: nativeProgressFence, hHwQueueProgressFence: ddiArgs.hHwQueueProgressFence });
-    let created: { hHwQueue: number } | undefined;
+    let created: { hHwQueue: number; coreQueue: number } | undefined;
     try {
       created = adapter.driver.createHwQueue(ddiArgs);
     } catch (error) {
@@ -1033,13 +1033,11 @@ export class Dxgkrnl {
       throw error;
     }
     const queue: OsHwQueue = { kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label };
-    const coreQueue = (adapter.driver as { coreQueue?: (h: number) => number | undefined }).coreQueue?.(created.hHwQueue);
-    if (coreQueue !== undefined) adapter.hardware.addQueue({ id: coreQueue, engine, handle: created.hHwQueue, label });
     device.queues.add(queue);
     process.handles.set(queue.handle, queue);
     // LOG-01, LOG-03: the queue's two log buffers, announced to the driver.
     try {
-      this.logs.queueCreated(queue, coreQueue ?? 0);
+      this.logs.queueCreated(queue, created.coreQueue);
     } catch (error) {
       this.destroyHwQueue(process, queue.handle);
       throw error;
