@@ -14,6 +14,7 @@
 //
 // docs/MEMORY.md draws the records inside each region.
 
+import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
 import { compileCore, compileCoreSync, instantiateCore, readLayout, u64, type CoreExports, type CoreLayout } from './core.js';
 import { ReferenceDriver } from './driver/reference.js';
 import { WddmError, invalid, check } from './errors.js';
@@ -187,6 +188,13 @@ export class Machine {
   removeDevice(adapter: string | number, reason = 'TDR'): void {
     this.os.removeDevice(this.adapter(adapter).os, reason);
   }
+
+  /**
+   * Fault injection (INT-02 collapsed interrupts, LOG-05 forced log overrun):
+   * `{ collapseInterrupts: { adapter, windowNs } }` or `{ forceLogOverrun: { adapter, queue? } }`.
+   * See src/faults.ts.
+   */
+  injectFault(fault: FaultInjection): FaultReport { return injectFault(this, fault); }
 
   summary(): MachineSummary {
     const L = this.layout.offsets;

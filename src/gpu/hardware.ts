@@ -212,10 +212,40 @@ export class GpuHardware {
   raise(engine: number): void {
     const state = this.engines[engine];
     if (state.isr && !state.isr.cancelled) return; // joins the interrupt already on its way
-    state.isr = this.scheduler.after(this.timing.interruptLatencyNs, `${this.name}/engine${engine} interrupt`, () => {
+    // INT-02 fault injection: while delivery is held, the ISR waits for the end of the window.
+    const at = Math.max(this.scheduler.nowNs + this.timing.interruptLatencyNs, this.interruptsHeldUntilNs);
+    this.scheduleIsr(engine, at);
+  }
+
+  private scheduleIsr(engine: number, atNs: number): void {
+    const state = this.engines[engine];
+    state.isr = this.scheduler.at(atNs, `${this.name}/engine${engine} interrupt`, () => {
       state.isr = undefined;
       if (!this.stopped) this.onInterrupt(engine);
     });
+  }
+
+  // ── INT-02 fault injection: collapsed interrupts (src/faults.ts) ──
+  /** Virtual time until which interrupt delivery is held (0: not held). */
+  interruptsHeldUntilNs = 0;
+
+  /**
+   * Holds every engine's interrupt delivery until `untilNs`: signals raised
+   * before then join one interrupt per engine (the core's pending list; past
+   * its capacity the payload has no list). An interrupt already on its way is
+   * held too. Returns the engines whose interrupt was held back.
+   */
+  holdInterrupts(untilNs: number): number[] {
+    this.interruptsHeldUntilNs = Math.max(this.interruptsHeldUntilNs, untilNs);
+    const held: number[] = [];
+    for (let engine = 0; engine < this.engineCount; engine++) {
+      const isr = this.engines[engine].isr;
+      if (!isr || isr.cancelled || isr.timeNs >= this.interruptsHeldUntilNs) continue;
+      this.scheduler.cancel(isr);
+      this.scheduleIsr(engine, this.interruptsHeldUntilNs);
+      held.push(engine);
+    }
+    return held;
   }
 
   private fault(what: string, status: number): void {

@@ -47,8 +47,11 @@ import { WddmError, check, invalid } from '../errors.js';
 import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
 import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
 import type { NativeFenceSignaledInterrupt } from '../driver/ddi.js';
+import type { ScheduledEvent } from '../scheduler.js';
 
 export type LogKind = 'waits' | 'signals';
+/** LOG-05 fault injection: how long a held-back reader waits before it looks at its log again. */
+export const READER_RETRY_NS = 20_000;
 const KINDS: readonly LogKind[] = ['waits', 'signals'];
 
 export interface LogBuffer {
@@ -173,6 +176,8 @@ export class NativeFenceLogs {
   readonly interrupts: InterruptMark[] = [];
   private readonly perAdapter = new Map<OsAdapter, AdapterLogs>();
   private layoutCache?: NativeFenceLogLayout;
+  /** LOG-05 fault injection (src/faults.ts): signal logs whose reader is held back, with its pending retry. */
+  private readonly behind = new Map<LogBuffer, { retry?: ScheduledEvent }>();
 
   constructor(private readonly os: Dxgkrnl) {}
 
@@ -256,6 +261,7 @@ export class NativeFenceLogs {
     if (!ql.live) throw invalid('hHwQueue', ql.queue.handle, 'a live hardware queue');
     const adapter = ql.adapter;
     this.os.requireRunning(adapter, 'hHwQueue');
+    this.releaseHold(ql, 'its log buffer is recreated');
     if (readFirst) this.service(adapter, [ql], 'before recreating a log buffer', this.optimized(adapter));
     const old = ql.buffers[kind];
     this.os.trace.record('os', 'dxgkrnl', 'log buffer recreated', { queue: ql.queue.label, log: kind, reason, oldPhys: old.phys });
@@ -269,6 +275,7 @@ export class NativeFenceLogs {
     const adapter = queue.device.adapter;
     const ql = this.state(adapter).queues.get(queue.hHwQueue);
     if (!ql || !ql.live || adapter.state !== 'running' || queue.device.removed) return;
+    this.releaseHold(ql, 'its hardware queue is destroyed');
     this.service(adapter, [ql], 'hardware queue destroyed', this.optimized(adapter));
   }
 
@@ -278,6 +285,7 @@ export class NativeFenceLogs {
     const ql = state.queues.get(queue.hHwQueue);
     if (!ql || !ql.live) return;
     ql.live = false;
+    this.releaseHold(ql, undefined);
     for (const kind of KINDS) this.freeBuffer(ql, ql.buffers[kind]);
     state.queues.delete(queue.hHwQueue);
     state.destroyed.add(queue.hHwQueue);
@@ -407,6 +415,7 @@ export class NativeFenceLogs {
           broken.push([ql, kind]);
           continue;
         }
+        if (this.behind.has(b) && this.stillBehind(adapter, ql, b, to - from, count, wake)) continue;
         if (to > from) pending.push({ ql, buffer: b, count, from, to, index, wraps });
       }
     }
@@ -475,6 +484,64 @@ export class NativeFenceLogs {
     this.os.refresh(changed);
     for (const [ql, kind] of broken) if (ql.live && adapter.state === 'running') this.recreate(ql, kind, 'corrupt header', false);
   }
+
+  // ── LOG-05 fault injection: a reader that falls behind (src/faults.ts) ──
+  //
+  // The OS stops reading the signal log of the queue until the GPU has written
+  // more entries than the buffer holds since the cached position: the next
+  // read then finds the overrun and takes the fallback above. Nothing is
+  // edited; the reader only stays away. So that no waiter is lost meanwhile:
+  //   - a read that had to wake waiters and was skipped is retried later
+  //     (READER_RETRY_NS), as a reader thread that runs again would;
+  //   - when the queue cannot write more entries now (nothing pending, or
+  //     blocked), waiting longer cannot overrun the log: the reader catches
+  //     up at once (traced, no overrun);
+  //   - recreating the buffer or destroying the queue reads it first, as always.
+
+  /** Holds back the reader of the queue's signal log. False when it already was. */
+  fallBehind(ql: QueueLogs): boolean {
+    if (!ql.live) throw invalid('queue', ql.queue.label, 'a live hardware queue with log buffers');
+    const b = ql.buffers.signals;
+    if (this.behind.has(b)) return false;
+    this.behind.set(b, {});
+    return true;
+  }
+
+  /** Is the reader of `b` still held back? Skips the read (and arranges a retry) if so. */
+  private stillBehind(adapter: OsAdapter, ql: QueueLogs, b: LogBuffer, unread: number, count: number, wake: boolean): boolean {
+    if (unread > count) {
+      this.releaseHold(ql, undefined);
+      this.os.trace.record('os', 'dxgkrnl', 'log reader back: the GPU wrapped past its cached position', { queue: ql.queue.label, log: b.kind, unread, NumberOfEntries: count });
+      return false;
+    }
+    const core = adapter.core;
+    const canWrite = core.queueState(ql.coreQueue) === adapter.hardware.layout.queueStateReady && core.queuePending(ql.coreQueue) > 0;
+    if (!canWrite) {
+      this.releaseHold(ql, undefined);
+      this.os.trace.record('os', 'dxgkrnl', 'log reader back: the queue stopped writing before the log wrapped (no overrun)', { queue: ql.queue.label, log: b.kind, unread, NumberOfEntries: count });
+      return false;
+    }
+    this.os.trace.record('os', 'dxgkrnl', 'log read skipped: reader behind', { queue: ql.queue.label, log: b.kind, unread, NumberOfEntries: count });
+    const hold = this.behind.get(b)!;
+    if (wake && !hold.retry) {
+      hold.retry = this.os.scheduler.after(READER_RETRY_NS, `dxgkrnl log reader retry ${ql.queue.label}`, () => {
+        hold.retry = undefined;
+        if (ql.live && this.behind.get(ql.buffers.signals) === hold) this.service(adapter, [ql], 'log reader retry', true);
+      });
+    }
+    return true;
+  }
+
+  private releaseHold(ql: QueueLogs, reason: string | undefined): void {
+    const hold = this.behind.get(ql.buffers.signals);
+    if (!hold) return;
+    this.os.scheduler.cancel(hold.retry);
+    this.behind.delete(ql.buffers.signals);
+    if (reason) this.os.trace.record('os', 'dxgkrnl', 'log reader back: ' + reason, { queue: ql.queue.label, log: 'signals' });
+  }
+
+  /** Signal logs whose reader is held back (tests, the summary). */
+  get readersBehind(): number { return this.behind.size; }
 
   private headerProblem(adapter: OsAdapter, b: LogBuffer, view: DataView): string | undefined {
     if (adapter.core.logCheck(b.phys, b.type) === 0) return undefined;

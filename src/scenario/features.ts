@@ -15,12 +15,12 @@ export const FEATURES = {
    * reproducible; worker mode is real threads (runWorkerStress, the page's Worker mode section).
    */
   workers: false,
-  /** faults[].forceLogOverrun (an overrun on demand; overruns from late interrupts need nothing: see scenarios/log-overrun.yaml). */
-  forcedLogOverrun: false,
+  /** faults[].forceLogOverrun (an overrun on demand: machine.injectFault, src/faults.ts; overruns from late interrupts need nothing: see scenarios/log-overrun.yaml). */
+  forcedLogOverrun: true,
   /** allocations, lock/unlock steps, useAllocation commands. */
   allocations: true,
-  /** faults[].collapseInterrupts. */
-  collapsedInterrupts: false,
+  /** faults[].collapseInterrupts (machine.injectFault, src/faults.ts). */
+  collapsedInterrupts: true,
 } as const;
 
 export type FeatureName = keyof typeof FEATURES;

@@ -436,7 +436,16 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   (s.faults ?? []).forEach((f, i) => {
     if (f.removeDevice && ref(['faults', i, 'removeDevice', 'adapter'], f.removeDevice.adapter, adapters, 'adapters')) removed.add(f.removeDevice.adapter);
     if (f.collapseInterrupts) { ref(['faults', i, 'collapseInterrupts', 'adapter'], f.collapseInterrupts.adapter, adapters, 'adapters'); unsupported('collapsedInterrupts', ['faults', i], 'collapseInterrupts'); }
-    if (f.forceLogOverrun) { ref(['faults', i, 'forceLogOverrun', 'adapter'], f.forceLogOverrun.adapter, adapters, 'adapters'); unsupported('forcedLogOverrun', ['faults', i], 'forceLogOverrun'); }
+    if (f.forceLogOverrun) {
+      const o = f.forceLogOverrun, at: Segment[] = ['faults', i, 'forceLogOverrun', 'queue'];
+      ref(['faults', i, 'forceLogOverrun', 'adapter'], o.adapter, adapters, 'adapters');
+      unsupported('forcedLogOverrun', ['faults', i], 'forceLogOverrun');
+      const q = o.queue === undefined ? undefined : queueAdapter.get(o.queue);
+      if (o.queue !== undefined && ref(at, o.queue, queues, 'queues') && q) {
+        if (q.kind !== 'hardware') add(at, `${pathText(at)} is ${show(o.queue)}, a kernelMode queue; expected a hardware queue (only user-mode-submission queues have log buffers)`);
+        else if (q.adapter !== o.adapter) add(at, `${pathText(at)} is ${show(o.queue)}, a queue of adapter ${show(q.adapter)}; expected a queue of ${show(o.adapter)}`);
+      }
+    }
   });
   for (const f of s.fences ?? []) if (removed.has(f.adapter) && !f.flags?.noSignalMaxValueOnTdr) reachable.get(f.name)!.add(UINT64_MAX);
   // expectations

@@ -249,6 +249,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     machine.scheduler.at(f.atNs, `faults[${i}]`, () => {
       try {
         if (f.removeDevice) machine.removeDevice(f.removeDevice.adapter, f.removeDevice.reason ?? 'TDR');
+        if (f.collapseInterrupts) machine.injectFault({ collapseInterrupts: { adapter: f.collapseInterrupts.adapter, windowNs: f.collapseInterrupts.windowNs } });
+        if (f.forceLogOverrun) machine.injectFault({ forceLogOverrun: { adapter: f.forceLogOverrun.adapter, ...(f.forceLogOverrun.queue !== undefined ? { queue: f.forceLogOverrun.queue } : {}) } });
       } catch (error) {
         machine.trace.record('fault', 'scenario', 'fault injection refused', { fault: `faults[${i}]`, error: (error as Error).message });
       }

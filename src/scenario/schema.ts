@@ -137,7 +137,7 @@ export const SCENARIO_SCHEMA = strict({
   faults: { type: 'array', items: strict({
     atNs: DURATION,
     removeDevice: strict({ adapter: NAME, reason: { type: 'string' } }, ['adapter']),
-    collapseInterrupts: strict({ adapter: NAME, windowNs: DURATION }, ['adapter']),
+    collapseInterrupts: strict({ adapter: NAME, windowNs: { type: 'integer', exclusiveMinimum: 0, description: 'virtual ns interrupt delivery is held, from atNs' } }, ['adapter', 'windowNs']),
     forceLogOverrun: strict({ adapter: NAME, queue: NAME }, ['adapter']),
   }, ['atNs'], { minProperties: 2, maxProperties: 2 }) },
   expect: strict({
