@@ -147,7 +147,7 @@ describe('scenario features', () => {
     const snippets: Record<string, [string, RegExp]> = {
       workers: [BASE.replace('machine: {', 'machine: { workers: true,'), /machine\.workers: worker mode is not supported by this build yet/],
       allocations: [BASE + 'allocations: [ { name: a, process: app, adapter: gpu0 } ]\n', /allocations: allocations and Lock2 are not supported by this build yet/],
-      collapsedInterrupts: [BASE + 'faults: [ { atNs: 0, collapseInterrupts: { adapter: gpu0 } } ]\n', /faults\[0\]\.collapseInterrupts: collapsed interrupts are not supported by this build yet/],
+      collapsedInterrupts: [BASE + 'faults: [ { atNs: 0, collapseInterrupts: { adapter: gpu0, windowNs: 1000 } } ]\n', /faults\[0\]\.collapseInterrupts: collapsed interrupts are not supported by this build yet/],
       forcedLogOverrun: [BASE + 'faults: [ { atNs: 0, forceLogOverrun: { adapter: gpu0 } } ]\n', /faults\[0\]\.forceLogOverrun: forced log overruns are not supported by this build yet/],
       crossAdapterFences: [BASE.replace('adapter: gpu0 }\n', 'adapter: gpu0, crossAdapter: [gpu0] }\n'), /fences\[0\]\.crossAdapter: cross-adapter fences are not supported by this build yet/],
       monitoredFences: [BASE.replace('adapter: gpu0 }\n', 'adapter: gpu0, kind: monitored }\n'), /monitored fences are not supported/],
