@@ -5,7 +5,7 @@
 // the core was built with. docs/ABI.md lists them all.
 
 import {
-  FenceRecord, AdapterHeader, RegionHeader, QueueRecord, EngineRecord, WaitBlock, Command, HeapEntry,
+  AdapterHeader, RegionHeader,
 } from './layout';
 import { adapter, fenceAt, fenceValid } from './adapter';
 import { OK, E_BAD_FENCE } from './layout';
@@ -92,10 +92,4 @@ export function fenceDriverHandle(fence: u32): u32 { return fenceAt(fence).drive
 export function fenceLastSignaled(fence: u32): u64 { return fenceAt(fence).lastSignaled; }
 export function fenceSetLastSignaled(fence: u32, value: u64): void { fenceAt(fence).lastSignaled = value; }
 
-// Silence "unused" for types only referenced by offsetof above.
-export const QUEUE_RECORD_STATE_OFFSET: u32 = offsetof<QueueRecord>('state');
-export const ENGINE_RECORD_SIGNALS_OFFSET: u32 = offsetof<EngineRecord>('signals');
-export const WAIT_BLOCK_VALUE_OFFSET: u32 = offsetof<WaitBlock>('value');
-export const COMMAND_VALUE_OFFSET: u32 = offsetof<Command>('value');
-export const HEAP_ENTRY_VALUE_OFFSET: u32 = offsetof<HeapEntry>('value');
-export const FENCE_RECORD_CV_OFFSET: u32 = offsetof<FenceRecord>('cvPhys');
+
