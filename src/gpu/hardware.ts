@@ -44,7 +44,7 @@ export interface StepRecord {
   interrupt?: boolean;
 }
 
-interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent }
+interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[] }
 
 export class GpuHardware {
   readonly queues = new Map<number, HwQueueInfo>();
@@ -73,12 +73,23 @@ export class GpuHardware {
     private readonly trace: Trace,
     readonly timing: Timing,
   ) {
-    this.engines = Array.from({ length: engineCount }, () => ({ busyUntilNs: 0, cursor: 0 }));
+    this.engines = Array.from({ length: engineCount }, () => ({ busyUntilNs: 0, cursor: 0, queueIds: [] as number[] }));
   }
 
-  addQueue(info: HwQueueInfo): void { this.queues.set(info.id, info); }
+  addQueue(info: HwQueueInfo): void {
+    this.queues.set(info.id, info);
+    const ids = this.engines[info.engine].queueIds;
+    ids.push(info.id);
+    ids.sort((a, b) => a - b);
+  }
   removeQueue(id: number): void {
+    const info = this.queues.get(id);
     this.queues.delete(id);
+    if (info) {
+      const ids = this.engines[info.engine].queueIds;
+      const at = ids.indexOf(id);
+      if (at >= 0) ids.splice(at, 1);
+    }
     for (const set of this.blockedOn.values()) set.delete(id);
   }
 
@@ -92,9 +103,9 @@ export class GpuHardware {
   }
 
   private nextRunnable(engine: number): HwQueueInfo | undefined {
-    const ids = [...this.queues.keys()].filter((id) => this.queues.get(id)!.engine === engine).sort((a, b) => a - b);
-    if (!ids.length) return undefined;
     const state = this.engines[engine];
+    const ids = state.queueIds; // kept sorted by addQueue/removeQueue: round-robin in queue order
+    if (!ids.length) return undefined;
     for (let n = 0; n < ids.length; n++) {
       const id = ids[(state.cursor + n) % ids.length];
       if (this.core.queueState(id) === this.layout.queueStateReady && this.core.queuePending(id) > 0) {
@@ -108,7 +119,9 @@ export class GpuHardware {
   /** Reads the step outputs the core left in its out buffer. */
   private readOut(memory: ArrayBufferLike): { fence: number; handle: number; value: bigint; word0: bigint; op: number } {
     const base = this.core.outBufferAddress();
-    const view = new DataView(memory);
+    // The machine's memory never grows (maximum = initial), so one view serves every step.
+    if (this.outView?.buffer !== memory) this.outView = new DataView(memory);
+    const view = this.outView;
     return {
       word0: view.getBigUint64(base, true),
       fence: view.getUint32(base + 8, true),
@@ -119,6 +132,7 @@ export class GpuHardware {
   }
 
   memory!: WebAssembly.Memory;
+  private outView?: DataView;
 
   private tick(engine: number): void {
     const state = this.engines[engine];

@@ -175,28 +175,29 @@ export class KernelContexts {
 
   /** D3DKMTWaitForSynchronizationObjectFromGpu: returns at once; later packets of the context wait for it (MF-05). */
   waitFromGpu(process: Process, args: unknown): void {
-    const os = this.os;
-    const a = v.options(args, 'waitForSynchronizationObjectFromGpu(args)', ['hContext', 'objects', 'values']);
-    const context = this.requireUsable(process, a.hContext);
-    const { fences, values } = os.monitored.resolveObjects(process, a, context.device.adapter, 'wait');
-    os.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromGpu', {
-      hContext: context.handle, context: context.label, ObjectCount: fences.length, ObjectHandleArray: a.objects as number[], FenceValueArray: values,
-    });
+    const { fences, values, context } = this.fromGpu(process, args, 'wait', 'WaitForSynchronizationObjectFromGpu');
     context.packets.push({ type: 'wait', fences, values, held: false, heldSinceNs: 0 });
     this.wakeContexts([context]);
   }
 
   /** D3DKMTSignalSynchronizationObjectFromGpu: a software signal packet the OS executes at the head of the context (MF-04). */
   signalFromGpu(process: Process, args: unknown): void {
-    const os = this.os;
-    const a = v.options(args, 'signalSynchronizationObjectFromGpu(args)', ['hContext', 'objects', 'values']);
-    const context = this.requireUsable(process, a.hContext);
-    const { fences, values } = os.monitored.resolveObjects(process, a, context.device.adapter, 'signal');
-    os.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromGpu', {
-      hContext: context.handle, context: context.label, ObjectCount: fences.length, ObjectHandleArray: a.objects as number[], FenceValueArray: values,
-    });
+    const { fences, values, context } = this.fromGpu(process, args, 'signal', 'SignalSynchronizationObjectFromGpu');
     context.packets.push({ type: 'signal', fences, values });
     this.wakeContexts([context]);
+  }
+
+  /** Validates a *FromGpu call and traces it; the caller queues its packet. */
+  private fromGpu(process: Process, args: unknown, use: 'wait' | 'signal', call: string) {
+    const os = this.os;
+    const name = call[0].toLowerCase() + call.slice(1);
+    const a = v.options(args, `${name}(args)`, ['hContext', 'objects', 'values']);
+    const context = this.requireUsable(process, a.hContext);
+    const { fences, values } = os.monitored.resolveObjects(process, a, context.device.adapter, use);
+    os.trace.record('runtime', process.name, `D3DKMT${call}`, {
+      hContext: context.handle, context: context.label, ObjectCount: fences.length, ObjectHandleArray: a.objects as number[], FenceValueArray: values,
+    });
+    return { fences, values, context };
   }
 
   // ── VidSch ──
