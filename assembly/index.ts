@@ -58,6 +58,17 @@ export {
 export { fenceWordSignal, fenceWordWait, fenceWordReached, fenceCpuSignal } from './cpuwait';
 export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_DOORBELL } from './layout';
 
+/**
+ * The version of this ABI: the imports, every export's name, parameters,
+ * results and status codes, and the order rules docs/ABI.md gives for calling
+ * them. Bumped whenever any of those changes, so a host written against one
+ * version refuses another (the TypeScript host in src/core.ts readLayout, the
+ * C host in examples/c-host). LAYOUT_VERSION is the other number: it is
+ * written into every region header and bumps when a record in memory changes
+ * shape, so instances of two builds never share one memory.
+ */
+export const ABI_VERSION: u32 = 1;
+
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');
 export const ADAPTER_GPU_SIGNALS_OFFSET: u32 = offsetof<AdapterHeader>('gpuSignals');
@@ -69,6 +80,7 @@ export const ADAPTER_FENCE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('fenceLive
 export const ADAPTER_PAGE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('pageLive');
 export const ADAPTER_WAIT_BLOCK_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waitBlockLive');
 export const ADAPTER_OUT_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('outCapacity');
+export const REGION_MAGIC_OFFSET: u32 = offsetof<RegionHeader>('magic');
 export const REGION_FREE_PAGES_OFFSET: u32 = offsetof<RegionHeader>('freePages');
 export const REGION_SIZE_OFFSET: u32 = offsetof<RegionHeader>('sizeBytes');
 export const REGION_VERSION_OFFSET: u32 = offsetof<RegionHeader>('version');

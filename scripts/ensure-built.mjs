@@ -18,7 +18,7 @@ const newest = (dir) => {
 const age = (file) => (existsSync(join(root, file)) ? statSync(join(root, file)).mtimeMs : 0);
 const run = (script, args = []) => execFileSync(process.execPath, [join(root, script), ...args], { cwd: root, stdio: 'inherit' });
 
-if (age('src/generated/core-wasm.ts') < newest('assembly')) run('scripts/build-core.mjs');
+if (Math.min(age('src/generated/core-wasm.ts'), age('build/core-nothreads.wasm')) < newest('assembly')) run('scripts/build-core.mjs');
 if (age('src/generated/scenarios.ts') < newest('scenarios')) run('scripts/build-scenarios.mjs');
 if (Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {
   run('node_modules/rollup/dist/bin/rollup', ['-c', '--silent']);

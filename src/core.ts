@@ -29,6 +29,7 @@ export interface CoreExports {
   ADAPTER_PAGE_LIVE_OFFSET: WebAssembly.Global; ADAPTER_WAIT_BLOCK_LIVE_OFFSET: WebAssembly.Global;
   REGION_FREE_PAGES_OFFSET: WebAssembly.Global; REGION_SIZE_OFFSET: WebAssembly.Global;
   REGION_VERSION_OFFSET: WebAssembly.Global; REGION_KIND_OFFSET: WebAssembly.Global;
+  ABI_VERSION: WebAssembly.Global; REGION_MAGIC_OFFSET: WebAssembly.Global;
   [name: string]: unknown;
 
   regionFormat(base: number, sizeBytes: number, kind: number): number;
@@ -151,8 +152,15 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
   };
 }
 
+/**
+ * The core ABI version this host is written for (docs/ABI.md): readLayout
+ * refuses a core that exports another ABI_VERSION.
+ */
+export const CORE_ABI_VERSION = 1;
+
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
+  abiVersion: number;
   pageBytes: number; staticReservedBytes: number; regionMagic: number; layoutVersion: number;
   regionKindSystem: number; regionKindLocal: number; regionKindAdapter: number;
   regionHeaderBytes: number; adapterHeaderBytes: number; fenceRecordBytes: number;
@@ -167,7 +175,7 @@ export interface CoreLayout {
   offsets: {
     gpuSignals: number; cmpChecks: number; interrupts: number; heapPushes: number; heapPops: number;
     fenceLive: number; pageLive: number; waitBlockLive: number;
-    regionFreePages: number; regionSize: number; regionVersion: number; regionKind: number;
+    regionMagic: number; regionFreePages: number; regionSize: number; regionVersion: number; regionKind: number;
   };
 }
 
@@ -221,9 +229,16 @@ export function instantiateCore(module: WebAssembly.Module, memory: WebAssembly.
   return instance.exports as unknown as CoreExports;
 }
 
+/** Reads the layout constants; throws when the core speaks another ABI version than CORE_ABI_VERSION. */
 export function readLayout(core: CoreExports): CoreLayout {
   const g = (name: string) => (core[name] as WebAssembly.Global).value as number;
+  const abiVersion = core.ABI_VERSION instanceof WebAssembly.Global ? g('ABI_VERSION') : undefined;
+  if (abiVersion !== CORE_ABI_VERSION) {
+    throw new Error(`core.wasm exports ${abiVersion === undefined ? 'no ABI_VERSION' : `ABI_VERSION ${abiVersion}`}; ` +
+      `this host follows ABI version ${CORE_ABI_VERSION} (docs/ABI.md): rebuild the core and the host from one checkout`);
+  }
   return {
+    abiVersion,
     pageBytes: g('PAGE_BYTES'), staticReservedBytes: g('STATIC_RESERVED_BYTES'), regionMagic: g('REGION_MAGIC') >>> 0,
     layoutVersion: g('LAYOUT_VERSION'), regionKindSystem: g('REGION_KIND_SYSTEM'), regionKindLocal: g('REGION_KIND_LOCAL'),
     regionKindAdapter: g('REGION_KIND_ADAPTER'), regionHeaderBytes: g('REGION_HEADER_BYTES'),
@@ -244,7 +259,7 @@ export function readLayout(core: CoreExports): CoreLayout {
       interrupts: g('ADAPTER_INTERRUPTS_OFFSET'), heapPushes: g('ADAPTER_HEAP_PUSHES_OFFSET'),
       heapPops: g('ADAPTER_HEAP_POPS_OFFSET'), fenceLive: g('ADAPTER_FENCE_LIVE_OFFSET'),
       pageLive: g('ADAPTER_PAGE_LIVE_OFFSET'), waitBlockLive: g('ADAPTER_WAIT_BLOCK_LIVE_OFFSET'),
-      regionFreePages: g('REGION_FREE_PAGES_OFFSET'), regionSize: g('REGION_SIZE_OFFSET'),
+      regionMagic: g('REGION_MAGIC_OFFSET'), regionFreePages: g('REGION_FREE_PAGES_OFFSET'), regionSize: g('REGION_SIZE_OFFSET'),
       regionVersion: g('REGION_VERSION_OFFSET'), regionKind: g('REGION_KIND_OFFSET'),
     },
   };

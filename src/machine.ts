@@ -459,7 +459,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
 
 function checkRegion(memory: WebAssembly.Memory, layout: CoreLayout, base: number, kind: number, what: string): void {
   const view = new DataView(memory.buffer);
-  const magic = view.getUint32(base, true);
+  const magic = view.getUint32(base + layout.offsets.regionMagic, true);
   const version = view.getUint32(base + layout.offsets.regionVersion, true);
   const foundKind = view.getUint32(base + layout.offsets.regionKind, true);
   if (magic !== layout.regionMagic || version !== layout.layoutVersion || foundKind !== kind) {
