@@ -56,6 +56,12 @@ describe('examples/c-host: the core driven from C through docs/ABI.md', () => {
     expect(lines.at(-2)).toBe('teardown free_pages=63 fences_live=0 all_pages_back=yes');
   });
 
+  it('examples/c-host/README.md shows the output the sequence prints', () => {
+    const readme = readFileSync(new URL('../examples/c-host/README.md', import.meta.url), 'utf8');
+    const shown = /```text\n([\s\S]*?)```/.exec(readme);
+    expect(shown?.[1]).toBe(twin().stdout);
+  });
+
   it('the single-thread build (build/core-nothreads.wasm) runs the sequence through the TypeScript host exactly as the shipped build does', () => {
     const threads = twin(), single = twin('--core', 'nothreads');
     expect(single.status, single.stderr).toBe(0);
