@@ -71,6 +71,21 @@ describe('examples/c-host: the core driven from C through docs/ABI.md', () => {
     expect(exportsOf(singleModule)).toEqual(exportsOf(compileCoreSync()));
   });
 
+  it('the single-thread build keeps the word operations without sleeping: a finite wait times out at once, an unlimited one aborts with a message', () => {
+    const module = new WebAssembly.Module(readFileSync(new URL('../build/core-nothreads.wasm', import.meta.url)));
+    const memory = new WebAssembly.Memory({ initial: 2, maximum: 32768 });
+    const core = instantiateCore(module, memory);
+    const word = readLayout(core).staticReservedBytes;
+    expect(core.fenceWordSignal(word, 5n)).toBe(0n);
+    expect(core.fenceWordSignal(word, 3n)).toBe(5n); // never backwards: compare-and-swap to the larger value
+    expect(new DataView(memory.buffer).getBigUint64(word, true)).toBe(5n);
+    expect(core.fenceWordReached(word, 5n)).toBe(1);
+    expect(core.fenceWordWait(word, 5n, -1n)).toBe(0);        // reached: returns at once, as in the threads build
+    expect(core.fenceWordWait(word, 6n, 1_000_000n)).toBe(2); // not reached: nothing else can change it, timed out
+    expect(() => core.fenceWordWait(word, 6n, -1n)).toThrow(/single-thread core: an unlimited wait on a word no other thread can change would never end/);
+    expect(new DataView(memory.buffer).getBigUint64(word, true)).toBe(5n);
+  });
+
   withToolchain('the C host refuses a core of another ABI version, naming both versions', () => {
     for (const args of [['--expect-abi-version', '2'], ['--override', 'ABI_VERSION=2']]) {
       const r = cHost(...args);
@@ -101,6 +116,12 @@ describe('examples/c-host: the core driven from C through docs/ABI.md', () => {
     const version = cHost('--corrupt-region', 'version');
     expect(version.status).toBe(2);
     expect(version.stderr).toMatch(/system region at 65536: layout version \d+, the core lays out version \d+ \(regionCheck says E_BAD_VERSION\)/);
+  });
+
+  withToolchain('the C host decodes env.abort\'s AssemblyScript string: the single-thread core refuses an unlimited wait', () => {
+    const r = cHost('--wait-forever');
+    expect(r.status).toBe(70);
+    expect(r.stderr).toContain('the core aborted: single-thread core: an unlimited wait on a word no other thread can change would never end');
   });
 
   it('the TypeScript host (readLayout) refuses a core of another ABI version', () => {

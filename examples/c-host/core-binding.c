@@ -50,14 +50,21 @@ static void print_assemblyscript_string(FILE *out, uint32_t text) {
   }
 }
 
-/* A failed debug assertion inside the core: a bug in the core, never bad input. */
+/*
+ * The core aborts: one of its debug assertions failed (a bug in the core,
+ * never bad input), or the single-thread build refused an unlimited wait.
+ * It never continues after this call, so the host stops here.
+ */
 void Z_envZ_abort(struct Z_env_instance_t *imports, u32 message, u32 file, u32 line, u32 column) {
   (void)imports;
-  fputs("core assertion failed: ", stderr);
+  fputs("the core aborted: ", stderr);
   print_assemblyscript_string(stderr, message);
-  fputs(" (", stderr);
-  print_assemblyscript_string(stderr, file);
-  fprintf(stderr, ":%u:%u)\n", line, column);
+  if (file != 0) {
+    fputs(" (", stderr);
+    print_assemblyscript_string(stderr, file);
+    fprintf(stderr, ":%u:%u)", line, column);
+  }
+  fputc('\n', stderr);
   exit(70);
 }
 
@@ -181,3 +188,6 @@ int32_t core_logBufferDestroy(uint32_t phys) { return (int32_t)Z_coreZ_logBuffer
 int32_t core_queueSetLogBuffer(uint32_t queue, uint32_t type, uint32_t phys) { return (int32_t)Z_coreZ_queueSetLogBuffer(&instance, queue, type, phys); }
 int32_t core_logFlush(uint32_t queue) { return (int32_t)Z_coreZ_logFlush(&instance, queue); }
 uint64_t core_logHeaderWord(uint32_t phys) { return Z_coreZ_logHeaderWord(&instance, phys); }
+int32_t core_fenceWordWait(uint32_t cvPhys, uint64_t value, int64_t timeoutNs) {
+  return (int32_t)Z_coreZ_fenceWordWait(&instance, cvPhys, value, (uint64_t)timeoutNs);
+}

@@ -128,5 +128,6 @@ int32_t core_logBufferDestroy(uint32_t phys);
 int32_t core_queueSetLogBuffer(uint32_t queue, uint32_t type, uint32_t phys);
 int32_t core_logFlush(uint32_t queue);
 uint64_t core_logHeaderWord(uint32_t phys);
+int32_t core_fenceWordWait(uint32_t cvPhys, uint64_t value, int64_t timeoutNs);
 
 #endif

@@ -21,13 +21,17 @@
  *
  * Exit status: 0 done, 1 a core call returned an error status, 2 the module
  * was refused (ABI version, layout), 64 bad command line, 70 the core trapped
- * or failed one of its own assertions (a bug in the core).
+ * or aborted (env.abort: a failed assertion, a bug in the core; or the
+ * single-thread build refusing an unlimited wait).
  *
  * Options (the tests use them to prove the refusals):
  *   --expect-abi-version N    follow ABI version N instead of HOST_ABI_VERSION
  *   --override NAME=VALUE     use VALUE for the exported constant NAME
  *   --corrupt-region FIELD    overwrite the system region header's `magic` or
  *                             `version` after formatting, before checking it
+ *   --wait-forever            ask for an unlimited fenceWordWait on a word that
+ *                             never changes: the single-thread core refuses
+ *                             through env.abort (exit 70, its message decoded)
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -401,7 +405,7 @@ static void run_sequence(const char *corrupt_region) {
 /* ───────────────────────────── main ───────────────────────────── */
 
 static void usage(void) {
-  fputs("usage: host [--expect-abi-version N] [--override NAME=VALUE]... [--corrupt-region magic|version]\n", stderr);
+  fputs("usage: host [--expect-abi-version N] [--override NAME=VALUE]... [--corrupt-region magic|version] [--wait-forever]\n", stderr);
   exit(64);
 }
 
@@ -415,15 +419,19 @@ static uint32_t parse_u32(const char *text) {
   return (uint32_t)value;
 }
 
+/* The command line, kept outside main's frame (main calls setjmp through wasm_rt_impl_try). */
+static const char *overrides[16];
+static unsigned override_count;
+static const char *corrupt_region;
+static int wait_forever;
+
 int main(int argc, char **argv) {
-  const char *overrides[16];
-  unsigned override_count = 0;
-  const char *corrupt_region = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--expect-abi-version") == 0 && i + 1 < argc) expected_abi_version = parse_u32(argv[++i]);
     else if (strcmp(argv[i], "--override") == 0 && i + 1 < argc && override_count < 16) overrides[override_count++] = argv[++i];
     else if (strcmp(argv[i], "--corrupt-region") == 0 && i + 1 < argc &&
              (strcmp(argv[i + 1], "magic") == 0 || strcmp(argv[i + 1], "version") == 0)) corrupt_region = argv[++i];
+    else if (strcmp(argv[i], "--wait-forever") == 0) wait_forever = 1;
     else usage();
   }
 
@@ -448,6 +456,13 @@ int main(int argc, char **argv) {
   }
 
   check_layout();
+  if (wait_forever) {
+    /* The word at STATIC_RESERVED_BYTES is 0 and nothing will ever make it 1. */
+    if (!core_memory_grow_to(K.STATIC_RESERVED_BYTES / WASM_PAGE_BYTES + 1)) return 1;
+    int32_t result = core_fenceWordWait(K.STATIC_RESERVED_BYTES, 1, -1);
+    fprintf(stderr, "error: an unlimited wait on a word nobody changes returned %d\n", result);
+    return 1;
+  }
   run_sequence(corrupt_region);
   return 0;
 }
