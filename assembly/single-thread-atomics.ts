@@ -18,6 +18,10 @@
 //                  < 0) could never end: it aborts with a message instead.
 //   atomic.notify  0 (there is nobody to wake), as on an unshared memory.
 //
+// The typed forms (i32.atomic.*, i64.atomic.*) are not aliased: the core does
+// not use them, and if it ever does, the nothreads build stops with AS103
+// (feature 'threads' is not enabled) rather than compile something wrong.
+//
 // What the single-thread build gives up is listed in docs/ABI.md.
 
 @inline function plainLoad<T>(address: usize): T { return load<T>(address); }
