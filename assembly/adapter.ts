@@ -19,7 +19,7 @@ import {
   E_BAD_FENCE, E_NO_GPU_VA, E_BAD_PROCESS, E_BAD_ARGUMENT, align8,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
-import { WaitBlock, WAIT_BLOCK_LIVE } from './layout';
+import { WaitBlock, WAIT_BLOCK_FREE } from './layout';
 
 /** Physical base of the attached adapter's private region (per instance). */
 export let adapterBase: u32 = 0;
@@ -123,7 +123,7 @@ export function adapterFormat(
   }
   a.pageFreeHead = 1;
   for (let i: u32 = 0; i < waitBlockCapacity; i++) {
-    store<u32>(<usize>a.heapIndexTable + (<usize>i << 2), i + 2 <= waitBlockCapacity ? i + 2 : 0); // free-list link (layout.ts)
+    store<u32>(<usize>a.heapIndexTable + (<usize>i << 2), WAIT_BLOCK_FREE | (i + 2 <= waitBlockCapacity ? i + 2 : 0)); // tagged free-list link (layout.ts)
   }
   a.waitBlockFreeHead = waitBlockCapacity > 0 ? 1 : 0;
   for (let e: u32 = 0; e < engineCount; e++) {
@@ -441,4 +441,4 @@ function heapRelease(f: FenceRecord): void {
   f.heapBlock = 0; f.heapClass = 0; f.heapCount = 0;
 }
 
-export { WAIT_BLOCK_LIVE, HEAP_MIN_CLASS, E_BAD_FENCE, E_NO_GPU_VA, E_BAD_ARGUMENT, E_NO_PAGES, E_TOO_SMALL, E_BAD_VERSION };
+export { HEAP_MIN_CLASS, E_BAD_FENCE, E_NO_GPU_VA, E_BAD_ARGUMENT, E_NO_PAGES, E_TOO_SMALL, E_BAD_VERSION };

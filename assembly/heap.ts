@@ -3,85 +3,162 @@
 // Ordered by (value, arrival): the smallest waited value is at index 0, and
 // among equal values the earliest waiter. The heap is 4-ary (children of i are
 // 4i+1..4i+4): half the levels of a binary heap, so a pop moves half as many
-// entries and touches half as many wait blocks, and the four children sit
-// side by side (64 bytes). Each entry names its wait block and
-// each wait block remembers its entry's index, so any waiter can be retired in
-// O(log n). A heap grows by doubling (a power-of-two block from the arena) up
-// to the adapter's limit class; past that, or with the arena exhausted, adding
-// a waiter fails with E_HEAP_FULL and nothing changes.
+// entries and rewrites half as many heap indexes. Each entry names its wait
+// block and the adapter's heap index table remembers each live wait block's
+// entry index, so any waiter can be retired in O(log n). A heap grows by
+// doubling (a power-of-two block from the arena) up to the adapter's limit
+// class; past that, or with the arena exhausted, adding a waiter fails with
+// E_HEAP_FULL and nothing changes.
+//
+// What makes a pop cheap (waiterHeap.vsFlatqueue in bench/run.mjs):
+// - the smallest of four children is found without a data-dependent branch
+//   (two pairs, then their winners, each a value compare and a `select`); the
+//   arrivals are read only when two values are equal, which is either rare
+//   (spread values) or the common case (everyone waits on one value), so that
+//   branch predicts well either way;
+// - while the hole walks down (Floyd's pop), the four grandchild groups, 16
+//   contiguous entries, are loaded one level early, so their cache misses
+//   overlap the current level's compares instead of following them;
+// - a wait block is 8 bytes and its live/free state is one bit of its heap
+//   index slot, so retiring it writes one dense word and no record.
+//
+// Arrivals are an adapter-wide u32 sequence compared as plain unsigned
+// numbers. Before the sequence would wrap, arrivalsRenumber gives every heap's
+// entries their rank (0, 1, 2, …) in arrival order, so ties stay exact no
+// matter how long a waiter waits.
 //
 // Invariants (checked by heapCheck, used in tests):
 //   entry(parent(i)) <= entry(i)              for every i > 0, parent(i) = (i - 1) >> 2
-//   heapIndex(entry(i).waitBlock) == i         (the adapter's heapIndexTable)
+//   heapIndex(entry(i).waitBlock) == i         (the adapter's heapIndexTable, free tag clear)
 //   MonitoredValue target == entry(0).value - 1, or UINT64_MAX when empty
 
 import {
-  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_MIN_CLASS, WaitBlock, WAIT_BLOCK_LIVE, UINT64_MAX,
-  OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK,
+  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_MIN_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
+  OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
 } from './layout';
 import { adapter, fenceAt, fenceValid, waitBlockAt, heapIndexAddress, outWord, heapBlockAlloc, heapBlockFree } from './adapter';
 
-@inline function entryAt(block: u32, index: u32): usize { return <usize>block + (<usize>index << 4); }
+/** The last arrival number handed out before arrivalsRenumber runs. */
+const ARRIVAL_LAST: u32 = 0xFFFF_FFFF;
+
+@inline function entryAt(block: usize, index: u32): usize { return block + (<usize>index << 4); }
 @inline function entryValue(e: usize): u64 { return load<u64>(e, offsetof<HeapEntry>('value')); }
 @inline function entryArrival(e: usize): u32 { return load<u32>(e, offsetof<HeapEntry>('arrival')); }
 @inline function entryBlock(e: usize): u32 { return load<u32>(e, offsetof<HeapEntry>('waitBlock')); }
+/** Wait block `id`'s slot in the heap index table whose base is `indexTable`. */
+@inline function indexSlot(indexTable: usize, id: u32): usize { return indexTable + (<usize>(id - 1) << 2); }
 
-/** a before b: smaller value, or equal value and earlier arrival (wrap-aware). */
+/** (value, arrival) before entry e: smaller value, or equal value and earlier arrival. */
 @inline function before(value: u64, arrival: u32, e: usize): bool {
   const other = entryValue(e);
-  return value < other || (value == other && <i32>(arrival - entryArrival(e)) < 0);
+  return value < other || (value == other && arrival < entryArrival(e));
 }
 
-@inline function place(block: u32, index: u32, value: u64, arrival: u32, waitBlock: u32): void {
+/** Entry a (value va) before entry b (value vb); the arrivals are read only on a tie. */
+@inline function entryBefore(a: usize, va: u64, b: usize, vb: u64): bool {
+  let earlier = va < vb;
+  if (va == vb) earlier = entryArrival(a) < entryArrival(b);
+  return earlier;
+}
+
+// The arrival and wait block halves of an entry move as one u64 (arrival low, wait block high).
+@inline function payload(arrival: u32, waitBlock: u32): u64 { return (<u64>waitBlock << 32) | arrival; }
+@inline function payloadBlock(pair: u64): u32 { return <u32>(pair >> 32); }
+
+/** Copies the entry at `from` into slot `toIndex` (address `to`) and records its new index. */
+@inline function moveEntry(indexTable: usize, from: usize, to: usize, toIndex: u32): void {
+  const pair = load<u64>(from, offsetof<HeapEntry>('arrival'));
+  store<u64>(to, load<u64>(from, offsetof<HeapEntry>('value')), offsetof<HeapEntry>('value'));
+  store<u64>(to, pair, offsetof<HeapEntry>('arrival'));
+  store<u32>(indexSlot(indexTable, payloadBlock(pair)), toIndex);
+}
+
+@inline function place(block: usize, indexTable: usize, index: u32, value: u64, arrival: u32, waitBlock: u32): void {
   const e = entryAt(block, index);
   store<u64>(e, value, offsetof<HeapEntry>('value'));
-  store<u32>(e, arrival, offsetof<HeapEntry>('arrival'));
-  store<u32>(e, waitBlock, offsetof<HeapEntry>('waitBlock'));
-  store<u32>(heapIndexAddress(waitBlock), index);
+  store<u64>(e, payload(arrival, waitBlock), offsetof<HeapEntry>('arrival'));
+  store<u32>(indexSlot(indexTable, waitBlock), index);
 }
 
 /** Moves the hole at `index` up until (value, arrival) fits; returns the final index. */
-function siftUp(block: u32, index: u32, value: u64, arrival: u32): u32 {
+function siftUp(block: usize, indexTable: usize, index: u32, value: u64, arrival: u32): u32 {
   while (index > 0) {
     const parent = (index - 1) >> 2;
     const p = entryAt(block, parent);
     if (!before(value, arrival, p)) break;
-    place(block, index, entryValue(p), entryArrival(p), entryBlock(p));
+    moveEntry(indexTable, p, entryAt(block, index), index);
     index = parent;
   }
   return index;
 }
 
 /** Index of the smallest of the (up to four) children starting at `first`. */
-@inline function smallestChild(block: u32, first: u32, count: u32): u32 {
+@inline function smallestChild(block: usize, first: u32, count: u32): u32 {
+  const c = entryAt(block, first);
+  if (first + 4 <= count) {
+    // A full group: (0 vs 1) and (2 vs 3), then the two winners; `select`, not branches.
+    const v0 = entryValue(c), v1 = entryValue(c + 16), v2 = entryValue(c + 32), v3 = entryValue(c + 48);
+    const low = entryBefore(c + 16, v1, c, v0);
+    const high = entryBefore(c + 48, v3, c + 32, v2);
+    const lowIndex = select<u32>(1, 0, low), lowValue = select<u64>(v1, v0, low);
+    const highIndex = select<u32>(3, 2, high), highValue = select<u64>(v3, v2, high);
+    const highWins = entryBefore(c + (<usize>highIndex << 4), highValue, c + (<usize>lowIndex << 4), lowValue);
+    return first + select<u32>(highIndex, lowIndex, highWins);
+  }
+  // The last, partial group of the heap.
   let child = first;
-  let c = entryAt(block, first);
+  let childEntry = c;
   let childValue = entryValue(c);
-  const end = min<u32>(first + 4, count);
-  for (let k = first + 1; k < end; k++) {
+  for (let k = first + 1; k < count; k++) {
     const e = entryAt(block, k);
     const v = entryValue(e);
-    if (v < childValue || (v == childValue && <i32>(entryArrival(e) - entryArrival(c)) < 0)) {
-      child = k; c = e; childValue = v;
-    }
+    if (entryBefore(e, v, childEntry, childValue)) { child = k; childEntry = e; childValue = v; }
   }
   return child;
 }
 
 /** Moves the hole at `index` down until (value, arrival) fits; returns the final index. */
-function siftDown(block: u32, count: u32, index: u32, value: u64, arrival: u32): u32 {
+function siftDown(block: usize, indexTable: usize, count: u32, index: u32, value: u64, arrival: u32): u32 {
   while (true) {
     const first = (index << 2) + 1;
     if (first >= count) break;
     const child = smallestChild(block, first, count);
     const c = entryAt(block, child);
     const childValue = entryValue(c);
-    if (!(childValue < value || (childValue == value && <i32>(entryArrival(c) - arrival) < 0))) break;
-    place(block, index, childValue, entryArrival(c), entryBlock(c));
+    if (!(childValue < value || (childValue == value && entryArrival(c) < arrival))) break;
+    moveEntry(indexTable, c, entryAt(block, index), index);
     index = child;
   }
   return index;
 }
+
+/**
+ * Moves the hole at the root down to a leaf, each level taking its smallest
+ * child (Floyd's pop: no compare against the entry that will fill the hole);
+ * returns the leaf.
+ */
+function holeToLeaf(block: usize, indexTable: usize, count: u32): u32 {
+  let index: u32 = 0;
+  let touched: u64 = 0;
+  while (true) {
+    const first = (index << 2) + 1;
+    if (first >= count) break;
+    // The children of this group are the 16 entries from 4·first + 1 on (4 cache lines): load one
+    // word of each line now, so the next level is already on its way while this one compares.
+    const grandchildren = (first << 2) + 1;
+    if (grandchildren + 15 < count) {
+      const g = entryAt(block, grandchildren);
+      touched ^= load<u64>(g) ^ load<u64>(g, 64) ^ load<u64>(g, 128) ^ load<u64>(g, 192);
+    }
+    const child = smallestChild(block, first, count);
+    moveEntry(indexTable, entryAt(block, child), entryAt(block, index), index);
+    index = child;
+  }
+  prefetchSink = touched;
+  return index;
+}
+/** Where holeToLeaf leaves the words it loads early, so no optimizer drops the loads. */
+let prefetchSink: u64 = 0;
 
 /** Grows the fence's heap block to the next class; false when it cannot. */
 function heapGrow(f: FenceRecord): bool {
@@ -112,74 +189,62 @@ export function waitBlockAdd(fence: u32, value: u64, waiter: u32): i32 {
   if (f.heapBlock == 0 || f.heapCount == (<u32>1 << f.heapClass)) {
     if (!heapGrow(f)) return E_HEAP_FULL;
   }
+  if (a.arrivalSequence == ARRIVAL_LAST) arrivalsRenumber();
+  const indexTable = <usize>a.heapIndexTable;
   const id = a.waitBlockFreeHead;
-  const wb = waitBlockAt(id);
-  a.waitBlockFreeHead = load<u32>(heapIndexAddress(id)); // a free block's heapIndexTable slot is its free-list link
+  a.waitBlockFreeHead = load<u32>(indexSlot(indexTable, id)) & ~WAIT_BLOCK_FREE;
   a.waitBlockLive++;
-  wb.value = value; wb.fence = fence; wb.waiter = waiter; wb.state = WAIT_BLOCK_LIVE;
+  const wb = waitBlockAt(id);
+  wb.fence = fence; wb.waiter = waiter;
   const arrival = a.arrivalSequence++;
-  const index = siftUp(f.heapBlock, f.heapCount, value, arrival);
-  place(f.heapBlock, index, value, arrival, id);
+  const block = <usize>f.heapBlock;
+  const index = siftUp(block, indexTable, f.heapCount, value, arrival);
+  place(block, indexTable, index, value, arrival, id);
   f.heapCount++;
   a.heapPushes++;
   return <i32>id;
 }
 
+/** Puts a wait block back on the free list: its index slot becomes the tagged free-list link. */
 function waitBlockRelease(id: u32): void {
   const a = adapter();
-  const wb = waitBlockAt(id);
-  wb.state = 0;
-  wb.fence = 0;
-  store<u32>(heapIndexAddress(id), a.waitBlockFreeHead);
+  store<u32>(heapIndexAddress(id), a.waitBlockFreeHead | WAIT_BLOCK_FREE);
   a.waitBlockFreeHead = id;
   a.waitBlockLive--;
 }
 
 /** Removes heap entry `index` of fence f (the hole is refilled by the last entry). */
 function removeAt(f: FenceRecord, index: u32): void {
+  const a = adapter();
   const count = f.heapCount - 1;
   f.heapCount = count;
-  adapter().heapPops++;
+  a.heapPops++;
   if (index == count) return;
-  const last = entryAt(f.heapBlock, count);
-  const value = entryValue(last), arrival = entryArrival(last), block = entryBlock(last);
+  const block = <usize>f.heapBlock;
+  const indexTable = <usize>a.heapIndexTable;
+  const last = entryAt(block, count);
+  const value = entryValue(last), arrival = entryArrival(last), waitBlock = entryBlock(last);
   let at: u32;
   if (index == 0) {
     // A pop: the last entry almost always belongs near the bottom, so move the
     // hole down to a leaf along the smallest children without comparing, then
-    // sift the last entry up from there (Floyd's pop: fewer comparisons).
-    at = siftUp(f.heapBlock, holeToLeaf(f.heapBlock, count), value, arrival);
+    // sift the last entry up from there.
+    at = siftUp(block, indexTable, holeToLeaf(block, indexTable, count), value, arrival);
   } else {
-    at = siftUp(f.heapBlock, index, value, arrival);
-    if (at == index) at = siftDown(f.heapBlock, count, index, value, arrival);
+    at = siftUp(block, indexTable, index, value, arrival);
+    if (at == index) at = siftDown(block, indexTable, count, index, value, arrival);
   }
-  place(f.heapBlock, at, value, arrival, block);
-}
-
-/** Moves the hole at the root down to a leaf, each level taking its smallest child; returns the leaf. */
-function holeToLeaf(block: u32, count: u32): u32 {
-  let index: u32 = 0;
-  while (true) {
-    const first = (index << 2) + 1;
-    if (first >= count) break;
-    const child = smallestChild(block, first, count);
-    const c = entryAt(block, child);
-    const childValue = entryValue(c);
-    place(block, index, childValue, entryArrival(c), entryBlock(c));
-    index = child;
-  }
-  return index;
+  place(block, indexTable, at, value, arrival, waitBlock);
 }
 
 /** Retires one wait block (timeout, cancel, wait-any satisfied elsewhere). */
 export function waitBlockRemove(id: u32): i32 {
   const a = adapter();
   if (id == 0 || id > a.waitBlockCapacity) return E_BAD_WAIT_BLOCK;
-  const wb = waitBlockAt(id);
-  if (wb.state != WAIT_BLOCK_LIVE) return E_BAD_WAIT_BLOCK;
-  const f = fenceAt(wb.fence);
   const index = load<u32>(heapIndexAddress(id));
-  assert(entryBlock(entryAt(f.heapBlock, index)) == id, 'waitBlockRemove: heap index out of sync');
+  if ((index & WAIT_BLOCK_FREE) != 0) return E_BAD_WAIT_BLOCK;
+  const f = fenceAt(waitBlockAt(id).fence);
+  assert(index < f.heapCount && entryBlock(entryAt(f.heapBlock, index)) == id, 'waitBlockRemove: heap index out of sync');
   removeAt(f, index);
   waitBlockRelease(id);
   return OK;
@@ -197,7 +262,7 @@ export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
   const max = min<u32>(limit, a.outCapacity >> 1);
   let written: u32 = 0;
   while (written < max && f.heapCount > 0) {
-    const top = entryAt(f.heapBlock, 0);
+    const top = <usize>f.heapBlock;
     if (entryValue(top) > currentValue) break;
     const id = entryBlock(top);
     store<u32>(outWord(written * 2), waitBlockAt(id).waiter);
@@ -212,28 +277,91 @@ export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
 /** Smallest waited value of the fence, UINT64_MAX with no waiter. */
 export function fenceMinWaited(fence: u32): u64 {
   const f = fenceAt(fence);
-  return f.heapCount == 0 ? UINT64_MAX : entryValue(entryAt(f.heapBlock, 0));
+  return f.heapCount == 0 ? UINT64_MAX : entryValue(f.heapBlock);
 }
 
 /** What MonitoredValue must be (NF-02): smallest waited value − 1, or UINT64_MAX. */
 export function fenceMonitoredTarget(fence: u32): u64 {
   const f = fenceAt(fence);
-  return f.heapCount == 0 ? UINT64_MAX : entryValue(entryAt(f.heapBlock, 0)) - 1;
+  return f.heapCount == 0 ? UINT64_MAX : entryValue(f.heapBlock) - 1;
 }
 
 export function fenceWaiterCount(fence: u32): u32 { return fenceAt(fence).heapCount; }
+
+// ───────────────────────────── arrival renumbering ─────────────────────────────
+//
+// Runs once every 2^32 − 1 waits on an adapter. Each heap's entries are sorted
+// by arrival in place (a binary max-heap on arrival, then extraction), numbered
+// 0, 1, 2, … in that order, and heapified again by (value, arrival); the
+// adapter's sequence continues after the largest heap. Relative order inside
+// every heap is unchanged, so no wake order changes; only the numbers do.
+
+/** Swaps entries i and j (16 bytes each). */
+@inline function swapEntries(block: usize, i: u32, j: u32): void {
+  const a = entryAt(block, i), b = entryAt(block, j);
+  const av = load<u64>(a), ap = load<u64>(a, 8);
+  store<u64>(a, load<u64>(b)); store<u64>(a, load<u64>(b, 8), 8);
+  store<u64>(b, av); store<u64>(b, ap, 8);
+}
+
+/** Binary max-heap sift on arrival over entries [0, count). */
+function arrivalSiftDown(block: usize, count: u32, index: u32): void {
+  while (true) {
+    let largest = index;
+    const left = (index << 1) + 1, right = left + 1;
+    if (left < count && entryArrival(entryAt(block, left)) > entryArrival(entryAt(block, largest))) largest = left;
+    if (right < count && entryArrival(entryAt(block, right)) > entryArrival(entryAt(block, largest))) largest = right;
+    if (largest == index) return;
+    swapEntries(block, index, largest);
+    index = largest;
+  }
+}
+
+function heapRenumber(block: usize, indexTable: usize, count: u32): void {
+  // Heapsort by arrival: ascending order of arrival, in place.
+  for (let i = count >> 1; i > 0; i--) arrivalSiftDown(block, count, i - 1);
+  for (let end = count - 1; end > 0; end--) {
+    swapEntries(block, 0, end);
+    arrivalSiftDown(block, end, 0);
+  }
+  for (let i: u32 = 0; i < count; i++) store<u32>(entryAt(block, i), i, offsetof<HeapEntry>('arrival'));
+  // Floyd's heapify by (value, arrival), then every entry's index afresh.
+  if (count > 1) {
+    for (let i = ((count - 2) >> 2) + 1; i > 0; i--) {
+      const e = entryAt(block, i - 1);
+      const value = entryValue(e), pair = load<u64>(e, 8);
+      const at = siftDown(block, indexTable, count, i - 1, value, <u32>pair);
+      store<u64>(entryAt(block, at), value);
+      store<u64>(entryAt(block, at), pair, 8);
+    }
+  }
+  for (let i: u32 = 0; i < count; i++) store<u32>(indexSlot(indexTable, entryBlock(entryAt(block, i))), i);
+}
+
+/** Gives every live heap's entries their arrival rank; the sequence restarts after the largest heap. */
+function arrivalsRenumber(): void {
+  const a = adapter();
+  const indexTable = <usize>a.heapIndexTable;
+  let next: u32 = 0;
+  for (let id: u32 = 1; id <= a.fenceCapacity; id++) {
+    const f = changetype<FenceRecord>(<usize>a.fenceTable + <usize>(id - 1) * FENCE_RECORD_BYTES);
+    if (f.state != FENCE_STATE_LIVE || f.heapCount == 0) continue;
+    heapRenumber(<usize>f.heapBlock, indexTable, f.heapCount);
+    next = max<u32>(next, f.heapCount);
+  }
+  a.arrivalSequence = next;
+}
 
 /** Checks every heap invariant of a fence; returns OK or the first bad index + 1 as a negative. */
 export function heapCheck(fence: u32): i32 {
   if (!fenceValid(fence)) return E_BAD_FENCE;
   const f = fenceAt(fence);
+  const block = <usize>f.heapBlock;
   for (let i: u32 = 0; i < f.heapCount; i++) {
-    const e = entryAt(f.heapBlock, i);
-    if (load<u32>(heapIndexAddress(entryBlock(e))) != i) return -(<i32>i + 1);
-    if (i > 0) {
-      const p = entryAt(f.heapBlock, (i - 1) >> 2);
-      if (before(entryValue(e), entryArrival(e), p)) return -(<i32>i + 1);
-    }
+    const e = entryAt(block, i);
+    if (load<u32>(heapIndexAddress(entryBlock(e))) != i) return -(<i32>i + 1); // also fails when tagged free
+    if (waitBlockAt(entryBlock(e)).fence != fence) return -(<i32>i + 1);
+    if (i > 0 && before(entryValue(e), entryArrival(e), entryAt(block, (i - 1) >> 2))) return -(<i32>i + 1);
   }
   return OK;
 }
@@ -253,7 +381,7 @@ export function heapBench(fence: u32, values: u32, count: u32): u64 {
   let previous: u64 = 0;
   const f = fenceAt(fence);
   while (f.heapCount > 0) {
-    const top = entryAt(f.heapBlock, 0);
+    const top = <usize>f.heapBlock;
     const value = entryValue(top);
     assert(value >= previous, 'heapBench: popped out of order');
     previous = value;

@@ -81,6 +81,7 @@ export const ADAPTER_PAGE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('pageLive')
 export const ADAPTER_WAIT_BLOCK_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waitBlockLive');
 export const ADAPTER_OUT_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('outCapacity');
 export const REGION_MAGIC_OFFSET: u32 = offsetof<RegionHeader>('magic');
+export const ADAPTER_ARRIVAL_SEQUENCE_OFFSET: u32 = offsetof<AdapterHeader>('arrivalSequence');
 export const REGION_FREE_PAGES_OFFSET: u32 = offsetof<RegionHeader>('freePages');
 export const REGION_SIZE_OFFSET: u32 = offsetof<RegionHeader>('sizeBytes');
 export const REGION_VERSION_OFFSET: u32 = offsetof<RegionHeader>('version');

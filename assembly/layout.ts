@@ -60,7 +60,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 3;
+export const LAYOUT_VERSION: u32 = 4;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -105,7 +105,7 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   monitoredValueStride: u32;  // 8 + MonitoredValuePadding
   systemRegion: u32;          // physical base of the system memory region
   localRegion: u32;           // physical base of this adapter's local memory
-  arrivalSequence: u32;       // tie-break for equal waited values (wraps at 2^32)
+  arrivalSequence: u32;       // tie-break for equal waited values (renumbered before it wraps: assembly/heap.ts)
 
   fenceTable: u32;     fenceCapacity: u32;     fenceFreeHead: u32;     fenceLive: u32;
   pageTable: u32;      pageCapacity: u32;      pageFreeHead: u32;      pageLive: u32;
@@ -218,14 +218,15 @@ export const PROCESS_RECORD_BYTES: u32 = (offsetof<ProcessRecord>() + 7) & ~7;
 
 // ───────────────────────────── CPU waiters ──────────────────────────────
 //
-// A waiter waiting on N fences owns N wait blocks. Each fence keeps a binary
+// A waiter waiting on N fences owns N wait blocks. Each fence keeps a 4-ary
 // min-heap of HeapEntry ordered by (value, arrival); an entry names its wait
-// block and the wait block remembers the entry's index, so retiring an
-// arbitrary waiter (timeout, wait-any won elsewhere) costs O(log n).
+// block and the adapter's heap index table remembers each live wait block's
+// entry index, so retiring an arbitrary waiter (timeout, wait-any won
+// elsewhere) costs O(log n).
 //
 //   heap block (1 << heapClass entries)
 //   ┌──────────────┬──────────────┬──────────────┬─────
-//   │ HeapEntry 0  │ HeapEntry 1  │ HeapEntry 2  │ …      parent(i) = (i-1)/2
+//   │ HeapEntry 0  │ HeapEntry 1  │ HeapEntry 2  │ …      parent(i) = (i-1)/4, children 4i+1 … 4i+4
 //   └──────────────┴──────────────┴──────────────┴─────
 //   HeapEntry: value u64 │ arrival u32 │ waitBlock u32   (16 bytes)
 
@@ -239,20 +240,28 @@ export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries
 export const HEAP_MAX_CLASS: u32 = 22;  // 4,194,304 entries
 export const HEAP_CLASSES: u32 = HEAP_MAX_CLASS + 1;
 
-// A wait block's index in its fence's heap is not in the record but in the
-// adapter's dense heapIndexTable (4 bytes per wait block): every entry a sift
-// moves rewrites its wait block's index, and at a million waiters those
-// scattered writes land sixteen to a cache line instead of two or three. A
-// free wait block has no heap index, so its slot there holds the free-list
-// link: taking a wait block reads the dense table, not a scattered record.
+// A wait block is what the host holds: the fence it waits on and the host's
+// waiter id (handed back when the wait is satisfied).
+//
+//   WaitBlock (8 bytes)              heap index table u32[waitBlocks]
+//   ┌─────────┬──────────┐           ┌───────────────────────────────┐
+//   │ fence   │ waiter   │           │ live: heap index (< 2^31)     │
+//   └─────────┴──────────┘           │ free: WAIT_BLOCK_FREE | next  │
+//                                    └───────────────────────────────┘
+//
+// Its index in its fence's heap is not in the record but in the adapter's
+// dense heap index table (4 bytes per wait block): every entry a sift moves
+// rewrites its wait block's index, and at a million waiters those scattered
+// writes land sixteen to a cache line. A free wait block has no heap index,
+// so its slot holds the free-list link with the top bit set: that bit is the
+// block's whole live/free state, so retiring a waiter writes one dense word
+// and never the record. Heap indexes stay below 2^HEAP_MAX_CLASS, far from it.
 @unmanaged export class WaitBlock {
-  value: u64;
   fence: u32;       // fence id
   waiter: u32;      // host-side waiter id
-  state: u32;       // WAIT_BLOCK_LIVE while in a heap, 0 when free
 }
 export const WAIT_BLOCK_BYTES: u32 = (offsetof<WaitBlock>() + 7) & ~7;
-export const WAIT_BLOCK_LIVE: u32 = 0xFFFF_FFFE;
+export const WAIT_BLOCK_FREE: u32 = 0x8000_0000;
 
 // ─────────────────────────── engines and queues ───────────────────────────
 //
