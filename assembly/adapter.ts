@@ -404,6 +404,8 @@ export function fenceDestroy(id: u32): i32 {
   const f = fenceAt(id);
   if (f.heapCount != 0) return E_BAD_ARGUMENT;
   heapRelease(f);
+  // A MonitoredValue still in the CMP's write buffer must not land in a slot a new fence may get.
+  if (a.cmpPendingPhys == f.mvPhys) a.cmpPendingPhys = 0;
   if (f.cvPage != 0) valueFree(f.cvPage, f.cvPhys);
   valueFree(f.mvPage, f.mvPhys);
   f.state = FENCE_STATE_FREE;

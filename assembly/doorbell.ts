@@ -34,8 +34,9 @@
 
 import {
   REGION_MAGIC, LAYOUT_VERSION, REGION_KIND_DOORBELL, OK, E_BAD_ARGUMENT, E_DOORBELL_FULL, E_BAD_DOORBELL, align8,
+  TakenDoorbellRecord, TAKEN_DOORBELL_RECORD_BYTES,
 } from './layout';
-import { adapter, outWord } from './adapter';
+import { adapter } from './adapter';
 
 @unmanaged export class DoorbellDirectory {
   magic: u32;
@@ -164,7 +165,7 @@ export function doorbellPost(base: u32, target: u32, source: u32, cvPhys: u32, v
 
 /**
  * The attached adapter's scheduler takes up to `limit` records from its own
- * ring. Record i goes to out words [4i .. 4i+3] = cvPhys, source, value (u64).
+ * ring. Record i goes to the out buffer as TakenDoorbellRecord i (cvPhys, source, value).
  * Returns the number taken.
  */
 export function doorbellTake(limit: u32): i32 {
@@ -172,16 +173,17 @@ export function doorbellTake(limit: u32): i32 {
   if (a.doorbellDirectory == 0) return 0;
   const d = directory(a.doorbellDirectory);
   const ring = ringAt(d, a.adapterIndex);
-  const max = min<u32>(limit, a.outCapacity >> 2);
+  const max = min<u32>(limit, (a.outCapacity << 2) / TAKEN_DOORBELL_RECORD_BYTES);
   let taken: u32 = 0;
   while (taken < max) {
     const position = ring.readIndex;
     const record = recordAt(ring, position);
     const sequence = atomic.load<u32>(changetype<usize>(record));
     if (sequence != position + 1) break; // empty (or a producer still writing)
-    store<u32>(outWord(taken * 4), record.cvPhys);
-    store<u32>(outWord(taken * 4 + 1), record.source);
-    store<u64>(outWord(taken * 4 + 2), record.value);
+    const out = changetype<TakenDoorbellRecord>(<usize>a.outBuffer + <usize>taken * TAKEN_DOORBELL_RECORD_BYTES);
+    out.cvPhys = record.cvPhys;
+    out.source = record.source;
+    out.value = record.value;
     atomic.store<u32>(changetype<usize>(record), position + ring.capacity); // free the slot
     ring.readIndex = position + 1;
     taken++;

@@ -3,20 +3,30 @@
 //
 // A hardware queue is a ring of Commands the user-mode driver writes and the
 // engine consumes. One engineStep executes one command. The protocol steps a
-// signal is made of are also exported one by one, so a schedule explorer (or
-// a directed test) can interleave them with the CPU's steps:
+// signal is made of are exports of their own, and engineStep executes exactly
+// those exports in this order (no copy of them), so a schedule explorer or a
+// directed test that interleaves them by hand with the CPU's steps runs the
+// same code the simulator runs:
 //
-//   GPU signal (NF-05, NF-11, LOG-04)        CPU adds/retires a waiter (NF-09)
-//   ─────────────────────────────────        ──────────────────────────────────
-//   engineSignalWrite  CV → write buffer     OS: new MonitoredValue target
-//   engineDrain        write buffer → memory  KMD: cmpUpdateMonitoredValue
-//   cmpSignalCheck     value > MV ? raise         write MV, barrier, read CV,
-//                                                 raise if CV > MV
-//                                              OS: resample CurrentValue
+//   GPU signal (NF-05, LOG-04, XA-07)             CPU adds/retires a waiter (NF-09, NF-11)
+//   ──────────────────────────────────────        ─────────────────────────────────────────
+//   1 engineSignalWrite  CV → engine's           OS: new MonitoredValue target
+//                        write buffer             KMD: DxgkDdiUpdateMonitoredValues, per fence:
+//   2 logWriteEntry      entry → log write buffer   a cmpWriteMonitoredValue  MV → CMP's write buffer
+//   3 logAdvance         FirstFreeEntryIndex + 1    b cmpBarrier              every write buffer drains
+//   4 engineDrain        barrier: CV → memory       c cmpReadCurrentValue     CV
+//     engineDoorbellPost (doorbell on) other        d cmpMonitoredValueCheck  CV > MV ? raise
+//                        adapters' rings          OS: resample CurrentValue
+//   5 cmpSignalCheck     value > MV (memory) ? raise
 //
-// engineStep composes the left column in that order. Without the barrier in
-// cmpUpdateMonitoredValue, a store still in an engine's write buffer is not
-// seen by the CMP's read and the wakeup can be lost (the NF-11 test shows it).
+//   fence write (monitored fence, MF-04):  engineSignalWrite, engineDrain,
+//                                          engineRaiseMonitoredFenceInterrupt
+//
+// Leave out step b (the reference driver's monitoredValueBarrier: false) and
+// the new MonitoredValue is not visible when the CMP reads CurrentValue: a GPU
+// signal whose steps 4-5 fall in between compares against the old
+// MonitoredValue while step c read the old CurrentValue, and the wakeup is
+// lost (the NF-11 test tries every interleaving).
 //
 // Queue states:   READY ──wait not satisfied──▶ BLOCKED ──queueRecheck sees CV >= value──▶ READY
 
@@ -25,11 +35,11 @@ import {
   Command, COMMAND_BYTES, OP_WAIT, OP_SIGNAL, OP_WORK, OP_NOP, OP_FENCE_WRITE, EngineRecord,
   OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
-  UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN,
+  UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
 } from './layout';
-import { adapter, engineAt, fenceAt, fenceValid, outWord, gpuVaTranslate } from './adapter';
+import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate } from './adapter';
 import {
-  logRecord, logRecordOn, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
+  logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
 } from './log';
 import { doorbellPost, doorbellAdapterCount } from './doorbell';
@@ -109,37 +119,42 @@ export function queueHeadValue(id: u32): u64 { const q = queueAt(id); return cha
 export function queueHeadFence(id: u32): u32 { const q = queueAt(id); return changetype<Command>(commandAt(q, q.head)).fence; }
 export function queueHeadHandle(id: u32): u32 { const q = queueAt(id); return changetype<Command>(commandAt(q, q.head)).handle; }
 
-// ─────────────────────────── memory as the GPU sees it ───────────────────────────
+// ─────────────────────────── the out buffer ───────────────────────────
 
-/** Reads a 64-bit value at a GPU VA of process `slot`; E_GPU_PAGE_FAULT in out[0] when unmapped. */
-@inline function gpuLoad(slot: u32, va: u64): u64 {
-  const phys = gpuVaTranslate(slot, va);
-  if (phys == 0) { store<i32>(outWord(0), E_GPU_PAGE_FAULT); return 0; }
-  return atomic.load<u64>(<usize>phys);
-}
+/** The StepReport an engine step leaves in the out buffer (layout.ts draws it). */
+@inline function report(): StepReport { return changetype<StepReport>(<usize>adapter().outBuffer); }
 
 // ─────────────────────────── the signal's steps ───────────────────────────
 
 /**
  * Step 1 of a GPU signal: the engine stores `value` at `gpuVa` (process
  * `slot`'s address space). The store waits in the engine's write buffer;
- * a store already there drains first (one-entry buffer).
+ * a store already there drains first (one-entry buffer). A 32-bit-only
+ * engine (No64BitAtomics) will write the low half. E_GPU_PAGE_FAULT for an
+ * unmapped or unaligned address: nothing changes.
  */
-export function engineSignalWrite(engine: u32, slot: u32, gpuVa: u64, value: u64): i32 {
+@inline export function engineSignalWrite(engine: u32, slot: u32, gpuVa: u64, value: u64): i32 {
   const a = adapter();
   if (engine >= a.engineCount) return E_BAD_ENGINE;
   const phys = gpuVaTranslate(slot, gpuVa);
   if (phys == 0 || (phys & 7) != 0) return E_GPU_PAGE_FAULT;
   const e = engineAt(engine);
-  if (e.pendingPhys != 0) engineDrain(engine);
+  if (e.pendingPhys != 0) drain(e);
   e.pendingPhys = phys;
   e.pendingValue = value;
   e.pendingValue32 = (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0 ? 1 : 0;
   return OK;
 }
 
-/** Step 2: the engine's write buffer reaches memory (a 32-bit-only engine writes the low half). */
-export function engineDrain(engine: u32): i32 { return drain(engineAt(engine)); }
+/**
+ * Step 4 (the engine's memory barrier; the log's steps 2 and 3 are in log.ts):
+ * the engine's write buffer reaches memory. Returns 1 when a store drained,
+ * 0 when the buffer was empty.
+ */
+@inline export function engineDrain(engine: u32): i32 {
+  if (engine >= adapter().engineCount) return E_BAD_ENGINE;
+  return drain(engineAt(engine));
+}
 @inline function drain(e: EngineRecord): i32 {
   if (e.pendingPhys == 0) return 0;
   if (e.pendingValue32 != 0) atomic.store<u32>(<usize>e.pendingPhys, <u32>e.pendingValue);
@@ -148,8 +163,10 @@ export function engineDrain(engine: u32): i32 { return drain(engineAt(engine)); 
   return 1;
 }
 
-/** Is a store of the engine still in its write buffer? */
-export function enginePendingWrite(engine: u32): u32 { return engineAt(engine).pendingPhys; }
+/** Is a store of the engine still in its write buffer? Its address, 0 when empty. */
+export function enginePendingWrite(engine: u32): u32 {
+  return engine < adapter().engineCount ? engineAt(engine).pendingPhys : 0;
+}
 
 /**
  * Queues `fence` on the engine's next interrupt; a full list collapses to "no list" (INT-02).
@@ -166,11 +183,11 @@ function raiseFor(engine: u32, fence: u32, queue: u32): void {
   if (e.pendingOverflow == 0) {
     let listed = false;
     for (let i: u32 = 0; i < e.pendingCount; i++) {
-      if (load<u32>(<usize>e.pendingList + (<usize>i << 2)) == handle) { listed = true; break; }
+      if (load<u32>(<usize>e.pendingList + <usize>i * INTERRUPT_HANDLE_BYTES) == handle) { listed = true; break; }
     }
     if (!listed) {
       if (e.pendingCount < a.pendingCapacity) {
-        store<u32>(<usize>e.pendingList + (<usize>e.pendingCount << 2), handle);
+        store<u32>(<usize>e.pendingList + <usize>e.pendingCount * INTERRUPT_HANDLE_BYTES, handle);
         e.pendingCount++;
       } else {
         e.pendingOverflow = 1;
@@ -181,49 +198,110 @@ function raiseFor(engine: u32, fence: u32, queue: u32): void {
   e.interruptLine = 1;
 }
 
-/** Step 3: the CMP's conditional interrupt (NF-05): raise iff value > MonitoredValue. */
-export function cmpSignalCheck(engine: u32, fence: u32, value: u64): i32 {
-  if (!fenceValid(fence)) return E_BAD_FENCE;
+/**
+ * Step 5: the CMP's conditional interrupt (NF-05): raise iff `value` >
+ * MonitoredValue in memory. The interrupt names the queue running on
+ * `engine` (INT-05). Returns 1 when it raised, 0 when not, E_BAD_FENCE for a
+ * fence that is not live (a command naming no live fence raises nothing).
+ */
+@inline export function cmpSignalCheck(engine: u32, fence: u32, value: u64): i32 {
   const a = adapter();
+  if (engine >= a.engineCount) return E_BAD_ENGINE;
+  if (!fenceValid(fence)) return E_BAD_FENCE;
   a.cmpChecks++;
-  const monitored = atomic.load<u64>(<usize>fenceAt(fence).mvPhys);
-  if (value > monitored) { raiseFor(engine, fence, engineAt(engine).runningQueue); return 1; }
+  if (value > atomic.load<u64>(<usize>fenceAt(fence).mvPhys)) { raiseFor(engine, fence, engineAt(engine).runningQueue); return 1; }
   return 0;
 }
 
 /**
- * The CMP side of DxgkDdiUpdateMonitoredValues for one fence (NF-11): write
- * the new MonitoredValue, memory barrier (every engine's write buffer drains),
- * read CurrentValue, raise the interrupt if CurrentValue > MonitoredValue.
- * `barrier` = 0 leaves the barrier out, to show what that loses.
- * Returns 1 when it raised the interrupt.
+ * The last step of a monitored fence write (OP_FENCE_WRITE): the monitored
+ * fence signaled interrupt, raised whatever the value (the OS scans, MF-06).
+ * The interrupt names the queue running on `engine`. Returns 1, or E_BAD_ENGINE / E_BAD_FENCE.
  */
-export function cmpUpdateMonitoredValue(engine: u32, fence: u32, monitored: u64, barrier: u32): i32 {
+export function engineRaiseMonitoredFenceInterrupt(engine: u32, fence: u32): i32 {
+  if (engine >= adapter().engineCount) return E_BAD_ENGINE;
+  if (!fenceValid(fence)) return E_BAD_FENCE;
+  raiseFor(engine, fence, engineAt(engine).runningQueue);
+  return 1;
+}
+
+// The CMP side of DxgkDdiUpdateMonitoredValues for one fence (NF-11), in four
+// steps the driver calls in order: a, b, c, d (the drawing on top). The CMP
+// has a one-entry write buffer of its own: its MonitoredValue write reaches
+// memory at its barrier (or at its next MonitoredValue write), while a GPU
+// signal's check (cmpSignalCheck, step 5) reads MonitoredValue from memory.
+
+/**
+ * NF-11 step a: the CMP writes the shadow MonitoredValue of `fence`. The
+ * store waits in the CMP's write buffer (an older one drains first).
+ */
+export function cmpWriteMonitoredValue(fence: u32, monitored: u64): i32 {
   if (!fenceValid(fence)) return E_BAD_FENCE;
   const a = adapter();
+  cmpDrain(a);
+  a.cmpPendingPhys = fenceAt(fence).mvPhys;
+  a.cmpPendingValue = monitored;
+  return OK;
+}
+@inline function cmpDrain(a: AdapterHeader): i32 {
+  if (a.cmpPendingPhys == 0) return 0;
+  atomic.store<u64>(<usize>a.cmpPendingPhys, a.cmpPendingValue);
+  a.cmpPendingPhys = 0;
+  return 1;
+}
+
+/**
+ * NF-11 step b: the memory barrier: every write buffer of the GPU drains, the
+ * CMP's (its MonitoredValue write is now visible) and each engine's. Returns
+ * the stores drained.
+ */
+export function cmpBarrier(): i32 {
+  const a = adapter();
+  let drained = cmpDrain(a);
+  for (let e: u32 = 0; e < a.engineCount; e++) drained += drain(engineAt(e));
+  return drained;
+}
+
+/** Is a MonitoredValue write of the CMP still in its write buffer? Its address, 0 when empty. */
+export function cmpPendingWrite(): u32 { return adapter().cmpPendingPhys; }
+
+/** NF-11 step c: the CMP reads CurrentValue (0 for a fence that is not live; step d then refuses it). */
+export function cmpReadCurrentValue(fence: u32): u64 {
+  return fenceValid(fence) ? atomic.load<u64>(<usize>fenceAt(fence).cvPhys) : 0;
+}
+
+/**
+ * NF-11 step d: raise the interrupt of `engine` iff `currentValue` (what step
+ * c read) > MonitoredValue as the CMP sees it (its own buffered write, else
+ * memory). Such an interrupt names no queue (INT-05). Returns 1 when it
+ * raised, 0 when not.
+ */
+export function cmpMonitoredValueCheck(engine: u32, fence: u32, currentValue: u64): i32 {
+  const a = adapter();
   if (engine >= a.engineCount) return E_BAD_ENGINE;
-  const f = fenceAt(fence);
-  atomic.store<u64>(<usize>f.mvPhys, monitored);
-  if (barrier != 0) {
-    for (let e: u32 = 0; e < a.engineCount; e++) engineDrain(e);
-  }
+  if (!fenceValid(fence)) return E_BAD_FENCE;
   a.cmpChecks++;
-  const current = atomic.load<u64>(<usize>f.cvPhys);
-  if (current > monitored) { raiseFor(engine, fence, 0); return 1; }
+  const f = fenceAt(fence);
+  const monitored = a.cmpPendingPhys == f.mvPhys ? a.cmpPendingValue : atomic.load<u64>(<usize>f.mvPhys);
+  if (currentValue > monitored) { raiseFor(engine, fence, 0); return 1; }
   return 0;
 }
 
 /**
  * The driver takes the raised interrupt's payload: the listed driver handles
- * go to the out buffer. Returns the count, -1 for "no list" (collapsed or
- * overflowed), or -2 when no interrupt is raised.
+ * go to the out buffer (INTERRUPT_HANDLE_BYTES apart). Returns the count, -1
+ * for "no list" (collapsed or overflowed), or -2 when no interrupt is raised.
  */
 export function engineTakeInterrupt(engine: u32): i32 {
+  if (engine >= adapter().engineCount) return E_BAD_ENGINE;
   const e = engineAt(engine);
   if (e.interruptLine == 0) return -2;
   const overflow = e.pendingOverflow != 0;
   const count = e.pendingCount;
-  for (let i: u32 = 0; i < count; i++) store<u32>(outWord(i), load<u32>(<usize>e.pendingList + (<usize>i << 2)));
+  const out = <usize>adapter().outBuffer;
+  for (let i: u32 = 0; i < count; i++) {
+    store<u32>(out + <usize>i * INTERRUPT_HANDLE_BYTES, load<u32>(<usize>e.pendingList + <usize>i * INTERRUPT_HANDLE_BYTES));
+  }
   e.pendingCount = 0;
   e.pendingOverflow = 0;
   e.interruptLine = 0;
@@ -231,7 +309,7 @@ export function engineTakeInterrupt(engine: u32): i32 {
   return overflow ? -1 : <i32>count;
 }
 
-export function engineInterruptLine(engine: u32): u32 { return engineAt(engine).interruptLine; }
+export function engineInterruptLine(engine: u32): u32 { return engine < adapter().engineCount ? engineAt(engine).interruptLine : 0; }
 
 /**
  * The queue the raised interrupt names under OptimizedNativeFenceSignaledInterrupt
@@ -247,19 +325,22 @@ export function engineInterruptQueue(engine: u32): u32 {
 }
 
 /**
- * XA-07, the signalling side: when the doorbell is on and `fence` is a
- * cross-adapter fence, post (CurrentValue word, value) to every other
- * adapter's ring. out[8] = records posted, out[9] = rings that were full; a
- * full ring falls back to the interrupt path (the fence is listed on this
- * engine's interrupt and the OS propagates it). Returns true on fallback.
+ * XA-07, the signalling side (between steps 4 and 5 when the doorbell is on):
+ * when `fence` is a cross-adapter fence, post (CurrentValue word, value) to
+ * every other adapter's ring. The StepReport's doorbellPosted = records
+ * posted, doorbellFull = rings that were full; a full ring falls back to the
+ * interrupt path (the fence is listed on this engine's interrupt, naming the
+ * running queue, and the OS propagates it). Returns 1 on fallback, else 0.
  */
-function doorbellSignal(engine: u32, fence: u32, value: u64, queue: u32): bool {
-  store<u32>(outWord(8), 0);
-  store<u32>(outWord(9), 0);
+export function engineDoorbellPost(engine: u32, fence: u32, value: u64): i32 {
   const a = adapter();
-  if (a.doorbellDirectory == 0 || !fenceValid(fence)) return false;
+  if (engine >= a.engineCount) return E_BAD_ENGINE;
+  const r = report();
+  r.doorbellPosted = 0;
+  r.doorbellFull = 0;
+  if (a.doorbellDirectory == 0 || !fenceValid(fence)) return 0;
   const f = fenceAt(fence);
-  if ((f.flags & SYNC_FLAG_CROSS_ADAPTER) == 0) return false;
+  if ((f.flags & SYNC_FLAG_CROSS_ADAPTER) == 0) return 0;
   let posted: u32 = 0;
   let full: u32 = 0;
   const count = doorbellAdapterCount(a.doorbellDirectory);
@@ -268,10 +349,11 @@ function doorbellSignal(engine: u32, fence: u32, value: u64, queue: u32): bool {
     if (doorbellPost(a.doorbellDirectory, target, a.adapterIndex, f.cvPhys, value) == OK) posted++;
     else full++;
   }
-  store<u32>(outWord(8), posted);
-  store<u32>(outWord(9), full);
-  if (full != 0) raiseFor(engine, fence, queue);
-  return full != 0;
+  r.doorbellPosted = posted;
+  r.doorbellFull = full;
+  if (full == 0) return 0;
+  raiseFor(engine, fence, engineAt(engine).runningQueue);
+  return 1;
 }
 
 // ─────────────────────────────── executing ───────────────────────────────
@@ -282,9 +364,9 @@ function doorbellSignal(engine: u32, fence: u32, value: u64, queue: u32): bool {
  *   STEP_IDLE       ring empty
  *   STEP_DONE       a wait passed or a signal retired with no interrupt
  *   STEP_BLOCKED    a wait is not satisfied; the queue is BLOCKED
- *   STEP_WORK       out[0..1] = busy duration in ns
+ *   STEP_WORK       StepReport.workDurationNs = busy duration
  *   STEP_INTERRUPT  a signal retired and the CMP raised the interrupt
- * For every command out[2] = fence id, out[3] = handle, out[4..5] = value, out[7] = op.
+ * For every command the StepReport holds its fence id, handle, value and op.
  */
 export function engineStep(id: u32, nowNs: u64): i32 {
   if (!queueValid(id)) return E_BAD_QUEUE;
@@ -297,31 +379,33 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   return execute(q, id, c, nowNs);
 }
 
-/** out[2] = fence id, out[3] = handle, out[4..5] = value, out[7] = op of the command a step executed. */
+/** The StepReport's fence, handle, value and op: the command a step executed. */
 @inline function reportCommand(c: Command): void {
-  const out = adapter().outBuffer;
-  store<u32>(out, c.fence, 8);
-  store<u32>(out, c.handle, 12);
-  store<u64>(out, c.value, 16);
-  store<u32>(out, c.op, 28);
+  const r = report();
+  r.fence = c.fence;
+  r.handle = c.handle;
+  r.value = c.value;
+  r.op = c.op;
 }
 
 /**
  * Executes command `c`, the head of ready queue `q` (id `id`), on the
  * queue's engine, whose runningQueue is `id`. engineStep and engineRun check
  * the queue; engineRun walks the ring without a division per command and
- * reports only the last command it executed.
+ * reports only the last command it executed. A signal is the exported steps
+ * in their documented order, called as they are (the drawing on top).
  */
 @inline function execute(q: QueueRecord, id: u32, c: Command, nowNs: u64): i32 {
   const op = c.op;
   if (op == OP_WAIT) {
-    store<i32>(outWord(0), OK);
-    const current = gpuLoad(q.owner, c.gpuVa);
-    if (load<i32>(outWord(0)) == E_GPU_PAGE_FAULT) return E_GPU_PAGE_FAULT;
-    if (current >= c.value) {
+    const phys = gpuVaTranslate(q.owner, c.gpuVa);
+    if (phys == 0) return E_GPU_PAGE_FAULT;
+    if (atomic.load<u64>(<usize>phys) >= c.value) {
       q.head++;
-      // LOG-04 for a wait that never blocked: observed and end are both now.
-      logRecordOn(q, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, nowNs, nowNs);
+      // LOG-04 for a wait that never blocked: observed and end are both now; no value to write, no interrupt.
+      if (logWriteEntry(id, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, nowNs, nowNs) >= 0) {
+        logAdvance(id, NATIVE_FENCE_LOG_TYPE_WAITS);
+      }
       return STEP_DONE;
     }
     q.state = QUEUE_STATE_BLOCKED;
@@ -332,42 +416,36 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   }
   if (op == OP_SIGNAL || op == OP_FENCE_WRITE) {
     const engine = q.engine;
-    const a = adapter();
     const value = c.value;
-    // LOG-04: 1. the fence value (engineSignalWrite then engineDrain: into the write buffer and out at once)
-    const phys = gpuVaTranslate(q.owner, c.gpuVa);
-    if (phys == 0 || (phys & 7) != 0) return E_GPU_PAGE_FAULT;
-    const e = engineAt(engine);
-    if (e.pendingPhys != 0) drain(e);
-    if ((a.capsBits & CAP_NO_64BIT_ATOMICS) != 0) atomic.store<u32>(<usize>phys, <u32>value);
-    else atomic.store<u64>(<usize>phys, value);
-    q.head++;
-    a.gpuSignals++;
-    e.signals++;
     const fence = c.fence;
+    // 1. the fence value into the engine's write buffer (a page fault consumes nothing)
+    const written = engineSignalWrite(engine, q.owner, c.gpuVa, value);
+    if (written != OK) return written;
+    q.head++;
+    const a = adapter();
+    a.gpuSignals++;
+    engineAt(engine).signals++;
     if (op == OP_FENCE_WRITE) {
-      // A monitored fence write is always followed by its signaled interrupt.
-      raiseFor(engine, fence, id);
-      return STEP_MONITORED_INTERRUPT;
+      // A monitored fence write: the barrier, then its signaled interrupt, whatever the value.
+      engineDrain(engine);
+      return engineRaiseMonitoredFenceInterrupt(engine, fence) == 1 ? STEP_MONITORED_INTERRUPT : STEP_DONE;
     }
-    // 2. + 3. the log entry with its GPU timestamp, the index advance (a corrupt header drops the entry)
-    logRecordOn(q, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs);
-    // 4. memory barrier: whatever the engine still buffers reaches memory
-    drain(e);
+    // 2. the log entry with its GPU timestamp, 3. the index advance (a corrupt header drops the entry)
+    if (logWriteEntry(id, NATIVE_FENCE_LOG_TYPE_SIGNALS, c.handle, value, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, nowNs) >= 0) {
+      logAdvance(id, NATIVE_FENCE_LOG_TYPE_SIGNALS);
+    }
+    // 4. the memory barrier: the value reaches memory
+    engineDrain(engine);
     // XA-07: a cross-adapter fence rings the other adapters' doorbells (opt-in); a full ring falls back to the interrupt
     let fallback = false;
-    if (a.doorbellDirectory != 0) fallback = doorbellSignal(engine, fence, value, id);
-    else { store<u32>(outWord(8), 0); store<u32>(outWord(9), 0); } // what doorbellSignal reports with the doorbell off
-    // 5. the conditional interrupt (cmpSignalCheck; a command naming no live fence raises nothing)
-    let raised = false;
-    if (fenceValid(fence)) {
-      a.cmpChecks++;
-      if (value > atomic.load<u64>(<usize>fenceAt(fence).mvPhys)) { raiseFor(engine, fence, e.runningQueue); raised = true; }
-    }
+    if (a.doorbellDirectory != 0) fallback = engineDoorbellPost(engine, fence, value) == 1;
+    else { const r = report(); r.doorbellPosted = 0; r.doorbellFull = 0; } // what engineDoorbellPost reports with the doorbell off
+    // 5. the conditional interrupt (a command naming no live fence raises nothing)
+    const raised = cmpSignalCheck(engine, fence, value) == 1;
     return raised || fallback ? STEP_INTERRUPT : STEP_DONE;
   }
   if (op == OP_WORK) {
-    store<u64>(outWord(0), c.value);
+    report().workDurationNs = c.value;
     q.head++;
     return STEP_WORK;
   }
@@ -377,10 +455,11 @@ export function engineStep(id: u32, nowNs: u64): i32 {
 
 /**
  * Runs engineStep until a step needs the host (anything but STEP_DONE) or
- * `maxSteps` commands ran. out[6] = commands executed. Returns the last step.
+ * `maxSteps` commands ran: the same execute() per command, so the same
+ * exported steps. StepReport.steps = commands executed. Returns the last step.
  */
 export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
-  if (!queueValid(id)) { store<u32>(outWord(6), 0); return E_BAD_QUEUE; }
+  if (!queueValid(id)) { report().steps = 0; return E_BAD_QUEUE; }
   const q = queueAt(id);
   const ringEnd = <usize>q.ring + <usize>adapter().ringEntries * COMMAND_BYTES;
   let c = commandAt(q, q.head);
@@ -400,15 +479,16 @@ export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
   }
   if (result == STEP_DONE && steps == pending && steps < maxSteps) result = STEP_IDLE;
   if (last != 0) reportCommand(changetype<Command>(last));
-  store<u32>(outWord(6), steps);
+  report().steps = steps;
   return result;
 }
 
 /**
  * The hardware scheduler looks at a blocked queue again (after a GPU signal
  * on this adapter, or when the driver rescans its run list on
- * UpdateCurrentValuesFromCpu). STEP_UNBLOCKED retires the wait and puts
- * out[0..1] = the GPU time the wait was first observed.
+ * UpdateCurrentValuesFromCpu). STEP_UNBLOCKED retires the wait; the
+ * StepReport holds its fence, handle, value and observedNs = the GPU time
+ * the wait was first observed.
  * Without a GPU time the wait-unblocked log entry's end timestamp is the
  * observed one; queueRecheckAt gives the real time.
  */
@@ -423,16 +503,17 @@ export function queueRecheckAt(id: u32, nowNs: u64): i32 {
   const q = queueAt(id);
   if (q.state != QUEUE_STATE_BLOCKED) return STEP_DONE;
   const c = changetype<Command>(commandAt(q, q.head));
-  store<i32>(outWord(0), OK);
-  const current = gpuLoad(q.owner, c.gpuVa);
-  if (load<i32>(outWord(0)) == E_GPU_PAGE_FAULT) return E_GPU_PAGE_FAULT;
-  if (current < c.value) return STEP_BLOCKED;
+  const phys = gpuVaTranslate(q.owner, c.gpuVa);
+  if (phys == 0) return E_GPU_PAGE_FAULT;
+  if (atomic.load<u64>(<usize>phys) < c.value) return STEP_BLOCKED;
   q.state = QUEUE_STATE_READY;
   q.head++;
-  store<u64>(outWord(0), q.blockedSinceNs);
-  store<u32>(outWord(2), c.fence);
-  store<u32>(outWord(3), c.handle);
-  store<u64>(outWord(4), c.value);
+  const r = report();
+  r.observedNs = q.blockedSinceNs;
+  r.fence = c.fence;
+  r.handle = c.handle;
+  r.value = c.value;
+  r.op = c.op;
   q.blockedFence = 0;
   logRecord(id, NATIVE_FENCE_LOG_TYPE_WAITS, c.handle, c.value, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED, q.blockedSinceNs, nowNs);
   return STEP_UNBLOCKED;

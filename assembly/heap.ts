@@ -35,8 +35,9 @@
 import {
   FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_MIN_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
   OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
+  SatisfiedWait, SATISFIED_WAIT_BYTES,
 } from './layout';
-import { adapter, fenceAt, fenceValid, waitBlockAt, heapIndexAddress, outWord, heapBlockAlloc, heapBlockFree } from './adapter';
+import { adapter, fenceAt, fenceValid, waitBlockAt, heapIndexAddress, heapBlockAlloc, heapBlockFree } from './adapter';
 
 /** The last arrival number handed out before arrivalsRenumber runs. */
 const ARRIVAL_LAST: u32 = 0xFFFF_FFFF;
@@ -252,21 +253,22 @@ export function waitBlockRemove(id: u32): i32 {
 
 /**
  * Pops every waiter of `fence` whose value <= currentValue, smallest first,
- * writing (waiter, waitBlock) pairs to the out buffer. Stops after `limit`
+ * writing a SatisfiedWait (waiter, waitBlock) per waiter to the out buffer. Stops after `limit`
  * pairs; returns how many it wrote (call again while it returns `limit`).
  */
 export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
   if (!fenceValid(fence)) return E_BAD_FENCE;
   const a = adapter();
   const f = fenceAt(fence);
-  const max = min<u32>(limit, a.outCapacity >> 1);
+  const max = min<u32>(limit, (a.outCapacity << 2) / SATISFIED_WAIT_BYTES);
   let written: u32 = 0;
   while (written < max && f.heapCount > 0) {
     const top = <usize>f.heapBlock;
     if (entryValue(top) > currentValue) break;
     const id = entryBlock(top);
-    store<u32>(outWord(written * 2), waitBlockAt(id).waiter);
-    store<u32>(outWord(written * 2 + 1), id);
+    const record = changetype<SatisfiedWait>(<usize>a.outBuffer + <usize>written * SATISFIED_WAIT_BYTES);
+    record.waiter = waitBlockAt(id).waiter;
+    record.waitBlock = id;
     removeAt(f, 0);
     waitBlockRelease(id);
     written++;

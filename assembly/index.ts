@@ -23,6 +23,11 @@ export {
   E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, E_NO_GPU_VA, E_BAD_PROCESS, E_NO_QUEUES,
   E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT, E_LOG_CORRUPT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
+  STEP_REPORT_BYTES, STEP_REPORT_WORK_DURATION_OFFSET, STEP_REPORT_FENCE_OFFSET, STEP_REPORT_HANDLE_OFFSET,
+  STEP_REPORT_VALUE_OFFSET, STEP_REPORT_STEPS_OFFSET, STEP_REPORT_OP_OFFSET, STEP_REPORT_DOORBELL_POSTED_OFFSET,
+  STEP_REPORT_DOORBELL_FULL_OFFSET, STEP_REPORT_OBSERVED_OFFSET, INTERRUPT_HANDLE_BYTES,
+  SATISFIED_WAIT_BYTES, SATISFIED_WAIT_WAITER_OFFSET, SATISFIED_WAIT_BLOCK_OFFSET,
+  TAKEN_DOORBELL_RECORD_BYTES, TAKEN_DOORBELL_WORD_OFFSET, TAKEN_DOORBELL_SOURCE_OFFSET, TAKEN_DOORBELL_VALUE_OFFSET,
 } from './layout';
 export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
 export {
@@ -37,7 +42,8 @@ export {
   CAP_NO_64BIT_ATOMICS, CAP_NATIVE_GPU_FENCE, CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT,
   queueCreate, queueDestroy, queuePush, queuePending, queueState, queueEngine, queueBlockedFence,
   queueBlockedValue, queueBlockedSince, queueHeadOp, queueHeadValue, queueHeadFence, queueHeadHandle,
-  engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, cmpUpdateMonitoredValue,
+  engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, engineDoorbellPost, engineRaiseMonitoredFenceInterrupt,
+  cmpWriteMonitoredValue, cmpBarrier, cmpPendingWrite, cmpReadCurrentValue, cmpMonitoredValueCheck,
   engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineRun, queueRecheck, queueRecheckAt,
   cpuWriteCurrentValue, cpuReadCurrentValue, cpuReadMonitoredValue, bareSignalLoop,
 } from './gpu';
@@ -67,7 +73,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 1;
+export const ABI_VERSION: u32 = 2;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

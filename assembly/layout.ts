@@ -60,7 +60,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 4;
+export const LAYOUT_VERSION: u32 = 5;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -119,9 +119,10 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   heapLimitClass: u32;
   doorbellDirectory: u32;     // XA-07: physical base of the doorbell directory, 0 = doorbell off
   heapIndexTable: u32;        // u32[waitBlocks]: each live wait block's heap index, a free one's free-list link
-  reserved: u32;
+  cmpPendingPhys: u32;        // the CMP's one-entry write buffer (NF-11): MonitoredValue address, 0 = empty
 
   gpuVaBase: u64;
+  cmpPendingValue: u64;       // the MonitoredValue waiting in the CMP's write buffer
   // statistics, read by the host for the trace summary
   gpuSignals: u64;
   cmpChecks: u64;
@@ -267,9 +268,13 @@ export const WAIT_BLOCK_FREE: u32 = 0x8000_0000;
 //
 // An engine executes the command ring of the hardware queue running on it.
 // A GPU store does not reach memory at once: it sits in the engine's write
-// buffer until drained (at the next step, or by a barrier). That is what lets
-// the model show NF-11: a CMP that compares without a barrier can read a stale
-// CurrentValue.
+// buffer until drained (the signal's own barrier, LOG-04 step 4; or a CMP
+// barrier). The CMP's MonitoredValue write on DxgkDdiUpdateMonitoredValues
+// sits in the CMP's write buffer (AdapterHeader.cmpPendingPhys/Value) until
+// its barrier, or its next MonitoredValue write: that is what lets the model
+// show NF-11. Without the barrier the CMP reads CurrentValue before its new
+// MonitoredValue is visible, so a GPU signal in between compares against the
+// old MonitoredValue while the CMP read the old CurrentValue: nobody raises.
 
 @unmanaged export class EngineRecord {
   pendingPhys: u32;       // write buffer: address (0 = empty)
@@ -335,6 +340,74 @@ export const OP_FENCE_WRITE: u32 = 4; // monitored fence: write, then always int
   reserved: u32;
 }
 export const COMMAND_BYTES: u32 = (offsetof<Command>() + 7) & ~7;
+
+// ───────────────────────────── the out buffer ─────────────────────────────
+//
+// What an export hands back beyond its return value sits in the adapter's out
+// buffer (outBufferAddress(), outCapacity u32 words). Each kind of result is a
+// record below; the host reads the exported offsets (src/core.ts readLayout),
+// so no offset is typed twice.
+//
+//   after engineStep / engineRun / queueRecheckAt   StepReport (STEP_REPORT_BYTES)
+//   @0  ┌───────────────────────────────────────────────────────────────┐
+//       │ workDurationNs u64   STEP_WORK: how long the engine is busy   │
+//   @8  │ fence u32            core fence id of the command              │
+//   @12 │ handle u32           user-mode handle in the command           │
+//   @16 │ value u64            the command's value                       │
+//   @24 │ steps u32            engineRun: commands executed              │
+//   @28 │ op u32               OP_* of the command                       │
+//   @32 │ doorbellPosted u32   XA-07: records posted by a signal         │
+//   @36 │ doorbellFull u32     XA-07: rings that were full               │
+//   @40 │ observedNs u64       STEP_UNBLOCKED: GPU time the wait was     │
+//       │                      first observed                            │
+//   @48 └───────────────────────────────────────────────────────────────┘
+//
+//   after engineTakeInterrupt   u32 driver handles, INTERRUPT_HANDLE_BYTES apart
+//   after fenceSatisfy          SatisfiedWait[n]       { waiter u32, waitBlock u32 }
+//   after doorbellTake          TakenDoorbellRecord[n] { cvPhys u32, source u32, value u64 }
+
+@unmanaged export class StepReport {
+  workDurationNs: u64;
+  fence: u32;
+  handle: u32;
+  value: u64;
+  steps: u32;
+  op: u32;
+  doorbellPosted: u32;
+  doorbellFull: u32;
+  observedNs: u64;
+}
+export const STEP_REPORT_BYTES: u32 = (offsetof<StepReport>() + 7) & ~7;
+export const STEP_REPORT_WORK_DURATION_OFFSET: u32 = offsetof<StepReport>('workDurationNs');
+export const STEP_REPORT_FENCE_OFFSET: u32 = offsetof<StepReport>('fence');
+export const STEP_REPORT_HANDLE_OFFSET: u32 = offsetof<StepReport>('handle');
+export const STEP_REPORT_VALUE_OFFSET: u32 = offsetof<StepReport>('value');
+export const STEP_REPORT_STEPS_OFFSET: u32 = offsetof<StepReport>('steps');
+export const STEP_REPORT_OP_OFFSET: u32 = offsetof<StepReport>('op');
+export const STEP_REPORT_DOORBELL_POSTED_OFFSET: u32 = offsetof<StepReport>('doorbellPosted');
+export const STEP_REPORT_DOORBELL_FULL_OFFSET: u32 = offsetof<StepReport>('doorbellFull');
+export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs');
+
+/** engineTakeInterrupt's payload: one u32 driver handle per listed fence. */
+export const INTERRUPT_HANDLE_BYTES: u32 = 4;
+
+@unmanaged export class SatisfiedWait {
+  waiter: u32;      // the host's waiter id (waitBlockAdd's `waiter`)
+  waitBlock: u32;   // the wait block that was retired
+}
+export const SATISFIED_WAIT_BYTES: u32 = offsetof<SatisfiedWait>();
+export const SATISFIED_WAIT_WAITER_OFFSET: u32 = offsetof<SatisfiedWait>('waiter');
+export const SATISFIED_WAIT_BLOCK_OFFSET: u32 = offsetof<SatisfiedWait>('waitBlock');
+
+@unmanaged export class TakenDoorbellRecord {
+  cvPhys: u32;      // the shared CurrentValue word that names the fence
+  source: u32;      // index of the adapter that posted it
+  value: u64;
+}
+export const TAKEN_DOORBELL_RECORD_BYTES: u32 = offsetof<TakenDoorbellRecord>();
+export const TAKEN_DOORBELL_WORD_OFFSET: u32 = offsetof<TakenDoorbellRecord>('cvPhys');
+export const TAKEN_DOORBELL_SOURCE_OFFSET: u32 = offsetof<TakenDoorbellRecord>('source');
+export const TAKEN_DOORBELL_VALUE_OFFSET: u32 = offsetof<TakenDoorbellRecord>('value');
 
 // ───────────────────────────── status codes ─────────────────────────────
 // Negative returns; the host maps each to an NTSTATUS and a message (one table).

@@ -35,14 +35,16 @@
 // The GPU's order for a signal or an unblocked wait (LOG-04), each a step of
 // its own so a schedule explorer can interleave them with the CPU's:
 //
-//   1. write the fence value              (engineSignalWrite + engineDrain; waits: nothing)
+//   1. write the fence value              (engineSignalWrite: into the engine's write buffer; waits: nothing)
 //   2. logWriteEntry  the payload goes to the queue's log write buffer,
 //                     aimed at slot FirstFreeEntryIndex
 //   3. logAdvance     FirstFreeEntryIndex + 1 (0 and WraparoundCount + 1 at
 //                     the end): one 64-bit compare-and-swap
-//   4. memory barrier (the engine's write buffer drains: the index and the
-//                     fence value are visible)
+//   4. memory barrier (engineDrain: the engine's write buffer drains; the
+//                     index and the fence value are visible)
 //   5. the CMP's conditional interrupt (cmpSignalCheck)
+//
+// engineStep (assembly/gpu.ts) calls exactly these exports in this order.
 //
 // The entry itself may still sit in the queue's one-entry log write buffer
 // after step 4: the design moves that barrier to the CPU side. Before the OS
@@ -177,7 +179,9 @@ export function queueSetLogBuffer(queue: u32, type: u32, phys: u32): i32 {
 
 export function queueLogBuffer(queue: u32, type: u32): u32 {
   if (!queueLive(queue)) return 0;
-  const q = queueRecord(queue);
+  return logOf(queueRecord(queue), type);
+}
+@inline function logOf(q: QueueRecord, type: u32): u32 {
   return type == NATIVE_FENCE_LOG_TYPE_WAITS ? q.waitLog : type == NATIVE_FENCE_LOG_TYPE_SIGNALS ? q.signalLog : 0;
 }
 
@@ -215,15 +219,16 @@ export function logPendingAddress(queue: u32): u32 { return queueLive(queue) ? q
  * a queue without that log returns OK and writes nothing; a corrupt header (count that does not fit, index past the end) makes the
  * GPU drop the entry (E_LOG_CORRUPT) rather than write outside the page.
  */
-export function logWriteEntry(queue: u32, type: u32, handle: u32, value: u64, operation: u32,
+@inline export function logWriteEntry(queue: u32, type: u32, handle: u32, value: u64, operation: u32,
                               observedNs: u64, endNs: u64): i32 {
   if (!queueLive(queue)) return E_BAD_QUEUE;
   if (!typeValid(type) || operation > NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED) return E_BAD_ARGUMENT;
-  const phys = queueLogBuffer(queue, type);
+  const q = queueRecord(queue);
+  const phys = logOf(q, type);
   if (phys == 0) return OK;
   const r = checkHeader(phys, type);
   if (r != OK) return r;
-  return writeEntry(queueRecord(queue), phys, handle, value, operation, observedNs, endNs);
+  return writeEntry(q, phys, handle, value, operation, observedNs, endNs);
 }
 @inline function writeEntry(q: QueueRecord, phys: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
   flush(q);
@@ -243,10 +248,10 @@ export function logWriteEntry(queue: u32, type: u32, handle: u32, value: u64, op
  * compare-and-swap, so a reader never sees one without the other.
  * Returns the new FirstFreeEntryIndex (or OK with no log, E_LOG_CORRUPT).
  */
-export function logAdvance(queue: u32, type: u32): i32 {
+@inline export function logAdvance(queue: u32, type: u32): i32 {
   if (!queueLive(queue)) return E_BAD_QUEUE;
   if (!typeValid(type)) return E_BAD_ARGUMENT;
-  const phys = queueLogBuffer(queue, type);
+  const phys = logOf(queueRecord(queue), type);
   if (phys == 0) return OK;
   const r = checkHeader(phys, type);
   if (r != OK) return r;
@@ -268,23 +273,12 @@ export function logAdvance(queue: u32, type: u32): i32 {
   return <i32>index;
 }
 
-/** Steps 2 and 3 together (engineStep composes them between the fence write and the barrier). */
+/**
+ * Steps 2 and 3 together, built from them (what queueRecheckAt does for an
+ * unblocked wait; engineStep calls the two exports itself).
+ */
 export function logRecord(queue: u32, type: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
   const r = logWriteEntry(queue, type, handle, value, operation, observedNs, endNs);
   if (r < 0) return r;
-  if (queueLogBuffer(queue, type) == 0) return OK;
   return logAdvance(queue, type);
-}
-
-/**
- * logRecord for a queue engineStep already checked (live) and a known `type`:
- * the same steps without checking the queue and the header twice.
- */
-@inline export function logRecordOn(q: QueueRecord, type: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
-  const phys = type == NATIVE_FENCE_LOG_TYPE_WAITS ? q.waitLog : q.signalLog;
-  if (phys == 0) return OK;
-  const r = checkHeader(phys, type);
-  if (r != OK) return r;
-  writeEntry(q, phys, handle, value, operation, observedNs, endNs);
-  return advance(phys);
 }

@@ -248,7 +248,8 @@ function gpuRig(fences, ringEntries, withLogs = true) {
     }
     logs = true;
   }
-  const out = new Uint32Array(machine.memory.buffer, core.outBufferAddress(), 8);
+  const stepsAt = core.outBufferAddress() + core.STEP_REPORT_STEPS_OFFSET.value; // StepReport.steps (docs/ABI.md)
+  const out = new DataView(machine.memory.buffer);
   let nextValue = 1n;
   /** Fills the ring with `count` signal commands (round-robin over the fences) and runs them on the engine; returns ms. */
   const run = (count) => {
@@ -262,7 +263,8 @@ function gpuRig(fences, ringEntries, withLogs = true) {
     const t = now();
     const step = core.engineRun(queue, 0n, count);
     const ms = now() - t;
-    if (step !== L.stepDone || out[6] !== count) throw new Error(`bench: engineRun stopped at ${out[6]} of ${count} (step ${step})`);
+    const steps = out.getUint32(stepsAt, true);
+    if (step !== L.stepDone || steps !== count) throw new Error(`bench: engineRun stopped at ${steps} of ${count} (step ${step})`);
     return ms;
   };
   return { machine, core, L, ids, run, logs };

@@ -30,6 +30,15 @@ export interface CoreExports {
   REGION_FREE_PAGES_OFFSET: WebAssembly.Global; REGION_SIZE_OFFSET: WebAssembly.Global;
   REGION_VERSION_OFFSET: WebAssembly.Global; REGION_KIND_OFFSET: WebAssembly.Global;
   ABI_VERSION: WebAssembly.Global; REGION_MAGIC_OFFSET: WebAssembly.Global;
+  STEP_REPORT_BYTES: WebAssembly.Global; STEP_REPORT_WORK_DURATION_OFFSET: WebAssembly.Global;
+  STEP_REPORT_FENCE_OFFSET: WebAssembly.Global; STEP_REPORT_HANDLE_OFFSET: WebAssembly.Global;
+  STEP_REPORT_VALUE_OFFSET: WebAssembly.Global; STEP_REPORT_STEPS_OFFSET: WebAssembly.Global;
+  STEP_REPORT_OP_OFFSET: WebAssembly.Global; STEP_REPORT_DOORBELL_POSTED_OFFSET: WebAssembly.Global;
+  STEP_REPORT_DOORBELL_FULL_OFFSET: WebAssembly.Global; STEP_REPORT_OBSERVED_OFFSET: WebAssembly.Global;
+  INTERRUPT_HANDLE_BYTES: WebAssembly.Global; SATISFIED_WAIT_BYTES: WebAssembly.Global;
+  SATISFIED_WAIT_WAITER_OFFSET: WebAssembly.Global; SATISFIED_WAIT_BLOCK_OFFSET: WebAssembly.Global;
+  TAKEN_DOORBELL_RECORD_BYTES: WebAssembly.Global; TAKEN_DOORBELL_WORD_OFFSET: WebAssembly.Global;
+  TAKEN_DOORBELL_SOURCE_OFFSET: WebAssembly.Global; TAKEN_DOORBELL_VALUE_OFFSET: WebAssembly.Global;
   [name: string]: unknown;
 
   regionFormat(base: number, sizeBytes: number, kind: number): number;
@@ -86,7 +95,14 @@ export interface CoreExports {
   engineDrain(engine: number): number;
   enginePendingWrite(engine: number): number;
   cmpSignalCheck(engine: number, fence: number, value: bigint): number;
-  cmpUpdateMonitoredValue(engine: number, fence: number, monitored: bigint, barrier: number): number;
+  engineDoorbellPost(engine: number, fence: number, value: bigint): number;
+  engineRaiseMonitoredFenceInterrupt(engine: number, fence: number): number;
+  // DxgkDdiUpdateMonitoredValues for one fence, step by step (NF-11)
+  cmpWriteMonitoredValue(fence: number, monitored: bigint): number;
+  cmpBarrier(): number;
+  cmpPendingWrite(): number;
+  cmpReadCurrentValue(fence: number): bigint;
+  cmpMonitoredValueCheck(engine: number, fence: number, currentValue: bigint): number;
   engineTakeInterrupt(engine: number): number;
   engineInterruptLine(engine: number): number;
   engineStep(queue: number, nowNs: bigint): number;
@@ -156,7 +172,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 1;
+export const CORE_ABI_VERSION = 2;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -176,6 +192,20 @@ export interface CoreLayout {
     gpuSignals: number; cmpChecks: number; interrupts: number; heapPushes: number; heapPops: number;
     fenceLive: number; pageLive: number; waitBlockLive: number;
     regionMagic: number; regionFreePages: number; regionSize: number; regionVersion: number; regionKind: number;
+  };
+  /** Where results sit in the out buffer (assembly/layout.ts draws it): byte offsets and record sizes. */
+  out: {
+    /** After engineStep / engineRun / queueRecheckAt (StepReport). */
+    step: {
+      bytes: number; workDurationNs: number; fence: number; handle: number; value: number; steps: number; op: number;
+      doorbellPosted: number; doorbellFull: number; observedNs: number;
+    };
+    /** After engineTakeInterrupt: one u32 driver handle per listed fence. */
+    interruptHandleBytes: number;
+    /** After fenceSatisfy (SatisfiedWait records). */
+    satisfied: { bytes: number; waiter: number; waitBlock: number };
+    /** After doorbellTake (TakenDoorbellRecord records). */
+    doorbell: { bytes: number; word: number; source: number; value: number };
   };
 }
 
@@ -261,6 +291,20 @@ export function readLayout(core: CoreExports): CoreLayout {
       pageLive: g('ADAPTER_PAGE_LIVE_OFFSET'), waitBlockLive: g('ADAPTER_WAIT_BLOCK_LIVE_OFFSET'),
       regionMagic: g('REGION_MAGIC_OFFSET'), regionFreePages: g('REGION_FREE_PAGES_OFFSET'), regionSize: g('REGION_SIZE_OFFSET'),
       regionVersion: g('REGION_VERSION_OFFSET'), regionKind: g('REGION_KIND_OFFSET'),
+    },
+    out: {
+      step: {
+        bytes: g('STEP_REPORT_BYTES'), workDurationNs: g('STEP_REPORT_WORK_DURATION_OFFSET'), fence: g('STEP_REPORT_FENCE_OFFSET'),
+        handle: g('STEP_REPORT_HANDLE_OFFSET'), value: g('STEP_REPORT_VALUE_OFFSET'), steps: g('STEP_REPORT_STEPS_OFFSET'),
+        op: g('STEP_REPORT_OP_OFFSET'), doorbellPosted: g('STEP_REPORT_DOORBELL_POSTED_OFFSET'),
+        doorbellFull: g('STEP_REPORT_DOORBELL_FULL_OFFSET'), observedNs: g('STEP_REPORT_OBSERVED_OFFSET'),
+      },
+      interruptHandleBytes: g('INTERRUPT_HANDLE_BYTES'),
+      satisfied: { bytes: g('SATISFIED_WAIT_BYTES'), waiter: g('SATISFIED_WAIT_WAITER_OFFSET'), waitBlock: g('SATISFIED_WAIT_BLOCK_OFFSET') },
+      doorbell: {
+        bytes: g('TAKEN_DOORBELL_RECORD_BYTES'), word: g('TAKEN_DOORBELL_WORD_OFFSET'),
+        source: g('TAKEN_DOORBELL_SOURCE_OFFSET'), value: g('TAKEN_DOORBELL_VALUE_OFFSET'),
+      },
     },
   };
 }

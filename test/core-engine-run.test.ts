@@ -39,17 +39,25 @@ async function rig(n: number, ringEntries = 64): Promise<Rig> {
 
 type Op = { op: 'signal' | 'wait' | 'work'; fence: number; value: bigint };
 
-/** The state a run leaves: every fence's CurrentValue, the counters, the queue and the out words a host reads. */
+/** The StepReport the core left in the out buffer, read at the offsets the core exports (layout.out.step). */
+function stepReport(r: Rig) {
+  const at = r.machine.layout.out.step;
+  const view = new DataView(r.machine.memory.buffer, r.core.outBufferAddress(), at.bytes);
+  return { fence: view.getUint32(at.fence, true), handle: view.getUint32(at.handle, true), value: view.getBigUint64(at.value, true),
+    op: view.getUint32(at.op, true), steps: view.getUint32(at.steps, true) };
+}
+
+/** The state a run leaves: every fence's CurrentValue, the counters, the queue and the StepReport fields a host reads. */
 function snapshot(r: Rig) {
   const L = r.machine.layout;
   const s = r.machine.summary().adapters[0];
-  const out = new Uint32Array(r.machine.memory.buffer, r.core.outBufferAddress(), 8);
+  const out = stepReport(r);
   return {
     values: r.fences.map((f) => BigInt.asUintN(64, r.core.cpuReadCurrentValue(f))),
     gpuSignals: s.gpuSignals, cmpChecks: s.cmpChecks, interrupts: s.interruptsRaised,
     pending: r.core.queuePending(r.queue), state: r.core.queueState(r.queue) === L.queueStateBlocked ? 'blocked' : 'ready',
     line: r.core.engineInterruptLine(0),
-    lastCommand: [out[2], out[3], out[4], out[5], out[7]],
+    lastCommand: [out.fence, out.handle, out.value, out.op],
     // Log pages relative to their own address (the two rigs' pages differ), and the pending entry's slot.
     logs: r.logs.map((page) => [...new Uint8Array(r.machine.memory.buffer, page, r.machine.layout.pageBytes)].join(',')),
     logPending: r.core.logPendingAddress(r.queue) === 0 ? 0 : r.core.logPendingAddress(r.queue) - r.logs[1],
@@ -78,7 +86,7 @@ describe('core engine and heap paths timed by npm run bench', () => {
       const a = await rig(3, 64), b = await rig(3, 64);
       for (const r of [a, b]) {
         // A CPU waiter on fence 1 (MonitoredValue = waited - 1 when waited > 0); an offset head so the ring wraps.
-        if (waited > 0n) r.core.cmpUpdateMonitoredValue(0, r.fences[1], waited - 1n, 1);
+        if (waited > 0n) { r.core.cmpWriteMonitoredValue(r.fences[1], waited - 1n); r.core.cmpBarrier(); }
         push(r, Array.from({ length: 40 }, () => ({ op: 'work' as const, fence: 0, value: 1n })));
         while (r.core.queuePending(r.queue) > 0) r.core.engineStep(r.queue, 0n);
         for (let n = 0; n < 10; n++) r.core.engineTakeInterrupt(0);
@@ -95,9 +103,68 @@ describe('core engine and heap paths timed by npm run bench', () => {
       }
       const result = b.core.engineRun(b.queue, 7n, maxSteps);
       expect(result).toBe(last);
-      expect(new Uint32Array(b.machine.memory.buffer, b.core.outBufferAddress(), 8)[6]).toBe(steps);
+      expect(stepReport(b).steps).toBe(steps);
       expect(snapshot(b)).toEqual(snapshot(a));
     }
+  });
+
+  it('LOG-04 engineStep leaves exactly what its exported steps leave, called one by one: a signal is engineSignalWrite, logWriteEntry, logAdvance, engineDrain, cmpSignalCheck; a passing wait logs; a fence write drains and raises', async () => {
+    const random = new Random(17);
+    const a = await rig(3, 64), b = await rig(3, 64);
+    const L = a.machine.layout;
+    const g = (r: Rig, name: string) => (r.core[name] as WebAssembly.Global).value as number;
+    /** What the two rigs must agree on: memory the steps write, the CMP's counters and the interrupt each engine would deliver. */
+    const state = (r: Rig) => {
+      const s = r.machine.summary().adapters[0];
+      const queue = r.core.engineInterruptQueue(0);
+      const count = r.core.engineTakeInterrupt(0);
+      const handles = count > 0 ? [...new Uint32Array(r.machine.memory.buffer, r.core.outBufferAddress(), count)] : [];
+      return {
+        values: r.fences.map((f) => BigInt.asUintN(64, r.core.cpuReadCurrentValue(f))), pendingWrite: r.core.enginePendingWrite(0),
+        cmpChecks: s.cmpChecks, interrupts: s.interruptsRaised, interrupt: { queue, count, handles },
+        logs: r.logs.map((page) => [...new Uint8Array(r.machine.memory.buffer, page, L.pageBytes)].join(',')),
+        logPending: r.core.logPendingAddress(r.queue) === 0 ? 0 : r.core.logPendingAddress(r.queue) - r.logs[1],
+      };
+    };
+    for (const r of [a, b]) { push(r, [{ op: 'work', fence: 0, value: 1n }]); expect(r.core.engineStep(r.queue, 0n)).toBe(L.stepWork); } // engine 0 runs the queue
+    let interrupts = 0;
+    for (let i = 0; i < 120; i++) {
+      const fence = random.below(3), value = BigInt(1 + random.below(50)), nowNs = BigInt(10 * i);
+      if (random.below(4) === 0) {
+        const monitored = BigInt(random.below(50)); // a CPU waiter for monitored + 1
+        for (const r of [a, b]) { r.core.cmpWriteMonitoredValue(r.fences[fence], monitored); r.core.cmpBarrier(); }
+      }
+      const kind = (['signal', 'signal', 'wait', 'fenceWrite'] as const)[random.below(4)];
+      const current = BigInt.asUintN(64, a.core.cpuReadCurrentValue(a.fences[fence]));
+      if (kind === 'wait' && value > current) continue; // a wait that passes at once (a blocked one is queueRecheckAt's)
+      const op = kind === 'signal' ? L.opSignal : kind === 'wait' ? L.opWait : L.opFenceWrite;
+      expect(a.core.queuePush(a.queue, op, a.fences[fence], value, a.vas[fence], 0x200 + fence)).toBe(0);
+      const result = a.core.engineStep(a.queue, nowNs);
+      // b: the same command, step by step, through the exports themselves
+      const bq = b.queue, bf = b.fences[fence], handle = 0x200 + fence;
+      let expected: number;
+      if (kind === 'wait') {
+        expect(b.core.logWriteEntry(bq, g(b, 'NATIVE_FENCE_LOG_TYPE_WAITS'), handle, value, g(b, 'NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED'), nowNs, nowNs)).toBeGreaterThanOrEqual(0);
+        expect(b.core.logAdvance(bq, g(b, 'NATIVE_FENCE_LOG_TYPE_WAITS'))).toBeGreaterThanOrEqual(0);
+        expected = L.stepDone;
+      } else if (kind === 'fenceWrite') {
+        expect(b.core.engineSignalWrite(0, 0, b.vas[fence], value)).toBe(0);
+        expect(b.core.engineDrain(0)).toBe(1);
+        expect(b.core.engineRaiseMonitoredFenceInterrupt(0, bf)).toBe(1);
+        expected = L.stepMonitoredInterrupt;
+      } else {
+        expect(b.core.engineSignalWrite(0, 0, b.vas[fence], value)).toBe(0);
+        expect(b.core.logWriteEntry(bq, g(b, 'NATIVE_FENCE_LOG_TYPE_SIGNALS'), handle, value, g(b, 'NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED'), 0n, nowNs)).toBeGreaterThanOrEqual(0);
+        expect(b.core.logAdvance(bq, g(b, 'NATIVE_FENCE_LOG_TYPE_SIGNALS'))).toBeGreaterThanOrEqual(0);
+        expect(b.core.engineDrain(0)).toBe(1);
+        expected = b.core.cmpSignalCheck(0, bf, value) === 1 ? L.stepInterrupt : L.stepDone;
+      }
+      expect(result, `${kind} ${value}`).toBe(expected);
+      if (result === L.stepInterrupt || result === L.stepMonitoredInterrupt) interrupts++;
+      if (random.below(3) === 0) expect(state(b)).toEqual(state(a)); // sometimes collapse several raises into one interrupt first
+    }
+    expect(state(b)).toEqual(state(a));
+    expect(interrupts).toBeGreaterThan(10);
   });
 
   it('NF-05 engineRun over a ring of signals of a fence with no CPU waiter raises no interrupt and leaves the last value', async () => {
@@ -157,13 +224,15 @@ describe('core engine and heap paths timed by npm run bench', () => {
       } else {
         const current = BigInt(random.below(200));
         const n = core.fenceSatisfy(fence, current, 8);
-        const out = new Uint32Array(machine.memory.buffer, core.outBufferAddress(), n * 2);
+        const at = L.out.satisfied;
+        const view = new DataView(machine.memory.buffer, core.outBufferAddress(), n * at.bytes);
+        const out = Array.from({ length: n }, (_, i) => [view.getUint32(i * at.bytes + at.waiter, true), view.getUint32(i * at.bytes + at.waitBlock, true)]);
         const expected = [...live.entries()].filter(([, e]) => e.value <= current)
           .sort(([, x], [, y]) => (x.value < y.value ? -1 : x.value > y.value ? 1 : x.waiter - y.waiter)).slice(0, 8);
         expect(n).toBe(expected.length);
         for (let i = 0; i < n; i++) {
-          expect([out[2 * i], out[2 * i + 1]]).toEqual([expected[i][1].waiter, expected[i][0]]);
-          live.delete(out[2 * i + 1]);
+          expect(out[i]).toEqual([expected[i][1].waiter, expected[i][0]]);
+          live.delete(out[i][1]);
         }
       }
       expect(core.heapCheck(fence)).toBe(0);

@@ -526,8 +526,10 @@ describe('XA-07 doorbell', () => {
     expect(a.doorbellPost(base, 1, 0, 0x5000, 5n)).toBe(-40);
     expect(b.doorbellPending(base, 1)).toBe(4);
     expect(b.doorbellTake(2)).toBe(2);
-    const out = new DataView(machine.memory.buffer, b.outBufferAddress(), 32);
-    expect([out.getUint32(0, true), out.getBigUint64(8, true), out.getUint32(16, true), out.getBigUint64(24, true)]).toEqual([0x1000, 1n, 0x2000, 2n]);
+    const out = new DataView(machine.memory.buffer, b.outBufferAddress(), 64);
+    const record = machine.layout.out.doorbell; // TakenDoorbellRecord, at the offsets the core exports
+    expect([0, 1].flatMap((i) => [out.getUint32(i * record.bytes + record.word, true), out.getUint32(i * record.bytes + record.source, true), out.getBigUint64(i * record.bytes + record.value, true)]))
+      .toEqual([0x1000, 0, 1n, 0x2000, 0, 2n]);
     expect(a.doorbellPost(base, 1, 0, 0x5000, 5n)).toBe(0);
     expect(b.doorbellTake(64)).toBe(3);
     expect(BigInt.asUintN(64, b.doorbellCounter(base, 1, 2))).toBe(1n); // one rejected post

@@ -233,30 +233,83 @@ describe('signals and interrupts', () => {
   });
 
   it('NF-11 the CMP order write MonitoredValue, barrier, read CurrentValue, interrupt: without the barrier a wakeup is lost', async () => {
+    // The simulator's own path: a CPU waiter (the driver's UpdateMonitoredValues runs the core's CMP
+    // steps), then a GPU signal the engine executes (engineStep runs the signal's steps).
     for (const barrier of [true, false]) {
       const w = await world({ adapters: [{ driver: { monitoredValueBarrier: barrier } }] });
       const { app, hDevice, machine } = w;
       const f = app.createNativeFence({ hDevice });
       const g = globalOf(w, app, f.hSyncObject);
       const core = machine.adapters[0].core;
-      // Directed interleaving. GPU engine 1: store CV=10 into its write buffer, CMP checks 10 > MV (UINT64_MAX): no.
-      expect(core.engineSignalWrite(1, app.kernel.slot, f.mapping.CurrentValueGpuVa, 10n)).toBe(0);
-      expect(core.cmpSignalCheck(1, g.coreFence, 10n)).toBe(0);
-      // CPU: a waiter for 10 arrives; OS sets MV = 9 through UpdateMonitoredValues, then resamples CV.
       let status = 'waiting';
       void app.waitAsync({ objects: [f.hSyncObject], values: [10n] }).then((r) => { status = r.status; });
-      // GPU: the buffered store finally reaches memory.
-      core.engineDrain(1);
+      // Without the barrier the new MonitoredValue (9) still sits in the CMP's write buffer.
+      expect(core.cmpPendingWrite()).toBe(barrier ? 0 : core.fenceMonitoredValueAddress(g.coreFence));
+      expect(monitoredValue(w, app, f.hSyncObject)).toBe(barrier ? 9n : UINT64_MAX);
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 10n } }] });
       machine.run();
       await Promise.resolve();
+      expect(app.readFenceValue(f.hSyncObject)).toBe(10n);
+      expect(machine.trace.find({ kind: 'cmp', name: 'interrupt raised' })).toHaveLength(barrier ? 1 : 0);
       if (barrier) {
         expect(status).toBe('SUCCESS');
         expect(machine.os.lostWakeups()).toEqual([]);
       } else {
         expect(status).toBe('waiting');
-        expect(app.readFenceValue(f.hSyncObject)).toBe(10n);
         expect(machine.os.lostWakeups()).toEqual([{ waiter: 'app:async', fence: g.label, value: 10n, currentValue: 10n }]);
       }
+    }
+  });
+
+  it('NF-11 every interleaving of a GPU signal\'s steps with the CMP\'s: with the barrier one of them raises; without it exactly the ones whose CurrentValue read comes before the engine\'s drain lose the wakeup', async () => {
+    const { machine } = await world({ trace: false, adapters: [{ limits: { fences: 256 } }] });
+    const core = machine.adapters[0].core;
+    const L = machine.layout;
+    const signals = (core.NATIVE_FENCE_LOG_TYPE_SIGNALS as WebAssembly.Global).value as number;
+    const executed = (core.NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED as WebAssembly.Global).value as number;
+    const queue = core.queueCreate(0, 0);
+    expect(queue).toBeGreaterThan(0);
+    /** Every way to merge two step lists, keeping each list's order. */
+    const merges = <T,>(a: T[], b: T[]): T[][] => (!a.length ? [b] : !b.length ? [a]
+      : [...merges(a.slice(1), b).map((m) => [a[0], ...m]), ...merges(a, b.slice(1)).map((m) => [b[0], ...m])]);
+    for (const barrier of [true, false]) {
+      let tried = 0, lost = 0;
+      const gpu = ['1 write', '2 log entry', '3 log advance', '4 drain', '5 check'];
+      const cmp = ['a write MV', ...(barrier ? ['b barrier'] : []), 'c read CV', 'd check'];
+      for (const order of merges(gpu, cmp)) {
+        // A fresh fence at CurrentValue 0, MonitoredValue UINT64_MAX: a waiter for 10 arrives (MV 9) while the GPU signals 10.
+        const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+        expect(fence).toBeGreaterThan(0);
+        core.fenceSetDriverHandle(fence, 0x100 + fence);
+        const cv = core.fenceCurrentValueAddress(fence);
+        const page = cv - (cv % L.pageBytes);
+        const va = BigInt.asUintN(64, core.gpuVaMap(0, page)) + BigInt(cv - page);
+        let current = 0n, raised = 0;
+        for (const step of order) {
+          const r = step === '1 write' ? core.engineSignalWrite(0, 0, va, 10n)
+            : step === '2 log entry' ? core.logWriteEntry(queue, signals, 0x100 + fence, 10n, executed, 0n, 0n)
+            : step === '3 log advance' ? core.logAdvance(queue, signals)
+            : step === '4 drain' ? core.engineDrain(0)
+            : step === '5 check' ? core.cmpSignalCheck(0, fence, 10n)
+            : step === 'a write MV' ? core.cmpWriteMonitoredValue(fence, 9n)
+            : step === 'b barrier' ? core.cmpBarrier()
+            : step === 'c read CV' ? ((current = BigInt.asUintN(64, core.cmpReadCurrentValue(fence))), 0)
+            : core.cmpMonitoredValueCheck(0, fence, current);
+          expect(r, `${order.join(', ')}: ${step}`).toBeGreaterThanOrEqual(0);
+          if (step.endsWith('check')) raised += r;
+        }
+        const readBeforeDrain = order.indexOf('c read CV') < order.indexOf('4 drain');
+        expect(raised > 0, order.join(', ')).toBe(barrier || !readBeforeDrain);
+        tried++;
+        if (raised === 0) lost++;
+        core.engineTakeInterrupt(0);
+        core.cmpBarrier();
+        core.fenceDestroy(fence);
+      }
+      expect(tried).toBe(barrier ? 126 : 56);
+      // Without the barrier: the 40 of 56 merges that put c before the engine's step 4 (fewer than four GPU steps before c).
+      expect(lost).toBe(barrier ? 0 : 40);
     }
   });
 

@@ -175,8 +175,11 @@ int32_t core_queuePush(uint32_t queue, uint32_t op, uint32_t fence, uint64_t val
   return (int32_t)Z_coreZ_queuePush(&instance, queue, op, fence, value, gpuVa, handle);
 }
 int32_t core_engineStep(uint32_t queue, uint64_t nowNs) { return (int32_t)Z_coreZ_engineStep(&instance, queue, nowNs); }
-int32_t core_cmpUpdateMonitoredValue(uint32_t engine, uint32_t fence, uint64_t monitored, uint32_t barrier) {
-  return (int32_t)Z_coreZ_cmpUpdateMonitoredValue(&instance, engine, fence, monitored, barrier);
+int32_t core_cmpWriteMonitoredValue(uint32_t fence, uint64_t monitored) { return (int32_t)Z_coreZ_cmpWriteMonitoredValue(&instance, fence, monitored); }
+int32_t core_cmpBarrier(void) { return (int32_t)Z_coreZ_cmpBarrier(&instance); }
+uint64_t core_cmpReadCurrentValue(uint32_t fence) { return Z_coreZ_cmpReadCurrentValue(&instance, fence); }
+int32_t core_cmpMonitoredValueCheck(uint32_t engine, uint32_t fence, uint64_t currentValue) {
+  return (int32_t)Z_coreZ_cmpMonitoredValueCheck(&instance, engine, fence, currentValue);
 }
 uint32_t core_engineInterruptLine(uint32_t engine) { return Z_coreZ_engineInterruptLine(&instance, engine); }
 uint32_t core_engineInterruptQueue(uint32_t engine) { return Z_coreZ_engineInterruptQueue(&instance, engine); }

@@ -29,6 +29,9 @@
   X(ADAPTER_HEAP_PUSHES_OFFSET) X(ADAPTER_HEAP_POPS_OFFSET)                      \
   X(ADAPTER_FENCE_LIVE_OFFSET) X(ADAPTER_WAIT_BLOCK_LIVE_OFFSET)                 \
   X(ADAPTER_OUT_CAPACITY_OFFSET)                                                 \
+  X(STEP_REPORT_BYTES) X(STEP_REPORT_VALUE_OFFSET) X(STEP_REPORT_OP_OFFSET)      \
+  X(INTERRUPT_HANDLE_BYTES) X(SATISFIED_WAIT_BYTES)                              \
+  X(SATISFIED_WAIT_WAITER_OFFSET) X(SATISFIED_WAIT_BLOCK_OFFSET)                 \
   X(HEAP_MIN_CLASS) X(HEAP_MAX_CLASS) X(FENCE_KIND_NATIVE) X(MEMORY_SYSTEM)      \
   X(OP_WAIT) X(OP_SIGNAL)                                                        \
   X(STEP_IDLE) X(STEP_DONE) X(STEP_BLOCKED) X(STEP_WORK) X(STEP_INTERRUPT)       \
@@ -117,7 +120,10 @@ int32_t core_queueCreate(uint32_t engine, uint32_t owner);
 int32_t core_queueDestroy(uint32_t queue);
 int32_t core_queuePush(uint32_t queue, uint32_t op, uint32_t fence, uint64_t value, uint64_t gpuVa, uint32_t handle);
 int32_t core_engineStep(uint32_t queue, uint64_t nowNs);
-int32_t core_cmpUpdateMonitoredValue(uint32_t engine, uint32_t fence, uint64_t monitored, uint32_t barrier);
+int32_t core_cmpWriteMonitoredValue(uint32_t fence, uint64_t monitored);
+int32_t core_cmpBarrier(void);
+uint64_t core_cmpReadCurrentValue(uint32_t fence);
+int32_t core_cmpMonitoredValueCheck(uint32_t engine, uint32_t fence, uint64_t currentValue);
 uint32_t core_engineInterruptLine(uint32_t engine);
 uint32_t core_engineInterruptQueue(uint32_t engine);
 int32_t core_engineTakeInterrupt(uint32_t engine);

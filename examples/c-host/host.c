@@ -43,7 +43,7 @@
 #include "wasm-rt-impl.h" /* wasm_rt_impl_try: where a trap in the core lands */
 
 /* The ABI version this host was written for (docs/ABI.md, ABI_VERSION). */
-#define HOST_ABI_VERSION 1u
+#define HOST_ABI_VERSION 2u
 
 #define K core_constants
 
@@ -54,7 +54,7 @@ enum {
   FENCES = 4, PROCESSES = 1, WAIT_BLOCKS = 8, HEAP_ARENA_BYTES = 4096, HEAP_LIMIT_CLASS = 4,
   GPU_VA_PAGES_PER_PROCESS = 8, ENGINES = 1, QUEUES = 1, RING_ENTRIES = 16,
   INTERRUPT_LIST_ENTRIES = 8, OUT_WORDS = 64, MONITORED_VALUE_STRIDE = 8,
-  SATISFY_LIMIT = 16,         /* waiters popped per fenceSatisfy call (<= OUT_WORDS / 2) */
+  SATISFY_LIMIT = 16,         /* waiters popped per fenceSatisfy call (<= OUT_WORDS x 4 / SATISFIED_WAIT_BYTES) */
   ENGINE = 0, PROCESS = 0,
   DRIVER_HANDLE = 0x51,       /* hGlobalNativeFence: what interrupt lists name */
   USER_HANDLE = 0x77,         /* hNativeFence: what log entries name */
@@ -132,6 +132,15 @@ static void check_layout(void) {
   field_fits("ADAPTER_FENCE_LIVE_OFFSET", K.ADAPTER_FENCE_LIVE_OFFSET, 4, "ADAPTER_HEADER_BYTES", K.ADAPTER_HEADER_BYTES);
   field_fits("ADAPTER_WAIT_BLOCK_LIVE_OFFSET", K.ADAPTER_WAIT_BLOCK_LIVE_OFFSET, 4, "ADAPTER_HEADER_BYTES", K.ADAPTER_HEADER_BYTES);
   field_fits("ADAPTER_OUT_CAPACITY_OFFSET", K.ADAPTER_OUT_CAPACITY_OFFSET, 4, "ADAPTER_HEADER_BYTES", K.ADAPTER_HEADER_BYTES);
+  field_fits("STEP_REPORT_VALUE_OFFSET", K.STEP_REPORT_VALUE_OFFSET, 8, "STEP_REPORT_BYTES", K.STEP_REPORT_BYTES);
+  field_fits("STEP_REPORT_OP_OFFSET", K.STEP_REPORT_OP_OFFSET, 4, "STEP_REPORT_BYTES", K.STEP_REPORT_BYTES);
+  field_fits("SATISFIED_WAIT_WAITER_OFFSET", K.SATISFIED_WAIT_WAITER_OFFSET, 4, "SATISFIED_WAIT_BYTES", K.SATISFIED_WAIT_BYTES);
+  field_fits("SATISFIED_WAIT_BLOCK_OFFSET", K.SATISFIED_WAIT_BLOCK_OFFSET, 4, "SATISFIED_WAIT_BYTES", K.SATISFIED_WAIT_BYTES);
+  if (K.INTERRUPT_HANDLE_BYTES < 4) refuse("layout: INTERRUPT_HANDLE_BYTES (%u) cannot hold a 32-bit driver handle", K.INTERRUPT_HANDLE_BYTES);
+  if (K.STEP_REPORT_BYTES > OUT_WORDS * 4u || (uint64_t)SATISFY_LIMIT * K.SATISFIED_WAIT_BYTES > OUT_WORDS * 4u) {
+    refuse("layout: STEP_REPORT_BYTES (%u) or %u x SATISFIED_WAIT_BYTES (%u) does not fit the host's %u-word out buffer",
+           K.STEP_REPORT_BYTES, (unsigned)SATISFY_LIMIT, K.SATISFIED_WAIT_BYTES, (unsigned)OUT_WORDS);
+  }
   uint64_t log_bytes = (uint64_t)K.NATIVE_FENCE_LOG_HEADER_BYTES + (uint64_t)K.NATIVE_FENCE_LOG_ENTRIES * K.NATIVE_FENCE_LOG_ENTRY_BYTES;
   if (K.NATIVE_FENCE_LOG_ENTRIES == 0 || log_bytes > K.PAGE_BYTES) {
     refuse("layout: NATIVE_FENCE_LOG_HEADER_BYTES (%u) + NATIVE_FENCE_LOG_ENTRIES (%u) x NATIVE_FENCE_LOG_ENTRY_BYTES (%u) = %" PRIu64
@@ -185,7 +194,8 @@ static uint32_t satisfy(const host_fence_t *fence, uint64_t current) {
     int32_t popped = check(core_fenceSatisfy(fence->id, current, SATISFY_LIMIT), "fenceSatisfy");
     uint32_t out = core_outBufferAddress();
     for (int32_t i = 0; i < popped; i++) {
-      printf("satisfied waiter=%u block=%u\n", memory_read_u32(out + 8u * (uint32_t)i), memory_read_u32(out + 8u * (uint32_t)i + 4));
+      uint32_t record = out + K.SATISFIED_WAIT_BYTES * (uint32_t)i; /* SatisfiedWait i */
+      printf("satisfied waiter=%u block=%u\n", memory_read_u32(record + K.SATISFIED_WAIT_WAITER_OFFSET), memory_read_u32(record + K.SATISFIED_WAIT_BLOCK_OFFSET));
     }
     total += (uint32_t)popped;
     if (popped < SATISFY_LIMIT) return total;
@@ -194,9 +204,9 @@ static uint32_t satisfy(const host_fence_t *fence, uint64_t current) {
 
 /*
  * After anything changes a fence's waiters (an add, a removal, a satisfy):
- * MonitoredValue := smallest waited value - 1 through the CMP (write,
- * barrier, read CurrentValue, raise), then read CurrentValue again and
- * satisfy what it reached, until nothing changes (NF-09).
+ * MonitoredValue := smallest waited value - 1 through the CMP's four steps
+ * (write, barrier, read CurrentValue, raise: NF-11), then read CurrentValue
+ * again and satisfy what it reached, until nothing changes (NF-09).
  */
 static void refresh(host_fence_t *fence) {
   for (;;) {
@@ -205,7 +215,10 @@ static void refresh(host_fence_t *fence) {
       printf("monitored-value fence=%u target=%" PRIu64 " unchanged\n", fence->id, target);
       return;
     }
-    int32_t raised = check(core_cmpUpdateMonitoredValue(ENGINE, fence->id, target, 1), "cmpUpdateMonitoredValue");
+    check(core_cmpWriteMonitoredValue(fence->id, target), "cmpWriteMonitoredValue");
+    core_cmpBarrier(); /* without it the CMP may read CurrentValue before its write is visible: a lost wakeup */
+    uint64_t seen = core_cmpReadCurrentValue(fence->id);
+    int32_t raised = check(core_cmpMonitoredValueCheck(ENGINE, fence->id, seen), "cmpMonitoredValueCheck");
     fence->monitored = target;
     printf("update-monitored fence=%u monitored=%" PRIu64 " raised=%d\n", fence->id, target, raised);
     uint64_t current = core_cpuReadCurrentValue(fence->id);
@@ -231,7 +244,7 @@ static void service_interrupt(host_fence_t *fence) {
   uint32_t out = core_outBufferAddress();
   int listed = count == -1; /* -1: no list (collapsed); every fence with waiters is checked */
   for (int32_t i = 0; i < count; i++) {
-    uint32_t handle = memory_read_u32(out + 4u * (uint32_t)i);
+    uint32_t handle = memory_read_u32(out + K.INTERRUPT_HANDLE_BYTES * (uint32_t)i);
     printf(" handle=0x%x", handle);
     if (handle == DRIVER_HANDLE) listed = 1;
   }
@@ -260,7 +273,7 @@ static const char *op_name(uint32_t op) {
   return op == K.OP_SIGNAL ? "signal" : op == K.OP_WAIT ? "wait" : "other";
 }
 
-/* One command of the queue at GPU time `now_ns`; the out buffer describes it (words 4-5 value, 7 op). */
+/* One command of the queue at GPU time `now_ns`; the StepReport in the out buffer describes it (value, op). */
 static int32_t gpu_step(uint32_t queue, uint64_t now_ns, const host_fence_t *fence) {
   int32_t step = check(core_engineStep(queue, now_ns), "engineStep");
   uint32_t out = core_outBufferAddress();
@@ -268,7 +281,8 @@ static int32_t gpu_step(uint32_t queue, uint64_t now_ns, const host_fence_t *fen
     printf("engine-step now=%" PRIu64 " result=%s\n", now_ns, step_name(step));
   } else {
     printf("engine-step now=%" PRIu64 " op=%s value=%" PRIu64 " result=%s current=%" PRIu64 "\n", now_ns,
-           op_name(memory_read_u32(out + 28)), memory_read_u64(out + 16), step_name(step), core_cpuReadCurrentValue(fence->id));
+           op_name(memory_read_u32(out + K.STEP_REPORT_OP_OFFSET)), memory_read_u64(out + K.STEP_REPORT_VALUE_OFFSET), step_name(step),
+           core_cpuReadCurrentValue(fence->id));
   }
   return step;
 }

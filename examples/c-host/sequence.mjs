@@ -65,7 +65,8 @@ function satisfy(fence, current) {
   for (;;) {
     const popped = check(core.fenceSatisfy(fence.id, current, SATISFY_LIMIT), 'fenceSatisfy');
     const out = u32(core.outBufferAddress());
-    for (let i = 0; i < popped; i++) print(`satisfied waiter=${readU32(out + 8 * i)} block=${readU32(out + 8 * i + 4)}`);
+    const at = layout.out.satisfied; // SatisfiedWait records
+    for (let i = 0; i < popped; i++) print(`satisfied waiter=${readU32(out + at.bytes * i + at.waiter)} block=${readU32(out + at.bytes * i + at.waitBlock)}`);
     total += popped;
     if (popped < SATISFY_LIMIT) return total;
   }
@@ -78,7 +79,10 @@ function refresh(fence) {
       print(`monitored-value fence=${fence.id} target=${target} unchanged`);
       return;
     }
-    const raised = check(core.cmpUpdateMonitoredValue(ENGINE, fence.id, target, 1), 'cmpUpdateMonitoredValue');
+    check(core.cmpWriteMonitoredValue(fence.id, target), 'cmpWriteMonitoredValue');
+    core.cmpBarrier();
+    const seen = u64(core.cmpReadCurrentValue(fence.id));
+    const raised = check(core.cmpMonitoredValueCheck(ENGINE, fence.id, seen), 'cmpMonitoredValueCheck');
     fence.monitored = target;
     print(`update-monitored fence=${fence.id} monitored=${target} raised=${raised}`);
     const current = u64(core.cpuReadCurrentValue(fence.id));
@@ -103,7 +107,7 @@ function serviceInterrupt(fence) {
   const out = u32(core.outBufferAddress());
   let listed = count === -1;
   for (let i = 0; i < count; i++) {
-    const handle = readU32(out + 4 * i);
+    const handle = readU32(out + layout.out.interruptHandleBytes * i);
     text += ` handle=${hex(handle)}`;
     if (handle === DRIVER_HANDLE) listed = true;
   }
@@ -129,7 +133,8 @@ function gpuStep(queue, nowNs, fence) {
   const out = u32(core.outBufferAddress());
   if (step === layout.stepIdle) print(`engine-step now=${nowNs} result=${stepName(step)}`);
   else {
-    print(`engine-step now=${nowNs} op=${opName(readU32(out + 28))} value=${readU64(out + 16)} result=${stepName(step)} current=${u64(core.cpuReadCurrentValue(fence.id))}`);
+    const at = layout.out.step; // the StepReport
+    print(`engine-step now=${nowNs} op=${opName(readU32(out + at.op))} value=${readU64(out + at.value)} result=${stepName(step)} current=${u64(core.cpuReadCurrentValue(fence.id))}`);
   }
   return step;
 }

@@ -137,12 +137,21 @@ export class ReferenceDriver implements KernelModeDriver {
     this.hardware.rescanAll();
   }
 
+  /**
+   * The CMP's order for each fence (NF-11): write the shadow MonitoredValue,
+   * memory barrier, read CurrentValue, interrupt if CurrentValue >
+   * MonitoredValue: the core's four steps, called one by one. Without the
+   * barrier (monitoredValueBarrier: false) a signal still in an engine's write
+   * buffer is missed and the wakeup can be lost.
+   */
   updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void {
+    const ddi = 'DxgkDdiUpdateMonitoredValues';
     for (let i = 0; i < args.NumFences; i++) {
-      const fence = this.fence(args.NativeFenceArray[i], 'DxgkDdiUpdateMonitoredValues');
-      const raised = check(this.core.cmpUpdateMonitoredValue(0, fence.coreFence, args.UpdatedValueArray[i],
-        this.options.monitoredValueBarrier ? 1 : 0), 'DxgkDdiUpdateMonitoredValues');
-      if (raised) this.hardware.raise(0);
+      const fence = this.fence(args.NativeFenceArray[i], ddi);
+      check(this.core.cmpWriteMonitoredValue(fence.coreFence, args.UpdatedValueArray[i]), ddi);
+      if (this.options.monitoredValueBarrier) this.core.cmpBarrier();
+      const current = this.core.cmpReadCurrentValue(fence.coreFence);
+      if (check(this.core.cmpMonitoredValueCheck(0, fence.coreFence, current), ddi) === 1) this.hardware.raise(0);
     }
   }
 
@@ -273,7 +282,13 @@ export class ReferenceDriver implements KernelModeDriver {
     if (count === -2 || !this.os) return;
     const monitored = this.monitoredRaised[engine] === true;
     this.monitoredRaised[engine] = false;
-    const raw = count > 0 ? [...new Uint32Array(this.hardware.memory.buffer, this.core.outBufferAddress(), count)] : [];
+    const raw: number[] = [];
+    if (count > 0) {
+      const view = new DataView(this.hardware.memory.buffer);
+      const base = this.core.outBufferAddress();
+      const bytes = this.hardware.layout.out.interruptHandleBytes;
+      for (let i = 0; i < count; i++) raw.push(view.getUint32(base + i * bytes, true));
+    }
     if (monitored) {
       // A monitored fence write: its own interrupt, which names no fence (the OS scans).
       this.os.NotifyMonitoredFenceSignaled({ InterruptType: 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', NodeOrdinal: engine, EngineOrdinal: 0 });

@@ -44,11 +44,13 @@ export class DoorbellService {
   register(cvPhys: number, coreFence: number): void { this.fenceByCurrentValue.set(cvPhys, coreFence); }
   unregister(cvPhys: number): void { this.fenceByCurrentValue.delete(cvPhys); }
 
-  /** Right after a signal step of this adapter: read what the core posted (out words 8 and 9). */
+  /** Right after a signal step of this adapter: read what the core posted (the StepReport's doorbell counts). */
   afterSignal(engine: number, coreFence: number): void {
-    const view = new Uint32Array(this.hardware.memory.buffer, this.core.outBufferAddress(), 10);
-    const posted = view[8];
-    const full = view[9];
+    const view = new DataView(this.hardware.memory.buffer);
+    const base = this.core.outBufferAddress();
+    const at = this.hardware.layout.out.step;
+    const posted = view.getUint32(base + at.doorbellPosted, true);
+    const full = view.getUint32(base + at.doorbellFull, true);
     if (!posted && !full) return;
     this.trace.record('gpu', `${this.hardware.name}/engine${engine}`, 'doorbell rung', { fence: coreFence, posted, fullRings: full });
     this.hooks.posted(coreFence, posted, full);
@@ -68,12 +70,12 @@ export class DoorbellService {
     for (;;) {
       const n = this.core.doorbellTake(64);
       if (n <= 0) break;
-      const words = new Uint32Array(this.hardware.memory.buffer, this.core.outBufferAddress(), n * 4).slice();
-      const view = new DataView(words.buffer);
+      const record = this.hardware.layout.out.doorbell;
+      const view = new DataView(this.hardware.memory.buffer.slice(this.core.outBufferAddress(), this.core.outBufferAddress() + n * record.bytes));
       for (let i = 0; i < n; i++) {
-        const cvPhys = words[4 * i];
-        const source = words[4 * i + 1];
-        const value = view.getBigUint64(16 * i + 8, true);
+        const cvPhys = view.getUint32(i * record.bytes + record.word, true);
+        const source = view.getUint32(i * record.bytes + record.source, true);
+        const value = view.getBigUint64(i * record.bytes + record.value, true);
         const fence = this.fenceByCurrentValue.get(cvPhys);
         const actor = `${this.hardware.name}/scheduler`;
         if (fence === undefined) {

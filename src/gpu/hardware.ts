@@ -116,18 +116,20 @@ export class GpuHardware {
     return undefined;
   }
 
-  /** Reads the step outputs the core left in its out buffer. */
-  private readOut(memory: ArrayBufferLike): { fence: number; handle: number; value: bigint; word0: bigint; op: number } {
+  /** Reads the StepReport the core left in its out buffer, at the offsets the core exports. */
+  private readOut(memory: ArrayBufferLike): { fence: number; handle: number; value: bigint; workDurationNs: bigint; observedNs: bigint; op: number } {
     const base = this.core.outBufferAddress();
     // The machine's memory never grows (maximum = initial), so one view serves every step.
     if (this.outView?.buffer !== memory) this.outView = new DataView(memory);
     const view = this.outView;
+    const at = this.layout.out.step;
     return {
-      word0: view.getBigUint64(base, true),
-      fence: view.getUint32(base + 8, true),
-      handle: view.getUint32(base + 12, true),
-      value: view.getBigUint64(base + 16, true),
-      op: view.getUint32(base + 28, true),
+      workDurationNs: view.getBigUint64(base + at.workDurationNs, true),
+      observedNs: view.getBigUint64(base + at.observedNs, true),
+      fence: view.getUint32(base + at.fence, true),
+      handle: view.getUint32(base + at.handle, true),
+      value: view.getBigUint64(base + at.value, true),
+      op: view.getUint32(base + at.op, true),
     };
   }
 
@@ -149,9 +151,9 @@ export class GpuHardware {
     let nextNs = now + this.timing.commandNs;
     if (result === L.stepIdle) return;
     if (result === L.stepWork) {
-      nextNs = now + Number(out.word0);
-      this.trace.record('gpu', actor, 'work', { queue: queue.label, durationNs: Number(out.word0) });
-      this.emit({ queue, kind: 'work', fence: 0, handle: 0, value: out.word0, timeNs: now });
+      nextNs = now + Number(out.workDurationNs);
+      this.trace.record('gpu', actor, 'work', { queue: queue.label, durationNs: Number(out.workDurationNs) });
+      this.emit({ queue, kind: 'work', fence: 0, handle: 0, value: out.workDurationNs, timeNs: now });
     } else if (result === L.stepBlocked) {
       this.trace.record('gpu', actor, 'wait blocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, currentValue: u64(this.core.cpuReadCurrentValue(out.fence)) });
       let set = this.blockedOn.get(out.fence);
@@ -180,7 +182,7 @@ export class GpuHardware {
         this.trace.record('cmp', actor, 'monitored fence signaled interrupt raised', { value: out.value });
       }
       this.emit({ queue, kind: monitored ? 'fence-write' : 'signal', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, interrupt });
-      if (!monitored) this.doorbell?.afterSignal(engine, out.fence); // XA-07: reads the core's out words 8..9
+      if (!monitored) this.doorbell?.afterSignal(engine, out.fence); // XA-07: reads the StepReport's doorbell counts
       if (interrupt) this.raise(engine);
       this.rescanFence(out.fence);
     }
@@ -216,8 +218,8 @@ export class GpuHardware {
     this.blockedOn.get(fence)?.delete(id);
     const out = this.readOut(this.memory.buffer);
     const now = this.scheduler.nowNs;
-    this.trace.record('gpu', `${this.name}/engine${queue.engine}`, 'wait unblocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, observedNs: Number(out.word0) });
-    this.emit({ queue, kind: 'wait-unblocked', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: Number(out.word0) });
+    this.trace.record('gpu', `${this.name}/engine${queue.engine}`, 'wait unblocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, observedNs: Number(out.observedNs) });
+    this.emit({ queue, kind: 'wait-unblocked', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: Number(out.observedNs) });
     this.kick(queue.engine);
     return true;
   }

@@ -771,12 +771,15 @@ export class Dxgkrnl {
     for (;;) {
       const n = check(core.fenceSatisfy(fence.coreFence, currentValue, limit), `satisfying waiters of ${fence.label}`);
       if (n === 0) break;
-      const words = new Uint32Array(fence.adapter.memory.buffer, core.outBufferAddress(), n * 2).slice();
+      const record = this.layout.out.satisfied;
+      const base = core.outBufferAddress();
+      const view = new DataView(fence.adapter.memory.buffer.slice(base, base + n * record.bytes));
       changed.add(fence);
       for (let i = 0; i < n; i++) {
-        const waiter = this.waiters.get(words[2 * i]);
+        const waiter = this.waiters.get(view.getUint32(i * record.bytes + record.waiter, true));
         if (!waiter) continue;
-        const entryIndex = waiter.entries.findIndex((e) => e.waitBlock === words[2 * i + 1] && e.fence === fence && !e.done);
+        const waitBlock = view.getUint32(i * record.bytes + record.waitBlock, true);
+        const entryIndex = waiter.entries.findIndex((e) => e.waitBlock === waitBlock && e.fence === fence && !e.done);
         if (entryIndex < 0) continue;
         waiter.entries[entryIndex].done = true;
         waiter.remaining--;

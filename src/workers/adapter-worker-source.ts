@@ -75,14 +75,16 @@ function adapterWorkerMain(job, post) {
   } else if (job.role === 'scheduler') {
     // This adapter's scheduler: sleep on the ring, take records, check each names a known word with a whole value.
     const known = new Set(job.words);
-    const out = () => new DataView(memory.buffer, core.outBufferAddress(), 64 * 16);
+    // TakenDoorbellRecord offsets as the core exports them (docs/ABI.md).
+    const bytes = core.TAKEN_DOORBELL_RECORD_BYTES.value, wordAt = core.TAKEN_DOORBELL_WORD_OFFSET.value, valueAt = core.TAKEN_DOORBELL_VALUE_OFFSET.value;
+    const out = () => new DataView(memory.buffer, core.outBufferAddress(), 64 * bytes);
     for (;;) {
       const n = core.doorbellTake(64);
       if (n > 0) {
         const view = out();
         for (let r = 0; r < n; r++) {
-          const word = view.getUint32(16 * r, true);
-          const value = view.getBigUint64(16 * r + 8, true);
+          const word = view.getUint32(bytes * r + wordAt, true);
+          const value = view.getBigUint64(bytes * r + valueAt, true);
           if (!known.has(word) || !whole(value)) stats.doorbellBad++;
         }
         stats.doorbellTaken += n;
