@@ -24,8 +24,8 @@ import type { LegacyCounters } from './os/monitored.js';
 import type { LogCounters, LogKind, NativeFenceLogs } from './os/logs.js';
 import { RuntimeProcess } from './runtime.js';
 import { Random } from './rng.js';
-import { Scheduler } from './scheduler.js';
-import { Trace } from './trace.js';
+import { Scheduler, DEFAULT_EVENTS_PER_RUN } from './scheduler.js';
+import { Trace, DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from './trace.js';
 import * as v from './validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from './wddm.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from './vidmm/segments.js';
@@ -70,13 +70,22 @@ export interface MachineOptions {
   os?: { nativeFence?: boolean };
   adapters?: AdapterOptions[];
   systemMemoryBytes?: number;
-  limits?: { processes?: number };
+  limits?: MachineLimits;
   timing?: Partial<Timing>;
   trace?: boolean;
   /** The platform keeps CPU caches coherent with GPU accesses (x86/x64: true; some ARM: false). Default true. */
   ioCoherent?: boolean;
   /** XA-07: the cross-adapter GPU-to-GPU doorbell (off by default: the document's interrupt design). */
   doorbell?: DoorbellOptions;
+}
+/** Machine-wide bounds (each has a default; docs/SCENARIOS.md `machine.limits`). */
+export interface MachineLimits {
+  /** Processes the machine holds (1 … 1023; default 16). */
+  processes?: number;
+  /** Scheduler events one run may execute before the livelock guard stops it (default 50,000,000). */
+  eventsPerRun?: number;
+  /** Trace events kept in memory, the newest (1 … 16,777,216; default 262,144); older ones are counted as dropped. */
+  traceEvents?: number;
 }
 export interface DoorbellOptions {
   enabled?: boolean;
@@ -102,6 +111,8 @@ export interface MachineSummary {
   vidmm: VidMmCounters;
   pendingWaiters: number;
   bugChecks: BugCheckReport[];
+  /** The trace ring: events recorded, kept, and the oldest dropped (limits.traceEvents). */
+  trace: { recorded: number; kept: number; dropped: number; capacity: number };
 }
 
 const DEFAULT_LIMITS: Required<AdapterLimits> = {
@@ -109,6 +120,8 @@ const DEFAULT_LIMITS: Required<AdapterLimits> = {
   gpuVaPagesPerProcess: 2048, interruptListEntries: 32,
 };
 const OUT_CAPACITY_WORDS = 1024;
+/** The most processes a machine may hold (limits.processes). */
+export const MAX_PROCESSES = 1023;
 const PAGE = 4096;
 const MAX_PAGES_IN_MEMORY = 32768; // matches asconfig maximumMemory (2 GiB)
 
@@ -137,9 +150,11 @@ export class Machine {
   doorbellBase = 0;
 
   constructor(readonly seed: number, readonly memory: WebAssembly.Memory, readonly module: WebAssembly.Module,
-              layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean) {
-    this.trace = new Trace(() => this.scheduler.nowNs);
+              layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean,
+              bounds: { eventsPerRun: number; traceEvents: number } = { eventsPerRun: DEFAULT_EVENTS_PER_RUN, traceEvents: DEFAULT_TRACE_CAPACITY }) {
+    this.trace = new Trace(() => this.scheduler.nowNs, bounds.traceEvents);
     this.trace.enabled = traceOn;
+    this.scheduler.maxEventsPerRun = bounds.eventsPerRun;
     this.random = new Random(seed);
     this.layout = layout;
     this.systemBase = systemBase;
@@ -148,8 +163,9 @@ export class Machine {
 
   get nowNs(): number { return this.scheduler.nowNs; }
 
-  /** A new process (its own handle table and address spaces). */
+  /** A new process (its own handle table and address spaces); its name is its own on this machine. */
   createProcess(name: string): RuntimeProcess {
+    if (typeof name === 'string' && this.processes.some((p) => p.name === name)) throw invalid('name', name, 'a name no other process of this machine has');
     const process = new RuntimeProcess(this, this.os.createProcess(name));
     this.processes.push(process);
     return process;
@@ -161,9 +177,16 @@ export class Machine {
     return found;
   }
 
-  /** Runs virtual time until nothing is left to do (or until `untilNs`). */
+  /**
+   * Runs virtual time until nothing is left to do, or until `untilNs` (a
+   * point in virtual time, 0 … MAX_VIRTUAL_TIME_NS; one already passed runs
+   * nothing). Stops with a WddmError when the run passes limits.eventsPerRun
+   * events (the livelock guard) or virtual time passes MAX_VIRTUAL_TIME_NS.
+   */
   run(untilNs?: number): this {
-    this.scheduler.run(untilNs ?? Infinity);
+    const until = untilNs === undefined ? Infinity : v.nonNegative(untilNs, 'run(untilNs)');
+    this.scheduler.run(until);
+    if (this.scheduler.nowNs > v.MAX_VIRTUAL_TIME_NS) throw timeOverflow(this.scheduler.nowNs);
     return this;
   }
 
@@ -219,6 +242,7 @@ export class Machine {
       vidmm: { ...this.vidmm.counters },
       pendingWaiters: this.os.pendingWaiters,
       bugChecks: [...this.os.bugChecks],
+      trace: { recorded: this.trace.recorded, kept: this.trace.events.length, dropped: this.trace.dropped, capacity: this.trace.capacity },
     };
   }
 
@@ -230,7 +254,7 @@ export class Machine {
     }
     const o = s.os;
     lines.push(`  signals: gpu=${s.adapters.reduce((n, a) => n + a.gpuSignals, 0)} cpu=${o.cpuSignals}`);
-    lines.push(`  interrupts: raised=${s.adapters.reduce((n, a) => n + a.interruptsRaised, 0)} handled=${o.interruptsHandled} spurious=${o.spuriousInterrupts} fullScans=${o.fullScans} fencesScanned=${o.fencesScanned}`);
+    lines.push(`  interrupts: raised=${s.adapters.reduce((n, a) => n + a.interruptsRaised, 0)} handled=${o.interruptsHandled} spurious=${o.spuriousInterrupts} propagation=${o.propagationInterrupts} fullScans=${o.fullScans} fencesScanned=${o.fencesScanned}`);
     lines.push(`  waits: waitersAdded=${o.waitersAdded} waitersWoken=${o.waitersWoken} satisfiedAtOnce=${o.waitsSatisfiedAtOnce} timedOut=${o.waitsTimedOut} stillWaiting=${s.pendingWaiters}`);
     lines.push(`  DDIs: UpdateMonitoredValues=${o.monitoredValueUpdates} (fences ${o.monitoredValuesWritten}) UpdateCurrentValuesFromCpu=${o.currentValueUpdates}`);
     const l = s.legacy;
@@ -246,8 +270,17 @@ export class Machine {
     const cross = this.os.crossAdapter.summaryLine();
     if (cross) lines.push(cross);
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
+    if (s.trace.dropped) {
+      lines.push(`  trace: ${s.trace.recorded} events recorded; the oldest ${s.trace.dropped} were dropped (memory keeps the last ${s.trace.capacity}: limits.traceEvents; \`wddm-fence run --trace-file\` keeps every one)`);
+    }
     return lines.join('\n') + '\n';
   }
+}
+
+/** Virtual time went past what it holds exactly (MAX_VIRTUAL_TIME_NS). */
+export function timeOverflow(nowNs: number): WddmError {
+  return new WddmError('INTEGER_OVERFLOW', `virtual time reached ${nowNs} ns, past ${v.MAX_VIRTUAL_TIME_NS} ns (2^53 − 1), the largest time the model holds exactly; expected durations, timeouts and sleeps that add up to less`,
+    { parameter: 'virtual time', value: nowNs, expected: `at most ${v.MAX_VIRTUAL_TIME_NS} ns` });
 }
 
 function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptions, 'caps' | 'interrupts' | 'driver' | 'limits' | 'segments'>> & {
@@ -334,8 +367,12 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
     names.add(a.name);
   }
   const systemMemoryBytes = o.systemMemoryBytes === undefined ? 4 << 20 : v.integer(o.systemMemoryBytes, 'systemMemoryBytes', 64 << 10, 1 << 30);
-  const limits = v.options(o.limits, 'limits', ['processes']);
-  const processes = (limits.processes === undefined ? 16 : v.integer(limits.processes, 'limits.processes', 1, 1023)) + 1;
+  const limits = v.options(o.limits, 'limits', ['processes', 'eventsPerRun', 'traceEvents']);
+  const processes = (limits.processes === undefined ? 16 : v.integer(limits.processes, 'limits.processes', 1, MAX_PROCESSES)) + 1;
+  const bounds = {
+    eventsPerRun: limits.eventsPerRun === undefined ? DEFAULT_EVENTS_PER_RUN : v.integer(limits.eventsPerRun, 'limits.eventsPerRun', 1, Number.MAX_SAFE_INTEGER),
+    traceEvents: limits.traceEvents === undefined ? DEFAULT_TRACE_CAPACITY : v.integer(limits.traceEvents, 'limits.traceEvents', 1, MAX_TRACE_CAPACITY),
+  };
   const timingIn = v.options(o.timing, 'timing', ['commandNs', 'interruptLatencyNs']);
   const timing: Timing = {
     commandNs: timingIn.commandNs === undefined ? 100 : v.nonNegative(timingIn.commandNs, 'timing.commandNs'),
@@ -380,7 +417,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
     throw new WddmError('NO_MEMORY', `the machine needs ${(at / 2 ** 20).toFixed(1)} MiB of memory; the core is built for at most ${MAX_PAGES_IN_MEMORY * 64 / 1024} MiB (lower systemMemoryBytes, localMemoryBytes or limits)`);
   }
   const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn);
+  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds);
   const { trace } = machine;
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
   trace.record('machine', 'machine', 'created', {

@@ -28,19 +28,27 @@ export interface WaitArgs {
   hDevice?: number;
 }
 
-/** Handed to a thread body: each method returns an operation to `yield`. */
+/**
+ * Handed to a thread body: each method returns an operation to `yield`, and
+ * every `yield` evaluates to a WaitResult (one type for all three, so
+ * TypeScript types `const r = yield cpu.wait(…)` as a WaitResult):
+ *   cpu.wait(…)       the wait's result (SUCCESS, TIMEOUT, DEVICE_REMOVED, …)
+ *   cpu.waitEvent(…)  SUCCESS when the event was set (immediate: it already was), TIMEOUT when the timeout passed
+ *   cpu.sleep(ns)     SUCCESS when the time has passed
+ */
 export class Cpu {
   constructor(private readonly machine: Machine, readonly thread: CpuThread) {}
-  /** Blocks the thread until the wait completes; `yield` returns the WaitResult. */
+  /** Blocks the thread until the wait completes; `yield` gives its WaitResult. */
   wait(args: WaitArgs): ThreadOp { return { op: 'wait', args }; }
-  /** Blocks for a virtual duration. */
+  /** Blocks for a virtual duration (0 … MAX_VIRTUAL_TIME_NS); `yield` gives { status: 'SUCCESS', timeNs }. */
   sleep(durationNs: number): ThreadOp { return { op: 'sleep', durationNs }; }
-  /** Blocks until a CPU event is set (or the timeout passes); `yield` returns true when set. */
+  /** Blocks until a CPU event is set (or the timeout passes); `yield` gives SUCCESS when set, TIMEOUT otherwise. */
   waitEvent(hEvent: number, timeoutNs?: number): ThreadOp { return { op: 'waitEvent', hEvent, timeoutNs }; }
   get nowNs(): number { return this.machine.nowNs; }
 }
 
-export type ThreadBody = (cpu: Cpu) => Generator<ThreadOp, unknown, unknown>;
+/** A CPU thread's body: a generator that yields ThreadOps and gets a WaitResult back from each. */
+export type ThreadBody = (cpu: Cpu) => Generator<ThreadOp, unknown, WaitResult>;
 
 /** An error raised by a blocking call, thrown into the thread at its yield. */
 class ThreadFault { constructor(readonly error: unknown) {} }
@@ -274,11 +282,12 @@ export class RuntimeProcess {
     const cpu = new Cpu(this.machine, thread);
     const generator = body(cpu);
     const actor = `${this.name}:${name}`;
-    const step = (input: unknown) => {
+    const step = (input: WaitResult | ThreadFault | undefined) => {
       thread.state = 'running';
       let next: IteratorResult<ThreadOp, unknown>;
       try {
-        next = input instanceof ThreadFault ? generator.throw(input.error) : generator.next(input);
+        // the first next() starts the body: its argument is ignored, there is no yield to receive it
+        next = input instanceof ThreadFault ? generator.throw(input.error) : input === undefined ? generator.next() : generator.next(input);
       } catch (error) {
         thread.state = 'failed';
         thread.error = error;
@@ -297,21 +306,29 @@ export class RuntimeProcess {
     return thread;
   }
 
-  private blockOn(thread: CpuThread, actor: string, op: ThreadOp, resume: (result: unknown) => void): void {
+  private blockOn(thread: CpuThread, actor: string, op: ThreadOp, resume: (result: WaitResult | ThreadFault) => void): void {
     thread.state = 'blocked';
     if (!op || typeof op !== 'object') { resume(new ThreadFault(new TypeError('a thread must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()'))); return; }
+    const scheduler = this.machine.scheduler;
+    const completed = (status: 'SUCCESS' | 'TIMEOUT', immediate: boolean): WaitResult => ({ status, timeNs: scheduler.nowNs, immediate });
     if (op.op === 'sleep') {
-      this.machine.scheduler.after(v.nonNegative(op.durationNs, 'sleep durationNs'), `${actor} sleep`, () => resume(undefined));
+      let durationNs: number;
+      try { durationNs = v.nonNegative(op.durationNs, 'sleep(durationNs)'); } catch (error) { resume(new ThreadFault(error)); return; }
+      scheduler.after(durationNs, `${actor} sleep`, () => resume(completed('SUCCESS', false)));
       return;
     }
     if (op.op === 'waitEvent') {
-      const event = this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
-      if (event.signaled) { resume(true); return; }
+      let event: CpuEvent, timeoutNs: number | undefined;
+      try {
+        event = this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
+        timeoutNs = op.timeoutNs === undefined ? undefined : v.nonNegative(op.timeoutNs, 'waitEvent(timeoutNs)');
+      } catch (error) { resume(new ThreadFault(error)); return; }
+      if (event.signaled) { resume(completed('SUCCESS', true)); return; }
       let done = false;
-      const timer = op.timeoutNs === undefined ? undefined : this.machine.scheduler.after(op.timeoutNs, `${actor} event timeout`, () => {
-        if (done) return; done = true; resume(false);
+      const timer = timeoutNs === undefined ? undefined : scheduler.after(timeoutNs, `${actor} event timeout`, () => {
+        if (done) return; done = true; resume(completed('TIMEOUT', false));
       });
-      event.waiters.push(() => { if (done) return; done = true; this.machine.scheduler.cancel(timer); resume(true); });
+      event.waiters.push(() => { if (done) return; done = true; scheduler.cancel(timer); resume(completed('SUCCESS', false)); });
       return;
     }
     let immediate: WaitResult | undefined;

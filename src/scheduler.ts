@@ -4,6 +4,20 @@
 // a run is a pure function of the seed and the inputs. Nothing reads a wall
 // clock.
 
+import { WddmError } from './errors.js';
+
+/** Events one run may execute by default (machine option limits.eventsPerRun). */
+export const DEFAULT_EVENTS_PER_RUN = 50_000_000;
+
+/** The livelock guard's error: what happened, and which option raises the bound. */
+export function eventLimitError(limit: number, nowNs: number): WddmError {
+  return new WddmError('INSUFFICIENT_RESOURCES',
+    `the run stopped at ${nowNs} ns of virtual time after ${limit} scheduler events: a livelock (a CPU thread or GPU queue that loops ` +
+    'without end?) or a longer run than the bound allows; raise the bound with createMachine({ limits: { eventsPerRun } }) ' +
+    '(scenario files: machine.limits.eventsPerRun), or run in slices with machine.run(untilNs)',
+    { parameter: 'limits.eventsPerRun', value: limit, expected: 'a run that ends within limits.eventsPerRun events' });
+}
+
 export interface ScheduledEvent {
   timeNs: number;
   sequence: number;
@@ -16,8 +30,8 @@ export class Scheduler {
   nowNs = 0;
   private heap: ScheduledEvent[] = [];
   private sequence = 0;
-  /** Hard bound on events one run() may execute (no unbounded loops). */
-  maxEventsPerRun = 50_000_000;
+  /** Hard bound on events one run() may execute (no unbounded loops): machine option limits.eventsPerRun. */
+  maxEventsPerRun = DEFAULT_EVENTS_PER_RUN;
   executed = 0;
 
   at(timeNs: number, label: string, run: () => void): ScheduledEvent {
@@ -55,7 +69,7 @@ export class Scheduler {
       const top = this.heap[0];
       if (top.cancelled) { this.pop(); continue; }
       if (top.timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
-      if (++count > this.maxEventsPerRun) throw new Error(`scheduler: more than ${this.maxEventsPerRun} events in one run; a livelock?`);
+      if (++count > this.maxEventsPerRun) throw eventLimitError(this.maxEventsPerRun, this.nowNs);
       this.step();
     }
     if (untilNs !== Infinity && this.nowNs < untilNs) this.nowNs = untilNs;

@@ -3,19 +3,32 @@
 // and chrome://tracing open.
 //
 //   pid = adapter index + 1            process_name = adapter name
-//   tid 1 "Dxgkrnl"                    interrupts, fallbacks, contract violations (instants)
-//   tid 2… one per hardware queue      each wait/signal a slice: queued (CPU time at
-//          (+ extra lanes)             submit) → executed / unblocked (FenceEndGpuTimestamp)
+//   tid 1 "Dxgkrnl"                    interrupts, cross-adapter propagations, fallbacks,
+//                                      contract violations (instants)
+//   tid 2… one per queue               GPU time: work slices (from the trace), each wait a
+//                                      slice from the GPU reaching it (observed) to its
+//                                      unblocking (FenceEndGpuTimestamp), each signal a
+//                                      zero-length slice when it executed
 //
-// Slices on one tid must nest, but a queue's operations overlap (a later one is
-// queued before an earlier one finished): each queue gets as many lanes (tids)
-// as it needs, named "queue", "queue #2", …, and each slice goes in the first
-// lane where it nests. A signal gets a zero-length child slice at its GPU end
-// per wait it unblocked, carrying the flow arrow's start (bind_id + flow_out);
-// the wait gets one at its GPU end carrying the arrow's end (bind_id + flow_in),
-// so the arrow joins the two GPU moments. The signal that unblocked a wait
-// is the first signal of the same fence with a value >= the wait's, in GPU time
-// no later than the wait's end. Virtual nanoseconds become microseconds (ts, dur).
+// Everything on a queue's track is at its GPU time; the CPU time the user-mode
+// driver queued a wait or signal (the "queued" event) is in the slice's args
+// (cpuQueuedNs). A wait or signal queued but never logged (still in the ring,
+// or lost in an overrun) is an instant at its CPU queued time. A queue's GPU
+// operations do not overlap, but slices on one tid must nest, so a queue still
+// gets an extra lane ("queue #2"…) if two ever would not. A signal gets a
+// zero-length child slice at its GPU end per wait it unblocked, carrying the
+// flow arrow's start (bind_id + flow_out); the wait gets one at its GPU end
+// carrying the arrow's end (bind_id + flow_in). The signal that unblocked a
+// wait is the first signal of the same fence (across adapters: the same
+// cross-adapter fence) with a value >= the wait's, in GPU time no later than
+// the wait's end. Virtual nanoseconds become microseconds (ts, dur).
+//
+// Cross-adapter fences (XA-04): the interrupt that carried a signal on to
+// other adapters, and woke nobody on its own, is named a propagation
+// interrupt; each adapter told the value gets a "cross-adapter propagation"
+// instant on its Dxgkrnl track. Work slices and CPU waits come from the trace:
+// with the trace off (or its oldest events dropped, limits.traceEvents) they
+// are absent.
 //
 // CPU waits (D3DKMTWaitForSynchronizationObjectFromCpu that blocked) come from
 // the machine's trace ("waiter added" → "waiter woken"/"waiter released"): one
@@ -53,7 +66,9 @@ interface Operation {
   adapterIndex: number;
   hHwQueue: number;
   queue: string;
-  kind: 'wait' | 'signal';
+  kind: 'wait' | 'signal' | 'work';
+  /** work: its duration. */
+  durationNs?: number;
   queued?: QueuedEvent;
   entry?: LogEntryRecord;
   startNs: number;
@@ -107,6 +122,8 @@ function assignLanes(items: { startNs: number; endNs: number }[]): number[] {
 }
 
 const us = (ns: number): number => ns / 1000;
+/** A cross-adapter fence opened on another adapter is labelled "name@adapter"; it is the same fence (one CurrentValue). */
+const canonical = (label: string | undefined) => label?.replace(/@[^@]*$/, '');
 
 /** Builds the Chrome JSON trace of everything the machine's fence logs and queued events hold. */
 export function exportTimeline(machine: Machine): ChromeTrace {
@@ -151,14 +168,35 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     for (let i = cursor; i < queued.length; i++) ops.push(operationOf(queued[i].kind, queued[i], undefined));
   }
 
-  // Flows: each completed wait from the first signal that satisfied it.
+  // GPU work, from the trace (actor "adapter/engineN", args.queue).
+  const adapterIndex = new Map(machine.adapters.map((a) => [a.name, a.index]));
+  const hHwQueueOf = new Map(ops.map((o) => [`${o.adapterIndex}/${o.queue}`, o.hHwQueue]));
+  const propagationInterrupts: { adapter: string; timeNs: number; propagations: number }[] = [];
+  const propagations: { timeNs: number; fence: string; value: string; from: string; to: string }[] = [];
+  for (const e of machine.trace.events) {
+    if (e.kind === 'gpu' && e.name === 'work') {
+      const index = adapterIndex.get(e.actor.split('/')[0]);
+      if (index === undefined) continue;
+      const queue = String(e.args.queue);
+      const durationNs = Number(e.args.durationNs);
+      ops.push({ adapterIndex: index, hHwQueue: hHwQueueOf.get(`${index}/${queue}`) ?? 0, queue, kind: 'work', durationNs, startNs: e.timeNs, endNs: e.timeNs + durationNs, tid: 0, flowsOut: [] });
+    } else if (e.kind === 'os' && e.name.startsWith('propagation interrupt')) {
+      propagationInterrupts.push({ adapter: String(e.args.adapter), timeNs: e.timeNs, propagations: Number(e.args.propagations) });
+    } else if (e.kind === 'os' && e.name === 'cross-adapter signal propagated') {
+      propagations.push({ timeNs: e.timeNs, fence: String(e.args.fence), value: String(e.args.value), from: String(e.args.from), to: String(e.args.to) });
+    }
+  }
+
+  // Flows: each completed wait from the first signal that satisfied it (the same fence; across adapters, the same cross-adapter fence).
   const signals = ops.filter((o) => o.kind === 'signal' && o.entry?.coreFence !== undefined);
   let flowId = 0;
   for (const wait of ops) {
     if (wait.kind !== 'wait' || !wait.entry || wait.entry.coreFence === undefined) continue;
     let best: Operation | undefined;
     for (const s of signals) {
-      if (s.adapterIndex !== wait.adapterIndex || s.entry!.coreFence !== wait.entry.coreFence) continue;
+      const same = s.adapterIndex === wait.adapterIndex ? s.entry!.coreFence === wait.entry.coreFence
+        : s.entry!.fence !== undefined && canonical(s.entry!.fence) === canonical(wait.entry.fence) && (s.entry!.fence.includes('@') || wait.entry.fence!.includes('@'));
+      if (!same) continue;
       if (s.entry!.value < wait.entry.value || s.entry!.endNs > wait.entry.endNs) continue;
       if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
     }
@@ -173,7 +211,7 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     for (const [fence, value] of w.waited) {
       let best: Operation | undefined;
       for (const s of signals) {
-        if (s.entry!.fence !== fence || s.entry!.value < value || Number(s.entry!.endNs) > w.endNs) continue;
+        if (canonical(s.entry!.fence) !== canonical(fence) || s.entry!.value < value || Number(s.entry!.endNs) > w.endNs) continue;
         if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
       }
       if (!best || w.status !== 'SUCCESS') continue;
@@ -193,28 +231,43 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid: 1, args: { sort_index: 0 } });
     let nextTid = 2;
     const mine = ops.filter((o) => o.adapterIndex === adapter.index);
-    const queues = [...new Map(mine.map((o) => [o.hHwQueue, o.queue])).entries()].sort((x, y) => x[0] - y[0]);
+    // hardware queues by handle, then queues known only from their work (kernel-mode contexts) by name
+    const queues = [...new Map(mine.map((o) => [o.queue, o.hHwQueue])).entries()]
+      .sort((x, y) => (x[1] === 0 ? 1 : 0) - (y[1] === 0 ? 1 : 0) || x[1] - y[1] || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
     const firstTid = new Map<number, number>();
-    for (const [hHwQueue, label] of queues) {
-      const queueOps = mine.filter((o) => o.hHwQueue === hHwQueue)
-        .sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs || (x.kind === y.kind ? 0 : x.kind === 'wait' ? -1 : 1));
+    for (const [label, hHwQueue] of queues) {
+      const order = { work: 0, wait: 1, signal: 2 };
+      const queueOps = mine.filter((o) => o.queue === label)
+        .sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs || order[x.kind] - order[y.kind]);
       const lanes = assignLanes(queueOps);
       const tids: number[] = [];
       for (let k = 0; k <= Math.max(...lanes); k++) {
         const tid = nextTid++;
         tids.push(tid);
-        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : `${label} #${k + 1}` } });
+        const name = hHwQueue ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : label;
+        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? name : `${label} #${k + 1}` } });
         events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid, args: { sort_index: tid } });
       }
       queueOps.forEach((op, i) => { op.tid = tids[lanes[i]]; });
-      firstTid.set(hHwQueue, tids[0]);
+      if (hHwQueue) firstTid.set(hHwQueue, tids[0]);
     }
     for (const op of mine) events.push(...sliceEvents(op, pid));
+    const carried = propagationInterrupts.filter((x) => x.adapter === adapter.name);
     for (const i of logs.interrupts.filter((x) => x.adapterIndex === adapter.index)) {
+      const base = i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue 0x${i.hHWQueue.toString(16)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`;
+      // an interrupt that woke nobody here and carried a cross-adapter signal on is a propagation, not a spurious interrupt
+      const propagation = carried.find((x) => x.timeNs === i.timeNs);
+      const onward = propagation ? propagations.filter((x) => x.from === adapter.name && x.timeNs === i.timeNs) : [];
       events.push({
-        name: i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue 0x${i.hHWQueue.toString(16)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`,
-        ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: 'interrupt',
-        args: { engine: i.engine, hHWQueue: i.hHWQueue, listed: i.listed },
+        name: propagation ? `propagation ${base}: ${onward.map((x) => `${x.fence} = ${x.value} to ${x.to}`).join(', ')}` : base,
+        ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: propagation ? 'propagation-interrupt' : 'interrupt',
+        args: { engine: i.engine, hHWQueue: i.hHWQueue, listed: i.listed, ...(propagation ? { propagations: propagation.propagations } : {}) },
+      });
+    }
+    for (const x of propagations.filter((y) => y.to === adapter.name)) {
+      events.push({
+        name: `cross-adapter propagation: ${x.fence} = ${x.value} from ${x.from}`, ph: 'i', s: 't', ts: us(x.timeNs), pid, tid: 1,
+        cat: 'propagation', args: { fence: x.fence, value: x.value, from: x.from },
       });
     }
     for (const o of logs.overruns.filter((x) => x.adapter === adapter.name)) {
@@ -259,8 +312,10 @@ export function exportTimeline(machine: Machine): ChromeTrace {
 
 function operationOf(kind: 'wait' | 'signal', queued: QueuedEvent | undefined, entry: LogEntryRecord | undefined): Operation {
   const source = (queued ?? entry)!;
+  // GPU time when logged: a wait from when the GPU reached it to its unblocking, a signal when it executed;
+  // a wait or signal never logged: its CPU queued time.
   const endNs = entry ? Number(entry.endNs) : queued!.cpuTimeNs;
-  let startNs = queued ? queued.cpuTimeNs : Number(entry!.observedNs || entry!.endNs);
+  let startNs = entry ? (kind === 'wait' ? Number(entry.observedNs) : endNs) : queued!.cpuTimeNs;
   if (startNs > endNs) startNs = endNs;
   return {
     adapterIndex: source.adapterIndex, hHwQueue: source.hHwQueue, queue: source.queue, kind, queued, entry,
@@ -269,6 +324,9 @@ function operationOf(kind: 'wait' | 'signal', queued: QueuedEvent | undefined, e
 }
 
 function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
+  if (op.kind === 'work') {
+    return [{ name: `work ${op.durationNs} ns`, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: 'work', args: { durationNs: op.durationNs! } }];
+  }
   const fence = op.queued?.fence ?? op.entry?.fence ?? `handle 0x${(op.entry?.hNativeFence ?? 0).toString(16)}`;
   const value = (op.queued?.value ?? op.entry?.value ?? 0n).toString();
   const what = `${op.kind} ${fence} ${value}`;

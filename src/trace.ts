@@ -3,6 +3,16 @@
 // project's main output, as readable text and as JSON. Arguments are
 // normalised when recorded (bigint → decimal string), so the same seed and
 // inputs give a byte-identical trace.
+//
+// Memory is bounded: the trace keeps the last `capacity` events in a ring
+// (machine option limits.traceEvents) and counts the older ones it dropped
+// (`dropped`; the summary reports them). A listener (`onEvent`) sees every
+// event as it is recorded, so a long run can stream all of them to a file
+// (`wddm-fence run --trace-file`) while memory holds only the ring.
+//
+//   ring (capacity 5), 7 events recorded:   [e5 e6 e2 e3 e4]
+//                                                   ▲ head: the oldest kept
+//   events → [e2 e3 e4 e5 e6]   recorded 7, dropped 2 (e0, e1)
 
 export type TraceKind =
   | 'machine' // machine and adapter lifecycle
@@ -39,19 +49,52 @@ function normalise(value: unknown): TraceValue {
 
 const HEX_KEYS = /^(h[A-Z]|.*(Va|Address|Phys|Handle|Handles)$|pSignaledNativeFenceArray$|NativeFenceArray$|ObjectHandleArray$)/;
 
+/** Events a trace keeps by default (machine option limits.traceEvents). */
+export const DEFAULT_TRACE_CAPACITY = 1 << 18;
+/** The most a trace may keep (limits.traceEvents). */
+export const MAX_TRACE_CAPACITY = 1 << 24;
+
 export class Trace {
-  readonly events: TraceEvent[] = [];
   enabled = true;
+  /** Events kept: once full, each new event replaces the oldest. */
+  readonly capacity: number;
+  private readonly ring: TraceEvent[] = [];
+  /** Index in `ring` of the oldest kept event (0 until the ring has wrapped). */
+  private head = 0;
+  private count = 0;
+  /** `events` in order, built once per change after the ring wrapped. */
+  private ordered: TraceEvent[] | undefined;
   private listeners: ((e: TraceEvent) => void)[] = [];
 
-  constructor(private clock: () => number) {}
+  constructor(private clock: () => number, capacity = DEFAULT_TRACE_CAPACITY) {
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_TRACE_CAPACITY) {
+      throw new RangeError(`trace capacity is ${capacity}; expected an integer from 1 to ${MAX_TRACE_CAPACITY}`);
+    }
+    this.capacity = capacity;
+  }
+
+  /** The kept events, oldest first (the last `capacity` recorded). */
+  get events(): TraceEvent[] {
+    if (this.head === 0) return this.ring;
+    return (this.ordered ??= this.ring.slice(this.head).concat(this.ring.slice(0, this.head)));
+  }
+  /** Events recorded since the machine was made (kept or dropped). */
+  get recorded(): number { return this.count; }
+  /** The oldest events the ring let go (recorded − kept). */
+  get dropped(): number { return this.count - this.ring.length; }
 
   record(kind: TraceKind, actor: string, name: string, args: Record<string, unknown> = {}): TraceEvent | undefined {
     if (!this.enabled && kind !== 'fault') return undefined;
     const normal: Record<string, TraceValue> = {};
     for (const key of Object.keys(args)) if (args[key] !== undefined) normal[key] = normalise(args[key]);
-    const event: TraceEvent = { seq: this.events.length, timeNs: this.clock(), kind, actor, name, args: normal };
-    this.events.push(event);
+    const event: TraceEvent = { seq: this.count++, timeNs: this.clock(), kind, actor, name, args: normal };
+    if (this.ring.length < this.capacity) this.ring.push(event);
+    else {
+      this.ring[this.head] = event;
+      this.head = this.head + 1 === this.capacity ? 0 : this.head + 1;
+      // head back at 0 means the ring is in order again: `events` is the ring itself
+      this.ordered = undefined;
+    }
     for (const listener of this.listeners) listener(event);
     return event;
   }

@@ -21,10 +21,22 @@ export function integer(value: unknown, parameter: string, min: number, max: num
   return value;
 }
 
+/**
+ * The bound of virtual time. The scheduler keeps virtual time as a JavaScript
+ * number of nanoseconds, exact for every integer up to 2^53 − 1 (about 104
+ * days); the core keeps GPU times as u64, which holds any sum of such values.
+ * Every duration, timeout and point in time the model takes is bounded by it,
+ * and a run whose virtual time would pass it stops with an error.
+ */
+export const MAX_VIRTUAL_TIME_NS = Number.MAX_SAFE_INTEGER;
+const TIME_RANGE = `a number of virtual nanoseconds from 0 to ${MAX_VIRTUAL_TIME_NS} (2^53 − 1, the largest time virtual time holds exactly)`;
+
+/** A duration, timeout or point in virtual time: a finite number from 0 to MAX_VIRTUAL_TIME_NS. */
 export function nonNegative(value: unknown, parameter: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalid(parameter, value, 'a finite number >= 0');
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_VIRTUAL_TIME_NS) throw invalid(parameter, value, TIME_RANGE);
   return value;
 }
+export { nonNegative as durationNs };
 
 export function bool(value: unknown, parameter: string): boolean {
   if (typeof value !== 'boolean') throw invalid(parameter, value, 'true or false');

@@ -122,7 +122,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     expect(result(all).status).toBe('SUCCESS');
     expect(result(any)).toMatchObject({ status: 'SUCCESS', index: 1 });
     expect(result(late).status).toBe('TIMEOUT');
-    expect(evented.result).toBe(true);
+    expect(evented.result).toMatchObject({ status: 'SUCCESS', immediate: false }); // the event was set by the GPU's writes, not before the wait
     // The all-waiter woke at the first interrupt whose scan saw both values (the second write joined it).
     const writes = machine.trace.find({ kind: 'gpu', name: 'fence write' });
     expect(writes).toHaveLength(2);

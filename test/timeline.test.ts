@@ -116,7 +116,8 @@ describe('timeline', () => {
     const trace = exportTimeline(m);
     expect(logs.entries.map((e) => [e.kind, e.endNs])).toEqual([['waits', 3100n], ['signals', 3000n]]);
     const slices = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat !== 'flow');
-    expect(slices.map((e) => [e.name, e.ts, e.dur])).toEqual([['signal F 1', 3, 0], ['wait F 1', 3, 0.1]]);
+    // on the queue's track at GPU time (the signal executed at 3000 ns, the wait passed at 3100 ns); the CPU queued time is in the args
+    expect(slices.map((e) => [e.name, e.ts, e.dur, e.args?.cpuQueuedNs])).toEqual([['signal F 1', 3, 0, 3000], ['wait F 1', 3.1, 0, 3000]]);
     expect(trace.traceEvents.filter((e) => e.cat === 'flow').map((e) => [e.name, e.ts, e.flow_out ?? false, e.flow_in ?? false]))
       .toEqual([['unblocks Q', 3, true, false], ['unblocked', 3.1, false, true]]);
   });
@@ -131,8 +132,21 @@ describe('timeline', () => {
     const tracks = names('thread_name').map(([pid, , name]) => `${pid}:${name}`);
     expect(tracks).toEqual(expect.arrayContaining(['1:Dxgkrnl', '2:Dxgkrnl']));
     for (const q of ['1:producer', '1:consumer', '2:busy']) expect(tracks.some((t) => t.startsWith(`${q} (hHwQueue 0x`))).toBe(true);
-    // Overlapping operations of one queue spread over extra lanes.
-    expect(tracks.some((t) => / #2$/.test(t))).toBe(true);
+    // A queue's GPU operations do not overlap: one lane each (extra lanes only if slices would not nest).
+    expect(tracks.some((t) => / #2$/.test(t))).toBe(false);
+    // GPU work slices at their real virtual times: the producer's three 4000 ns frames, back to back with the hand-offs between them.
+    const work = (tid: number) => events.filter((e) => e.cat === 'work' && e.pid === 1 && e.tid === tid).map((e) => [e.ts, e.dur]);
+    const producerTid = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === 1 && String(e.args?.name).startsWith('producer'))!.tid;
+    const producerWork = work(producerTid);
+    expect(producerWork).toHaveLength(3);
+    expect(producerWork[0]).toEqual([0, 4]);
+    for (const [, dur] of producerWork) expect(dur).toBe(4);
+    expect(producerWork[1][0]).toBeGreaterThan(producerWork[0][0] + 4 - 1e-9);
+    // every GPU slice of a queue lies within the GPU's run: the consumer's first wait starts at 0 (it is reached at once), its work after it
+    const consumerTid = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === 1 && String(e.args?.name).startsWith('consumer'))!.tid;
+    const consumerWait1 = events.find((e) => e.ph === 'X' && e.tid === consumerTid && e.name === 'wait frame 1')!;
+    expect(consumerWait1.args?.gpuObservedNs).toBe(consumerWait1.ts * 1000);
+    expect(work(consumerTid)[0][0]).toBeCloseTo(consumerWait1.ts + consumerWait1.dur!, 9);
     // Each consumer wait is unblocked by the producer's signal of the same value.
     const flowsIn = events.filter((e) => e.flow_in);
     const flowsOut = events.filter((e) => e.flow_out);
@@ -146,11 +160,12 @@ describe('timeline', () => {
       expect(arrowStart.tid).toBe(signal.tid);
       expect(arrowStart.ts).toBe(signal.ts + signal.dur!);
     }
-    // Slices go from CPU queued time to the GPU end timestamp.
+    // A signal is a zero-length slice when the GPU executed it; when it was queued on the CPU is in its args.
     const frame2 = events.find((e) => e.ph === 'X' && e.name === 'signal frame 2')!;
-    expect(frame2.ts).toBe(1); // queued at 1000 ns
     expect(frame2.args?.cpuQueuedNs).toBe(1000);
-    expect(frame2.ts + frame2.dur!).toBeCloseTo((frame2.args?.gpuEndNs as number) / 1000, 9);
+    expect(frame2.dur).toBe(0);
+    expect(frame2.ts).toBeCloseTo((frame2.args?.gpuEndNs as number) / 1000, 9);
+    expect(frame2.ts).toBeGreaterThan(4); // after the second frame's work, not at the CPU time it was queued
     expect(events.filter((e) => e.cat === 'interrupt').length).toBe(m.trace.find({ kind: 'interrupt' }).length);
     expect(events.filter((e) => e.cat === 'interrupt').length).toBeGreaterThan(0);
     const overrun = events.filter((e) => e.cat === 'overrun');
@@ -191,5 +206,43 @@ describe('timeline', () => {
     const events = json.traceEvents as ChromeTraceEvent[];
     expect(events.filter((e) => e.ph === 'X' && e.cat !== 'flow').length).toBeGreaterThan(10);
     expect(events.some((e) => e.flow_out)).toBe(true);
+  });
+});
+
+describe('timeline: cross-adapter propagation', () => {
+  it('XA-04 NF-10 an interrupt that wakes nobody on its adapter but carries a cross-adapter signal on is a propagation, not spurious: counters, trace, summary and timeline (an arrow across adapters)', async () => {
+    const { parseScenario, runScenario } = await import('../src/scenario/index.js');
+    const s = parseScenario(`name: propagation
+machine: { seed: 1, adapters: [ { name: iGPU, integrated: true, engines: 1 }, { name: dGPU, engines: 1 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: hFence, process: app, adapter: dGPU, flags: { shared: true, crossAdapter: true }, crossAdapter: [iGPU] }
+queues:
+  - { name: iGPU.wait, process: app, adapter: iGPU, commands: [ { wait: { fence: hFence, value: 10 } }, { work: { durationNs: 1000 } } ] }
+  - { name: dGPU.signal, process: app, adapter: dGPU, commands: [ { work: { durationNs: 5000 } }, { signal: { fence: hFence, value: 10 } } ] }
+expect:
+  counters: { interruptsHandled: 1, spuriousInterrupts: 0, propagationInterrupts: 1 }
+  crossAdapterCounters: { propagations: 1 }
+  blockedQueues: { iGPU.wait: false }
+`, 'propagation.yaml');
+    const r = await runScenario(s);
+    expect(r.expectations.filter((e) => !e.ok)).toEqual([]);
+    const m = r.machine;
+    expect(m.trace.find({ name: /spurious/ })).toHaveLength(0);
+    expect(m.trace.find({ name: /^propagation interrupt/ }).map((e) => e.args)).toEqual([{ adapter: 'dGPU', propagations: 1 }]);
+    expect(m.summaryText()).toMatch(/interrupts: raised=1 handled=1 spurious=0 propagation=1 /);
+    const events = exportTimeline(m).traceEvents;
+    expect(structureProblems({ traceEvents: events })).toEqual([]);
+    // dGPU (pid 2) names its interrupt a propagation; iGPU (pid 1) shows the value arriving
+    expect(events.filter((e) => e.cat === 'propagation-interrupt').map((e) => [e.pid, e.ts, e.name])).toEqual([[2, 7, 'propagation interrupt (engine 0, 1 listed): hFence = 10 to iGPU']]);
+    expect(events.filter((e) => e.cat === 'interrupt')).toHaveLength(0);
+    expect(events.filter((e) => e.cat === 'propagation').map((e) => [e.pid, e.ts, e.name])).toEqual([[1, 7, 'cross-adapter propagation: hFence = 10 from dGPU']]);
+    // the iGPU queue's wait runs from 0 to 7 us and the dGPU's signal (at 5 us) points at its end
+    const wait = events.find((e) => e.ph === 'X' && e.name === 'wait hFence@iGPU 10')!;
+    expect([wait.pid, wait.ts, wait.dur]).toEqual([1, 0, 7]);
+    const end = events.find((e) => e.flow_in && e.pid === 1)!;
+    const start = events.find((e) => e.flow_out && e.bind_id === end.bind_id)!;
+    expect([start.pid, start.ts, start.name]).toEqual([2, 5, 'unblocks iGPU.wait']);
+    expect(events.filter((e) => e.cat === 'work').map((e) => [e.pid, e.ts, e.dur])).toEqual([[1, 7, 1], [2, 0, 5]]);
   });
 });

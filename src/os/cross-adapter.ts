@@ -223,8 +223,13 @@ export class CrossAdapterFences {
     this.byCurrentValue.delete(group.root.cvPhys);
   }
 
-  /** Called by the OS after it handled an interrupt of `adapter` for `fences` (null list: every fence of the adapter). */
-  afterInterrupt(adapter: OsAdapter, fences: GlobalFence[] | null): void {
+  /**
+   * Called by the OS after it handled an interrupt of `adapter` for `fences`
+   * (null list: every fence of the adapter). Returns the propagations it made
+   * (records of other adapters told the new value).
+   */
+  afterInterrupt(adapter: OsAdapter, fences: GlobalFence[] | null): number {
+    const before = this.counters.propagations;
     let candidates = fences ?? [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence)
       .filter((f) => this.groups.has(f) && f.currentValue() > this.groups.get(f)!.lastPropagated);
     candidates = candidates.filter((f) => this.groups.has(f));
@@ -235,23 +240,27 @@ export class CrossAdapterFences {
       const monitoredOnly = candidates.filter((f) => !fallback.includes(f) && this.hasMonitoredMember(this.groups.get(f)!));
       if (fallback.length) this.propagate(adapter, fallback, 'GPU interrupt (doorbell ring full)');
       if (monitoredOnly.length) this.propagate(adapter, monitoredOnly, 'GPU interrupt', true);
-      return;
+      return this.counters.propagations - before;
     }
     if (candidates.length) this.propagate(adapter, candidates, 'GPU interrupt');
+    return this.counters.propagations - before;
   }
 
   /**
    * XA-05: a monitored fence signaled interrupt on an adapter without native
    * fences names no fence; the cross-adapter monitored records of that adapter
    * whose value moved past what was last propagated are propagated now.
+   * Returns the propagations it made.
    */
-  afterMonitoredInterrupt(adapter: OsAdapter): void {
+  afterMonitoredInterrupt(adapter: OsAdapter): number {
+    const before = this.counters.propagations;
     const moved = [...adapter.fences.values()]
       .filter((f) => f.kind === 'monitored' && this.groups.has(f))
       .sort((x, y) => x.coreFence - y.coreFence)
       .filter((f) => { const g = this.groups.get(f)!; const last = g.signals[g.signals.length - 1]; return !last || f.currentValue() > last.value; });
     for (const fence of moved) this.noteSignal(fence, fence.currentValue());
     if (moved.length) this.propagate(adapter, moved, 'monitored fence signaled interrupt');
+    return this.counters.propagations - before;
   }
 
   /** Called by the OS after a CPU signal wrote `fences` through their adapters' drivers. */

@@ -157,7 +157,10 @@ class Waiter {
 export interface Counters {
   cpuSignals: number;
   interruptsHandled: number;
+  /** Interrupts that woke no waiter and carried no cross-adapter signal on: nothing for the OS to do. */
   spuriousInterrupts: number;
+  /** Interrupts that woke no waiter on their own adapter but carried a cross-adapter signal to another adapter (XA-04). */
+  propagationInterrupts: number;
   waitersAdded: number;
   waitersWoken: number;
   waitsSatisfiedAtOnce: number;
@@ -216,7 +219,7 @@ export class Dxgkrnl {
   readonly processes: Process[] = [];
   readonly bugChecks: BugCheckReport[] = [];
   readonly counters: Counters = {
-    cpuSignals: 0, interruptsHandled: 0, spuriousInterrupts: 0, waitersAdded: 0, waitersWoken: 0,
+    cpuSignals: 0, interruptsHandled: 0, spuriousInterrupts: 0, propagationInterrupts: 0, waitersAdded: 0, waitersWoken: 0,
     waitsSatisfiedAtOnce: 0, waitsTimedOut: 0, monitoredValueUpdates: 0, monitoredValuesWritten: 0,
     currentValueUpdates: 0, fencesScanned: 0, fullScans: 0,
   };
@@ -929,8 +932,12 @@ export class Dxgkrnl {
     });
     if (adapter.state !== 'running') return;
     this.counters.interruptsHandled++;
+    const before = this.counters.waitersWoken;
     // INT-05: an optimized interrupt is served from the named queue's signal log.
-    if (this.logs.onInterrupt(adapter, data)) { this.crossAdapter.afterInterrupt(adapter, null); return; } // XA-04 too
+    if (this.logs.onInterrupt(adapter, data)) {
+      this.countInterrupt(adapter, this.counters.waitersWoken !== before, this.crossAdapter.afterInterrupt(adapter, null)); // XA-04 too
+      return;
+    }
     let fences: GlobalFence[];
     if (list) {
       fences = [];
@@ -949,7 +956,6 @@ export class Dxgkrnl {
       fences = [...adapter.withWaiters].filter((f) => f.kind === 'native').sort((x, y) => x.coreFence - y.coreFence);
       this.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
     }
-    const before = this.counters.waitersWoken;
     const changed = new Set<GlobalFence>();
     for (const fence of fences) {
       this.counters.fencesScanned++;
@@ -958,12 +964,27 @@ export class Dxgkrnl {
     this.refresh(changed);
     // INT-04: only with EvaluateLegacyMonitoredFences does a no-list interrupt look at monitored fences too.
     const legacyReleased = !list && data.Flags.EvaluateLegacyMonitoredFences ? this.monitored.legacyScan(adapter) : 0;
-    if (this.counters.waitersWoken === before && legacyReleased === 0) {
+    this.logs.afterInterrupt(adapter);
+    const propagated = this.crossAdapter.afterInterrupt(adapter, list ? fences : null); // XA-04
+    this.countInterrupt(adapter, this.counters.waitersWoken !== before || legacyReleased > 0, propagated);
+  }
+
+  /**
+   * What a handled interrupt did, counted once: it woke a waiter on its own
+   * adapter; or it woke none but carried a cross-adapter signal to another
+   * adapter (`propagated` records, XA-04: a propagation interrupt, the
+   * document's design for every GPU signal of a cross-adapter fence); or
+   * neither (a spurious interrupt).
+   */
+  countInterrupt(adapter: OsAdapter, woke: boolean, propagated: number): void {
+    if (woke) return;
+    if (propagated > 0) {
+      this.counters.propagationInterrupts++;
+      this.trace.record('os', 'dxgkrnl', 'propagation interrupt (woke no waiter here; carried a cross-adapter signal on)', { adapter: adapter.name, propagations: propagated });
+    } else {
       this.counters.spuriousInterrupts++;
       this.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
     }
-    this.logs.afterInterrupt(adapter);
-    this.crossAdapter.afterInterrupt(adapter, list ? fences : null); // XA-04
   }
 
   // ── faults ──

@@ -349,13 +349,8 @@ export class NativeFenceLogs {
       this.os.trace.record('os', 'dxgkrnl', 'optimized interrupt: reading the signal log of the named queue', { queue: ql.queue.label, hHWQueue: data.hHWQueue });
     }
     this.counters.optimizedInterrupts++;
-    const before = this.os.counters.waitersWoken;
     this.service(adapter, queues, 'optimized native fence signaled interrupt', true);
-    if (this.os.counters.waitersWoken === before) {
-      this.os.counters.spuriousInterrupts++;
-      this.os.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
-    }
-    return true;
+    return true; // the OS counts what it did (Dxgkrnl.countInterrupt)
   }
 
   /** After an interrupt the list (or full scan) handled: read the logs for the timeline, waking nothing. */

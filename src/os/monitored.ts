@@ -265,11 +265,9 @@ export class MonitoredFences {
     this.os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', { NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal });
     if (adapter.state !== 'running') return;
     this.counters.monitoredFenceInterrupts++;
-    if (this.scan(adapter, 'monitored fence signaled interrupt') === 0) {
-      this.os.counters.spuriousInterrupts++;
-      this.os.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
-    }
-    this.os.crossAdapter.afterMonitoredInterrupt(adapter); // XA-05: GPU fence writes of cross-adapter monitored fences
+    const released = this.scan(adapter, 'monitored fence signaled interrupt');
+    const propagated = this.os.crossAdapter.afterMonitoredInterrupt(adapter); // XA-05: GPU fence writes of cross-adapter monitored fences
+    this.os.countInterrupt(adapter, released > 0, propagated);
   }
 
   /** INT-04: a native no-list interrupt with EvaluateLegacyMonitoredFences also scans monitored fence waiters. */

@@ -186,13 +186,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       waitAny: w.any ?? false, ...(w.timeoutNs !== undefined ? { timeoutNs: w.timeoutNs } : {}),
     });
     const locks = new Map<string, bigint>();
-    threads.set(t.name, rp.createThread(t.name, function* (cpu): Generator<ThreadOp, unknown, unknown> {
+    threads.set(t.name, rp.createThread(t.name, function* (cpu): Generator<ThreadOp, unknown, WaitResult> {
       if (t.startNs) yield cpu.sleep(t.startNs);
       for (const [k, step] of t.steps.entries()) {
         if (step.wait) {
           const record: WaitRecord = { id: step.wait.id, thread: t.name, step: k, outcome: 'pending' };
           waits.push(record);
-          const result = (yield cpu.wait(waitArgs(step.wait))) as WaitResult;
+          const result = yield cpu.wait(waitArgs(step.wait));
           Object.assign(record, { outcome: outcomeOf(result), index: result.index, atNs: result.timeNs });
         } else if (step.waitWithEvent) {
           const w = step.waitWithEvent;
@@ -202,7 +202,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
           const { timeoutNs, ...rest } = waitArgs(w) as ReturnType<typeof waitArgs> & { timeoutNs?: number };
           rp.waitWithEvent({ ...rest, hAsyncEvent: hEvent });
           const setAtOnce = rp.isEventSet(hEvent);
-          const set = (yield cpu.waitEvent(hEvent, timeoutNs)) as boolean;
+          const set = (yield cpu.waitEvent(hEvent, timeoutNs)).status === 'SUCCESS';
           Object.assign(record, { outcome: set ? (setAtOnce ? 'satisfiedAtOnce' : 'woken') : 'timedOut', atNs: cpu.nowNs });
         } else if (step.signal) {
           rp.signal({ objects: step.signal.fences.map((f) => handleOf(t.process, f)), values: step.signal.values.map((v) => BigInt(v)),

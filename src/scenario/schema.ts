@@ -91,7 +91,7 @@ const VIDMM_COUNTER_NAMES = ['allocationsCreated', 'allocationsFreed', 'destroys
   'linesWrittenBack', 'staleGpuReads', 'staleCpuReads', 'lostWrites', 'gpuUseAfterFree'];
 const LOG_COUNTER_NAMES = ['buffersCreated', 'buffersRecreated', 'logReads', 'entriesRead', 'updateNativeFenceLogsCalls', 'overruns', 'entriesLost',
   'fallbackScans', 'contractViolations', 'optimizedInterrupts'];
-const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
+const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'propagationInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
   'waitsTimedOut', 'monitoredValueUpdates', 'monitoredValuesWritten', 'currentValueUpdates', 'fencesScanned', 'fullScans'];
 
 export const SCENARIO_SCHEMA = strict({
