@@ -141,7 +141,7 @@ describe('timeline', () => {
     expect(producerWork).toHaveLength(3);
     expect(producerWork[0]).toEqual([0, 4]);
     for (const [, dur] of producerWork) expect(dur).toBe(4);
-    expect(producerWork[1][0]).toBeGreaterThan(producerWork[0][0] + 4 - 1e-9);
+    expect(producerWork[1][0]).toBeGreaterThan(producerWork[0][0]! + 4 - 1e-9);
     // every GPU slice of a queue lies within the GPU's run: the consumer's first wait starts at 0 (it is reached at once), its work after it
     const consumerTid = events.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === 1 && String(e.args?.name).startsWith('consumer'))!.tid;
     const consumerWait1 = events.find((e) => e.ph === 'X' && e.tid === consumerTid && e.name === 'wait frame 1')!;
