@@ -1,6 +1,7 @@
 // wddm-fence: a reference software model of WDDM GPU synchronization objects.
 export { createMachine, createMachineSync, Machine, Adapter } from './machine.js';
-export type { MachineOptions, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary } from './machine.js';
+export { MAX_VIRTUAL_TIME_NS } from './validate.js';
+export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary } from './machine.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './faults.js';
 export { RuntimeProcess, CpuThread, Cpu } from './runtime.js';
 export type { ThreadOp, ThreadBody, WaitArgs } from './runtime.js';

@@ -215,3 +215,52 @@ describe('wddm-fence list, show, schema, --help', () => {
     expect(top.stdout).toContain('run FILE|NAME');
   });
 });
+
+describe('wddm-fence run: bounded memory and where things are (in-process)', () => {
+  const inProcess = async (...args: string[]) => {
+    const { runCli } = await import('../src/cli/main.js');
+    let stdout = '', stderr = '';
+    const code = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
+    return { code, stdout, stderr };
+  };
+
+  it('cli --trace-file streams every trace event as JSON Lines while memory keeps machine.limits.traceEvents; the summary counts what it dropped', async () => {
+    const p = file('ring.yaml', MINIMAL.replace('machine: { adapters', 'machine: { limits: { traceEvents: 10 }, adapters'));
+    const out = join(dir, 'events.jsonl');
+    const r = await inProcess('run', p, '--trace-file', out, '--json');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(doc.summary.trace).toEqual({ recorded: lines.length, kept: 10, dropped: lines.length - 10, capacity: 10 });
+    expect(lines.length).toBeGreaterThan(30);
+    expect(lines.map((e) => e.seq)).toEqual(lines.map((_, i) => i));
+    expect(lines[0]).toMatchObject({ kind: 'machine', name: 'created' });
+    expect(doc.events).toEqual(lines.slice(-10)); // the ring holds the newest ten
+    expect(r.stderr).toContain(`wddm-fence: ${lines.length} trace events written to ${out} (JSON Lines)`);
+    const text = await inProcess('run', p, '--quiet');
+    expect(text.stdout).toMatch(new RegExp(`trace: ${lines.length} events recorded; the oldest ${lines.length - 10} were dropped \\(memory keeps the last 10: limits\\.traceEvents; \`wddm-fence run --trace-file\` keeps every one\\)`));
+  });
+
+  it('cli a failed expectation names its file:line:col, in the text and in --json', async () => {
+    const p = file('where.yaml', MINIMAL + 'expect:\n  fences: { f: 0 }\n  waits: { w: woken }\n');
+    const text = await inProcess('run', p, '--quiet');
+    expect(text.code).toBe(1);
+    expect(text.stdout).toContain(`FAIL fence f ends at 0: expected 0, got 2  [expect.fences.f]  ${p}:10:13`);
+    expect(text.stdout).toMatch(/ok {3}wait w is woken {2}\[expect\.waits\.w\]\n/); // a kept one needs no place
+    const json = await inProcess('run', p, '--json');
+    const failed = JSON.parse(json.stdout).expectations.find((e: { path: string }) => e.path === 'expect.fences.f');
+    expect(failed).toMatchObject({ ok: false, line: 10, column: 13 });
+    expect(json.stderr).toContain(`FAIL fence f ends at 0: expected 0, got 2 [expect.fences.f] ${p}:10:13`);
+  });
+
+  it('cli machine.limits from a scenario file reach the machine: more processes, a smaller event bound', async () => {
+    const processes = Array.from({ length: 20 }, (_, i) => `{ name: p${i} }`).join(', ');
+    const many = file('many.yaml', MINIMAL.replace('machine: { adapters', 'machine: { limits: { processes: 21 }, adapters').replace('processes: [ { name: app } ]', `processes: [ { name: app }, ${processes} ]`));
+    const r = await inProcess('run', many, '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).events.filter((e: { name: string }) => e.name === 'process created')).toHaveLength(21);
+    const bounded = await inProcess('run', file('bounded.yaml', MINIMAL.replace('machine: { adapters', 'machine: { limits: { eventsPerRun: 3 }, adapters')));
+    expect(bounded.code).toBe(2);
+    expect(bounded.stderr).toMatch(/after 3 scheduler events: a livelock .* \(scenario files: machine\.limits\.eventsPerRun\)/);
+  });
+});

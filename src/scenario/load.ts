@@ -1,11 +1,17 @@
-// Loading a scenario: parse (JSON or YAML), check against the schema (ajv),
-// then check what a schema cannot say (names that must exist, features this
-// build lacks, expectations that cannot hold). Every problem is collected
-// with its path in the file and its line; if there is any, nothing runs.
+// Loading a scenario: bound the input (size, nesting, aliases: limits.ts),
+// parse (JSON or YAML), check against the schema (ajv), then check what a
+// schema cannot say (names that must exist, features this build lacks,
+// expectations that cannot hold, counts against the machine's limits). Every
+// problem is collected with its path in the file and its line; if there is
+// any, nothing runs.
 
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
-import { parseDocument, LineCounter, isMap, isPair, isScalar, type Document } from 'yaml';
+import { parseDocument, LineCounter, isMap, isPair, isScalar, isAlias, isCollection, type Document, type Node as YamlNode } from 'yaml';
 import { SCENARIO_SCHEMA } from './schema.js';
+import { SCENARIO_LIMITS, fileTooLarge, nestingProblem } from './limits.js';
+
+/** The processes a machine holds when machine.limits.processes is not given (createMachine's default). */
+const DEFAULT_PROCESS_LIMIT = 16;
 import { FEATURES, FEATURE_TEXT, type FeatureName } from './features.js';
 import type { Scenario, GpuCommand, ThreadStep } from './types.js';
 
@@ -36,6 +42,7 @@ const pathText = (segments: Segment[]) =>
 const show = (value: unknown): string => {
   if (typeof value === 'bigint') return value.toString();
   if (value === undefined) return 'missing';
+  if (typeof value === 'number' && !Number.isFinite(value)) return String(value); // YAML .nan, .inf, 1e400
   const text = JSON.stringify(value);
   return text.length > 60 ? text.slice(0, 57) + '...' : text;
 };
@@ -81,9 +88,128 @@ class Locator {
   private pos(offset: number) { const p = this.lines!.linePos(offset); return { line: p.line, column: p.col }; }
 }
 
+/** Bytes of `text` in UTF-8 (without building the bytes). */
+function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x800) bytes += c >= 0xd800 && c <= 0xdbff ? 1 : 2; // a surrogate pair is 4 bytes for 2 units
+    else if (c >= 0x80) bytes += 1;
+  }
+  return bytes;
+}
+
+const where = (lines: LineCounter | string, offset: number) => {
+  if (typeof lines === 'string') { const before = lines.slice(0, offset).split('\n'); return { line: before.length, column: before[before.length - 1].length + 1 }; }
+  const p = lines.linePos(offset);
+  return { line: p.line, column: p.col };
+};
+
+/**
+ * The parsed tree against the bounds that matter once aliases are expanded:
+ * nesting depth, alias uses (counted like yaml's maxAliasCount: an alias
+ * inside an alias's target counts each time), and nodes. Aliases refer only
+ * to anchors before them, so one pass in post-order (children first) knows
+ * each target's expanded size before any alias to it; a second pass in
+ * document order finds where a bound is first passed, for the location.
+ */
+function treeProblems(doc: Document, lines: LineCounter): ScenarioProblem[] {
+  type Sized = { nodes: number; aliases: number; depth: number };
+  const sized = new Map<unknown, Sized>();
+  const children = (node: unknown): unknown[] => (isCollection(node) ? node.items.flatMap((item) => (isPair(item) ? [item.key, item.value] : [item])).filter((x) => x !== null && x !== undefined && typeof x === 'object') : []);
+  const at = (node: unknown) => where(lines, ((node as { range?: [number, number, number] }).range ?? [0])[0]);
+  const root = doc.contents;
+  if (!root) return [];
+  // pass 1: post-order, explicit stack (the parse already bounded the raw depth; this is the expanded one)
+  const stack: { node: unknown; next: number; kids: unknown[] }[] = [{ node: root, next: 0, kids: children(root) }];
+  const open = new Set<unknown>([root]);
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    if (top.next < top.kids.length) {
+      const kid = top.kids[top.next++];
+      if (!sized.has(kid) && !open.has(kid)) { open.add(kid); stack.push({ node: kid, next: 0, kids: children(kid) }); }
+      continue;
+    }
+    stack.pop();
+    open.delete(top.node);
+    let size: Sized;
+    if (isAlias(top.node)) {
+      const target = top.node.resolve(doc);
+      const of = target ? sized.get(target) : undefined;
+      if (!target) return [{ path: '', ...at(top.node), message: `the YAML alias *${top.node.source} has no anchor &${top.node.source} before it; expected an alias to an earlier anchor` }];
+      if (!of) return [{ path: '', ...at(top.node), message: `the YAML alias *${top.node.source} is inside the node it refers to (a loop); expected an alias to a node that does not contain it` }];
+      size = { nodes: of.nodes, aliases: 1 + of.aliases, depth: of.depth };
+    } else {
+      size = { nodes: 1, aliases: 0, depth: 1 };
+      for (const kid of top.kids) {
+        const k = sized.get(kid)!;
+        size.nodes += k.nodes; size.aliases += k.aliases; size.depth = Math.max(size.depth, 1 + (isScalar(kid) || isAlias(kid) && !isCollection(kid.resolve(doc)) ? 0 : k.depth));
+      }
+    }
+    sized.set(top.node, size);
+  }
+  const total = sized.get(root)!;
+  if (total.nodes <= SCENARIO_LIMITS.nodes && total.aliases <= SCENARIO_LIMITS.aliases && total.depth <= SCENARIO_LIMITS.depth) return [];
+  // pass 2: document order, to name the place where a bound is first passed
+  let nodes = 0, aliases = 0;
+  const walk: { node: unknown; depth: number }[] = [{ node: root, depth: 1 }];
+  while (walk.length) {
+    const { node, depth } = walk.pop()!;
+    const size = sized.get(node)!;
+    if (isAlias(node)) {
+      nodes += size.nodes; aliases += size.aliases;
+      if (aliases > SCENARIO_LIMITS.aliases) return [{ path: '', ...at(node), message: `the YAML alias *${node.source} brings the file past ${SCENARIO_LIMITS.aliases} alias uses once aliases inside aliases are expanded (${total.aliases} in all: an alias bomb?); expected at most ${SCENARIO_LIMITS.aliases} (a scenario file's limit)` }];
+      if (nodes > SCENARIO_LIMITS.nodes) return [{ path: '', ...at(node), message: `the YAML alias *${node.source} (${size.nodes} nodes) brings the file to ${total.nodes} maps, lists and values once expanded; expected at most ${SCENARIO_LIMITS.nodes} (a scenario file's limit)` }];
+      if (depth - 1 + size.depth > SCENARIO_LIMITS.depth) return [{ path: '', ...at(node), message: `the YAML alias *${node.source} nests ${depth - 1 + size.depth} levels deep once expanded; expected at most ${SCENARIO_LIMITS.depth} (a scenario file's limit)` }];
+      continue;
+    }
+    nodes++;
+    if (nodes > SCENARIO_LIMITS.nodes) return [{ path: '', ...at(node), message: `the file holds ${total.nodes} maps, lists and values${total.aliases ? ' once its aliases are expanded' : ''}; expected at most ${SCENARIO_LIMITS.nodes} (a scenario file's limit; this is where it passes it)` }];
+    if (depth > SCENARIO_LIMITS.depth && !isScalar(node)) return [{ path: '', ...at(node), message: `maps and lists are nested ${depth} levels deep here; expected at most ${SCENARIO_LIMITS.depth} (a scenario file's limit; the format itself nests 10)` }];
+    const kids = children(node);
+    for (let k = kids.length - 1; k >= 0; k--) walk.push({ node: kids[k], depth: depth + 1 });
+  }
+  return [{ path: '', message: `the file holds ${total.nodes} maps, lists and values and ${total.aliases} alias uses, ${total.depth} levels deep once expanded; expected at most ${SCENARIO_LIMITS.nodes}, ${SCENARIO_LIMITS.aliases} and ${SCENARIO_LIMITS.depth} (a scenario file's limits)` }];
+}
+
+/** Where each expectation and each top-level item is in the file, for reports after the run (failed expectations, set-up refusals). */
+const scenarioLocations = new WeakMap<Scenario, Map<string, { line: number; column: number }>>();
+
+/** The line and column of a path ("expect.fences.f", "queues[2]") in the file a scenario was read from, when known. */
+export function locationOf(scenario: Scenario, path: string): { line: number; column: number } | undefined {
+  return scenarioLocations.get(scenario)?.get(path);
+}
+
+function rememberLocations(scenario: Scenario, locate: Locator): void {
+  const found = new Map<string, { line: number; column: number }>();
+  const note = (segments: Segment[], key?: string) => {
+    const { line, column } = locate.at(segments, key);
+    if (line !== undefined && column !== undefined) found.set(pathText(key === undefined ? segments : [...segments, key]), { line, column });
+  };
+  note(['machine']);
+  for (const list of ['processes', 'fences', 'queues', 'allocations', 'threads', 'faults'] as const) {
+    (scenario[list] ?? []).forEach((_item: unknown, i: number) => note([list, i]));
+  }
+  for (const [group, entries] of Object.entries(scenario.expect ?? {})) {
+    if (entries === null || typeof entries !== 'object') { note(['expect'], group); continue; }
+    for (const [key, value] of Object.entries(entries as Record<string, unknown>)) {
+      note(['expect', group], key);
+      if (value !== null && typeof value === 'object') for (const sub of Object.keys(value)) note(['expect', group, key], sub);
+    }
+  }
+  scenarioLocations.set(scenario, found);
+}
+
 /** Parses scenario text (JSON when it starts with "{", else YAML) and validates it. Throws ScenarioError. */
 export function parseScenario(text: string, source = 'scenario'): Scenario {
   const problems: ScenarioProblem[] = [];
+  if (typeof text !== 'string') throw new ScenarioError(source, [{ path: '', message: `the scenario is ${text === null ? 'null' : typeof text}; expected its text (YAML or JSON)` }]);
+  // bounds first, before any parser sees the text (limits.ts)
+  if (text.length > SCENARIO_LIMITS.fileBytes || utf8Bytes(text) > SCENARIO_LIMITS.fileBytes) {
+    throw new ScenarioError(source, [{ path: '', message: fileTooLarge(utf8Bytes(text)) }]);
+  }
+  const nesting = nestingProblem(text);
+  if (nesting) throw new ScenarioError(source, [{ path: '', ...where(text, nesting.offset), message: nesting.message }]);
   const trimmed = text.trimStart();
   const isJson = /\.json$/i.test(source) || trimmed.startsWith('{');
   if (isJson) {
@@ -111,10 +237,26 @@ export function parseScenario(text: string, source = 'scenario'): Scenario {
   if (doc.errors.length) {
     throw new ScenarioError(source, doc.errors.map((e) => {
       const p = lines.linePos(e.pos[0]);
-      return { path: '', line: p.line, column: p.col, message: `malformed ${isJson ? 'JSON' : 'YAML'}: ${e.message.split('\n')[0]}` };
+      const message = e.code === 'RESOURCE_EXHAUSTION' || /call stack/i.test(e.message)
+        ? `the file nests too deeply for the YAML parser; expected a scenario nested at most ${SCENARIO_LIMITS.depth} levels (a scenario file's limit)`
+        : e.code === 'MULTIPLE_DOCS' ? 'the file holds more than one YAML document (a "---" line between them); expected one scenario per file'
+        : `malformed ${isJson ? 'JSON' : 'YAML'}: ${e.message.split('\n')[0]}`;
+      return { path: '', line: p.line, column: p.col, message };
     }));
   }
-  const data = normaliseNumbers(doc.toJS());
+  const bounds = treeProblems(doc, lines);
+  if (bounds.length) throw new ScenarioError(source, bounds);
+  let js: unknown;
+  try {
+    js = doc.toJS({ maxAliasCount: SCENARIO_LIMITS.aliases });
+  } catch (error) {
+    // yaml's own alias guard, behind ours: name the first alias
+    let first: { range?: [number, number, number]; source?: string } | undefined;
+    const find = (node: unknown): void => { if (first || !node || typeof node !== 'object') return; if (isAlias(node)) { first = node as never; return; } if (isCollection(node)) for (const item of node.items) { if (isPair(item)) { find(item.key); find(item.value); } else find(item); } };
+    find(doc.contents);
+    throw new ScenarioError(source, [{ path: '', ...(first?.range ? where(lines, first.range[0]) : {}), message: `the YAML aliases expand too far (${(error as Error).message}); expected at most ${SCENARIO_LIMITS.aliases} alias uses (a scenario file's limit)` }]);
+  }
+  const data = normaliseNumbers(js);
   if (data === null || data === undefined) throw new ScenarioError(source, [{ path: '', message: 'the file is empty; expected a scenario: a map with at least name, machine and processes' }]);
   const locate = new Locator(doc, lines);
   const validate = validator();
@@ -136,6 +278,7 @@ export function parseScenario(text: string, source = 'scenario'): Scenario {
     unique.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
     throw new ScenarioError(source, unique);
   }
+  rememberLocations(data as Scenario, locate);
   return data as Scenario;
 }
 
@@ -174,13 +317,15 @@ function schemaProblem(error: ErrorObject, locate: Locator): ScenarioProblem {
     case 'type': {
       const t = (error.params as { type: string | string[] }).type;
       const expected = parent?.description && /^an? /.test(parent.description) ? parent.description
+        : typeof value === 'number' && !Number.isFinite(value) ? `a finite ${Array.isArray(t) ? t.join(' or ') : t}`
         : Array.isArray(t) ? t.join(' or ') : t === 'object' ? 'an object (a map of keys)' : t === 'array' ? 'a list' : `a${/^[aeiou]/.test(t) ? 'n' : ''} ${t}`;
       message = `${path} is ${show(value)}; expected ${expected}`;
       break;
     }
     case 'minimum': case 'maximum': case 'exclusiveMinimum': case 'exclusiveMaximum': {
       const p = error.params as { comparison: string; limit: number };
-      message = `${path} is ${show(value)}; expected ${p.comparison === '>=' ? 'at least' : p.comparison === '<=' ? 'at most' : p.comparison} ${p.limit}`;
+      const what = p.limit === Number.MAX_SAFE_INTEGER ? ' (2^53 − 1: for times, the largest virtual time holds exactly)' : '';
+      message = `${path} is ${show(value)}; expected ${p.comparison === '>=' ? 'at least' : p.comparison === '<=' ? 'at most' : p.comparison} ${p.limit}${what}`;
       break;
     }
     case 'minItems': case 'maxItems': {
@@ -236,6 +381,23 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
   };
   // machine
   if (s.machine.workers) unsupported('workers', ['machine'], 'workers');
+  const processLimit = s.machine.limits?.processes ?? DEFAULT_PROCESS_LIMIT;
+  if (s.processes.length > processLimit) {
+    add(['processes', processLimit], `processes has ${s.processes.length} items; expected at most ${processLimit}, the processes the machine holds (machine.limits.processes${s.machine.limits?.processes === undefined ? `, default ${DEFAULT_PROCESS_LIMIT}` : ''}; it may be raised to ${SCENARIO_LIMITS.processes})`);
+  }
+  {
+    // GPU commands in all (queues and submit steps): each list is bounded by the schema, the whole file here
+    let total = 0, reported = false;
+    const count = (n: number, segments: Segment[]) => {
+      total += n;
+      if (total > SCENARIO_LIMITS.commands && !reported) {
+        reported = true;
+        add(segments, `${pathText(segments)} brings the scenario to more than ${SCENARIO_LIMITS.commands} GPU commands in all (queues and submit steps); expected at most ${SCENARIO_LIMITS.commands} (a scenario file's limit)`);
+      }
+    };
+    (s.queues ?? []).forEach((q, i) => count(q.commands?.length ?? 0, ['queues', i, 'commands']));
+    (s.threads ?? []).forEach((t, i) => t.steps.forEach((step, k) => { if (step.submit) count(step.submit.commands.length, ['threads', i, 'steps', k, 'submit', 'commands']); }));
+  }
   s.machine.adapters.forEach((a, i) => {
   });
   // fences: who can name which fence

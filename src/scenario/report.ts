@@ -6,7 +6,9 @@ import type { ScenarioResult } from './run.js';
 export function expectationsText(result: ScenarioResult): string {
   const lines = [`expectations (${result.expectations.filter((e) => e.ok).length} of ${result.expectations.length} hold)`];
   for (const e of result.expectations) {
-    lines.push(`  ${e.ok ? 'ok  ' : 'FAIL'} ${e.description}${e.ok ? '' : `: expected ${e.expected}, got ${e.actual}`}  [${e.path}]`);
+    // a failed one says where it is in the file, as an invalid one would
+    const at = !e.ok && e.line ? `  ${result.source}:${e.line}:${e.column}` : '';
+    lines.push(`  ${e.ok ? 'ok  ' : 'FAIL'} ${e.description}${e.ok ? '' : `: expected ${e.expected}, got ${e.actual}`}  [${e.path}]${at}`);
   }
   return lines.join('\n') + '\n';
 }
@@ -25,6 +27,7 @@ export function reportText(result: ScenarioResult, options: { trace?: boolean } 
 export function reportJson(result: ScenarioResult): string {
   return JSON.stringify({
     scenario: result.scenario.name,
+    source: result.source,
     seed: result.seed,
     passed: result.passed,
     summary: result.machine.summary(),

@@ -3,16 +3,22 @@
 // adapter without NativeGpuFence) are reported as ScenarioError problems with
 // the path of the item that caused them: nothing has run yet at that point.
 
-import { createMachine, type Machine } from '../machine.js';
+import { createMachine, timeOverflow, type Machine } from '../machine.js';
+import { eventLimitError } from '../scheduler.js';
+import { MAX_VIRTUAL_TIME_NS } from '../validate.js';
+import type { TraceEvent } from '../trace.js';
 import type { RuntimeProcess, CpuThread, ThreadOp } from '../runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
 import type { AllocationUse } from '../vidmm/vidmm.js';
-import { ScenarioError, type ScenarioProblem } from './load.js';
+import { ScenarioError, locationOf, type ScenarioProblem } from './load.js';
 import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
 
 export interface ExpectationResult {
   /** Where the expectation is in the file ("expect.fences.frameReady"), or "(implicit)". */
   path: string;
+  /** Its line and column in the file, when it was read from one. */
+  line?: number;
+  column?: number;
   description: string;
   expected: string;
   actual: string;
@@ -23,6 +29,8 @@ export interface WaitRecord { id?: string; thread: string; step: number; outcome
 
 export interface ScenarioResult {
   scenario: Scenario;
+  /** How the file is named in reports (RunOptions.source). */
+  source: string;
   machine: Machine;
   seed: number;
   waits: WaitRecord[];
@@ -39,9 +47,13 @@ export interface RunOptions {
   /** How set-up problems name the file (default: the scenario's name). */
   source?: string;
   progressEvery?: number;
+  /**
+   * Sees every trace event as it is recorded, from the machine's creation on
+   * (the trace in memory keeps only the newest machine.limits.traceEvents):
+   * `wddm-fence run --trace-file` streams them to a file with it.
+   */
+  onTraceEvent?: (event: TraceEvent) => void;
 }
-
-const MAX_EVENTS = 50_000_000;
 
 function outcomeOf(result: WaitResult): WaitOutcome {
   switch (result.status) {
@@ -60,7 +72,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const problems: ScenarioProblem[] = [];
   const setup = <T>(path: string, action: () => T): T | undefined => {
     try { return action(); } catch (error) {
-      problems.push({ path, message: `${path}: the model refused it at set-up: ${(error as Error).message}` });
+      problems.push({ path, ...locationOf(s, path), message: `${path}: the model refused it at set-up: ${(error as Error).message}` });
       return undefined;
     }
   };
@@ -68,14 +80,21 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   let machine!: Machine;
   try {
     machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
-      ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}) });
+      ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}),
+      ...(s.machine.limits ? { limits: s.machine.limits } : {}) });
   } catch (error) {
-    throw new ScenarioError(source, [{ path: 'machine', message: `machine: the model refused it: ${(error as Error).message}` }]);
+    throw new ScenarioError(source, [{ path: 'machine', ...locationOf(s, 'machine'), message: `machine: the model refused it: ${(error as Error).message}` }]);
+  }
+  if (options.onTraceEvent) {
+    const sink = options.onTraceEvent;
+    for (const e of machine.trace.events) sink(e); // what createMachine recorded (the ring holds all of it yet)
+    machine.trace.onEvent(sink);
   }
 
   // processes and their devices (one per adapter they use, opened on first use)
   const processes = new Map<string, RuntimeProcess>();
-  for (const p of s.processes) processes.set(p.name, machine.createProcess(p.name));
+  s.processes.forEach((p, i) => setup(`processes[${i}]`, () => processes.set(p.name, machine.createProcess(p.name))));
+  if (problems.length) throw new ScenarioError(source, problems);
   const devices = new Map<string, number>();
   const deviceOf = (process: string, adapter: string): number => {
     const key = `${process}\u0000${adapter}`;
@@ -257,15 +276,18 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     });
   }
 
-  // run in virtual time
+  // run in virtual time, within the machine's bounds (limits.eventsPerRun, MAX_VIRTUAL_TIME_NS): past one the run stops with a WddmError
   let events = 0;
   const every = options.progressEvery ?? 20_000;
-  while (machine.scheduler.step()) {
-    if (++events > MAX_EVENTS) throw new Error(`scenario ${s.name}: more than ${MAX_EVENTS} events; a livelock?`);
+  const scheduler = machine.scheduler;
+  while (scheduler.step()) {
+    if (scheduler.nowNs > MAX_VIRTUAL_TIME_NS) throw timeOverflow(scheduler.nowNs);
+    if (++events > scheduler.maxEventsPerRun) throw eventLimitError(scheduler.maxEventsPerRun, scheduler.nowNs);
     if (options.onProgress && events % every === 0) options.onProgress({ events, timeNs: machine.nowNs });
   }
-  const expectations = checkExpectations(s, machine, waits, threads, handles, allocations, cpuReads);
-  return { scenario: s, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events };
+  const expectations = checkExpectations(s, machine, waits, threads, handles, allocations, cpuReads)
+    .map((e) => ({ ...e, ...(e.path !== '(implicit)' ? locationOf(s, e.path) : undefined) }));
+  return { scenario: s, source, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events };
 }
 
 function blockedQueueNames(machine: Machine): Set<string> {

@@ -8,13 +8,22 @@
 // The schema is the FULL format. Parts this build cannot run yet are listed
 // in features.ts; the loader rejects them with a "not supported by this build
 // yet" error naming the path, before anything runs.
+//
+// Every list and map has a maximum and every number a range (limits.ts):
+// times are virtual nanoseconds up to 2^53 − 1, what virtual time holds.
+
+import { SCENARIO_LIMITS as L } from './limits.js';
 
 const NAME = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,31}$', description: 'a name: a letter or "_", then up to 31 letters, digits, "_", "." or "-"' };
 /** A 64-bit unsigned fence value: a number, or a decimal / 0x-hex string for values past 2^53. */
 const VALUE = { type: ['integer', 'string'], minimum: 0, pattern: '^(0|[1-9][0-9]{0,19}|0[xX][0-9a-fA-F]{1,16})$', description: 'a 64-bit unsigned value: a number, or a decimal or 0x-hex string' };
-const DURATION = { type: 'number', minimum: 0 };
+const DURATION = { type: 'number', minimum: 0, maximum: L.timeNs };
 const HEX_BYTES = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', description: 'bytes as hex digits, two per byte ("deadbeef")' };
-const COUNT = { type: 'integer', minimum: 0 };
+const COUNT = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+/** Sizes and offsets in bytes: the model's memories are at most 1 GiB. */
+const BYTES = { type: 'integer', minimum: 0, maximum: 1 << 30 };
+const list = (items: unknown, maxItems: number, extra: Record<string, unknown> = {}) => ({ type: 'array', items, maxItems, ...extra });
+const map = (values: unknown, extra: Record<string, unknown> = {}) => ({ type: 'object', additionalProperties: values, maxProperties: L.expectations, ...extra });
 
 const strict = (properties: Record<string, unknown>, required: string[] = [], extra: Record<string, unknown> = {}) =>
   ({ type: 'object', additionalProperties: false, properties, required, ...extra });
@@ -32,7 +41,7 @@ const GPU_COMMAND = exactlyOne({
   /** Kernel-mode contexts: the GPU writes a monitored fence's value at the end of a command buffer. */
   fenceWrite: strict({ fence: NAME, value: VALUE }, ['fence', 'value']),
   /** The submission reads (or writes) an allocation (or a range of it): the model moves the bytes when the GPU finishes it. */
-  useAllocation: strict({ allocation: NAME, write: { type: 'boolean' }, offset: COUNT, length: { type: 'integer', minimum: 1 }, bytes: HEX_BYTES }, ['allocation']),
+  useAllocation: strict({ allocation: NAME, write: { type: 'boolean' }, offset: BYTES, length: { type: 'integer', minimum: 1, maximum: 1 << 30 }, bytes: HEX_BYTES }, ['allocation']),
 });
 
 const WAIT = strict({
@@ -48,17 +57,17 @@ const THREAD_STEP = exactlyOne({
   waitWithEvent: { ...WAIT, description: 'D3DKMTWaitForSynchronizationObjectFromCpu with hAsyncEvent, then a wait on the event' },
   signal: strict({ fences: { type: 'array', items: NAME, minItems: 1, maxItems: 32 }, values: { type: 'array', items: VALUE, minItems: 1, maxItems: 32 }, allowFenceRewind: { type: 'boolean' } }, ['fences', 'values']),
   sleep: strict({ durationNs: DURATION }, ['durationNs']),
-  submit: strict({ queue: NAME, commands: { type: 'array', items: GPU_COMMAND, minItems: 1, maxItems: 4096 } }, ['queue', 'commands']),
+  submit: strict({ queue: NAME, commands: list(GPU_COMMAND, L.commandsPerList, { minItems: 1 }) }, ['queue', 'commands']),
   destroyFence: strict({ fence: NAME }, ['fence']),
   /** Lock2 (Flags 0): maps the allocation for the CPU; the thread keeps pData for cpuWrite / cpuRead. */
   lock: strict({ allocation: NAME }, ['allocation']),
   unlock: strict({ allocation: NAME }, ['allocation']),
   /** A CPU store / load through the thread's Lock2 mapping. */
-  cpuWrite: strict({ allocation: NAME, offset: COUNT, bytes: HEX_BYTES }, ['allocation', 'bytes']),
-  cpuRead: strict({ id: NAME, allocation: NAME, offset: COUNT, length: { type: 'integer', minimum: 1, maximum: 4096 } }, ['id', 'allocation', 'length']),
+  cpuWrite: strict({ allocation: NAME, offset: BYTES, bytes: { ...HEX_BYTES, maxLength: 2 * 4096 } }, ['allocation', 'bytes']),
+  cpuRead: strict({ id: NAME, allocation: NAME, offset: BYTES, length: { type: 'integer', minimum: 1, maximum: 4096 } }, ['id', 'allocation', 'length']),
   /** D3DKMTDestroyAllocation2; synchronous: the thread waits until the memory is reclaimed. */
   destroyAllocation: strict({ allocation: NAME, assumeNotInUse: { type: 'boolean' }, synchronous: { type: 'boolean' } }, ['allocation']),
-  makeResident: strict({ allocation: NAME, segment: { type: ['string', 'integer'] } }, ['allocation']),
+  makeResident: strict({ allocation: NAME, segment: { type: ['string', 'integer'], minimum: 0, maximum: 64 } }, ['allocation']),
   evict: strict({ allocation: NAME }, ['allocation']),
   /** LOG-03: the OS recreates one of a hardware queue's native fence log buffers. */
   recreateLogBuffer: strict({ queue: NAME, log: { enum: ['waits', 'signals'] } }, ['queue', 'log']),
@@ -68,7 +77,7 @@ const ADAPTER = strict({
   name: NAME,
   integrated: { type: 'boolean' },
   engines: { type: 'integer', minimum: 1, maximum: 16 },
-  localMemoryBytes: { type: 'integer', minimum: 0 },
+  localMemoryBytes: BYTES,
   caps: strict({
     nativeGpuFence: { type: 'boolean' },
     optimizedNativeFenceSignaledInterrupt: { type: 'boolean' },
@@ -76,12 +85,13 @@ const ADAPTER = strict({
     nativeFenceCaps: strict({ monitoredValuePadding: { type: 'integer', minimum: 0, maximum: 4088, multipleOf: 8 }, mapToGpuSystemProcess: { type: 'boolean' } }),
   }),
   interrupts: strict({ payload: { enum: ['list', 'noList'] }, evaluateLegacyMonitoredFences: { type: 'boolean' } }),
-  segments: { type: 'array', minItems: 1, items: strict({ name: NAME, sizeBytes: { type: 'integer', minimum: 1 }, cpuVisible: { type: 'boolean' }, aperture: { type: 'boolean' },
+  segments: { type: 'array', minItems: 1, maxItems: 64, items: strict({ name: NAME, sizeBytes: { type: 'integer', minimum: 1, maximum: 1 << 30 }, cpuVisible: { type: 'boolean' }, aperture: { type: 'boolean' },
     cacheCoherent: { type: 'boolean' }, supportsCpuHostAperture: { type: 'boolean' } }, ['sizeBytes']) },
-  cpuHostAperturePages: { type: 'integer', minimum: 0 },
+  cpuHostAperturePages: { type: 'integer', minimum: 0, maximum: 1 << 16 },
   driver: strict({ queryFeatureBeforeAdvertising: { type: 'boolean' }, monitoredValueBarrier: { type: 'boolean' } }),
+  // the same ranges as createMachine's adapter limits
   limits: strict(Object.fromEntries(['fences', 'waitBlocks', 'waitersPerFence', 'heapArenaBytes', 'queues', 'ringEntries', 'gpuVaPagesPerProcess', 'interruptListEntries']
-    .map((k) => [k, { type: 'integer', minimum: 1 }]))),
+    .map((k) => [k, { type: 'integer', minimum: 1, maximum: k === 'heapArenaBytes' ? 1 << 30 : k === 'waitersPerFence' ? 1 << 22 : 1 << 24 }]))),
 }, ['name']);
 
 const WAIT_OUTCOME = { enum: ['woken', 'satisfiedAtOnce', 'timedOut', 'pending', 'deviceRemoved', 'adapterStopped', 'objectDestroyed'] };
@@ -106,9 +116,14 @@ export const SCENARIO_SCHEMA = strict({
     doorbell: strict({ enabled: { type: 'boolean' }, ringEntries: { type: 'integer', minimum: 2, maximum: 65536 }, latencyNs: DURATION }),
     timing: strict({ commandNs: DURATION, interruptLatencyNs: DURATION }),
     adapters: { type: 'array', items: ADAPTER, minItems: 1, maxItems: 8 },
+    limits: strict({
+      processes: { type: 'integer', minimum: 1, maximum: L.processes, description: 'processes the machine holds (default 16)' },
+      eventsPerRun: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'scheduler events before the livelock guard stops the run (default 50000000)' },
+      traceEvents: { type: 'integer', minimum: 1, maximum: 1 << 24, description: 'trace events kept in memory, the newest (default 262144)' },
+    }),
   }, ['adapters']),
-  processes: { type: 'array', minItems: 1, items: strict({ name: NAME }, ['name']) },
-  fences: { type: 'array', items: strict({
+  processes: { type: 'array', minItems: 1, maxItems: L.processes, items: strict({ name: NAME }, ['name']) },
+  fences: { type: 'array', maxItems: L.fences, items: strict({
     name: NAME,
     process: NAME,
     adapter: NAME,
@@ -116,45 +131,45 @@ export const SCENARIO_SCHEMA = strict({
     type: { enum: ['DEFAULT', 'INTRA_GPU'] },
     flags: SYNC_FLAGS,
     initialValue: VALUE,
-    sharedWith: { type: 'array', items: NAME, description: 'processes that open it through an NT handle' },
-    crossAdapter: { type: 'array', items: NAME, minItems: 1, description: 'other adapters that open the same fence' },
+    sharedWith: { type: 'array', items: NAME, maxItems: L.processes, description: 'processes that open it through an NT handle' },
+    crossAdapter: { type: 'array', items: NAME, minItems: 1, maxItems: 8, description: 'other adapters that open the same fence' },
   }, ['name', 'process', 'adapter']) },
-  queues: { type: 'array', items: strict({
+  queues: { type: 'array', maxItems: L.queues, items: strict({
     name: NAME,
     process: NAME,
     adapter: NAME,
     kind: { enum: ['hardware', 'kernelMode'], description: 'a user-mode hardware queue, or a kernel-mode context (monitored-fence path)' },
     engine: { type: 'integer', minimum: 0, maximum: 15 },
     progressFence: { type: 'boolean' },
-    commands: { type: 'array', items: GPU_COMMAND, maxItems: 4096 },
+    commands: list(GPU_COMMAND, L.commandsPerList),
   }, ['name', 'process', 'adapter']) },
-  allocations: { type: 'array', items: strict({ name: NAME, process: NAME, adapter: NAME, sizeBytes: { type: 'integer', minimum: 1 },
-    segments: { type: 'array', items: { type: ['string', 'integer'] }, minItems: 1 }, cpuAccess: { enum: ['none', 'cached', 'uncached'] }, resident: { type: 'boolean' } },
+  allocations: { type: 'array', maxItems: L.allocations, items: strict({ name: NAME, process: NAME, adapter: NAME, sizeBytes: { type: 'integer', minimum: 1, maximum: 1 << 30 },
+    segments: { type: 'array', items: { type: ['string', 'integer'], minimum: 0, maximum: 64 }, minItems: 1, maxItems: 64 }, cpuAccess: { enum: ['none', 'cached', 'uncached'] }, resident: { type: 'boolean' } },
   ['name', 'process', 'adapter', 'sizeBytes']) },
-  threads: { type: 'array', items: strict({
-    name: NAME, process: NAME, startNs: DURATION, steps: { type: 'array', items: THREAD_STEP },
+  threads: { type: 'array', maxItems: L.threads, items: strict({
+    name: NAME, process: NAME, startNs: DURATION, steps: list(THREAD_STEP, L.stepsPerThread),
   }, ['name', 'process', 'steps']) },
-  faults: { type: 'array', items: strict({
+  faults: { type: 'array', maxItems: L.faults, items: strict({
     atNs: DURATION,
     removeDevice: strict({ adapter: NAME, reason: { type: 'string' } }, ['adapter']),
-    collapseInterrupts: strict({ adapter: NAME, windowNs: { type: 'integer', exclusiveMinimum: 0, description: 'virtual ns interrupt delivery is held, from atNs' } }, ['adapter', 'windowNs']),
+    collapseInterrupts: strict({ adapter: NAME, windowNs: { type: 'integer', exclusiveMinimum: 0, maximum: L.timeNs, description: 'virtual ns interrupt delivery is held, from atNs' } }, ['adapter', 'windowNs']),
     forceLogOverrun: strict({ adapter: NAME, queue: NAME }, ['adapter']),
   }, ['atNs'], { minProperties: 2, maxProperties: 2 }) },
   expect: strict({
-    fences: { type: 'object', additionalProperties: VALUE, description: 'fence name → its CurrentValue at the end' },
-    waits: { type: 'object', additionalProperties: { anyOf: [WAIT_OUTCOME, strict({ outcome: WAIT_OUTCOME, index: COUNT, atNs: DURATION }, ['outcome'])] } },
-    interrupts: { type: 'object', additionalProperties: COUNT, description: 'adapter name → interrupts raised' },
+    fences: map(VALUE, { description: 'fence name → its CurrentValue at the end' }),
+    waits: map({ anyOf: [WAIT_OUTCOME, strict({ outcome: WAIT_OUTCOME, index: COUNT, atNs: DURATION }, ['outcome'])] }),
+    interrupts: map(COUNT, { description: 'adapter name → interrupts raised' }),
     counters: strict(Object.fromEntries(COUNTER_NAMES.map((k) => [k, COUNT]))),
     logCounters: strict(Object.fromEntries(LOG_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'native fence log counters (machine.summary().logs)' }),
-    allocations: { type: 'object', additionalProperties: { enum: ['live', 'destroyPending', 'freed'] }, description: 'allocation name → its state at the end' },
-    reads: { type: 'object', additionalProperties: HEX_BYTES, description: 'cpuRead id → the bytes it read' },
+    allocations: map({ enum: ['live', 'destroyPending', 'freed'] }, { description: 'allocation name → its state at the end' }),
+    reads: map({ ...HEX_BYTES, maxLength: 2 * 4096 }, { description: 'cpuRead id → the bytes it read' }),
     crossAdapterCounters: strict(Object.fromEntries(['propagations', 'notificationOnlyCalls', 'doorbellPosted', 'doorbellTaken', 'doorbellFallbacks', 'crossWakes']
       .map((k) => [k, COUNT]))),
     vidmmCounters: strict(Object.fromEntries(VIDMM_COUNTER_NAMES.map((k) => [k, COUNT]))),
     legacyCounters: strict(Object.fromEntries(LEGACY_COUNTER_NAMES.map((k) => [k, COUNT])), [], { description: 'monitored fence + kernel-mode context counters (machine.summary().legacy)' }),
-    threads: { type: 'object', additionalProperties: { enum: ['done', 'blocked', 'failed'] } },
-    adapters: { type: 'object', additionalProperties: { enum: ['running', 'stopped'] } },
-    blockedQueues: { type: 'object', additionalProperties: { type: 'boolean' }, description: 'queue name → still blocked on a wait at the end' },
+    threads: map({ enum: ['done', 'blocked', 'failed'] }),
+    adapters: map({ enum: ['running', 'stopped'] }),
+    blockedQueues: map({ type: 'boolean' }, { description: 'queue name → still blocked on a wait at the end' }),
     bugChecks: COUNT,
     contractViolations: COUNT,
   }),

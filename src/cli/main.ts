@@ -1,0 +1,334 @@
+// The wddm-fence command, as a function: runCli(argv, io) → exit code. The
+// bin entry (src/cli.ts) hands it the process's streams; tests call it
+// in-process with their own.
+//
+//   wddm-fence run FILE|NAME [--json] [--trace out.json] [--trace-file out.jsonl] [--seed N] [--quiet]
+//   wddm-fence list [--all]
+//   wddm-fence show NAME
+//   wddm-fence schema
+//   wddm-fence demo            (= run demo; what `npm start` does)
+//
+// Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
+// reported with its place in the file), 2 invalid input: usage, a file that
+// cannot be read or is past a scenario file's limits, a malformed or invalid
+// scenario (every problem with its path and line), an output path that cannot
+// be written (checked before the run), or a run the model's bounds stopped
+// (limits.eventsPerRun, virtual time). Nothing runs when the input is invalid.
+// Under --json every outcome, errors included, is one JSON document on stdout.
+
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { writeFileSync, statSync, openSync, readSync, closeSync, writeSync, accessSync, constants as fsConstants } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseScenario, ScenarioError, formatProblem, type ScenarioProblem } from '../scenario/load.js';
+import { runScenario } from '../scenario/run.js';
+import { builtinScenarios, findBuiltin, runnableScenarios } from '../scenario/builtin.js';
+import { reportJson, reportText } from '../scenario/report.js';
+import { SCENARIO_SCHEMA } from '../scenario/schema.js';
+import { SCENARIO_LIMITS, fileTooLarge } from '../scenario/limits.js';
+import type { Scenario } from '../scenario/types.js';
+import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from '../scenario/chrome-trace.js';
+import { compareSynchronizationModels } from '../compare.js';
+import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from '../scenarios/cross-adapter.js';
+import { WddmError } from '../errors.js';
+import type { TraceEvent } from '../trace.js';
+
+/** Where the command writes. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** stderr is a terminal (a progress line is shown). */
+  isTTY?: boolean;
+}
+
+const HELP: Record<string, string> = {
+  main: `usage: wddm-fence <command> [options]
+
+A reference model of WDDM GPU synchronization (native fences). Commands:
+  run FILE|NAME   run a scenario file (.yaml, .yml, .json) or a built-in scenario
+  list            name the built-in scenarios
+  show NAME       print a built-in scenario as a file to start from
+  schema          print the JSON Schema of scenario files
+  demo            run the built-in demo (same as: run demo)
+
+Run "wddm-fence <command> --help" for a command's options.
+Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
+`,
+  run: `usage: wddm-fence run FILE|NAME [options]
+
+Runs a scenario and prints its trace, a summary and each expectation.
+  FILE|NAME         a scenario file (.yaml, .yml or .json), or a built-in name (see: wddm-fence list)
+  --seed N          seed for the run (0..4294967295); overrides machine.seed
+  --json            print the trace, summary and expectations as JSON
+  --trace OUT.json  also write the fence timeline (Chrome JSON) to OUT.json; open it in
+                    https://ui.perfetto.dev or chrome://tracing
+  --trace-file OUT.jsonl
+                    stream every trace event to OUT.jsonl as it happens (one JSON object per
+                    line); memory keeps only the newest machine.limits.traceEvents of them
+  --quiet           print no trace, only the summary and expectations
+  --help            this text
+Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input (or a
+run stopped by the model's bounds). Under --json, errors are a JSON document on stdout too.
+`,
+  list: `usage: wddm-fence list [--all]
+
+Names the built-in scenarios this build runs.
+  --all   also name those this build cannot run yet, with the reason
+`,
+  show: `usage: wddm-fence show NAME
+
+Prints a built-in scenario file (YAML), to copy and edit:
+  wddm-fence show demo > my-scenario.yaml && wddm-fence run my-scenario.yaml
+`,
+  schema: `usage: wddm-fence schema
+
+Prints the JSON Schema that scenario files are checked against (for editors).
+`,
+  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--trace OUT.json] [--trace-file OUT.jsonl] [--scenario 1|2a|2b|doorbell]
+
+Runs the built-in demo scenario (as: wddm-fence run demo), then counts the
+same kind of workload on monitored fences + kernel-mode contexts and on
+native fences + hardware queues (see also: wddm-fence run monitored-vs-native).
+  --scenario 1|2a|2b  instead, play a cross-adapter scenario table of the native fence
+                      document (every wait/signal pair) step by step
+  --scenario doorbell instead, the same GPU-to-GPU workload with interrupts and with the doorbell
+`,
+};
+
+class UsageError extends Error {}
+/** An output path that cannot be written, or a file that cannot be read: invalid input (exit 2). */
+class InputError extends Error {}
+
+function parseSeed(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const seed = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new UsageError(`--seed is "${raw}"; expected an integer from 0 to 4294967295`);
+  return seed;
+}
+
+const codeOf = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
+
+/** Reads a scenario file, bounded: everything about the file is checked before (or while) it is read. */
+function readScenarioFile(target: string): string {
+  let stats;
+  try { stats = statSync(target); } catch (error) {
+    if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') throw new InputError(`scenario file "${target}" does not exist`);
+    throw new InputError(`scenario file "${target}" cannot be read: ${(error as Error).message}`);
+  }
+  if (stats.isDirectory()) throw new InputError(`scenario file "${target}" is a directory; expected a .yaml, .yml or .json file`);
+  if (!stats.isFile()) throw new InputError(`scenario file "${target}" is not a regular file (a device, pipe or socket); expected a .yaml, .yml or .json file`);
+  if (stats.size > SCENARIO_LIMITS.fileBytes) throw new ScenarioError(target, [{ path: '', message: fileTooLarge(stats.size) }]);
+  // at most one byte past the limit: a file that grows after stat is still refused without reading it all
+  const buffer = Buffer.alloc(SCENARIO_LIMITS.fileBytes + 1);
+  let length = 0;
+  let fd: number | undefined;
+  try {
+    fd = openSync(target, 'r');
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
+  } catch (error) {
+    throw new InputError(`scenario file "${target}" cannot be read: ${codeOf(error) === 'EACCES' ? 'permission denied' : (error as Error).message}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  if (length > SCENARIO_LIMITS.fileBytes) throw new ScenarioError(target, [{ path: '', message: fileTooLarge(length) }]);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length)).replace(/^\uFEFF/, '');
+  } catch {
+    throw new ScenarioError(target, [{ path: '', message: 'the file is not UTF-8 text; expected a YAML or JSON scenario file' }]);
+  }
+}
+
+function loadScenario(target: string): { scenario: Scenario; source: string } {
+  const looksLikeFile = /[\\/]|\.(ya?ml|json)$/i.test(target) || exists(target);
+  if (looksLikeFile) return { scenario: parseScenario(readScenarioFile(target), target), source: target };
+  const builtin = findBuiltin(target);
+  if (!builtin) throw new UsageError(`"${target}" is neither a scenario file nor a built-in scenario; built-in: ${runnableScenarios().map((b) => b.name).join(', ')}`);
+  if (!builtin.scenario) throw new UsageError(`built-in scenario "${target}" cannot run in this build: ${builtin.unavailable}`);
+  return { scenario: builtin.scenario, source: `scenarios/${builtin.file}` };
+}
+
+function exists(path: string): boolean {
+  try { statSync(path); return true; } catch { return false; }
+}
+
+/** An output path must be a file we can write, in a folder that exists: checked before anything runs. */
+function checkOutput(option: string, path: string): void {
+  if (path === '') throw new UsageError(`${option} is ""; expected the path of a file to write`);
+  let stats;
+  try { stats = statSync(path); } catch (error) {
+    if (codeOf(error) !== 'ENOENT' && codeOf(error) !== 'ENOTDIR') throw new InputError(`${option} is "${path}", which cannot be used: ${(error as Error).message}`);
+  }
+  if (stats?.isDirectory()) throw new InputError(`${option} is "${path}", a directory; expected a file to write (e.g. ${path.replace(/[\\/]+$/, '')}/out.json)`);
+  if (stats && !stats.isFile()) throw new InputError(`${option} is "${path}", which is not a regular file; expected a file to write`);
+  const folder = dirname(path);
+  let parent;
+  try { parent = statSync(folder); } catch { throw new InputError(`${option} is "${path}", but the folder "${folder}" does not exist; expected a file in an existing folder`); }
+  if (!parent.isDirectory()) throw new InputError(`${option} is "${path}", but "${folder}" is not a folder; expected a file in an existing folder`);
+  try { accessSync(stats ? path : folder, fsConstants.W_OK); } catch {
+    throw new InputError(`${option} is "${path}", which cannot be written (permission denied); expected a file this user may write`);
+  }
+}
+
+/** Trace events as JSON Lines, written in chunks (memory holds one chunk). */
+class TraceFile {
+  private chunk: string[] = [];
+  private size = 0;
+  written = 0;
+  constructor(private readonly fd: number) {}
+  write = (e: TraceEvent): void => {
+    const line = JSON.stringify(e) + '\n';
+    this.chunk.push(line);
+    this.size += line.length;
+    this.written++;
+    if (this.size >= 1 << 16) this.flush();
+  };
+  flush(): void {
+    if (!this.chunk.length) return;
+    writeSync(this.fd, this.chunk.join(''));
+    this.chunk = [];
+    this.size = 0;
+  }
+  close(): void { try { this.flush(); } finally { closeSync(this.fd); } }
+}
+
+interface RunValues { seed?: string; json?: boolean; trace?: string; 'trace-file'?: string; quiet?: boolean }
+
+async function run(io: CliIo, target: string | undefined, values: RunValues): Promise<number> {
+  if (!target) throw new UsageError(`run needs a scenario file or name\n\n${HELP.run}`);
+  const seed = parseSeed(values.seed);
+  if (values.trace !== undefined && !CHROME_TRACE_AVAILABLE) {
+    throw new UsageError('--trace needs the Chrome/Perfetto timeline exporter (src/timeline.ts), which is not in this build yet; use --json for the raw trace events');
+  }
+  const traceFile = values['trace-file'];
+  if (values.trace !== undefined) checkOutput('--trace', values.trace);
+  if (traceFile !== undefined) checkOutput('--trace-file', traceFile);
+  if (values.trace !== undefined && traceFile !== undefined && resolve(values.trace) === resolve(traceFile)) {
+    throw new UsageError(`--trace and --trace-file are both "${traceFile}"; expected two different files`);
+  }
+  for (const [option, path] of [['--trace', values.trace], ['--trace-file', traceFile]] as const) {
+    if (path !== undefined && exists(target) && resolve(path) === resolve(target)) throw new UsageError(`${option} is "${path}", the scenario file itself; expected another file (it would be overwritten)`);
+  }
+  const { scenario, source } = loadScenario(target);
+  let stream: TraceFile | undefined;
+  if (traceFile !== undefined) {
+    try { stream = new TraceFile(openSync(traceFile, 'w')); } catch (error) { throw new InputError(`--trace-file is "${traceFile}", which cannot be written: ${(error as Error).message}`); }
+  }
+  let progressShown = false;
+  let result;
+  try {
+    result = await runScenario(scenario, {
+      seed,
+      source,
+      progressEvery: 5_000,
+      onProgress: io.isTTY ? ({ events, timeNs }) => { progressShown = true; io.err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`); } : undefined,
+      ...(stream ? { onTraceEvent: stream.write } : {}),
+    });
+  } finally {
+    if (progressShown) io.err('\r\x1b[2K');
+    if (stream) {
+      stream.close();
+      io.err(`wddm-fence: ${stream.written} trace events written to ${traceFile} (JSON Lines)\n`);
+    }
+  }
+  io.out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
+  // after the report: exporting reads the log buffers (as an interrupt would), which adds trace events
+  if (values.trace) {
+    try { writeFileSync(values.trace, chromeTraceJson(result.machine)); } catch (error) {
+      throw new InputError(`--trace is "${values.trace}", which could not be written: ${(error as Error).message}`);
+    }
+    io.err(`wddm-fence: timeline written to ${values.trace} (open it in https://ui.perfetto.dev or chrome://tracing)\n`);
+  }
+  if (!result.passed && values.json) {
+    for (const e of result.expectations.filter((x) => !x.ok)) io.err(`FAIL ${e.description}: expected ${e.expected}, got ${e.actual} [${e.path}]${e.line ? ` ${source}:${e.line}:${e.column}` : ''}\n`);
+  }
+  return result.passed ? 0 : 1;
+}
+
+async function main(io: CliIo, argv: string[]): Promise<number> {
+  const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : undefined;
+  const rest = command ? argv.slice(1) : argv;
+  const known = ['run', 'list', 'show', 'schema', 'demo'];
+  if (command && !known.includes(command)) throw new UsageError(`unknown command "${command}"\n\n${HELP.main}`);
+  const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
+  if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
+  if (command === 'run' || command === 'demo') Object.assign(options, { trace: { type: 'string' }, 'trace-file': { type: 'string' } });
+  if (command === 'demo') Object.assign(options, { scenario: { type: 'string' } });
+  if (command === 'list') Object.assign(options, { all: { type: 'boolean' } });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}\n\n${HELP[command ?? 'main']}`);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const positionals = parsed.positionals;
+  if (values.help) { io.out(HELP[command ?? 'main']); return 0; }
+  const maxPositionals = command === 'run' || command === 'show' ? 1 : 0;
+  if (positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${positionals[maxPositionals]}"\n\n${HELP[command ?? 'main']}`);
+  switch (command) {
+    case undefined: io.out(HELP.main); return 0;
+    case 'run': return run(io, positionals[0], values as RunValues);
+    case 'demo': {
+      if (values.scenario !== undefined) {
+        // the cross-adapter tables of the native fence document, played step by step (XA-06), or the doorbell comparison (XA-07)
+        const seed = parseSeed(values.seed as string | undefined) ?? 1;
+        if (values.scenario === 'doorbell') { io.out(doorbellComparisonText(await compareDoorbell(8, seed))); return 0; }
+        if (!SCENARIO_IDS.includes(values.scenario as ScenarioId)) throw new UsageError(`--scenario is "${values.scenario}"; expected 1, 2a, 2b or doorbell`);
+        io.out(scenarioText(await runScenarioPairs(values.scenario as ScenarioId, seed)));
+        return 0;
+      }
+      const code = await run(io, 'demo', values as RunValues);
+      // npm start also shows what the legacy model costs for the same kind of workload
+      if (!values.json) io.out('\n' + (await compareSynchronizationModels({ seed: parseSeed(values.seed as string | undefined) ?? 1 })).text);
+      return code;
+    }
+    case 'list': {
+      const all = builtinScenarios();
+      for (const b of all) {
+        if (b.scenario) io.out(`${b.name.padEnd(24)} ${b.scenario.description ?? ''}\n`);
+        else if (values.all) io.out(`${b.name.padEnd(24)} (not in this build: ${b.unavailable})\n`);
+      }
+      return 0;
+    }
+    case 'show': {
+      const name = positionals[0];
+      if (!name) throw new UsageError(`show needs a scenario name\n\n${HELP.show}`);
+      const b = findBuiltin(name);
+      if (!b) throw new UsageError(`no built-in scenario "${name}"; built-in: ${runnableScenarios().map((x) => x.name).join(', ')}`);
+      io.out(b.text);
+      return 0;
+    }
+    case 'schema': io.out(JSON.stringify(SCENARIO_SCHEMA, null, 2) + '\n'); return 0;
+  }
+  return 0;
+}
+
+/** What an error means for the user: its exit code, a kind for --json, and the text. */
+function describe(error: unknown): { code: number; kind: string; text: string; summary?: string; source?: string; problems?: ScenarioProblem[] } {
+  if (error instanceof ScenarioError) {
+    return { code: 2, kind: 'invalid-scenario', source: error.source, problems: error.problems,
+      summary: `invalid scenario (nothing ran): ${error.problems.length} problem${error.problems.length === 1 ? '' : 's'}`,
+      text: `invalid scenario (nothing ran):\n${error.problems.map((p) => `  ${formatProblem(error.source, p)}`).join('\n')}` };
+  }
+  if (error instanceof UsageError) return { code: 2, kind: 'usage', text: error.message.replace(/\n+$/, '') };
+  if (error instanceof InputError) return { code: 2, kind: 'invalid-input', text: error.message };
+  if (error instanceof WddmError) return { code: 2, kind: 'run-stopped', text: `the run stopped (${error.status}): ${error.message}` };
+  return { code: 1, kind: 'internal-error', text: `internal error: ${(error as Error)?.stack ?? error}` };
+}
+
+/** Runs the command; never throws: every error becomes its message and exit code (and a JSON document under --json). */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    return await main(io, argv);
+  } catch (error) {
+    const d = describe(error);
+    io.err(`wddm-fence: ${d.text}\n`);
+    if (argv.includes('--json')) {
+      io.out(JSON.stringify({
+        ok: false, exitCode: d.code, error: d.kind, message: d.summary ?? d.text.split('\n')[0],
+        ...(d.source !== undefined ? { source: d.source } : {}),
+        ...(d.problems ? { problems: d.problems.map((p) => ({ path: p.path, line: p.line ?? null, column: p.column ?? null, message: p.message, location: p.line ? `${d.source}:${p.line}${p.column ? `:${p.column}` : ''}` : d.source })) } : {}),
+      }, null, 2) + '\n');
+    }
+    return d.code;
+  }
+}
