@@ -5,6 +5,11 @@
 // The library bundle has no npm dependency at all. The scenario entry
 // (dist/scenario.js) and the CLI leave theirs (yaml, ajv) to Node's resolver;
 // the page bundles them for the browser.
+//
+// The three shipped bundles have no source map: the npm package carries the
+// sources (src/, assembly/) instead of 2.5 MB of maps, and a bundle without a
+// sourceMappingURL makes no tool look for a missing file. The page (dist/web,
+// served by `npm run web` from a clone, not in the package) keeps its map.
 import typescript from '@rollup/plugin-typescript';
 import { nodeResolve } from '@rollup/plugin-node-resolve';
 import commonjs from '@rollup/plugin-commonjs';
@@ -21,19 +26,19 @@ export default [
   {
     input: 'src/index.ts',
     external: (id) => id.startsWith('node:'), // worker mode imports node:worker_threads lazily; nothing else is external
-    output: { file: 'dist/wddm-fence.js', format: 'es', sourcemap: true },
+    output: { file: 'dist/wddm-fence.js', format: 'es', sourcemap: false },
     plugins: [ts()],
   },
   {
     input: 'src/scenario/index.ts',
     external: nodeExternal,
-    output: { file: 'dist/scenario.js', format: 'es', sourcemap: true },
+    output: { file: 'dist/scenario.js', format: 'es', sourcemap: false },
     plugins: [ts()],
   },
   {
     input: 'src/cli.ts',
     external: nodeExternal,
-    output: { file: 'dist/cli.js', format: 'es', sourcemap: true, banner: '#!/usr/bin/env node' },
+    output: { file: 'dist/cli.js', format: 'es', sourcemap: false, banner: '#!/usr/bin/env node' },
     plugins: [ts()],
   },
   {

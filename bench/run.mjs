@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --seed N] [-- --out DIR]
+// npm run bench [-- --quick] [-- --seed N] [-- --out DIR] [-- --write]
 //
 // Measures wddm-fence against baselines run in the same process (these
 // machines are noisy: every figure is a median over repetitions, and every
 // figure is reported as a ratio to its baseline). Prints a table, writes
 // bench/results.json (every metric as { value, unit, baseline, ratio }) and
 // draws bench/scaling.svg. `--quick` runs the same set smaller, in under a
-// minute. See README "Performance" for what each figure means.
+// minute, and writes to bench/out/ (not tracked by git) so it never replaces
+// the full run's tracked files, unless told where: `--out DIR`, or `--write`
+// for bench/ itself. See README "Performance" for what each figure means.
 //
 // The measured loops are the product's own code paths: the core's waiter
 // heap (waitBlockAdd and the pop path of fenceSatisfy), the core's engine
@@ -22,18 +24,20 @@ import { Worker } from 'node:worker_threads';
 import FlatQueue from 'flatqueue';
 import { createMachineSync, Random } from '../dist/wddm-fence.js';
 import { drawScaling } from './scaling-svg.mjs';
+import { outputFolder } from './output.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     seed: { type: 'string', default: '20261121' },
-    out: { type: 'string', default: here },
+    out: { type: 'string' },
+    write: { type: 'boolean', default: false },
   },
 });
 const QUICK = args.quick;
 const SEED = Number(args.seed) >>> 0;
-const OUT = args.out;
+const OUT = outputFolder(args, here); // a quick run: bench/out/ unless --out or --write (bench/output.mjs)
 const N = QUICK ? 100_000 : 1_000_000;            // the headline "million"
 const REPS = QUICK ? 3 : 5;                       // repetitions per measurement (median)
 const SCALING_SIZES = QUICK ? [1e3, 1e4, 1e5] : [1e3, 1e4, 1e5, 1e6];

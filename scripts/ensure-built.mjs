@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Builds whatever is missing or older than its sources, so `npm start` and
 // `npm test` work right after `npm install` and after any source edit.
+// In the npm package (installed, without the dev tools) dist/ is prebuilt:
+// there is nothing to build and nothing is tried.
 import { existsSync, statSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
@@ -15,6 +17,14 @@ const newest = (dir) => {
   }
   return t;
 };
+if (!existsSync(join(root, 'node_modules', 'rollup')) || !existsSync(join(root, 'node_modules', 'assemblyscript'))) {
+  if (!existsSync(join(root, 'dist', 'cli.js'))) {
+    console.error('wddm-fence: dist/ is not built and the build tools are not installed: run `npm install` first');
+    process.exit(1);
+  }
+  process.exit(0);
+}
+
 const age = (file) => (existsSync(join(root, file)) ? statSync(join(root, file)).mtimeMs : 0);
 const run = (script, args = []) => execFileSync(process.execPath, [join(root, script), ...args], { cwd: root, stdio: 'inherit' });
 

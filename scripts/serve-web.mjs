@@ -4,13 +4,14 @@
 //   node scripts/serve-web.mjs [--port N]   (default 8080; 0 picks a free port)
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join, dirname, normalize, extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const root = join(dist, 'web');
 // The library bundle itself, unchanged, so a page can `import('/wddm-fence.js')`.
-const LIBRARY = { '/wddm-fence.js': join(dist, 'wddm-fence.js'), '/wddm-fence.js.map': join(dist, 'wddm-fence.js.map') };
+const LIBRARY = { '/wddm-fence.js': join(dist, 'wddm-fence.js') };
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.map': 'application/json', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml' };
 
 export function startServer(port = 8080, host = '127.0.0.1') {
@@ -31,6 +32,11 @@ export function startServer(port = 8080, host = '127.0.0.1') {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  if (!existsSync(join(root, 'index.html'))) {
+    // the npm package ships the library, the command and the docs, not the page (a 1 MB browser bundle of yaml and ajv)
+    console.error('wddm-fence: the page (dist/web) is not in the npm package; run `npm install && npm run web` in a clone of the repository');
+    process.exit(1);
+  }
   const i = process.argv.indexOf('--port');
   const port = i > 0 ? Number(process.argv[i + 1]) : Number(process.env.PORT ?? 8080);
   const server = await startServer(port);

@@ -7,38 +7,49 @@
 
 import { coreWasmBase64 } from './generated/core-wasm.js';
 
+// The WebAssembly objects the public types name, as structural types of their
+// own: a TypeScript consumer compiling for Node alone (lib "es2022" and
+// @types/node) has no `WebAssembly` namespace (it is in the DOM lib), and the
+// package's declarations must compile there too. The real objects fit them.
+/** A WebAssembly.Memory (a machine's is shared: `buffer` is then a SharedArrayBuffer). */
+export interface WasmMemory { readonly buffer: ArrayBuffer; grow(delta: number): number }
+/** A compiled WebAssembly.Module (opaque: pass it back to instantiateCore). */
+export type WasmModule = object;
+/** An exported immutable WebAssembly.Global: the core's layout constants are i32 numbers. */
+export interface WasmGlobal { readonly value: number }
+
 /** The core's exports, as the host calls them (u64 crosses as bigint). */
 export interface CoreExports {
   // layout constants (immutable globals)
-  PAGE_BYTES: WebAssembly.Global; STATIC_RESERVED_BYTES: WebAssembly.Global; REGION_MAGIC: WebAssembly.Global;
-  LAYOUT_VERSION: WebAssembly.Global; REGION_KIND_SYSTEM: WebAssembly.Global; REGION_KIND_LOCAL: WebAssembly.Global;
-  REGION_KIND_ADAPTER: WebAssembly.Global; REGION_HEADER_BYTES: WebAssembly.Global; ADAPTER_HEADER_BYTES: WebAssembly.Global;
-  FENCE_RECORD_BYTES: WebAssembly.Global; PAGE_DESCRIPTOR_BYTES: WebAssembly.Global; WAIT_BLOCK_BYTES: WebAssembly.Global;
-  HEAP_ENTRY_BYTES: WebAssembly.Global; COMMAND_BYTES: WebAssembly.Global; HEAP_MIN_CLASS: WebAssembly.Global;
-  HEAP_MAX_CLASS: WebAssembly.Global; FENCE_KIND_NATIVE: WebAssembly.Global; FENCE_KIND_MONITORED: WebAssembly.Global;
-  MEMORY_SYSTEM: WebAssembly.Global; MEMORY_LOCAL: WebAssembly.Global;
-  OP_NOP: WebAssembly.Global; OP_WAIT: WebAssembly.Global; OP_SIGNAL: WebAssembly.Global; OP_WORK: WebAssembly.Global;
-  OP_FENCE_WRITE: WebAssembly.Global; QUEUE_STATE_READY: WebAssembly.Global; QUEUE_STATE_BLOCKED: WebAssembly.Global;
-  STEP_IDLE: WebAssembly.Global; STEP_DONE: WebAssembly.Global; STEP_BLOCKED: WebAssembly.Global; STEP_WORK: WebAssembly.Global;
-  STEP_INTERRUPT: WebAssembly.Global; STEP_UNBLOCKED: WebAssembly.Global; STEP_MONITORED_INTERRUPT: WebAssembly.Global;
-  CAP_NO_64BIT_ATOMICS: WebAssembly.Global; CAP_NATIVE_GPU_FENCE: WebAssembly.Global;
-  CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT: WebAssembly.Global;
-  ADAPTER_GPU_SIGNALS_OFFSET: WebAssembly.Global; ADAPTER_CMP_CHECKS_OFFSET: WebAssembly.Global;
-  ADAPTER_INTERRUPTS_OFFSET: WebAssembly.Global; ADAPTER_HEAP_PUSHES_OFFSET: WebAssembly.Global;
-  ADAPTER_HEAP_POPS_OFFSET: WebAssembly.Global; ADAPTER_FENCE_LIVE_OFFSET: WebAssembly.Global;
-  ADAPTER_PAGE_LIVE_OFFSET: WebAssembly.Global; ADAPTER_WAIT_BLOCK_LIVE_OFFSET: WebAssembly.Global;
-  REGION_FREE_PAGES_OFFSET: WebAssembly.Global; REGION_SIZE_OFFSET: WebAssembly.Global;
-  REGION_VERSION_OFFSET: WebAssembly.Global; REGION_KIND_OFFSET: WebAssembly.Global;
-  ABI_VERSION: WebAssembly.Global; REGION_MAGIC_OFFSET: WebAssembly.Global;
-  STEP_REPORT_BYTES: WebAssembly.Global; STEP_REPORT_WORK_DURATION_OFFSET: WebAssembly.Global;
-  STEP_REPORT_FENCE_OFFSET: WebAssembly.Global; STEP_REPORT_HANDLE_OFFSET: WebAssembly.Global;
-  STEP_REPORT_VALUE_OFFSET: WebAssembly.Global; STEP_REPORT_STEPS_OFFSET: WebAssembly.Global;
-  STEP_REPORT_OP_OFFSET: WebAssembly.Global; STEP_REPORT_DOORBELL_POSTED_OFFSET: WebAssembly.Global;
-  STEP_REPORT_DOORBELL_FULL_OFFSET: WebAssembly.Global; STEP_REPORT_OBSERVED_OFFSET: WebAssembly.Global;
-  INTERRUPT_HANDLE_BYTES: WebAssembly.Global; SATISFIED_WAIT_BYTES: WebAssembly.Global;
-  SATISFIED_WAIT_WAITER_OFFSET: WebAssembly.Global; SATISFIED_WAIT_BLOCK_OFFSET: WebAssembly.Global;
-  TAKEN_DOORBELL_RECORD_BYTES: WebAssembly.Global; TAKEN_DOORBELL_WORD_OFFSET: WebAssembly.Global;
-  TAKEN_DOORBELL_SOURCE_OFFSET: WebAssembly.Global; TAKEN_DOORBELL_VALUE_OFFSET: WebAssembly.Global;
+  PAGE_BYTES: WasmGlobal; STATIC_RESERVED_BYTES: WasmGlobal; REGION_MAGIC: WasmGlobal;
+  LAYOUT_VERSION: WasmGlobal; REGION_KIND_SYSTEM: WasmGlobal; REGION_KIND_LOCAL: WasmGlobal;
+  REGION_KIND_ADAPTER: WasmGlobal; REGION_HEADER_BYTES: WasmGlobal; ADAPTER_HEADER_BYTES: WasmGlobal;
+  FENCE_RECORD_BYTES: WasmGlobal; PAGE_DESCRIPTOR_BYTES: WasmGlobal; WAIT_BLOCK_BYTES: WasmGlobal;
+  HEAP_ENTRY_BYTES: WasmGlobal; COMMAND_BYTES: WasmGlobal; HEAP_MIN_CLASS: WasmGlobal;
+  HEAP_MAX_CLASS: WasmGlobal; FENCE_KIND_NATIVE: WasmGlobal; FENCE_KIND_MONITORED: WasmGlobal;
+  MEMORY_SYSTEM: WasmGlobal; MEMORY_LOCAL: WasmGlobal;
+  OP_NOP: WasmGlobal; OP_WAIT: WasmGlobal; OP_SIGNAL: WasmGlobal; OP_WORK: WasmGlobal;
+  OP_FENCE_WRITE: WasmGlobal; QUEUE_STATE_READY: WasmGlobal; QUEUE_STATE_BLOCKED: WasmGlobal;
+  STEP_IDLE: WasmGlobal; STEP_DONE: WasmGlobal; STEP_BLOCKED: WasmGlobal; STEP_WORK: WasmGlobal;
+  STEP_INTERRUPT: WasmGlobal; STEP_UNBLOCKED: WasmGlobal; STEP_MONITORED_INTERRUPT: WasmGlobal;
+  CAP_NO_64BIT_ATOMICS: WasmGlobal; CAP_NATIVE_GPU_FENCE: WasmGlobal;
+  CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT: WasmGlobal;
+  ADAPTER_GPU_SIGNALS_OFFSET: WasmGlobal; ADAPTER_CMP_CHECKS_OFFSET: WasmGlobal;
+  ADAPTER_INTERRUPTS_OFFSET: WasmGlobal; ADAPTER_HEAP_PUSHES_OFFSET: WasmGlobal;
+  ADAPTER_HEAP_POPS_OFFSET: WasmGlobal; ADAPTER_FENCE_LIVE_OFFSET: WasmGlobal;
+  ADAPTER_PAGE_LIVE_OFFSET: WasmGlobal; ADAPTER_WAIT_BLOCK_LIVE_OFFSET: WasmGlobal;
+  REGION_FREE_PAGES_OFFSET: WasmGlobal; REGION_SIZE_OFFSET: WasmGlobal;
+  REGION_VERSION_OFFSET: WasmGlobal; REGION_KIND_OFFSET: WasmGlobal;
+  ABI_VERSION: WasmGlobal; REGION_MAGIC_OFFSET: WasmGlobal;
+  STEP_REPORT_BYTES: WasmGlobal; STEP_REPORT_WORK_DURATION_OFFSET: WasmGlobal;
+  STEP_REPORT_FENCE_OFFSET: WasmGlobal; STEP_REPORT_HANDLE_OFFSET: WasmGlobal;
+  STEP_REPORT_VALUE_OFFSET: WasmGlobal; STEP_REPORT_STEPS_OFFSET: WasmGlobal;
+  STEP_REPORT_OP_OFFSET: WasmGlobal; STEP_REPORT_DOORBELL_POSTED_OFFSET: WasmGlobal;
+  STEP_REPORT_DOORBELL_FULL_OFFSET: WasmGlobal; STEP_REPORT_OBSERVED_OFFSET: WasmGlobal;
+  INTERRUPT_HANDLE_BYTES: WasmGlobal; SATISFIED_WAIT_BYTES: WasmGlobal;
+  SATISFIED_WAIT_WAITER_OFFSET: WasmGlobal; SATISFIED_WAIT_BLOCK_OFFSET: WasmGlobal;
+  TAKEN_DOORBELL_RECORD_BYTES: WasmGlobal; TAKEN_DOORBELL_WORD_OFFSET: WasmGlobal;
+  TAKEN_DOORBELL_SOURCE_OFFSET: WasmGlobal; TAKEN_DOORBELL_VALUE_OFFSET: WasmGlobal;
   [name: string]: unknown;
 
   regionFormat(base: number, sizeBytes: number, kind: number): number;
@@ -220,14 +231,14 @@ function coreBytes(): Uint8Array {
 }
 
 /** Compiles the core once per JS realm (async: browsers refuse large sync compiles on the main thread). */
-export async function compileCore(): Promise<WebAssembly.Module> {
+export async function compileCore(): Promise<WasmModule> {
   if (compiled) return compiled;
   compiling ??= WebAssembly.compile(coreBytes() as BufferSource).then((m) => (compiled = m));
   return compiling;
 }
 
 /** Synchronous compile, for Node and workers. */
-export function compileCoreSync(): WebAssembly.Module {
+export function compileCoreSync(): WasmModule {
   compiled ??= new WebAssembly.Module(coreBytes() as BufferSource);
   return compiled;
 }
@@ -238,7 +249,8 @@ export class CoreAssertionError extends Error {
 }
 
 /** Instantiates the core over `memory`. The instance starts unattached (adapterFormat/adapterAttach). */
-export function instantiateCore(module: WebAssembly.Module, memory: WebAssembly.Memory): CoreExports {
+export function instantiateCore(module: WasmModule, memory: WasmMemory): CoreExports {
+  if (!(module instanceof WebAssembly.Module)) throw new TypeError('instantiateCore: module is not a WebAssembly.Module; expected the one compileCore() or compileCoreSync() returns');
   const instance = new WebAssembly.Instance(module, {
     env: {
       memory,

@@ -15,7 +15,7 @@ export { Trace } from './trace.js';
 export type { TraceEvent, TraceKind } from './trace.js';
 export { Random } from './rng.js';
 export { compileCore, compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION } from './core.js';
-export type { CoreExports, CoreLayout } from './core.js';
+export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal } from './core.js';
 export type { KernelModeDriver, DxgkrnlCallbacks } from './driver/ddi.js';
 export * from './wddm.js';
 export { exportTimeline } from './timeline.js';

@@ -15,7 +15,7 @@
 // docs/MEMORY.md draws the records inside each region.
 
 import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
-import { compileCore, compileCoreSync, instantiateCore, readLayout, u64, type CoreExports, type CoreLayout } from './core.js';
+import { compileCore, compileCoreSync, instantiateCore, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from './core.js';
 import { ReferenceDriver } from './driver/reference.js';
 import { WddmError, invalid, check } from './errors.js';
 import { GpuHardware, type Timing } from './gpu/hardware.js';
@@ -149,7 +149,7 @@ export class Machine {
   /** Physical base of the cross-adapter doorbell area (XA-07); 0 when the doorbell is off. */
   doorbellBase = 0;
 
-  constructor(readonly seed: number, readonly memory: WebAssembly.Memory, readonly module: WebAssembly.Module,
+  constructor(readonly seed: number, readonly memory: WasmMemory, readonly module: WasmModule,
               layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean,
               bounds: { eventsPerRun: number; traceEvents: number } = { eventsPerRun: DEFAULT_EVENTS_PER_RUN, traceEvents: DEFAULT_TRACE_CAPACITY }) {
     this.trace = new Trace(() => this.scheduler.nowNs, bounds.traceEvents);
@@ -354,7 +354,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
   return buildMachine(options, compileCoreSync());
 }
 
-function buildMachine(options: MachineOptions, module: WebAssembly.Module): Machine {
+function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   const os = v.options(o.os, 'os', ['nativeFence']);
@@ -494,7 +494,7 @@ function buildMachine(options: MachineOptions, module: WebAssembly.Module): Mach
   return machine;
 }
 
-function checkRegion(memory: WebAssembly.Memory, layout: CoreLayout, base: number, kind: number, what: string): void {
+function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {
   const view = new DataView(memory.buffer);
   const magic = view.getUint32(base + layout.offsets.regionMagic, true);
   const version = view.getUint32(base + layout.offsets.regionVersion, true);

@@ -1,6 +1,6 @@
 // The README's library example must run as printed (against the built bundle).
 import { it, expect } from 'vitest';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -24,4 +24,15 @@ it('NF-08 the README library example runs as printed: the waiter wakes and the t
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+it('the README links only to files inside the repository, and every one exists', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((t) => !/^(https?:|#)/.test(t));
+  expect(targets.length).toBeGreaterThan(5);
+  for (const target of targets) {
+    expect(target, target).not.toMatch(/^(\.\.|\/)/);
+    expect(existsSync(join(root, target.split('#')[0])), target).toBe(true);
+  }
+  expect(readme).not.toMatch(/`\.\.\/[^`]*`/); // no path outside the repository in code either
 });

@@ -85,11 +85,10 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e: Error) => errors.push(e.message));
-    await page.goto(`${url}?scenario=demo`);
-    await page.waitForSelector('body[data-state="ready"]');
-    await page.click('#run');
+    await page.goto(`${url}?scenario=demo`); // the address runs it as the page opens
     await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
     expect(errors).toEqual([]);
+    expect(await page.$eval('#builtin', (s: HTMLSelectElement) => s.value)).toBe('demo');
     const tracks = await page.$$eval('#timeline g.track', (nodes: Element[]) => nodes.map((n) => n.getAttribute('data-track')));
     expect(tracks).toEqual(['gpu0/producer', 'gpu0/consumer', 'gpu0/interrupts', 'cpu/app:presenter']);
     expect(await page.$$eval('#timeline path.arrow', (n: Element[]) => n.length)).toBe(model.arrows.length);
@@ -117,8 +116,6 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     const expected = await runScenario(findBuiltin('scenario-1')!.scenario!);
     const page = await context.newPage();
     await page.goto(`${url}?scenario=scenario-1`);
-    await page.waitForSelector('body[data-state="ready"]');
-    await page.click('#run');
     await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
     const tracks = await page.$$eval('#timeline g.track', (nodes: Element[]) => nodes.map((n) => n.getAttribute('data-track')));
     expect(tracks).toEqual(['iGPU/iGPU.wait', 'dGPU/dGPU.signal', 'dGPU/interrupts', 'cpu/app:cpuWaiter']);
@@ -148,6 +145,20 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     expect(report).toMatch(/torn=0 short=0 leftBlocked=0 finalValuesOk=true/);
     await page.close();
   }, 120_000);
+
+  it('page ?scenario=NAME&seed=N runs that built-in scenario with that seed as it opens; an unknown name runs nothing and says why', async () => {
+    const page = await context.newPage();
+    await page.goto(`${url}?scenario=cross-process&seed=7`);
+    await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
+    const numbers = await page.$$eval('#summary-numbers tr', (rows: HTMLTableRowElement[]) => Object.fromEntries(rows.map((r) => [r.cells[0].textContent, r.cells[1].textContent])));
+    expect(numbers.seed).toBe('7');
+    expect(await page.$eval('#builtin', (s: HTMLSelectElement) => s.value)).toBe('cross-process');
+    await page.goto(`${url}?scenario=nosuch`);
+    await page.waitForSelector('body[data-state="invalid"]');
+    expect(await page.textContent('#problems')).toMatch(/the page's address asks for scenario="nosuch"; expected one of the built-in scenarios: demo, /);
+    expect(await page.isHidden('#timeline-section')).toBe(true);
+    await page.close();
+  }, 60_000);
 
   it('page shows every problem of a pasted invalid scenario with its line, and runs nothing', async () => {
     const page = await context.newPage();

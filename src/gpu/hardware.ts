@@ -12,7 +12,7 @@
 //   NOP marker ─▶ a kernel-mode context's command buffer completed: DMA
 //                 completed interrupt at +interruptLatencyNs (one per buffer)
 
-import type { CoreExports, CoreLayout } from '../core.js';
+import type { CoreExports, CoreLayout, WasmMemory } from '../core.js';
 import { u64 } from '../core.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
 import type { Trace } from '../trace.js';
@@ -133,7 +133,7 @@ export class GpuHardware {
     };
   }
 
-  memory!: WebAssembly.Memory;
+  memory!: WasmMemory;
   private outView?: DataView;
 
   private tick(engine: number): void {

@@ -19,7 +19,7 @@
 // Waiter bookkeeping lives in the core (one min-heap per fence, a wait block
 // per (waiter, fence)); this file keeps only what a waiter does when woken.
 
-import type { CoreExports, CoreLayout } from '../core.js';
+import type { CoreExports, CoreLayout, WasmMemory } from '../core.js';
 import { u64 as asU64 } from '../core.js';
 import type { DriverStartResult, KernelModeDriver, NativeFenceCaps, NativeFenceSignaledInterrupt, DxgkrnlCallbacks, UserModeCommand } from '../driver/ddi.js';
 import { check, invalid, WddmError, show, type StatusName } from '../errors.js';
@@ -54,7 +54,7 @@ export interface OsAdapter {
   driver: KernelModeDriver;
   hardware: GpuHardware;
   core: CoreExports;
-  memory: WebAssembly.Memory;
+  memory: WasmMemory;
   caps: DriverStartResult;
   nativeFence: boolean;
   integrated: boolean;

@@ -26,7 +26,7 @@
 // core's page allocator (local memory region for memory segments, the system
 // memory region for aperture segments and non-resident allocations).
 
-import type { CoreExports } from '../core.js';
+import type { CoreExports, WasmMemory } from '../core.js';
 import { WddmError, invalid } from '../errors.js';
 import type { CpuEvent, Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsDevice, OsHwQueue, Process, WaitResult } from '../os/dxgkrnl.js';
 import type { OsContext } from '../os/contexts.js';
@@ -148,7 +148,7 @@ export class VidMm {
   constructor(
     readonly os: Dxgkrnl,
     readonly trace: Trace,
-    readonly memory: WebAssembly.Memory,
+    readonly memory: WasmMemory,
     readonly systemBase: number,
     /** Machine option ioCoherent: the platform keeps CPU caches coherent with GPU accesses. */
     readonly ioCoherent: boolean,

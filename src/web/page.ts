@@ -1,6 +1,7 @@
 // The browser page (dist/web/index.html + page.js, served by `npm run web`):
 // pick or paste a scenario, run it here on the WebAssembly core, and draw the
-// timeline (SVG), the DDI trace (a table) and the summary.
+// timeline (SVG), the DDI trace (a table) and the summary. Its address can
+// run a built-in scenario as it opens: `?scenario=demo&seed=7` (address.ts).
 
 import { parseScenario, ScenarioError, formatProblem } from '../scenario/load.js';
 import { runScenario, type ScenarioResult } from '../scenario/run.js';
@@ -10,6 +11,7 @@ import { expectationsText } from '../scenario/report.js';
 import { Trace } from '../trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';
 import { exportTimeline } from '../timeline.js';
+import { scenarioFromAddress } from './address.js';
 
 let lastResult: ScenarioResult | undefined;
 
@@ -242,13 +244,22 @@ function init(): void {
   $('run').addEventListener('click', () => { void runFromPage(); });
   $('run-workers').addEventListener('click', () => { void runWorkers(); });
   $('download-trace').addEventListener('click', downloadTrace);
-  const wanted = new URLSearchParams(location.search).get('scenario');
-  if (wanted && builtins.some((b) => b.name === wanted)) select.value = wanted;
+  const asked = scenarioFromAddress(location.search, builtins.map((b) => b.name));
+  if (asked.scenario) select.value = asked.scenario;
+  if (asked.seed !== undefined) ($('seed') as HTMLInputElement).value = asked.seed;
   pick();
   if (!crossOriginIsolated) {
     $('status').textContent = 'This page needs cross-origin isolation (COOP/COEP headers) for its shared WebAssembly memory: open it through `npm run web`.';
   }
   document.body.dataset.state = 'ready';
+  if (asked.problem) {
+    $('problems').textContent = asked.problem;
+    $('problems-section').hidden = false;
+    $('status').textContent = 'nothing ran';
+    document.body.dataset.state = 'invalid';
+  } else if (asked.scenario) {
+    void runFromPage(); // ?scenario=NAME: run it as the page opens
+  }
 }
 
 init();

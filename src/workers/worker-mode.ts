@@ -19,6 +19,7 @@
 import { createMachineSync, type Machine } from '../machine.js';
 import { WddmError, invalid } from '../errors.js';
 import * as v from '../validate.js';
+import type { WasmMemory } from '../core.js';
 import { nodeAdapterWorkerSource, browserAdapterWorkerSource } from './adapter-worker-source.js';
 
 export interface WorkerStressOptions {
@@ -247,7 +248,7 @@ interface BrowserWorker { postMessage(m: unknown): void; addEventListener(type: 
  * thread, which may not block, does in worker mode. Resolves 'ok' or
  * 'timed-out'.
  */
-export async function waitForFenceWordAsync(memory: WebAssembly.Memory, cvPhys: number, value: bigint, timeoutMs = Infinity): Promise<'ok' | 'timed-out'> {
+export async function waitForFenceWordAsync(memory: WasmMemory, cvPhys: number, value: bigint, timeoutMs = Infinity): Promise<'ok' | 'timed-out'> {
   if (!Number.isInteger(cvPhys) || cvPhys < 0 || cvPhys % 8 || cvPhys + 8 > memory.buffer.byteLength) throw invalid('cvPhys', cvPhys, 'an 8-byte aligned address inside the memory');
   const target = v.u64(value, 'value');
   const words = new BigInt64Array(memory.buffer);

@@ -1,0 +1,188 @@
+// The npm package as a user gets it: `npm pack`, installed into an empty
+// folder (offline: its dependencies come from this checkout's node_modules,
+// so a fresh CI clone needs no network), then the README's library example,
+// the command, the scenario entry and a strict TypeScript consumer compiled
+// for Node alone (lib es2022 + @types/node, no DOM). Skipped, loudly, when
+// npm cannot pack here.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..');
+const npm = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath)
+  ? { command: process.execPath, prefix: [process.env.npm_execpath] } : { command: 'npm', prefix: [] as string[] };
+const runNpm = (args: string[], cwd: string): SpawnSyncReturns<string> =>
+  spawnSync(npm.command, [...npm.prefix, ...args], { cwd, encoding: 'utf8', timeout: 60_000, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' } });
+const node = (args: string[], cwd: string) => spawnSync(process.execPath, args, { cwd, encoding: 'utf8', timeout: 60_000 });
+
+let work = '';
+let packed: { filename: string; size: number; unpackedSize: number; files: { path: string; size: number }[] } | undefined;
+let skipReason = '';
+
+/** Newest modification time under a folder. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    t = Math.max(t, entry.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/** A package and everything it needs at run time, copied from this checkout's node_modules (hoisted, as npm lays it out). */
+function copyWithDependencies(names: string[], into: string): string[] {
+  const copied: string[] = [];
+  const queue = [...names];
+  while (queue.length) {
+    const name = queue.shift()!;
+    if (copied.includes(name)) continue;
+    const from = join(ROOT, 'node_modules', name);
+    if (!existsSync(from)) throw new Error(`${name} is not in node_modules (run npm install)`);
+    cpSync(from, join(into, 'node_modules', name), { recursive: true, dereference: true });
+    copied.push(name);
+    const manifest = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dep of Object.keys(manifest.dependencies ?? {})) if (!existsSync(join(from, 'node_modules', dep))) queue.push(dep);
+  }
+  return copied;
+}
+
+beforeAll(() => {
+  const version = runNpm(['--version'], ROOT);
+  if (version.status !== 0) { skipReason = `npm is not available here (${version.error?.message ?? version.stderr})`; return; }
+  // the declarations must be those of the sources (npm test's ensure-built step does not emit them)
+  if (!existsSync(join(ROOT, 'dist/types/index.d.ts')) || statSync(join(ROOT, 'dist/types/index.d.ts')).mtimeMs < newest(join(ROOT, 'src'))) {
+    const tsc = node([join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], ROOT);
+    if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${tsc.stdout}${tsc.stderr}`);
+  }
+  work = mkdtempSync(join(tmpdir(), 'wddm-fence-package-'));
+  // --ignore-scripts: `prepare` would rebuild dist/ under the other test files' feet; dist is current (npm test built it)
+  const pack = runNpm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT);
+  if (pack.status !== 0) { skipReason = `npm pack failed: ${pack.stderr.split('\n').filter((l) => !/nodedir/.test(l)).join(' ').slice(0, 300)}`; return; }
+  packed = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0];
+}, 120_000);
+
+afterAll(() => { if (work) rmSync(work, { recursive: true, force: true }); });
+
+function skipLoudly(ctx: { skip: () => void }): boolean {
+  if (!skipReason) return false;
+  const line = '!'.repeat(78);
+  console.warn(`\n${line}\n!! PACKAGE TEST SKIPPED: ${skipReason}\n${line}\n`);
+  ctx.skip();
+  return true;
+}
+
+describe('the npm package', () => {
+  it('package holds the built library, command, declarations and core, and no source maps, page bundle or missing script targets', (ctx) => {
+    if (skipLoudly(ctx)) return;
+    const files = packed!.files.map((f) => f.path);
+    for (const required of ['package.json', 'README.md', 'dist/wddm-fence.js', 'dist/scenario.js', 'dist/cli.js', 'dist/types/index.d.ts', 'dist/types/scenario/index.d.ts',
+      'build/core.wasm', 'build/core-nothreads.wasm', 'scripts/ensure-built.mjs', 'scripts/serve-web.mjs', 'docs/SCENARIOS.md', 'scenarios/demo.yaml']) {
+      expect(files, required).toContain(required);
+    }
+    expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('dist/web/'))).toEqual([]);
+    for (const bundle of ['dist/wddm-fence.js', 'dist/scenario.js', 'dist/cli.js']) expect(readFileSync(join(ROOT, bundle), 'utf8')).not.toContain('sourceMappingURL');
+    // every file the package's own scripts name is in it; the rest need the repository (its tests, bench and dev tools)
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; files: string[] };
+    const repositoryOnly = ['test', 'typecheck', 'bench', 'asbuild:debug'];
+    for (const [name, command] of Object.entries(manifest.scripts)) {
+      if (repositoryOnly.includes(name)) continue;
+      for (const path of command.match(/\b(?:scripts|dist|bench)\/[\w./-]+\.m?js\b/g) ?? []) expect(files, `script "${name}" runs ${path}`).toContain(path);
+    }
+    expect(Object.keys(manifest.scripts).filter((s) => !repositoryOnly.includes(s)).sort()).toEqual(['build', 'prepare', 'start', 'web']);
+    expect(packed!.unpackedSize).toBeLessThan(4_000_000);
+    console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
+  });
+
+  it('package installs into an empty folder and runs the README example, the command, the scenario entry, and compiles under a strict Node-only tsc', (ctx) => {
+    if (skipLoudly(ctx)) return;
+    const consumer = join(work, 'consumer');
+    mkdirSync(consumer);
+    writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2));
+    // offline: the package's run-time dependencies, copied from this checkout, so npm has nothing to fetch
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    copyWithDependencies(Object.keys(manifest.dependencies), consumer);
+    const tarball = join(work, packed!.filename);
+    const install = runNpm(['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], consumer);
+    let bin = join(consumer, 'node_modules', '.bin', 'wddm-fence');
+    if (install.status !== 0) {
+      // npm could not install offline here: unpack the tarball where npm would have put it, loudly
+      console.warn(`package test: npm install --offline failed (${install.stderr.split('\n').filter((l) => /error/.test(l)).join(' ').slice(0, 200)}); unpacking the tarball instead`);
+      mkdirSync(join(consumer, 'node_modules', 'wddm-fence'), { recursive: true });
+      const tar = spawnSync('tar', ['-xzf', tarball, '-C', join(consumer, 'node_modules', 'wddm-fence'), '--strip-components=1'], { encoding: 'utf8' });
+      expect(tar.status, tar.stderr).toBe(0);
+      bin = join(consumer, 'node_modules', 'wddm-fence', 'dist', 'cli.js');
+    }
+    const installed = join(consumer, 'node_modules', 'wddm-fence');
+    expect(existsSync(join(installed, 'dist', 'wddm-fence.js'))).toBe(true);
+    expect(existsSync(join(installed, 'src', 'index.ts'))).toBe(true);
+    expect(existsSync(join(installed, 'dist', 'web'))).toBe(false);
+
+    // the README's library example, as printed, importing 'wddm-fence'
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const example = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## A short example (the library)')))![1];
+    expect(example).toContain("from 'wddm-fence'");
+    writeFileSync(join(consumer, 'example.mjs'), example);
+    const ran = node(['example.mjs'], consumer);
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(ran.stdout).toMatch(/^SUCCESS$/m);
+    expect(ran.stdout).toMatch(/interrupts: raised=1 handled=1 spurious=0/);
+
+    // the command (through npm's bin link when npm installed it) and the scenario entry
+    const demo = node([bin, 'run', 'demo', '--quiet'], consumer);
+    expect(demo.status, demo.stderr).toBe(0);
+    expect(demo.stdout).toContain('PASSED: every expectation holds');
+    writeFileSync(join(consumer, 'scenario.mjs'), `import { findBuiltin, runScenario } from 'wddm-fence/scenario';
+const result = await runScenario(findBuiltin('demo').scenario);
+console.log(result.passed, import.meta.resolve('wddm-fence/core.wasm').endsWith('/build/core.wasm'));\n`);
+    const scenario = node(['scenario.mjs'], consumer);
+    expect(scenario.status, scenario.stderr).toBe(0);
+    expect(scenario.stdout.trim()).toBe('true true');
+    // in the package there is nothing to build: the scripts say so instead of failing
+    const start = runNpm(['run', 'start', '--silent'], installed);
+    expect(start.status, start.stderr).toBe(0);
+    expect(start.stdout).toContain('PASSED: every expectation holds');
+    const web = node([join(installed, 'scripts', 'serve-web.mjs')], installed);
+    expect(web.status).toBe(1);
+    expect(web.stderr).toContain('the page (dist/web) is not in the npm package; run `npm install && npm run web` in a clone of the repository');
+
+    // a strict TypeScript consumer for Node alone: lib es2022 and @types/node, no DOM lib, no skipLibCheck
+    copyWithDependencies(['@types/node'], consumer);
+    writeFileSync(join(consumer, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, target: 'es2022', lib: ['es2022'], types: ['node'], module: 'nodenext', moduleResolution: 'nodenext', noEmit: true, skipLibCheck: false, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true },
+      files: ['example.ts', 'typed.ts'],
+    }, null, 2));
+    writeFileSync(join(consumer, 'example.ts'), example);
+    writeFileSync(join(consumer, 'typed.ts'), `import { createMachineSync, WddmError, MAX_VIRTUAL_TIME_NS, type WaitResult, type WaitStatus, type MachineSummary } from 'wddm-fence';
+import { parseScenario, runScenario, type ScenarioResult } from 'wddm-fence/scenario';
+const machine = createMachineSync({ limits: { traceEvents: 1000, eventsPerRun: 1_000_000 } });
+const app = machine.createProcess('app');
+const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+const fence = app.createNativeFence({ hDevice });
+app.createThread('t', function* (cpu) {
+  const result = yield cpu.wait({ objects: [fence.hSyncObject], values: [1n], timeoutNs: 1000 });
+  const status: WaitStatus = result.status;        // a WaitResult, not unknown
+  const slept: WaitResult = yield cpu.sleep(10);
+  const event: WaitResult = yield cpu.waitEvent(app.createEvent('e'), 5);
+  return [status, slept.timeNs, event.status] as const;
+});
+machine.run(MAX_VIRTUAL_TIME_NS);
+const summary: MachineSummary = machine.summary();
+const dropped: number = summary.trace.dropped;
+const buffer: ArrayBuffer = machine.memory.buffer;
+try { machine.run(-1); } catch (error) { if (error instanceof WddmError) console.log(error.status, dropped, buffer.byteLength > 0); }
+const scenario = parseScenario('name: x\\nmachine: { adapters: [ { name: gpu0 } ] }\\nprocesses: [ { name: app } ]\\n', 'x.yaml');
+const done: Promise<ScenarioResult> = runScenario(scenario);
+void done;
+`);
+    const tsc = node([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json', '--listFiles'], consumer);
+    expect((tsc.stdout + tsc.stderr).split('\n').filter((l) => /error TS/.test(l))).toEqual([]);
+    expect(tsc.status).toBe(0);
+    // it did read the package's declarations (and no DOM lib)
+    const read = tsc.stdout.split('\n');
+    for (const d of ['wddm-fence/dist/types/index.d.ts', 'wddm-fence/dist/types/core.d.ts', 'wddm-fence/dist/types/machine.d.ts', 'wddm-fence/dist/types/scenario/index.d.ts']) expect(read.some((l) => l.endsWith(d)), d).toBe(true);
+    expect(read.some((l) => /lib\.dom\.d\.ts$/.test(l))).toBe(false);
+  }, 120_000);
+});
