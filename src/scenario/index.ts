@@ -7,6 +7,8 @@ export { builtinScenarios, runnableScenarios, findBuiltin } from './builtin.js';
 export type { BuiltinScenario } from './builtin.js';
 export { SCENARIO_SCHEMA } from './schema.js';
 export { FEATURES } from './features.js';
+export { SCENARIO_LIMITS } from './limits.js';
+export { locationOf } from './load.js';
 export { buildTimeline } from './timeline-model.js';
 export type { TimelineModel, TimelineTrack, TimelineSlice, TimelineArrow, TimelineMark } from './timeline-model.js';
 export { reportText, reportJson } from './report.js';

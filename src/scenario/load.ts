@@ -187,6 +187,16 @@ function rememberLocations(scenario: Scenario, locate: Locator): void {
     if (line !== undefined && column !== undefined) found.set(pathText(key === undefined ? segments : [...segments, key]), { line, column });
   };
   note(['machine']);
+  // every place under machine (a few dozen at most): createMachine names the option it refuses
+  const under = (value: unknown, segments: Segment[]) => {
+    if (value === null || typeof value !== 'object') return;
+    for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+      const at: Segment[] = [...segments, Array.isArray(value) ? Number(key) : key];
+      note(at);
+      if (at.length < 8) under(child, at);
+    }
+  };
+  under(scenario.machine, ['machine']);
   for (const list of ['processes', 'fences', 'queues', 'allocations', 'threads', 'faults'] as const) {
     (scenario[list] ?? []).forEach((_item: unknown, i: number) => note([list, i]));
   }

@@ -83,7 +83,10 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}),
       ...(s.machine.limits ? { limits: s.machine.limits } : {}) });
   } catch (error) {
-    throw new ScenarioError(source, [{ path: 'machine', ...locationOf(s, 'machine'), message: `machine: the model refused it: ${(error as Error).message}` }]);
+    // the option createMachine names (e.g. "doorbell.ringEntries"), where it is in the file
+    const parameter = (error as { parameter?: unknown }).parameter;
+    const path = typeof parameter === 'string' && locationOf(s, `machine.${parameter}`) ? `machine.${parameter}` : 'machine';
+    throw new ScenarioError(source, [{ path, ...locationOf(s, path), message: `${path}: the model refused it: ${(error as Error).message}` }]);
   }
   if (options.onTraceEvent) {
     const sink = options.onTraceEvent;

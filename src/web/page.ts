@@ -170,7 +170,7 @@ function drawTrace(result: ScenarioResult): void {
     tr.insertCell().textContent = e.name;
     tr.insertCell().textContent = Object.keys(e.args).map((k) => `${k}=${Trace.formatArg(k, e.args[k])}`).join(' ');
   }
-  if (result.machine.trace.events.length > limit) body.insertRow().insertCell().textContent = `… ${result.machine.trace.events.length - limit} more events (wddm-fence run --json has them all)`;
+  if (result.machine.trace.events.length > limit) body.insertRow().insertCell().textContent = `… ${result.machine.trace.events.length - limit} more events kept (wddm-fence run --json has them${result.machine.trace.dropped ? `; ${result.machine.trace.dropped} older ones were dropped, machine.limits.traceEvents` : ''})`;
 }
 
 async function runFromPage(): Promise<void> {
