@@ -114,6 +114,7 @@ const where = (lines: LineCounter | string, offset: number) => {
  * document order finds where a bound is first passed, for the location.
  */
 function treeProblems(doc: Document, lines: LineCounter): ScenarioProblem[] {
+  /** Once expanded: nodes (maps, lists, values, keys), alias uses, and levels of maps and lists (a value: 0). */
   type Sized = { nodes: number; aliases: number; depth: number };
   const sized = new Map<unknown, Sized>();
   const children = (node: unknown): unknown[] => (isCollection(node) ? node.items.flatMap((item) => (isPair(item) ? [item.key, item.value] : [item])).filter((x) => x !== null && x !== undefined && typeof x === 'object') : []);
@@ -140,10 +141,10 @@ function treeProblems(doc: Document, lines: LineCounter): ScenarioProblem[] {
       if (!of) return [{ path: '', ...at(top.node), message: `the YAML alias *${top.node.source} is inside the node it refers to (a loop); expected an alias to a node that does not contain it` }];
       size = { nodes: of.nodes, aliases: 1 + of.aliases, depth: of.depth };
     } else {
-      size = { nodes: 1, aliases: 0, depth: 1 };
+      size = { nodes: 1, aliases: 0, depth: isCollection(top.node) ? 1 : 0 };
       for (const kid of top.kids) {
         const k = sized.get(kid)!;
-        size.nodes += k.nodes; size.aliases += k.aliases; size.depth = Math.max(size.depth, 1 + (isScalar(kid) || isAlias(kid) && !isCollection(kid.resolve(doc)) ? 0 : k.depth));
+        size.nodes += k.nodes; size.aliases += k.aliases; size.depth = Math.max(size.depth, 1 + k.depth);
       }
     }
     sized.set(top.node, size);
