@@ -13,7 +13,7 @@ import {
   PageDescriptor, PAGE_DESCRIPTOR_BYTES, PAGE_BITMAP_OFFSET, PAGE_BITMAP_WORDS, NO_OWNER, NOT_LISTED,
   PAGE_ROLE_CURRENT, PAGE_ROLE_MONITORED,
   ProcessRecord, PROCESS_RECORD_BYTES, PARTIAL_LISTS,
-  WAIT_BLOCK_BYTES, HEAP_CLASSES, HEAP_MIN_CLASS, HEAP_MAX_CLASS,
+  WAIT_BLOCK_BYTES, ARENA_CLASSES, ARENA_BLOCK_BYTES, ARENA_MAX_CLASS, HEAP_MIN_CLASS, HEAP_MAX_CLASS,
   EngineRecord, ENGINE_RECORD_BYTES, QUEUE_RECORD_BYTES, COMMAND_BYTES, UINT64_MAX,
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_NO_GPU_VA, E_BAD_PROCESS, E_BAD_ARGUMENT, align8,
@@ -74,10 +74,13 @@ export function adapterFormat(
   if (monitoredValueStride < 8 || (monitoredValueStride & 7) != 0 || monitoredValueStride > PAGE_BYTES) return E_BAD_ARGUMENT;
   if (heapLimitClass < HEAP_MIN_CLASS || heapLimitClass > HEAP_MAX_CLASS) return E_BAD_ARGUMENT;
   if (engineCount == 0 || processCapacity == 0 || fenceCapacity == 0) return E_BAD_ARGUMENT;
+  if (ringEntries == 0 || arenaBlockBytes(ringEntries, COMMAND_BYTES) == 0) return E_BAD_ARGUMENT;
   const needed = adapterRegionBytes(fenceCapacity, processCapacity, waitBlockCapacity, heapArenaBytes,
     gpuVaPagesPerProcess, engineCount, queueCapacity, ringEntries, pendingCapacity, outCapacity);
   if (needed > sizeBytes) return E_TOO_SMALL;
-  memory.fill(<usize>base, 0, needed);
+  // Header and tables start zeroed; the arena (the last heapArenaBytes) is not touched: every block
+  // is written before it is read (heap entries below heapCount, ring commands between head and tail).
+  memory.fill(<usize>base, 0, needed - heapArenaBytes);
 
   const a = changetype<AdapterHeader>(<usize>base);
   a.magic = REGION_MAGIC;
@@ -97,18 +100,18 @@ export function adapterFormat(
 
   let at = base + ADAPTER_HEADER_BYTES;
   a.fenceTable = at;      a.fenceCapacity = fenceCapacity;         at += fenceCapacity * FENCE_RECORD_BYTES;
-  const pageCapacity = pageDescriptorsFor(fenceCapacity, processCapacity);
+  const pageCapacity = <u32>pageDescriptorsFor(fenceCapacity, processCapacity); // fits: the region holds them
   a.pageTable = at;       a.pageCapacity = pageCapacity;           at += pageCapacity * PAGE_DESCRIPTOR_BYTES;
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
   a.waitBlockTable = at;  a.waitBlockCapacity = waitBlockCapacity; at += waitBlockCapacity * WAIT_BLOCK_BYTES;
   a.heapIndexTable = at;                                           at += align8(waitBlockCapacity * 4);
-  a.heapFreeTable = at;                                            at += align8(HEAP_CLASSES * 4);
+  a.heapFreeTable = at;                                            at += align8(ARENA_CLASSES * 4);
   a.gpuVaTable = at;                                               at += align8(processCapacity * gpuVaPagesPerProcess * 4);
   a.engineTable = at;     a.engineCount = engineCount;             at += engineCount * ENGINE_RECORD_BYTES;
   const pendingLists = at;                                         at += align8(engineCount * pendingCapacity * 4);
   a.pendingCapacity = pendingCapacity;
   a.queueTable = at;      a.queueCapacity = queueCapacity;         at += queueCapacity * QUEUE_RECORD_BYTES;
-  a.ringArena = at;       a.ringEntries = ringEntries;             at += queueCapacity * ringEntries * COMMAND_BYTES;
+  a.ringEntries = ringEntries;                                     a.ringClass = arenaClassOf(<u64>ringEntries * COMMAND_BYTES);
   a.outBuffer = at;       a.outCapacity = outCapacity;             at += align8(outCapacity * 4);
   at = (at + 15) & ~15;
   a.heapArena = at;       a.heapArenaBytes = heapArenaBytes;       a.heapArenaBump = 0;
@@ -134,11 +137,17 @@ export function adapterFormat(
 }
 
 /** Pages a fence table of this size can need: two per fence when every fence is shareable. */
-function pageDescriptorsFor(fenceCapacity: u32, processCapacity: u32): u32 {
-  return fenceCapacity * 2 + processCapacity * PARTIAL_LISTS + 16;
+function pageDescriptorsFor(fenceCapacity: u32, processCapacity: u32): u64 {
+  return <u64>fenceCapacity * 2 + <u64>processCapacity * PARTIAL_LISTS + 16;
 }
 
-/** Bytes adapterFormat needs for these capacities (the host sizes the region with it). */
+/**
+ * Bytes adapterFormat needs for these capacities (the host sizes the region
+ * with it), a page multiple; 0xFFFFFFFF when that is 4 GiB or more. Every term
+ * is computed in 64 bits, so no capacity up to 2^32 − 1 can wrap it. Rings are
+ * not part of it: each comes from the arena (heapArenaBytes) when its queue is
+ * created.
+ */
 export function adapterRegionBytes(
   fenceCapacity: u32, processCapacity: u32, waitBlockCapacity: u32, heapArenaBytes: u32,
   gpuVaPagesPerProcess: u32, engineCount: u32, queueCapacity: u32, ringEntries: u32,
@@ -146,17 +155,31 @@ export function adapterRegionBytes(
 ): u32 {
   let bytes: u64 = ADAPTER_HEADER_BYTES;
   bytes += <u64>fenceCapacity * FENCE_RECORD_BYTES;
-  bytes += <u64>pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
+  bytes += pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
   bytes += <u64>processCapacity * PROCESS_RECORD_BYTES;
   bytes += <u64>waitBlockCapacity * WAIT_BLOCK_BYTES;
-  bytes += align8(waitBlockCapacity * 4);
-  bytes += align8(HEAP_CLASSES * 4);
-  bytes += align8(processCapacity * gpuVaPagesPerProcess * 4);
-  bytes += <u64>engineCount * ENGINE_RECORD_BYTES + align8(engineCount * pendingCapacity * 4);
-  bytes += <u64>queueCapacity * QUEUE_RECORD_BYTES + <u64>queueCapacity * ringEntries * COMMAND_BYTES;
-  bytes += align8(outCapacity * 4) + 16 + <u64>heapArenaBytes;
+  bytes += align8u64(<u64>waitBlockCapacity * 4);
+  bytes += align8u64(<u64>ARENA_CLASSES * 4);
+  bytes += align8u64(<u64>processCapacity * gpuVaPagesPerProcess * 4);
+  bytes += <u64>engineCount * ENGINE_RECORD_BYTES + align8u64(<u64>engineCount * pendingCapacity * 4);
+  bytes += <u64>queueCapacity * QUEUE_RECORD_BYTES;
+  bytes += align8u64(<u64>outCapacity * 4) + 16 + <u64>heapArenaBytes;
   bytes = (bytes + PAGE_BYTES - 1) & ~(<u64>PAGE_BYTES - 1);
   return bytes > 0xFFFF_F000 ? 0xFFFF_FFFF : <u32>bytes;
+}
+@inline function align8u64(n: u64): u64 { return (n + 7) & ~(<u64>7); }
+
+/** Arena class of a block that holds `bytes` (HEAP_MIN_CLASS at least); ARENA_CLASSES when none does. */
+function arenaClassOf(bytes: u64): u32 {
+  let c = HEAP_MIN_CLASS;
+  while (c <= ARENA_MAX_CLASS && (<u64>ARENA_BLOCK_BYTES << c) < bytes) c++;
+  return c;
+}
+
+/** Bytes of the arena block that holds `count` items of `bytesEach` (a power of two from 64), or 0 when no block is that large. */
+export function arenaBlockBytes(count: u32, bytesEach: u32): u32 {
+  const c = arenaClassOf(<u64>count * bytesEach);
+  return c > ARENA_MAX_CLASS ? 0 : ARENA_BLOCK_BYTES << c;
 }
 
 /** Attaches this instance to a region another instance formatted (worker mode). */
@@ -415,17 +438,17 @@ export function fenceDestroy(id: u32): i32 {
   return OK;
 }
 
-// The heap block allocator lives with the fences because fenceDestroy returns blocks.
+// The arena allocator (waiter heaps, queue rings) lives with the fences because fenceDestroy returns blocks.
 
 @inline function freeHeadAddress(heapClass: u32): usize { return <usize>adapter().heapFreeTable + (<usize>heapClass << 2); }
 
-/** A block of 1 << heapClass heap entries from the arena; 0 when the arena is exhausted. */
+/** A block of ARENA_BLOCK_BYTES << heapClass bytes from the arena; 0 when the arena is exhausted. */
 export function heapBlockAlloc(heapClass: u32): u32 {
   const a = adapter();
   const headAddress = freeHeadAddress(heapClass);
   const head = load<u32>(headAddress);
   if (head != 0) { store<u32>(headAddress, load<u32>(<usize>head)); return head; }
-  const bytes = <u64>16 << heapClass;
+  const bytes = <u64>ARENA_BLOCK_BYTES << heapClass;
   if (<u64>a.heapArenaBump + bytes > <u64>a.heapArenaBytes) return 0;
   const block = a.heapArena + a.heapArenaBump;
   a.heapArenaBump += <u32>bytes;

@@ -37,7 +37,7 @@ import {
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
 } from './layout';
-import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate } from './adapter';
+import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
@@ -70,13 +70,15 @@ export function queueCreate(engine: u32, owner: u32): i32 {
   for (let id: u32 = 1; id <= a.queueCapacity; id++) {
     const q = queueAt(id);
     if (q.state != QUEUE_STATE_FREE) continue;
+    const ring = heapBlockAlloc(a.ringClass); // its ring, from the arena (layout.ts)
+    if (ring == 0) return E_NO_QUEUES;
     const generation = q.generation + 1;
     memory.fill(changetype<usize>(q), 0, QUEUE_RECORD_BYTES);
     q.state = QUEUE_STATE_READY;
     q.engine = engine;
     q.owner = owner;
     q.generation = generation;
-    q.ring = a.ringArena + (id - 1) * a.ringEntries * COMMAND_BYTES;
+    q.ring = ring;
     a.queueLive++;
     return <i32>id;
   }
@@ -87,6 +89,8 @@ export function queueDestroy(id: u32): i32 {
   if (!queueValid(id)) return E_BAD_QUEUE;
   const q = queueAt(id);
   q.state = QUEUE_STATE_FREE;
+  heapBlockFree(q.ring, adapter().ringClass);
+  q.ring = 0;
   // An interrupt on its way must not name this id: a new queue may get it (INT-05).
   const e = engineAt(q.engine);
   if (e.interruptQueue == id) e.interruptQueue = INTERRUPT_QUEUE_UNKNOWN;

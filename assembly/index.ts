@@ -15,7 +15,7 @@ export {
   REGION_KIND_SYSTEM, REGION_KIND_LOCAL, REGION_KIND_ADAPTER,
   REGION_HEADER_BYTES, ADAPTER_HEADER_BYTES, FENCE_RECORD_BYTES, PAGE_DESCRIPTOR_BYTES,
   PROCESS_RECORD_BYTES, WAIT_BLOCK_BYTES, HEAP_ENTRY_BYTES, ENGINE_RECORD_BYTES, QUEUE_RECORD_BYTES,
-  COMMAND_BYTES, HEAP_MIN_CLASS, HEAP_MAX_CLASS,
+  COMMAND_BYTES, HEAP_MIN_CLASS, HEAP_MAX_CLASS, ARENA_BLOCK_BYTES, ARENA_MAX_CLASS,
   FENCE_KIND_NATIVE, FENCE_KIND_MONITORED, MEMORY_SYSTEM, MEMORY_LOCAL,
   OP_NOP, OP_WAIT, OP_SIGNAL, OP_WORK, OP_FENCE_WRITE,
   QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
@@ -31,7 +31,7 @@ export {
 } from './layout';
 export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
 export {
-  adapterFormat, adapterAttach, adapterRegionBytes, gpuVaMap, gpuVaUnmap, gpuVaTranslate,
+  adapterFormat, adapterAttach, adapterRegionBytes, arenaBlockBytes, gpuVaMap, gpuVaUnmap, gpuVaTranslate,
   fenceCreate, fenceDestroy,
 } from './adapter';
 export {
@@ -73,7 +73,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 2;
+export const ABI_VERSION: u32 = 3;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

@@ -48,9 +48,9 @@
 //                │ GPU VA table u32[]       │ VA page → physical page
 //                │ EngineRecord[engines]    │ write buffer, CMP shadow, interrupt list
 //                │ QueueRecord[queues]      │ hardware queue state
-//                │ command rings            │ Command[ringEntries] per queue
 //                │ out buffer u32[]         │ results handed to the host
-//                │ heap arena               │ waiter heaps, power-of-two blocks
+//                │ arena                    │ power-of-two blocks: waiter heaps, and
+//                │                          │ each live queue's Command[ringEntries] ring
 //                └──────────────────────────┘
 
 export const PAGE_BYTES: u32 = 4096;
@@ -60,7 +60,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 5;
+export const LAYOUT_VERSION: u32 = 6;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -111,11 +111,11 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   pageTable: u32;      pageCapacity: u32;      pageFreeHead: u32;      pageLive: u32;
   processTable: u32;   processCapacity: u32;
   waitBlockTable: u32; waitBlockCapacity: u32; waitBlockFreeHead: u32; waitBlockLive: u32;
-  heapFreeTable: u32;  heapArena: u32;         heapArenaBytes: u32;    heapArenaBump: u32;
+  heapFreeTable: u32;  heapArena: u32;         heapArenaBytes: u32;    heapArenaBump: u32; // the arena (waiter heaps, rings)
   gpuVaTable: u32;     gpuVaPagesPerProcess: u32;
   engineTable: u32;    engineCount: u32;
   queueTable: u32;     queueCapacity: u32;     queueLive: u32;         ringEntries: u32;
-  ringArena: u32;      outBuffer: u32;         outCapacity: u32;       pendingCapacity: u32;
+  ringClass: u32;      outBuffer: u32;         outCapacity: u32;       pendingCapacity: u32; // ringClass: arena class of one ring
   heapLimitClass: u32;
   doorbellDirectory: u32;     // XA-07: physical base of the doorbell directory, 0 = doorbell off
   heapIndexTable: u32;        // u32[waitBlocks]: each live wait block's heap index, a free one's free-list link
@@ -239,7 +239,15 @@ export const PROCESS_RECORD_BYTES: u32 = (offsetof<ProcessRecord>() + 7) & ~7;
 export const HEAP_ENTRY_BYTES: u32 = (offsetof<HeapEntry>() + 7) & ~7;
 export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries
 export const HEAP_MAX_CLASS: u32 = 22;  // 4,194,304 entries
-export const HEAP_CLASSES: u32 = HEAP_MAX_CLASS + 1;
+
+// The arena hands out blocks of ARENA_BLOCK_BYTES << class bytes (class 2 … 25,
+// 64 B … 512 MiB): a waiter heap of class c is one block of class c; a queue's
+// ring of ringEntries commands is one block of the smallest class that holds
+// it, taken at queueCreate and returned at queueDestroy, so the adapter never
+// reserves rings for queues that do not exist. Each class keeps a free list.
+export const ARENA_BLOCK_BYTES: u32 = HEAP_ENTRY_BYTES;
+export const ARENA_MAX_CLASS: u32 = 25;
+export const ARENA_CLASSES: u32 = ARENA_MAX_CLASS + 1;
 
 // A wait block is what the host holds: the fence it waits on and the host's
 // waiter id (handed back when the wait is satisfied).

@@ -60,6 +60,7 @@ export interface CoreExports {
   adapterRegionBytes(fences: number, processes: number, waitBlocks: number, heapArenaBytes: number,
     gpuVaPagesPerProcess: number, engines: number, queues: number, ringEntries: number,
     pendingCapacity: number, outCapacity: number): number;
+  arenaBlockBytes(count: number, bytesEach: number): number;
   adapterFormat(base: number, sizeBytes: number, adapterIndex: number, capsBits: number, monitoredValueStride: number,
     systemRegion: number, localRegion: number, fences: number, processes: number, waitBlocks: number,
     heapArenaBytes: number, heapLimitClass: number, gpuVaPagesPerProcess: number, gpuVaBase: bigint,
@@ -183,7 +184,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 2;
+export const CORE_ABI_VERSION = 3;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -192,7 +193,7 @@ export interface CoreLayout {
   regionKindSystem: number; regionKindLocal: number; regionKindAdapter: number;
   regionHeaderBytes: number; adapterHeaderBytes: number; fenceRecordBytes: number;
   pageDescriptorBytes: number; waitBlockBytes: number; heapEntryBytes: number; commandBytes: number;
-  heapMinClass: number; heapMaxClass: number;
+  heapMinClass: number; heapMaxClass: number; arenaUnitBytes: number; arenaMaxClass: number;
   fenceKindNative: number; fenceKindMonitored: number; memorySystem: number; memoryLocal: number;
   opNop: number; opWait: number; opSignal: number; opWork: number; opFenceWrite: number;
   queueStateReady: number; queueStateBlocked: number;
@@ -287,7 +288,7 @@ export function readLayout(core: CoreExports): CoreLayout {
     adapterHeaderBytes: g('ADAPTER_HEADER_BYTES'), fenceRecordBytes: g('FENCE_RECORD_BYTES'),
     pageDescriptorBytes: g('PAGE_DESCRIPTOR_BYTES'), waitBlockBytes: g('WAIT_BLOCK_BYTES'),
     heapEntryBytes: g('HEAP_ENTRY_BYTES'), commandBytes: g('COMMAND_BYTES'),
-    heapMinClass: g('HEAP_MIN_CLASS'), heapMaxClass: g('HEAP_MAX_CLASS'),
+    heapMinClass: g('HEAP_MIN_CLASS'), heapMaxClass: g('HEAP_MAX_CLASS'), arenaUnitBytes: g('ARENA_BLOCK_BYTES'), arenaMaxClass: g('ARENA_MAX_CLASS'),
     fenceKindNative: g('FENCE_KIND_NATIVE'), fenceKindMonitored: g('FENCE_KIND_MONITORED'),
     memorySystem: g('MEMORY_SYSTEM'), memoryLocal: g('MEMORY_LOCAL'),
     opNop: g('OP_NOP'), opWait: g('OP_WAIT'), opSignal: g('OP_SIGNAL'), opWork: g('OP_WORK'), opFenceWrite: g('OP_FENCE_WRITE'),

@@ -21,7 +21,7 @@ import { WddmError, invalid, check } from './errors.js';
 import { GpuHardware, type Timing } from './gpu/hardware.js';
 import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from './os/dxgkrnl.js';
 import type { LegacyCounters } from './os/monitored.js';
-import type { LogCounters, LogKind, NativeFenceLogs } from './os/logs.js';
+import { DEFAULT_HISTORY_RECORDS, type LogCounters, type LogKind, type NativeFenceLogs } from './os/logs.js';
 import { RuntimeProcess } from './runtime.js';
 import { Random } from './rng.js';
 import { Scheduler, DEFAULT_EVENTS_PER_RUN } from './scheduler.js';
@@ -31,6 +31,7 @@ import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from './wddm.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from './vidmm/segments.js';
 import { VidMm, type VidMmCounters } from './vidmm/vidmm.js';
 import { DoorbellService } from './gpu/doorbell.js';
+import { planMemory, heapClassFor } from './memory-plan.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -86,6 +87,12 @@ export interface MachineLimits {
   eventsPerRun?: number;
   /** Trace events kept in memory, the newest (1 … 16,777,216; default 262,144); older ones are counted as dropped. */
   traceEvents?: number;
+  /**
+   * LOG-08: records of each kind the OS keeps for the timeline (queued events, log entries read,
+   * interrupts, overruns, faults), the newest (1 … 16,777,216; default 16,384); older ones are
+   * dropped and counted in summary().logs (queuedDropped, entriesDropped, …).
+   */
+  timelineRecords?: number;
 }
 export interface DoorbellOptions {
   enabled?: boolean;
@@ -116,14 +123,21 @@ export interface MachineSummary {
 }
 
 const DEFAULT_LIMITS: Required<AdapterLimits> = {
-  fences: 4096, waitBlocks: 65536, waitersPerFence: 65536, heapArenaBytes: 4 << 20, queues: 64, ringEntries: 1024,
+  fences: 4096, waitBlocks: 65536, waitersPerFence: 65536, heapArenaBytes: 6 << 20, queues: 64, ringEntries: 1024,
   gpuVaPagesPerProcess: 2048, interruptListEntries: 32,
+};
+/**
+ * The largest value each limit accepts. Whether a set of limits fits is checked
+ * afterwards (src/memory-plan.ts), with an error naming the limit and the most that fits.
+ */
+const LIMIT_MAX: Required<AdapterLimits> = {
+  fences: 1 << 24, waitBlocks: 1 << 24, waitersPerFence: 1 << 22, heapArenaBytes: 1 << 30, queues: 1 << 16,
+  ringEntries: 1 << 24, gpuVaPagesPerProcess: 1 << 22, interruptListEntries: 1 << 16,
 };
 const OUT_CAPACITY_WORDS = 1024;
 /** The most processes a machine may hold (limits.processes). */
 export const MAX_PROCESSES = 1023;
 const PAGE = 4096;
-const MAX_PAGES_IN_MEMORY = 32768; // matches asconfig maximumMemory (2 GiB)
 
 export class Adapter {
   constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: ReferenceDriver, readonly privateBase: number, readonly localBase: number) {}
@@ -263,6 +277,8 @@ export class Machine {
     }
     const g = s.logs;
     if (g.buffersCreated) lines.push(`  fence logs: entriesRead=${g.entriesRead} UpdateNativeFenceLogs=${g.updateNativeFenceLogsCalls} overruns=${g.overruns} (lost ${g.entriesLost}) fallbackScans=${g.fallbackScans} contractViolations=${g.contractViolations} recreated=${g.buffersRecreated}`);
+    const dropped = g.queuedDropped + g.entriesDropped + g.interruptsDropped + g.overrunsDropped + g.faultsDropped;
+    if (dropped) lines.push(`  timeline records dropped (only the last ${this.os.logs.historyRecords} of each kind are kept: limits.timelineRecords): queued=${g.queuedDropped} entries=${g.entriesDropped} interrupts=${g.interruptsDropped} overruns=${g.overrunsDropped} faults=${g.faultsDropped}`);
     const m = s.vidmm;
     if (m.allocationsCreated) {
       lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
@@ -289,6 +305,7 @@ function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptio
   interrupts: Required<NonNullable<AdapterOptions['interrupts']>>;
   driver: Required<NonNullable<AdapterOptions['driver']>>;
   limits: Required<AdapterLimits>;
+  given: ReadonlySet<string>;
 } {
   const p = `adapters[${index}]`;
   const a = v.options(raw, p, ['name', 'integrated', 'engines', 'localMemoryBytes', 'caps', 'interrupts', 'driver', 'limits', 'segments', 'cpuHostAperturePages']);
@@ -302,8 +319,7 @@ function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptio
   if (padding % 8) throw invalid(`${p}.caps.nativeFenceCaps.monitoredValuePadding`, padding, 'a multiple of 8 bytes (MonitoredValue stays 8-byte aligned)');
   const resolvedLimits = { ...DEFAULT_LIMITS };
   for (const key of Object.keys(limits) as (keyof AdapterLimits)[]) {
-    const max = key === 'heapArenaBytes' ? 1 << 30 : key === 'waitersPerFence' ? 1 << 22 : 1 << 24;
-    resolvedLimits[key] = v.integer(limits[key], `${p}.limits.${key}`, 1, max);
+    resolvedLimits[key] = v.integer(limits[key], `${p}.limits.${key}`, 1, LIMIT_MAX[key]);
   }
   const name = a.name === undefined ? `gpu${index}` : String(a.name);
   if (!/^[A-Za-z0-9_.-]{1,32}$/.test(name)) throw invalid(`${p}.name`, a.name, '1 to 32 letters, digits, "_", "." or "-"');
@@ -335,13 +351,8 @@ function adapterOptions(raw: unknown, index: number): Required<Omit<AdapterOptio
       monitoredValueBarrier: flag(driver.monitoredValueBarrier, `${p}.driver.monitoredValueBarrier`, true),
     },
     limits: resolvedLimits,
+    given: new Set(Object.keys(limits)),
   };
-}
-
-function heapClassFor(waitersPerFence: number): number {
-  let c = 2;
-  while ((1 << c) < waitersPerFence) c++;
-  return c;
 }
 
 /** Builds a machine. Async because browsers only compile large modules asynchronously. */
@@ -367,7 +378,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     names.add(a.name);
   }
   const systemMemoryBytes = o.systemMemoryBytes === undefined ? 4 << 20 : v.integer(o.systemMemoryBytes, 'systemMemoryBytes', 64 << 10, 1 << 30);
-  const limits = v.options(o.limits, 'limits', ['processes', 'eventsPerRun', 'traceEvents']);
+  const limits = v.options(o.limits, 'limits', ['processes', 'eventsPerRun', 'traceEvents', 'timelineRecords']);
   const processes = (limits.processes === undefined ? 16 : v.integer(limits.processes, 'limits.processes', 1, MAX_PROCESSES)) + 1;
   const bounds = {
     eventsPerRun: limits.eventsPerRun === undefined ? DEFAULT_EVENTS_PER_RUN : v.integer(limits.eventsPerRun, 'limits.eventsPerRun', 1, Number.MAX_SAFE_INTEGER),
@@ -379,6 +390,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     interruptLatencyNs: timingIn.interruptLatencyNs === undefined ? 2000 : v.nonNegative(timingIn.interruptLatencyNs, 'timing.interruptLatencyNs'),
   };
   const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
+  const timelineRecords = limits.timelineRecords === undefined ? DEFAULT_HISTORY_RECORDS : v.integer(limits.timelineRecords, 'limits.timelineRecords', 1, 1 << 24);
   const ioCoherent = o.ioCoherent === undefined ? true : v.bool(o.ioCoherent, 'ioCoherent');
   const doorbellIn = v.options(o.doorbell, 'doorbell', ['enabled', 'ringEntries', 'latencyNs']);
   const doorbell = {
@@ -396,29 +408,18 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     throw new Error(`core static data ends at ${probe.staticDataEnd()}, past the ${layout.staticReservedBytes} bytes reserved for it`);
   }
   const roundPage = (n: number) => Math.ceil(n / PAGE) * PAGE;
-  let at = layout.staticReservedBytes;
-  const systemBase = at;
-  at += roundPage(systemMemoryBytes);
-  const doorbellBase = doorbell.enabled ? at : 0;
-  const doorbellBytes = doorbell.enabled ? roundPage(probe.doorbellRegionBytes(adapters.length, doorbell.ringEntries)) : 0;
-  at += doorbellBytes;
-  const plan = adapters.map((a) => {
-    const localBase = a.localMemoryBytes > 0 ? at : 0;
-    at += roundPage(a.localMemoryBytes);
-    const privateBytes = probe.adapterRegionBytes(a.limits.fences, processes, a.limits.waitBlocks, a.limits.heapArenaBytes,
-      a.limits.gpuVaPagesPerProcess, a.engines, a.limits.queues, a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS);
-    if (privateBytes === 0xffff_ffff) throw new WddmError('NO_MEMORY', `adapter "${a.name}": its limits need more than 4 GiB of private state`);
-    const privateBase = at;
-    at += privateBytes;
-    return { localBase, privateBase, privateBytes };
+  const { systemBase, doorbellBase, doorbellBytes, adapters: plan, pages } = planMemory(probe, layout, {
+    systemMemoryBytes, processes, outCapacityWords: OUT_CAPACITY_WORDS, doorbell, adapters,
   });
-  const pages = Math.ceil(at / 65536);
-  if (pages > MAX_PAGES_IN_MEMORY) {
-    throw new WddmError('NO_MEMORY', `the machine needs ${(at / 2 ** 20).toFixed(1)} MiB of memory; the core is built for at most ${MAX_PAGES_IN_MEMORY * 64 / 1024} MiB (lower systemMemoryBytes, localMemoryBytes or limits)`);
+  let memory: WebAssembly.Memory;
+  try {
+    memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  } catch (error) {
+    throw new WddmError('NO_MEMORY', `this process could not reserve the machine's ${(pages * 65536 / 2 ** 20).toFixed(1)} MiB of memory (${(error as Error).message}); lower the limits or the memory options`);
   }
-  const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
   const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds);
   const { trace } = machine;
+  machine.os.logs.historyRecords = timelineRecords;
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
   trace.record('machine', 'machine', 'created', {
     seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
@@ -453,7 +454,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     }
     check(core.adapterFormat(privateBase, privateBytes, index, hardwareCaps, 8 + a.caps.nativeFenceCaps.monitoredValuePadding,
       systemBase, localBase, a.limits.fences, processes, a.limits.waitBlocks, a.limits.heapArenaBytes,
-      heapClassFor(a.limits.waitersPerFence), a.limits.gpuVaPagesPerProcess, gpuVaBase, a.engines, a.limits.queues,
+      heapClassFor(layout, a.limits.waitersPerFence), a.limits.gpuVaPagesPerProcess, gpuVaBase, a.engines, a.limits.queues,
       a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS), `formatting private state of "${a.name}"`);
     checkRegion(memory, layout, privateBase, layout.regionKindAdapter, `private state of "${a.name}"`);
 

@@ -36,7 +36,11 @@
 // signal that satisfied each of its fences. With the trace off they are absent.
 //
 // Exporting reads the logs first (as an interrupt would) so every entry the
-// GPU wrote is in the timeline.
+// GPU wrote is in the timeline. The OS keeps only the most recent records of
+// each kind (createMachine option limits.timelineRecords): a long run's timeline is
+// its recent window, and otherData says how many records were dropped. At the
+// window's edge a log entry whose queued event was dropped is drawn from its
+// GPU times alone.
 
 import type { Machine } from './machine.js';
 import type { LogEntryRecord, QueuedEvent } from './os/logs.js';
@@ -307,7 +311,14 @@ export function exportTimeline(machine: Machine): ChromeTrace {
       });
     }
   }
-  return { traceEvents: events, displayTimeUnit: 'ns', otherData: { generator: 'wddm-fence', seed: machine.seed, clock: 'virtual ns, shown as us' } };
+  const c = logs.counters;
+  const otherData: Record<string, string | number> = { generator: 'wddm-fence', seed: machine.seed, clock: 'virtual ns, shown as us' };
+  if (c.queuedDropped + c.entriesDropped + c.interruptsDropped + c.overrunsDropped + c.faultsDropped) {
+    // Only the most recent records of each kind are kept (createMachine option limits.timelineRecords): say what is left out.
+    Object.assign(otherData, { recordsKeptPerKind: logs.historyRecords, queuedDropped: c.queuedDropped, entriesDropped: c.entriesDropped,
+      interruptsDropped: c.interruptsDropped, overrunsDropped: c.overrunsDropped, faultsDropped: c.faultsDropped });
+  }
+  return { traceEvents: events, displayTimeUnit: 'ns', otherData };
 }
 
 function operationOf(kind: 'wait' | 'signal', queued: QueuedEvent | undefined, entry: LogEntryRecord | undefined): Operation {

@@ -181,6 +181,40 @@ describe('timeline', () => {
     expect(violation.map((e) => [e.pid, e.name])).toEqual([[2, 'contract violation: timestamp-decreased']]);
   });
 
+  it('LOG-08 the OS keeps only the most recent limits.timelineRecords records of each kind, counts the dropped ones, and the timeline is that window', () => {
+    const limit = 8;
+    const m = createMachineSync({ seed: 5, trace: false, limits: { timelineRecords: limit } });
+    const app = m.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const f = app.createNativeFence({ hDevice, name: 'F' });
+    const q = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false, name: 'Q' });
+    const logs = m.nativeFenceLogs;
+    let value = 0;
+    for (let round = 1; round <= 10; round++) {
+      // 30 signals a round; the OS reads the log between rounds (it holds 84 entries: no overrun).
+      app.submit({ hHwQueue: q.hHwQueue, commands: Array.from({ length: 30 }, () => ({ signal: { hSyncObject: f.hSyncObject, value: ++value } })) });
+      m.run();
+      logs.readAll();
+      expect(logs.queued).toHaveLength(limit); // bounded however many commands ran
+      expect(logs.entries).toHaveLength(limit);
+      expect(logs.counters).toMatchObject({ queuedDropped: 30 * round - limit, entriesDropped: 30 * round - limit, overruns: 0 });
+    }
+    // The window is the newest records, oldest first.
+    expect(logs.queued.map((e) => e.value)).toEqual(Array.from({ length: limit }, (_, k) => BigInt(300 - limit + 1 + k)));
+    expect(logs.entries.map((e) => e.value)).toEqual(Array.from({ length: limit }, (_, k) => BigInt(300 - limit + 1 + k)));
+    expect(m.summary().logs).toMatchObject({ entriesRead: 300, queuedDropped: 292, entriesDropped: 292 });
+    expect(m.summaryText()).toMatch(/timeline records dropped \(only the last 8 of each kind are kept\): queued=292 entries=292/);
+    const trace = exportTimeline(m);
+    expect(structureProblems(JSON.parse(JSON.stringify(trace)))).toEqual([]);
+    const slices = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat === 'signal');
+    expect(slices.map((e) => e.name)).toEqual(Array.from({ length: limit }, (_, k) => `signal F ${300 - limit + 1 + k}`));
+    expect(slices.every((e) => typeof e.args?.cpuQueuedNs === 'number')).toBe(true); // each joined with its queued event
+    expect(trace.otherData).toMatchObject({ recordsKeptPerKind: limit, queuedDropped: 292, entriesDropped: 292 });
+    // A machine that drops nothing says nothing about it; a bad limit is refused.
+    expect(exportTimeline(createMachineSync({ seed: 5 })).otherData).not.toHaveProperty('queuedDropped');
+    expect(() => createMachineSync({ limits: { timelineRecords: 0 } })).toThrow(/limits.timelineRecords is 0; expected an integer from 1 to 16777216/);
+  });
+
   it('LOG-08 the same seed and inputs export a byte-identical timeline', () => {
     expect(JSON.stringify(exportTimeline(scenario()))).toBe(JSON.stringify(exportTimeline(scenario())));
   });

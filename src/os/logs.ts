@@ -40,6 +40,13 @@
 // The CPU side of the timeline (LOG-08) is recorded here too: every wait and
 // signal the user-mode driver puts in a ring is a "queued" event with its CPU
 // timestamp, kept apart from the GPU's log entries; src/timeline.ts joins them.
+//
+// What the timeline is drawn from (queued events, entries read, interrupts,
+// overruns, faults) grows with every command run, so each kind keeps only its
+// most recent `historyRecords` records (createMachine option limits.timelineRecords,
+// default DEFAULT_HISTORY_RECORDS): older ones are dropped, oldest first, and
+// counted (counters.queuedDropped, entriesDropped, …). The timeline of a long
+// run is then the recent window; the counts say what it leaves out.
 
 import { readLogLayout, u64 as asU64, type NativeFenceLogLayout } from '../core.js';
 import type { UserModeCommand } from '../driver/ddi.js';
@@ -50,6 +57,37 @@ import type { NativeFenceSignaledInterrupt } from '../driver/ddi.js';
 import type { ScheduledEvent } from '../scheduler.js';
 
 export type LogKind = 'waits' | 'signals';
+/** Records of each kind the OS keeps for the timeline (LOG-08) unless createMachine says otherwise. */
+export const DEFAULT_HISTORY_RECORDS = 16384;
+
+/**
+ * The most recent `limit` records, oldest first: a ring that overwrites its
+ * oldest record once full and counts what it dropped. Reading it (`list`)
+ * copies the window out in order.
+ */
+export class RecentRecords<T> {
+  private ring: T[] = [];
+  private start = 0;
+  dropped = 0;
+  constructor(public limit: number) {}
+  push(record: T): void {
+    if (this.ring.length < this.limit) { this.ring.push(record); return; }
+    this.ring[this.start] = record;
+    this.start = (this.start + 1) % this.limit;
+    this.dropped++;
+  }
+  get length(): number { return this.ring.length; }
+  list(): T[] { return this.start === 0 ? [...this.ring] : [...this.ring.slice(this.start), ...this.ring.slice(0, this.start)]; }
+  /** A new limit; keeps the newest records that fit. */
+  resize(limit: number): void {
+    const kept = this.list();
+    this.dropped += Math.max(0, kept.length - limit);
+    this.ring = kept.slice(Math.max(0, kept.length - limit));
+    this.start = 0;
+    this.limit = limit;
+  }
+}
+
 /** LOG-05 fault injection: how long a held-back reader waits before it looks at its log again. */
 export const READER_RETRY_NS = 20_000;
 const KINDS: readonly LogKind[] = ['waits', 'signals'];
@@ -160,26 +198,55 @@ export interface LogCounters {
   fallbackScans: number;
   contractViolations: number;
   optimizedInterrupts: number;
+  /** Timeline records dropped, oldest first, to keep only the most recent historyRecords of each kind. */
+  queuedDropped: number;
+  entriesDropped: number;
+  interruptsDropped: number;
+  overrunsDropped: number;
+  faultsDropped: number;
 }
 
 interface AdapterLogs { queues: Map<number, QueueLogs>; destroyed: Set<number> }
 
 export class NativeFenceLogs {
-  readonly counters: LogCounters = {
+  private readonly counts = {
     buffersCreated: 0, buffersRecreated: 0, logReads: 0, entriesRead: 0, updateNativeFenceLogsCalls: 0,
     overruns: 0, entriesLost: 0, fallbackScans: 0, contractViolations: 0, optimizedInterrupts: 0,
   };
-  readonly entries: LogEntryRecord[] = [];
-  readonly queued: QueuedEvent[] = [];
-  readonly faults: LogFault[] = [];
-  readonly overruns: LogOverrun[] = [];
-  readonly interrupts: InterruptMark[] = [];
+  // The timeline's records (LOG-08), each kind the most recent historyRecords.
+  private readonly history = {
+    queued: new RecentRecords<QueuedEvent>(DEFAULT_HISTORY_RECORDS),
+    entries: new RecentRecords<LogEntryRecord>(DEFAULT_HISTORY_RECORDS),
+    interrupts: new RecentRecords<InterruptMark>(DEFAULT_HISTORY_RECORDS),
+    overruns: new RecentRecords<LogOverrun>(DEFAULT_HISTORY_RECORDS),
+    faults: new RecentRecords<LogFault>(DEFAULT_HISTORY_RECORDS),
+  };
   private readonly perAdapter = new Map<OsAdapter, AdapterLogs>();
   private layoutCache?: NativeFenceLogLayout;
   /** LOG-05 fault injection (src/faults.ts): signal logs whose reader is held back, with its pending retry. */
   private readonly behind = new Map<LogBuffer, { retry?: ScheduledEvent }>();
 
   constructor(private readonly os: Dxgkrnl) {}
+
+  /** Counters, with how many timeline records each kind dropped. */
+  get counters(): LogCounters {
+    const h = this.history;
+    return Object.assign({}, this.counts, {
+      queuedDropped: h.queued.dropped, entriesDropped: h.entries.dropped, interruptsDropped: h.interrupts.dropped,
+      overrunsDropped: h.overruns.dropped, faultsDropped: h.faults.dropped,
+    });
+  }
+
+  /** Records of each kind kept for the timeline (the most recent ones). */
+  get historyRecords(): number { return this.history.queued.limit; }
+  set historyRecords(limit: number) { for (const records of Object.values(this.history)) records.resize(limit); }
+
+  /** The timeline's records, oldest first (copies of the kept window). */
+  get queued(): QueuedEvent[] { return this.history.queued.list(); }
+  get entries(): LogEntryRecord[] { return this.history.entries.list(); }
+  get interrupts(): InterruptMark[] { return this.history.interrupts.list(); }
+  get overruns(): LogOverrun[] { return this.history.overruns.list(); }
+  get faults(): LogFault[] { return this.history.faults.list(); }
 
   /** Contract violations only (overruns are allowed and kept apart). */
   get violations(): LogFault[] { return this.faults.filter((f) => f.kind !== 'interrupt-queue-destroyed'); }
@@ -241,7 +308,7 @@ export class NativeFenceLogs {
       NumberOfEntries: args.NumberOfEntries, LogBufferCpuVa: args.LogBufferCpuVa, LogBufferGpuVa: gpuVa, LogBufferSystemProcessGpuVa: systemGpuVa,
     });
     this.os.callDriver(adapter, () => adapter.driver.setNativeFenceLogBuffer(args));
-    this.counters.buffersCreated++;
+    this.counts.buffersCreated++;
     return buffer;
   }
 
@@ -267,7 +334,7 @@ export class NativeFenceLogs {
     this.os.trace.record('os', 'dxgkrnl', 'log buffer recreated', { queue: ql.queue.label, log: kind, reason, oldPhys: old.phys });
     ql.buffers[kind] = this.newBuffer(ql, kind, old.generation + 1);
     this.freeBuffer(ql, old);
-    this.counters.buffersRecreated++;
+    this.counts.buffersRecreated++;
   }
 
   /** Before DxgkDdiDestroyHwQueue: read what the queue logged last. */
@@ -304,7 +371,7 @@ export class NativeFenceLogs {
     for (const c of commands) {
       if (c.op !== 'wait' && c.op !== 'signal') continue;
       const fence = adapter.fences.get(c.coreFence);
-      this.queued.push({
+      this.history.queued.push({
         adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: c.op,
         hSyncObject: c.handle, fence: fence?.label ?? `fence${c.coreFence}`, coreFence: c.coreFence, value: c.value,
         cpuTimeNs: this.os.scheduler.nowNs,
@@ -325,7 +392,7 @@ export class NativeFenceLogs {
    */
   onInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): boolean {
     const list = data.pSignaledNativeFenceArray;
-    this.interrupts.push({ adapter: adapter.name, adapterIndex: adapter.index, engine: data.NodeOrdinal, hHWQueue: data.hHWQueue, listed: list ? list.length : null, timeNs: this.os.scheduler.nowNs });
+    this.history.interrupts.push({ adapter: adapter.name, adapterIndex: adapter.index, engine: data.NodeOrdinal, hHWQueue: data.hHWQueue, listed: list ? list.length : null, timeNs: this.os.scheduler.nowNs });
     if (!this.optimized(adapter) || list) return false;
     const state = this.state(adapter);
     let queues: QueueLogs[];
@@ -348,7 +415,7 @@ export class NativeFenceLogs {
       queues = [ql];
       this.os.trace.record('os', 'dxgkrnl', 'optimized interrupt: reading the signal log of the named queue', { queue: ql.queue.label, hHWQueue: data.hHWQueue });
     }
-    this.counters.optimizedInterrupts++;
+    this.counts.optimizedInterrupts++;
     this.service(adapter, queues, 'optimized native fence signaled interrupt', true);
     return true; // the OS counts what it did (Dxgkrnl.countInterrupt)
   }
@@ -381,7 +448,7 @@ export class NativeFenceLogs {
     const L = this.layout(adapter);
     const view = new DataView(adapter.memory.buffer);
     const now = this.os.scheduler.nowNs;
-    this.counters.logReads++;
+    this.counts.logReads++;
     interface Pending { ql: QueueLogs; buffer: LogBuffer; count: number; from: number; to: number; index: number; wraps: number }
     const pending: Pending[] = [];
     const fallback = new Set<QueueLogs>();
@@ -418,7 +485,7 @@ export class NativeFenceLogs {
     const flush = [...new Set(pending.map((p) => p.ql))].sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue);
     if (flush.length) {
       const args = { NumberOfQueues: flush.length, hHWQueueArray: flush.map((q) => q.queue.hHwQueue), Flags: { Value: 0 } };
-      this.counters.updateNativeFenceLogsCalls++;
+      this.counts.updateNativeFenceLogsCalls++;
       this.os.trace.record('ddi', adapter.name, 'DxgkDdiUpdateNativeFenceLogs', { NumberOfQueues: args.NumberOfQueues, hHWQueueArray: args.hHWQueueArray, reason });
       this.os.callDriver(adapter, () => adapter.driver.updateNativeFenceLogs(args));
       if (adapter.state !== 'running') return;
@@ -430,9 +497,9 @@ export class NativeFenceLogs {
       let from = p.from;
       if (p.to - from > count) {
         const lost = p.to - from - count;
-        this.counters.overruns++;
-        this.counters.entriesLost += lost;
-        this.overruns.push({ adapter: adapter.name, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, log: b.kind, lost, timeNs: now });
+        this.counts.overruns++;
+        this.counts.entriesLost += lost;
+        this.history.overruns.push({ adapter: adapter.name, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, log: b.kind, lost, timeNs: now });
         this.os.trace.record('os', 'dxgkrnl', 'log overrun', { queue: ql.queue.label, log: b.kind, lost, WraparoundCount: p.wraps, cachedWraparoundCount: b.cachedWraparound });
         if (b.kind === 'signals') fallback.add(ql);
         from = p.to - count;
@@ -441,8 +508,8 @@ export class NativeFenceLogs {
         const slot = position % count;
         const at = b.phys + L.headerBytes + slot * L.entryBytes;
         const record = this.readEntry(adapter, ql, b, slot, view, at, L, now);
-        this.entries.push(record);
-        this.counters.entriesRead++;
+        this.history.entries.push(record);
+        this.counts.entriesRead++;
         if (record.endNs !== 0n) {
           if (record.endNs < b.lastTimestampNs) {
             this.fault('timestamp-decreased', adapter, ql, b.kind, `the ${b.kind} log of "${ql.queue.label}" went back in time at slot ${slot}: FenceEndGpuTimestamp ${record.endNs} after ${b.lastTimestampNs}`);
@@ -468,7 +535,7 @@ export class NativeFenceLogs {
       for (const ql of [...fallback].sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue)) {
         const process = ql.queue.device.process;
         const fences = [...adapter.withWaiters].filter((f) => [...f.locals].some((l: LocalFence) => l.process === process)).sort((x, y) => x.coreFence - y.coreFence);
-        this.counters.fallbackScans++;
+        this.counts.fallbackScans++;
         this.os.trace.record('os', 'dxgkrnl', 'log fallback: reading every fence of the device', { queue: ql.queue.label, fences: fences.map((f) => f.label) });
         for (const fence of fences) {
           this.os.counters.fencesScanned++;
@@ -571,12 +638,12 @@ export class NativeFenceLogs {
 
   private fault(kind: LogFaultKind, adapter: OsAdapter, ql: QueueLogs | undefined, log: LogKind | undefined, message: string): void {
     const fault: LogFault = { kind, adapter: adapter.name, queue: ql?.queue.label, hHwQueue: ql?.queue.hHwQueue, log, message, timeNs: this.os.scheduler.nowNs };
-    this.faults.push(fault);
+    this.history.faults.push(fault);
     if (kind === 'interrupt-queue-destroyed') {
       this.os.trace.record('os', 'dxgkrnl', 'interrupt names a destroyed hardware queue', { message });
       return;
     }
-    this.counters.contractViolations++;
+    this.counts.contractViolations++;
     this.os.trace.record('fault', adapter.name, 'native fence log contract violation', { kind, message });
   }
 }
