@@ -74,7 +74,7 @@ export const CORE_STATUS: Record<number, { status: StatusName; text: string }> =
   [-10]: { status: 'INVALID_HANDLE', text: 'not a live wait block' },
   [-11]: { status: 'NO_MEMORY', text: 'GPU virtual address window of the process is full (adapter option limits.gpuVaPagesPerProcess)' },
   [-12]: { status: 'INVALID_PARAMETER', text: 'process slot out of range (machine option limits.processes)' },
-  [-13]: { status: 'INSUFFICIENT_RESOURCES', text: 'no hardware queue left: the queue table is full (adapter option limits.queues) or the arena has no room for another ring of limits.ringEntries commands (limits.heapArenaBytes)' },
+  [-13]: { status: 'INSUFFICIENT_RESOURCES', text: 'hardware queue table full (adapter option limits.queues), or no room left in the arena for another ring of limits.ringEntries commands (limits.heapArenaBytes)' },
   [-14]: { status: 'INVALID_HANDLE', text: 'not a live hardware queue' },
   [-15]: { status: 'INSUFFICIENT_RESOURCES', text: 'hardware queue ring full (adapter option limits.ringEntries); wait for the GPU to drain it' },
   [-16]: { status: 'ACCESS_DENIED', text: 'GPU page fault: the GPU VA is not mapped in the queue\'s process' },

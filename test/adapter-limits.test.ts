@@ -116,7 +116,7 @@ describe('adapter limits', () => {
     expect(queues).toHaveLength(5);
     expect(refusal).toBeInstanceOf(WddmError);
     expect((refusal as WddmError).status).toBe('INSUFFICIENT_RESOURCES');
-    expect((refusal as WddmError).message).toMatch(/no hardware queue left: .*arena has no room for another ring of limits\.ringEntries commands \(limits\.heapArenaBytes\)/);
+    expect((refusal as WddmError).message).toMatch(/hardware queue table full \(adapter option limits\.queues\), or no room left in the arena for another ring of limits\.ringEntries commands \(limits\.heapArenaBytes\)/);
     p.destroyHwQueue(queues[1].hHwQueue);
     const again = p.createHwQueue({ hDevice: device, nativeProgressFence: false });
     const fence = p.createNativeFence({ hDevice: device });

@@ -203,7 +203,7 @@ describe('timeline', () => {
     expect(logs.queued.map((e) => e.value)).toEqual(Array.from({ length: limit }, (_, k) => BigInt(300 - limit + 1 + k)));
     expect(logs.entries.map((e) => e.value)).toEqual(Array.from({ length: limit }, (_, k) => BigInt(300 - limit + 1 + k)));
     expect(m.summary().logs).toMatchObject({ entriesRead: 300, queuedDropped: 292, entriesDropped: 292 });
-    expect(m.summaryText()).toMatch(/timeline records dropped \(only the last 8 of each kind are kept\): queued=292 entries=292/);
+    expect(m.summaryText()).toMatch(/timeline records dropped \(only the last 8 of each kind are kept: limits\.timelineRecords\): queued=292 entries=292/);
     const trace = exportTimeline(m);
     expect(structureProblems(JSON.parse(JSON.stringify(trace)))).toEqual([]);
     const slices = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat === 'signal');

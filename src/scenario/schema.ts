@@ -120,6 +120,7 @@ export const SCENARIO_SCHEMA = strict({
       processes: { type: 'integer', minimum: 1, maximum: L.processes, description: 'processes the machine holds (default 16)' },
       eventsPerRun: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'scheduler events before the livelock guard stops the run (default 50000000)' },
       traceEvents: { type: 'integer', minimum: 1, maximum: 1 << 24, description: 'trace events kept in memory, the newest (default 262144)' },
+      timelineRecords: { type: 'integer', minimum: 1, maximum: 1 << 24, description: 'LOG-08 records of each kind kept for the timeline, the newest (default 16384)' },
     }),
   }, ['adapters']),
   processes: { type: 'array', minItems: 1, maxItems: L.processes, items: strict({ name: NAME }, ['name']) },
