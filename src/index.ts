@@ -1,10 +1,12 @@
 // wddm-fence: a reference software model of WDDM GPU synchronization objects.
 export { createMachine, createMachineSync, Machine, Adapter } from './machine.js';
 export { MAX_VIRTUAL_TIME_NS } from './validate.js';
-export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary } from './machine.js';
+export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine.js';
+export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock } from './check/liveness.js';
+export type { GpuRewind } from './os/gpu-rewind.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './faults.js';
-export { RuntimeProcess, CpuThread, Cpu } from './runtime.js';
-export type { ThreadOp, ThreadBody, WaitArgs } from './runtime.js';
+export { RuntimeProcess, CpuThread, Cpu, CpuThreadError } from './runtime.js';
+export type { ThreadOp, ThreadBody, WaitArgs, ThreadBlock } from './runtime.js';
 export type { WaitResult, WaitStatus, NativeFenceMapping, BugCheckReport, Counters } from './os/dxgkrnl.js';
 export type { MonitoredFenceCreated, LegacyCounters } from './os/monitored.js';
 export { compareSynchronizationModels } from './compare.js';

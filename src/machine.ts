@@ -32,6 +32,7 @@ import { parseSegments, type SegmentDescriptor, type SegmentOptions } from './vi
 import { VidMm, type VidMmCounters } from './vidmm/vidmm.js';
 import { DoorbellService } from './gpu/doorbell.js';
 import { planMemory, heapClassFor } from './memory-plan.js';
+import { stuckReport, stuckText, type StuckReport } from './check/liveness.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -100,6 +101,25 @@ export interface DoorbellOptions {
   ringEntries?: number;
   /** Virtual time from a doorbell write to the other adapter's scheduler taking it (default 300 ns). */
   latencyNs?: number;
+}
+
+/** machine.inspectFence: what the kernel knows of one fence (read-only; no user-mode path reads MonitoredValue). */
+export interface FenceInspection {
+  fence: string;
+  adapter: string;
+  kind: 'native' | 'monitored';
+  currentValue: bigint;
+  /** Native fences: the MonitoredValue the CMP compares against (UINT64_MAX with no CPU waiter). */
+  monitoredValue?: bigint;
+  /** CPU waiters (wait blocks in the fence's heap). */
+  cpuWaiters: number;
+  /** Submitted GPU waits / signals naming it that have not executed yet. */
+  gpuWaitsInFlight: number;
+  gpuSignalsInFlight: number;
+  /** Open handles to this record, in every process (closed ones still draining GPU work not counted). */
+  openHandles: number;
+  /** No open handle is left anywhere but GPU commands still name it: storage kept until they drain. */
+  destroyPending: boolean;
 }
 
 export interface AdapterSummary {
@@ -196,12 +216,41 @@ export class Machine {
    * point in virtual time, 0 … MAX_VIRTUAL_TIME_NS; one already passed runs
    * nothing). Stops with a WddmError when the run passes limits.eventsPerRun
    * events (the livelock guard) or virtual time passes MAX_VIRTUAL_TIME_NS.
+   * A CPU thread whose body throws anything but a WddmError stops the run:
+   * run() throws a CpuThreadError naming the thread, with the original error
+   * as `cause` (the machine stays consistent; run() again goes on). When it
+   * returns, `stuck()` says what is still blocked.
    */
   run(untilNs?: number): this {
     const until = untilNs === undefined ? Infinity : v.nonNegative(untilNs, 'run(untilNs)');
     this.scheduler.run(until);
     if (this.scheduler.nowNs > v.MAX_VIRTUAL_TIME_NS) throw timeOverflow(this.scheduler.nowNs);
     return this;
+  }
+
+  /**
+   * What is still blocked — hardware queues and kernel-mode contexts on a
+   * wait, CPU waiters, unfinished CPU threads — and every deadlock (a cycle of
+   * them that nothing inside the machine can release). Meant for after run();
+   * src/check/liveness.ts explains the rules.
+   */
+  stuck(): StuckReport { return stuckReport(this.os, this.processes); }
+
+  /**
+   * A kernel debugger's read-only look at one fence through a process's
+   * handle: values, CPU waiter count, GPU work in flight, handles. Not part of
+   * what user mode can do (RuntimeProcess has no such call, NF-04).
+   */
+  inspectFence(process: RuntimeProcess, hSyncObject: number): FenceInspection {
+    if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
+    const { global } = this.os.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject');
+    return {
+      fence: global.label, adapter: global.adapter.name, kind: global.kind, currentValue: global.currentValue(),
+      monitoredValue: global.kind === 'native' ? u64(global.adapter.core.cpuReadMonitoredValue(global.coreFence)) : undefined,
+      cpuWaiters: this.os.fenceWaiterCount(global),
+      gpuWaitsInFlight: global.gpuWaitsInFlight, gpuSignalsInFlight: global.gpuSignalsInFlight,
+      openHandles: [...global.locals].filter((l) => !l.closing).length, destroyPending: global.destroyPending,
+    };
   }
 
   /** The OS's native fence log reader: entries read, queued events, overruns, contract violations (src/os/logs.ts). */
@@ -285,10 +334,14 @@ export class Machine {
     }
     const cross = this.os.crossAdapter.summaryLine();
     if (cross) lines.push(cross);
+    if (o.gpuRewinds || o.deferredCloses || o.orphanedWaits) {
+      lines.push(`  fence lifetime: gpuRewinds=${o.gpuRewinds} deferredCloses=${o.deferredCloses} orphanedWaits=${o.orphanedWaits}`);
+    }
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
     if (s.trace.dropped) {
       lines.push(`  trace: ${s.trace.recorded} events recorded; the oldest ${s.trace.dropped} were dropped (memory keeps the last ${s.trace.capacity}: limits.traceEvents; \`wddm-fence run --trace-file\` keeps every one)`);
     }
+    lines.push(...stuckText(this.stuck()));
     return lines.join('\n') + '\n';
   }
 }

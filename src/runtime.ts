@@ -53,13 +53,36 @@ export type ThreadBody = (cpu: Cpu) => Generator<ThreadOp, unknown, WaitResult>;
 /** An error raised by a blocking call, thrown into the thread at its yield. */
 class ThreadFault { constructor(readonly error: unknown) {} }
 
+/** What a blocked thread is waiting in (tools: machine.stuck()). */
+export type ThreadBlock =
+  | { op: 'wait' }
+  | { op: 'waitEvent'; event: CpuEvent; timed: boolean }
+  | { op: 'sleep'; untilNs: number };
+
 export class CpuThread {
   state: 'ready' | 'running' | 'blocked' | 'done' | 'failed' = 'ready';
   result: unknown;
   error?: unknown;
+  /** While blocked: what in. */
+  blockedOn?: ThreadBlock;
   /** Every wait result this thread received, in order. */
   readonly waits: WaitResult[] = [];
   constructor(readonly name: string, readonly process: RuntimeProcess) {}
+}
+
+/**
+ * A CPU thread's body threw something other than a WddmError (a bug in the
+ * body, or a TypeError such as yielding something that is not an operation).
+ * machine.run() throws it at the moment the thread fails, with the original
+ * error as `cause`; the thread is left 'failed' and the machine as it was, so
+ * run() can go on. (A WddmError a thread does not catch is a refused call: the
+ * thread fails, the trace says so, and the run goes on.)
+ */
+export class CpuThreadError extends Error {
+  constructor(readonly thread: CpuThread, cause: unknown) {
+    super(`CPU thread "${thread.process.name}:${thread.name}" failed: ${cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)}`, { cause });
+    this.name = 'CpuThreadError';
+  }
 }
 
 export class RuntimeProcess {
@@ -167,7 +190,7 @@ export class RuntimeProcess {
     const event = this.os.resolve(this.kernel, hAsyncEvent, 'event', 'hAsyncEvent');
     this.os.beginWait(this.kernel, rest, `event ${event.name}`, (result) => {
       if (result.status === 'SUCCESS') this.setEvent(event);
-    });
+    }, { tag: event, event: event.name });
   }
 
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
@@ -187,6 +210,19 @@ export class RuntimeProcess {
     return event.handle;
   }
   isEventSet(hEvent: number): boolean { return this.os.resolve(this.kernel, hEvent, 'event', 'hEvent').signaled; }
+  /**
+   * Events are manual-reset (a KEVENT NotificationEvent): once set, an event
+   * stays set — every thread waiting on it wakes, and later waits return at
+   * once — until resetEvent clears it. Resetting an event that is not set does
+   * nothing; a wait with hAsyncEvent still pending sets it again when satisfied.
+   */
+  resetEvent(hEvent: number): void {
+    const event = this.os.resolve(this.kernel, hEvent, 'event', 'hEvent');
+    if (!event.signaled) return;
+    event.signaled = false;
+    event.signaledAtNs = undefined;
+    this.os.trace.record('cpu', this.name, 'KEVENT reset', { event: event.name });
+  }
   private setEvent(event: CpuEvent): void {
     if (event.signaled) return;
     event.signaled = true;
@@ -284,6 +320,7 @@ export class RuntimeProcess {
     const actor = `${this.name}:${name}`;
     const step = (input: WaitResult | ThreadFault | undefined) => {
       thread.state = 'running';
+      thread.blockedOn = undefined;
       let next: IteratorResult<ThreadOp, unknown>;
       try {
         // the first next() starts the body: its argument is ignored, there is no yield to receive it
@@ -291,7 +328,8 @@ export class RuntimeProcess {
       } catch (error) {
         thread.state = 'failed';
         thread.error = error;
-        this.os.trace.record('cpu', actor, 'thread failed', { error: (error as Error).message });
+        this.os.trace.record('cpu', actor, 'thread failed', { error: error instanceof Error ? error.message : String(error), unexpected: !(error instanceof WddmError) });
+        if (!(error instanceof WddmError)) throw new CpuThreadError(thread, error); // surfaces from machine.run()
         return;
       }
       if (next.done) {
@@ -314,6 +352,7 @@ export class RuntimeProcess {
     if (op.op === 'sleep') {
       let durationNs: number;
       try { durationNs = v.nonNegative(op.durationNs, 'sleep(durationNs)'); } catch (error) { resume(new ThreadFault(error)); return; }
+      thread.blockedOn = { op: 'sleep', untilNs: scheduler.nowNs + durationNs };
       scheduler.after(durationNs, `${actor} sleep`, () => resume(completed('SUCCESS', false)));
       return;
     }
@@ -324,11 +363,16 @@ export class RuntimeProcess {
         timeoutNs = op.timeoutNs === undefined ? undefined : v.nonNegative(op.timeoutNs, 'waitEvent(timeoutNs)');
       } catch (error) { resume(new ThreadFault(error)); return; }
       if (event.signaled) { resume(completed('SUCCESS', true)); return; }
+      thread.blockedOn = { op: 'waitEvent', event, timed: timeoutNs !== undefined };
       let done = false;
       const timer = timeoutNs === undefined ? undefined : scheduler.after(timeoutNs, `${actor} event timeout`, () => {
         if (done) return; done = true; resume(completed('TIMEOUT', false));
       });
       event.waiters.push(() => { if (done) return; done = true; scheduler.cancel(timer); resume(completed('SUCCESS', false)); });
+      return;
+    }
+    if (op.op !== 'wait') {
+      resume(new ThreadFault(new TypeError(`a thread yielded { op: ${JSON.stringify((op as { op: unknown }).op)} }; it must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()`)));
       return;
     }
     let immediate: WaitResult | undefined;
@@ -337,11 +381,14 @@ export class RuntimeProcess {
         thread.waits.push(result);
         if (!result.immediate) this.os.trace.record('cpu', actor, 'thread woke', { status: result.status });
         resume(result);
-      });
+      }, { tag: thread, thread: actor });
     } catch (error) {
       resume(new ThreadFault(error));
       return;
     }
-    if (!immediate) this.os.trace.record('cpu', actor, 'thread blocked', {});
+    if (!immediate) {
+      thread.blockedOn = { op: 'wait' };
+      this.os.trace.record('cpu', actor, 'thread blocked', {});
+    }
   }
 }

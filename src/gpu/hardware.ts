@@ -42,6 +42,8 @@ export interface StepRecord {
   timeNs: number;
   observedNs?: number; // waits: when the GPU first saw the wait
   interrupt?: boolean;
+  /** Signals: the CurrentValue the store overwrote (the OS's GPU-rewind rule reads it, src/os/gpu-rewind.ts). */
+  previousValue?: bigint;
 }
 
 interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[] }
@@ -145,6 +147,7 @@ export class GpuHardware {
     const now = this.scheduler.nowNs;
     const L = this.layout;
     const actor = `${this.name}/engine${engine}`;
+    const overwritten = this.valueUnderHeadSignal(queue.id);
     const result = this.core.engineStep(queue.id, BigInt(now));
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result); return; }
     const out = this.readOut(this.memory.buffer);
@@ -159,6 +162,7 @@ export class GpuHardware {
       let set = this.blockedOn.get(out.fence);
       if (!set) this.blockedOn.set(out.fence, (set = new Set()));
       set.add(queue.id);
+      this.emit({ queue, kind: 'wait-blocked', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: now });
     } else if (out.op === L.opNop) {
       // The completion marker the driver put after a kernel-mode context's command buffer.
       const submissionFenceId = Number(out.value);
@@ -181,13 +185,20 @@ export class GpuHardware {
       } else {
         this.trace.record('cmp', actor, 'monitored fence signaled interrupt raised', { value: out.value });
       }
-      this.emit({ queue, kind: monitored ? 'fence-write' : 'signal', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, interrupt });
+      this.emit({ queue, kind: monitored ? 'fence-write' : 'signal', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, interrupt, previousValue: overwritten });
       if (!monitored) this.doorbell?.afterSignal(engine, out.fence); // XA-07: reads the StepReport's doorbell counts
       if (interrupt) this.raise(engine);
       this.rescanFence(out.fence);
     }
     state.busyUntilNs = nextNs;
     state.event = this.scheduler.at(nextNs, `${actor} tick`, () => this.tick(engine));
+  }
+
+  /** CurrentValue of the fence a queue's head signal is about to overwrite (undefined when the head is no signal). */
+  private valueUnderHeadSignal(id: number): bigint | undefined {
+    if (this.core.queueHeadOp(id) !== this.layout.opSignal) return undefined;
+    const fence = this.core.queueHeadFence(id);
+    return this.core.fenceIsLive(fence) ? u64(this.core.cpuReadCurrentValue(fence)) : undefined;
   }
 
   /** Hardware run-list rescan of queues blocked on one fence (after a signal). */

@@ -322,6 +322,31 @@ export class KernelContexts {
     return this.live.filter((c) => c.packets.some((p) => p.fences.includes(fence)) || c.inFlight.some((b) => b.fences.includes(fence)));
   }
 
+  /**
+   * Contexts held by the GPU wait at their head, with that wait and the
+   * signals queued behind it (software signal packets, fence writes of
+   * command buffers), in order. Read-only, for machine.stuck().
+   */
+  held(): { context: OsContext; fences: GlobalFence[]; values: bigint[]; queuedSignals: { fence: GlobalFence; value: bigint }[] }[] {
+    const out = [];
+    for (const context of this.live) {
+      const head = context.packets[0];
+      if (head?.type !== 'wait' || !head.held || context.device.removed || context.device.adapter.state !== 'running') continue;
+      const queuedSignals: { fence: GlobalFence; value: bigint }[] = [];
+      for (const packet of context.packets.slice(1)) {
+        if (packet.type === 'signal') packet.fences.forEach((fence, i) => queuedSignals.push({ fence, value: packet.values[i] }));
+        if (packet.type === 'commandBuffer') {
+          for (const c of packet.commands) {
+            const fence = c.op === 'fenceWrite' ? context.device.adapter.fences.get(c.coreFence) : undefined;
+            if (fence) queuedSignals.push({ fence, value: c.value });
+          }
+        }
+      }
+      out.push({ context, fences: head.fences, values: head.values, queuedSignals });
+    }
+    return out;
+  }
+
   /** Contexts of a process (for tests and the summary). */
   contextsOf(process: Process): OsContext[] { return this.live.filter((c) => c.device.process === process); }
 }

@@ -174,7 +174,7 @@ export class CrossAdapterFences {
   openMonitoredLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
     const cvGpuVa = this.os.mapGpu(process, global.adapter, global.cvPhys);
     const cvCpuVa = process.mapUser(global.cvPhys);
-    const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa };
+    const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa, gpuReferences: 0, closing: false };
     global.locals.add(local);
     process.handles.set(local.handle, local);
     this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, kind: 'monitored', FenceValueGPUVirtualAddress: cvGpuVa, FenceValueCPUVirtualAddress: cvCpuVa });

@@ -36,6 +36,8 @@ import { MonitoredFences, observeMonitoredValue } from './monitored.js';
 import { KernelContexts, type OsContext } from './contexts.js';
 import { NativeFenceLogs } from './logs.js';
 import { CrossAdapterFences } from './cross-adapter.js';
+import { FenceLifetime, type InFlightCommand, type QueueReferences } from './lifetime.js';
+import { GpuRewinds } from './gpu-rewind.js';
 
 // ───────────────────────────── objects ─────────────────────────────
 
@@ -74,7 +76,13 @@ export class GlobalFence {
   monitoredValue = UINT64_MAX;
   readonly locals = new Set<LocalFence>();
   ntReferences = 0;
+  /** Storage freed, Destroy DDI called. */
   destroyed = false;
+  /** No open handle is left but GPU commands in flight still name it: storage kept (src/os/lifetime.ts). */
+  destroyPending = false;
+  /** Submitted GPU waits / signals naming it that have not executed yet (any process, any queue). */
+  gpuWaitsInFlight = 0;
+  gpuSignalsInFlight = 0;
   hGlobal = 0;
   /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
   kind: 'native' | 'monitored' = 'native';
@@ -111,6 +119,10 @@ export interface LocalFence {
   cvGpuVa: bigint;
   mvGpuVa: bigint;
   cvCpuVa: bigint;
+  /** Submitted GPU commands written through this handle that have not executed yet (src/os/lifetime.ts). */
+  gpuReferences: number;
+  /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
+  closing: boolean;
 }
 
 export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
@@ -118,6 +130,10 @@ export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsA
 export interface OsHwQueue {
   kind: 'hwQueue'; handle: number; device: OsDevice; hHwQueue: number; engine: number;
   progress?: LocalFence; progressValue: bigint; label: string;
+  /** The core's id of the queue record (GPU steps name queues by it). */
+  coreQueue: number;
+  /** Submitted wait / signal commands not yet executed, in ring order (src/os/lifetime.ts). */
+  references: QueueReferences;
 }
 export interface CpuEvent { kind: 'event'; handle: number; name: string; signaled: boolean; signaledAtNs?: number; waiters: (() => void)[] }
 interface NtHandle { kind: 'nt'; handle: number; global: GlobalFence }
@@ -141,6 +157,12 @@ export interface WaitResult {
 }
 
 interface WaitEntry { fence: GlobalFence; value: bigint; waitBlock: number; done: boolean }
+/**
+ * Who started a CPU wait, for tools (machine.stuck()): the process's name and,
+ * from the runtime, the object behind it (a CpuThread, or the CpuEvent a
+ * waitWithEvent sets) with its name.
+ */
+export interface WaiterOwner { process: string; tag?: object; thread?: string; event?: string }
 class Waiter {
   timeout?: ScheduledEvent;
   completed = false;
@@ -151,7 +173,20 @@ class Waiter {
     readonly mode: 'all' | 'any',
     readonly entries: WaitEntry[],
     readonly onComplete: (result: WaitResult) => void,
+    readonly owner: WaiterOwner,
   ) { this.remaining = entries.filter((e) => !e.done).length; }
+}
+
+/** A CPU waiter still waiting, as tools see it (machine.stuck()). */
+export interface PendingWaiter {
+  id: number;
+  label: string;
+  mode: 'all' | 'any';
+  owner: WaiterOwner;
+  /** Has a timeout on its way (it will end on its own). */
+  timed: boolean;
+  /** What it still waits for. */
+  waits: { fence: GlobalFence; value: bigint }[];
 }
 
 export interface Counters {
@@ -170,6 +205,9 @@ export interface Counters {
   currentValueUpdates: number;     // UpdateCurrentValuesFromCpu calls
   fencesScanned: number;           // fences the OS looked at on interrupts
   fullScans: number;               // no-list interrupts
+  gpuRewinds: number;              // GPU signals that lowered CurrentValue (src/os/gpu-rewind.ts)
+  deferredCloses: number;          // handles closed while GPU commands still named them (src/os/lifetime.ts)
+  orphanedWaits: number;           // GPU waits on destroyed fences nothing could signal: adapter reset
 }
 
 // ───────────────────────────── processes ─────────────────────────────
@@ -221,7 +259,7 @@ export class Dxgkrnl {
   readonly counters: Counters = {
     cpuSignals: 0, interruptsHandled: 0, spuriousInterrupts: 0, propagationInterrupts: 0, waitersAdded: 0, waitersWoken: 0,
     waitsSatisfiedAtOnce: 0, waitsTimedOut: 0, monitoredValueUpdates: 0, monitoredValuesWritten: 0,
-    currentValueUpdates: 0, fencesScanned: 0, fullScans: 0,
+    currentValueUpdates: 0, fencesScanned: 0, fullScans: 0, gpuRewinds: 0, deferredCloses: 0, orphanedWaits: 0,
   };
   private readonly waiters = new Map<number, Waiter>();
   private nextWaiter = 1;
@@ -233,6 +271,10 @@ export class Dxgkrnl {
   readonly logs = new NativeFenceLogs(this);
   /** Cross-adapter fences (XA-01..04, XA-07): src/os/cross-adapter.ts. */
   readonly crossAdapter = new CrossAdapterFences(this);
+  /** In-flight GPU references, deferred close and destroy, waits nothing can satisfy: src/os/lifetime.ts. */
+  readonly lifetime = new FenceLifetime(this);
+  /** GPU signals below CurrentValue: the rule and its listeners (src/os/gpu-rewind.ts). */
+  readonly gpuRewinds = new GpuRewinds(this);
 
   constructor(
     readonly options: OsOptions,
@@ -270,6 +312,7 @@ export class Dxgkrnl {
       destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
     };
     this.adapters.push(full);
+    adapter.hardware.stepListeners.push((step) => { this.lifetime.onStep(full, step); this.gpuRewinds.observe(full, step); });
     // A GPU fault (page fault, …) is a timeout detection and recovery: the devices are removed.
     adapter.hardware.onFault = (message) => {
       if (full.state === 'running') this.removeDevice(full, `GPU fault: ${message}`);
@@ -525,6 +568,7 @@ export class Dxgkrnl {
     if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
     const local: LocalFence = {
       kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: opened.hLocalNativeFence, cvGpuVa, mvGpuVa, cvCpuVa,
+      gpuReferences: 0, closing: false,
     };
     this.trace.record('ddi', adapter.name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: local.hLocal });
     global.locals.add(local);
@@ -613,9 +657,21 @@ export class Dxgkrnl {
       return;
     }
     const { process, global } = local;
-    const adapter = global.adapter;
+    // The handle is gone at once; what the GPU may still use (mappings, the driver's local) waits (src/os/lifetime.ts).
     process.handles.delete(local.handle);
     process.retired.add(local.handle);
+    process.unmapUser(global.cvPhys);
+    if (this.lifetime.deferClose(local)) {
+      if (!this.lifetime.reachable(global)) this.lifetime.markDestroyPending(global);
+      return;
+    }
+    this.finishClose(local);
+  }
+
+  /** DxgkDdiCloseNativeFence and the GPU unmaps of a closed handle; the last one out destroys the fence (NF-15). */
+  finishClose(local: LocalFence): void {
+    const { process, global } = local;
+    const adapter = global.adapter;
     global.locals.delete(local);
     if (adapter.state === 'running') {
       this.trace.record('ddi', adapter.name, 'DxgkDdiCloseNativeFence', { hLocalNativeFence: local.hLocal });
@@ -623,12 +679,16 @@ export class Dxgkrnl {
     }
     this.unmapGpu(process, adapter, global.cvPhys);
     this.unmapGpu(process, adapter, global.mvPhys);
-    process.unmapUser(global.cvPhys);
     this.maybeDestroyGlobal(global);
   }
 
   private maybeDestroyGlobal(global: GlobalFence): void {
     if (global.destroyed) return;
+    if (!global.destroyPending && !this.lifetime.reachable(global)) {
+      // Only handles still closing (GPU commands name them) are left: destroy pending.
+      const members = this.crossAdapter.groupOf(global)?.members ?? [global];
+      if (members.some((m) => m.locals.size > 0)) { this.lifetime.markDestroyPending(global); return; }
+    }
     if (this.crossAdapter.groupOf(global)) { this.crossAdapter.releaseIfUnused(global, (f) => this.destroyGlobalNow(f)); return; }
     if (global.locals.size || global.ntReferences) return;
     this.destroyGlobalNow(global);
@@ -639,6 +699,7 @@ export class Dxgkrnl {
     // Waiters still blocked on a destroyed fence are released with OBJECT_DESTROYED.
     this.releaseWaitersOf(global, 'OBJECT_DESTROYED');
     global.destroyed = true;
+    global.destroyPending = false;
     if (adapter.state === 'running') {
       this.trace.record('ddi', adapter.name, 'DxgkDdiDestroyNativeFence', { hGlobalNativeFence: global.hGlobal });
       this.callDriver(adapter, () => adapter.driver.destroyNativeFence({ hGlobalNativeFence: global.hGlobal }));
@@ -661,8 +722,12 @@ export class Dxgkrnl {
 
   // ── CPU waits (NF-08) ──
 
-  /** Validates and starts a CPU wait; `onComplete` runs once, now or later. */
-  beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void): WaitResult | undefined {
+  /**
+   * Validates and starts a CPU wait; `onComplete` runs once, now or later.
+   * `owner`: the caller's object behind the wait (a CpuThread, a CpuEvent), kept for tools (machine.stuck()).
+   */
+  beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
+            owner?: Omit<WaiterOwner, 'process'>): WaitResult | undefined {
     const a = v.options(args, 'wait(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
     const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
     const values = v.array(a.values, 'values', objects.length, objects.length);
@@ -674,6 +739,7 @@ export class Dxgkrnl {
     objects.forEach((h, i) => {
       const local = this.resolve(process, h, 'syncObject', `objects[${i}]`);
       this.requireRunning(local.global.adapter, `objects[${i}]`);
+      rejectRepeat(fences, local, i, 'wait');
       if (local.global.hasFlag('noWait')) {
         throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noWait: it cannot be waited on`,
           { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noWait' });
@@ -687,12 +753,14 @@ export class Dxgkrnl {
       ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
       timeoutNs: timeoutNs === Infinity ? 'INFINITE' : timeoutNs, waiter: label,
     });
-    return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete);
+    return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete, { process: process.name, ...owner });
   }
 
   /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
   startWait(fences: GlobalFence[], values: bigint[], mode: 'all' | 'any', timeoutNs: number, label: string,
-            onComplete: (result: WaitResult) => void): WaitResult | undefined {
+            onComplete: (result: WaitResult) => void, owner: WaiterOwner = { process: 'System' }): WaitResult | undefined {
+    // One wait block per (waiter, fence): a fence twice would pop twice in one batch (beginWait refuses it up front).
+    if (new Set(fences).size !== fences.length) throw new Error(`startWait(${label}): a fence appears twice; callers must refuse that before changing anything`);
     const now = this.scheduler.nowNs;
     const reached = fences.map((f, i) => f.currentValue() >= values[i]);
     const anyIndex = reached.indexOf(true);
@@ -712,7 +780,7 @@ export class Dxgkrnl {
     }
     const id = this.nextWaiter++;
     const entries: WaitEntry[] = fences.map((fence, i) => ({ fence, value: values[i], waitBlock: 0, done: mode === 'all' && reached[i] }));
-    const waiter = new Waiter(id, label, mode, entries, onComplete);
+    const waiter = new Waiter(id, label, mode, entries, onComplete, owner);
     // Add every wait block first; any failure rolls back and changes nothing.
     const added: WaitEntry[] = [];
     for (const entry of entries) {
@@ -844,15 +912,19 @@ export class Dxgkrnl {
     return asU64(fence.adapter.core.fenceMonitoredTarget(fence.coreFence));
   }
 
-  /** Releases every waiter that waits on `fence` with a non-success status. */
-  releaseWaitersOf(fence: GlobalFence, status: WaitStatus): void {
+  /**
+   * Releases every waiter that waits on `fence` with a non-success status.
+   * `keepFence`: the fence lives on (destroy pending), so its MonitoredValue
+   * follows too (UINT64_MAX once no waiter is left, NF-02).
+   */
+  releaseWaitersOf(fence: GlobalFence, status: WaitStatus, keepFence = false): void {
     const changed = new Set<GlobalFence>();
     for (const waiter of [...this.waiters.values()].sort((x, y) => x.id - y.id)) {
       if (waiter.entries.some((e) => e.fence === fence && !e.done)) {
         this.finishWaiter(waiter, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
       }
     }
-    changed.delete(fence);
+    if (!keepFence) changed.delete(fence);
     this.refresh(changed);
   }
 
@@ -870,6 +942,7 @@ export class Dxgkrnl {
     objects.forEach((h, i) => {
       const local = this.resolve(process, h, 'syncObject', `objects[${i}]`);
       this.requireRunning(local.global.adapter, `objects[${i}]`);
+      rejectRepeat(fences, local, i, 'signal');
       const value = v.u64(values[i], `values[${i}]`);
       if (local.global.hasFlag('noSignal')) {
         throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
@@ -998,6 +1071,7 @@ export class Dxgkrnl {
     this.bugChecks.push(report);
     adapter.hardware.stop();
     this.trace.record('fault', adapter.name, 'BUG CHECK', { code, message });
+    this.lifetime.adapterReset(adapter); // its GPU work will never execute: in-flight references go
     // Waiters on the stopped adapter's fences must not hang: release them.
     const changed = new Set<GlobalFence>();
     for (const waiter of [...this.waiters.values()].sort((x, y) => x.id - y.id)) {
@@ -1014,6 +1088,7 @@ export class Dxgkrnl {
     this.trace.record('fault', adapter.name, 'device removed (TDR)', { reason });
     adapter.driver.resetEngines();
     this.logs.adapterReset(adapter);
+    this.lifetime.adapterReset(adapter); // the dropped work releases its fences (deferred closes finish)
     for (const device of adapter.devices) { device.removed = true; device.queues.clear(); }
     this.contexts.onDeviceRemoved(adapter);
     const fences = [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence).filter((f) => !f.hasFlag('noSignalMaxValueOnTdr'));
@@ -1056,9 +1131,13 @@ export class Dxgkrnl {
       if (progress) this.closeLocal(progress);
       throw error;
     }
-    const queue: OsHwQueue = { kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label };
+    const queue: OsHwQueue = {
+      kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label,
+      coreQueue: created.coreQueue, references: { commands: [], head: 0 },
+    };
     device.queues.add(queue);
     process.handles.set(queue.handle, queue);
+    this.lifetime.queueCreated(queue);
     // LOG-01, LOG-03: the queue's two log buffers, announced to the driver.
     try {
       this.logs.queueCreated(queue, created.coreQueue);
@@ -1079,6 +1158,7 @@ export class Dxgkrnl {
       this.callDriver(adapter, () => adapter.driver.destroyHwQueue({ hHwQueue: queue.hHwQueue }));
     }
     this.logs.queueDestroyed(queue);
+    this.lifetime.queueGone(queue); // its unexecuted commands release their fences
     queue.device.queues.delete(queue);
     process.handles.delete(queue.handle);
     process.retired.add(queue.handle);
@@ -1095,6 +1175,7 @@ export class Dxgkrnl {
     const list = v.array(a.commands, 'commands', 1, 4096);
     const commands: UserModeCommand[] = [];
     const described: string[] = [];
+    const references: InFlightCommand[] = [];
     list.forEach((raw, i) => {
       const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
       const keys = Object.keys(c);
@@ -1120,15 +1201,18 @@ export class Dxgkrnl {
       if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
       commands.push({ op, coreFence: local.global.coreFence, gpuVa: local.cvGpuVa, value, handle: local.handle });
+      references.push({ op, local, value });
       described.push(`${op}(${local.global.label}, ${value})`);
     });
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
       commands.push({ op: 'signal', coreFence: queue.progress.global.coreFence, gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
+      references.push({ op: 'signal', local: queue.progress, value: progressValue });
       described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
     device.adapter.driver.writeUserModeCommands(queue.hHwQueue, commands);
+    this.lifetime.submitted(queue, references); // each command holds its fence until it executed (src/os/lifetime.ts)
     this.logs.recordQueued(queue, commands);
     if (progressValue !== undefined) queue.progressValue = progressValue;
     this.trace.record('umd', process.name, 'commands written to ring + doorbell', { queue: queue.label, commands: described });
@@ -1149,6 +1233,34 @@ export class Dxgkrnl {
   }
 
   get pendingWaiters(): number { return this.waiters.size; }
+
+  /** The CPU waiters still waiting, oldest first, with what each still waits for (read-only, for tools). */
+  pendingWaiterList(): PendingWaiter[] {
+    return [...this.waiters.values()].sort((x, y) => x.id - y.id).map((w) => ({
+      id: w.id, label: w.label, mode: w.mode, owner: w.owner, timed: w.timeout !== undefined && !w.timeout.cancelled,
+      waits: w.entries.filter((e) => !e.done).map((e) => ({ fence: e.fence, value: e.value })),
+    }));
+  }
+
+  /** CPU waiters of one fence (its wait blocks in the core's heap): kernel-side inspection (machine.inspectFence). */
+  fenceWaiterCount(fence: GlobalFence): number {
+    return fence.destroyed ? 0 : fence.adapter.core.fenceWaiterCount(fence.coreFence);
+  }
+}
+
+/**
+ * One fence may appear once per wait or signal call (D3DKMT takes an array of
+ * distinct objects). Two handles of the same fence count as the same fence.
+ * Throws before the call changes anything.
+ */
+export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: number, call: 'wait' | 'signal'): void {
+  const first = seen.indexOf(local.global);
+  if (first < 0) return;
+  const hint = call === 'wait'
+    ? 'name each fence once (wait-all: wait for the larger value; wait-any: the smaller one)'
+    : 'name each fence once, with the value it must end at';
+  throw new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${local.global.label}); a ${call} names each fence at most once: ${hint}`,
+    { parameter: `objects[${index}]`, value: local.handle, expected: `a fence not already named by objects[${first}]` });
 }
 
 export interface NativeFenceMapping {

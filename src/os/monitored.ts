@@ -32,7 +32,7 @@ import { WddmError, check } from '../errors.js';
 import type { MonitoredFenceSignaledInterrupt } from '../driver/ddi.js';
 import { MONITORED_FENCE_WINDOW, MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, VIDSCHCAPS, hex } from '../wddm.js';
 import * as v from '../validate.js';
-import { GlobalFence, type Dxgkrnl, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
+import { GlobalFence, rejectRepeat, type Dxgkrnl, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
 
 /** What the legacy (monitored fence + kernel-mode context) model costs, counted. */
 export interface LegacyCounters {
@@ -144,7 +144,7 @@ export class MonitoredFences {
     if (shareable) os.crossAdapter.attach(global);
     const cpuVa = process.mapUser(cvPhys);
     const local: LocalFence = {
-      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa,
+      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa, gpuReferences: 0, closing: false,
     };
     global.locals.add(local);
     adapter.fences.set(coreFence, global);
@@ -287,6 +287,7 @@ export class MonitoredFences {
     objects.forEach((h, i) => {
       const local = this.os.resolve(process, h, 'syncObject', `objects[${i}]`);
       const fence = local.global;
+      rejectRepeat(fences, local, i, what);
       const value = v.u64(rawValues[i], `values[${i}]`);
       if (fence.kind !== 'monitored') {
         throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} (${fence.label}) is a native fence; kernel-mode contexts wait for and signal monitored fences (a native fence is waited for and signalled in a hardware queue)`,

@@ -664,6 +664,20 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     for (const name of Object.keys(e.adapters ?? {})) ref(['expect', 'adapters', name], name, adapters, 'adapters');
     for (const name of Object.keys(e.threads ?? {})) ref(['expect', 'threads', name], name, threads, 'threads');
     for (const name of Object.keys(e.blockedQueues ?? {})) ref(['expect', 'blockedQueues', name], name, queues, 'queues');
+    // Liveness: a run that ends stuck fails unless the file says so (expect.stuck / expect.deadlock).
+    const expectsStuck = e.stuck === true || e.deadlock === true;
+    const stuckBy: [Segment[], string][] = [
+      ...Object.entries(e.waits ?? {}).filter(([, raw]) => (typeof raw === 'string' ? raw : raw.outcome) === 'pending')
+        .map(([id]): [Segment[], string] => [['expect', 'waits', id], `expect.waits.${id} is "pending"`]),
+      ...Object.entries(e.threads ?? {}).filter(([, state]) => state === 'blocked')
+        .map(([name]): [Segment[], string] => [['expect', 'threads', name], `expect.threads.${name} is "blocked"`]),
+      ...Object.entries(e.blockedQueues ?? {}).filter(([, blocked]) => blocked)
+        .map(([name]): [Segment[], string] => [['expect', 'blockedQueues', name], `expect.blockedQueues.${name} is true`]),
+    ];
+    if (!expectsStuck) {
+      for (const [segments, what] of stuckBy) add(segments, `${what}, so the run ends stuck; expected expect.stuck: true (or expect.deadlock: true) beside it: a run that ends stuck fails unless the file expects it`);
+    }
+    if (e.stuck === false && e.deadlock === true) add(['expect', 'deadlock'], 'expect.deadlock is true but expect.stuck is false; expected expect.stuck: true or left out (a deadlocked run is stuck)');
   }
   return problems;
 }

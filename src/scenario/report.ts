@@ -32,6 +32,7 @@ export function reportJson(result: ScenarioResult): string {
     passed: result.passed,
     summary: result.machine.summary(),
     expectations: result.expectations,
+    stuck: result.stuck,
     waits: result.waits,
     events: result.machine.trace.json(),
   }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n';

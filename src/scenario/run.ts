@@ -10,6 +10,7 @@ import type { TraceEvent } from '../trace.js';
 import type { RuntimeProcess, CpuThread, ThreadOp } from '../runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
 import type { AllocationUse } from '../vidmm/vidmm.js';
+import type { StuckReport } from '../check/liveness.js';
 import { ScenarioError, locationOf, type ScenarioProblem } from './load.js';
 import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
 
@@ -36,6 +37,8 @@ export interface ScenarioResult {
   waits: WaitRecord[];
   expectations: ExpectationResult[];
   passed: boolean;
+  /** What is still blocked at the end, and any deadlock (machine.stuck()). */
+  stuck: StuckReport;
   /** Scheduler events executed (work done). */
   events: number;
 }
@@ -288,27 +291,18 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     if (++events > scheduler.maxEventsPerRun) throw eventLimitError(scheduler.maxEventsPerRun, scheduler.nowNs);
     if (options.onProgress && events % every === 0) options.onProgress({ events, timeNs: machine.nowNs });
   }
-  const expectations = checkExpectations(s, machine, waits, threads, handles, allocations, cpuReads)
+  const stuck = machine.stuck();
+  const expectations = checkExpectations(s, machine, waits, threads, handles, allocations, cpuReads, stuck)
     .map((e) => ({ ...e, ...(e.path !== '(implicit)' ? locationOf(s, e.path) : undefined) }));
-  return { scenario: s, source, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events };
+  return { scenario: s, source, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events, stuck };
 }
 
-function blockedQueueNames(machine: Machine): Set<string> {
-  const blocked = new Set<string>();
-  for (const e of machine.trace.events) {
-    if (e.kind !== 'gpu') continue;
-    const queue = String(e.args.queue);
-    if (e.name === 'wait blocked') blocked.add(queue);
-    else if (e.name === 'wait unblocked') blocked.delete(queue);
-  }
-  // kernel-mode contexts: held by a GPU wait on the OS side
-  for (const e of machine.trace.events) {
-    if (e.kind !== 'os' || e.actor !== 'vidsch') continue;
-    if (e.name === 'context held by GPU wait') blocked.add(String(e.args.context));
-    else if (e.name === 'GPU wait satisfied: context released') blocked.delete(String(e.args.context));
-  }
-  for (const e of machine.trace.events) if (e.kind === 'fault' && e.name.startsWith('device removed')) blocked.clear();
-  return blocked;
+/** One line for the stuck expectation: what is blocked, and how many deadlocks. */
+function stuckSummary(report: StuckReport): string {
+  if (!report.stuck) return 'nothing stuck';
+  const parts = [`${report.queues.length} queue(s) blocked`, `${report.waiters.length} CPU waiter(s) pending`, `${report.threads.length} CPU thread(s) unfinished`];
+  if (report.deadlocks.length) parts.push(`${report.deadlocks.length} deadlock(s): ${report.deadlocks.map((d) => d.cycle.join(' -> ')).join('; ')}`);
+  return `stuck: ${parts.join(', ')}`;
 }
 
 /** Waiters whose fence value was reached but which still wait, plus any recorded contract violation. */
@@ -319,7 +313,7 @@ export function contractViolations(machine: Machine): string[] {
 }
 
 function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], threads: Map<string, CpuThread>, handles: Map<string, number>,
-  allocations: Map<string, { hAllocation: number }>, cpuReads: Map<string, string>): ExpectationResult[] {
+  allocations: Map<string, { hAllocation: number }>, cpuReads: Map<string, string>, stuck: StuckReport): ExpectationResult[] {
   const out: ExpectationResult[] = [];
   const push = (path: string, description: string, expected: unknown, actual: unknown) =>
     out.push({ path, description, expected: String(expected), actual: String(actual), ok: String(expected) === String(actual) });
@@ -372,7 +366,7 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
   for (const [name, state] of Object.entries(e.adapters ?? {})) {
     push(`expect.adapters.${name}`, `adapter ${name} is ${state}`, state, summary.adapters.find((a) => a.name === name)!.state);
   }
-  const blocked = blockedQueueNames(machine);
+  const blocked = new Set(stuck.queues.map((q) => q.queue));
   for (const [name, want] of Object.entries(e.blockedQueues ?? {})) {
     push(`expect.blockedQueues.${name}`, `queue ${name} ${want ? 'is' : 'is not'} blocked at the end`, want, blocked.has(name));
   }
@@ -382,6 +376,16 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
   const violations = contractViolations(machine);
   push(e.contractViolations === undefined ? '(implicit)' : 'expect.contractViolations', `${e.contractViolations ?? 0} contract violations`, e.contractViolations ?? 0,
     violations.length + (violations.length ? ` (${violations.join('; ')})` : ''));
+  // Liveness: nothing may be left blocked unless the file expects it (expect.stuck), nor deadlocked (expect.deadlock).
+  const stuckWanted = e.stuck ?? e.deadlock ?? false;
+  push(e.stuck === undefined && e.deadlock === undefined ? '(implicit)' : e.stuck !== undefined ? 'expect.stuck' : 'expect.deadlock',
+    stuckWanted ? 'the run ends stuck' : 'the run ends with nothing stuck', stuckWanted ? 'stuck' : 'nothing stuck',
+    stuck.stuck ? (stuckWanted ? 'stuck' : stuckSummary(stuck)) : 'nothing stuck');
+  if (e.deadlock !== undefined || stuck.deadlocks.length) {
+    const wanted = e.deadlock ?? false;
+    push(e.deadlock === undefined ? '(implicit)' : 'expect.deadlock', wanted ? 'the run ends in a deadlock' : 'the run ends in no deadlock',
+      wanted ? 'deadlock' : 'no deadlock', stuck.deadlocks.length ? (wanted ? 'deadlock' : `deadlock: ${stuck.deadlocks.map((d) => d.cycle.join(' -> ')).join('; ')}`) : 'no deadlock');
+  }
   // threads that failed are always reported (an exception in a step is never what a scenario wants unless it says so)
   for (const [name, t] of [...threads.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (t.state === 'failed' && e.threads?.[name] !== 'failed') push('(implicit)', `thread ${name} does not fail`, 'no failure', `failed: ${(t.error as Error)?.message}`);

@@ -102,7 +102,8 @@ const VIDMM_COUNTER_NAMES = ['allocationsCreated', 'allocationsFreed', 'destroys
 const LOG_COUNTER_NAMES = ['buffersCreated', 'buffersRecreated', 'logReads', 'entriesRead', 'updateNativeFenceLogsCalls', 'overruns', 'entriesLost',
   'fallbackScans', 'contractViolations', 'optimizedInterrupts'];
 const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'propagationInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
-  'waitsTimedOut', 'monitoredValueUpdates', 'monitoredValuesWritten', 'currentValueUpdates', 'fencesScanned', 'fullScans'];
+  'waitsTimedOut', 'monitoredValueUpdates', 'monitoredValuesWritten', 'currentValueUpdates', 'fencesScanned', 'fullScans',
+  'gpuRewinds', 'deferredCloses', 'orphanedWaits'];
 
 export const SCENARIO_SCHEMA = strict({
   $schema: { type: 'string' },
@@ -173,6 +174,8 @@ export const SCENARIO_SCHEMA = strict({
     blockedQueues: map({ type: 'boolean' }, { description: 'queue name → still blocked on a wait at the end' }),
     bugChecks: COUNT,
     contractViolations: COUNT,
+    stuck: { type: 'boolean', description: 'the run ends with a queue blocked, a CPU waiter pending or a CPU thread unfinished (default false: such a run fails)' },
+    deadlock: { type: 'boolean', description: 'the run ends in a deadlock: a cycle of waits nothing in the machine can release (implies stuck)' },
   }),
 }, ['name', 'machine', 'processes']);
 

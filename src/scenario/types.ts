@@ -73,5 +73,9 @@ export interface Scenario {
     blockedQueues?: Record<string, boolean>;
     bugChecks?: number;
     contractViolations?: number;
+    /** The run ends with something still blocked (default false: a stuck run fails). */
+    stuck?: boolean;
+    /** The run ends in a deadlock: a cycle of waits nothing in the machine can release (implies stuck). */
+    deadlock?: boolean;
   };
 }

@@ -12,6 +12,7 @@ import { Trace } from '../trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';
 import { exportTimeline } from '../timeline.js';
 import { scenarioFromAddress } from './address.js';
+import { stuckText } from '../check/liveness.js';
 
 let lastResult: ScenarioResult | undefined;
 
@@ -130,6 +131,14 @@ function drawSummary(result: ScenarioResult): void {
     tr.insertCell().textContent = String(v);
   }
   root.appendChild(numbers);
+  if (result.stuck.stuck) {
+    // What is still blocked at the end (and any deadlock): shown whether or not the scenario expected it.
+    const stuck = document.createElement('pre');
+    stuck.id = 'stuck-report';
+    stuck.className = result.stuck.deadlocks.length ? 'stuck deadlock' : 'stuck';
+    stuck.textContent = stuckText(result.stuck).map((l) => l.replace(/^ {2}/, '')).join('\n');
+    root.appendChild(stuck);
+  }
   const expectations = document.createElement('table');
   expectations.id = 'expectations';
   for (const e of result.expectations) {
@@ -150,6 +159,8 @@ function drawSummary(result: ScenarioResult): void {
   pre.id = 'summary-text';
   root.appendChild(pre);
   root.dataset.passed = String(result.passed);
+  root.dataset.stuck = String(result.stuck.stuck);
+  root.dataset.deadlocks = String(result.stuck.deadlocks.length);
   root.dataset.interrupts = String(interrupts);
   root.dataset.gpuSignals = String(gpuSignals);
 }

@@ -1,0 +1,65 @@
+// GPU signals below CurrentValue: the model's rule (NF-19 and the GPU).
+//
+// A GPU signal is a plain 64-bit store; the engine does not compare. D3D12 lets
+// a queue signal a fence to a lower value (ID3D12CommandQueue::Signal takes any
+// value), so a native fence's GPU signal below its CurrentValue lowers the
+// fence: a GPU rewind. The model lets it happen, as hardware does, and says so:
+//
+//   • trace line `gpu rewind` (kind gpu, actor the engine) with the queue, the
+//     fence, the value it overwrote and the one it wrote;
+//   • counter `gpuRewinds` (machine.summary().os);
+//   • `onRewind(listener)`: every rewind as a GpuRewind record, the hook a
+//     contract checker uses to report it.
+//
+// What NF-19 still holds to: a CPU signal below CurrentValue is refused unless
+// it sets AllowFenceRewind; a CPU waiter the OS has woken stays woken (its wait
+// block is gone); a hardware queue wait that passed stays passed. A waiter the
+// OS had not yet seen satisfied when the lower value landed waits on: the OS
+// only ever acts on the CurrentValue it reads.
+
+import type { StepRecord } from '../gpu/hardware.js';
+import type { Dxgkrnl, OsAdapter } from './dxgkrnl.js';
+
+export interface GpuRewind {
+  timeNs: number;
+  adapter: string;
+  engine: number;
+  /** The hardware queue whose signal lowered the fence (its debug name). */
+  queue: string;
+  /** The fence's label, and the user-mode handle the command named. */
+  fence: string;
+  hSyncObject: number;
+  /** CurrentValue before the store, and after it. */
+  fromValue: bigint;
+  toValue: bigint;
+}
+
+export class GpuRewinds {
+  private listeners: ((rewind: GpuRewind) => void)[] = [];
+
+  constructor(private readonly os: Dxgkrnl) {}
+
+  /** Calls `listener` for every GPU rewind from now on; returns the function that stops it. */
+  onRewind(listener: (rewind: GpuRewind) => void): () => void {
+    this.listeners.push(listener);
+    return () => { this.listeners = this.listeners.filter((l) => l !== listener); };
+  }
+
+  /** The rule, applied to every executed GPU step of `adapter` (hardware stepListeners). */
+  observe(adapter: OsAdapter, step: StepRecord): void {
+    if (step.kind !== 'signal' || step.previousValue === undefined) return;
+    const fence = adapter.fences.get(step.fence);
+    if (!fence) return;
+    const now = fence.currentValue(); // what the store left (a 32-bit-only engine wrote the low half)
+    if (now >= step.previousValue) return;
+    this.os.counters.gpuRewinds++;
+    const rewind: GpuRewind = {
+      timeNs: step.timeNs, adapter: adapter.name, engine: step.queue.engine, queue: step.queue.label,
+      fence: fence.label, hSyncObject: step.handle, fromValue: step.previousValue, toValue: now,
+    };
+    this.os.trace.record('gpu', `${adapter.name}/engine${step.queue.engine}`, 'gpu rewind', {
+      queue: rewind.queue, fence: rewind.fence, hSyncObject: rewind.hSyncObject, from: rewind.fromValue, to: rewind.toValue,
+    });
+    for (const listener of this.listeners) listener(rewind);
+  }
+}

@@ -1,0 +1,277 @@
+// Native fence lifetime: what the OS knows is in flight on hardware queues,
+// deferred close and destroy, and GPU waits that can never be satisfied.
+//
+// The rule (docs/ARCHITECTURE.md, "Fence storage lifetime"): a process's
+// handle to a native fence closes at once, but the fence's storage, its GPU
+// mappings in that process and the driver's Close (then Destroy) DDIs wait
+// until no submitted, not yet executed GPU command names the fence through
+// that handle. So a slot is never reused while the GPU may still write it.
+//
+//   submit ──▶ every wait / signal command is an in-flight reference of the
+//              LocalFence it was written through (per queue, in ring order)
+//   GPU step (wait passed / unblocked, signal executed) ──▶ the queue's oldest
+//              reference is released
+//   queue destroyed, device removed (TDR), adapter bug-checked ──▶ every
+//              reference of its queues is released (the work is dropped)
+//
+//   LocalFence:  open ──destroy call──▶ (references?) closing ──last released──▶ closed
+//                                            │ no references                        │
+//                                            └──────────────▶ closed ◀──────────────┘
+//                closed = DxgkDdiCloseNativeFence + GPU unmaps; the last local of a
+//                fence (or of every record of a cross-adapter fence) closed → Destroy.
+//
+//   GlobalFence: live ──no open handle left (only closing ones)──▶ destroy pending ──▶ destroyed
+//                CPU waiters are released with OBJECT_DESTROYED when the last
+//                open handle goes (nothing can wait or CPU-signal it any more);
+//                GPU commands already in flight still execute against its storage.
+//
+// A hardware queue blocked on a destroy-pending fence can still be released
+// by a GPU signal already in flight. When none is left that could reach the
+// value it waits for, the wait can never be satisfied: the OS treats it as a
+// GPU hang (trace "GPU wait can never be satisfied", counter orphanedWaits)
+// and resets that adapter (device removal, NF-20), so nothing hangs silently.
+
+import { u64 } from '../core.js';
+import type { StepRecord } from '../gpu/hardware.js';
+import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
+
+/** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
+export interface InFlightCommand {
+  op: 'wait' | 'signal';
+  local: LocalFence;
+  value: bigint;
+}
+
+/** Per hardware queue: its in-flight fence commands in ring order (a FIFO with a head index). */
+export interface QueueReferences {
+  commands: InFlightCommand[];
+  head: number;
+}
+
+export class FenceLifetime {
+  /** Per adapter: core queue id → the OS's queue (steps name queues by core id). */
+  private readonly queuesByCoreId = new Map<OsAdapter, Map<number, OsHwQueue>>();
+  /** Closing locals whose last reference was released during a GPU step: finished by one event at the same virtual time. */
+  private readonly toFinish: LocalFence[] = [];
+  /** Destroy-pending fences whose blocked waits must be looked at (one event at the same virtual time). */
+  private readonly toCheck = new Set<GlobalFence>();
+  private finishScheduled = false;
+  private checkScheduled = false;
+
+  constructor(private readonly os: Dxgkrnl) {}
+
+  // ── bookkeeping ──
+
+  queueCreated(queue: OsHwQueue): void {
+    const adapter = queue.device.adapter;
+    let map = this.queuesByCoreId.get(adapter);
+    if (!map) this.queuesByCoreId.set(adapter, (map = new Map()));
+    map.set(queue.coreQueue, queue);
+  }
+
+  /** The UMD wrote these commands to the queue's ring: each one holds its fence. */
+  submitted(queue: OsHwQueue, commands: InFlightCommand[]): void {
+    for (const command of commands) {
+      queue.references.commands.push(command);
+      this.take(command);
+    }
+  }
+
+  /** Commands of `queue` not yet executed that name fences, oldest first (read-only view). */
+  pending(queue: OsHwQueue): readonly InFlightCommand[] {
+    return queue.references.commands.slice(queue.references.head);
+  }
+
+  private take(command: InFlightCommand): void {
+    command.local.gpuReferences++;
+    const global = command.local.global;
+    if (command.op === 'wait') global.gpuWaitsInFlight++;
+    else global.gpuSignalsInFlight++;
+  }
+
+  /** Releases one reference; returns true when it was the last one of a closing local. */
+  private release(command: InFlightCommand): boolean {
+    const { local } = command;
+    local.gpuReferences--;
+    const global = local.global;
+    if (command.op === 'wait') global.gpuWaitsInFlight--;
+    else global.gpuSignalsInFlight--;
+    if (global.destroyPending && command.op === 'signal') this.toCheck.add(global);
+    return local.gpuReferences === 0 && local.closing;
+  }
+
+  /** Every executed GPU step of `adapter` (hardware stepListeners). */
+  onStep(adapter: OsAdapter, step: StepRecord): void {
+    if (step.kind === 'wait-blocked') {
+      const fence = adapter.fences.get(step.fence);
+      if (fence?.destroyPending) { this.toCheck.add(fence); this.scheduleCheck(); }
+      return;
+    }
+    if (step.kind !== 'wait-passed' && step.kind !== 'wait-unblocked' && step.kind !== 'signal') return;
+    const queue = this.queuesByCoreId.get(adapter)?.get(step.queue.id);
+    if (!queue) return; // a queue the OS did not create (a test driving the core by hand)
+    const refs = queue.references;
+    const op = step.kind === 'signal' ? 'signal' : 'wait';
+    // The GPU executes a ring in order, so the step is the oldest reference; a mismatch is a model bug.
+    let at = refs.head;
+    while (at < refs.commands.length) {
+      const c = refs.commands[at];
+      if (c.op === op && c.local.global.coreFence === step.fence && c.value === step.value) break;
+      at++;
+    }
+    if (at === refs.commands.length) {
+      this.os.trace.record('fault', 'dxgkrnl', 'in-flight bookkeeping: executed command was never submitted', {
+        queue: queue.label, op, fence: step.fence, value: step.value,
+      });
+      return;
+    }
+    const command = refs.commands[at];
+    if (at !== refs.head) refs.commands.splice(at, 1);
+    else refs.head++;
+    this.compact(refs);
+    if (this.release(command)) { this.toFinish.push(command.local); this.scheduleFinish(); }
+    if (this.toCheck.size) this.scheduleCheck();
+  }
+
+  private compact(refs: QueueReferences): void {
+    if (refs.head === refs.commands.length) { refs.commands.length = 0; refs.head = 0; return; }
+    if (refs.head >= 1024 && refs.head * 2 >= refs.commands.length) { refs.commands.splice(0, refs.head); refs.head = 0; }
+  }
+
+  /** The queue is gone (destroyed, or its device reset): its commands will never execute. */
+  queueGone(queue: OsHwQueue): void {
+    const refs = queue.references;
+    const finished: LocalFence[] = [];
+    for (let i = refs.head; i < refs.commands.length; i++) if (this.release(refs.commands[i])) finished.push(refs.commands[i].local);
+    refs.commands.length = 0;
+    refs.head = 0;
+    this.queuesByCoreId.get(queue.device.adapter)?.delete(queue.coreQueue);
+    for (const local of finished) this.finish(local);
+    if (this.toCheck.size) this.scheduleCheck();
+  }
+
+  /** Device removal or bug check: every queue of the adapter dropped its work. */
+  adapterReset(adapter: OsAdapter): void {
+    for (const device of adapter.devices) for (const queue of device.queues) this.queueGone(queue);
+  }
+
+  // ── closing ──
+
+  /**
+   * A process closed its handle `local` (already out of its handle table).
+   * Returns true when the close is deferred because GPU commands still name it.
+   */
+  deferClose(local: LocalFence): boolean {
+    if (local.gpuReferences === 0) return false;
+    local.closing = true;
+    this.os.counters.deferredCloses++;
+    this.os.trace.record('os', 'dxgkrnl', 'handle closed; close deferred while GPU commands name it', {
+      fence: local.global.label, process: local.process.name, hSyncObject: local.handle, gpuCommandsInFlight: local.gpuReferences,
+    });
+    return true;
+  }
+
+  private finish(local: LocalFence): void {
+    if (!local.closing || local.gpuReferences !== 0) return;
+    local.closing = false;
+    this.os.trace.record('os', 'dxgkrnl', 'GPU references drained: deferred close', { fence: local.global.label, process: local.process.name });
+    this.os.finishClose(local);
+  }
+
+  private scheduleFinish(): void {
+    if (this.finishScheduled) return;
+    this.finishScheduled = true;
+    this.os.scheduler.after(0, 'deferred fence close', () => {
+      this.finishScheduled = false;
+      for (const local of this.toFinish.splice(0)) this.finish(local);
+    });
+  }
+
+  /** Is there still a handle (local or NT) that user mode can use, on any record of the fence? */
+  reachable(fence: GlobalFence): boolean {
+    const members = this.os.crossAdapter.groupOf(fence)?.members ?? [fence];
+    for (const m of members) {
+      if (m.ntReferences > 0) return true;
+      for (const l of m.locals) if (!l.closing) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The last open handle of `fence` (every record, for a cross-adapter fence)
+   * was closed but GPU commands still name it: its CPU waiters are released
+   * (OBJECT_DESTROYED) and its storage lives on until they drained.
+   */
+  markDestroyPending(fence: GlobalFence): void {
+    const members = this.os.crossAdapter.groupOf(fence)?.members ?? [fence];
+    for (const m of members) {
+      if (m.destroyPending || m.destroyed) continue;
+      m.destroyPending = true;
+      this.os.trace.record('os', 'dxgkrnl', 'fence destroy pending: storage kept while GPU commands name it', {
+        fence: m.label, gpuWaitsInFlight: m.gpuWaitsInFlight, gpuSignalsInFlight: m.gpuSignalsInFlight,
+      });
+      this.os.releaseWaitersOf(m, 'OBJECT_DESTROYED', true);
+      this.toCheck.add(m);
+    }
+    this.scheduleCheck();
+  }
+
+  // ── waits that can never be satisfied ──
+
+  private scheduleCheck(): void {
+    if (this.checkScheduled || !this.toCheck.size) return;
+    this.checkScheduled = true;
+    this.os.scheduler.after(0, 'GPU hang check: waits on destroyed fences', () => {
+      this.checkScheduled = false;
+      const fences = [...this.toCheck].sort((x, y) => x.adapter.index - y.adapter.index || x.coreFence - y.coreFence);
+      this.toCheck.clear();
+      for (const fence of fences) this.checkOrphanedWaits(fence);
+    });
+  }
+
+  /** Resets every adapter with a queue blocked on `fence` that no in-flight GPU signal can release. */
+  private checkOrphanedWaits(fence: GlobalFence): void {
+    if (!fence.destroyPending || fence.destroyed) return;
+    const members = this.os.crossAdapter.groupOf(fence)?.members ?? [fence];
+    for (const member of members) {
+      const adapter = member.adapter;
+      if (member.kind !== 'native' || adapter.state !== 'running') continue;
+      for (const device of [...adapter.devices]) {
+        if (device.removed) continue;
+        for (const queue of [...device.queues]) {
+          const core = adapter.core;
+          if (core.queueState(queue.coreQueue) !== this.os.layout.queueStateBlocked || core.queueBlockedFence(queue.coreQueue) !== member.coreFence) continue;
+          const value = u64(core.queueBlockedValue(queue.coreQueue));
+          const current = member.currentValue();
+          if (current >= value || this.signalInFlight(member.cvPhys, value)) continue;
+          this.os.counters.orphanedWaits++;
+          const reason = `GPU hang: hardware queue ${queue.label} waits for ${member.label} >= ${value} (CurrentValue ${current}); the fence was destroyed and no GPU command in flight signals it`;
+          this.os.trace.record('fault', adapter.name, 'GPU wait can never be satisfied', {
+            queue: queue.label, fence: member.label, value, currentValue: current, outcome: 'reset (TDR)',
+          });
+          this.os.removeDevice(adapter, reason);
+          break;
+        }
+        if (device.removed) break;
+      }
+    }
+  }
+
+  /** Is a signal of the fence whose CurrentValue word is `word` to at least `value` queued on any hardware queue? */
+  private signalInFlight(word: number, value: bigint): boolean {
+    for (const adapter of this.os.adapters) {
+      if (adapter.state !== 'running') continue;
+      for (const device of adapter.devices) {
+        if (device.removed) continue;
+        for (const queue of device.queues) {
+          const refs = queue.references;
+          for (let i = refs.head; i < refs.commands.length; i++) {
+            const c = refs.commands[i];
+            if (c.op === 'signal' && c.value >= value && c.local.global.cvPhys === word) return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,322 @@
+// Fence lifetime and handle aliasing (issue 15): deferred destroy while GPU
+// work names a fence, GPU waits on destroyed fences, a fence twice in one
+// call, GPU rewinds, failed CPU threads, the stuck report, small API gaps.
+import { describe, it, expect } from 'vitest';
+import { CpuThreadError, WddmError, type GpuRewind } from '../src/index.js';
+import { world, globalOf, ddiCalls, UINT64_MAX } from './helpers.js';
+
+describe('fence storage lifetime', () => {
+  it('NF-15 a fence destroyed while submitted GPU work names it keeps its storage until that work ran; a fence made meanwhile is never written through', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const keeper = app.createNativeFence({ hDevice, name: 'keeper' }); // keeps the fence page mapped
+    const dead = app.createNativeFence({ hDevice, name: 'dead' });
+    const deadSlot = globalOf(w, app, dead.hSyncObject);
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 10_000 } }, { signal: { hSyncObject: dead.hSyncObject, value: 1n } }] });
+    app.destroySynchronizationObject(dead.hSyncObject);
+    const ddisAfterDestroy = machine.trace.events.filter((e) => e.kind === 'ddi' && /^DxgkDdi(Close|Destroy)NativeFence$/.test(e.name)).length;
+    const fresh = app.createNativeFence({ hDevice, name: 'fresh', initialValue: 5n });
+    const freshSlot = globalOf(w, app, fresh.hSyncObject).coreFence;
+    const waiter = app.waitAsync({ objects: [fresh.hSyncObject], values: [6n], timeoutNs: 50_000 });
+    machine.run();
+    expect(app.readFenceValue(fresh.hSyncObject)).toBe(5n); // not 1: the dead fence's signal wrote its own slot
+    await expect(waiter).resolves.toMatchObject({ status: 'TIMEOUT' });
+    expect(freshSlot).not.toBe(deadSlot.coreFence); // the slot was not reused while the signal was in flight
+    // Closed at once for the caller, but the driver was told only after the GPU work ran.
+    expect(() => app.readFenceValue(dead.hSyncObject)).toThrow(/was closed or destroyed/);
+    expect(ddisAfterDestroy).toBe(0);
+    expect(machine.trace.find({ kind: 'os', name: 'handle closed; close deferred while GPU commands name it' })).toHaveLength(1);
+    // The signal executed, then Close and Destroy followed (NF-15 order), and the slot is free again.
+    const names = machine.trace.events.filter((e) => (e.kind === 'gpu' && e.name === 'signal') || (e.kind === 'ddi' && /^DxgkDdi(Close|Destroy)NativeFence$/.test(e.name))).map((e) => e.name);
+    expect(names).toEqual(['signal', 'DxgkDdiCloseNativeFence', 'DxgkDdiDestroyNativeFence']);
+    expect(deadSlot.destroyed).toBe(true);
+    expect(machine.summary().os.deferredCloses).toBe(1);
+    expect(machine.summary().adapters[0].liveFences).toBe(2);
+    expect(app.readFenceValue(keeper.hSyncObject)).toBe(0n);
+  });
+
+  it('NF-15 a shared fence: each process\'s close waits for its own queue\'s work; the last one out destroys after everything ran', async () => {
+    const w = await world({}, 'A');
+    const { machine, app: A, hDevice } = w;
+    const B = machine.createProcess('B');
+    const hDeviceB = B.createDevice({ hAdapter: B.openAdapter(0) });
+    const f = A.createNativeFence({ hDevice, flags: { shared: true }, name: 'f' });
+    const fb = B.openNativeFenceFromNtHandle({ hNtHandle: A.duplicateHandle(A.shareObject(f.hSyncObject), B), hDevice: hDeviceB });
+    for (const p of [A, B]) for (const h of [...p.kernel.ntHandles.keys()]) p.closeHandle(h);
+    const qb = B.createHwQueue({ hDevice: hDeviceB, nativeProgressFence: false });
+    B.submit({ hHwQueue: qb.hHwQueue, commands: [{ work: { durationNs: 5000 } }, { signal: { hSyncObject: fb.hSyncObject, value: 7n } }] });
+    const seen = A.waitAsync({ objects: [f.hSyncObject], values: [7n] });
+    B.destroySynchronizationObject(fb.hSyncObject); // B's close is deferred; A still holds the fence
+    const closesBeforeRun = ddiCalls(machine, 'DxgkDdiCloseNativeFence').length;
+    machine.run();
+    // B's mapping stayed until its signal ran: no GPU page fault, no reset, and the value is the one B signalled.
+    expect(machine.trace.find({ kind: 'fault' })).toHaveLength(0);
+    expect(A.readFenceValue(f.hSyncObject)).toBe(7n);
+    await expect(seen).resolves.toMatchObject({ status: 'SUCCESS' }); // B's in-flight signal still reached A's waiter
+    expect(closesBeforeRun).toBe(0);
+    expect(globalOf(w, A, f.hSyncObject).destroyPending).toBe(false);
+    expect(ddiCalls(machine, 'DxgkDdiCloseNativeFence')).toHaveLength(1);
+    A.destroySynchronizationObject(f.hSyncObject);
+    expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence')).toHaveLength(1);
+  });
+
+  it('NF-06 a queue blocked on a fence whose last handle was destroyed is released by a GPU signal already in flight', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice, name: 'f' });
+    const done = app.createNativeFence({ hDevice, name: 'done' });
+    const waiting = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false, name: 'waiting' });
+    const late = app.createHwQueue({ hDevice, engine: 1, nativeProgressFence: false, name: 'late' });
+    app.submit({ hHwQueue: waiting.hHwQueue, commands: [{ wait: { hSyncObject: f.hSyncObject, value: 1n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
+    app.submit({ hHwQueue: late.hHwQueue, commands: [{ work: { durationNs: 20_000 } }, { signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run(1000);
+    const cpuWait = app.waitAsync({ objects: [f.hSyncObject], values: [1n] });
+    app.destroySynchronizationObject(f.hSyncObject);
+    await expect(cpuWait).resolves.toMatchObject({ status: 'OBJECT_DESTROYED' }); // no handle left: CPU waiters end at once
+    const next = app.createNativeFence({ hDevice, name: 'next' }); // must not get f's slot while 'late' still signals it
+    const doneWait = app.waitAsync({ objects: [done.hSyncObject], values: [1n] });
+    machine.run();
+    expect(app.readFenceValue(next.hSyncObject)).toBe(0n);
+    await expect(doneWait).resolves.toMatchObject({ status: 'SUCCESS' });
+    expect(machine.trace.find({ kind: 'fault' })).toHaveLength(0); // no fault, no reset
+    expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence')).toHaveLength(1);
+    expect(machine.stuck().stuck).toBe(false);
+  });
+
+  it('NF-06 a queue blocked on a destroyed fence that nothing in flight can signal is a GPU hang: its adapter is reset (TDR) and nobody waits forever', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice, name: 'f' }); // not shared: its page stays mapped for 'behind'
+    const behind = app.createNativeFence({ hDevice, name: 'behind' });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false, name: 'blocked' });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: f.hSyncObject, value: 1n } }, { signal: { hSyncObject: behind.hSyncObject, value: 1n } }] });
+    machine.run();
+    const onDestroyed = app.waitAsync({ objects: [f.hSyncObject], values: [1n] });
+    const onBehind = app.waitAsync({ objects: [behind.hSyncObject], values: [1n] });
+    app.destroySynchronizationObject(f.hSyncObject);
+    expect(() => machine.run()).not.toThrow();
+    expect(machine.os.pendingWaiters).toBe(0); // nobody waits forever …
+    expect(machine.summary().adapters[0].blockedQueues).toBe(0); // … and no queue is left blocked
+    await expect(onDestroyed).resolves.toMatchObject({ status: 'OBJECT_DESTROYED' });
+    await expect(onBehind).resolves.toMatchObject({ status: 'SUCCESS' }); // NF-20: signalled to UINT64_MAX
+    const hang = machine.trace.find({ kind: 'fault', name: 'GPU wait can never be satisfied' });
+    expect(hang).toHaveLength(1);
+    expect(hang[0].args).toMatchObject({ queue: 'blocked', fence: 'f', value: '1', currentValue: '0', outcome: 'reset (TDR)' });
+    expect(machine.trace.find({ kind: 'fault', name: 'device removed (TDR)' })).toHaveLength(1);
+    expect(machine.trace.find({ kind: 'fault', name: 'GPU fault' })).toHaveLength(0); // never a page fault
+    expect(machine.summary().os.orphanedWaits).toBe(1);
+    expect(machine.stuck().stuck).toBe(false);
+    expect(app.readFenceValue(behind.hSyncObject)).toBe(UINT64_MAX);
+  });
+});
+
+describe('a fence twice in one call', () => {
+  it('NF-08 the same fence twice in one wait is refused up front, naming both indexes, and changes nothing', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice, name: 'f', flags: { shared: true } });
+    const again = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice }); // a second handle, same fence
+    const other = app.createNativeFence({ hDevice, name: 'other' });
+    const g = globalOf(w, app, f.hSyncObject);
+    const before = { events: machine.trace.events.length, waiters: machine.os.pendingWaiters, blocks: g.adapter.core.fenceWaiterCount(g.coreFence) };
+    const attempts = [
+      { objects: [f.hSyncObject, f.hSyncObject], values: [9n, 9n], waitAny: true },
+      { objects: [f.hSyncObject, f.hSyncObject], values: [3n, 9n] },
+      { objects: [other.hSyncObject, f.hSyncObject, again.hSyncObject], values: [1n, 2n, 3n], waitAny: true },
+    ];
+    for (const args of attempts) {
+      let error: unknown;
+      try { void app.waitAsync(args); } catch (e) { error = e; }
+      expect(error).toBeInstanceOf(WddmError);
+      expect((error as WddmError).status).toBe('INVALID_PARAMETER');
+      expect((error as WddmError).message).toMatch(/^objects\[(0|1)\] and objects\[(1|2)\] name the same fence \(f\); a wait names each fence at most once/);
+    }
+    expect(() => app.waitWithEvent({ objects: [f.hSyncObject, again.hSyncObject], values: [1n, 1n], hAsyncEvent: app.createEvent('e') })).toThrow(/objects\[0\] and objects\[1\] name the same fence/);
+    expect(() => app.signal({ objects: [f.hSyncObject, again.hSyncObject], values: [5n, 3n] })).toThrow(/objects\[0\] and objects\[1\] name the same fence \(f\); a signal names each fence at most once/);
+    expect(machine.trace.events.length).toBe(before.events);
+    expect(machine.os.pendingWaiters).toBe(before.waiters);
+    expect(g.adapter.core.fenceWaiterCount(g.coreFence)).toBe(before.blocks);
+    expect(app.readFenceValue(f.hSyncObject)).toBe(0n);
+    // Waiters popped by the same signal are all woken; nothing throws on the interrupt path either.
+    const first = app.waitAsync({ objects: [f.hSyncObject, other.hSyncObject], values: [9n, 9n], waitAny: true });
+    const second = app.waitAsync({ objects: [again.hSyncObject], values: [9n] });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 9n } }] });
+    expect(() => machine.run()).not.toThrow();
+    await expect(first).resolves.toMatchObject({ status: 'SUCCESS', index: 0 });
+    await expect(second).resolves.toMatchObject({ status: 'SUCCESS' });
+  });
+});
+
+describe('GPU signals below CurrentValue', () => {
+  it('NF-19 a GPU signal below CurrentValue lowers the fence (D3D12 allows it), and the trace, the counter and onRewind say so', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice, name: 'f' });
+    const fast = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false, name: 'fast' });
+    const slow = app.createHwQueue({ hDevice, engine: 1, nativeProgressFence: false, name: 'slow' });
+    const early = app.waitAsync({ objects: [f.hSyncObject], values: [2n] });
+    app.submit({ hHwQueue: fast.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 2n } }] });
+    app.submit({ hHwQueue: slow.hHwQueue, commands: [{ work: { durationNs: 5000 } }, { signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run();
+    expect(app.readFenceValue(f.hSyncObject)).toBe(1n);
+    await expect(early).resolves.toMatchObject({ status: 'SUCCESS' }); // woken at 2 stays woken (NF-19)
+    const line = machine.trace.find({ kind: 'gpu', name: 'gpu rewind' });
+    expect(line).toHaveLength(1);
+    expect(line[0].actor).toBe('gpu0/engine1');
+    expect(line[0].args).toMatchObject({ queue: 'slow', fence: 'f', from: '2', to: '1' });
+    expect(machine.summary().os.gpuRewinds).toBe(1);
+    expect(machine.summaryText()).toMatch(/fence lifetime: gpuRewinds=1/);
+    // A waiter that comes after the rewind waits for the value again; a signal that does not go down is no rewind.
+    const later = app.waitAsync({ objects: [f.hSyncObject], values: [2n], timeoutNs: 1000 });
+    app.submit({ hHwQueue: fast.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run();
+    await expect(later).resolves.toMatchObject({ status: 'TIMEOUT' });
+    expect(machine.summary().os.gpuRewinds).toBe(1);
+    // The hook a contract checker uses: every rewind as a record.
+    const rewinds: GpuRewind[] = [];
+    const stop = machine.os.gpuRewinds.onRewind((r) => rewinds.push(r));
+    app.signal({ objects: [f.hSyncObject], values: [4n] });
+    app.submit({ hHwQueue: slow.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 3n } }] });
+    machine.run();
+    stop();
+    const second = machine.trace.find({ kind: 'gpu', name: 'gpu rewind' })[1];
+    expect(rewinds).toEqual([{ timeNs: second.timeNs, adapter: 'gpu0', engine: 1, queue: 'slow', fence: 'f', hSyncObject: f.hSyncObject, fromValue: 4n, toValue: 3n }]);
+    // CPU signals keep NF-19's rule.
+    expect(() => app.signal({ objects: [f.hSyncObject], values: [0n] })).toThrow(/fence values only move forward unless flags.allowFenceRewind/);
+  });
+});
+
+describe('CPU threads and liveness', () => {
+  it('NF-10 machine.run() throws a CpuThreadError for a thread that failed with anything but a WddmError; refused calls only fail the thread', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice });
+    const bug = new RangeError('index out of range in the thread body');
+    app.createThread('refused', function* (cpu) { yield cpu.wait({ objects: [0x1234], values: [1n] }); });
+    app.createThread('buggy', function* (cpu) { yield cpu.sleep(100); throw bug; });
+    let thrown: unknown;
+    try { machine.run(); } catch (e) { thrown = e; }
+    expect(thrown).toBeInstanceOf(CpuThreadError);
+    expect((thrown as CpuThreadError).message).toBe('CPU thread "app:buggy" failed: RangeError: index out of range in the thread body');
+    expect((thrown as CpuThreadError).cause).toBe(bug);
+    expect((thrown as CpuThreadError).thread.name).toBe('buggy');
+    const [refused, buggy] = app.threads;
+    expect(refused.state).toBe('failed');
+    expect(refused.error).toBeInstanceOf(WddmError);
+    expect(buggy.state).toBe('failed');
+    expect(machine.trace.find({ kind: 'cpu', name: 'thread failed' }).map((e) => e.args.unexpected)).toEqual([false, true]);
+    // The machine is consistent: run() goes on.
+    app.createThread('after', function* (cpu) { yield cpu.wait({ objects: [f.hSyncObject], values: [0n] }); });
+    expect(() => machine.run()).not.toThrow();
+    expect(app.threads[2].state).toBe('done');
+    // Yielding something that is not an operation is a bug too; a bad handle to waitEvent is a refused call.
+    app.createThread('yields junk', function* () { yield 42 as never; });
+    expect(() => machine.run()).toThrow(/CPU thread "app:yields junk" failed: TypeError: a thread must yield/);
+    app.createThread('bad event', function* (cpu) { yield cpu.waitEvent(0x999); });
+    expect(() => machine.run()).not.toThrow();
+    expect(app.threads[4].error).toBeInstanceOf(WddmError);
+  });
+
+  it('NF-10 machine.stuck() lists blocked queues, pending waiters and unfinished threads, and names a deadlock cycle', async () => {
+    const { app, hDevice, machine } = await world();
+    const a = app.createNativeFence({ hDevice, name: 'a' });
+    const b = app.createNativeFence({ hDevice, name: 'b' });
+    const outside = app.createNativeFence({ hDevice, name: 'outside' });
+    const render = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false, name: 'render' });
+    const compose = app.createHwQueue({ hDevice, engine: 1, nativeProgressFence: false, name: 'compose' });
+    app.submit({ hHwQueue: render.hHwQueue, commands: [{ wait: { hSyncObject: a.hSyncObject, value: 1n } }, { signal: { hSyncObject: b.hSyncObject, value: 1n } }] });
+    app.submit({ hHwQueue: compose.hHwQueue, commands: [{ wait: { hSyncObject: b.hSyncObject, value: 1n } }, { signal: { hSyncObject: a.hSyncObject, value: 1n } }] });
+    app.createThread('presenter', function* (cpu) { yield cpu.wait({ objects: [b.hSyncObject], values: [1n] }); });
+    const hEvent = app.createEvent('frame');
+    app.waitWithEvent({ objects: [outside.hSyncObject], values: [3n], hAsyncEvent: hEvent });
+    app.createThread('eventWaiter', function* (cpu) { yield cpu.waitEvent(hEvent); });
+    // A process with no thread: its waiter waits for a CPU signal from outside the machine (stuck, not deadlocked).
+    const tool = machine.createProcess('tool');
+    const toolFence = tool.createNativeFence({ hDevice: tool.createDevice({ hAdapter: tool.openAdapter(0) }), name: 'toolFence' });
+    void tool.waitAsync({ objects: [toolFence.hSyncObject], values: [1n] });
+    machine.run();
+    const report = machine.stuck();
+    expect(report.stuck).toBe(true);
+    expect(report.queues.map((q) => [q.queue, q.waits[0].fence, q.waits[0].value, q.waits[0].currentValue, q.queuedSignals, q.deadlocked])).toEqual([
+      ['render', 'a', 1n, 0n, [{ fence: 'b', value: 1n }], true],
+      ['compose', 'b', 1n, 0n, [{ fence: 'a', value: 1n }], true],
+    ]);
+    expect(report.waiters.map((w) => [w.label, w.thread ?? w.event ?? '-', w.deadlocked])).toEqual([
+      // only app's threads could signal "outside", and the one that would wake is blocked on the event this waiter sets
+      ['event frame', 'frame', true],
+      ['tool:async', '-', false],            // a CPU signal from outside the machine would end it
+      ['app:presenter', 'app:presenter', true], // behind the queues' deadlock
+    ]);
+    expect(report.threads.map((t) => [t.thread, t.blockedOn, t.deadlocked])).toEqual([
+      ['presenter', 'waiter app:presenter', true], ['eventWaiter', 'event frame', true],
+    ]);
+    // One deadlock: app's threads hold handles to a and b too, so everything of app's is one knot; its shortest cycle is named.
+    expect(report.deadlocks.map((d) => d.cycle)).toEqual([['queue gpu0/render', 'queue gpu0/compose']]);
+    expect(report.deadlocks[0].text).toContain('queue gpu0/render waits for a >= 1 (CurrentValue 0); that would come from queue gpu0/compose');
+    const text = machine.summaryText();
+    expect(text).toContain('STUCK: 2 queues blocked, 3 CPU waiters pending, 2 CPU threads unfinished, 1 deadlock');
+    expect(text).toContain('deadlock (a cycle of 2):');
+    // Releasing it from outside ends everything.
+    app.signal({ objects: [a.hSyncObject, outside.hSyncObject], values: [1n, 3n] });
+    tool.signal({ objects: [toolFence.hSyncObject], values: [1n] });
+    machine.run();
+    expect(machine.stuck()).toEqual({ stuck: false, queues: [], waiters: [], threads: [], deadlocks: [] });
+    expect(machine.summaryText()).not.toContain('STUCK');
+  });
+
+  it('NF-10 a CPU thread that is the only one able to signal what it waits for is a deadlock (a cycle through a queue)', async () => {
+    const { app, hDevice, machine } = await world();
+    const go = app.createNativeFence({ hDevice, name: 'go' });
+    const done = app.createNativeFence({ hDevice, name: 'done' });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false, name: 'gpu' });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: go.hSyncObject, value: 1n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
+    app.createThread('main', function* (cpu) {
+      yield cpu.wait({ objects: [done.hSyncObject], values: [1n] }); // waits first …
+      app.signal({ objects: [go.hSyncObject], values: [1n] });        // … and would only signal after
+    });
+    machine.run();
+    expect(machine.stuck().deadlocks.map((d) => d.cycle)).toEqual([['queue gpu0/gpu', 'thread app:main', 'waiter app:main']]);
+  });
+});
+
+describe('small API gaps', () => {
+  it('NF-08 CPU events are manual-reset: a set event stays set until resetEvent, and a reset one blocks again', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice });
+    const hEvent = app.createEvent('ready');
+    app.waitWithEvent({ objects: [f.hSyncObject], values: [1n], hAsyncEvent: hEvent });
+    app.signal({ objects: [f.hSyncObject], values: [1n] });
+    expect(app.isEventSet(hEvent)).toBe(true);
+    const woke: string[] = [];
+    app.createThread('one', function* (cpu) { woke.push(`one:${String(yield cpu.waitEvent(hEvent))}`); });
+    app.createThread('two', function* (cpu) { woke.push(`two:${String(yield cpu.waitEvent(hEvent))}`); });
+    machine.run();
+    expect(woke).toEqual(['one:true', 'two:true']); // both pass: it stays set
+    app.resetEvent(hEvent);
+    expect(app.isEventSet(hEvent)).toBe(false);
+    app.resetEvent(hEvent); // resetting a reset event does nothing
+    expect(machine.trace.find({ kind: 'cpu', name: 'KEVENT reset' })).toHaveLength(1);
+    app.createThread('three', function* (cpu) { woke.push(`three:${String(yield cpu.waitEvent(hEvent, 500))}`); });
+    machine.run();
+    expect(woke.at(-1)).toBe('three:false'); // blocks again, times out
+    app.waitWithEvent({ objects: [f.hSyncObject], values: [2n], hAsyncEvent: hEvent });
+    app.signal({ objects: [f.hSyncObject], values: [2n] });
+    expect(app.isEventSet(hEvent)).toBe(true);
+    expect(() => app.resetEvent(f.hSyncObject)).toThrow(/is a sync object \(hSyncObject\); expected a CPU event/);
+  });
+
+  it('NF-02 machine.inspectFence counts a fence\'s CPU waiters and shows MonitoredValue kernel-side; user mode still cannot read it', async () => {
+    const { app, hDevice, machine } = await world();
+    const f = app.createNativeFence({ hDevice, name: 'f', initialValue: 1n });
+    expect(machine.inspectFence(app, f.hSyncObject)).toEqual({
+      fence: 'f', adapter: 'gpu0', kind: 'native', currentValue: 1n, monitoredValue: UINT64_MAX, cpuWaiters: 0,
+      gpuWaitsInFlight: 0, gpuSignalsInFlight: 0, openHandles: 1, destroyPending: false,
+    });
+    void app.waitAsync({ objects: [f.hSyncObject], values: [5n] });
+    void app.waitAsync({ objects: [f.hSyncObject], values: [3n] });
+    expect(machine.inspectFence(app, f.hSyncObject)).toMatchObject({ cpuWaiters: 2, monitoredValue: 2n });
+    app.signal({ objects: [f.hSyncObject], values: [3n] });
+    expect(machine.inspectFence(app, f.hSyncObject)).toMatchObject({ cpuWaiters: 1, monitoredValue: 4n, currentValue: 3n });
+    const other = machine.createProcess('other');
+    expect(() => machine.inspectFence(other, f.hSyncObject)).toThrow(/belongs to process "app"/);
+    expect(Object.getOwnPropertyNames(Object.getPrototypeOf(app)).filter((m) => /inspect|waiterCount|monitored/i.test(m))).toEqual([]);
+  });
+});
