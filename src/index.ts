@@ -4,6 +4,8 @@ export { MAX_VIRTUAL_TIME_NS } from './validate.js';
 export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine.js';
 export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock } from './check/liveness.js';
 export type { GpuRewind } from './os/gpu-rewind.js';
+export { fuzzFenceLifetime, fuzzFailureText } from './check/fuzz.js';
+export type { FuzzOptions, FuzzReport, FuzzFailure } from './check/fuzz.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './faults.js';
 export { RuntimeProcess, CpuThread, Cpu, CpuThreadError } from './runtime.js';
 export type { ThreadOp, ThreadBody, WaitArgs, ThreadBlock } from './runtime.js';
