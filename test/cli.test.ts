@@ -33,7 +33,8 @@ describe('wddm-fence run', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('DxgkDdiCreateNativeFence');
     expect(r.stdout).toMatch(/summary \(seed 1,/);
-    expect(r.stdout).toMatch(/expectations \(11 of 11 hold\)/);
+    expect(r.stdout).toMatch(/expectations \(12 of 12 hold\)/); // the demo's 11 and the implicit "nothing stuck"
+    expect(r.stdout).toContain('ok   the run ends with nothing stuck  [(implicit)]');
     expect(r.stdout).toContain('PASSED');
   });
 
@@ -90,7 +91,8 @@ describe('wddm-fence run', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.passed).toBe(true);
     expect(doc.summary.adapters[0].interruptsRaised).toBe(1);
-    expect(doc.expectations).toHaveLength(11);
+    expect(doc.expectations).toHaveLength(12);
+    expect(doc.stuck).toEqual({ stuck: false, queues: [], waiters: [], threads: [], deadlocks: [] });
     expect(doc.events.some((e: { name: string }) => e.name === 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED')).toBe(true);
   });
 
@@ -262,5 +264,40 @@ describe('wddm-fence run: bounded memory and where things are (in-process)', () 
     const bounded = await inProcess('run', file('bounded.yaml', MINIMAL.replace('machine: { adapters', 'machine: { limits: { eventsPerRun: 3 }, adapters')));
     expect(bounded.code).toBe(2);
     expect(bounded.stderr).toMatch(/after 3 scheduler events: a livelock .* \(scenario files: machine\.limits\.eventsPerRun\)/);
+  });
+});
+
+describe('wddm-fence run: liveness', () => {
+  const STUCK = `name: stuck
+machine: { adapters: [ { name: gpu0, engines: 2 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: x, process: app, adapter: gpu0 }
+  - { name: y, process: app, adapter: gpu0 }
+queues:
+  - { name: a, process: app, adapter: gpu0, engine: 0, commands: [ { wait: { fence: x, value: 1 } }, { signal: { fence: y, value: 1 } } ] }
+  - { name: b, process: app, adapter: gpu0, engine: 1, commands: [ { wait: { fence: y, value: 1 } }, { signal: { fence: x, value: 1 } } ] }
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [y], values: [1] } } ] }
+`;
+
+  it('NF-10 cli run exits 1 for a run that ends stuck, printing the stuck report and the cycle; 0 when the file expects it', () => {
+    const r = cli('run', file('stuck.yaml', STUCK), '--quiet');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('STUCK: 2 queues blocked, 1 CPU waiter pending, 1 CPU thread unfinished, 1 deadlock');
+    expect(r.stdout).toContain('hardware queue gpu0/a (app) waits for x >= 1 (CurrentValue 0); queued behind it: signal(y, 1) [deadlocked]');
+    expect(r.stdout).toContain('CPU thread app:t is blocked on waiter app:t [deadlocked]');
+    expect(r.stdout).toContain('queue gpu0/a waits for x >= 1 (CurrentValue 0); that would come from queue gpu0/b');
+    expect(r.stdout).toMatch(/FAIL the run ends with nothing stuck: expected nothing stuck, got stuck: 2 queue\(s\) blocked, 1 CPU waiter\(s\) pending, 1 CPU thread\(s\) unfinished, 1 deadlock\(s\): queue gpu0\/a -> queue gpu0\/b/);
+    const json = cli('run', file('stuck.yaml', STUCK), '--json');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).stuck.deadlocks[0].cycle).toEqual(['queue gpu0/a', 'queue gpu0/b']);
+    expect(json.stderr).toContain('FAIL the run ends with nothing stuck');
+    const expected = cli('run', file('expected.yaml', STUCK + 'expect: { deadlock: true, waits: { w: pending } }\n'), '--quiet');
+    expect(expected.code).toBe(0);
+    expect(expected.stdout).toContain('STUCK:');
+    expect(expected.stdout).toContain('PASSED');
+    // The built-in one, too.
+    expect(cli('run', 'deadlock', '--quiet').code).toBe(0);
   });
 });

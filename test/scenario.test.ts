@@ -261,3 +261,59 @@ queues:
     expect(model.slices[arrow.from].track).toBe('dGPU/dGPU.signal');
   });
 });
+
+describe('scenario liveness: runs that end stuck', () => {
+  const CYCLE = `name: cycle
+machine: { adapters: [ { name: gpu0, engines: 2 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: x, process: app, adapter: gpu0 }
+  - { name: y, process: app, adapter: gpu0 }
+queues:
+  - { name: a, process: app, adapter: gpu0, engine: 0, commands: [ { wait: { fence: x, value: 1 } }, { signal: { fence: y, value: 1 } } ] }
+  - { name: b, process: app, adapter: gpu0, engine: 1, commands: [ { wait: { fence: y, value: 1 } }, { signal: { fence: x, value: 1 } } ] }
+`;
+
+  it('NF-10 a run that ends stuck fails unless the file expects it, and the failed expectation names the deadlock cycle', async () => {
+    const result = await runScenario(parseScenario(CYCLE, 'cycle.yaml'));
+    expect(result.passed).toBe(false);
+    const stuck = result.expectations.find((e) => e.description === 'the run ends with nothing stuck')!;
+    expect(stuck).toMatchObject({ path: '(implicit)', ok: false, expected: 'nothing stuck' });
+    expect(stuck.actual).toBe('stuck: 2 queue(s) blocked, 0 CPU waiter(s) pending, 0 CPU thread(s) unfinished, 1 deadlock(s): queue gpu0/a -> queue gpu0/b');
+    expect(result.expectations.find((e) => e.description === 'the run ends in no deadlock')).toMatchObject({ ok: false, path: '(implicit)' });
+    expect(result.stuck.queues.map((q) => q.queue)).toEqual(['a', 'b']);
+    expect(result.machine.summaryText()).toContain('deadlock (a cycle of 2):');
+    // Expected, it passes; expect.blockedQueues now reads the same report.
+    const expected = await runScenario(parseScenario(CYCLE + 'expect: { deadlock: true, blockedQueues: { a: true, b: true } }\n', 'cycle.yaml'));
+    expect(expected.passed).toBe(true);
+    expect(expected.expectations.filter((e) => e.path === 'expect.deadlock').map((e) => e.description)).toEqual(['the run ends stuck', 'the run ends in a deadlock']);
+    // Expecting stuck but no deadlock fails on the deadlock; expecting stuck when nothing is, fails too.
+    expect((await runScenario(parseScenario(CYCLE + 'expect: { stuck: true, deadlock: false, blockedQueues: { a: true, b: true } }\n', 'cycle.yaml'))).passed).toBe(false);
+    const quiet = await runScenario(parseScenario(BASE + 'expect: { stuck: true }\n', 'quiet.yaml'));
+    expect(quiet.expectations.find((e) => e.path === 'expect.stuck')).toMatchObject({ ok: false, expected: 'stuck', actual: 'nothing stuck' });
+  });
+
+  it('NF-10 the loader asks for expect.stuck beside a pending wait, a blocked thread or a blocked queue, and refuses stuck: false with deadlock: true', () => {
+    const problems = problemsOf(CYCLE + `threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [y], values: [1] } } ] }
+expect:
+  waits: { w: pending }
+  threads: { t: blocked }
+  blockedQueues: { a: true, b: false }
+`);
+    expect(problems.map((p) => p.path)).toEqual(['expect.waits.w', 'expect.threads.t', 'expect.blockedQueues.a']);
+    expect(problems[0].message).toBe('expect.waits.w is "pending", so the run ends stuck; expected expect.stuck: true (or expect.deadlock: true) beside it: a run that ends stuck fails unless the file expects it');
+    expect(problemsOf(CYCLE + 'expect: { stuck: false, deadlock: true }\n').map((p) => p.message))
+      .toEqual(['expect.deadlock is true but expect.stuck is false; expected expect.stuck: true or left out (a deadlocked run is stuck)']);
+    expect(() => parseScenario(CYCLE + 'expect: { stuck: true, waits: {} }\n', 's.yaml')).not.toThrow();
+  });
+
+  it('NF-10 the built-in deadlock scenario ends in the deadlock it expects, and passes', async () => {
+    const builtin = findBuiltin('deadlock')!;
+    expect(runnableScenarios().map((b) => b.name)).toContain('deadlock');
+    const result = await runScenario(builtin.scenario!);
+    expect(result.expectations.filter((e) => !e.ok)).toEqual([]);
+    expect(result.stuck.deadlocks.map((d) => d.cycle)).toEqual([['queue gpu0/render', 'queue gpu0/upload']]);
+    expect(result.stuck.waiters.map((w) => [w.label, w.deadlocked])).toEqual([['app:present', true]]);
+  });
+});

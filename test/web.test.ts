@@ -100,7 +100,8 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     const numbers = await page.$$eval('#summary-numbers tr', (rows: HTMLTableRowElement[]) => Object.fromEntries(rows.map((r) => [r.cells[0].textContent, r.cells[1].textContent])));
     const s = expected.machine.summary();
     expect(numbers).toMatchObject({ 'interrupts raised': '1', 'waiters woken': String(s.os.waitersWoken), 'waits timed out': '1', 'waits satisfied at once': '1', 'bug checks': '0' });
-    expect(await page.$$eval('#expectations tr.ok', (n: Element[]) => n.length)).toBe(11);
+    expect(await page.$$eval('#expectations tr.ok', (n: Element[]) => n.length)).toBe(12); // the demo's 11 and the implicit "nothing stuck"
+    expect(await page.$('#stuck-report')).toBeNull();
     expect(await page.$$eval('#trace tbody tr', (n: Element[]) => n.length)).toBe(expected.machine.trace.events.length);
     await page.screenshot({ path: join(ARTIFACTS, 'page-demo.png'), fullPage: true });
     // the timeline download is the exporter's Chrome JSON
@@ -171,6 +172,31 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     expect(text).toMatch(/pasted scenario:4:\d+: fences\[0\]\.adapter is "gpu9"; expected the name of one of the adapters \("gpu0"\)/);
     expect(await page.isHidden('#timeline-section')).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'page-invalid.png') });
+    await page.close();
+  }, 60_000);
+
+  it('NF-10 page shows a run that ends stuck as FAILED, with the stuck report and the deadlock cycle; expected, it passes', async () => {
+    const stuck = 'name: pasted\nmachine: { adapters: [ { name: gpu0, engines: 2 } ] }\nprocesses: [ { name: app } ]\n' +
+      'fences: [ { name: x, process: app, adapter: gpu0 }, { name: y, process: app, adapter: gpu0 } ]\nqueues:\n' +
+      '  - { name: a, process: app, adapter: gpu0, engine: 0, commands: [ { wait: { fence: x, value: 1 } }, { signal: { fence: y, value: 1 } } ] }\n' +
+      '  - { name: b, process: app, adapter: gpu0, engine: 1, commands: [ { wait: { fence: y, value: 1 } }, { signal: { fence: x, value: 1 } } ] }\n';
+    const page = await context.newPage();
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.fill('#source', stuck);
+    await page.click('#run');
+    await page.waitForSelector('body[data-state="failed"]', { timeout: 30_000 });
+    expect(await page.textContent('#verdict')).toMatch(/^FAILED: 2 expectation\(s\) did not hold/);
+    expect(await page.$eval('#summary', (n: HTMLElement) => ({ ...n.dataset }))).toMatchObject({ passed: 'false', stuck: 'true', deadlocks: '1' });
+    const report = await page.textContent('#stuck-report');
+    expect(report).toContain('STUCK: 2 queues blocked, 0 CPU waiters pending, 0 CPU threads unfinished, 1 deadlock');
+    expect(report).toContain('queue gpu0/a waits for x >= 1 (CurrentValue 0); that would come from queue gpu0/b');
+    expect(await page.getAttribute('#stuck-report', 'class')).toBe('stuck deadlock');
+    await page.screenshot({ path: join(ARTIFACTS, 'page-stuck.png'), fullPage: true });
+    await page.fill('#source', stuck + 'expect: { deadlock: true }\n');
+    await page.click('#run');
+    await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
+    expect(await page.textContent('#stuck-report')).toContain('deadlock (a cycle of 2)');
     await page.close();
   }, 60_000);
 
