@@ -286,17 +286,17 @@ describe('small API gaps', () => {
     app.signal({ objects: [f.hSyncObject], values: [1n] });
     expect(app.isEventSet(hEvent)).toBe(true);
     const woke: string[] = [];
-    app.createThread('one', function* (cpu) { woke.push(`one:${String(yield cpu.waitEvent(hEvent))}`); });
-    app.createThread('two', function* (cpu) { woke.push(`two:${String(yield cpu.waitEvent(hEvent))}`); });
+    app.createThread('one', function* (cpu) { woke.push(`one:${(yield cpu.waitEvent(hEvent)).status}`); });
+    app.createThread('two', function* (cpu) { woke.push(`two:${(yield cpu.waitEvent(hEvent)).status}`); });
     machine.run();
-    expect(woke).toEqual(['one:true', 'two:true']); // both pass: it stays set
+    expect(woke).toEqual(['one:SUCCESS', 'two:SUCCESS']); // both pass: it stays set
     app.resetEvent(hEvent);
     expect(app.isEventSet(hEvent)).toBe(false);
     app.resetEvent(hEvent); // resetting a reset event does nothing
     expect(machine.trace.find({ kind: 'cpu', name: 'KEVENT reset' })).toHaveLength(1);
-    app.createThread('three', function* (cpu) { woke.push(`three:${String(yield cpu.waitEvent(hEvent, 500))}`); });
+    app.createThread('three', function* (cpu) { woke.push(`three:${(yield cpu.waitEvent(hEvent, 500)).status}`); });
     machine.run();
-    expect(woke.at(-1)).toBe('three:false'); // blocks again, times out
+    expect(woke.at(-1)).toBe('three:TIMEOUT'); // blocks again, times out
     app.waitWithEvent({ objects: [f.hSyncObject], values: [2n], hAsyncEvent: hEvent });
     app.signal({ objects: [f.hSyncObject], values: [2n] });
     expect(app.isEventSet(hEvent)).toBe(true);

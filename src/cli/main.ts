@@ -9,7 +9,8 @@
 //   wddm-fence demo            (= run demo; what `npm start` does)
 //
 // Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
-// reported with its place in the file), 2 invalid input: usage, a file that
+// reported with its place in the file; a run that ends stuck fails unless the
+// file expects it: src/check/liveness.ts), 2 invalid input: usage, a file that
 // cannot be read or is past a scenario file's limits, a malformed or invalid
 // scenario (every problem with its path and line), an output path that cannot
 // be written (checked before the run), or a run the model's bounds stopped
@@ -68,6 +69,9 @@ Runs a scenario and prints its trace, a summary and each expectation.
   --help            this text
 Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input (or a
 run stopped by the model's bounds). Under --json, errors are a JSON document on stdout too.
+A run that ends with a queue blocked, a CPU waiter pending or a CPU thread unfinished
+fails (the summary's STUCK section names each one, and any deadlock cycle) unless the
+file sets expect.stuck or expect.deadlock.
 `,
   list: `usage: wddm-fence list [--all]
 
