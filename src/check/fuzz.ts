@@ -362,7 +362,9 @@ function checkValues(s: Sequence): string | undefined {
 /** No GPU page fault: the sequences write no bad VA, so one means the OS unmapped storage a command still named. */
 function checkFaults(s: Sequence): string | undefined {
   const fault = s.machine.trace.events.find((e) => e.kind === 'fault' && e.name === 'GPU fault');
-  return fault ? `GPU page fault: ${String(fault.args.message)} (the OS unmapped fence storage a submitted command still named)` : undefined;
+  if (fault) return `GPU page fault: ${String(fault.args.message)} (the OS unmapped fence storage a submitted command still named)`;
+  const untracked = s.machine.trace.events.find((e) => e.kind === 'fault' && e.name === 'GPU executed a command the OS never saw submitted');
+  return untracked ? `the OS's in-flight bookkeeping lost a command: ${JSON.stringify(untracked.args)}` : undefined;
 }
 
 /** Rule 5, when the machine is quiet. */

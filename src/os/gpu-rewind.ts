@@ -19,6 +19,7 @@
 
 import type { StepRecord } from '../gpu/hardware.js';
 import type { Dxgkrnl, OsAdapter } from './dxgkrnl.js';
+import { VIDSCHCAPS } from '../wddm.js';
 
 export interface GpuRewind {
   timeNs: number;
@@ -47,15 +48,17 @@ export class GpuRewinds {
 
   /** The rule, applied to every executed GPU step of `adapter` (hardware stepListeners). */
   observe(adapter: OsAdapter, step: StepRecord): void {
-    if (step.kind !== 'signal' || step.previousValue === undefined) return;
+    const before = step.previousValue;
+    if (step.kind !== 'signal' || before === undefined) return;
+    // What the store left: the value, or on a 32-bit-only engine (No64BitAtomics) its low half under the old high half.
+    const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? step.value : (before & ~0xffff_ffffn) | (step.value & 0xffff_ffffn);
+    if (now >= before) return;
     const fence = adapter.fences.get(step.fence);
     if (!fence) return;
-    const now = fence.currentValue(); // what the store left (a 32-bit-only engine wrote the low half)
-    if (now >= step.previousValue) return;
     this.os.counters.gpuRewinds++;
     const rewind: GpuRewind = {
       timeNs: step.timeNs, adapter: adapter.name, engine: step.queue.engine, queue: step.queue.label,
-      fence: fence.label, hSyncObject: step.handle, fromValue: step.previousValue, toValue: now,
+      fence: fence.label, hSyncObject: step.handle, fromValue: before, toValue: now,
     };
     this.os.trace.record('gpu', `${adapter.name}/engine${step.queue.engine}`, 'gpu rewind', {
       queue: rewind.queue, fence: rewind.fence, hSyncObject: rewind.hSyncObject, from: rewind.fromValue, to: rewind.toValue,

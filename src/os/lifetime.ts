@@ -112,7 +112,7 @@ export class FenceLifetime {
     if (!queue) return; // a queue the OS did not create (a test driving the core by hand)
     const refs = queue.references;
     const op = step.kind === 'signal' ? 'signal' : 'wait';
-    // The GPU executes a ring in order, so the step is the oldest reference; a mismatch is a model bug.
+    // The GPU executes a ring in order, so the step is normally the oldest reference.
     let at = refs.head;
     while (at < refs.commands.length) {
       const c = refs.commands[at];
@@ -120,7 +120,8 @@ export class FenceLifetime {
       at++;
     }
     if (at === refs.commands.length) {
-      this.os.trace.record('fault', 'dxgkrnl', 'in-flight bookkeeping: executed command was never submitted', {
+      // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.
+      this.os.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', {
         queue: queue.label, op, fence: step.fence, value: step.value,
       });
       return;
