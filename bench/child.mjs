@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// One bench figure in a fresh process (bench/run.mjs starts it with --expose-gc):
+// whole-process memory and peak RSS are only honest in a process that has done
+// nothing else. Prints one JSON line on stdout.
+//
+//   node --expose-gc bench/child.mjs processBytesPerFence N SEED
+//   node --expose-gc bench/child.mjs millionFences N SEED
+//
+// processBytesPerFence: N non-shareable fences through the public API in a machine
+//   sized for them. Measured after a full GC before the machine exists and after
+//   the fences do: the growth of resident memory (JS heap, the linear memory the
+//   core touched, everything else) per fence, and the JS heap part of it.
+// millionFences: N fences, a CPU waiter on each (waitAsync for value 1), N GPU
+//   signal commands (each fence to 1) over 4 engines, one machine.run(): wall and
+//   CPU time of each phase and of the whole, and the process's peak RSS.
+
+import { createMachineSync } from '../dist/wddm-fence.js';
+
+const [figure, nArg, seedArg] = process.argv.slice(2);
+const N = Number(nArg);
+const SEED = Number(seedArg ?? 1) >>> 0;
+if (typeof globalThis.gc !== 'function') throw new Error('bench/child.mjs needs --expose-gc');
+if (!Number.isSafeInteger(N) || N < 1) throw new Error(`bench/child.mjs: N is ${nArg}; expected a positive integer`);
+
+const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const fullGc = () => { for (let i = 0; i < 3; i++) globalThis.gc(); };
+const MiB = 2 ** 20;
+
+function processBytesPerFence(n) {
+  fullGc();
+  const before = process.memoryUsage();
+  const machine = createMachineSync({
+    seed: SEED, trace: false,
+    systemMemoryBytes: Math.ceil(n * 16 / MiB + 4) * MiB,
+    adapters: [{ limits: { fences: n + 64, gpuVaPagesPerProcess: Math.ceil(n / 256) + 256 } }],
+  });
+  const app = machine.createProcess('bench');
+  const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+  const handles = new Array(n);
+  for (let i = 0; i < n; i++) handles[i] = app.createNativeFence({ hDevice, initialValue: 0n }).hSyncObject;
+  fullGc();
+  const after = process.memoryUsage();
+  if (machine.summary().adapters[0].liveFences !== n || app.readFenceValue(handles[n - 1]) !== 0n) throw new Error('bench: fences missing');
+  return {
+    fences: n,
+    bytesPerFence: (after.rss - before.rss) / n,
+    jsHeapBytesPerFence: (after.heapUsed - before.heapUsed) / n,
+    otherBytesPerFence: (after.rss - before.rss - (after.heapUsed - before.heapUsed)) / n,
+    machineMemoryBytes: machine.memory.buffer.byteLength,
+    rssBefore: before.rss, rssAfter: after.rss, heapUsedBefore: before.heapUsed, heapUsedAfter: after.heapUsed,
+  };
+}
+
+async function millionFences(n) {
+  const engines = 4;
+  const perQueue = Math.ceil(n / engines);
+  const phases = {};
+  const wallStart = performance.now(), cpuStart = cpuMs();
+  let wall = wallStart, cpu = cpuStart;
+  const phase = (name) => {
+    const w = performance.now(), c = cpuMs();
+    phases[name] = { wallMs: w - wall, cpuMs: c - cpu };
+    wall = w; cpu = c;
+  };
+  const ringBytes = 2 ** Math.ceil(Math.log2((perQueue + 16) * 32));
+  const machine = createMachineSync({
+    seed: SEED, trace: false,
+    systemMemoryBytes: Math.ceil(n * 16 / MiB + 4) * MiB,
+    adapters: [{
+      engines,
+      limits: {
+        fences: n + 64, waitBlocks: n + 64, waitersPerFence: 4, queues: engines * 2, ringEntries: perQueue + 16,
+        heapArenaBytes: Math.min(2 ** 30, engines * ringBytes + n * 64 + 16 * MiB), gpuVaPagesPerProcess: Math.ceil(n / 256) + 256,
+      },
+    }],
+  });
+  const app = machine.createProcess('bench');
+  const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+  phase('machine');
+  const handles = new Array(n);
+  for (let i = 0; i < n; i++) handles[i] = app.createNativeFence({ hDevice, initialValue: 0n }).hSyncObject;
+  phase('createFences');
+  let woken = 0;
+  const wake = (r) => { if (r.status === 'SUCCESS') woken++; };
+  for (let i = 0; i < n; i++) app.waitAsync({ objects: [handles[i]], values: [1n] }).then(wake);
+  phase('addWaiters');
+  for (let e = 0; e < engines; e++) {
+    const { hHwQueue } = app.createHwQueue({ hDevice, engine: e, nativeProgressFence: false });
+    let commands = [];
+    for (let i = e; i < n; i += engines) {
+      commands.push({ signal: { hSyncObject: handles[i], value: 1n } });
+      if (commands.length === 4096) { app.submit({ hHwQueue, commands }); commands = []; }
+    }
+    if (commands.length) app.submit({ hHwQueue, commands });
+  }
+  phase('submit');
+  machine.run();
+  await new Promise((resolve) => setImmediate(resolve));
+  phase('run');
+  const s = machine.summary();
+  if (woken !== n) throw new Error(`bench: ${woken} of ${n} waiters woke`);
+  if (s.adapters[0].gpuSignals !== n) throw new Error(`bench: ${s.adapters[0].gpuSignals} of ${n} GPU signals ran`);
+  return {
+    fences: n, waiters: n, gpuSignals: n, engines,
+    totalWallMs: performance.now() - wallStart, totalCpuMs: cpuMs() - cpuStart,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    interrupts: s.adapters[0].interruptsRaised, virtualTimeNs: s.timeNs, phases,
+  };
+}
+
+const result = figure === 'processBytesPerFence' ? processBytesPerFence(N)
+  : figure === 'millionFences' ? await millionFences(N)
+  : (() => { throw new Error(`bench/child.mjs: unknown figure ${figure}; expected processBytesPerFence or millionFences`); })();
+process.stdout.write(JSON.stringify(result) + '\n');
