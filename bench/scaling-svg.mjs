@@ -15,7 +15,8 @@ function fitSlope(points) {
   return num / den;
 }
 
-export function drawScaling(series, subtitle) {
+/** `fitFrom`: the smallest n the legend's slope is fitted from (the bench's SCALING_FIT_FROM). */
+export function drawScaling(series, subtitle, fitFrom = 0) {
   const width = 720, height = 440;
   const left = 70, right = 250, top = 50, bottom = 60;
   const plotW = width - left - right, plotH = height - top - bottom;
@@ -62,7 +63,7 @@ export function drawScaling(series, subtitle) {
     out.push(`<line x1="${lx}" y1="${legendY}" x2="${lx + 20}" y2="${legendY}" stroke="${color}" stroke-width="2"/>`);
     out.push(`<text x="${lx + 26}" y="${legendY + 4}">${escape(LABELS[name] ?? name)}</text>`);
     const last = points[points.length - 1];
-    out.push(`<text x="${lx + 26}" y="${legendY + 19}" fill="#555">slope ${fitSlope(points).toFixed(2)}, ${last.nsPerOp.toFixed(0)} ns/op at ${last.n.toExponential(0)}</text>`);
+    out.push(`<text x="${lx + 26}" y="${legendY + 19}" fill="#555">slope ${fitSlope(points.filter((p) => p.n >= fitFrom)).toFixed(2)}${fitFrom ? ` (from ${fitFrom.toExponential(0)})` : ''}, ${last.nsPerOp.toFixed(0)} ns/op at ${last.n.toExponential(0)}</text>`);
     legendY += 44;
   }
   const lx = left + plotW + 16;
