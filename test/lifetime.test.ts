@@ -320,3 +320,44 @@ describe('small API gaps', () => {
     expect(Object.getOwnPropertyNames(Object.getPrototypeOf(app)).filter((m) => /inspect|waiterCount|monitored/i.test(m))).toEqual([]);
   });
 });
+
+describe('lost wakeups the seeded random test found', () => {
+  it('XA-04 a value another adapter\'s GPU wrote wakes this adapter\'s waiters even when this adapter\'s optimized interrupt propagates it first (fuzz seed 109689)', async () => {
+    const { createMachine } = await import('../src/index.js');
+    const machine = await createMachine({ seed: 3, adapters: [{ name: 'gpu0', interrupts: { payload: 'noList' } }, { name: 'gpu1', caps: { optimizedNativeFenceSignaledInterrupt: true } }] });
+    const app = machine.createProcess('app');
+    const d0 = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const d1 = app.createDevice({ hAdapter: app.openAdapter(1) });
+    const f = app.createNativeFence({ hDevice: d0, flags: { shared: true, crossAdapter: true }, name: 'f' });
+    const f1 = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice: d1 });
+    const g = app.createNativeFence({ hDevice: d1, name: 'g' });
+    const q1 = app.createHwQueue({ hDevice: d1, nativeProgressFence: false }); // its interrupt is served first
+    const q0 = app.createHwQueue({ hDevice: d0, nativeProgressFence: false });
+    machine.run();
+    const onF = app.waitAsync({ objects: [f1.hSyncObject], values: [1n] }); // on gpu1's record of f
+    const onG = app.waitAsync({ objects: [g.hSyncObject], values: [1n] });
+    app.submit({ hHwQueue: q1.hHwQueue, commands: [{ signal: { hSyncObject: g.hSyncObject, value: 1n } }] });
+    app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run();
+    expect(machine.os.lostWakeups()).toEqual([]);
+    await expect(onG).resolves.toMatchObject({ status: 'SUCCESS' });
+    await expect(onF).resolves.toMatchObject({ status: 'SUCCESS' });
+  });
+
+  it('INT-05 a signal logged through a handle closed meanwhile still wakes its fence\'s waiters on an optimized adapter (fuzz seed 114269)', async () => {
+    const { machine, app: A, hDevice } = await world({ adapters: [{ caps: { optimizedNativeFenceSignaledInterrupt: true } }] }, 'A');
+    const B = machine.createProcess('B');
+    const hDeviceB = B.createDevice({ hAdapter: B.openAdapter(0) });
+    const f = A.createNativeFence({ hDevice, flags: { shared: true }, name: 'f' });
+    const fb = B.openNativeFenceFromNtHandle({ hNtHandle: A.duplicateHandle(A.shareObject(f.hSyncObject), B), hDevice: hDeviceB });
+    const qb = B.createHwQueue({ hDevice: hDeviceB, nativeProgressFence: false });
+    const woken = A.waitAsync({ objects: [f.hSyncObject], values: [1n] });
+    B.submit({ hHwQueue: qb.hHwQueue, commands: [{ signal: { hSyncObject: fb.hSyncObject, value: 1n } }] });
+    B.destroySynchronizationObject(fb.hSyncObject); // before the GPU ran the signal and before the OS read its log
+    machine.run();
+    expect(machine.os.lostWakeups()).toEqual([]);
+    await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
+    const entry = machine.trace.find({ kind: 'os', name: 'log entry read' }).find((e) => e.args.hNativeFence === fb.hSyncObject)!;
+    expect(entry.args.fence).toBe('f'); // resolved through the closing handle, not "unknown"
+  });
+});

@@ -174,7 +174,7 @@ export class CrossAdapterFences {
   openMonitoredLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
     const cvGpuVa = this.os.mapGpu(process, global.adapter, global.cvPhys);
     const cvCpuVa = process.mapUser(global.cvPhys);
-    const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa, gpuReferences: 0, closing: false };
+    const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa, gpuReferences: 0, closing: false, usedByGpu: false };
     global.locals.add(local);
     process.handles.set(local.handle, local);
     this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, kind: 'monitored', FenceValueGPUVirtualAddress: cvGpuVa, FenceValueCPUVirtualAddress: cvCpuVa });
@@ -281,6 +281,12 @@ export class CrossAdapterFences {
    * value. Batched: one NotificationOnly call per target adapter.
    */
   propagate(from: OsAdapter, fences: GlobalFence[], cause: string, monitoredOnly = false): void {
+    // The source adapter's own records first: the value may have been written by another adapter's GPU,
+    // and once it counts as propagated no later interrupt carries it back here (an optimized interrupt
+    // served from the logs never scans these records' waiters).
+    const own = new Set<GlobalFence>();
+    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.satisfy(fence, fence.currentValue(), own);
+    this.os.refresh(own);
     const perTarget = new Map<OsAdapter, { records: GlobalFence[]; values: bigint[] }>();
     for (const fence of fences) {
       const group = this.groups.get(fence)!;

@@ -123,6 +123,8 @@ export interface LocalFence {
   gpuReferences: number;
   /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
   closing: boolean;
+  /** A submitted GPU command named this handle: its queues' logs may name it (read before the close finishes). */
+  usedByGpu: boolean;
 }
 
 export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
@@ -216,6 +218,12 @@ export class Process {
   readonly handles = new Map<number, HandleObject>();
   readonly ntHandles = new Map<number, NtHandle>();
   readonly retired = new Set<number>();
+  /**
+   * Sync object handles the process closed whose close has not finished (GPU
+   * commands still name them, or their log entries are being read): log
+   * entries written through them still resolve here.
+   */
+  readonly closing = new Map<number, LocalFence>();
   private nextHandle = 1;
   private nextNt = 1;
   /** Per adapter: physical page → { GPU VA, references }. */
@@ -568,7 +576,7 @@ export class Dxgkrnl {
     if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
     const local: LocalFence = {
       kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: opened.hLocalNativeFence, cvGpuVa, mvGpuVa, cvCpuVa,
-      gpuReferences: 0, closing: false,
+      gpuReferences: 0, closing: false, usedByGpu: false,
     };
     this.trace.record('ddi', adapter.name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: local.hLocal });
     global.locals.add(local);
@@ -660,6 +668,7 @@ export class Dxgkrnl {
     // The handle is gone at once; what the GPU may still use (mappings, the driver's local) waits (src/os/lifetime.ts).
     process.handles.delete(local.handle);
     process.retired.add(local.handle);
+    process.closing.set(local.handle, local);
     process.unmapUser(global.cvPhys);
     if (this.lifetime.deferClose(local)) {
       if (!this.lifetime.reachable(global)) this.lifetime.markDestroyPending(global);
@@ -672,6 +681,9 @@ export class Dxgkrnl {
   finishClose(local: LocalFence): void {
     const { process, global } = local;
     const adapter = global.adapter;
+    // Entries the GPU logged through this handle are read while it still resolves (an optimized interrupt's waiters depend on them).
+    if (local.usedByGpu) this.logs.beforeHandleClosed(local);
+    process.closing.delete(local.handle);
     global.locals.delete(local);
     if (adapter.state === 'running') {
       this.trace.record('ddi', adapter.name, 'DxgkDdiCloseNativeFence', { hLocalNativeFence: local.hLocal });
@@ -1202,6 +1214,7 @@ export class Dxgkrnl {
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
       commands.push({ op, coreFence: local.global.coreFence, gpuVa: local.cvGpuVa, value, handle: local.handle });
       references.push({ op, local, value });
+      local.usedByGpu = true;
       described.push(`${op}(${local.global.label}, ${value})`);
     });
     let progressValue: bigint | undefined;

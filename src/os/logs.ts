@@ -346,6 +346,18 @@ export class NativeFenceLogs {
     this.service(adapter, [ql], 'hardware queue destroyed', this.optimized(adapter));
   }
 
+  /**
+   * A handle GPU commands used is about to be closed for good (src/os/lifetime.ts):
+   * the logs of the process's queues on that adapter are read first, so the
+   * entries written through it resolve to its fence (and wake what they satisfy).
+   */
+  beforeHandleClosed(local: LocalFence): void {
+    const adapter = local.global.adapter;
+    const queues = this.liveQueues(adapter).filter((ql) => ql.queue.device.process === local.process && !ql.queue.device.removed);
+    if (!queues.length || adapter.state !== 'running') return;
+    this.service(adapter, queues, 'before closing a handle GPU commands used', this.optimized(adapter));
+  }
+
   /** After the queue is gone: its pages go back to system memory. */
   queueDestroyed(queue: OsHwQueue): void {
     const state = this.state(queue.device.adapter);
@@ -618,7 +630,8 @@ export class NativeFenceLogs {
 
   private readEntry(adapter: OsAdapter, ql: QueueLogs, b: LogBuffer, slot: number, view: DataView, at: number, L: NativeFenceLogLayout, now: number): LogEntryRecord {
     const handle = view.getUint32(at + L.entryHandleOffset, true);
-    const object = ql.queue.device.process.handles.get(handle);
+    const process = ql.queue.device.process;
+    const object = process.handles.get(handle) ?? process.closing.get(handle); // a handle closed meanwhile still names its fence
     const local = object && object.kind === 'syncObject' ? (object as LocalFence) : undefined;
     const record: LogEntryRecord = {
       adapter: adapter.name, adapterIndex: adapter.index, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, kind: b.kind,

@@ -144,7 +144,7 @@ export class MonitoredFences {
     if (shareable) os.crossAdapter.attach(global);
     const cpuVa = process.mapUser(cvPhys);
     const local: LocalFence = {
-      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa, gpuReferences: 0, closing: false,
+      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa, gpuReferences: 0, closing: false, usedByGpu: false,
     };
     global.locals.add(local);
     adapter.fences.set(coreFence, global);
