@@ -360,4 +360,19 @@ describe('lost wakeups the seeded random test found', () => {
     const entry = machine.trace.find({ kind: 'os', name: 'log entry read' }).find((e) => e.args.hNativeFence === fb.hSyncObject)!;
     expect(entry.args.fence).toBe('f'); // resolved through the closing handle, not "unknown"
   });
+
+  it('NF-20 a device removal that drops the interrupt of a value a NoSignalMaxValueOnTdr fence already reached still wakes its waiter (fuzz seed 519653)', async () => {
+    const { app, hDevice, machine } = await world();
+    const kept = app.createNativeFence({ hDevice, name: 'kept', flags: { noSignalMaxValueOnTdr: true } });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    const woken = app.waitAsync({ objects: [kept.hSyncObject], values: [1n] });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: kept.hSyncObject, value: 1n } }] });
+    machine.run(500); // the signal ran and raised the interrupt; its ISR would run at 2.1 us
+    expect(app.readFenceValue(kept.hSyncObject)).toBe(1n);
+    machine.removeDevice(0, 'test TDR');
+    machine.run();
+    expect(machine.os.lostWakeups()).toEqual([]);
+    await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
+    expect(app.readFenceValue(kept.hSyncObject)).toBe(1n); // kept: not signalled to UINT64_MAX
+  });
 });

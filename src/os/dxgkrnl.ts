@@ -1110,6 +1110,13 @@ export class Dxgkrnl {
       const slice = fences.slice(i, i + MAX_OBJECTS_PER_CALL);
       this.cpuSignal(slice, slice.map(() => UINT64_MAX));
     }
+    // The reset dropped interrupts on their way: a kept fence's value the GPU reached before it would
+    // never wake its waiters. The OS looks at those fences' waiters once more (what an ISR would have done).
+    const keptWithWaiters = [...adapter.withWaiters].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).sort((x, y) => x.coreFence - y.coreFence);
+    if (keptWithWaiters.some((f) => f.kind === 'monitored')) this.monitored.scan(adapter, 'device removed: kept fences rechecked');
+    const changed = new Set<GlobalFence>();
+    for (const fence of keptWithWaiters) if (fence.kind === 'native') this.satisfy(fence, fence.currentValue(), changed);
+    this.refresh(changed);
   }
 
   // ── hardware queues and user-mode submission (NF-06, NF-17) ──
