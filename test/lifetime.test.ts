@@ -375,4 +375,34 @@ describe('lost wakeups the seeded random test found', () => {
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
     expect(app.readFenceValue(kept.hSyncObject)).toBe(1n); // kept: not signalled to UINT64_MAX
   });
+
+  it('XA-04 a cross-adapter fence a GPU rewind lowered is propagated again when it moves up below its old top (no-list interrupts; fuzz seed 913425)', async () => {
+    const { createMachine } = await import('../src/index.js');
+    const machine = await createMachine({ seed: 5, adapters: [{ name: 'gpu0', interrupts: { payload: 'noList' } }, { name: 'gpu1' }] });
+    const app = machine.createProcess('app');
+    const d0 = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const d1 = app.createDevice({ hAdapter: app.openAdapter(1) });
+    const f = app.createNativeFence({ hDevice: d0, flags: { shared: true, crossAdapter: true }, name: 'f' });
+    const f1 = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice: d1 });
+    const q0 = app.createHwQueue({ hDevice: d0, nativeProgressFence: false });
+    app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 5n } }] });
+    machine.run(); // 5 propagated to gpu1
+    app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 3n } }] });
+    machine.run();
+    expect(machine.summary().os.gpuRewinds).toBe(1);
+    const woken = app.waitAsync({ objects: [f1.hSyncObject], values: [4n] }); // on gpu1's record
+    app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 4n } }] });
+    machine.run();
+    expect(machine.os.lostWakeups()).toEqual([]);
+    await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
+  });
+
+  it('NF-16 a hardware queue the driver refuses (table full) leaves the process as it was, progress fence and handles included (fuzz seed 905292)', async () => {
+    const { app, hDevice, machine } = await world({ adapters: [{ limits: { queues: 1 } }] });
+    app.createHwQueue({ hDevice });
+    const before = { handles: app.kernel.handles.size, retired: app.kernel.retired.size, fences: machine.summary().adapters[0].liveFences };
+    expect(() => app.createHwQueue({ hDevice, nativeProgressFence: true })).toThrow(WddmError);
+    expect({ handles: app.kernel.handles.size, retired: app.kernel.retired.size, fences: machine.summary().adapters[0].liveFences }).toEqual(before);
+  });
 });
+

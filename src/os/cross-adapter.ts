@@ -47,7 +47,7 @@ export interface CrossAdapterGroup {
   members: GlobalFence[];
   /** Signals seen (value, virtual time), for wake latency. */
   signals: { value: bigint; timeNs: number; adapter: number }[];
-  /** The last value propagated (an interrupt that names no fence propagates only what moved past it). */
+  /** The last value propagated (an interrupt that names no fence propagates only a value that differs from it: moved on, or back after a GPU rewind). */
   lastPropagated: bigint;
 }
 
@@ -231,7 +231,7 @@ export class CrossAdapterFences {
   afterInterrupt(adapter: OsAdapter, fences: GlobalFence[] | null): number {
     const before = this.counters.propagations;
     let candidates = fences ?? [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence)
-      .filter((f) => this.groups.has(f) && f.currentValue() > this.groups.get(f)!.lastPropagated);
+      .filter((f) => this.groups.has(f) && f.currentValue() !== this.groups.get(f)!.lastPropagated); // moved either way (a GPU rewind too)
     candidates = candidates.filter((f) => this.groups.has(f));
     if (this.doorbellEnabled) {
       // Signals whose doorbell could not be posted (full ring) take the interrupt path to everybody;
@@ -291,7 +291,7 @@ export class CrossAdapterFences {
     for (const fence of fences) {
       const group = this.groups.get(fence)!;
       const value = fence.currentValue();
-      if (value > group.lastPropagated) group.lastPropagated = value;
+      group.lastPropagated = value;
       for (const member of group.members) {
         if (member.adapter === from || member.destroyed || member.adapter.state !== 'running') continue;
         if (monitoredOnly && member.kind !== 'monitored') continue;

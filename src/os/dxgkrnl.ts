@@ -1147,7 +1147,8 @@ export class Dxgkrnl {
     try {
       created = adapter.driver.createHwQueue(ddiArgs);
     } catch (error) {
-      if (progress) this.closeLocal(progress);
+      // Undone as if never made: the progress fence's handle never reached the caller, so it is not "closed" either.
+      if (progress) { this.closeLocal(progress); process.retired.delete(progress.handle); }
       throw error;
     }
     const queue: OsHwQueue = {
@@ -1162,6 +1163,8 @@ export class Dxgkrnl {
       this.logs.queueCreated(queue, created.coreQueue);
     } catch (error) {
       this.destroyHwQueue(process, queue.handle);
+      process.retired.delete(queue.handle);
+      if (progress) process.retired.delete(progress.handle);
       throw error;
     }
     return { hHwQueue: queue.handle, hProgressFence: progress?.handle };
