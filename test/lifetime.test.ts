@@ -404,5 +404,21 @@ describe('lost wakeups the seeded random test found', () => {
     expect(() => app.createHwQueue({ hDevice, nativeProgressFence: true })).toThrow(WddmError);
     expect({ handles: app.kernel.handles.size, retired: app.kernel.retired.size, fences: machine.summary().adapters[0].liveFences }).toEqual(before);
   });
+
+  it('NF-15 destroying a queue of a removed device does not lose the in-flight bookkeeping of the new queue that reuses its core id (fuzz seed 2010089)', async () => {
+    const { app, hDevice, machine } = await world();
+    const old = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    machine.removeDevice(0, 'test TDR');
+    const hDevice2 = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const fresh = app.createHwQueue({ hDevice: hDevice2, nativeProgressFence: false }); // the core gives it the old queue's id
+    const f = app.createNativeFence({ hDevice: hDevice2, name: 'f' });
+    app.destroyHwQueue(old.hHwQueue);
+    app.submit({ hHwQueue: fresh.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
+    machine.run();
+    expect(machine.inspectFence(app, f.hSyncObject)).toMatchObject({ currentValue: 1n, gpuSignalsInFlight: 0 });
+    app.destroySynchronizationObject(f.hSyncObject);
+    expect(machine.summary().os.deferredCloses).toBe(0);
+    expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence')).toHaveLength(1);
+  });
 });
 

@@ -14,8 +14,9 @@
 //      from its own range, so a write through a reused slot shows), and the GPU
 //      never page-faults (nothing it was given is unmapped under it);
 //   5. whenever the machine is quiet, no CPU waiter whose condition holds is
-//      still waiting, no adapter bug-checked, and no queue waits for a destroyed
-//      fence that nothing queued can signal (a silent hang);
+//      still waiting, no adapter bug-checked, no queue waits for a destroyed
+//      fence that nothing queued can signal (a silent hang), and the OS counts
+//      no in-flight reference on a queue whose ring is empty;
 //   6. at the end, once every handle and queue is gone and the machine is quiet,
 //      no fence storage is left (deferred closes all finished).
 //
@@ -375,6 +376,19 @@ function checkQuiet(s: Sequence): string | undefined {
     const reached = w.waits.map((x) => !x.fence.destroyed && x.fence.currentValue() >= x.value);
     if (w.mode === 'all' ? reached.every(Boolean) : reached.some(Boolean)) {
       return `lost wakeup: waiter ${w.label} (${w.mode}) still waits for ${w.waits.map((x) => `${x.fence.label}>=${x.value} (now ${x.fence.currentValue()})`).join(', ')}`;
+    }
+  }
+  // The OS's in-flight references follow the rings: an empty ring holds none.
+  for (const adapter of m.os.adapters) {
+    if (adapter.state !== 'running') continue;
+    for (const device of adapter.devices) {
+      if (device.removed) continue;
+      for (const queue of device.queues) {
+        const held = m.os.lifetime.pending(queue);
+        if (held.length && adapter.core.queuePending(queue.coreQueue) === 0) {
+          return `in-flight bookkeeping: ${adapter.name}/${queue.label}'s ring is empty but the OS still counts ${held.map((c) => `${c.op} ${c.local.global.label} ${c.value}`).join(', ')} as in flight`;
+        }
+      }
     }
   }
   // A queue blocked on a destroyed fence must have a queued signal that could still release it (else: a silent hang).

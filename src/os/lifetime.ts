@@ -146,7 +146,9 @@ export class FenceLifetime {
     for (let i = refs.head; i < refs.commands.length; i++) if (this.release(refs.commands[i])) finished.push(refs.commands[i].local);
     refs.commands.length = 0;
     refs.head = 0;
-    this.queuesByCoreId.get(queue.device.adapter)?.delete(queue.coreQueue);
+    // The core reuses queue ids: after a reset, a new queue may already own this one.
+    const byId = this.queuesByCoreId.get(queue.device.adapter);
+    if (byId?.get(queue.coreQueue) === queue) byId.delete(queue.coreQueue);
     for (const local of finished) this.finish(local);
     if (this.toCheck.size) this.scheduleCheck();
   }
