@@ -420,5 +420,24 @@ describe('lost wakeups the seeded random test found', () => {
     expect(machine.summary().os.deferredCloses).toBe(0);
     expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence')).toHaveLength(1);
   });
+
+  it('XA-04 a device removal that drops the interrupt of a kept cross-adapter fence still carries its value to the other adapter\'s waiters (fuzz seed 3018303)', async () => {
+    const { createMachine } = await import('../src/index.js');
+    const machine = await createMachine({ seed: 6, adapters: [{ name: 'gpu0' }, { name: 'gpu1' }] });
+    const app = machine.createProcess('app');
+    const d0 = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const d1 = app.createDevice({ hAdapter: app.openAdapter(1) });
+    const f = app.createNativeFence({ hDevice: d1, flags: { shared: true, crossAdapter: true, noSignalMaxValueOnTdr: true }, name: 'f' });
+    const f0 = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice: d0 });
+    const q1 = app.createHwQueue({ hDevice: d1, nativeProgressFence: false });
+    machine.run();
+    const woken = app.waitAsync({ objects: [f0.hSyncObject], values: [2n] }); // on gpu0's record
+    app.submit({ hHwQueue: q1.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 2n } }] });
+    machine.run(machine.nowNs + 500); // the signal ran on gpu1; its interrupt is on its way
+    machine.removeDevice(1, 'test TDR');
+    machine.run();
+    expect(machine.os.lostWakeups()).toEqual([]);
+    await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
+  });
 });
 

@@ -1117,6 +1117,8 @@ export class Dxgkrnl {
     const changed = new Set<GlobalFence>();
     for (const fence of keptWithWaiters) if (fence.kind === 'native') this.satisfy(fence, fence.currentValue(), changed);
     this.refresh(changed);
+    // …and carries on what those interrupts would have propagated to the other adapters (XA-04).
+    this.crossAdapter.afterInterrupt(adapter, null);
   }
 
   // ── hardware queues and user-mode submission (NF-06, NF-17) ──
