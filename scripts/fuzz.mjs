@@ -2,8 +2,8 @@
 // npm run fuzz [-- --seeds N] [-- --seed S] [-- --steps K] [-- --replay S]
 //
 // The seeded random test of fence lifetime and handle aliasing
-// (src/check/fuzz.ts; `npm test` runs 200 sequences of it). Runs N sequences
-// (default 2000) starting at seed S (default 1), K calls each (default 60),
+// (src/check/fuzz.ts; `npm test` runs 300 sequences of it). Runs N sequences
+// (default 2000) starting at seed S (default 1), K calls each (default 100),
 // against the built bundle. Every failure is printed with its seed;
 // `--replay SEED` runs that one sequence again and prints every call it makes.
 // Exit code 1 when any sequence broke a rule.
@@ -25,7 +25,7 @@ const count = (name, raw, fallback, max) => {
   if (!/^\d+$/.test(raw) || Number(raw) > max) { console.error(`fuzz: --${name} is "${raw}"; expected an integer from 0 to ${max}\n${usage}`); process.exit(2); }
   return Number(raw);
 };
-const steps = count('steps', args.steps, 60, 100_000);
+const steps = count('steps', args.steps, 100, 100_000);
 const replay = args.replay === undefined ? undefined : count('replay', args.replay, 0, 0xffff_ffff);
 const seed = replay ?? count('seed', args.seed, 1, 0xffff_ffff);
 const sequences = replay === undefined ? count('seeds', args.seeds, 2000, 10_000_000) : 1;

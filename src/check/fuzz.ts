@@ -34,7 +34,7 @@ export interface FuzzOptions {
   seed?: number;
   /** Sequences to run, each on a fresh machine (default 200). */
   sequences?: number;
-  /** Random calls per sequence (default 60). */
+  /** Random calls per sequence (default 100). */
   steps?: number;
   /** Called with every call of every sequence, in order (for a replay). */
   onAction?: (line: string) => void;
@@ -454,7 +454,7 @@ function runSequence(seed: number, steps: number, report: FuzzReport, onAction?:
 export function fuzzFenceLifetime(options: FuzzOptions = {}): FuzzReport {
   const firstSeed = options.seed ?? 1;
   const sequences = options.sequences ?? 200;
-  const steps = options.steps ?? 60;
+  const steps = options.steps ?? 100;
   const report: FuzzReport = { firstSeed, sequences, calls: 0, refused: 0, actions: {}, gpuRewinds: 0, orphanedWaits: 0, deferredCloses: 0, failures: [] };
   for (let i = 0; i < sequences; i++) {
     const seed = (firstSeed + i) >>> 0;
@@ -471,5 +471,5 @@ export function fuzzFenceLifetime(options: FuzzOptions = {}): FuzzReport {
 
 /** A failure as text: the seed first, and how to replay it. */
 export function fuzzFailureText(failure: FuzzFailure): string {
-  return `seed ${failure.seed}, call ${failure.step}: ${failure.action}\n  ${failure.problem}\n  replay: npm run fuzz -- --replay ${failure.seed}${failure.steps === 60 ? '' : ` --steps ${failure.steps}`}`;
+  return `seed ${failure.seed}, call ${failure.step}: ${failure.action}\n  ${failure.problem}\n  replay: npm run fuzz -- --replay ${failure.seed}${failure.steps === 100 ? '' : ` --steps ${failure.steps}`}`;
 }
