@@ -2,10 +2,11 @@
 // consuming through native fences on one adapter, a CPU thread waiting for
 // the consumer, one wait that is already satisfied when made, one that times out.
 
-import { createMachine, type Machine } from './machine.js';
+import { createMachine, type Machine, type MachineOptions } from './machine.js';
 
-export async function runDemo(seed = 1): Promise<Machine> {
-  const machine = await createMachine({ seed, os: { nativeFence: true }, adapters: [{ name: 'gpu0', engines: 2 }] });
+/** `options.timing` overrides the default timing (e.g. `{ jitter: 0 }` for exact latencies). */
+export async function runDemo(seed = 1, options: Pick<MachineOptions, 'timing'> = {}): Promise<Machine> {
+  const machine = await createMachine({ seed, os: { nativeFence: true }, adapters: [{ name: 'gpu0', engines: 2 }], ...options });
   const app = machine.createProcess('app');
   const hAdapter = app.openAdapter('gpu0');
   const hDevice = app.createDevice({ hAdapter });

@@ -23,7 +23,7 @@ import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from './o
 import type { LegacyCounters } from './os/monitored.js';
 import { DEFAULT_HISTORY_RECORDS, type LogCounters, type LogKind, type NativeFenceLogs } from './os/logs.js';
 import { RuntimeProcess } from './runtime.js';
-import { Random } from './rng.js';
+import { Random, RANDOM_STREAM } from './rng.js';
 import { Scheduler, DEFAULT_EVENTS_PER_RUN } from './scheduler.js';
 import { Trace, DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from './trace.js';
 import * as v from './validate.js';
@@ -157,6 +157,12 @@ const LIMIT_MAX: Required<AdapterLimits> = {
 const OUT_CAPACITY_WORDS = 1024;
 /** The most processes a machine may hold (limits.processes). */
 export const MAX_PROCESSES = 1023;
+/**
+ * Default Timing.jitter: each command time and latency is stretched by up to
+ * 10 %, drawn from the seed, so two seeds interleave differently (and the same
+ * seed the same way). `timing: { jitter: 0 }` gives exact latencies.
+ */
+export const DEFAULT_JITTER = 0.1;
 const PAGE = 4096;
 
 export class Adapter {
@@ -170,9 +176,13 @@ export class Adapter {
 }
 
 export class Machine {
-  readonly scheduler = new Scheduler();
+  /** Virtual time; its ties are broken by the seed's tie-break stream (src/scheduler.ts). */
+  readonly scheduler: Scheduler;
   readonly trace: Trace;
+  /** The seed's generator for what the model draws beyond ties and timing (Random.stream gives the others). */
   readonly random: Random;
+  /** The seed's timing stream: the jitter of command times and latencies (Timing.jitter). */
+  readonly timingRandom: Random;
   readonly os: Dxgkrnl;
   readonly adapters: Adapter[] = [];
   readonly processes: RuntimeProcess[] = [];
@@ -186,10 +196,12 @@ export class Machine {
   constructor(readonly seed: number, readonly memory: WasmMemory, readonly module: WasmModule,
               layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean,
               bounds: { eventsPerRun: number; traceEvents: number } = { eventsPerRun: DEFAULT_EVENTS_PER_RUN, traceEvents: DEFAULT_TRACE_CAPACITY }) {
+    this.scheduler = new Scheduler(Random.stream(seed, RANDOM_STREAM.tieBreak));
     this.trace = new Trace(() => this.scheduler.nowNs, bounds.traceEvents);
     this.trace.enabled = traceOn;
     this.scheduler.maxEventsPerRun = bounds.eventsPerRun;
     this.random = new Random(seed);
+    this.timingRandom = Random.stream(seed, RANDOM_STREAM.timing);
     this.layout = layout;
     this.systemBase = systemBase;
     this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses);
@@ -437,10 +449,11 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     eventsPerRun: limits.eventsPerRun === undefined ? DEFAULT_EVENTS_PER_RUN : v.integer(limits.eventsPerRun, 'limits.eventsPerRun', 1, Number.MAX_SAFE_INTEGER),
     traceEvents: limits.traceEvents === undefined ? DEFAULT_TRACE_CAPACITY : v.integer(limits.traceEvents, 'limits.traceEvents', 1, MAX_TRACE_CAPACITY),
   };
-  const timingIn = v.options(o.timing, 'timing', ['commandNs', 'interruptLatencyNs']);
+  const timingIn = v.options(o.timing, 'timing', ['commandNs', 'interruptLatencyNs', 'jitter']);
   const timing: Timing = {
     commandNs: timingIn.commandNs === undefined ? 100 : v.nonNegative(timingIn.commandNs, 'timing.commandNs'),
     interruptLatencyNs: timingIn.interruptLatencyNs === undefined ? 2000 : v.nonNegative(timingIn.interruptLatencyNs, 'timing.interruptLatencyNs'),
+    jitter: timingIn.jitter === undefined ? DEFAULT_JITTER : v.fraction(timingIn.jitter, 'timing.jitter'),
   };
   const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
   const timelineRecords = limits.timelineRecords === undefined ? DEFAULT_HISTORY_RECORDS : v.integer(limits.timelineRecords, 'limits.timelineRecords', 1, 1 << 24);
@@ -476,6 +489,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
   trace.record('machine', 'machine', 'created', {
     seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
+    commandNs: timing.commandNs, interruptLatencyNs: timing.interruptLatencyNs, jitter: timing.jitter,
   });
 
   const first = instantiateCore(module, memory);
@@ -511,7 +525,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS), `formatting private state of "${a.name}"`);
     checkRegion(memory, layout, privateBase, layout.regionKindAdapter, `private state of "${a.name}"`);
 
-    const hardware = new GpuHardware(a.name, core, layout, a.engines, machine.scheduler, trace, timing);
+    const hardware = new GpuHardware(a.name, core, layout, a.engines, machine.scheduler, trace, timing, machine.timingRandom);
     hardware.memory = memory;
     const driver = new ReferenceDriver(hardware, core, {
       hardwareCaps,
@@ -536,7 +550,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     hardware.stepListeners.push((step) => machine.os.crossAdapter.onStep(osAdapter, step));
     if (doorbell.enabled) {
       check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
-      hardware.doorbell = new DoorbellService(index, hardware, core, machine.scheduler, trace, doorbell.latencyNs);
+      hardware.doorbell = new DoorbellService(index, hardware, core, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
       hardware.doorbell.hooks = {
         posted: (fence, posted, full) => machine.os.crossAdapter.onDoorbellPosted(osAdapter, fence, posted, full),
         taken: (count) => machine.os.crossAdapter.onDoorbellTaken(count),

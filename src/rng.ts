@@ -1,5 +1,8 @@
 // A small seeded generator (sfc32 seeded through splitmix32). The model never
 // uses Math.random: one seed drives every random choice, and the trace prints it.
+// A machine draws from independent streams of its seed (Random.stream), one
+// per purpose, so that turning one kind of choice off (e.g. timing jitter 0)
+// leaves the others' draws as they were.
 
 export class Random {
   private a: number; private b: number; private c: number; private d: number;
@@ -32,4 +35,21 @@ export class Random {
   below(n: number): number { return Math.floor(this.next() * n); }
   /** Uniform 64-bit value. */
   nextU64(): bigint { return (BigInt(this.nextU32()) << 32n) | BigInt(this.nextU32()); }
+
+  /** An independent generator for purpose `stream` (a small integer) of `seed`. */
+  static stream(seed: number, stream: number): Random {
+    return new Random((seed ^ Math.imul(stream + 1, 0x9e3779b9)) >>> 0);
+  }
+
+  /**
+   * A latency with seeded jitter: `baseNs` plus a whole number of ns from 0 to
+   * floor(baseNs × fraction), uniform. No draw when that span is 0.
+   */
+  jittered(baseNs: number, fraction: number): number {
+    const span = Math.floor(baseNs * fraction);
+    return span > 0 ? baseNs + this.below(span + 1) : baseNs;
+  }
 }
+
+/** The seed streams of a machine (Random.stream). */
+export const RANDOM_STREAM = { tieBreak: 1, timing: 2 } as const;

@@ -1,6 +1,14 @@
 // What a process sees: the D3DKMT-style runtime API (numeric, per-process
 // handles), CPU threads that block in virtual time, and CPU events.
 //
+// A CPU thread is a generator that yields what it blocks on (cpu.wait,
+// cpu.sleep, cpu.waitEvent). Every resumption of a thread is a scheduler
+// event (owner "process <slot>", kind thread-resume {thread}; an event wait's
+// timeout is thread-event-timeout {thread, wait}), so a schedule explorer
+// chooses when each thread runs next, like any other event. What a
+// resumption hands the thread (a WaitResult, or an error) is kept on the
+// thread, not in a closure.
+//
 // Every method validates its arguments before anything changes (the OS does
 // the checking in one place); a failed call leaves the machine as it was.
 // There is deliberately no way to write CurrentValue or to read
@@ -14,6 +22,7 @@ import * as v from './validate.js';
 import type { MonitoredFenceCreated } from './os/monitored.js';
 import { KMTQAITYPE_WDDM_3_1_CAPS, DXGKQAITYPE_NATIVE_FENCE_CAPS, hex } from './wddm.js';
 import type { AllocationUse, CpuAccess } from './vidmm/vidmm.js';
+import type { ScheduledEvent } from './scheduler.js';
 
 export type ThreadOp =
   | { op: 'wait'; args: WaitArgs }
@@ -67,7 +76,14 @@ export class CpuThread {
   blockedOn?: ThreadBlock;
   /** Every wait result this thread received, in order. */
   readonly waits: WaitResult[] = [];
-  constructor(readonly name: string, readonly process: RuntimeProcess) {}
+  /** What its next resumption hands it (undefined: the start; an error is thrown into it). */
+  resumeWith?: WaitResult | ThreadFault;
+  /** Counts the thread's blocking operations: a wake for an earlier one (an event set after its timeout) is ignored. */
+  blockNumber = 0;
+  /** A pending event-wait timeout. */
+  timer?: ScheduledEvent;
+  /** `index`: its place in its process's `threads`, the scheduler events' `thread` argument. */
+  constructor(readonly name: string, readonly process: RuntimeProcess, readonly index: number) {}
 }
 
 /**
@@ -87,7 +103,13 @@ export class CpuThreadError extends Error {
 
 export class RuntimeProcess {
   readonly threads: CpuThread[] = [];
-  constructor(readonly machine: Machine, readonly kernel: Process) {}
+  private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
+  constructor(readonly machine: Machine, readonly kernel: Process) {
+    machine.scheduler.register(this.owner, (event) => this.onEvent(event));
+  }
+
+  /** Its scheduler owner: the events that resume its threads. */
+  get owner(): string { return `process ${this.kernel.slot}`; }
 
   get name(): string { return this.kernel.name; }
   private get os() { return this.machine.os; }
@@ -313,47 +335,81 @@ export class RuntimeProcess {
   createThread(name: string, body: ThreadBody): CpuThread {
     if (typeof name !== 'string' || !name) throw invalid('name', name, 'a thread name');
     if (typeof body !== 'function') throw invalid('body', body, 'a generator function (cpu) => Generator');
-    const thread = new CpuThread(name, this);
+    const thread = new CpuThread(name, this, this.threads.length);
     this.threads.push(thread);
-    const cpu = new Cpu(this.machine, thread);
-    const generator = body(cpu);
-    const actor = `${this.name}:${name}`;
-    const step = (input: WaitResult | ThreadFault | undefined) => {
-      thread.state = 'running';
-      thread.blockedOn = undefined;
-      let next: IteratorResult<ThreadOp, unknown>;
-      try {
-        // the first next() starts the body: its argument is ignored, there is no yield to receive it
-        next = input instanceof ThreadFault ? generator.throw(input.error) : input === undefined ? generator.next() : generator.next(input);
-      } catch (error) {
-        thread.state = 'failed';
-        thread.error = error;
-        this.os.trace.record('cpu', actor, 'thread failed', { error: error instanceof Error ? error.message : String(error), unexpected: !(error instanceof WddmError) });
-        if (!(error instanceof WddmError)) throw new CpuThreadError(thread, error); // surfaces from machine.run()
-        return;
-      }
-      if (next.done) {
-        thread.state = 'done';
-        thread.result = next.value;
-        this.os.trace.record('cpu', actor, 'thread done', {});
-        return;
-      }
-      this.blockOn(thread, actor, next.value, (result) => this.machine.scheduler.after(0, `${actor} resume`, () => step(result)));
-    };
-    this.machine.scheduler.after(0, `${actor} start`, () => step(undefined));
+    this.bodies.push(body(new Cpu(this.machine, thread)));
+    this.machine.scheduler.after(0, this.owner, 'thread-resume', { thread: thread.index }, `${this.actor(thread)} start`);
     return thread;
   }
 
-  private blockOn(thread: CpuThread, actor: string, op: ThreadOp, resume: (result: WaitResult | ThreadFault) => void): void {
+  private actor(thread: CpuThread): string { return `${this.name}:${thread.name}`; }
+
+  /** Its scheduler events: a thread resumes, or an event wait times out. */
+  private onEvent(event: ScheduledEvent): void {
+    const thread = this.threads[event.args.thread as number];
+    if (!thread) throw new Error(`${this.owner}: no thread ${event.args.thread}`);
+    if (event.kind === 'thread-resume') this.run(thread);
+    else if (event.kind === 'thread-event-timeout') {
+      thread.timer = undefined;
+      this.wake(thread, event.args.wait as number, { status: 'TIMEOUT', timeNs: this.machine.scheduler.nowNs, immediate: false });
+    } else throw new Error(`${this.owner}: no scheduler event of kind "${event.kind}"`);
+  }
+
+  /** The thread runs until its next blocking operation (or its end). */
+  private run(thread: CpuThread): void {
+    const input = thread.resumeWith;
+    thread.resumeWith = undefined;
+    thread.state = 'running';
+    thread.blockedOn = undefined;
+    const actor = this.actor(thread);
+    let next: IteratorResult<ThreadOp, unknown>;
+    try {
+      const body = this.bodies[thread.index];
+      // the first next() starts the body: its argument is ignored, there is no yield to receive it
+      next = input instanceof ThreadFault ? body.throw(input.error) : input === undefined ? body.next() : body.next(input);
+    } catch (error) {
+      thread.state = 'failed';
+      thread.error = error;
+      this.os.trace.record('cpu', actor, 'thread failed', { error: error instanceof Error ? error.message : String(error), unexpected: !(error instanceof WddmError) });
+      if (!(error instanceof WddmError)) throw new CpuThreadError(thread, error); // surfaces from machine.run()
+      return;
+    }
+    if (next.done) {
+      thread.state = 'done';
+      thread.result = next.value;
+      this.os.trace.record('cpu', actor, 'thread done', {});
+      return;
+    }
+    this.blockOn(thread, next.value);
+  }
+
+  /**
+   * Ends the thread's blocking operation number `block` with `input`: its
+   * resumption is scheduled `afterNs` from now. A wake for an operation
+   * already ended is ignored.
+   */
+  private wake(thread: CpuThread, block: number, input: WaitResult | ThreadFault, afterNs = 0): void {
+    if (thread.blockNumber !== block || thread.state !== 'blocked') return;
+    thread.blockNumber++;
+    this.machine.scheduler.cancel(thread.timer);
+    thread.timer = undefined;
+    thread.resumeWith = input;
+    this.machine.scheduler.after(afterNs, this.owner, 'thread-resume', { thread: thread.index }, `${this.actor(thread)} resume`);
+  }
+
+  private blockOn(thread: CpuThread, op: ThreadOp): void {
     thread.state = 'blocked';
-    if (!op || typeof op !== 'object') { resume(new ThreadFault(new TypeError('a thread must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()'))); return; }
+    const block = thread.blockNumber;
+    const actor = this.actor(thread);
+    const fault = (error: unknown) => this.wake(thread, block, new ThreadFault(error));
+    if (!op || typeof op !== 'object') { fault(new TypeError('a thread must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()')); return; }
     const scheduler = this.machine.scheduler;
-    const completed = (status: 'SUCCESS' | 'TIMEOUT', immediate: boolean): WaitResult => ({ status, timeNs: scheduler.nowNs, immediate });
     if (op.op === 'sleep') {
       let durationNs: number;
-      try { durationNs = v.nonNegative(op.durationNs, 'sleep(durationNs)'); } catch (error) { resume(new ThreadFault(error)); return; }
+      try { durationNs = v.nonNegative(op.durationNs, 'sleep(durationNs)'); } catch (error) { fault(error); return; }
       thread.blockedOn = { op: 'sleep', untilNs: scheduler.nowNs + durationNs };
-      scheduler.after(durationNs, `${actor} sleep`, () => resume(completed('SUCCESS', false)));
+      // the thread resumes when the time has passed, with the result it will see then
+      this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs + durationNs, immediate: false }, durationNs);
       return;
     }
     if (op.op === 'waitEvent') {
@@ -361,18 +417,17 @@ export class RuntimeProcess {
       try {
         event = this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
         timeoutNs = op.timeoutNs === undefined ? undefined : v.nonNegative(op.timeoutNs, 'waitEvent(timeoutNs)');
-      } catch (error) { resume(new ThreadFault(error)); return; }
-      if (event.signaled) { resume(completed('SUCCESS', true)); return; }
+      } catch (error) { fault(error); return; }
+      if (event.signaled) { this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: true }); return; }
       thread.blockedOn = { op: 'waitEvent', event, timed: timeoutNs !== undefined };
-      let done = false;
-      const timer = timeoutNs === undefined ? undefined : scheduler.after(timeoutNs, `${actor} event timeout`, () => {
-        if (done) return; done = true; resume(completed('TIMEOUT', false));
-      });
-      event.waiters.push(() => { if (done) return; done = true; scheduler.cancel(timer); resume(completed('SUCCESS', false)); });
+      if (timeoutNs !== undefined) {
+        thread.timer = scheduler.after(timeoutNs, this.owner, 'thread-event-timeout', { thread: thread.index, wait: block }, `${actor} event timeout`);
+      }
+      event.waiters.push(() => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
       return;
     }
     if (op.op !== 'wait') {
-      resume(new ThreadFault(new TypeError(`a thread yielded { op: ${JSON.stringify((op as { op: unknown }).op)} }; it must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()`)));
+      fault(new TypeError(`a thread yielded { op: ${JSON.stringify((op as { op: unknown }).op)} }; it must yield cpu.wait(), cpu.sleep() or cpu.waitEvent()`));
       return;
     }
     let immediate: WaitResult | undefined;
@@ -380,10 +435,10 @@ export class RuntimeProcess {
       immediate = this.os.beginWait(this.kernel, op.args, actor, (result) => {
         thread.waits.push(result);
         if (!result.immediate) this.os.trace.record('cpu', actor, 'thread woke', { status: result.status });
-        resume(result);
+        this.wake(thread, block, result);
       }, { tag: thread, thread: actor });
     } catch (error) {
-      resume(new ThreadFault(error));
+      fault(error);
       return;
     }
     if (!immediate) {

@@ -1,9 +1,37 @@
 // Virtual time. Everything that happens later (an engine step, an interrupt
-// delivered, a CPU thread resuming, a timeout) is an event in one queue
-// ordered by (time, sequence): ties run in the order they were scheduled, so
-// a run is a pure function of the seed and the inputs. Nothing reads a wall
-// clock.
+// delivered, a CPU thread resuming, a timeout) is an event in one queue.
+// Nothing reads a wall clock.
+//
+// An event is plain data: who handles it (`owner`, a handler registered once
+// per owner), what it is (`kind`), its arguments (`args`: numbers and
+// strings), its virtual time, its scheduling sequence and a tie-break key
+// drawn from the seeded Random when it was scheduled. No closure is stored,
+// so the queue can be listed, and its next event chosen, from outside:
+//
+//   enabled()   the events that may run next: every event due at the
+//               earliest virtual time, in scheduling order
+//   take(i)     runs the i-th of them (a schedule explorer's choice)
+//   step()      runs the one the default policy picks: among enabled(), the
+//               smallest tie-break key, i.e. a choice the seed makes
+//   run(until)  step() until nothing is left (or time would pass `until`)
+//
+// So a run is a pure function of the seed, the inputs and, under an explorer,
+// its sequence of choices: replaying them reproduces it exactly.
+//
+// Event kinds (owner → kind: args), documented in docs/ARCHITECTURE.md:
+//   <adapter>           engine-tick {engine}                  the engine looks for its next command
+//   <adapter>           interrupt {engine}                    the ISR runs (interrupt delivered)
+//   <adapter>           dma-completed {engine, queue, submissionFenceId}
+//   <adapter>/doorbell  doorbell {}                           the scheduler takes its ring's records
+//   process <slot>      thread-resume {thread}                a CPU thread starts or continues
+//   process <slot>      thread-event-timeout {thread, wait}   a thread's event wait times out
+//   dxgkrnl             wait-timeout {waiter}                 a CPU wait times out
+//   dxgkrnl/logs        log-reader-retry {adapter, hHwQueue}  a held-back log reader tries again
+//   dxgkrnl/lifetime    deferred-close {}                     closes whose GPU references drained finish
+//   dxgkrnl/lifetime    hang-check {}                         GPU waits on destroyed fences nothing can satisfy → reset
+//   scenario            fault {index}                         a scenario's injected fault
 
+import { Random } from './rng.js';
 import { WddmError } from './errors.js';
 
 /** Events one run may execute by default (machine option limits.eventsPerRun). */
@@ -18,71 +46,122 @@ export function eventLimitError(limit: number, nowNs: number): WddmError {
     { parameter: 'limits.eventsPerRun', value: limit, expected: 'a run that ends within limits.eventsPerRun events' });
 }
 
+export type EventArgs = Readonly<Record<string, number | string>>;
+
 export interface ScheduledEvent {
-  timeNs: number;
-  sequence: number;
-  label: string;
-  run: () => void;
+  readonly timeNs: number;
+  /** Scheduling order (unique). */
+  readonly sequence: number;
+  /** Drawn from the seeded Random when scheduled: the default policy runs the smallest first among equal times. */
+  readonly tieBreak: number;
+  /** The handler that runs it (Scheduler.register). */
+  readonly owner: string;
+  readonly kind: string;
+  readonly args: EventArgs;
+  /** For people: traces, errors. */
+  readonly label: string;
   cancelled: boolean;
 }
+
+export type EventHandler = (event: ScheduledEvent) => void;
 
 export class Scheduler {
   nowNs = 0;
   private heap: ScheduledEvent[] = [];
   private sequence = 0;
+  private readonly handlers = new Map<string, EventHandler>();
   /** Hard bound on events one run() may execute (no unbounded loops): machine option limits.eventsPerRun. */
   maxEventsPerRun = DEFAULT_EVENTS_PER_RUN;
   executed = 0;
 
-  at(timeNs: number, label: string, run: () => void): ScheduledEvent {
+  /** `random` draws every event's tie-break key (the machine passes a stream of its seed). */
+  constructor(private readonly random: Random = new Random(1)) {}
+
+  /** The handler of every event whose owner is `owner`. One handler per owner. */
+  register(owner: string, handler: EventHandler): void {
+    if (this.handlers.has(owner)) throw new Error(`scheduler: owner "${owner}" already has a handler`);
+    this.handlers.set(owner, handler);
+  }
+
+  at(timeNs: number, owner: string, kind: string, args: EventArgs = {}, label = `${owner} ${kind}`): ScheduledEvent {
     if (!(timeNs >= this.nowNs)) throw new Error(`scheduler: event "${label}" at ${timeNs} ns is before now (${this.nowNs} ns)`);
-    const event: ScheduledEvent = { timeNs, sequence: this.sequence++, label, run, cancelled: false };
+    if (!this.handlers.has(owner)) throw new Error(`scheduler: event "${label}" names owner "${owner}", which has no handler (Scheduler.register)`);
+    const event: ScheduledEvent = { timeNs, sequence: this.sequence++, tieBreak: this.random.nextU32(), owner, kind, args, label, cancelled: false };
     this.push(event);
     return event;
   }
 
-  after(delayNs: number, label: string, run: () => void): ScheduledEvent {
-    return this.at(this.nowNs + Math.max(0, delayNs), label, run);
+  after(delayNs: number, owner: string, kind: string, args: EventArgs = {}, label?: string): ScheduledEvent {
+    return this.at(this.nowNs + Math.max(0, delayNs), owner, kind, args, label);
   }
 
   cancel(event: ScheduledEvent | undefined): void { if (event) event.cancelled = true; }
 
   get pending(): number { return this.heap.filter((e) => !e.cancelled).length; }
 
-  /** Runs one event; false when none is left. */
-  step(): boolean {
-    while (this.heap.length) {
-      const event = this.pop();
-      if (event.cancelled) continue;
-      this.nowNs = event.timeNs;
-      this.executed++;
-      event.run();
-      return true;
+  /** The events that may run next: every live event due at the earliest time, in scheduling order. */
+  enabled(): readonly ScheduledEvent[] {
+    this.dropCancelledTop();
+    if (!this.heap.length) return [];
+    const timeNs = this.heap[0].timeNs;
+    return this.heap.filter((e) => !e.cancelled && e.timeNs === timeNs).sort((a, b) => a.sequence - b.sequence);
+  }
+
+  /** Runs the i-th event of enabled() (any policy's choice). Returns it. */
+  take(index: number): ScheduledEvent {
+    const choices = this.enabled();
+    if (!Number.isInteger(index) || index < 0 || index >= choices.length) {
+      throw new RangeError(`scheduler.take(${index}): expected an index from 0 to ${choices.length - 1} (${choices.length} enabled event${choices.length === 1 ? '' : 's'})`);
     }
-    return false;
+    const event = choices[index];
+    this.removeAt(this.heap.indexOf(event));
+    this.execute(event);
+    return event;
+  }
+
+  /** Runs one event, the default policy's choice (the smallest seeded tie-break key at the earliest time); false when none is left. */
+  step(): boolean {
+    this.dropCancelledTop();
+    if (!this.heap.length) return false;
+    this.execute(this.removeAt(0));
+    return true;
   }
 
   /** Runs until no event is left, or until virtual time would pass `untilNs`. */
   run(untilNs = Infinity): number {
     let count = 0;
-    while (this.heap.length) {
-      const top = this.heap[0];
-      if (top.cancelled) { this.pop(); continue; }
-      if (top.timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
+    for (;;) {
+      this.dropCancelledTop();
+      if (!this.heap.length) break;
+      if (this.heap[0].timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
       if (++count > this.maxEventsPerRun) throw eventLimitError(this.maxEventsPerRun, this.nowNs);
-      this.step();
+      this.execute(this.removeAt(0));
     }
     if (untilNs !== Infinity && this.nowNs < untilNs) this.nowNs = untilNs;
     return count;
   }
 
+  private execute(event: ScheduledEvent): void {
+    this.nowNs = event.timeNs;
+    this.executed++;
+    this.handlers.get(event.owner)!(event);
+  }
+
+  private dropCancelledTop(): void {
+    while (this.heap.length && this.heap[0].cancelled) this.removeAt(0);
+  }
+
   private less(a: ScheduledEvent, b: ScheduledEvent): boolean {
-    return a.timeNs < b.timeNs || (a.timeNs === b.timeNs && a.sequence < b.sequence);
+    return a.timeNs < b.timeNs || (a.timeNs === b.timeNs && (a.tieBreak < b.tieBreak || (a.tieBreak === b.tieBreak && a.sequence < b.sequence)));
   }
   private push(event: ScheduledEvent): void {
+    this.heap.push(event);
+    this.siftUp(this.heap.length - 1);
+  }
+  private siftUp(at: number): void {
     const h = this.heap;
-    let i = h.length;
-    h.push(event);
+    const event = h[at];
+    let i = at;
     while (i > 0) {
       const parent = (i - 1) >> 1;
       if (!this.less(event, h[parent])) break;
@@ -91,23 +170,31 @@ export class Scheduler {
     }
     h[i] = event;
   }
-  private pop(): ScheduledEvent {
+  private siftDown(at: number): void {
     const h = this.heap;
-    const top = h[0];
-    const last = h.pop()!;
-    if (h.length) {
-      let i = 0;
-      const n = h.length;
-      for (;;) {
-        let child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && this.less(h[child + 1], h[child])) child++;
-        if (!this.less(h[child], last)) break;
-        h[i] = h[child];
-        i = child;
-      }
-      h[i] = last;
+    const n = h.length;
+    const event = h[at];
+    let i = at;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && this.less(h[child + 1], h[child])) child++;
+      if (!this.less(h[child], event)) break;
+      h[i] = h[child];
+      i = child;
     }
-    return top;
+    h[i] = event;
+  }
+  /** Removes and returns the heap entry at `index`. */
+  private removeAt(index: number): ScheduledEvent {
+    const h = this.heap;
+    const removed = h[index];
+    const last = h.pop()!;
+    if (index < h.length) {
+      h[index] = last;
+      this.siftDown(index);
+      this.siftUp(index);
+    }
+    return removed;
   }
 }

@@ -38,6 +38,11 @@ export function nonNegative(value: unknown, parameter: string): number {
 }
 export { nonNegative as durationNs };
 
+export function fraction(value: unknown, parameter: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) throw invalid(parameter, value, 'a fraction from 0 to 1');
+  return value;
+}
+
 export function bool(value: unknown, parameter: string): boolean {
   if (typeof value !== 'boolean') throw invalid(parameter, value, 'true or false');
   return value;

@@ -17,7 +17,11 @@ describe('the native fence signaled interrupt', () => {
       machine.run();
       const interrupt = machine.trace.find({ kind: 'interrupt' });
       expect(interrupt).toHaveLength(1);
-      expect(interrupt[0].args.InterruptType ?? DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED).toBe(19);
+      // The driver's DXGKARGCB_NOTIFY_INTERRUPT_DATA as the OS received it: type 19 (WDDM-FACTS.md), engine 0.
+      expect(DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED).toBe(19);
+      expect(interrupt[0].name).toBe('DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED');
+      expect(interrupt[0].args).toMatchObject({ InterruptType: 19, NodeOrdinal: 0, EngineOrdinal: 0, EvaluateLegacyMonitoredFences: false });
+      expect(interrupt[0].args.SignaledNativeFenceCount).toBe(payload === 'list' ? 1 : 0);
       if (payload === 'list') {
         expect(interrupt[0].args.pSignaledNativeFenceArray).toEqual([globalOf(w, app, watched.hSyncObject).hGlobal]);
         expect(machine.os.counters.fullScans).toBe(0);

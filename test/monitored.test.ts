@@ -103,7 +103,7 @@ describe('monitored fences (WDDM 2.x)', () => {
   });
 
   it('MF-03 CPU waits block or set an event, with timeouts, wait-all and wait-any (mixed with native fences); a satisfied wait adds no waiter', async () => {
-    const w = await world();
+    const w = await world({ timing: { jitter: 0 } }); // the interrupt lands exactly one latency after the write (checked below)
     const { app, hDevice, machine } = w;
     const a = monitoredFence(app, hDevice, 0n, 'A');
     const b = monitoredFence(app, hDevice, 0n, 'B');

@@ -65,6 +65,7 @@ function structureProblems(json: unknown): string[] {
 function scenario(): Machine {
   const m = createMachineSync({
     seed: 11,
+    timing: { jitter: 0 }, // the slices' times below are exact
     adapters: [
       { name: 'dgpu', engines: 2, caps: { optimizedNativeFenceSignaledInterrupt: true } },
       { name: 'igpu', engines: 1, integrated: true },
@@ -100,7 +101,7 @@ function scenario(): Machine {
 
 describe('timeline', () => {
   it('LOG-08 wait-queued and signal-queued events carry CPU timestamps and are kept apart from the GPU log entries', () => {
-    const m = createMachineSync({ seed: 3 });
+    const m = createMachineSync({ seed: 3, timing: { jitter: 0 } }); // exact command times (the entries' end timestamps below)
     const app = m.createProcess('app');
     const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
     const f = app.createNativeFence({ hDevice, name: 'F' });

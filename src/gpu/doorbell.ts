@@ -18,6 +18,7 @@ import { u64 } from '../core.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
 import type { Trace } from '../trace.js';
 import type { GpuHardware } from './hardware.js';
+import type { Random } from '../rng.js';
 
 export interface DoorbellHooks {
   /** The signalling engine posted `posted` records; `full` rings refused one. */
@@ -39,7 +40,19 @@ export class DoorbellService {
     private readonly scheduler: Scheduler,
     private readonly trace: Trace,
     readonly latencyNs: number,
-  ) {}
+    /** The machine's timing stream and jitter fraction (Timing.jitter). */
+    private readonly random: Random,
+    private readonly jitter: number,
+  ) {
+    scheduler.register(this.owner, (event) => {
+      if (event.kind !== 'doorbell') throw new Error(`${this.owner}: no scheduler event of kind "${event.kind}"`);
+      this.event = undefined;
+      this.service();
+    });
+  }
+
+  /** Its scheduler owner name: one doorbell event kind, 'doorbell'. */
+  get owner(): string { return `${this.hardware.name}/doorbell`; }
 
   register(cvPhys: number, coreFence: number): void { this.fenceByCurrentValue.set(cvPhys, coreFence); }
   unregister(cvPhys: number): void { this.fenceByCurrentValue.delete(cvPhys); }
@@ -60,7 +73,7 @@ export class DoorbellService {
   /** A doorbell write reached this adapter: its scheduler looks at the ring after the latency. */
   ring(): void {
     if (this.hardware.stopped || (this.event && !this.event.cancelled)) return;
-    this.event = this.scheduler.after(this.latencyNs, `${this.hardware.name} doorbell`, () => { this.event = undefined; this.service(); });
+    this.event = this.scheduler.after(this.random.jittered(this.latencyNs, this.jitter), this.owner, 'doorbell', {}, `${this.hardware.name} doorbell`);
   }
 
   /** The scheduler takes every record in its ring. Returns how many. */

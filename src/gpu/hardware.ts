@@ -15,6 +15,7 @@
 import type { CoreExports, CoreLayout, WasmMemory } from '../core.js';
 import { u64 } from '../core.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Random } from '../rng.js';
 import type { Trace } from '../trace.js';
 import { check } from '../errors.js';
 import type { DoorbellService } from './doorbell.js';
@@ -24,6 +25,12 @@ export interface Timing {
   commandNs: number;
   /** From the CMP raising an interrupt to the ISR running. */
   interruptLatencyNs: number;
+  /**
+   * Seeded jitter, a fraction from 0 to 1: every command time, interrupt
+   * delivery and doorbell latency takes its value plus a whole number of ns
+   * from 0 to value × jitter, drawn from the machine's seed. 0 = exact.
+   */
+  jitter: number;
 }
 
 export interface HwQueueInfo {
@@ -74,9 +81,31 @@ export class GpuHardware {
     private readonly scheduler: Scheduler,
     private readonly trace: Trace,
     readonly timing: Timing,
+    /** The machine's timing stream (jitter). */
+    private readonly random: Random,
   ) {
     this.engines = Array.from({ length: engineCount }, () => ({ busyUntilNs: 0, cursor: 0, queueIds: [] as number[] }));
+    scheduler.register(name, (event) => this.onEvent(event));
   }
+
+  /** This adapter's scheduler events (src/scheduler.ts lists every kind). */
+  private onEvent(event: ScheduledEvent): void {
+    const engine = event.args.engine as number;
+    switch (event.kind) {
+      case 'engine-tick': this.tick(engine); return;
+      case 'interrupt':
+        this.engines[engine].isr = undefined;
+        if (!this.stopped) this.onInterrupt(engine);
+        return;
+      case 'dma-completed':
+        if (!this.stopped) this.onDmaCompleted(engine, event.args.queue as number, event.args.submissionFenceId as number);
+        return;
+      default: throw new Error(`${this.name}: no scheduler event of kind "${event.kind}"`);
+    }
+  }
+
+  /** A configured latency with the machine's seeded jitter. */
+  private latency(baseNs: number): number { return this.random.jittered(baseNs, this.timing.jitter); }
 
   addQueue(info: HwQueueInfo): void {
     this.queues.set(info.id, info);
@@ -101,7 +130,7 @@ export class GpuHardware {
     const state = this.engines[engine];
     if (state.event && !state.event.cancelled) return;
     const at = Math.max(this.scheduler.nowNs, state.busyUntilNs);
-    state.event = this.scheduler.at(at, `${this.name}/engine${engine} tick`, () => this.tick(engine));
+    state.event = this.scheduler.at(at, this.name, 'engine-tick', { engine }, `${this.name}/engine${engine} tick`);
   }
 
   private nextRunnable(engine: number): HwQueueInfo | undefined {
@@ -151,8 +180,8 @@ export class GpuHardware {
     const result = this.core.engineStep(queue.id, BigInt(now));
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result); return; }
     const out = this.readOut(this.memory.buffer);
-    let nextNs = now + this.timing.commandNs;
     if (result === L.stepIdle) return;
+    let nextNs = now + this.latency(this.timing.commandNs);
     if (result === L.stepWork) {
       nextNs = now + Number(out.workDurationNs);
       this.trace.record('gpu', actor, 'work', { queue: queue.label, durationNs: Number(out.workDurationNs) });
@@ -168,9 +197,8 @@ export class GpuHardware {
       const submissionFenceId = Number(out.value);
       this.trace.record('gpu', actor, 'command buffer completed', { queue: queue.label, SubmissionFenceId: submissionFenceId });
       this.emit({ queue, kind: 'dma-completed', fence: 0, handle: 0, value: out.value, timeNs: now });
-      this.scheduler.after(this.timing.interruptLatencyNs, `${actor} DMA completed interrupt`, () => {
-        if (!this.stopped) this.onDmaCompleted(engine, queue.id, submissionFenceId);
-      });
+      this.scheduler.after(this.latency(this.timing.interruptLatencyNs), this.name, 'dma-completed',
+        { engine, queue: queue.id, submissionFenceId }, `${actor} DMA completed interrupt`);
     } else if (out.op === L.opWait) {
       this.trace.record('gpu', actor, 'wait passed', { queue: queue.label, hSyncObject: out.handle, value: out.value });
       this.emit({ queue, kind: 'wait-passed', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, observedNs: now });
@@ -191,7 +219,7 @@ export class GpuHardware {
       this.rescanFence(out.fence);
     }
     state.busyUntilNs = nextNs;
-    state.event = this.scheduler.at(nextNs, `${actor} tick`, () => this.tick(engine));
+    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', { engine }, `${actor} tick`);
   }
 
   /** CurrentValue of the fence a queue's head signal is about to overwrite (undefined when the head is no signal). */
@@ -240,16 +268,12 @@ export class GpuHardware {
     const state = this.engines[engine];
     if (state.isr && !state.isr.cancelled) return; // joins the interrupt already on its way
     // INT-02 fault injection: while delivery is held, the ISR waits for the end of the window.
-    const at = Math.max(this.scheduler.nowNs + this.timing.interruptLatencyNs, this.interruptsHeldUntilNs);
+    const at = Math.max(this.scheduler.nowNs + this.latency(this.timing.interruptLatencyNs), this.interruptsHeldUntilNs);
     this.scheduleIsr(engine, at);
   }
 
   private scheduleIsr(engine: number, atNs: number): void {
-    const state = this.engines[engine];
-    state.isr = this.scheduler.at(atNs, `${this.name}/engine${engine} interrupt`, () => {
-      state.isr = undefined;
-      if (!this.stopped) this.onInterrupt(engine);
-    });
+    this.engines[engine].isr = this.scheduler.at(atNs, this.name, 'interrupt', { engine }, `${this.name}/engine${engine} interrupt`);
   }
 
   // ── INT-02 fault injection: collapsed interrupts (src/faults.ts) ──

@@ -167,6 +167,7 @@ interface WaitEntry { fence: GlobalFence; value: bigint; waitBlock: number; done
 export interface WaiterOwner { process: string; tag?: object; thread?: string; event?: string }
 class Waiter {
   timeout?: ScheduledEvent;
+  timeoutNs?: number;
   completed = false;
   remaining: number;
   constructor(
@@ -293,6 +294,13 @@ export class Dxgkrnl {
   ) {
     this.system = new Process(this, 0, 'System');
     this.processes.push(this.system);
+    // The OS's scheduler events (src/scheduler.ts lists every kind).
+    scheduler.register('dxgkrnl', (event) => {
+      if (event.kind !== 'wait-timeout') throw new Error(`dxgkrnl: no scheduler event of kind "${event.kind}"`);
+      this.waitTimedOut(event);
+    });
+    scheduler.register('dxgkrnl/logs', (event) => this.logs.onEvent(event));
+    scheduler.register('dxgkrnl/lifetime', (event) => this.lifetime.onEvent(event));
   }
 
   // ── adapters ──
@@ -813,16 +821,22 @@ export class Dxgkrnl {
       waiter: label, fences: added.map((e) => e.fence.label), values: added.map((e) => e.value), mode,
     });
     if (timeoutNs !== Infinity) {
-      waiter.timeout = this.scheduler.after(timeoutNs, `timeout ${label}`, () => {
-        if (waiter.completed) return;
-        this.counters.waitsTimedOut++;
-        this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: label, timeoutNs });
-        this.finishWaiter(waiter, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
-        this.refresh(changed);
-      });
+      waiter.timeoutNs = timeoutNs;
+      waiter.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
     }
     this.refresh(changed);
     return undefined;
+  }
+
+  /** A CPU wait's timeout event: the waiter is released with TIMEOUT, unless it completed meanwhile. */
+  private waitTimedOut(event: ScheduledEvent): void {
+    const waiter = this.waiters.get(event.args.waiter as number);
+    if (!waiter || waiter.completed || waiter.timeout !== event) return;
+    this.counters.waitsTimedOut++;
+    this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: waiter.label, timeoutNs: waiter.timeoutNs });
+    const changed = new Set<GlobalFence>(waiter.entries.filter((e) => e.waitBlock).map((e) => e.fence));
+    this.finishWaiter(waiter, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
+    this.refresh(changed);
   }
 
   /** Completes a waiter: retires its remaining wait blocks (fences they were on go into `changed`). */
@@ -1012,7 +1026,7 @@ export class Dxgkrnl {
   notifyInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): void {
     const list = data.pSignaledNativeFenceArray;
     this.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED', {
-      NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal, SignaledNativeFenceCount: data.SignaledNativeFenceCount,
+      InterruptType: data.InterruptType, NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal, SignaledNativeFenceCount: data.SignaledNativeFenceCount,
       pSignaledNativeFenceArray: list ? list : 'NULL', hHWQueue: data.hHWQueue, EvaluateLegacyMonitoredFences: data.Flags.EvaluateLegacyMonitoredFences,
     });
     if (adapter.state !== 'running') return;

@@ -33,6 +33,7 @@
 
 import { u64 } from '../core.js';
 import type { StepRecord } from '../gpu/hardware.js';
+import type { ScheduledEvent } from '../scheduler.js';
 import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
 
 /** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
@@ -184,10 +185,22 @@ export class FenceLifetime {
   private scheduleFinish(): void {
     if (this.finishScheduled) return;
     this.finishScheduled = true;
-    this.os.scheduler.after(0, 'deferred fence close', () => {
+    this.os.scheduler.after(0, 'dxgkrnl/lifetime', 'deferred-close', {}, 'deferred fence close');
+  }
+
+  /** Its scheduler events (src/scheduler.ts): 'deferred-close' finishes the closes whose GPU references drained; 'hang-check' looks for waits nothing can satisfy. */
+  onEvent(event: ScheduledEvent): void {
+    if (event.kind === 'deferred-close') {
       this.finishScheduled = false;
       for (const local of this.toFinish.splice(0)) this.finish(local);
-    });
+    } else if (event.kind === 'hang-check') {
+      this.checkScheduled = false;
+      const fences = [...this.toCheck].sort((x, y) => x.adapter.index - y.adapter.index || x.coreFence - y.coreFence);
+      this.toCheck.clear();
+      for (const fence of fences) this.checkOrphanedWaits(fence);
+    } else {
+      throw new Error(`dxgkrnl/lifetime: no scheduler event of kind "${event.kind}"`);
+    }
   }
 
   /** Is there still a handle (local or NT) that user mode can use, on any record of the fence? */
@@ -224,12 +237,7 @@ export class FenceLifetime {
   private scheduleCheck(): void {
     if (this.checkScheduled || !this.toCheck.size) return;
     this.checkScheduled = true;
-    this.os.scheduler.after(0, 'GPU hang check: waits on destroyed fences', () => {
-      this.checkScheduled = false;
-      const fences = [...this.toCheck].sort((x, y) => x.adapter.index - y.adapter.index || x.coreFence - y.coreFence);
-      this.toCheck.clear();
-      for (const fence of fences) this.checkOrphanedWaits(fence);
-    });
+    this.os.scheduler.after(0, 'dxgkrnl/lifetime', 'hang-check', {}, 'GPU hang check: waits on destroyed fences');
   }
 
   /** Resets every adapter with a queue blocked on `fence` that no in-flight GPU signal can release. */

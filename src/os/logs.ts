@@ -598,12 +598,22 @@ export class NativeFenceLogs {
     this.os.trace.record('os', 'dxgkrnl', 'log read skipped: reader behind', { queue: ql.queue.label, log: b.kind, unread, NumberOfEntries: count });
     const hold = this.behind.get(b)!;
     if (wake && !hold.retry) {
-      hold.retry = this.os.scheduler.after(READER_RETRY_NS, `dxgkrnl log reader retry ${ql.queue.label}`, () => {
-        hold.retry = undefined;
-        if (ql.live && this.behind.get(ql.buffers.signals) === hold) this.service(adapter, [ql], 'log reader retry', true);
-      });
+      hold.retry = this.os.scheduler.after(READER_RETRY_NS, 'dxgkrnl/logs', 'log-reader-retry', { adapter: adapter.index, hHwQueue: ql.queue.hHwQueue },
+        `dxgkrnl log reader retry ${ql.queue.label}`);
     }
     return true;
+  }
+
+  /** The log reader's scheduler events: 'log-reader-retry' of a held-back reader (src/scheduler.ts). */
+  onEvent(event: ScheduledEvent): void {
+    if (event.kind !== 'log-reader-retry') throw new Error(`dxgkrnl/logs: no scheduler event of kind "${event.kind}"`);
+    const adapter = this.os.adapters.find((a) => a.index === event.args.adapter);
+    const ql = adapter && this.queueLogs(adapter, event.args.hHwQueue as number);
+    if (!adapter || !ql) return;
+    const hold = this.behind.get(ql.buffers.signals);
+    if (!hold || hold.retry !== event) return;
+    hold.retry = undefined;
+    if (ql.live) this.service(adapter, [ql], 'log reader retry', true);
   }
 
   private releaseHold(ql: QueueLogs, reason: string | undefined): void {

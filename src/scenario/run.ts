@@ -269,18 +269,20 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     }));
   }
 
-  // injected faults
-  for (const [i, f] of (s.faults ?? []).entries()) {
-    machine.scheduler.at(f.atNs, `faults[${i}]`, () => {
-      try {
-        if (f.removeDevice) machine.removeDevice(f.removeDevice.adapter, f.removeDevice.reason ?? 'TDR');
-        if (f.collapseInterrupts) machine.injectFault({ collapseInterrupts: { adapter: f.collapseInterrupts.adapter, windowNs: f.collapseInterrupts.windowNs } });
-        if (f.forceLogOverrun) machine.injectFault({ forceLogOverrun: { adapter: f.forceLogOverrun.adapter, ...(f.forceLogOverrun.queue !== undefined ? { queue: f.forceLogOverrun.queue } : {}) } });
-      } catch (error) {
-        machine.trace.record('fault', 'scenario', 'fault injection refused', { fault: `faults[${i}]`, error: (error as Error).message });
-      }
-    });
-  }
+  // injected faults: scheduler events (owner "scenario", kind fault {index}) naming the file's faults[index]
+  const faults = s.faults ?? [];
+  machine.scheduler.register('scenario', (event) => {
+    const i = event.args.index as number;
+    const f = faults[i];
+    try {
+      if (f.removeDevice) machine.removeDevice(f.removeDevice.adapter, f.removeDevice.reason ?? 'TDR');
+      if (f.collapseInterrupts) machine.injectFault({ collapseInterrupts: { adapter: f.collapseInterrupts.adapter, windowNs: f.collapseInterrupts.windowNs } });
+      if (f.forceLogOverrun) machine.injectFault({ forceLogOverrun: { adapter: f.forceLogOverrun.adapter, ...(f.forceLogOverrun.queue !== undefined ? { queue: f.forceLogOverrun.queue } : {}) } });
+    } catch (error) {
+      machine.trace.record('fault', 'scenario', 'fault injection refused', { fault: `faults[${i}]`, error: (error as Error).message });
+    }
+  });
+  for (const [i, f] of faults.entries()) machine.scheduler.at(f.atNs, 'scenario', 'fault', { index: i }, `faults[${i}]`);
 
   // run in virtual time, within the machine's bounds (limits.eventsPerRun, MAX_VIRTUAL_TIME_NS): past one the run stops with a WddmError
   let events = 0;

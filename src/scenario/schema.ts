@@ -115,7 +115,7 @@ export const SCENARIO_SCHEMA = strict({
     workers: { type: 'boolean', description: 'run each adapter in its own worker thread' },
     ioCoherent: { type: 'boolean', description: 'the platform keeps CPU caches coherent with GPU accesses (default true)' },
     doorbell: strict({ enabled: { type: 'boolean' }, ringEntries: { type: 'integer', minimum: 2, maximum: 65536 }, latencyNs: DURATION }),
-    timing: strict({ commandNs: DURATION, interruptLatencyNs: DURATION }),
+    timing: strict({ commandNs: DURATION, interruptLatencyNs: DURATION, jitter: { type: 'number', minimum: 0, maximum: 1 } }),
     adapters: { type: 'array', items: ADAPTER, minItems: 1, maxItems: 8 },
     limits: strict({
       processes: { type: 'integer', minimum: 1, maximum: L.processes, description: 'processes the machine holds (default 16)' },

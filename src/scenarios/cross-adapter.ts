@@ -273,6 +273,7 @@ export async function compareDoorbell(frames = 8, seed = 1, ringEntries = 64): P
     const machine = await createMachine({
       seed, adapters: [{ name: 'iGPU', integrated: true, engines: 1 }, { name: 'dGPU', engines: 1 }],
       doorbell: { enabled: doorbell, ringEntries },
+      timing: { jitter: 0 }, // the comparison shows the configured latencies themselves
     });
     machine.trace.record('explain', 'workload', `dGPU produces ${frames} values of a cross-adapter fence, the iGPU waits for each on the GPU (${doorbell ? 'doorbell' : 'interrupt + OS propagation'})`, {});
     const app = machine.createProcess('app');
