@@ -248,7 +248,7 @@ describe('timeline: cross-adapter propagation', () => {
   it('XA-04 NF-10 an interrupt that wakes nobody on its adapter but carries a cross-adapter signal on is a propagation, not spurious: counters, trace, summary and timeline (an arrow across adapters)', async () => {
     const { parseScenario, runScenario } = await import('../src/scenario/index.js');
     const s = parseScenario(`name: propagation
-machine: { seed: 1, adapters: [ { name: iGPU, integrated: true, engines: 1 }, { name: dGPU, engines: 1 } ] }
+machine: { seed: 1, timing: { jitter: 0 }, adapters: [ { name: iGPU, integrated: true, engines: 1 }, { name: dGPU, engines: 1 } ] }
 processes: [ { name: app } ]
 fences:
   - { name: hFence, process: app, adapter: dGPU, flags: { shared: true, crossAdapter: true }, crossAdapter: [iGPU] }
