@@ -17,6 +17,7 @@ import {
   EngineRecord, ENGINE_RECORD_BYTES, QUEUE_RECORD_BYTES, COMMAND_BYTES, UINT64_MAX,
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_NO_GPU_VA, E_BAD_PROCESS, E_BAD_ARGUMENT, align8,
+  FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
 import { WaitBlock, WAIT_BLOCK_FREE } from './layout';
@@ -103,6 +104,8 @@ export function adapterFormat(
   const pageCapacity = <u32>pageDescriptorsFor(fenceCapacity, processCapacity); // fits: the region holds them
   a.pageTable = at;       a.pageCapacity = pageCapacity;           at += pageCapacity * PAGE_DESCRIPTOR_BYTES;
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
+  const indexSlots = <u32>fenceIndexSlots(fenceCapacity);
+  a.fenceIndexTable = at; a.fenceIndexShift = 32 - ctz<u32>(indexSlots); at += indexSlots * 4;
   a.waitBlockTable = at;  a.waitBlockCapacity = waitBlockCapacity; at += waitBlockCapacity * WAIT_BLOCK_BYTES;
   a.heapIndexTable = at;                                           at += align8(waitBlockCapacity * 4);
   a.heapFreeTable = at;                                            at += align8(ARENA_CLASSES * 4);
@@ -136,6 +139,13 @@ export function adapterFormat(
   return OK;
 }
 
+/** Slots of the fence index (fenceAtCurrentValue): twice the fence capacity, a power of two, at least FENCE_INDEX_MIN_SLOTS. */
+function fenceIndexSlots(fenceCapacity: u32): u64 {
+  let slots: u64 = FENCE_INDEX_MIN_SLOTS;
+  while (slots < <u64>fenceCapacity * 2) slots <<= 1;
+  return slots;
+}
+
 /** Pages a fence table of this size can need: two per fence when every fence is shareable. */
 function pageDescriptorsFor(fenceCapacity: u32, processCapacity: u32): u64 {
   return <u64>fenceCapacity * 2 + <u64>processCapacity * PARTIAL_LISTS + 16;
@@ -155,6 +165,7 @@ export function adapterRegionBytes(
 ): u32 {
   let bytes: u64 = ADAPTER_HEADER_BYTES;
   bytes += <u64>fenceCapacity * FENCE_RECORD_BYTES;
+  bytes += fenceIndexSlots(fenceCapacity) * 4;
   bytes += pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
   bytes += <u64>processCapacity * PROCESS_RECORD_BYTES;
   bytes += <u64>waitBlockCapacity * WAIT_BLOCK_BYTES;
@@ -416,6 +427,7 @@ export function fenceCreate(owner: u32, kind: u32, memoryKind: u32, shareable: b
   f.lastSignaled = initialValue;
   if (cvPage > 0) atomic.store<u64>(<usize>cvPhys, initialValue);
   atomic.store<u64>(<usize>mvPhys, UINT64_MAX);
+  fenceIndexInsert(id, cvPhys);
   a.fenceLive++;
   return <i32>id;
 }
@@ -429,6 +441,7 @@ export function fenceDestroy(id: u32): i32 {
   heapRelease(f);
   // A MonitoredValue still in the CMP's write buffer must not land in a slot a new fence may get.
   if (a.cmpPendingPhys == f.mvPhys) a.cmpPendingPhys = 0;
+  fenceIndexDelete(id, f.cvPhys);
   if (f.cvPage != 0) valueFree(f.cvPage, f.cvPhys);
   valueFree(f.mvPage, f.mvPhys);
   f.state = FENCE_STATE_FREE;
@@ -436,6 +449,62 @@ export function fenceDestroy(id: u32): i32 {
   a.fenceFreeHead = id;
   a.fenceLive--;
   return OK;
+}
+
+// ───────────────────── fences by CurrentValue address (layout.ts) ─────────────────────
+
+@inline function fenceIndexSlot(slot: u32): usize { return <usize>adapter().fenceIndexTable + (<usize>slot << 2); }
+@inline function fenceIndexHome(cvPhys: u32): u32 { return (cvPhys * FENCE_INDEX_MULTIPLIER) >> adapter().fenceIndexShift; }
+@inline function fenceIndexMask(): u32 { return (<u32>0xFFFF_FFFF) >> adapter().fenceIndexShift; }
+
+function fenceIndexInsert(id: u32, cvPhys: u32): void {
+  const mask = fenceIndexMask();
+  let slot = fenceIndexHome(cvPhys);
+  // The table has twice as many slots as fences: an empty one is always found.
+  while (load<u32>(fenceIndexSlot(slot)) != 0) {
+    assert(fenceAt(load<u32>(fenceIndexSlot(slot))).cvPhys != cvPhys, 'fenceIndexInsert: two records of one adapter over one CurrentValue word');
+    slot = (slot + 1) & mask;
+  }
+  store<u32>(fenceIndexSlot(slot), id);
+}
+
+/** Removes `id` and shifts back the entries after it that would no longer be found (Knuth's algorithm R). */
+function fenceIndexDelete(id: u32, cvPhys: u32): void {
+  const mask = fenceIndexMask();
+  let hole = fenceIndexHome(cvPhys);
+  while (load<u32>(fenceIndexSlot(hole)) != id) {
+    assert(load<u32>(fenceIndexSlot(hole)) != 0, 'fenceIndexDelete: a live fence missing from the index');
+    hole = (hole + 1) & mask;
+  }
+  let next = hole;
+  while (true) {
+    next = (next + 1) & mask;
+    const other = load<u32>(fenceIndexSlot(next));
+    if (other == 0) break;
+    const home = fenceIndexHome(fenceAt(other).cvPhys);
+    // `other` stays where it is when its home lies cyclically in (hole, next].
+    if (hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)) continue;
+    store<u32>(fenceIndexSlot(hole), other);
+    hole = next;
+  }
+  store<u32>(fenceIndexSlot(hole), 0);
+}
+
+/**
+ * The live fence of this adapter whose CurrentValue word is at `cvPhys` (a
+ * driver knows a fence by its addresses, DxgkDdiCreateNativeFence); E_BAD_FENCE
+ * when none. O(1): the fence index (layout.ts).
+ */
+export function fenceAtCurrentValue(cvPhys: u32): i32 {
+  if (cvPhys == 0 || adapter().fenceIndexTable == 0) return E_BAD_FENCE;
+  const mask = fenceIndexMask();
+  let slot = fenceIndexHome(cvPhys);
+  while (true) {
+    const id = load<u32>(fenceIndexSlot(slot));
+    if (id == 0) return E_BAD_FENCE;
+    if (fenceAt(id).cvPhys == cvPhys) return <i32>id;
+    slot = (slot + 1) & mask;
+  }
 }
 
 // The arena allocator (waiter heaps, queue rings) lives with the fences because fenceDestroy returns blocks.

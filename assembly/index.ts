@@ -32,7 +32,7 @@ export {
 export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
 export {
   adapterFormat, adapterAttach, adapterRegionBytes, arenaBlockBytes, gpuVaMap, gpuVaUnmap, gpuVaTranslate,
-  fenceCreate, fenceDestroy,
+  fenceCreate, fenceDestroy, fenceAtCurrentValue,
 } from './adapter';
 export {
   waitBlockAdd, waitBlockRemove, fenceSatisfy, fenceMinWaited, fenceMonitoredTarget, fenceWaiterCount,
@@ -73,7 +73,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 3;
+export const ABI_VERSION: u32 = 4;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

@@ -60,7 +60,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 6;
+export const LAYOUT_VERSION: u32 = 7;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -120,6 +120,8 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   doorbellDirectory: u32;     // XA-07: physical base of the doorbell directory, 0 = doorbell off
   heapIndexTable: u32;        // u32[waitBlocks]: each live wait block's heap index, a free one's free-list link
   cmpPendingPhys: u32;        // the CMP's one-entry write buffer (NF-11): MonitoredValue address, 0 = empty
+  fenceIndexTable: u32;       // u32[1 << (32 - fenceIndexShift)]: fence ids by CurrentValue address (fenceAtCurrentValue)
+  fenceIndexShift: u32;       // 32 − log2(index slots): a key's home slot is (key · FENCE_INDEX_MULTIPLIER) >> shift
 
   gpuVaBase: u64;
   cmpPendingValue: u64;       // the MonitoredValue waiting in the CMP's write buffer
@@ -171,6 +173,25 @@ export const MEMORY_LOCAL: u32 = 1;
   lastSignaled: u64;
 }
 export const FENCE_RECORD_BYTES: u32 = (offsetof<FenceRecord>() + 7) & ~7;
+
+// ──────────────────────── fences by CurrentValue address ────────────────────────
+//
+// A driver is told where a fence's values are (DxgkDdiCreateNativeFence gets
+// the kernel CPU address of CurrentValue; a command names it by GPU VA), never
+// the core's fence id. fenceAtCurrentValue finds the record from the address:
+// an open-addressing table of fence ids keyed by CurrentValue address (each
+// record of one adapter has its own word; a cross-adapter fence has one record
+// per adapter over the same word), twice the fence capacity rounded up to a
+// power of two, linear probing, deletion by backward shift (no tombstones).
+//
+//   fence index  u32[slots]      slot = (cvPhys · FENCE_INDEX_MULTIPLIER) >> fenceIndexShift, then +1, +2, …
+//   ┌──────┬──────┬──────┬──────┬─────
+//   │ 0    │ id 7 │ id 2 │ 0    │ …      0 = empty; a live id's key is fenceAt(id).cvPhys
+//   └──────┴──────┴──────┴──────┴─────
+
+/** Fibonacci hashing: 2^32 / golden ratio. */
+export const FENCE_INDEX_MULTIPLIER: u32 = 0x9E37_79B1;
+export const FENCE_INDEX_MIN_SLOTS: u32 = 16;
 
 // ───────────────────────────── fence pages ──────────────────────────────
 //

@@ -75,6 +75,8 @@ export interface CoreExports {
   fenceCreate(owner: number, kind: number, memoryKind: number, shareable: number, flags: number,
     initialValue: bigint, cvPhys: number): number;
   fenceDestroy(fence: number): number;
+  /** The live fence of this adapter whose CurrentValue word is at `cvPhys` (how a driver finds its record from an address); E_BAD_FENCE when none. */
+  fenceAtCurrentValue(cvPhys: number): number;
   fenceIsLive(fence: number): number;
   fenceCurrentValueAddress(fence: number): number;
   fenceMonitoredValueAddress(fence: number): number;
@@ -157,6 +159,64 @@ export interface CoreExports {
   fenceCpuSignal(fence: number, value: bigint): number;
 }
 
+// ── typed views: who may call what ──
+//
+// One core instance per adapter serves two sides of the seam. The OS keeps
+// OS memory through it (fence storage, the CPU-waiter heaps, GPU VA maps, log
+// buffers it allocates and reads, pages for allocations); the driver and the
+// simulated GPU run the engines, the CMP, the rings and the doorbell through
+// it. Each side gets a view holding only its exports (a new object with just
+// those functions), so the boundary is checked by the types (an OS module
+// cannot name engineStep) and by test/boundary.test.ts (no OS source calls a
+// GPU-only export). The composition root (src/machine.ts) keeps the whole
+// instance to format memory.
+
+/** The exports the OS may call: OS memory (fence storage, waiter heaps, VA maps, log buffers it owns, pages). */
+export const OS_CORE_EXPORTS = [
+  'outBufferAddress', 'regionAllocPage', 'regionFreePage', 'regionFreePages',
+  'gpuVaMap', 'gpuVaUnmap',
+  'fenceCreate', 'fenceDestroy', 'fenceIsLive', 'fenceCurrentValueAddress', 'fenceMonitoredValueAddress', 'fenceFlags',
+  'fenceLastSignaled', 'fenceSetLastSignaled', 'cpuReadCurrentValue', 'cpuReadMonitoredValue', 'cpuWriteCurrentValue',
+  'waitBlockAdd', 'waitBlockRemove', 'fenceSatisfy', 'fenceMinWaited', 'fenceMonitoredTarget', 'fenceWaiterCount', 'heapCheck',
+  'logBufferCreate', 'logBufferDestroy', 'logCheck', 'logHeaderWord',
+] as const;
+
+/**
+ * The exports the driver and the simulated GPU call: engines, the CMP, rings, the GPU's log
+ * writes, interrupt lists, the doorbell, and finding a fence by the address the driver was given.
+ */
+export const GPU_CORE_EXPORTS = [
+  'outBufferAddress', 'gpuVaTranslate',
+  'fenceAtCurrentValue', 'fenceIsLive', 'fenceFlags', 'fenceSetDriverHandle', 'fenceDriverHandle', 'fenceCurrentValueAddress',
+  'cpuReadCurrentValue', 'cpuReadMonitoredValue', 'cpuWriteCurrentValue',
+  'queueCreate', 'queueDestroy', 'queuePush', 'queuePending', 'queueState', 'queueEngine', 'queueBlockedFence',
+  'queueBlockedValue', 'queueBlockedSince', 'queueHeadOp', 'queueHeadValue', 'queueHeadFence', 'queueHeadHandle',
+  'engineSignalWrite', 'engineDrain', 'enginePendingWrite', 'cmpSignalCheck', 'engineDoorbellPost', 'engineRaiseMonitoredFenceInterrupt',
+  'cmpWriteMonitoredValue', 'cmpBarrier', 'cmpPendingWrite', 'cmpReadCurrentValue', 'cmpMonitoredValueCheck',
+  'engineTakeInterrupt', 'engineInterruptLine', 'engineInterruptQueue', 'engineStep', 'engineRun', 'queueRecheck', 'queueRecheckAt',
+  'queueSetLogBuffer', 'queueLogBuffer', 'logFlush', 'logPendingAddress', 'logWriteEntry', 'logAdvance', 'logRecord',
+  'doorbellTake', 'doorbellPending', 'doorbellCounter',
+] as const;
+
+/** The OS's view of an adapter's core instance. */
+export type OsCore = Readonly<Pick<CoreExports, typeof OS_CORE_EXPORTS[number]>>;
+/** The driver's and the simulated GPU's view of an adapter's core instance. */
+export type GpuCore = Readonly<Pick<CoreExports, typeof GPU_CORE_EXPORTS[number]>>;
+
+function view<K extends keyof CoreExports>(core: CoreExports, names: readonly K[]): Readonly<Pick<CoreExports, K>> {
+  const out = {} as Pick<CoreExports, K>;
+  for (const name of names) {
+    if (typeof core[name] !== 'function') throw new Error(`core view: the core exports no function "${String(name)}"`);
+    out[name] = core[name];
+  }
+  return Object.freeze(out);
+}
+
+/** An object with the OS's exports of `core` and nothing else. */
+export function osCoreView(core: CoreExports): OsCore { return view(core, OS_CORE_EXPORTS); }
+/** An object with the driver's and the GPU's exports of `core` and nothing else. */
+export function gpuCoreView(core: CoreExports): GpuCore { return view(core, GPU_CORE_EXPORTS); }
+
 /** Layout of DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY as the core was built with (assembly/log.ts). */
 export interface NativeFenceLogLayout {
   typeWaits: number; typeSignals: number; operationSignalExecuted: number; operationWaitUnblocked: number;
@@ -184,7 +244,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 3;
+export const CORE_ABI_VERSION = 4;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -200,6 +260,8 @@ export interface CoreLayout {
   stepIdle: number; stepDone: number; stepBlocked: number; stepWork: number; stepInterrupt: number;
   stepUnblocked: number; stepMonitoredInterrupt: number;
   capNo64BitAtomics: number; capNativeGpuFence: number; capOptimizedNativeFenceInterrupt: number;
+  /** DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY (assembly/log.ts). */
+  log: NativeFenceLogLayout;
   offsets: {
     gpuSignals: number; cmpChecks: number; interrupts: number; heapPushes: number; heapPops: number;
     fenceLive: number; pageLive: number; waitBlockLive: number;
@@ -297,6 +359,7 @@ export function readLayout(core: CoreExports): CoreLayout {
     stepInterrupt: g('STEP_INTERRUPT'), stepUnblocked: g('STEP_UNBLOCKED'), stepMonitoredInterrupt: g('STEP_MONITORED_INTERRUPT'),
     capNo64BitAtomics: g('CAP_NO_64BIT_ATOMICS'), capNativeGpuFence: g('CAP_NATIVE_GPU_FENCE'),
     capOptimizedNativeFenceInterrupt: g('CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT'),
+    log: readLogLayout(core),
     offsets: {
       gpuSignals: g('ADAPTER_GPU_SIGNALS_OFFSET'), cmpChecks: g('ADAPTER_CMP_CHECKS_OFFSET'),
       interrupts: g('ADAPTER_INTERRUPTS_OFFSET'), heapPushes: g('ADAPTER_HEAP_PUSHES_OFFSET'),

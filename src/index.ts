@@ -21,9 +21,15 @@ export { Random } from './rng.js';
 export { Scheduler } from './scheduler.js';
 export type { ScheduledEvent, EventArgs, EventHandler } from './scheduler.js';
 export type { Timing } from './gpu/hardware.js';
-export { compileCore, compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION } from './core.js';
-export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal } from './core.js';
-export type { KernelModeDriver, DxgkrnlCallbacks } from './driver/ddi.js';
+export { compileCore, compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION, osCoreView, gpuCoreView, OS_CORE_EXPORTS, GPU_CORE_EXPORTS } from './core.js';
+export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal, OsCore, GpuCore } from './core.js';
+export type {
+  KernelModeDriver, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE, DriverModule,
+  GpuProgressReport, GpuProgressOperation, DmaPageFaultedInterrupt, DoorbellFallback,
+} from './driver/ddi.js';
+export { DriverPort } from './port/driver-port.js';
+export type { DdiObserver, DdiCall, DdiOutcome, CallbackCall, DdiName, CallbackName } from './port/driver-port.js';
+export type { UserModeSystem } from './runtime.js';
 export * from './wddm.js';
 export { exportTimeline } from './timeline.js';
 export type { ChromeTrace, ChromeTraceEvent } from './timeline.js';

@@ -15,14 +15,17 @@
 // docs/MEMORY.md draws the records inside each region.
 
 import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
-import { compileCore, compileCoreSync, instantiateCore, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from './core.js';
+import { compileCore, compileCoreSync, gpuCoreView, instantiateCore, osCoreView, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from './core.js';
 import { ReferenceDriver } from './driver/reference.js';
+import type { UserModeDriverInterface } from './driver/ddi.js';
+import { DriverPort } from './port/driver-port.js';
 import { WddmError, invalid, check } from './errors.js';
 import { GpuHardware, type Timing } from './gpu/hardware.js';
 import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from './os/dxgkrnl.js';
 import type { LegacyCounters } from './os/monitored.js';
+import type { CrossAdapterCounters } from './os/cross-adapter.js';
 import { DEFAULT_HISTORY_RECORDS, type LogCounters, type LogKind, type NativeFenceLogs } from './os/logs.js';
-import { RuntimeProcess } from './runtime.js';
+import { RuntimeProcess, type UserModeSystem } from './runtime.js';
 import { Random, RANDOM_STREAM } from './rng.js';
 import { Scheduler, DEFAULT_EVENTS_PER_RUN } from './scheduler.js';
 import { Trace, DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from './trace.js';
@@ -165,17 +168,22 @@ export const MAX_PROCESSES = 1023;
 export const DEFAULT_JITTER = 0.1;
 const PAGE = 4096;
 
+/**
+ * One adapter as the machine put it together: the OS's record of it, the
+ * simulated GPU and the driver module that owns it, and the raw core instance.
+ */
 export class Adapter {
-  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: ReferenceDriver, readonly privateBase: number, readonly localBase: number) {}
+  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: ReferenceDriver,
+              /** The raw core instance of this adapter: every protocol step as a plain export (docs/ABI.md). */
+              readonly core: CoreExports,
+              readonly privateBase: number, readonly localBase: number) {}
   get name(): string { return this.os.name; }
   get index(): number { return this.os.index; }
-  /** The raw core instance of this adapter: every protocol step as a plain export (docs/ABI.md). */
-  get core(): CoreExports { return this.os.core; }
   get state(): string { return this.os.state; }
   get nativeFence(): boolean { return this.os.nativeFence; }
 }
 
-export class Machine {
+export class Machine implements UserModeSystem {
   /** Virtual time; its ties are broken by the seed's tie-break stream (src/scheduler.ts). */
   readonly scheduler: Scheduler;
   readonly trace: Trace;
@@ -184,6 +192,8 @@ export class Machine {
   /** The seed's timing stream: the jitter of command times and latencies (Timing.jitter). */
   readonly timingRandom: Random;
   readonly os: Dxgkrnl;
+  /** The only holder of the adapters' kernel-mode drivers: every DDI and callback goes through it (src/port/). */
+  readonly port: DriverPort;
   readonly adapters: Adapter[] = [];
   readonly processes: RuntimeProcess[] = [];
   readonly layout: CoreLayout;
@@ -204,10 +214,36 @@ export class Machine {
     this.timingRandom = Random.stream(seed, RANDOM_STREAM.timing);
     this.layout = layout;
     this.systemBase = systemBase;
-    this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses);
+    this.port = new DriverPort(this.trace, () => this.scheduler.nowNs);
+    this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses, this.port);
   }
 
   get nowNs(): number { return this.scheduler.nowNs; }
+
+  /** UserModeSystem: an adapter's index by name or index. */
+  adapterIndex(adapter: string | number): number { return this.adapter(adapter).index; }
+
+  /** UserModeSystem: the user-mode half of an adapter's driver module (the runtime's way to a driver). */
+  userModeDriver(index: number): UserModeDriverInterface { return this.adapter(index).driver.userMode; }
+
+  /**
+   * Cross-adapter counters (XA-04, XA-07): the OS's (propagations, NotificationOnly calls, doorbell
+   * fallbacks, wake latency) with the doorbell records the GPUs posted and took.
+   */
+  crossAdapterCounters(): CrossAdapterCounters & { doorbellPosted: number; doorbellTaken: number } {
+    const doorbell = this.doorbellCounts();
+    const c = this.os.crossAdapter.counters;
+    return {
+      propagations: c.propagations, notificationOnlyCalls: c.notificationOnlyCalls, doorbellPosted: doorbell.posted, doorbellTaken: doorbell.taken,
+      doorbellFallbacks: c.doorbellFallbacks, crossWakes: c.crossWakes, crossWakeTotalNs: c.crossWakeTotalNs, crossWakeMaxNs: c.crossWakeMaxNs,
+    };
+  }
+
+  private doorbellCounts(): { posted: number; taken: number } {
+    let posted = 0, taken = 0;
+    for (const a of this.adapters) { posted += a.hardware.doorbell?.posted ?? 0; taken += a.hardware.doorbell?.taken ?? 0; }
+    return { posted, taken };
+  }
 
   /** A new process (its own handle table and address spaces); its name is its own on this machine. */
   createProcess(name: string): RuntimeProcess {
@@ -344,7 +380,7 @@ export class Machine {
     if (m.allocationsCreated) {
       lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
     }
-    const cross = this.os.crossAdapter.summaryLine();
+    const cross = this.os.crossAdapter.summaryLine(this.doorbellCounts());
     if (cross) lines.push(cross);
     if (o.gpuRewinds || o.deferredCloses || o.orphanedWaits) {
       lines.push(`  fence lifetime: gpuRewinds=${o.gpuRewinds} deferredCloses=${o.deferredCloses} orphanedWaits=${o.orphanedWaits}`);
@@ -525,9 +561,16 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS), `formatting private state of "${a.name}"`);
     checkRegion(memory, layout, privateBase, layout.regionKindAdapter, `private state of "${a.name}"`);
 
-    const hardware = new GpuHardware(a.name, core, layout, a.engines, machine.scheduler, trace, timing, machine.timingRandom);
+    // The simulated GPU and its driver module get the core's GPU view; the OS gets its own view (src/core.ts).
+    const gpuCore = gpuCoreView(core);
+    const hardware = new GpuHardware(a.name, gpuCore, layout, a.engines, machine.scheduler, trace, timing, machine.timingRandom);
     hardware.memory = memory;
-    const driver = new ReferenceDriver(hardware, core, {
+    if (doorbell.enabled) {
+      // Cross-adapter doorbell (XA-07): each adapter's hardware scheduler takes its ring.
+      check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
+      hardware.doorbell = new DoorbellService(index, hardware, gpuCore, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
+    }
+    const driver = new ReferenceDriver(hardware, gpuCore, {
       hardwareCaps,
       nativeFenceCaps: {
         MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
@@ -543,19 +586,9 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
     });
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
-    const osAdapter = machine.os.startAdapter({ index, name: a.name, driver, hardware, core, memory, integrated: a.integrated, engines: a.engines });
-    machine.adapters.push(new Adapter(osAdapter, hardware, driver, privateBase, localBase));
+    const osAdapter = machine.os.startAdapter({ index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines }, driver);
+    machine.adapters.push(new Adapter(osAdapter, hardware, driver, core, privateBase, localBase));
     machine.vidmm.addAdapter(osAdapter, localBase, a.segments, a.cpuHostAperturePages);
-    // Cross-adapter fences (src/os/cross-adapter.ts): wake latency, and the doorbell (XA-07).
-    hardware.stepListeners.push((step) => machine.os.crossAdapter.onStep(osAdapter, step));
-    if (doorbell.enabled) {
-      check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
-      hardware.doorbell = new DoorbellService(index, hardware, core, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
-      hardware.doorbell.hooks = {
-        posted: (fence, posted, full) => machine.os.crossAdapter.onDoorbellPosted(osAdapter, fence, posted, full),
-        taken: (count) => machine.os.crossAdapter.onDoorbellTaken(count),
-      };
-    }
   });
   const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
   for (const service of services) service.peers = services;

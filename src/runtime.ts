@@ -14,15 +14,40 @@
 // There is deliberately no way to write CurrentValue or to read
 // MonitoredValue from here (NF-04): readFenceValue goes through the
 // read-only user mapping of CurrentValue.
+//
+// User mode reaches the kernel only through its calls (the D3DKMT-style
+// entry points of src/os/) and a driver only through the driver's user-mode
+// half (UserModeDriverInterface): user-mode submission writes the ring there,
+// then tells the OS what it submitted. It never writes a kernel table.
 
-import type { Machine } from './machine.js';
-import type { CpuEvent, LocalFence, NativeFenceMapping, OsAdapterHandle, OsDevice, Process, WaitResult } from './os/dxgkrnl.js';
+import type { CpuEvent, Dxgkrnl, LocalFence, NativeFenceMapping, Process, WaitResult } from './os/dxgkrnl.js';
+import type { UserModeDriverInterface } from './driver/ddi.js';
+import type { WasmMemory } from './core.js';
 import { WddmError, invalid } from './errors.js';
 import * as v from './validate.js';
 import type { MonitoredFenceCreated } from './os/monitored.js';
-import { KMTQAITYPE_WDDM_3_1_CAPS, DXGKQAITYPE_NATIVE_FENCE_CAPS, hex } from './wddm.js';
-import type { AllocationUse, CpuAccess } from './vidmm/vidmm.js';
-import type { ScheduledEvent } from './scheduler.js';
+import { hex } from './wddm.js';
+import type { AllocationUse, CpuAccess, VidMm } from './vidmm/vidmm.js';
+import type { Scheduler, ScheduledEvent } from './scheduler.js';
+import type { Trace } from './trace.js';
+
+/**
+ * What a process's user mode runs on (the machine provides it): the kernel's
+ * entry points, virtual time, physical memory behind its read-only mappings,
+ * and each adapter's user-mode driver.
+ */
+export interface UserModeSystem {
+  readonly os: Dxgkrnl;
+  readonly vidmm: VidMm;
+  readonly scheduler: Scheduler;
+  readonly trace: Trace;
+  readonly memory: WasmMemory;
+  readonly nowNs: number;
+  /** The index of an adapter named by name or index (throws for none). */
+  adapterIndex(adapter: string | number): number;
+  /** The user-mode half of adapter `index`'s driver module. */
+  userModeDriver(index: number): UserModeDriverInterface;
+}
 
 export type ThreadOp =
   | { op: 'wait'; args: WaitArgs }
@@ -46,7 +71,7 @@ export interface WaitArgs {
  *   cpu.sleep(ns)     SUCCESS when the time has passed
  */
 export class Cpu {
-  constructor(private readonly machine: Machine, readonly thread: CpuThread) {}
+  constructor(private readonly machine: UserModeSystem, readonly thread: CpuThread) {}
   /** Blocks the thread until the wait completes; `yield` gives its WaitResult. */
   wait(args: WaitArgs): ThreadOp { return { op: 'wait', args }; }
   /** Blocks for a virtual duration (0 … MAX_VIRTUAL_TIME_NS); `yield` gives { status: 'SUCCESS', timeNs }. */
@@ -104,7 +129,9 @@ export class CpuThreadError extends Error {
 export class RuntimeProcess {
   readonly threads: CpuThread[] = [];
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
-  constructor(readonly machine: Machine, readonly kernel: Process) {
+  /** The UMD's own record of its hardware queues: adapter, and the private data the kernel-mode driver left for it. */
+  private readonly hwQueues = new Map<number, { adapterIndex: number; privateDriverData: Uint8Array }>();
+  constructor(readonly machine: UserModeSystem, readonly kernel: Process) {
     machine.scheduler.register(this.owner, (event) => this.onEvent(event));
   }
 
@@ -118,11 +145,7 @@ export class RuntimeProcess {
 
   /** D3DKMTOpenAdapterFromLuid: returns hAdapter. */
   openAdapter(adapter: string | number): number {
-    const a = this.machine.adapter(adapter).os;
-    const object: OsAdapterHandle = { kind: 'adapter', handle: this.kernel.allocHandle(), adapter: a };
-    this.kernel.handles.set(object.handle, object);
-    this.os.trace.record('runtime', this.name, 'D3DKMTOpenAdapter', { adapter: a.name, hAdapter: object.handle });
-    return object.handle;
+    return this.os.openAdapter(this.kernel, this.machine.adapterIndex(adapter));
   }
 
   /**
@@ -130,30 +153,11 @@ export class RuntimeProcess {
    * (what user mode sees, CAP-03); 'NATIVE_FENCE_CAPS' → the driver's DXGK_NATIVE_FENCE_CAPS.
    */
   queryAdapterInfo(hAdapter: number, type: 'KMTQAITYPE_WDDM_3_1_CAPS' | 'NATIVE_FENCE_CAPS'): Record<string, unknown> {
-    const { adapter } = this.os.resolve(this.kernel, hAdapter, 'adapter', 'hAdapter');
-    v.oneOf(type, 'type', [KMTQAITYPE_WDDM_3_1_CAPS, 'NATIVE_FENCE_CAPS'] as const);
-    this.os.requireRunning(adapter, 'hAdapter');
-    this.os.trace.record('runtime', this.name, 'D3DKMTQueryAdapterInfo', { hAdapter, Type: type });
-    if (type === KMTQAITYPE_WDDM_3_1_CAPS) return { NativeGpuFenceSupported: adapter.nativeFence };
-    if (!adapter.nativeFence) {
-      throw new WddmError('NOT_SUPPORTED', `queryAdapterInfo: adapter "${adapter.name}" has no native fence support, so it has no DXGK_NATIVE_FENCE_CAPS`);
-    }
-    this.os.trace.record('ddi', adapter.name, 'DxgkDdiQueryAdapterInfo', { Type: DXGKQAITYPE_NATIVE_FENCE_CAPS });
-    const caps = adapter.driver.queryNativeFenceCaps();
-    return { ...caps };
+    return this.os.queryAdapterInfo(this.kernel, hAdapter, type);
   }
 
   /** D3DKMTCreateDevice: returns hDevice. */
-  createDevice(args: { hAdapter: number }): number {
-    const a = v.options(args, 'createDevice(args)', ['hAdapter']);
-    const { adapter } = this.os.resolve(this.kernel, a.hAdapter, 'adapter', 'hAdapter');
-    this.os.requireRunning(adapter, 'hAdapter');
-    const device: OsDevice = { kind: 'device', handle: this.kernel.allocHandle(), process: this.kernel, adapter, removed: false, queues: new Set() };
-    this.kernel.handles.set(device.handle, device);
-    adapter.devices.add(device);
-    this.os.trace.record('runtime', this.name, 'D3DKMTCreateDevice', { hAdapter: a.hAdapter as number, hDevice: device.handle });
-    return device.handle;
-  }
+  createDevice(args: { hAdapter: number }): number { return this.os.createDevice(this.kernel, args); }
 
   // ── native fences ──
 
@@ -207,13 +211,7 @@ export class RuntimeProcess {
    * D3DKMTWaitForSynchronizationObjectFromCpu with an event (hAsyncEvent):
    * returns at once; the event is set when the wait is satisfied.
    */
-  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void {
-    const { hAsyncEvent, ...rest } = v.options(args, 'waitWithEvent(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']) as unknown as WaitArgs & { hAsyncEvent: number };
-    const event = this.os.resolve(this.kernel, hAsyncEvent, 'event', 'hAsyncEvent');
-    this.os.beginWait(this.kernel, rest, `event ${event.name}`, (result) => {
-      if (result.status === 'SUCCESS') this.setEvent(event);
-    }, { tag: event, event: event.name });
-  }
+  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void { this.os.waitWithEvent(this.kernel, args); }
 
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
   waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
@@ -226,49 +224,53 @@ export class RuntimeProcess {
 
   // ── CPU events ──
 
-  createEvent(name = 'event'): number {
-    const event: CpuEvent = { kind: 'event', handle: this.kernel.allocHandle(), name, signaled: false, waiters: [] };
-    this.kernel.handles.set(event.handle, event);
-    return event.handle;
-  }
-  isEventSet(hEvent: number): boolean { return this.os.resolve(this.kernel, hEvent, 'event', 'hEvent').signaled; }
+  /** A CPU event (KEVENT, manual reset) of this process: returns hEvent. */
+  createEvent(name = 'event'): number { return this.os.createEvent(this.kernel, name); }
+  isEventSet(hEvent: number): boolean { return this.os.isEventSet(this.kernel, hEvent); }
   /**
    * Events are manual-reset (a KEVENT NotificationEvent): once set, an event
    * stays set — every thread waiting on it wakes, and later waits return at
    * once — until resetEvent clears it. Resetting an event that is not set does
    * nothing; a wait with hAsyncEvent still pending sets it again when satisfied.
    */
-  resetEvent(hEvent: number): void {
-    const event = this.os.resolve(this.kernel, hEvent, 'event', 'hEvent');
-    if (!event.signaled) return;
-    event.signaled = false;
-    event.signaledAtNs = undefined;
-    this.os.trace.record('cpu', this.name, 'KEVENT reset', { event: event.name });
-  }
-  private setEvent(event: CpuEvent): void {
-    if (event.signaled) return;
-    event.signaled = true;
-    event.signaledAtNs = this.machine.nowNs;
-    this.os.trace.record('cpu', this.name, 'KEVENT signaled', { event: event.name });
-    for (const wake of event.waiters.splice(0)) wake();
-  }
+  resetEvent(hEvent: number): void { this.os.resetEvent(this.kernel, hEvent); }
 
   // ── hardware queues ──
 
   createHwQueue(args: { hDevice: number; engine?: number; nativeProgressFence?: boolean; name?: string }): { hHwQueue: number; hProgressFence?: number } {
-    return this.os.createHwQueue(this.kernel, args);
+    const created = this.os.createHwQueue(this.kernel, args);
+    this.hwQueues.set(created.hHwQueue, { adapterIndex: created.adapterIndex, privateDriverData: created.privateDriverData });
+    return { hHwQueue: created.hHwQueue, hProgressFence: created.hProgressFence };
   }
-  destroyHwQueue(hHwQueue: number): void { this.os.destroyHwQueue(this.kernel, hHwQueue); }
+  destroyHwQueue(hHwQueue: number): void {
+    this.os.destroyHwQueue(this.kernel, hHwQueue);
+    this.hwQueues.delete(hHwQueue);
+  }
   /**
    * User-mode submission of { wait }, { signal }, { work } commands. Returns the progress fence value it will signal.
    * Optional `reads` / `writes` declare the allocations the work accesses (src/vidmm/, docs/ALLOCATIONS.md).
    */
   submit(args: { hHwQueue: number; commands: ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { progressValue?: bigint } {
-    if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.os.submit(this.kernel, args);
+    if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.submitToRing(args);
     const { reads, writes, ...rest } = args;
     const use = this.machine.vidmm.prepareUse(this.kernel, rest.hHwQueue, reads, writes);
-    const result = this.os.submit(this.kernel, rest);
+    const result = this.submitToRing(rest);
     this.machine.vidmm.commitUse(use, result.progressValue!);
+    return result;
+  }
+
+  /**
+   * User-mode submission: the kernel checks what may go into the ring (nothing changes yet), the
+   * driver's user-mode half writes it and rings the doorbell (or refuses, writing nothing), then the
+   * kernel learns what was submitted (in-flight references, the timeline's queued events).
+   */
+  private submitToRing(args: unknown): { progressValue?: bigint } {
+    const plan = this.os.prepareSubmission(this.kernel, args);
+    const queue = this.hwQueues.get(plan.queue.handle);
+    if (!queue) throw invalid('hHwQueue', plan.queue.handle, 'a hardware queue this process created with createHwQueue');
+    this.machine.userModeDriver(queue.adapterIndex).submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: plan.commands });
+    const result = this.os.submitted(plan);
+    this.os.trace.record('umd', this.name, 'commands written to ring + doorbell', { queue: plan.queue.label, commands: plan.described });
     return result;
   }
   /** hSyncObject of a hardware queue's progress fence (undefined without one). */
@@ -278,7 +280,10 @@ export class RuntimeProcess {
 
   createAllocation(args: { hDevice: number; sizeBytes: number; segments?: (number | string)[]; cpuAccess?: CpuAccess; resident?: boolean; name?: string }): { hAllocation: number } { return this.machine.vidmm.createAllocation(this.kernel, args); }
   /** D3DKMTDestroyAllocation2: never blocks; with SynchronousDestroy, `wait` (a cpu.waitEvent on `hEvent`, set when the memory is reclaimed) is a ThreadOp a CPU thread may yield. */
-  destroyAllocation2(args: { hDevice: number; hAllocations: number[]; Flags?: { AssumeNotInUse?: boolean; SynchronousDestroy?: boolean } }): { freed: boolean; wait?: ThreadOp; hEvent?: number } { return this.machine.vidmm.destroyAllocation2(this.kernel, args); }
+  destroyAllocation2(args: { hDevice: number; hAllocations: number[]; Flags?: { AssumeNotInUse?: boolean; SynchronousDestroy?: boolean } }): { freed: boolean; wait?: ThreadOp; hEvent?: number } {
+    const result = this.machine.vidmm.destroyAllocation2(this.kernel, args);
+    return result.hEvent === undefined ? result : { ...result, wait: { op: 'waitEvent', hEvent: result.hEvent } };
+  }
   lock2(args: { hDevice: number; hAllocation: number; Flags?: number }): { pData: bigint } { return this.machine.vidmm.lock2(this.kernel, args); }
   unlock2(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.unlock2(this.kernel, args); }
   makeResident(args: { hDevice: number; hAllocation: number; segment?: number | string }): { segment: string } { return this.machine.vidmm.makeResident(this.kernel, args); }
@@ -413,17 +418,18 @@ export class RuntimeProcess {
       return;
     }
     if (op.op === 'waitEvent') {
-      let event: CpuEvent, timeoutNs: number | undefined;
+      let waited: { set: boolean; event: CpuEvent };
+      let timeoutNs: number | undefined;
       try {
-        event = this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
+        this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
         timeoutNs = op.timeoutNs === undefined ? undefined : v.nonNegative(op.timeoutNs, 'waitEvent(timeoutNs)');
+        waited = this.os.waitForEvent(this.kernel, op.hEvent, () => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
       } catch (error) { fault(error); return; }
-      if (event.signaled) { this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: true }); return; }
-      thread.blockedOn = { op: 'waitEvent', event, timed: timeoutNs !== undefined };
+      if (waited.set) { this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: true }); return; }
+      thread.blockedOn = { op: 'waitEvent', event: waited.event, timed: timeoutNs !== undefined };
       if (timeoutNs !== undefined) {
         thread.timer = scheduler.after(timeoutNs, this.owner, 'thread-event-timeout', { thread: thread.index, wait: block }, `${actor} event timeout`);
       }
-      event.waiters.push(() => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
       return;
     }
     if (op.op !== 'wait') {

@@ -76,8 +76,8 @@ export function array(value: unknown, parameter: string, min: number, max: numbe
 }
 
 /** A `{ work: { durationNs } }` command body, as the engine takes it (hardware queues and contexts alike). */
-export function workCommand(body: unknown, parameter: string): { command: { op: 'work'; coreFence: number; gpuVa: bigint; value: bigint; handle: number }; described: string } {
+export function workCommand(body: unknown, parameter: string): { command: { op: 'work'; gpuVa: bigint; value: bigint; handle: number }; described: string } {
   const w = options(body, parameter, ['durationNs']);
   const durationNs = nonNegative(w.durationNs, `${parameter}.durationNs`);
-  return { command: { op: 'work', coreFence: 0, gpuVa: 0n, value: BigInt(Math.round(durationNs)), handle: 0 }, described: `work(${durationNs}ns)` };
+  return { command: { op: 'work', gpuVa: 0n, value: BigInt(Math.round(durationNs)), handle: 0 }, described: `work(${durationNs}ns)` };
 }

@@ -506,7 +506,7 @@ describe('XA-07 doorbell', () => {
     const qd = p.app.createHwQueue({ hDevice: p.dDevice, nativeProgressFence: false });
     p.app.submit({ hHwQueue: qd.hHwQueue, commands: [1n, 2n, 3n, 4n, 5n, 6n].map((v) => ({ signal: { hSyncObject: p.onD.hSyncObject, value: v } })) });
     p.machine.run();
-    const c = p.machine.os.crossAdapter.counters;
+    const c = p.machine.crossAdapterCounters();
     expect(c.doorbellFallbacks).toBeGreaterThan(0);
     expect(c.doorbellPosted + c.doorbellFallbacks).toBe(6);
     expect(p.machine.trace.find({ kind: 'fault', name: /doorbell ring full/ }).length).toBe(c.doorbellFallbacks);

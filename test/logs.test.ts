@@ -32,6 +32,10 @@ function queueLogs(s: Setup, hHwQueue: number) {
   const q = kernelQueue(s, hHwQueue);
   return s.m.nativeFenceLogs.queueLogs(q.device.adapter, q.hHwQueue)!;
 }
+/** The core's id of a hardware queue's ring: the GPU side's own, from the driver that made the queue (the OS never knows it). */
+function coreQueue(s: Setup, logs: { queue: OsHwQueue }): number {
+  return s.m.adapters[logs.queue.device.adapter.index].driver.coreQueueOf(logs.queue.hHwQueue)!;
+}
 function view(m: Machine): DataView { return new DataView(m.memory.buffer); }
 function headerWord(m: Machine, phys: number): { index: number; wraps: number } {
   const word = view(m).getBigUint64(phys, true);
@@ -52,8 +56,8 @@ describe('native fence log buffers', () => {
     const q = s.app.createHwQueue({ hDevice: s.hDevice, engine: 0, nativeProgressFence: false, name: 'A' });
     expect(systemFreePages(s.m)).toBe(free0 - 2);
     const logs = queueLogs(s, q.hHwQueue);
-    const waits = core.queueLogBuffer(logs.coreQueue, L.typeWaits);
-    const signals = core.queueLogBuffer(logs.coreQueue, L.typeSignals);
+    const waits = core.queueLogBuffer(coreQueue(s, logs), L.typeWaits);
+    const signals = core.queueLogBuffer(coreQueue(s, logs), L.typeSignals);
     expect(waits).toBe(logs.buffers.waits.phys);
     expect(signals).toBe(logs.buffers.signals.phys);
     expect(waits % 4096).toBe(0);
@@ -135,7 +139,7 @@ describe('native fence log buffers', () => {
 
     // 84 more advances wrap: index back to 1, wraparound count 1, both in the one u64.
     const core = s.m.adapters[0].core;
-    for (let i = 0; i < L.entries; i++) expect(core.logAdvance(la.coreQueue, L.typeSignals)).toBe((i + 2) % L.entries);
+    for (let i = 0; i < L.entries; i++) expect(core.logAdvance(coreQueue(s, la), L.typeSignals)).toBe((i + 2) % L.entries);
     expect(v.getBigUint64(la.buffers.signals.phys, true)).toBe((1n << 32n) | 1n);
   });
 
@@ -219,7 +223,7 @@ describe('native fence log buffers', () => {
     expect(fresh).not.toBe(old);
     expect(calls()).toHaveLength(3);
     expect(calls()[2].args.LogBufferCpuVa).toBe((0xffff_8000_0000_0000n + BigInt(fresh)).toString());
-    expect(core.queueLogBuffer(logs.coreQueue, L.typeSignals)).toBe(fresh);
+    expect(core.queueLogBuffer(coreQueue(s, logs), L.typeSignals)).toBe(fresh);
     // The old buffer was read before it went away: its entry woke the waiter before the interrupt arrived.
     s.m.run(150);
     expect(t1.state).toBe('done');
@@ -253,17 +257,17 @@ describe('native fence log buffers', () => {
     expect(s.app.readFenceValue(f.hSyncObject)).toBe(0n);          // 1. still in the write buffer
     core.engineDrain(0);
     expect(s.app.readFenceValue(f.hSyncObject)).toBe(1n);          // 1. value in memory
-    expect(core.logWriteEntry(logs.coreQueue, L.typeSignals, f.hSyncObject, 1n, L.operationSignalExecuted, 0n, 777n)).toBe(0);
+    expect(core.logWriteEntry(coreQueue(s, logs), L.typeSignals, f.hSyncObject, 1n, L.operationSignalExecuted, 0n, 777n)).toBe(0);
     expect(headerWord(s.m, phys).index).toBe(0);                    // 2. entry written, index not yet
-    expect(core.logPendingAddress(logs.coreQueue)).toBe(slot0);
-    expect(core.logAdvance(logs.coreQueue, L.typeSignals)).toBe(1); // 3. index advanced
+    expect(core.logPendingAddress(coreQueue(s, logs))).toBe(slot0);
+    expect(core.logAdvance(coreQueue(s, logs), L.typeSignals)).toBe(1); // 3. index advanced
     core.engineDrain(0);                                            // 4. barrier
     expect(core.engineInterruptLine(0)).toBe(0);
     expect(core.cmpSignalCheck(0, local.global.coreFence, 1n)).toBe(1); // 5. CurrentValue > MonitoredValue: raise
     expect(core.engineInterruptLine(0)).toBe(1);
     // The entry may still be in the queue's log write buffer: the CPU's UpdateNativeFenceLogs makes it visible.
     expect(view(s.m).getBigUint64(slot0 + L.entryEndOffset, true)).toBe(0n);
-    expect(core.logFlush(logs.coreQueue)).toBe(1);
+    expect(core.logFlush(coreQueue(s, logs))).toBe(1);
     expect(view(s.m).getBigUint64(slot0 + L.entryEndOffset, true)).toBe(777n);
     expect(layout.stepInterrupt).toBeGreaterThan(0);
 
@@ -275,10 +279,10 @@ describe('native fence log buffers', () => {
     s2.app.waitWithEvent({ objects: [f2.hSyncObject], values: [1n], hAsyncEvent: s2.app.createEvent('e') });
     s2.app.submit({ hHwQueue: a2.hHwQueue, commands: [signal(f2.hSyncObject, 1)] });
     const core2 = s2.m.adapters[0].core;
-    expect(core2.engineStep(logs2.coreQueue, 555n)).toBe(layout.stepInterrupt);
+    expect(core2.engineStep(coreQueue(s2, logs2), 555n)).toBe(layout.stepInterrupt);
     expect(s2.app.readFenceValue(f2.hSyncObject)).toBe(1n);
     expect(headerWord(s2.m, logs2.buffers.signals.phys).index).toBe(1);
-    expect(core2.engineInterruptQueue(0)).toBe(logs2.coreQueue);
+    expect(core2.engineInterruptQueue(0)).toBe(coreQueue(s2, logs2));
   });
 
   it('LOG-05 an overrun of unread entries bumps the wraparound count; the reader detects it, falls back to every fence of the device, and every waiter wakes', () => {
@@ -337,7 +341,7 @@ describe('native fence log buffers', () => {
     s.m.run();
     const core = s.m.adapters[0].core;
     // The last entries are still in the queues' log write buffers: memory has zeros there.
-    expect(core.logPendingAddress(la.coreQueue)).toBe(la.buffers.signals.phys + 40);
+    expect(core.logPendingAddress(coreQueue(s, la))).toBe(la.buffers.signals.phys + 40);
     expect(view(s.m).getBigUint64(la.buffers.signals.phys + 40, true)).toBe(0n);
     s.m.nativeFenceLogs.readAll();
     const flushes = s.m.trace.find({ kind: 'ddi', name: 'DxgkDdiUpdateNativeFenceLogs' });
@@ -345,7 +349,7 @@ describe('native fence log buffers', () => {
     expect(flushes[0].args.hHWQueueArray).toEqual([la.queue.hHwQueue, lc.queue.hHwQueue]);
     const firstRead = s.m.trace.find({ name: 'log entry read' })[0];
     expect(flushes[0].seq).toBeLessThan(firstRead.seq);
-    expect(core.logPendingAddress(la.coreQueue)).toBe(0);
+    expect(core.logPendingAddress(coreQueue(s, la))).toBe(0);
     expect(s.m.nativeFenceLogs.entries.map((e) => [e.queue, e.kind, e.value])).toEqual([['A', 'signals', 1n], ['C', 'waits', 1n]]);
     // Nothing new: no flush at all.
     s.m.nativeFenceLogs.readAll();
@@ -360,7 +364,7 @@ describe('native fence log buffers', () => {
     const a = s.app.createHwQueue({ hDevice: s.hDevice, engine: 0, nativeProgressFence: false, name: 'A' });
     const logs = queueLogs(s, a.hHwQueue);
     const put = (value: bigint, endNs: bigint) =>
-      expect(core.logRecord(logs.coreQueue, L.typeSignals, f.hSyncObject, value, L.operationSignalExecuted, 0n, endNs)).toBeGreaterThanOrEqual(0);
+      expect(core.logRecord(coreQueue(s, logs), L.typeSignals, f.hSyncObject, value, L.operationSignalExecuted, 0n, endNs)).toBeGreaterThanOrEqual(0);
     put(1n, 100n); put(2n, 0n); put(3n, 100n); put(4n, 150n);
     s.m.nativeFenceLogs.readAll();
     expect(s.m.nativeFenceLogs.violations).toEqual([]);
@@ -392,7 +396,7 @@ describe('native fence log buffers', () => {
     const waiter = s.app.createThread('waiter', function* (cpu) { return yield cpu.wait({ objects: [f2.hSyncObject], values: [V3] }); });
     s.m.run();
     let pendingAtInterrupt = -1;
-    s.m.trace.onEvent((e) => { if (e.kind === 'interrupt') pendingAtInterrupt = core.logPendingAddress(logs.coreQueue); });
+    s.m.trace.onEvent((e) => { if (e.kind === 'interrupt') pendingAtInterrupt = core.logPendingAddress(coreQueue(s, logs)); });
     s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(f2.hSyncObject, V3)] });
     s.m.run();
 

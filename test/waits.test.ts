@@ -180,7 +180,7 @@ describe('signals and interrupts', () => {
     void app.waitAsync({ objects: [f.hSyncObject], values: [1n] }, 'one').then((r) => results.push(`one:${r.status}`));
     void app.waitAsync({ objects: [f.hSyncObject], values: [2n] }, 'two').then((r) => results.push(`two:${r.status}`));
     // While the OS updates MonitoredValue to 1, the GPU lands value 2: the resample must catch it.
-    const driver = machine.adapters[0].os.driver;
+    const driver = machine.adapters[0].driver;
     const original = driver.updateMonitoredValues.bind(driver);
     driver.updateMonitoredValues = (args) => {
       original(args);
@@ -430,10 +430,9 @@ describe('GPU faults', () => {
     // A broken UMD writes a wait whose GPU VA is one page past the fence's mapping (a destroyed fence's
     // storage is never unmapped while a command names it, src/os/lifetime.ts; only a bad ring write faults).
     const queue = machine.os.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
-    const g = globalOf({ machine }, app, f.hSyncObject);
-    machine.adapters[0].driver.writeUserModeCommands(queue.hHwQueue, [
-      { op: 'wait', coreFence: g.coreFence, gpuVa: f.mapping.CurrentValueGpuVa + 0x10_0000n, value: 1n, handle: f.hSyncObject },
-    ]);
+    machine.adapters[0].driver.userMode.submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: [
+      { op: 'wait', gpuVa: f.mapping.CurrentValueGpuVa + 0x10_0000n, value: 1n, handle: f.hSyncObject },
+    ] });
     expect(() => machine.run()).not.toThrow();
     const fault = machine.trace.find({ kind: 'fault', name: 'GPU fault' });
     expect(fault).toHaveLength(1);

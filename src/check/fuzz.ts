@@ -25,6 +25,7 @@
 
 import { createMachineSync, type Machine } from '../machine.js';
 import type { RuntimeProcess } from '../runtime.js';
+import type { OsHwQueue } from '../os/dxgkrnl.js';
 import { WddmError } from '../errors.js';
 import { Random } from '../rng.js';
 import { UINT64_MAX } from '../wddm.js';
@@ -322,6 +323,16 @@ const ACTIONS: { kind: string; weight: number; plan: (s: Sequence) => Plan | und
 
 const TOTAL_WEIGHT = ACTIONS.reduce((n, a) => n + a.weight, 0);
 
+/**
+ * Commands in a hardware queue's ring, read from the GPU side (the simulated GPU's core, through
+ * the driver that owns the queue): the truth the OS's bookkeeping is checked against.
+ */
+function ringLength(m: Machine, queue: OsHwQueue): number {
+  const adapter = m.adapters[queue.device.adapter.index];
+  const coreQueue = adapter.driver.coreQueueOf(queue.hHwQueue);
+  return coreQueue === undefined ? 0 : adapter.core.queuePending(coreQueue);
+}
+
 /** What a failed call must not change: counters, handle tables, queues, waiters, values, storage. */
 function digest(s: Sequence): string {
   const m = s.machine;
@@ -338,7 +349,7 @@ function digest(s: Sequence): string {
   for (const q of s.queues) {
     try {
       const queue = m.os.resolve(s.processes[q.p].kernel, q.h, 'hwQueue', 'hHwQueue');
-      parts.push(`q${q.h}:${queue.device.adapter.core.queuePending(queue.coreQueue)}:${queue.references.commands.length - queue.references.head}`);
+      parts.push(`q${q.h}:${ringLength(m, queue)}:${queue.references.commands.length - queue.references.head}`);
     } catch (error) { parts.push(`q${q.h}:${(error as Error).message}`); }
   }
   return parts.join('|');
@@ -385,7 +396,7 @@ function checkQuiet(s: Sequence): string | undefined {
       if (device.removed) continue;
       for (const queue of device.queues) {
         const held = m.os.lifetime.pending(queue);
-        if (held.length && adapter.core.queuePending(queue.coreQueue) === 0) {
+        if (held.length && ringLength(m, queue) === 0) {
           return `in-flight bookkeeping: ${adapter.name}/${queue.label}'s ring is empty but the OS still counts ${held.map((c) => `${c.op} ${c.local.global.label} ${c.value}`).join(', ')} as in flight`;
         }
       }

@@ -22,7 +22,6 @@
 // nothing. Each cycle of needs inside D is reported as a deadlock; items of D
 // not on a cycle are blocked behind one.
 
-import { u64 } from '../core.js';
 import type { Dxgkrnl, GlobalFence, OsHwQueue } from '../os/dxgkrnl.js';
 import type { CpuThread, RuntimeProcess } from '../runtime.js';
 
@@ -114,15 +113,16 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
       if (device.removed) continue;
       for (const queue of device.queues) {
         const pending = os.lifetime.pending(queue);
-        const blocked = adapter.core.queueState(queue.coreQueue) === os.layout.queueStateBlocked;
+        // What the OS knows from the driver's progress reports (it never reads the ring).
+        const blocked = queue.gpu.blocked;
         const signals = pending.filter((c) => c.op === 'signal').map((c) => ({ word: c.local.global.cvPhys, value: c.value, fence: c.local.global }));
         if (!blocked) {
           if (signals.length) items.push({ name: queueName(queue), alive: true, needs: [], signals, anyValue: false });
           continue;
         }
-        const fence = adapter.fences.get(adapter.core.queueBlockedFence(queue.coreQueue));
-        if (!fence) continue;
-        const value = u64(adapter.core.queueBlockedValue(queue.coreQueue));
+        const fence = blocked.local.global;
+        if (fence.destroyed) continue;
+        const value = blocked.value;
         const item: Item = { name: queueName(queue), alive: false, needs: [], signals, anyValue: false };
         const entry: StuckQueue = {
           kind: 'hardware queue', adapter: adapter.name, process: device.process.name, queue: queue.label,

@@ -1,10 +1,19 @@
-// The one interface between the OS model and a kernel-mode driver.
+// The one seam between the OS model and a driver, in both directions.
 //
-// The OS (src/os/) calls a driver only through KernelModeDriver, and a driver
-// calls the OS only through DxgkrnlCallbacks. Argument objects carry the
-// documented DXGKARG_* field names. The OS records every call in the trace
-// before making it, so any driver behind this interface (the reference driver
-// in reference.ts today, a user's own tomorrow) is traced and judged the same.
+//   OS (src/os/) ──KernelModeDriver (through the driver port, src/port/)──▶ kernel-mode driver
+//   kernel-mode driver ──DxgkrnlCallbacks──▶ OS
+//   user mode (src/runtime.ts) ──UserModeDriverInterface──▶ the driver's user-mode half
+//
+// Argument objects carry the documented DXGKARG_* field names and what a real
+// driver gets: handles it made, addresses (kernel CPU VAs, GPU VAs), private
+// driver data; never an id of the core's records (a driver finds its own
+// records from what it is given). The driver port records every DDI call with
+// its arguments in the trace before making it, so any driver behind this
+// interface (the reference driver in reference.ts today, a user's own
+// tomorrow) is traced and judged the same. A few members are marked
+// "model-only": what the simulation needs that WDDM carries some other way
+// (a process slot instead of a process's page tables, per-command GPU
+// progress instead of the progress fence); each says why.
 
 export interface NativeFenceCaps {
   /** DXGK_NATIVE_FENCE_CAPS::MonitoredValuePadding (older name MonitoredValueStride), bytes after each 8-byte MonitoredValue. */
@@ -41,9 +50,8 @@ export interface DXGKARG_CREATENATIVEFENCE {
   CurrentValueKernelCpuVa: bigint;
   MonitoredValueKernelCpuVa: bigint;
   InitialFenceValue: bigint;
+  /** In/out: the UMD's private data from D3DKMTCreateNativeFence (64 bytes). */
   PrivateDriverData: Uint8Array;
-  /** Model-only: the core's id of the fence storage, so the reference hardware can find it. */
-  CoreFence: number;
 }
 export interface DXGKARG_OPENNATIVEFENCE {
   hGlobalNativeFence: number;
@@ -72,12 +80,19 @@ export interface DXGKARG_CREATEHWQUEUE {
   Flags: { NativeProgressFence: boolean };
   /** Driver handle of the progress fence (a native fence's hGlobalNativeFence with NativeProgressFence). */
   hHwQueueProgressFence: number;
-  /** Model-only: the process slot whose GPU VA space the queue runs in. */
+  /** Model-only: the process slot whose GPU VA space the queue runs in (a real driver gets the process's page tables). */
   ProcessSlot: number;
   /** Model-only: the queue's name in the trace. */
   DebugName: string;
+  /**
+   * In/out, HWQUEUE_PRIVATE_DRIVER_DATA_BYTES bytes: what the driver's user-mode half needs to
+   * find the queue again (the OS copies it back to user mode with the queue's handle).
+   */
+  PrivateDriverData: Uint8Array;
 }
 export interface DXGKARG_DESTROYHWQUEUE { hHwQueue: number }
+/** Bytes of a hardware queue's private driver data (DXGKARG_CREATEHWQUEUE.PrivateDriverData). */
+export const HWQUEUE_PRIVATE_DRIVER_DATA_BYTES = 16;
 
 /** DXGKARG_SETNATIVEFENCELOGBUFFER: where one of a hardware queue's two log buffers now is (LOG-03). */
 export interface DXGKARG_SETNATIVEFENCELOGBUFFER {
@@ -124,9 +139,7 @@ export interface DXGKARG_DESTROYCONTEXT { hContext: number }
 /** One command of a kernel-mode context's command buffer (the UMD wrote it; the OS passes the buffer on). */
 export interface ContextCommand {
   op: 'work' | 'fenceWrite';
-  /** Core id of the fence storage (fenceWrite). */
-  coreFence: number;
-  /** FenceValueGPUVirtualAddress in the context's process (fenceWrite). */
+  /** FenceValueGPUVirtualAddress in the context's process (fenceWrite): the engine writes there. */
   gpuVa: bigint;
   /** Fence value, or the duration in ns for work. */
   value: bigint;
@@ -157,6 +170,58 @@ export interface MonitoredFenceSignaledInterrupt {
   EngineOrdinal: number;
 }
 
+/** DXGKARGCB_NOTIFY_INTERRUPT_DATA for DXGK_INTERRUPT_DMA_PAGE_FAULTED: the OS treats it as a TDR. */
+export interface DmaPageFaultedInterrupt {
+  InterruptType: 'DXGK_INTERRUPT_DMA_PAGE_FAULTED';
+  NodeOrdinal: number;
+  EngineOrdinal: number;
+  /** The hardware queue (hHwQueue) or context (hContext) whose command faulted, 0 when unknown. */
+  hQueue: number;
+  /** Model-only: what faulted (the command, the address), in words, for the report. */
+  Message: string;
+}
+
+/** What a hardware queue or kernel-mode context did on the GPU, one report per command (model-only). */
+export type GpuProgressOperation =
+  | 'WAIT_PASSED' | 'WAIT_BLOCKED' | 'WAIT_UNBLOCKED' | 'SIGNAL' | 'FENCE_WRITE' | 'WORK' | 'BUFFER_COMPLETED';
+
+/**
+ * Model-only callback data (DxgkrnlCallbacks.NotifyGpuProgress): one command a
+ * hardware queue or a kernel-mode context executed on the GPU, or a wait that
+ * blocked. A real OS learns the same, later and coarser, from the queue's
+ * progress fence and its log buffers; the model's OS keeps its in-flight
+ * references (fence lifetime), the stuck report, GPU rewinds, cross-adapter
+ * wake latency and allocation data movement from it.
+ */
+export interface GpuProgressReport {
+  /** The driver's handle of the queue (hHwQueue) or context (hContext) that executed the command. */
+  hQueue: number;
+  QueueKind: 'HW_QUEUE' | 'CONTEXT';
+  EngineOrdinal: number;
+  Operation: GpuProgressOperation;
+  /** The user-mode fence handle the command named (waits, signals, fence writes); 0 otherwise. */
+  hSyncObject: number;
+  /** The command's value: a fence value; WORK: its duration in ns; BUFFER_COMPLETED: the SubmissionFenceId. */
+  Value: bigint;
+  /** SIGNAL: the CurrentValue its store overwrote (undefined when the fence was no longer live). */
+  PreviousValue?: bigint;
+  /** SIGNAL: the CMP raised the native fence signaled interrupt for it. */
+  Interrupt?: boolean;
+  /** GPU time of the step, and for waits the time the GPU first saw the wait. */
+  GpuTimeNs: number;
+  ObservedGpuTimeNs?: number;
+}
+
+/** Model-only (XA-07): a signal's doorbell could not be posted to every adapter: the fence takes the interrupt path. */
+export interface DoorbellFallback {
+  NodeOrdinal: number;
+  /** The signalled fence (the driver's handle). */
+  hGlobalNativeFence: number;
+  /** Records posted, and adapters whose ring was full. */
+  RecordsPosted: number;
+  RingsFull: number;
+}
+
 /** What the OS offers a driver (DXGKRNL_INTERFACE + the feature interface). */
 export interface DxgkrnlCallbacks {
   /** DXGKCB_ISFEATUREENABLED2 (through DXGK_FEATURE_INTERFACE). */
@@ -169,11 +234,26 @@ export interface DxgkrnlCallbacks {
   NotifyDmaCompleted(data: DmaCompletedInterrupt): void;
   /** DXGKCB_NOTIFY_INTERRUPT with DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED. */
   NotifyMonitoredFenceSignaled(data: MonitoredFenceSignaledInterrupt): void;
+  /** DXGKCB_NOTIFY_INTERRUPT with DXGK_INTERRUPT_DMA_PAGE_FAULTED: the OS resets the adapter (TDR). */
+  NotifyDmaPageFaulted(data: DmaPageFaultedInterrupt): void;
+  /** Model-only: one executed GPU command (GpuProgressReport says why). */
+  NotifyGpuProgress(data: GpuProgressReport): void;
+  /** Model-only (XA-07): a doorbell ring was full; the OS propagates the fence after the interrupt. */
+  NotifyDoorbellFallback(data: DoorbellFallback): void;
 }
 
 export interface KernelModeDriver {
   /** DxgkDdiStartDevice: the driver queries the OS and reports its caps. */
   startDevice(os: DxgkrnlCallbacks): DriverStartResult;
+  /**
+   * DxgkDdiStopDevice: the adapter is stopped for good (a bug check): its engines stop, pending
+   * interrupts are dropped, and the driver calls back no more.
+   */
+  stopDevice(): void;
+  /** DxgkDdiResetFromTimeout (TDR, device removal): the engines stop and every queue's and context's work is dropped. */
+  resetFromTimeout(): void;
+  /** DxgkDdiRestartFromTimeout: after the reset, the engines run again (new devices, queues and contexts may be made). */
+  restartFromTimeout(): void;
   /** DxgkDdiQueryAdapterInfo(DXGKQAITYPE_NATIVE_FENCE_CAPS). */
   queryNativeFenceCaps(): NativeFenceCaps;
   createNativeFence(args: DXGKARG_CREATENATIVEFENCE): { hGlobalNativeFence: number };
@@ -182,24 +262,13 @@ export interface KernelModeDriver {
   destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void;
   updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void;
   updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void;
-  /**
-   * Returns the driver's hHwQueue and, model-only, the core's id of the queue record (the OS's log
-   * reader and SetNativeFenceLogBuffer address the queue's log buffers through it).
-   */
-  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number; coreQueue: number };
+  /** DxgkDdiCreateHwQueue: returns the driver's hHwQueue; fills args.PrivateDriverData for its user-mode half. */
+  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number };
   destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void;
   /** DxgkDdiSetNativeFenceLogBuffer: from now on the GPU logs to this buffer (LOG-03). */
   setNativeFenceLogBuffer(args: DXGKARG_SETNATIVEFENCELOGBUFFER): void;
   /** DxgkDdiUpdateNativeFenceLogs: make every log entry these queues wrote visible to the CPU (LOG-06). */
   updateNativeFenceLogs(args: DXGKARG_UPDATENATIVEFENCELOGS): void;
-  /** Device removal / TDR: the driver stops its engines and drops queued work. */
-  resetEngines(): void;
-  /**
-   * The user-mode driver half of user-mode submission: write commands into the
-   * queue's ring and ring its doorbell. The OS never sees this (it only traces
-   * that the UMD did it). Throws, writing nothing, when the ring has no room.
-   */
-  writeUserModeCommands(hHwQueue: number, commands: UserModeCommand[]): void;
   /** DxgkDdiCreateContext (kernel-mode contexts; optional so a native-only test driver need not have them). */
   createContext?(args: DXGKARG_CREATECONTEXT): { hContext: number };
   /** DxgkDdiDestroyContext: work the context still had on the engine is dropped. */
@@ -211,14 +280,38 @@ export interface KernelModeDriver {
   submitCommand?(args: DXGKARG_SUBMITCOMMAND): boolean;
 }
 
+// ── the user-mode half of a driver module ──
+
+/** One command the user-mode driver writes into a hardware queue's ring. */
 export interface UserModeCommand {
   op: 'wait' | 'signal' | 'work';
-  /** Core id of the fence storage (the UMD's private data from create/open). */
-  coreFence: number;
-  /** CurrentValueGpuVa in the queue's process. */
+  /** CurrentValueGpuVa of the fence in the queue's process (waits and signals; 0 for work). */
   gpuVa: bigint;
   /** Fence value, or the duration in ns for work. */
   value: bigint;
-  /** User-mode fence handle (for log entries). */
+  /** User-mode fence handle (log entries name it); 0 for work. */
   handle: number;
+}
+
+/** What user mode passes to write a hardware queue's ring. */
+export interface UMDARG_SUBMITTOHWQUEUE {
+  /** The queue's private driver data, as DxgkDdiCreateHwQueue left it (user mode got it back with the queue). */
+  HwQueuePrivateDriverData: Uint8Array;
+  Commands: UserModeCommand[];
+}
+
+/**
+ * The user-mode half of a driver module (its UMD), as the runtime calls it for
+ * user-mode submission: it writes commands into the hardware queue's ring and
+ * rings the queue's doorbell. The OS never calls it and never sees the ring.
+ */
+export interface UserModeDriverInterface {
+  /** Writes every command or none: throws a WddmError, writing nothing, when the ring has no room for all. */
+  submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void;
+}
+
+/** One adapter's driver module: its kernel-mode half (the OS's, through the driver port) and its user-mode half (the runtime's). */
+export interface DriverModule {
+  kernelMode: KernelModeDriver;
+  userMode: UserModeDriverInterface;
 }

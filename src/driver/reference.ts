@@ -1,20 +1,33 @@
-// The reference kernel-mode driver: a correct implementation of every DDI in
-// ddi.ts over the simulated GPU (src/gpu/hardware.ts) and the core.
+// The reference driver module: a correct implementation of every DDI in
+// ddi.ts over the simulated GPU (src/gpu/hardware.ts) and the core's GPU view.
+//
+//   ReferenceDriver (kernel mode)   the DDIs the OS calls through the driver port;
+//                                   owns the GPU: queues, contexts, the ISR, faults,
+//                                   the doorbell registrations, GPU progress reports
+//   ReferenceUserModeDriver         the runtime's half: writes a hardware queue's ring
+//                                   and rings its doorbell (user-mode submission)
+//
+// The driver is told where things are, never the core's ids: a fence by its
+// CurrentValue address (DxgkDdiCreateNativeFence's kernel CPU VA, a command's
+// GPU VA), and it finds its core record from that (fenceAtCurrentValue); its
+// own handles (hGlobalNativeFence, hHwQueue, hContext) name everything after.
 //
 // Options let a test make it misbehave in one documented way at a time
 // (skip the feature query, leave the CMP barrier out, drop interrupt lists),
 // which is how the OS's checks and the NF-11 loss are shown.
 
-import { readLogLayout, type CoreExports, type NativeFenceLogLayout } from '../core.js';
+import type { GpuCore } from '../core.js';
 import { check, WddmError } from '../errors.js';
-import type { GpuHardware } from '../gpu/hardware.js';
+import type { GpuHardware, HwQueueInfo, StepRecord } from '../gpu/hardware.js';
 import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
-import type {
-  DXGKARG_CREATECONTEXT, DXGKARG_DESTROYCONTEXT, DXGKARG_SUBMITCOMMAND,
-  DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYHWQUEUE,
-  DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_UPDATECURRENTVALUESFROMCPU,
-  DXGKARG_UPDATEMONITOREDVALUES, DXGKARG_SETNATIVEFENCELOGBUFFER, DXGKARG_UPDATENATIVEFENCELOGS, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
-  NativeFenceOsCaps, UserModeCommand,
+import {
+  HWQUEUE_PRIVATE_DRIVER_DATA_BYTES,
+  type DXGKARG_CREATECONTEXT, type DXGKARG_DESTROYCONTEXT, type DXGKARG_SUBMITCOMMAND,
+  type DXGKARG_CLOSENATIVEFENCE, type DXGKARG_CREATEHWQUEUE, type DXGKARG_CREATENATIVEFENCE, type DXGKARG_DESTROYHWQUEUE,
+  type DXGKARG_DESTROYNATIVEFENCE, type DXGKARG_OPENNATIVEFENCE, type DXGKARG_UPDATECURRENTVALUESFROMCPU,
+  type DXGKARG_UPDATEMONITOREDVALUES, type DXGKARG_SETNATIVEFENCELOGBUFFER, type DXGKARG_UPDATENATIVEFENCELOGS, type DriverStartResult,
+  type DxgkrnlCallbacks, type KernelModeDriver, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
+  type UMDARG_SUBMITTOHWQUEUE, type UserModeDriverInterface,
 } from './ddi.js';
 
 export interface ReferenceDriverOptions {
@@ -35,7 +48,17 @@ export interface ReferenceDriverOptions {
   enginesWriteMonitoredFences?: boolean;
 }
 
-interface DriverFence { hGlobal: number; coreFence: number; locals: Set<number> }
+interface DriverFence { hGlobal: number; coreFence: number; cvPhys: number; locals: Set<number> }
+/** A hardware queue or context: its core queue (ring), the process whose GPU VA space it runs in. */
+interface DriverQueue { handle: number; coreQueue: number; processSlot: number; engine: number; kind: 'HW_QUEUE' | 'CONTEXT' }
+
+/** 'WDQ1': the first word of a hardware queue's private driver data (then its hHwQueue). */
+const QUEUE_DATA_MAGIC = 0x3151_4457;
+
+const PROGRESS_OPERATION: Record<StepRecord['kind'], GpuProgressOperation> = {
+  'wait-passed': 'WAIT_PASSED', 'wait-blocked': 'WAIT_BLOCKED', 'wait-unblocked': 'WAIT_UNBLOCKED', signal: 'SIGNAL',
+  work: 'WORK', 'fence-write': 'FENCE_WRITE', 'dma-completed': 'BUFFER_COMPLETED',
+};
 
 export class ReferenceDriver implements KernelModeDriver {
   private os?: DxgkrnlCallbacks;
@@ -45,24 +68,36 @@ export class ReferenceDriver implements KernelModeDriver {
   private nextLocal = 0x2000;
   private nextQueue = 0x3000;
   private readonly fences = new Map<number, DriverFence>();
+  /** Core fence id → this driver's hGlobalNativeFence (GPU progress reports, doorbell fallbacks). */
+  private readonly fenceOfCore = new Map<number, DriverFence>();
   private readonly locals = new Map<number, DriverFence>();
-  private readonly queues = new Map<number, number>(); // hHwQueue → core queue id
+  private readonly queues = new Map<number, DriverQueue>(); // hHwQueue → queue
   private nextContext = 0x4000;
-  private readonly contexts = new Map<number, number>(); // hContext → core queue id (its DMA ring)
-  private readonly contextOfQueue = new Map<number, number>(); // core queue id → hContext
+  private readonly contexts = new Map<number, DriverQueue>(); // hContext → its DMA ring
+  private readonly byCoreQueue = new Map<number, DriverQueue>(); // core queue id → hardware queue or context
   private readonly submitted = new Map<number, number>(); // SubmissionFenceId on an engine → hContext
   /** Per engine: a monitored fence write raised the pending interrupt. */
   private readonly monitoredRaised: boolean[] = [];
-  private readonly queueHandles = new Map<number, number>(); // core queue id → hHwQueue
   private optimizedInterrupt = false;
-  private logLayout?: NativeFenceLogLayout;
+  /** DxgkDdiStopDevice: the adapter is stopped for good; nothing is reported any more. */
+  private stopped = false;
   /** Negotiation record, for the trace and tests. */
   readonly negotiation: string[] = [];
+  /** The user-mode half of this driver module (the runtime calls it). */
+  readonly userMode: ReferenceUserModeDriver;
 
-  constructor(readonly hardware: GpuHardware, readonly core: CoreExports, readonly options: ReferenceDriverOptions) {
+  constructor(readonly hardware: GpuHardware, readonly core: GpuCore, readonly options: ReferenceDriverOptions) {
     hardware.onInterrupt = (engine) => this.interruptServiceRoutine(engine);
     hardware.onDmaCompleted = (engine, queueId, submissionFenceId) => this.dmaCompletedServiceRoutine(engine, queueId, submissionFenceId);
-    hardware.stepListeners.push((step) => { if (step.kind === 'fence-write') this.monitoredRaised[step.queue.engine] = true; });
+    hardware.onFault = (message, queue) => this.faultServiceRoutine(message, queue);
+    hardware.stepListeners.push((step) => this.reportProgress(step));
+    if (hardware.doorbell) {
+      hardware.doorbell.onFallback = (engine, coreFence, posted, full) => {
+        const fence = this.fenceOfCore.get(coreFence);
+        if (this.os && !this.stopped && fence) this.os.NotifyDoorbellFallback({ NodeOrdinal: engine, hGlobalNativeFence: fence.hGlobal, RecordsPosted: posted, RingsFull: full });
+      };
+    }
+    this.userMode = new ReferenceUserModeDriver(this);
   }
 
   startDevice(os: DxgkrnlCallbacks): DriverStartResult {
@@ -97,9 +132,17 @@ export class ReferenceDriver implements KernelModeDriver {
   queryNativeFenceCaps(): NativeFenceCaps { return { ...this.options.nativeFenceCaps }; }
 
   createNativeFence(args: DXGKARG_CREATENATIVEFENCE): { hGlobalNativeFence: number } {
+    // The OS allocated the storage; the driver finds the fence's record by where CurrentValue is.
+    const cvPhys = Number(args.CurrentValueKernelCpuVa - KERNEL_VA_BASE);
+    const coreFence = this.core.fenceAtCurrentValue(cvPhys);
+    if (coreFence <= 0) throw new Error(`DxgkDdiCreateNativeFence: no fence storage at CurrentValueKernelCpuVa ${hex(args.CurrentValueKernelCpuVa)}`);
     const hGlobal = this.nextGlobal++;
-    check(this.core.fenceSetDriverHandle(args.CoreFence, hGlobal), 'DxgkDdiCreateNativeFence');
-    this.fences.set(hGlobal, { hGlobal, coreFence: args.CoreFence, locals: new Set() });
+    check(this.core.fenceSetDriverHandle(coreFence, hGlobal), 'DxgkDdiCreateNativeFence');
+    const fence: DriverFence = { hGlobal, coreFence, cvPhys, locals: new Set() };
+    this.fences.set(hGlobal, fence);
+    this.fenceOfCore.set(coreFence, fence);
+    // XA-07: this adapter's doorbell scheduler learns which local fence a shared CurrentValue word is.
+    this.hardware.doorbell?.register(cvPhys, coreFence);
     return { hGlobalNativeFence: hGlobal };
   }
 
@@ -124,6 +167,8 @@ export class ReferenceDriver implements KernelModeDriver {
     if (!fence) throw new Error(`DxgkDdiDestroyNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
     if (fence.locals.size) throw new Error(`DxgkDdiDestroyNativeFence: 0x${fence.hGlobal.toString(16)} still has ${fence.locals.size} open local handle(s)`);
     this.fences.delete(args.hGlobalNativeFence);
+    if (this.fenceOfCore.get(fence.coreFence) === fence) this.fenceOfCore.delete(fence.coreFence);
+    this.hardware.doorbell?.unregister(fence.cvPhys);
   }
 
   updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
@@ -155,28 +200,34 @@ export class ReferenceDriver implements KernelModeDriver {
     }
   }
 
-  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number; coreQueue: number } {
+  createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number } {
+    if (!(args.PrivateDriverData instanceof Uint8Array) || args.PrivateDriverData.length < HWQUEUE_PRIVATE_DRIVER_DATA_BYTES) {
+      throw new Error(`DxgkDdiCreateHwQueue: PrivateDriverData must be ${HWQUEUE_PRIVATE_DRIVER_DATA_BYTES} bytes`);
+    }
     const id = check(this.core.queueCreate(args.EngineOrdinal, args.ProcessSlot), 'DxgkDdiCreateHwQueue');
     const hHwQueue = this.nextQueue++;
-    this.queues.set(hHwQueue, id);
-    this.queueHandles.set(id, hHwQueue);
+    const queue: DriverQueue = { handle: hHwQueue, coreQueue: id, processSlot: args.ProcessSlot, engine: args.EngineOrdinal, kind: 'HW_QUEUE' };
+    this.queues.set(hHwQueue, queue);
+    this.byCoreQueue.set(id, queue);
     this.hardware.addQueue({ id, engine: args.EngineOrdinal, handle: hHwQueue, label: args.DebugName });
-    return { hHwQueue, coreQueue: id };
+    // What the user-mode half will need to find the queue: a tag and the handle.
+    const data = new DataView(args.PrivateDriverData.buffer, args.PrivateDriverData.byteOffset, args.PrivateDriverData.byteLength);
+    data.setUint32(0, QUEUE_DATA_MAGIC, true);
+    data.setUint32(4, hHwQueue, true);
+    return { hHwQueue };
   }
 
   destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void {
-    const id = this.queues.get(args.hHwQueue);
-    if (id === undefined) throw new Error(`DxgkDdiDestroyHwQueue: unknown hHwQueue 0x${args.hHwQueue.toString(16)}`);
-    this.hardware.removeQueue(id);
-    check(this.core.queueDestroy(id), 'DxgkDdiDestroyHwQueue');
+    const queue = this.queue(args.hHwQueue, 'DxgkDdiDestroyHwQueue');
+    this.hardware.removeQueue(queue.coreQueue);
+    check(this.core.queueDestroy(queue.coreQueue), 'DxgkDdiDestroyHwQueue');
     this.queues.delete(args.hHwQueue);
-    this.queueHandles.delete(id);
+    this.byCoreQueue.delete(queue.coreQueue);
   }
 
   setNativeFenceLogBuffer(args: DXGKARG_SETNATIVEFENCELOGBUFFER): void {
-    const id = this.queues.get(args.hHwQueue);
-    if (id === undefined) throw new Error(`DxgkDdiSetNativeFenceLogBuffer: unknown hHwQueue ${hex(args.hHwQueue)}`);
-    const L = (this.logLayout ??= readLogLayout(this.core));
+    const id = this.queue(args.hHwQueue, 'DxgkDdiSetNativeFenceLogBuffer').coreQueue;
+    const L = this.hardware.layout.log;
     const phys = Number(args.LogBufferCpuVa - KERNEL_VA_BASE);
     if (args.NumberOfEntries < 1 || args.NumberOfEntries > L.entries) {
       throw new Error(`DxgkDdiSetNativeFenceLogBuffer: NumberOfEntries ${args.NumberOfEntries} does not fit a 4 KiB buffer (1..${L.entries})`);
@@ -188,42 +239,62 @@ export class ReferenceDriver implements KernelModeDriver {
 
   updateNativeFenceLogs(args: DXGKARG_UPDATENATIVEFENCELOGS): void {
     for (let i = 0; i < args.NumberOfQueues; i++) {
-      const id = this.queues.get(args.hHWQueueArray[i]);
-      if (id === undefined) throw new Error(`DxgkDdiUpdateNativeFenceLogs: unknown hHWQueue ${hex(args.hHWQueueArray[i])}`);
+      const id = this.queue(args.hHWQueueArray[i], 'DxgkDdiUpdateNativeFenceLogs').coreQueue;
       // The memory barrier on that queue: its pending log entry write reaches memory.
       check(this.core.logFlush(id), 'DxgkDdiUpdateNativeFenceLogs');
     }
   }
 
-  /** Core queue id behind a driver queue handle. */
-  coreQueue(hHwQueue: number): number | undefined { return this.queues.get(hHwQueue); }
+  /** Core queue id behind one of this driver's hardware queue or context handles (tools and tests stepping the core). */
+  coreQueueOf(handle: number): number | undefined { return (this.queues.get(handle) ?? this.contexts.get(handle))?.coreQueue; }
 
-  writeUserModeCommands(hHwQueue: number, commands: UserModeCommand[]): void {
-    const id = this.queues.get(hHwQueue);
-    if (id === undefined) throw new Error(`UMD submit: unknown hHwQueue 0x${hHwQueue.toString(16)}`);
-    const room = this.options.ringEntries - this.core.queuePending(id);
-    if (commands.length > room) {
-      throw new WddmError('INSUFFICIENT_RESOURCES', `hardware queue ring has room for ${room} more command(s), the submission has ${commands.length}; let the GPU drain it (machine.run) or raise limits.ringEntries`,
-        { parameter: 'commands', value: commands.length, expected: `at most ${room} commands` });
-    }
-    const L = this.hardware.layout;
-    for (const c of commands) {
-      const op = c.op === 'wait' ? L.opWait : c.op === 'signal' ? L.opSignal : L.opWork;
-      check(this.core.queuePush(id, op, c.coreFence, c.value, c.gpuVa, c.handle), 'UMD ring write');
-    }
-    this.hardware.kick(this.core.queueEngine(id));
+  /** The hardware queue behind hHwQueue; a handle this driver never made (or destroyed) is a driver error. */
+  private queue(hHwQueue: number, ddi: string): DriverQueue {
+    const queue = this.queues.get(hHwQueue);
+    if (!queue) throw new Error(`${ddi}: unknown hHwQueue ${hex(hHwQueue)}`);
+    return queue;
   }
 
-  resetEngines(): void {
+  /** The hardware queue a user-mode half's private data names (undefined: not data this driver wrote, or a queue gone). */
+  queueOfPrivateData(data: Uint8Array): DriverQueue | undefined {
+    if (!(data instanceof Uint8Array) || data.length < HWQUEUE_PRIVATE_DRIVER_DATA_BYTES) return undefined;
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    if (view.getUint32(0, true) !== QUEUE_DATA_MAGIC) return undefined;
+    return this.queues.get(view.getUint32(4, true));
+  }
+
+  /**
+   * The core fence a command names by GPU VA in the process `slot` (what the engine will write or
+   * read), 0 when none: the GPU then faults on the VA when it executes the command.
+   */
+  fenceAtGpuVa(slot: number, gpuVa: bigint): number {
+    const phys = this.core.gpuVaTranslate(slot, gpuVa);
+    if (phys === 0) return 0;
+    const fence = this.core.fenceAtCurrentValue(phys);
+    return fence > 0 ? fence : 0;
+  }
+
+  /** DxgkDdiStopDevice: a bug check. The engines stop for good; no interrupt or report reaches the OS again. */
+  stopDevice(): void {
+    this.stopped = true;
     this.hardware.stop();
-    for (const [hHwQueue, id] of [...this.queues]) {
-      this.hardware.removeQueue(id);
-      this.core.queueDestroy(id);
+  }
+
+  /** DxgkDdiResetFromTimeout: the engines stop and every queue's and context's work is dropped with them. */
+  resetFromTimeout(): void {
+    this.hardware.stop();
+    for (const [hHwQueue, queue] of [...this.queues]) {
+      this.hardware.removeQueue(queue.coreQueue);
+      this.core.queueDestroy(queue.coreQueue);
       this.queues.delete(hHwQueue);
-      this.queueHandles.delete(id);
+      this.byCoreQueue.delete(queue.coreQueue);
     }
     for (const hContext of [...this.contexts.keys()]) this.destroyContext({ hContext });
-    this.hardware.restart();
+  }
+
+  /** DxgkDdiRestartFromTimeout: the engines run again. */
+  restartFromTimeout(): void {
+    if (!this.stopped) this.hardware.restart();
   }
 
   // ── kernel-mode contexts: each gets a ring the OS fills through SubmitCommand ──
@@ -231,33 +302,36 @@ export class ReferenceDriver implements KernelModeDriver {
   createContext(args: DXGKARG_CREATECONTEXT): { hContext: number } {
     const id = check(this.core.queueCreate(args.NodeOrdinal, args.ProcessSlot), 'DxgkDdiCreateContext');
     const hContext = this.nextContext++;
-    this.contexts.set(hContext, id);
-    this.contextOfQueue.set(id, hContext);
+    const context: DriverQueue = { handle: hContext, coreQueue: id, processSlot: args.ProcessSlot, engine: args.NodeOrdinal, kind: 'CONTEXT' };
+    this.contexts.set(hContext, context);
+    this.byCoreQueue.set(id, context);
     this.hardware.addQueue({ id, engine: args.NodeOrdinal, handle: hContext, label: `context 0x${hContext.toString(16)}` });
     return { hContext };
   }
 
   destroyContext(args: DXGKARG_DESTROYCONTEXT): void {
-    const id = this.contexts.get(args.hContext);
-    if (id === undefined) throw new Error(`DxgkDdiDestroyContext: unknown hContext 0x${args.hContext.toString(16)}`);
-    this.hardware.removeQueue(id);
-    check(this.core.queueDestroy(id), 'DxgkDdiDestroyContext');
+    const context = this.contexts.get(args.hContext);
+    if (!context) throw new Error(`DxgkDdiDestroyContext: unknown hContext 0x${args.hContext.toString(16)}`);
+    this.hardware.removeQueue(context.coreQueue);
+    check(this.core.queueDestroy(context.coreQueue), 'DxgkDdiDestroyContext');
     this.contexts.delete(args.hContext);
-    this.contextOfQueue.delete(id);
+    this.byCoreQueue.delete(context.coreQueue);
     for (const [fenceId, hContext] of [...this.submitted]) if (hContext === args.hContext) this.submitted.delete(fenceId);
   }
 
   /** Writes the command buffer and its completion marker (a NOP carrying SubmissionFenceId) to the context's ring. */
   submitCommand(args: DXGKARG_SUBMITCOMMAND): boolean {
-    const id = this.contexts.get(args.hContext);
-    if (id === undefined) throw new Error(`DxgkDdiSubmitCommand: unknown hContext 0x${args.hContext.toString(16)}`);
+    const context = this.contexts.get(args.hContext);
+    if (!context) throw new Error(`DxgkDdiSubmitCommand: unknown hContext 0x${args.hContext.toString(16)}`);
+    const id = context.coreQueue;
     if (this.core.queuePending(id) + args.Commands.length + 1 > this.options.ringEntries) return false;
     const L = this.hardware.layout;
     const writable = this.options.enginesWriteMonitoredFences ?? true;
     for (const c of args.Commands) {
       if (c.op === 'fenceWrite' && !writable) throw new Error('DxgkDdiSubmitCommand: a fence-write command on an engine that cannot write monitored fences');
       const op = c.op === 'work' ? L.opWork : L.opFenceWrite;
-      check(this.core.queuePush(id, op, c.coreFence, c.value, c.gpuVa, c.handle), 'DxgkDdiSubmitCommand');
+      const fence = c.op === 'fenceWrite' ? this.fenceAtGpuVa(context.processSlot, c.gpuVa) : 0;
+      check(this.core.queuePush(id, op, fence, c.value, c.gpuVa, c.handle), 'DxgkDdiSubmitCommand');
     }
     check(this.core.queuePush(id, L.opNop, 0, BigInt(args.SubmissionFenceId), 0n, 0), 'DxgkDdiSubmitCommand');
     this.submitted.set(args.SubmissionFenceId, args.hContext);
@@ -265,11 +339,33 @@ export class ReferenceDriver implements KernelModeDriver {
     return true;
   }
 
+  /** Every executed GPU step, reported to the OS (DxgkrnlCallbacks.NotifyGpuProgress) in the driver's own handles. */
+  private reportProgress(step: StepRecord): void {
+    if (step.kind === 'fence-write') this.monitoredRaised[step.queue.engine] = true;
+    if (!this.os || this.stopped) return;
+    const queue = this.byCoreQueue.get(step.queue.id);
+    if (!queue) return; // a queue the OS never asked for (a test driving the hardware by hand)
+    this.os.NotifyGpuProgress({
+      hQueue: queue.handle, QueueKind: queue.kind, EngineOrdinal: step.queue.engine, Operation: PROGRESS_OPERATION[step.kind],
+      hSyncObject: step.handle, Value: step.value, PreviousValue: step.previousValue, Interrupt: step.interrupt,
+      GpuTimeNs: step.timeNs, ObservedGpuTimeNs: step.observedNs,
+    });
+  }
+
+  /** A GPU page fault: DXGK_INTERRUPT_DMA_PAGE_FAULTED (the OS resets the adapter). */
+  private faultServiceRoutine(message: string, queue: HwQueueInfo | undefined): void {
+    if (!this.os || this.stopped) return;
+    this.os.NotifyDmaPageFaulted({
+      InterruptType: 'DXGK_INTERRUPT_DMA_PAGE_FAULTED', NodeOrdinal: queue?.engine ?? 0, EngineOrdinal: 0,
+      hQueue: queue ? this.byCoreQueue.get(queue.id)?.handle ?? 0 : 0, Message: message,
+    });
+  }
+
   /** The DMA completed interrupt: one per command buffer, naming its SubmissionFenceId. */
   private dmaCompletedServiceRoutine(engine: number, queueId: number, submissionFenceId: number): void {
     // Only buffers still on the engine: a context destroyed (or reset) meanwhile dropped its own.
     const hContext = this.submitted.get(submissionFenceId);
-    if (!this.os || hContext === undefined || hContext !== this.contextOfQueue.get(queueId)) return;
+    if (!this.os || this.stopped || hContext === undefined || hContext !== this.byCoreQueue.get(queueId)?.handle) return;
     this.submitted.delete(submissionFenceId);
     this.os.NotifyDmaCompleted({ InterruptType: 'DXGK_INTERRUPT_DMA_COMPLETED', NodeOrdinal: engine, EngineOrdinal: 0, SubmissionFenceId: submissionFenceId });
   }
@@ -279,7 +375,7 @@ export class ReferenceDriver implements KernelModeDriver {
     // INT-05: with the optimized cap the payload names the running queue (or none) instead of a list.
     const queue = this.core.engineInterruptQueue(engine);
     const count = this.core.engineTakeInterrupt(engine);
-    if (count === -2 || !this.os) return;
+    if (count === -2 || !this.os || this.stopped) return;
     const monitored = this.monitoredRaised[engine] === true;
     this.monitoredRaised[engine] = false;
     const raw: number[] = [];
@@ -297,10 +393,11 @@ export class ReferenceDriver implements KernelModeDriver {
     }
     if (this.optimizedInterrupt) {
       // A queue id that is no hardware queue of ours (a kernel-mode context's ring) names none.
+      const running = queue ? this.byCoreQueue.get(queue) : undefined;
       this.os.NotifyInterrupt({
         InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: engine, EngineOrdinal: 0,
         SignaledNativeFenceCount: 0, pSignaledNativeFenceArray: null,
-        hHWQueue: queue ? this.queueHandles.get(queue) ?? 0 : 0,
+        hHWQueue: running?.kind === 'HW_QUEUE' ? running.handle : 0,
         Flags: { EvaluateLegacyMonitoredFences: false },
       });
       return;
@@ -325,5 +422,39 @@ export class ReferenceDriver implements KernelModeDriver {
     const fence = this.fences.get(hGlobal);
     if (!fence) throw new Error(`${ddi}: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
     return fence;
+  }
+}
+
+/**
+ * The user-mode half of the reference driver module: user-mode submission.
+ * It finds the queue from the private data its kernel-mode half wrote at
+ * DxgkDdiCreateHwQueue, writes each command into the queue's ring (naming the
+ * fence the way the engine needs it: the record at the command's GPU VA), and
+ * rings the queue's doorbell (the engine looks for work). The OS never sees it.
+ */
+export class ReferenceUserModeDriver implements UserModeDriverInterface {
+  constructor(private readonly kernelMode: ReferenceDriver) {}
+
+  submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void {
+    const kmd = this.kernelMode;
+    const queue = kmd.queueOfPrivateData(args.HwQueuePrivateDriverData);
+    if (!queue) {
+      throw new WddmError('INVALID_PARAMETER', 'submitToHwQueue: HwQueuePrivateDriverData names no live hardware queue of this driver (the queue was destroyed, or its device removed)',
+        { parameter: 'HwQueuePrivateDriverData', expected: 'the private data DxgkDdiCreateHwQueue returned for a live queue' });
+    }
+    const core = kmd.core;
+    const commands = args.Commands;
+    const room = kmd.options.ringEntries - core.queuePending(queue.coreQueue);
+    if (commands.length > room) {
+      throw new WddmError('INSUFFICIENT_RESOURCES', `hardware queue ring has room for ${room} more command(s), the submission has ${commands.length}; let the GPU drain it (machine.run) or raise limits.ringEntries`,
+        { parameter: 'commands', value: commands.length, expected: `at most ${room} commands` });
+    }
+    const L = kmd.hardware.layout;
+    for (const c of commands) {
+      const op = c.op === 'wait' ? L.opWait : c.op === 'signal' ? L.opSignal : L.opWork;
+      const fence = c.op === 'work' ? 0 : kmd.fenceAtGpuVa(queue.processSlot, c.gpuVa);
+      check(core.queuePush(queue.coreQueue, op, fence, c.value, c.gpuVa, c.handle), 'UMD ring write');
+    }
+    kmd.hardware.kick(queue.engine);
   }
 }

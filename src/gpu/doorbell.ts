@@ -13,30 +13,31 @@
 // The driver tells the hardware which local fence each shared CurrentValue
 // word belongs to when the fence is opened on the adapter (register).
 
-import type { CoreExports } from '../core.js';
+import type { GpuCore } from '../core.js';
 import { u64 } from '../core.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
 import type { Trace } from '../trace.js';
 import type { GpuHardware } from './hardware.js';
 import type { Random } from '../rng.js';
 
-export interface DoorbellHooks {
-  /** The signalling engine posted `posted` records; `full` rings refused one. */
-  posted(coreFence: number, posted: number, full: number): void;
-  taken(count: number): void;
-}
-
 export class DoorbellService {
   private readonly fenceByCurrentValue = new Map<number, number>();
   private event?: ScheduledEvent;
   /** Every adapter's service, by adapter index (set by the machine). */
   peers: DoorbellService[] = [];
-  hooks: DoorbellHooks = { posted: () => {}, taken: () => {} };
+  /** Records this adapter's engines posted, and this adapter's scheduler took. */
+  posted = 0;
+  taken = 0;
+  /**
+   * A signal of `coreFence` on `engine` found `full` rings full (`posted` records went out): the
+   * fence takes the interrupt path. The driver reports it to the OS (DxgkrnlCallbacks.NotifyDoorbellFallback).
+   */
+  onFallback: (engine: number, coreFence: number, posted: number, full: number) => void = () => {};
 
   constructor(
     readonly index: number,
     private readonly hardware: GpuHardware,
-    private readonly core: CoreExports,
+    private readonly core: GpuCore,
     private readonly scheduler: Scheduler,
     private readonly trace: Trace,
     readonly latencyNs: number,
@@ -66,7 +67,8 @@ export class DoorbellService {
     const full = view.getUint32(base + at.doorbellFull, true);
     if (!posted && !full) return;
     this.trace.record('gpu', `${this.hardware.name}/engine${engine}`, 'doorbell rung', { fence: coreFence, posted, fullRings: full });
-    this.hooks.posted(coreFence, posted, full);
+    this.posted += posted;
+    if (full > 0) this.onFallback(engine, coreFence, posted, full);
     for (const peer of this.peers) if (peer !== this) peer.ring();
   }
 
@@ -104,7 +106,7 @@ export class DoorbellService {
         if (raised) this.hardware.raise(0);
       }
       total += n;
-      this.hooks.taken(n);
+      this.taken += n;
       if (n < 64) break;
     }
     return total;

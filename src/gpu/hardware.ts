@@ -12,7 +12,7 @@
 //   NOP marker ─▶ a kernel-mode context's command buffer completed: DMA
 //                 completed interrupt at +interruptLatencyNs (one per buffer)
 
-import type { CoreExports, CoreLayout, WasmMemory } from '../core.js';
+import type { CoreLayout, GpuCore, WasmMemory } from '../core.js';
 import { u64 } from '../core.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
 import type { Random } from '../rng.js';
@@ -60,8 +60,8 @@ export class GpuHardware {
   private readonly blockedOn = new Map<number, Set<number>>(); // core fence → blocked queue ids
   private readonly engines: EngineState[];
   stopped = false;
-  /** Called when the GPU faults (e.g. a page fault on an unmapped fence VA): the OS resets the adapter. */
-  onFault: (message: string) => void = (message) => { throw new Error(message); };
+  /** Called when the GPU faults (e.g. a page fault on an unmapped fence VA), with the queue whose command faulted: the driver's ISR reports it. */
+  onFault: (message: string, queue: HwQueueInfo | undefined) => void = (message) => { throw new Error(message); };
   /** Called when an engine's interrupt line must be serviced (the driver's ISR). */
   onInterrupt: (engine: number) => void = () => {};
   /** Called (after the interrupt latency) when a command buffer's completion marker executed. */
@@ -75,7 +75,7 @@ export class GpuHardware {
 
   constructor(
     readonly name: string,
-    readonly core: CoreExports,
+    readonly core: GpuCore,
     readonly layout: CoreLayout,
     readonly engineCount: number,
     private readonly scheduler: Scheduler,
@@ -178,7 +178,7 @@ export class GpuHardware {
     const actor = `${this.name}/engine${engine}`;
     const overwritten = this.valueUnderHeadSignal(queue.id);
     const result = this.core.engineStep(queue.id, BigInt(now));
-    if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result); return; }
+    if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
     const out = this.readOut(this.memory.buffer);
     if (result === L.stepIdle) return;
     let nextNs = now + this.latency(this.timing.commandNs);
@@ -252,7 +252,7 @@ export class GpuHardware {
     const queue = this.queues.get(id);
     if (!queue) return false;
     const result = this.core.queueRecheckAt(id, BigInt(this.scheduler.nowNs));
-    if (result < 0) { this.fault(`${this.name} rescanning ${queue.label}`, result); return false; }
+    if (result < 0) { this.fault(`${this.name} rescanning ${queue.label}`, result, queue); return false; }
     if (result !== this.layout.stepUnblocked) return false;
     this.blockedOn.get(fence)?.delete(id);
     const out = this.readOut(this.memory.buffer);
@@ -299,11 +299,11 @@ export class GpuHardware {
     return held;
   }
 
-  private fault(what: string, status: number): void {
+  private fault(what: string, status: number, queue: HwQueueInfo): void {
     let message: string;
     try { check(status, what); message = what; } catch (error) { message = (error as Error).message; }
     this.trace.record('fault', this.name, 'GPU fault', { message });
-    this.onFault(message);
+    this.onFault(message, queue);
   }
 
   /** Stops every engine (bug check or reset): pending ticks and interrupts are dropped. */

@@ -29,6 +29,7 @@ import * as v from '../validate.js';
 import type { Dxgkrnl, GlobalFence, OsAdapter, OsDevice, Process } from './dxgkrnl.js';
 
 type Packet =
+  /** `fences`: the fence each fence-write command writes, in order (the OS's own record; the driver gets GPU VAs). */
   | { type: 'commandBuffer'; commands: ContextCommand[]; described: string[]; fences: GlobalFence[] }
   | { type: 'wait'; fences: GlobalFence[]; values: bigint[]; held: boolean; heldSinceNs: number }
   | { type: 'signal'; fences: GlobalFence[]; values: bigint[] };
@@ -51,6 +52,8 @@ export interface OsContext {
 export class KernelContexts {
   /** Live contexts, in creation order. */
   private readonly live: OsContext[] = [];
+  /** Per adapter: the driver's hContext → the live context. */
+  private readonly byHandle = new Map<OsAdapter, Map<number, OsContext>>();
   /** Per adapter: SubmissionFenceId → context. */
   private readonly submissions = new Map<OsAdapter, Map<number, OsContext>>();
   private readonly nextSubmission = new Map<OsAdapter, number>();
@@ -68,21 +71,22 @@ export class KernelContexts {
     const device = os.requireDevice(process, a.hDevice, 'hDevice');
     const adapter = device.adapter;
     const engine = a.engine === undefined ? 0 : v.integer(a.engine, 'engine', 0, adapter.engines - 1);
-    const driver = adapter.driver;
-    if (!driver.createContext || !driver.submitCommand || !driver.destroyContext) {
+    if (!os.port.hasContexts(adapter.index)) {
       throw new WddmError('NOT_SUPPORTED', `createContext: the driver of "${adapter.name}" has no kernel-mode contexts (DxgkDdiCreateContext / SubmitCommand / DestroyContext)`,
         { parameter: 'hDevice', value: device.handle, expected: 'a device whose driver supports kernel-mode contexts' });
     }
     const label = a.name === undefined ? `context${this.live.length + 1}` : String(a.name);
     os.trace.record('runtime', process.name, 'D3DKMTCreateContextVirtual', { hDevice: device.handle, NodeOrdinal: engine, name: label });
-    os.trace.record('ddi', adapter.name, 'DxgkDdiCreateContext', { hDevice: device.handle, NodeOrdinal: engine });
-    const created = os.callDriver(adapter, () => driver.createContext!({ hDevice: device.handle, NodeOrdinal: engine, ProcessSlot: process.slot }));
+    const created = os.port.createContext(adapter.index, { hDevice: device.handle, NodeOrdinal: engine, ProcessSlot: process.slot });
     if (!created) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createContext: the driver of "${adapter.name}" failed`);
     const context: OsContext = {
       kind: 'context', handle: process.allocHandle(), device, engine, hContext: created.hContext, label, packets: [], inFlight: [], destroyed: false,
     };
     process.handles.set(context.handle, context);
     this.live.push(context);
+    let handles = this.byHandle.get(adapter);
+    if (!handles) this.byHandle.set(adapter, (handles = new Map()));
+    handles.set(context.hContext, context);
     os.trace.record('ddi', adapter.name, 'DxgkDdiCreateContext returned', { hContext: created.hContext, context: label });
     return context.handle;
   }
@@ -93,10 +97,7 @@ export class KernelContexts {
     const context = os.resolve(process, hContext, 'context', 'hContext');
     const adapter = context.device.adapter;
     os.trace.record('runtime', process.name, 'D3DKMTDestroyContext', { hContext: context.handle, droppedPackets: context.packets.length, inFlight: context.inFlight.length });
-    if (adapter.state === 'running' && !context.device.removed) {
-      os.trace.record('ddi', adapter.name, 'DxgkDdiDestroyContext', { hContext: context.hContext });
-      os.callDriver(adapter, () => adapter.driver.destroyContext!({ hContext: context.hContext }));
-    }
+    if (adapter.state === 'running' && !context.device.removed) os.port.destroyContext(adapter.index, { hContext: context.hContext });
     this.forget(context);
     process.handles.delete(context.handle);
     process.retired.add(context.handle);
@@ -111,6 +112,8 @@ export class KernelContexts {
     this.pending.delete(context);
     const index = this.live.indexOf(context);
     if (index >= 0) this.live.splice(index, 1);
+    const handles = this.byHandle.get(context.device.adapter);
+    if (handles?.get(context.hContext) === context) handles.delete(context.hContext);
   }
 
   /** NF-20 for contexts: the driver dropped their engine work; the OS drops their queued packets. */
@@ -162,7 +165,7 @@ export class KernelContexts {
       }
       const { fences, values } = os.monitored.resolveObjects(process, { objects: [body.hSyncObject], values: [body.value] }, adapter, 'signal');
       const local = os.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].fenceWrite.hSyncObject`);
-      commands.push({ op: 'fenceWrite', coreFence: fences[0].coreFence, gpuVa: local.cvGpuVa, value: values[0], handle: local.handle });
+      commands.push({ op: 'fenceWrite', gpuVa: local.cvGpuVa, value: values[0], handle: local.handle });
       described.push(`fenceWrite(${fences[0].label}, ${values[0]})`);
       written.push(fences[0]);
     });
@@ -265,8 +268,7 @@ export class KernelContexts {
         continue;
       }
       const id = this.nextSubmission.get(adapter) ?? 1;
-      os.trace.record('ddi', adapter.name, 'DxgkDdiSubmitCommand', { hContext: context.hContext, SubmissionFenceId: id, commands: packet.described });
-      const accepted = os.callDriver(adapter, () => adapter.driver.submitCommand!({ hContext: context.hContext, SubmissionFenceId: id, Commands: packet.commands }));
+      const accepted = os.port.submitCommand(adapter.index, { hContext: context.hContext, SubmissionFenceId: id, Commands: packet.commands }, packet.described);
       if (accepted === undefined) return; // the driver failed: its adapter is bug-checked
       if (!accepted) {
         if (context.inFlight.length === 0) {
@@ -336,9 +338,10 @@ export class KernelContexts {
       for (const packet of context.packets.slice(1)) {
         if (packet.type === 'signal') packet.fences.forEach((fence, i) => queuedSignals.push({ fence, value: packet.values[i] }));
         if (packet.type === 'commandBuffer') {
+          let written = 0;
           for (const c of packet.commands) {
-            const fence = c.op === 'fenceWrite' ? context.device.adapter.fences.get(c.coreFence) : undefined;
-            if (fence) queuedSignals.push({ fence, value: c.value });
+            const fence = c.op === 'fenceWrite' ? packet.fences[written++] : undefined;
+            if (fence && !fence.destroyed) queuedSignals.push({ fence, value: c.value });
           }
         }
       }
@@ -349,4 +352,9 @@ export class KernelContexts {
 
   /** Contexts of a process (for tests and the summary). */
   contextsOf(process: Process): OsContext[] { return this.live.filter((c) => c.device.process === process); }
+
+  /** The live context the driver knows as `hContext` on `adapter` (GPU progress reports name it so). */
+  byDriverHandle(adapter: OsAdapter, hContext: number): OsContext | undefined {
+    return this.byHandle.get(adapter)?.get(hContext);
+  }
 }

@@ -30,13 +30,15 @@
 //
 // Doorbell design (XA-07, machine option doorbell.enabled): MonitoredValue
 // follows the ordinary NF-02 rule on every adapter; a GPU signal posts a
-// doorbell record to the other adapters' rings instead (src/gpu/doorbell.ts),
-// and the OS propagates only signals whose doorbell ring was full (fallback).
+// doorbell record to the other adapters' rings instead (src/gpu/doorbell.ts;
+// each driver tells its adapter's doorbell scheduler which local fence a word
+// is), and the OS propagates only signals whose doorbell ring was full: the
+// driver reports those (DxgkrnlCallbacks.NotifyDoorbellFallback).
 
-import { GlobalFence, type Dxgkrnl, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
+import { GlobalFence, type Dxgkrnl, type GpuProgress, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
+import type { DoorbellFallback } from '../driver/ddi.js';
 import { WddmError, check } from '../errors.js';
 import { hex } from '../wddm.js';
-import type { StepRecord } from '../gpu/hardware.js';
 
 export interface CrossAdapterGroup {
   id: number;
@@ -56,9 +58,7 @@ export interface CrossAdapterCounters {
   propagations: number;
   /** UpdateCurrentValuesFromCpu calls with NotificationOnly. */
   notificationOnlyCalls: number;
-  /** Doorbell records posted / taken, and signals that fell back to the interrupt path because a ring was full. */
-  doorbellPosted: number;
-  doorbellTaken: number;
+  /** Signals that fell back to the interrupt path because a doorbell ring was full (the records posted and taken are the GPU's: Machine.crossAdapterCounters). */
   doorbellFallbacks: number;
   /** Hardware queue waits on one adapter unblocked by a signal from another: count, sum and max of the delay. */
   crossWakes: number;
@@ -74,7 +74,7 @@ export class CrossAdapterFences {
   private readonly fallbackPending = new Set<GlobalFence>();
   doorbellEnabled = false;
   readonly counters: CrossAdapterCounters = {
-    propagations: 0, notificationOnlyCalls: 0, doorbellPosted: 0, doorbellTaken: 0, doorbellFallbacks: 0,
+    propagations: 0, notificationOnlyCalls: 0, doorbellFallbacks: 0,
     crossWakes: 0, crossWakeTotalNs: 0, crossWakeMaxNs: 0,
   };
 
@@ -96,8 +96,8 @@ export class CrossAdapterFences {
 
   /**
    * A new record joined (or started) a group: hold its MonitoredValue at 0
-   * through the driver (default design), and let the adapter's doorbell
-   * scheduler know the fence (doorbell design).
+   * through the driver (default design). (The doorbell design needs nothing
+   * here: the driver told its doorbell scheduler about the fence at create.)
    */
   attach(fence: GlobalFence, root?: GlobalFence): void {
     let group = root ? this.groups.get(root) : undefined;
@@ -118,7 +118,6 @@ export class CrossAdapterFences {
       if (this.doorbellEnabled) for (const m of group.members) if (m.kind === 'native') this.holdAtZero(m, group);
       return;
     }
-    fence.adapter.hardware.doorbell?.register(fence.cvPhys, fence.coreFence);
     if (this.holdsMonitoredValue(fence)) this.holdAtZero(fence, group);
   }
 
@@ -214,7 +213,6 @@ export class CrossAdapterFences {
     if (group.members.some((m) => m.locals.size > 0 || m.ntReferences > 0)) return;
     const order = [...group.members.filter((m) => m !== group.root), group.root];
     for (const member of order) {
-      member.adapter.hardware.doorbell?.unregister(member.cvPhys);
       this.fallbackPending.delete(member);
       if (member.kind === 'monitored') this.destroyMonitoredRecord(member);
       else destroy(member);
@@ -326,34 +324,30 @@ export class CrossAdapterFences {
 
   // ── doorbell (XA-07) and measurements ──
 
-  /** The signalling engine posted doorbell records (or could not: `full` rings). */
-  onDoorbellPosted(adapter: OsAdapter, coreFence: number, posted: number, full: number): void {
-    this.counters.doorbellPosted += posted;
-    if (full > 0) {
-      const fence = adapter.fences.get(coreFence);
-      this.counters.doorbellFallbacks++;
-      this.os.trace.record('fault', adapter.name, 'doorbell ring full: falling back to the interrupt path', { fence: fence?.label ?? coreFence, fullRings: full });
-      if (fence) this.fallbackPending.add(fence);
-    }
+  /** NotifyDoorbellFallback: a signal's doorbell found a ring full; the fence is propagated after the interrupt. */
+  onDoorbellFallback(adapter: OsAdapter, data: DoorbellFallback): void {
+    if (adapter.state !== 'running') return;
+    const fence = adapter.byGlobalHandle.get(data.hGlobalNativeFence);
+    this.counters.doorbellFallbacks++;
+    this.os.trace.record('fault', adapter.name, 'doorbell ring full: falling back to the interrupt path', { fence: fence?.label ?? data.hGlobalNativeFence, fullRings: data.RingsFull });
+    if (fence) this.fallbackPending.add(fence);
   }
 
-  onDoorbellTaken(count: number): void { this.counters.doorbellTaken += count; }
-
-  /** Every executed GPU step of every adapter (for wake latency). */
-  onStep(adapter: OsAdapter, step: StepRecord): void {
-    const fence = adapter.fences.get(step.fence);
-    if (!fence) return;
+  /** Every GPU progress report of every adapter (for wake latency). */
+  onProgress(progress: GpuProgress): void {
+    const { adapter, report, fence } = progress;
+    if (!fence || fence.adapter !== adapter) return;
     const group = this.groups.get(fence);
     if (!group) return;
-    if (step.kind === 'signal') { this.noteSignal(fence, step.value, step.timeNs); return; }
-    if (step.kind !== 'wait-unblocked') return;
-    const cause = group.signals.find((s) => s.value >= step.value);
+    if (report.Operation === 'SIGNAL') { this.noteSignal(fence, report.Value, report.GpuTimeNs); return; }
+    if (report.Operation !== 'WAIT_UNBLOCKED') return;
+    const cause = group.signals.find((s) => s.value >= report.Value);
     if (!cause || cause.adapter === adapter.index) return;
-    const delay = step.timeNs - cause.timeNs;
+    const delay = report.GpuTimeNs - cause.timeNs;
     this.counters.crossWakes++;
     this.counters.crossWakeTotalNs += delay;
     this.counters.crossWakeMaxNs = Math.max(this.counters.crossWakeMaxNs, delay);
-    this.os.trace.record('os', 'dxgkrnl', 'cross-adapter wake', { fence: group.label, value: step.value, signalledBy: this.os.adapters[cause.adapter].name, woke: adapter.name, delayNs: delay });
+    this.os.trace.record('os', 'dxgkrnl', 'cross-adapter wake', { fence: group.label, value: report.Value, signalledBy: this.os.adapters[cause.adapter].name, woke: adapter.name, delayNs: delay });
   }
 
   private noteSignal(fence: GlobalFence, value: bigint, timeNs = this.os.scheduler.nowNs): void {
@@ -364,12 +358,13 @@ export class CrossAdapterFences {
     if (group.signals.length > 4096) group.signals.splice(0, group.signals.length - 4096);
   }
 
-  summaryLine(): string | undefined {
+  /** The summary's cross-adapter line; `doorbell`: the records the GPUs posted and took (the hardware counts them). */
+  summaryLine(doorbell: { posted: number; taken: number }): string | undefined {
     if (!this.groups.size && !this.counters.propagations) return undefined;
     const c = this.counters;
     const mean = c.crossWakes ? (c.crossWakeTotalNs / c.crossWakes).toFixed(0) : '-';
     return `  cross-adapter (${this.doorbellEnabled ? 'doorbell' : 'interrupt + OS propagation'}): fences=${this.groupCount} propagations=${c.propagations} ` +
-      `notificationOnly=${c.notificationOnlyCalls} doorbellPosted=${c.doorbellPosted} doorbellTaken=${c.doorbellTaken} doorbellFallbacks=${c.doorbellFallbacks} ` +
+      `notificationOnly=${c.notificationOnlyCalls} doorbellPosted=${doorbell.posted} doorbellTaken=${doorbell.taken} doorbellFallbacks=${c.doorbellFallbacks} ` +
       `crossWakes=${c.crossWakes} wakeLatencyMeanNs=${mean} wakeLatencyMaxNs=${c.crossWakes ? c.crossWakeMaxNs : '-'}`;
   }
 }

@@ -19,15 +19,19 @@
 // Waiter bookkeeping lives in the core (one min-heap per fence, a wait block
 // per (waiter, fence)); this file keeps only what a waiter does when woken.
 
-import type { CoreExports, CoreLayout, WasmMemory } from '../core.js';
+import type { CoreLayout, OsCore, WasmMemory } from '../core.js';
 import { u64 as asU64 } from '../core.js';
-import type { DriverStartResult, KernelModeDriver, NativeFenceCaps, NativeFenceSignaledInterrupt, DxgkrnlCallbacks, UserModeCommand } from '../driver/ddi.js';
+import {
+  HWQUEUE_PRIVATE_DRIVER_DATA_BYTES,
+  type DriverStartResult, type KernelModeDriver, type NativeFenceCaps, type NativeFenceSignaledInterrupt, type DxgkrnlCallbacks,
+  type UserModeCommand, type GpuProgressReport, type DmaPageFaultedInterrupt,
+} from '../driver/ddi.js';
 import { check, invalid, WddmError, show, type StatusName } from '../errors.js';
-import type { GpuHardware } from '../gpu/hardware.js';
+import type { DriverPort, DdiName } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../scheduler.js';
 import type { Trace } from '../trace.js';
 import {
-  DXGK_FEATURE_NATIVE_FENCE, KERNEL_VA_BASE, MAX_OBJECTS_PER_CALL, NATIVE_FENCE_TYPE, SYNC_FLAG_BITS,
+  DXGK_FEATURE_NATIVE_FENCE, KERNEL_VA_BASE, KMTQAITYPE_WDDM_3_1_CAPS, MAX_OBJECTS_PER_CALL, NATIVE_FENCE_TYPE, SYNC_FLAG_BITS,
   UINT64_MAX, USER_VA_BASE, VIDSCHCAPS, hex, syncFlagsValue, type NativeFenceTypeName, type SyncObjectFlags,
   type SyncObjectFlagName,
 } from '../wddm.js';
@@ -53,9 +57,8 @@ export interface BugCheckReport {
 export interface OsAdapter {
   index: number;
   name: string;
-  driver: KernelModeDriver;
-  hardware: GpuHardware;
-  core: CoreExports;
+  /** The OS's view of the adapter's core instance: OS memory only (src/core.ts). The driver is reached through the port. */
+  core: OsCore;
   memory: WasmMemory;
   caps: DriverStartResult;
   nativeFence: boolean;
@@ -132,10 +135,32 @@ export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsA
 export interface OsHwQueue {
   kind: 'hwQueue'; handle: number; device: OsDevice; hHwQueue: number; engine: number;
   progress?: LocalFence; progressValue: bigint; label: string;
-  /** The core's id of the queue record (GPU steps name queues by it). */
-  coreQueue: number;
+  /** What DxgkDdiCreateHwQueue left for the driver's user-mode half (user mode got a copy with the handle). */
+  privateDriverData: Uint8Array;
   /** Submitted wait / signal commands not yet executed, in ring order (src/os/lifetime.ts). */
   references: QueueReferences;
+  /** What the OS knows of the queue on the GPU, from the driver's progress reports (NotifyGpuProgress). */
+  gpu: HwQueueProgress;
+}
+
+/** A hardware queue as the OS knows it from GPU progress reports: no peeking at the ring. */
+export interface HwQueueProgress {
+  /** Commands submitted and not yet executed (waits, signals, work). */
+  inRing: number;
+  /** The wait the queue is blocked on, if it is. */
+  blocked?: { local: LocalFence; value: bigint };
+}
+
+/** A GPU progress report resolved to the OS's objects (what the OS's modules listen to). */
+export interface GpuProgress {
+  adapter: OsAdapter;
+  report: GpuProgressReport;
+  /** The hardware queue or the kernel-mode context that executed the command (undefined: not one the OS made). */
+  queue?: OsHwQueue;
+  context?: OsContext;
+  /** The handle the command named, and its fence (waits, signals, fence writes; undefined when the handle is gone). */
+  local?: LocalFence;
+  fence?: GlobalFence;
 }
 export interface CpuEvent { kind: 'event'; handle: number; name: string; signaled: boolean; signaledAtNs?: number; waiters: (() => void)[] }
 interface NtHandle { kind: 'nt'; handle: number; global: GlobalFence }
@@ -284,6 +309,8 @@ export class Dxgkrnl {
   readonly lifetime = new FenceLifetime(this);
   /** GPU signals below CurrentValue: the rule and its listeners (src/os/gpu-rewind.ts). */
   readonly gpuRewinds = new GpuRewinds(this);
+  /** Other listeners of GPU progress (VidMm's data movement), after the OS's own. */
+  readonly progressListeners: ((progress: GpuProgress) => void)[] = [];
 
   constructor(
     readonly options: OsOptions,
@@ -291,6 +318,8 @@ export class Dxgkrnl {
     readonly trace: Trace,
     readonly layout: CoreLayout,
     readonly maxProcesses: number,
+    /** The only way to a driver (src/port/driver-port.ts). */
+    readonly port: DriverPort,
   ) {
     this.system = new Process(this, 0, 'System');
     this.processes.push(this.system);
@@ -305,11 +334,18 @@ export class Dxgkrnl {
 
   // ── adapters ──
 
-  /** Starts an adapter: DxgkDdiStartDevice, the caps check of CAP-02. Throws when the driver breaks it. */
-  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices'>): OsAdapter {
+  /**
+   * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
+   * CAP-02. Throws when the driver breaks it.
+   */
+  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices'>,
+               driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
-    this.trace.record('ddi', adapter.name, 'DxgkDdiStartDevice', {});
-    const caps = adapter.driver.startDevice(callbacks);
+    this.port.attach({
+      index: adapter.index, name: adapter.name, driver,
+      onDriverFault: (ddi: DdiName, error: unknown) => this.bugCheckAdapter(this.adapters[adapter.index], 'DRIVER_FAULT', `driver of "${adapter.name}" failed in ${ddi}: ${error instanceof Error ? error.message : String(error)}`),
+    });
+    const caps = this.port.startDevice(adapter.index, callbacks);
     const advertises = (caps.VidSchCaps & VIDSCHCAPS.NativeGpuFence) !== 0;
     this.trace.record('os', 'dxgkrnl', 'adapter caps', {
       adapter: adapter.name, NativeGpuFence: advertises,
@@ -328,12 +364,51 @@ export class Dxgkrnl {
       destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
     };
     this.adapters.push(full);
-    adapter.hardware.stepListeners.push((step) => { this.lifetime.onStep(full, step); this.gpuRewinds.observe(full, step); });
-    // A GPU fault (page fault, …) is a timeout detection and recovery: the devices are removed.
-    adapter.hardware.onFault = (message) => {
-      if (full.state === 'running') this.removeDevice(full, `GPU fault: ${message}`);
-    };
     return full;
+  }
+
+  /** DXGK_INTERRUPT_DMA_PAGE_FAULTED: a timeout detection and recovery, the devices are removed. */
+  private dmaPageFaulted(adapter: OsAdapter, data: DmaPageFaultedInterrupt): void {
+    this.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_DMA_PAGE_FAULTED', { NodeOrdinal: data.NodeOrdinal, hQueue: data.hQueue, message: data.Message });
+    if (adapter.state === 'running') this.removeDevice(adapter, `GPU fault: ${data.Message}`);
+  }
+
+  /** Per adapter: the driver's hHwQueue → the OS's queue (progress reports name queues by it). */
+  private readonly queuesByDriverHandle = new Map<OsAdapter, Map<number, OsHwQueue>>();
+
+  /**
+   * NotifyGpuProgress: what a queue or context executed. The OS keeps its picture of the queue
+   * (commands in the ring, the wait it is blocked on), then tells its listeners: fence lifetime,
+   * GPU rewinds, VidMm's data movement, cross-adapter wake latency.
+   */
+  private gpuProgress(adapter: OsAdapter, report: GpuProgressReport): void {
+    if (adapter.state !== 'running') return;
+    let queue: OsHwQueue | undefined, context: OsContext | undefined, process: Process | undefined;
+    if (report.QueueKind === 'HW_QUEUE') {
+      queue = this.queuesByDriverHandle.get(adapter)?.get(report.hQueue);
+      process = queue?.device.process;
+    } else {
+      context = this.contexts.byDriverHandle(adapter, report.hQueue);
+      process = context?.device.process;
+    }
+    let local: LocalFence | undefined;
+    if (process && report.hSyncObject) {
+      const object = process.handles.get(report.hSyncObject) ?? process.closing.get(report.hSyncObject);
+      if (object?.kind === 'syncObject') local = object;
+    }
+    if (queue) {
+      const op = report.Operation;
+      if (op === 'WAIT_BLOCKED') { if (local) queue.gpu.blocked = { local, value: report.Value }; }
+      else {
+        if (op === 'WAIT_UNBLOCKED') queue.gpu.blocked = undefined;
+        if (queue.gpu.inRing > 0) queue.gpu.inRing--;
+      }
+    }
+    const progress: GpuProgress = { adapter, report, queue, context, local, fence: local?.global };
+    this.lifetime.onProgress(progress);
+    this.gpuRewinds.observe(progress);
+    for (const listener of this.progressListeners) listener(progress);
+    this.crossAdapter.onProgress(progress);
   }
 
   private callbacksFor(index: number, name: string): DxgkrnlCallbacks {
@@ -358,6 +433,9 @@ export class Dxgkrnl {
       NotifyInterrupt: (data) => this.notifyInterrupt(this.adapters[index], data),
       NotifyDmaCompleted: (data) => this.contexts.onDmaCompleted(this.adapters[index], data),
       NotifyMonitoredFenceSignaled: (data) => this.monitored.onMonitoredFenceSignaled(this.adapters[index], data),
+      NotifyDmaPageFaulted: (data) => this.dmaPageFaulted(this.adapters[index], data),
+      NotifyGpuProgress: (data) => this.gpuProgress(this.adapters[index], data),
+      NotifyDoorbellFallback: (data) => this.crossAdapter.onDoorbellFallback(this.adapters[index], data),
     };
   }
 
@@ -372,6 +450,108 @@ export class Dxgkrnl {
     this.processes.push(process);
     this.trace.record('runtime', name, 'process created', { slot: process.slot });
     return process;
+  }
+
+  /** D3DKMTOpenAdapterFromLuid: a handle of `process` to adapter `index`. */
+  openAdapter(process: Process, index: number): number {
+    const adapter = this.adapters[index];
+    if (!adapter) throw invalid('adapter', index, `an adapter index 0..${this.adapters.length - 1}`);
+    const object: OsAdapterHandle = { kind: 'adapter', handle: process.allocHandle(), adapter };
+    process.handles.set(object.handle, object);
+    this.trace.record('runtime', process.name, 'D3DKMTOpenAdapter', { adapter: adapter.name, hAdapter: object.handle });
+    return object.handle;
+  }
+
+  /**
+   * D3DKMTQueryAdapterInfo. 'KMTQAITYPE_WDDM_3_1_CAPS' → { NativeGpuFenceSupported } (what user mode
+   * sees, CAP-03); 'NATIVE_FENCE_CAPS' → the driver's DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo).
+   */
+  queryAdapterInfo(process: Process, hAdapter: unknown, type: unknown): Record<string, unknown> {
+    const { adapter } = this.resolve(process, hAdapter, 'adapter', 'hAdapter');
+    v.oneOf(type, 'type', [KMTQAITYPE_WDDM_3_1_CAPS, 'NATIVE_FENCE_CAPS'] as const);
+    this.requireRunning(adapter, 'hAdapter');
+    this.trace.record('runtime', process.name, 'D3DKMTQueryAdapterInfo', { hAdapter: hAdapter as number, Type: type as string });
+    if (type === KMTQAITYPE_WDDM_3_1_CAPS) return { NativeGpuFenceSupported: adapter.nativeFence };
+    if (!adapter.nativeFence) {
+      throw new WddmError('NOT_SUPPORTED', `queryAdapterInfo: adapter "${adapter.name}" has no native fence support, so it has no DXGK_NATIVE_FENCE_CAPS`);
+    }
+    const caps = this.port.queryNativeFenceCaps(adapter.index);
+    if (!caps) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `queryAdapterInfo: the driver of "${adapter.name}" failed`);
+    return { ...caps };
+  }
+
+  /** D3DKMTCreateDevice: returns hDevice. */
+  createDevice(process: Process, args: unknown): number {
+    const a = v.options(args, 'createDevice(args)', ['hAdapter']);
+    const { adapter } = this.resolve(process, a.hAdapter, 'adapter', 'hAdapter');
+    this.requireRunning(adapter, 'hAdapter');
+    const device: OsDevice = { kind: 'device', handle: process.allocHandle(), process, adapter, removed: false, queues: new Set() };
+    process.handles.set(device.handle, device);
+    adapter.devices.add(device);
+    this.trace.record('runtime', process.name, 'D3DKMTCreateDevice', { hAdapter: a.hAdapter as number, hDevice: device.handle });
+    return device.handle;
+  }
+
+  // ── CPU events (KEVENT, manual reset) ──
+
+  /** A CPU event of `process`, not set. Returns hEvent. */
+  createEvent(process: Process, name: string): number {
+    return this.newEvent(process, name).handle;
+  }
+
+  /** A new event in `process`'s handle table (the kernel's own, e.g. VidMm's "reclaimed" event). */
+  newEvent(process: Process, name: string): CpuEvent {
+    const event: CpuEvent = { kind: 'event', handle: process.allocHandle(), name, signaled: false, waiters: [] };
+    process.handles.set(event.handle, event);
+    return event;
+  }
+
+  isEventSet(process: Process, hEvent: unknown): boolean { return this.resolve(process, hEvent, 'event', 'hEvent').signaled; }
+
+  /**
+   * Events are manual-reset (a KEVENT NotificationEvent): once set, an event stays set, every thread
+   * waiting on it wakes and later waits return at once, until resetEvent clears it. Resetting an
+   * event that is not set does nothing; a wait with hAsyncEvent still pending sets it again when satisfied.
+   */
+  resetEvent(process: Process, hEvent: unknown): void {
+    const event = this.resolve(process, hEvent, 'event', 'hEvent');
+    if (!event.signaled) return;
+    event.signaled = false;
+    event.signaledAtNs = undefined;
+    this.trace.record('cpu', process.name, 'KEVENT reset', { event: event.name });
+  }
+
+  /** Sets an event: its waiters wake. `actor`: who the trace names (none: no trace line, the kernel's own events). */
+  setEvent(event: CpuEvent, actor: string | undefined): void {
+    if (event.signaled) return;
+    event.signaled = true;
+    event.signaledAtNs = this.scheduler.nowNs;
+    if (actor !== undefined) this.trace.record('cpu', actor, 'KEVENT signaled', { event: event.name });
+    for (const wake of event.waiters.splice(0)) wake();
+  }
+
+  /**
+   * A wait on an event: `wake` runs when it is set, unless it already is (then nothing is kept and
+   * `set` is true). Returns the event (read-only for the caller: tools name it).
+   */
+  waitForEvent(process: Process, hEvent: unknown, wake: () => void): { set: boolean; event: CpuEvent } {
+    const event = this.resolve(process, hEvent, 'event', 'hEvent');
+    if (event.signaled) return { set: true, event };
+    event.waiters.push(wake);
+    return { set: false, event };
+  }
+
+  /**
+   * D3DKMTWaitForSynchronizationObjectFromCpu with hAsyncEvent: returns at once; the kernel sets the
+   * event when the wait is satisfied.
+   */
+  waitWithEvent(process: Process, args: unknown): void {
+    const a = v.options(args, 'waitWithEvent(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
+    const { hAsyncEvent, ...rest } = a;
+    const event = this.resolve(process, hAsyncEvent, 'event', 'hAsyncEvent');
+    this.beginWait(process, rest, `event ${event.name}`, (result) => {
+      if (result.status === 'SUCCESS') this.setEvent(event, process.name);
+    }, { tag: event, event: event.name });
   }
 
   resolve<K extends HandleObject['kind']>(process: Process, handle: unknown, kind: K, parameter: string): Extract<HandleObject, { kind: K }> {
@@ -450,40 +630,18 @@ export class Dxgkrnl {
   ddiUpdateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): void {
     this.counters.monitoredValueUpdates++;
     this.counters.monitoredValuesWritten += fences.length;
-    this.trace.record('ddi', adapter.name, 'DxgkDdiUpdateMonitoredValues', {
+    this.port.updateMonitoredValues(adapter.index, {
       NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
       MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
     });
-    this.callDriver(adapter, () => adapter.driver.updateMonitoredValues({
-      NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
-      MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
-    }));
   }
 
   ddiUpdateCurrentValuesFromCpu(adapter: OsAdapter, fences: GlobalFence[], values: bigint[], notificationOnly: boolean): void {
     this.counters.currentValueUpdates++;
-    const args = {
+    this.port.updateCurrentValuesFromCpu(adapter.index, {
       NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
       CurrentValueKernelCpuVa: fences.map((f) => f.kernelCvVa), Flags: { AlwaysSignaled: false, NotificationOnly: notificationOnly },
-    };
-    if (this.trace.enabled) {
-      this.trace.record('ddi', adapter.name, 'DxgkDdiUpdateCurrentValuesFromCpu', {
-        NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: values,
-        CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: notificationOnly,
-      });
-    }
-    this.callDriver(adapter, () => adapter.driver.updateCurrentValuesFromCpu(args));
-  }
-
-  /** Runs a driver call; a driver that throws bug-checks its adapter (and only it). */
-  callDriver<T>(adapter: OsAdapter, call: () => T): T | undefined {
-    try {
-      return call();
-    } catch (error) {
-      if (error instanceof WddmError) throw error;
-      this.bugCheckAdapter(adapter, 'DRIVER_FAULT', `driver of "${adapter.name}" failed: ${(error as Error).message}`);
-      return undefined;
-    }
+    });
   }
 
   // ── native fences: create, open, share, destroy (NF-12..16) ──
@@ -553,18 +711,13 @@ export class Dxgkrnl {
       fence: label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
       CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,
     });
-    const createArgs = {
+    const created = this.port.createNativeFence(adapter.index, {
       Type: NATIVE_FENCE_TYPE[type], CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
       CurrentValueKernelCpuVa: global.kernelCvVa, MonitoredValueKernelCpuVa: global.kernelMvVa,
-      InitialFenceValue: initialValue, PrivateDriverData: privateData, CoreFence: coreFence,
-    };
-    this.trace.record('ddi', adapter.name, 'DxgkDdiCreateNativeFence', {
-      Type: type, CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
+      InitialFenceValue: initialValue, PrivateDriverData: privateData,
     });
-    const created = this.callDriver(adapter, () => adapter.driver.createNativeFence(createArgs));
     if (!created) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
     global.hGlobal = created.hGlobalNativeFence;
-    this.trace.record('ddi', adapter.name, 'DxgkDdiCreateNativeFence returned', { hGlobalNativeFence: global.hGlobal });
     adapter.fences.set(coreFence, global);
     adapter.byGlobalHandle.set(global.hGlobal, global);
     if ((flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0) this.crossAdapter.attach(global, crossRoot);
@@ -577,16 +730,12 @@ export class Dxgkrnl {
     const cvGpuVa = this.mapGpu(process, adapter, global.cvPhys);
     const mvGpuVa = this.mapGpu(process, adapter, global.mvPhys);
     const cvCpuVa = process.mapUser(global.cvPhys);
-    this.trace.record('ddi', adapter.name, 'DxgkDdiOpenNativeFence', {
-      hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa,
-    });
-    const opened = this.callDriver(adapter, () => adapter.driver.openNativeFence({ hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa }));
+    const opened = this.port.openNativeFence(adapter.index, { hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
     if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
     const local: LocalFence = {
       kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: opened.hLocalNativeFence, cvGpuVa, mvGpuVa, cvCpuVa,
       gpuReferences: 0, closing: false, usedByGpu: false,
     };
-    this.trace.record('ddi', adapter.name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: local.hLocal });
     global.locals.add(local);
     process.handles.set(local.handle, local);
     this.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, CurrentValueCpuVa: cvCpuVa });
@@ -693,10 +842,7 @@ export class Dxgkrnl {
     if (local.usedByGpu) this.logs.beforeHandleClosed(local);
     process.closing.delete(local.handle);
     global.locals.delete(local);
-    if (adapter.state === 'running') {
-      this.trace.record('ddi', adapter.name, 'DxgkDdiCloseNativeFence', { hLocalNativeFence: local.hLocal });
-      this.callDriver(adapter, () => adapter.driver.closeNativeFence({ hLocalNativeFence: local.hLocal }));
-    }
+    if (adapter.state === 'running') this.port.closeNativeFence(adapter.index, { hLocalNativeFence: local.hLocal });
     this.unmapGpu(process, adapter, global.cvPhys);
     this.unmapGpu(process, adapter, global.mvPhys);
     this.maybeDestroyGlobal(global);
@@ -720,10 +866,7 @@ export class Dxgkrnl {
     this.releaseWaitersOf(global, 'OBJECT_DESTROYED');
     global.destroyed = true;
     global.destroyPending = false;
-    if (adapter.state === 'running') {
-      this.trace.record('ddi', adapter.name, 'DxgkDdiDestroyNativeFence', { hGlobalNativeFence: global.hGlobal });
-      this.callDriver(adapter, () => adapter.driver.destroyNativeFence({ hGlobalNativeFence: global.hGlobal }));
-    }
+    if (adapter.state === 'running') this.port.destroyNativeFence(adapter.index, { hGlobalNativeFence: global.hGlobal });
     if (global.systemCvVa) { this.unmapGpu(this.system, adapter, global.cvPhys); this.unmapGpu(this.system, adapter, global.mvPhys); }
     adapter.fences.delete(global.coreFence);
     adapter.byGlobalHandle.delete(global.hGlobal);
@@ -1095,8 +1238,8 @@ export class Dxgkrnl {
     adapter.state = 'stopped';
     adapter.bugCheck = report;
     this.bugChecks.push(report);
-    adapter.hardware.stop();
     this.trace.record('fault', adapter.name, 'BUG CHECK', { code, message });
+    this.port.stopDevice(adapter.index); // its engines stop, its pending interrupts are dropped
     this.lifetime.adapterReset(adapter); // its GPU work will never execute: in-flight references go
     // Waiters on the stopped adapter's fences must not hang: release them.
     const changed = new Set<GlobalFence>();
@@ -1112,10 +1255,15 @@ export class Dxgkrnl {
   removeDevice(adapter: OsAdapter, reason: string): void {
     this.requireRunning(adapter, 'removeDevice');
     this.trace.record('fault', adapter.name, 'device removed (TDR)', { reason });
-    adapter.driver.resetEngines();
+    // The driver drops every queue's work (its queues and contexts are gone with the devices), then runs again.
+    if (!this.port.resetFromTimeout(adapter.index) || !this.port.restartFromTimeout(adapter.index)) return; // it failed: bug-checked
     this.logs.adapterReset(adapter);
     this.lifetime.adapterReset(adapter); // the dropped work releases its fences (deferred closes finish)
-    for (const device of adapter.devices) { device.removed = true; device.queues.clear(); }
+    for (const device of adapter.devices) {
+      device.removed = true;
+      for (const queue of device.queues) this.forgetQueue(queue);
+      device.queues.clear();
+    }
     this.contexts.onDeviceRemoved(adapter);
     const fences = [...adapter.fences.values()].sort((x, y) => x.coreFence - y.coreFence).filter((f) => !f.hasFlag('noSignalMaxValueOnTdr'));
     const kept = [...adapter.fences.values()].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).map((f) => f.label);
@@ -1137,7 +1285,7 @@ export class Dxgkrnl {
 
   // ── hardware queues and user-mode submission (NF-06, NF-17) ──
 
-  createHwQueue(process: Process, args: unknown): { hHwQueue: number; hProgressFence?: number } {
+  createHwQueue(process: Process, args: unknown): { hHwQueue: number; hProgressFence?: number; adapterIndex: number; privateDriverData: Uint8Array } {
     const a = v.options(args, 'createHwQueue(args)', ['hDevice', 'engine', 'nativeProgressFence', 'name']);
     const device = this.requireDevice(process, a.hDevice, 'hDevice');
     const adapter = device.adapter;
@@ -1154,36 +1302,45 @@ export class Dxgkrnl {
       const made = this.createNativeFenceOn(process, device, 'DEFAULT', 0, 0n, new Uint8Array(64), `${label}.progress`);
       progress = process.handles.get(made.hSyncObject) as LocalFence;
     }
-    const ddiArgs = {
-      hDevice: device.handle, EngineOrdinal: engine, Flags: { NativeProgressFence: nativeProgressFence },
-      hHwQueueProgressFence: progress ? progress.global.hGlobal : 0, ProcessSlot: process.slot, DebugName: label,
-    };
-    this.trace.record('ddi', adapter.name, 'DxgkDdiCreateHwQueue', { hDevice: device.handle, EngineOrdinal: engine, NativeProgressFence: nativeProgressFence, hHwQueueProgressFence: ddiArgs.hHwQueueProgressFence });
-    let created: { hHwQueue: number; coreQueue: number } | undefined;
-    try {
-      created = adapter.driver.createHwQueue(ddiArgs);
-    } catch (error) {
+    const privateDriverData = new Uint8Array(HWQUEUE_PRIVATE_DRIVER_DATA_BYTES);
+    const undo = () => {
       // Undone as if never made: the progress fence's handle never reached the caller, so it is not "closed" either.
       if (progress) { this.closeLocal(progress); process.retired.delete(progress.handle); }
+    };
+    let created: { hHwQueue: number } | undefined;
+    try {
+      created = this.port.createHwQueue(adapter.index, {
+        hDevice: device.handle, EngineOrdinal: engine, Flags: { NativeProgressFence: nativeProgressFence },
+        hHwQueueProgressFence: progress ? progress.global.hGlobal : 0, ProcessSlot: process.slot, DebugName: label, PrivateDriverData: privateDriverData,
+      });
+    } catch (error) {
+      undo();
       throw error;
+    }
+    if (!created) {
+      undo();
+      throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createHwQueue: the driver of "${adapter.name}" failed`);
     }
     const queue: OsHwQueue = {
       kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label,
-      coreQueue: created.coreQueue, references: { commands: [], head: 0 },
+      privateDriverData, references: { commands: [], head: 0 }, gpu: { inRing: 0 },
     };
     device.queues.add(queue);
     process.handles.set(queue.handle, queue);
-    this.lifetime.queueCreated(queue);
+    let byHandle = this.queuesByDriverHandle.get(adapter);
+    if (!byHandle) this.queuesByDriverHandle.set(adapter, (byHandle = new Map()));
+    byHandle.set(queue.hHwQueue, queue);
     // LOG-01, LOG-03: the queue's two log buffers, announced to the driver.
     try {
-      this.logs.queueCreated(queue, created.coreQueue);
+      this.logs.queueCreated(queue);
     } catch (error) {
       this.destroyHwQueue(process, queue.handle);
       process.retired.delete(queue.handle);
       if (progress) process.retired.delete(progress.handle);
       throw error;
     }
-    return { hHwQueue: queue.handle, hProgressFence: progress?.handle };
+    // User mode gets its own copy of the private data (its UMD hands it back at every submission).
+    return { hHwQueue: queue.handle, hProgressFence: progress?.handle, adapterIndex: adapter.index, privateDriverData: privateDriverData.slice() };
   }
 
   destroyHwQueue(process: Process, hHwQueue: unknown): void {
@@ -1191,20 +1348,29 @@ export class Dxgkrnl {
     const adapter = queue.device.adapter;
     this.trace.record('runtime', process.name, 'D3DKMTDestroyHwQueue', { hHwQueue: queue.handle });
     this.logs.queueDestroying(queue);
-    if (adapter.state === 'running' && !queue.device.removed) {
-      this.trace.record('ddi', adapter.name, 'DxgkDdiDestroyHwQueue', { hHwQueue: queue.hHwQueue });
-      this.callDriver(adapter, () => adapter.driver.destroyHwQueue({ hHwQueue: queue.hHwQueue }));
-    }
+    if (adapter.state === 'running' && !queue.device.removed) this.port.destroyHwQueue(adapter.index, { hHwQueue: queue.hHwQueue });
     this.logs.queueDestroyed(queue);
     this.lifetime.queueGone(queue); // its unexecuted commands release their fences
+    this.forgetQueue(queue);
     queue.device.queues.delete(queue);
     process.handles.delete(queue.handle);
     process.retired.add(queue.handle);
     if (queue.progress) this.closeLocal(queue.progress);
   }
 
-  /** User-mode submission: the UMD writes the ring; the OS only sees that it happened. */
-  submit(process: Process, args: unknown): { progressValue?: bigint } {
+  /** The OS forgets a queue the driver no longer has (destroyed, or its device removed). */
+  private forgetQueue(queue: OsHwQueue): void {
+    const byHandle = this.queuesByDriverHandle.get(queue.device.adapter);
+    if (byHandle?.get(queue.hHwQueue) === queue) byHandle.delete(queue.hHwQueue);
+    queue.gpu = { inRing: 0 };
+  }
+
+  /**
+   * User-mode submission, checked (NF-06, NF-17): what user mode may write into the queue's ring.
+   * Changes nothing: the runtime hands `commands` to the driver's user-mode half, which writes the
+   * ring and rings the doorbell, and then tells the OS with submitted() (the OS never sees the ring).
+   */
+  prepareSubmission(process: Process, args: unknown): SubmissionPlan {
     const a = v.options(args, 'submit(args)', ['hHwQueue', 'commands']);
     const queue = this.resolve(process, a.hHwQueue, 'hwQueue', 'hHwQueue');
     const device = queue.device;
@@ -1238,23 +1404,31 @@ export class Dxgkrnl {
       }
       if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
-      commands.push({ op, coreFence: local.global.coreFence, gpuVa: local.cvGpuVa, value, handle: local.handle });
+      commands.push({ op, gpuVa: local.cvGpuVa, value, handle: local.handle });
       references.push({ op, local, value });
-      local.usedByGpu = true;
       described.push(`${op}(${local.global.label}, ${value})`);
     });
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
-      commands.push({ op: 'signal', coreFence: queue.progress.global.coreFence, gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
+      commands.push({ op: 'signal', gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
       references.push({ op: 'signal', local: queue.progress, value: progressValue });
       described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
-    device.adapter.driver.writeUserModeCommands(queue.hHwQueue, commands);
-    this.lifetime.submitted(queue, references); // each command holds its fence until it executed (src/os/lifetime.ts)
-    this.logs.recordQueued(queue, commands);
+    return { process, queue, adapterIndex: device.adapter.index, commands, references, described, progressValue };
+  }
+
+  /**
+   * The driver's user-mode half wrote `plan`'s commands into the ring: each command holds its fence
+   * until it executed (src/os/lifetime.ts), the timeline records them as queued (LOG-08).
+   */
+  submitted(plan: SubmissionPlan): { progressValue?: bigint } {
+    const { queue, references, progressValue } = plan;
+    for (const r of references) r.local.usedByGpu = true;
+    queue.gpu.inRing += plan.commands.length;
+    this.lifetime.submitted(queue, references);
+    this.logs.recordQueued(queue, references);
     if (progressValue !== undefined) queue.progressValue = progressValue;
-    this.trace.record('umd', process.name, 'commands written to ring + doorbell', { queue: queue.label, commands: described });
     return { progressValue };
   }
 
@@ -1300,6 +1474,21 @@ export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: numb
     : 'name each fence once, with the value it must end at';
   throw new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${local.global.label}); a ${call} names each fence at most once: ${hint}`,
     { parameter: `objects[${index}]`, value: local.handle, expected: `a fence not already named by objects[${first}]` });
+}
+
+/** A checked user-mode submission (Dxgkrnl.prepareSubmission): what the UMD writes, and what the OS records once it did. */
+export interface SubmissionPlan {
+  process: Process;
+  queue: OsHwQueue;
+  adapterIndex: number;
+  /** For the driver's user-mode half (UserModeDriverInterface.submitToHwQueue). */
+  commands: UserModeCommand[];
+  /** The waits and signals among them, each an in-flight reference of the handle it names. */
+  references: InFlightCommand[];
+  /** The commands in words, for the trace. */
+  described: string[];
+  /** The progress fence value the submission signals last. */
+  progressValue?: bigint;
 }
 
 export interface NativeFenceMapping {

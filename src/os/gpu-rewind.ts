@@ -17,8 +17,7 @@
 // OS had not yet seen satisfied when the lower value landed waits on: the OS
 // only ever acts on the CurrentValue it reads.
 
-import type { StepRecord } from '../gpu/hardware.js';
-import type { Dxgkrnl, OsAdapter } from './dxgkrnl.js';
+import type { Dxgkrnl, GpuProgress } from './dxgkrnl.js';
 import { VIDSCHCAPS } from '../wddm.js';
 
 export interface GpuRewind {
@@ -46,21 +45,22 @@ export class GpuRewinds {
     return () => { this.listeners = this.listeners.filter((l) => l !== listener); };
   }
 
-  /** The rule, applied to every executed GPU step of `adapter` (hardware stepListeners). */
-  observe(adapter: OsAdapter, step: StepRecord): void {
-    const before = step.previousValue;
-    if (step.kind !== 'signal' || before === undefined) return;
+  /** The rule, applied to every GPU progress report (NotifyGpuProgress): a signal below the value it overwrote. */
+  observe(progress: GpuProgress): void {
+    const { adapter, report, fence } = progress;
+    const before = report.PreviousValue;
+    if (report.Operation !== 'SIGNAL' || before === undefined) return;
     // What the store left: the value, or on a 32-bit-only engine (No64BitAtomics) its low half under the old high half.
-    const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? step.value : (before & ~0xffff_ffffn) | (step.value & 0xffff_ffffn);
+    const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? report.Value : (before & ~0xffff_ffffn) | (report.Value & 0xffff_ffffn);
     if (now >= before) return;
-    const fence = adapter.fences.get(step.fence);
-    if (!fence) return;
+    if (!fence || !progress.queue) return;
     this.os.counters.gpuRewinds++;
+    const engine = report.EngineOrdinal;
     const rewind: GpuRewind = {
-      timeNs: step.timeNs, adapter: adapter.name, engine: step.queue.engine, queue: step.queue.label,
-      fence: fence.label, hSyncObject: step.handle, fromValue: before, toValue: now,
+      timeNs: report.GpuTimeNs, adapter: adapter.name, engine, queue: progress.queue.label,
+      fence: fence.label, hSyncObject: report.hSyncObject, fromValue: before, toValue: now,
     };
-    this.os.trace.record('gpu', `${adapter.name}/engine${step.queue.engine}`, 'gpu rewind', {
+    this.os.trace.record('gpu', `${adapter.name}/engine${engine}`, 'gpu rewind', {
       queue: rewind.queue, fence: rewind.fence, hSyncObject: rewind.hSyncObject, from: rewind.fromValue, to: rewind.toValue,
     });
     for (const listener of this.listeners) listener(rewind);

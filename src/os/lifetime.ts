@@ -31,10 +31,8 @@
 // GPU hang (trace "GPU wait can never be satisfied", counter orphanedWaits)
 // and resets that adapter (device removal, NF-20), so nothing hangs silently.
 
-import { u64 } from '../core.js';
-import type { StepRecord } from '../gpu/hardware.js';
 import type { ScheduledEvent } from '../scheduler.js';
-import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
+import type { Dxgkrnl, GlobalFence, GpuProgress, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
 
 /** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
 export interface InFlightCommand {
@@ -50,8 +48,6 @@ export interface QueueReferences {
 }
 
 export class FenceLifetime {
-  /** Per adapter: core queue id → the OS's queue (steps name queues by core id). */
-  private readonly queuesByCoreId = new Map<OsAdapter, Map<number, OsHwQueue>>();
   /** Closing locals whose last reference was released during a GPU step: finished by one event at the same virtual time. */
   private readonly toFinish: LocalFence[] = [];
   /** Destroy-pending fences whose blocked waits must be looked at (one event at the same virtual time). */
@@ -62,13 +58,6 @@ export class FenceLifetime {
   constructor(private readonly os: Dxgkrnl) {}
 
   // ── bookkeeping ──
-
-  queueCreated(queue: OsHwQueue): void {
-    const adapter = queue.device.adapter;
-    let map = this.queuesByCoreId.get(adapter);
-    if (!map) this.queuesByCoreId.set(adapter, (map = new Map()));
-    map.set(queue.coreQueue, queue);
-  }
 
   /** The UMD wrote these commands to the queue's ring: each one holds its fence. */
   submitted(queue: OsHwQueue, commands: InFlightCommand[]): void {
@@ -101,29 +90,30 @@ export class FenceLifetime {
     return local.gpuReferences === 0 && local.closing;
   }
 
-  /** Every executed GPU step of `adapter` (hardware stepListeners). */
-  onStep(adapter: OsAdapter, step: StepRecord): void {
-    if (step.kind === 'wait-blocked') {
-      const fence = adapter.fences.get(step.fence);
+  /** Every GPU progress report (NotifyGpuProgress): a wait or signal a hardware queue executed releases its reference. */
+  onProgress(progress: GpuProgress): void {
+    const { report, queue, local } = progress;
+    const operation = report.Operation;
+    if (operation === 'WAIT_BLOCKED') {
+      const fence = local?.global;
       if (fence?.destroyPending) { this.toCheck.add(fence); this.scheduleCheck(); }
       return;
     }
-    if (step.kind !== 'wait-passed' && step.kind !== 'wait-unblocked' && step.kind !== 'signal') return;
-    const queue = this.queuesByCoreId.get(adapter)?.get(step.queue.id);
-    if (!queue) return; // a queue the OS did not create (a test driving the core by hand)
+    if (operation !== 'WAIT_PASSED' && operation !== 'WAIT_UNBLOCKED' && operation !== 'SIGNAL') return;
+    if (!queue) return; // a kernel-mode context, or a queue the OS did not create
     const refs = queue.references;
-    const op = step.kind === 'signal' ? 'signal' : 'wait';
+    const op = operation === 'SIGNAL' ? 'signal' : 'wait';
     // The GPU executes a ring in order, so the step is normally the oldest reference.
     let at = refs.head;
     while (at < refs.commands.length) {
       const c = refs.commands[at];
-      if (c.op === op && c.local.global.coreFence === step.fence && c.value === step.value) break;
+      if (c.op === op && c.local === local && c.value === report.Value) break;
       at++;
     }
     if (at === refs.commands.length) {
       // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.
       this.os.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', {
-        queue: queue.label, op, fence: step.fence, value: step.value,
+        queue: queue.label, op, hSyncObject: report.hSyncObject, value: report.Value,
       });
       return;
     }
@@ -147,9 +137,6 @@ export class FenceLifetime {
     for (let i = refs.head; i < refs.commands.length; i++) if (this.release(refs.commands[i])) finished.push(refs.commands[i].local);
     refs.commands.length = 0;
     refs.head = 0;
-    // The core reuses queue ids: after a reset, a new queue may already own this one.
-    const byId = this.queuesByCoreId.get(queue.device.adapter);
-    if (byId?.get(queue.coreQueue) === queue) byId.delete(queue.coreQueue);
     for (const local of finished) this.finish(local);
     if (this.toCheck.size) this.scheduleCheck();
   }
@@ -250,9 +237,9 @@ export class FenceLifetime {
       for (const device of [...adapter.devices]) {
         if (device.removed) continue;
         for (const queue of [...device.queues]) {
-          const core = adapter.core;
-          if (core.queueState(queue.coreQueue) !== this.os.layout.queueStateBlocked || core.queueBlockedFence(queue.coreQueue) !== member.coreFence) continue;
-          const value = u64(core.queueBlockedValue(queue.coreQueue));
+          const blocked = queue.gpu.blocked;
+          if (!blocked || blocked.local.global !== member) continue;
+          const value = blocked.value;
           const current = member.currentValue();
           if (current >= value || this.signalInFlight(member.cvPhys, value)) continue;
           this.os.counters.orphanedWaits++;

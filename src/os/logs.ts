@@ -48,11 +48,11 @@
 // counted (counters.queuedDropped, entriesDropped, …). The timeline of a long
 // run is then the recent window; the counts say what it leaves out.
 
-import { readLogLayout, u64 as asU64, type NativeFenceLogLayout } from '../core.js';
-import type { UserModeCommand } from '../driver/ddi.js';
+import { u64 as asU64, type NativeFenceLogLayout } from '../core.js';
 import { WddmError, check, invalid } from '../errors.js';
 import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
 import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
+import type { InFlightCommand } from './lifetime.js';
 import type { NativeFenceSignaledInterrupt } from '../driver/ddi.js';
 import type { ScheduledEvent } from '../scheduler.js';
 
@@ -111,8 +111,6 @@ export interface LogBuffer {
 export interface QueueLogs {
   queue: OsHwQueue;
   adapter: OsAdapter;
-  /** The core's queue id (for tests and tools that step the core directly). */
-  coreQueue: number;
   buffers: Record<LogKind, LogBuffer>;
   live: boolean;
 }
@@ -222,7 +220,6 @@ export class NativeFenceLogs {
     faults: new RecentRecords<LogFault>(DEFAULT_HISTORY_RECORDS),
   };
   private readonly perAdapter = new Map<OsAdapter, AdapterLogs>();
-  private layoutCache?: NativeFenceLogLayout;
   /** LOG-05 fault injection (src/faults.ts): signal logs whose reader is held back, with its pending retry. */
   private readonly behind = new Map<LogBuffer, { retry?: ScheduledEvent }>();
 
@@ -251,7 +248,7 @@ export class NativeFenceLogs {
   /** Contract violations only (overruns are allowed and kept apart). */
   get violations(): LogFault[] { return this.faults.filter((f) => f.kind !== 'interrupt-queue-destroyed'); }
 
-  private layout(adapter: OsAdapter): NativeFenceLogLayout { return (this.layoutCache ??= readLogLayout(adapter.core)); }
+  private layout(_adapter: OsAdapter): NativeFenceLogLayout { return this.os.layout.log; }
 
   private state(adapter: OsAdapter): AdapterLogs {
     let s = this.perAdapter.get(adapter);
@@ -270,9 +267,9 @@ export class NativeFenceLogs {
   // ── buffers (LOG-01, LOG-03) ──
 
   /** A user-mode-submission queue was created: its two buffers, each announced to the driver. */
-  queueCreated(queue: OsHwQueue, coreQueue: number): void {
+  queueCreated(queue: OsHwQueue): void {
     const adapter = queue.device.adapter;
-    const ql: QueueLogs = { queue, adapter, coreQueue, buffers: {} as Record<LogKind, LogBuffer>, live: true };
+    const ql: QueueLogs = { queue, adapter, buffers: {} as Record<LogKind, LogBuffer>, live: true };
     try {
       for (const kind of KINDS) ql.buffers[kind] = this.newBuffer(ql, kind, 0);
     } catch (error) {
@@ -303,11 +300,7 @@ export class NativeFenceLogs {
       hHwQueue: ql.queue.hHwQueue, NumberOfEntries: L.entries, LogBufferCpuVa: KERNEL_VA_BASE + BigInt(phys),
       LogBufferGpuVa: gpuVa, LogBufferSystemProcessGpuVa: systemGpuVa, Flags: { Value: 0 },
     };
-    this.os.trace.record('ddi', adapter.name, 'DxgkDdiSetNativeFenceLogBuffer', {
-      hHwQueue: args.hHwQueue, Type: kind === 'waits' ? 'DXGK_NATIVE_FENCE_LOG_TYPE_WAITS' : 'DXGK_NATIVE_FENCE_LOG_TYPE_SIGNALS',
-      NumberOfEntries: args.NumberOfEntries, LogBufferCpuVa: args.LogBufferCpuVa, LogBufferGpuVa: gpuVa, LogBufferSystemProcessGpuVa: systemGpuVa,
-    });
-    this.os.callDriver(adapter, () => adapter.driver.setNativeFenceLogBuffer(args));
+    this.os.port.setNativeFenceLogBuffer(adapter.index, args, kind === 'waits' ? 'DXGK_NATIVE_FENCE_LOG_TYPE_WAITS' : 'DXGK_NATIVE_FENCE_LOG_TYPE_SIGNALS');
     this.counts.buffersCreated++;
     return buffer;
   }
@@ -377,15 +370,14 @@ export class NativeFenceLogs {
 
   // ── CPU-side queued events (LOG-08) ──
 
-  /** The UMD wrote these commands into the queue's ring at the current CPU time. */
-  recordQueued(queue: OsHwQueue, commands: UserModeCommand[]): void {
+  /** The UMD wrote these waits and signals into the queue's ring at the current CPU time. */
+  recordQueued(queue: OsHwQueue, commands: readonly InFlightCommand[]): void {
     const adapter = queue.device.adapter;
     for (const c of commands) {
-      if (c.op !== 'wait' && c.op !== 'signal') continue;
-      const fence = adapter.fences.get(c.coreFence);
+      const fence = c.local.global;
       this.history.queued.push({
         adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: c.op,
-        hSyncObject: c.handle, fence: fence?.label ?? `fence${c.coreFence}`, coreFence: c.coreFence, value: c.value,
+        hSyncObject: c.local.handle, fence: fence.label, coreFence: fence.coreFence, value: c.value,
         cpuTimeNs: this.os.scheduler.nowNs,
       });
     }
@@ -498,8 +490,7 @@ export class NativeFenceLogs {
     if (flush.length) {
       const args = { NumberOfQueues: flush.length, hHWQueueArray: flush.map((q) => q.queue.hHwQueue), Flags: { Value: 0 } };
       this.counts.updateNativeFenceLogsCalls++;
-      this.os.trace.record('ddi', adapter.name, 'DxgkDdiUpdateNativeFenceLogs', { NumberOfQueues: args.NumberOfQueues, hHWQueueArray: args.hHWQueueArray, reason });
-      this.os.callDriver(adapter, () => adapter.driver.updateNativeFenceLogs(args));
+      this.os.port.updateNativeFenceLogs(adapter.index, args, reason);
       if (adapter.state !== 'running') return;
     }
     // 3. + 4. overruns, entries, timestamps
@@ -588,8 +579,8 @@ export class NativeFenceLogs {
       this.os.trace.record('os', 'dxgkrnl', 'log reader back: the GPU wrapped past its cached position', { queue: ql.queue.label, log: b.kind, unread, NumberOfEntries: count });
       return false;
     }
-    const core = adapter.core;
-    const canWrite = core.queueState(ql.coreQueue) === adapter.hardware.layout.queueStateReady && core.queuePending(ql.coreQueue) > 0;
+    // What the OS knows from the driver's progress reports: commands still in the ring, and no wait holding them.
+    const canWrite = !ql.queue.gpu.blocked && ql.queue.gpu.inRing > 0;
     if (!canWrite) {
       this.releaseHold(ql, undefined);
       this.os.trace.record('os', 'dxgkrnl', 'log reader back: the queue stopped writing before the log wrapped (no overrun)', { queue: ql.queue.label, log: b.kind, unread, NumberOfEntries: count });

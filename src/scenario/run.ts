@@ -349,7 +349,7 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
     push(`expect.reads.${id}`, `cpuRead ${id} read ${bytes.toLowerCase()}`, bytes.toLowerCase(), cpuReads.get(id) ?? 'never read');
   }
   for (const [name, count] of Object.entries(e.crossAdapterCounters ?? {})) {
-    push(`expect.crossAdapterCounters.${name}`, `cross-adapter counter ${name} is ${count}`, count, (machine.os.crossAdapter.counters as unknown as Record<string, number>)[name]);
+    push(`expect.crossAdapterCounters.${name}`, `cross-adapter counter ${name} is ${count}`, count, (machine.crossAdapterCounters() as unknown as Record<string, number>)[name]);
   }
   for (const [name, count] of Object.entries(e.vidmmCounters ?? {})) {
     push(`expect.vidmmCounters.${name}`, `VidMm counter ${name} is ${count}`, count, (summary.vidmm as unknown as Record<string, number>)[name]);

@@ -26,11 +26,10 @@
 // core's page allocator (local memory region for memory segments, the system
 // memory region for aperture segments and non-resident allocations).
 
-import type { CoreExports, WasmMemory } from '../core.js';
+import type { OsCore, WasmMemory } from '../core.js';
 import { WddmError, invalid } from '../errors.js';
 import type { CpuEvent, Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsDevice, OsHwQueue, Process, WaitResult } from '../os/dxgkrnl.js';
 import type { OsContext } from '../os/contexts.js';
-import type { ThreadOp } from '../runtime.js';
 import type { Trace } from '../trace.js';
 import * as v from '../validate.js';
 import { hex } from '../wddm.js';
@@ -53,7 +52,7 @@ export interface SegmentState { descriptor: SegmentDescriptor; usedBytes: number
 export interface AdapterMemory {
   index: number;
   name: string;
-  core: CoreExports;
+  core: OsCore;
   localBase: number;
   segments: SegmentState[];
   aperture: CpuHostAperture;
@@ -169,9 +168,11 @@ export class VidMm {
       CpuHostAperturePhysicalAddress: aperture.descriptor.PhysicalAddress, CpuHostApertureSizeInPages: cpuHostAperturePages,
       ioCoherent: this.ioCoherent,
     });
-    adapter.hardware.stepListeners.push((step) => {
-      if (step.kind === 'signal' || step.kind === 'fence-write') this.gpuProgress(adapter.index, step.fence, step.value, step.queue.label);
-      if (step.kind === 'dma-completed') this.contextCompleted(adapter, step.queue.handle);
+    // The GPU's progress (DxgkrnlCallbacks.NotifyGpuProgress, through the OS): when work is done its bytes move.
+    this.os.progressListeners.push(({ adapter: on, report, fence }) => {
+      if (on !== adapter) return;
+      if ((report.Operation === 'SIGNAL' || report.Operation === 'FENCE_WRITE') && fence) this.gpuProgress(fence, report.Value);
+      if (report.Operation === 'BUFFER_COMPLETED') this.contextCompleted(adapter, report.hQueue);
     });
   }
 
@@ -372,7 +373,8 @@ export class VidMm {
    * only with SynchronousDestroy while the memory is not freed yet: a CPU
    * thread that yields it resumes once the memory is reclaimed.
    */
-  destroyAllocation2(process: Process, args: unknown): { freed: boolean; wait?: ThreadOp; hEvent?: number } {
+  /** D3DKMTDestroyAllocation2: never blocks; with SynchronousDestroy, `hEvent` (when not freed at once) is set when the memory is reclaimed. */
+  destroyAllocation2(process: Process, args: unknown): { freed: boolean; hEvent?: number } {
     const a = v.options(args, 'destroyAllocation2(args)', ['hDevice', 'hAllocations', 'Flags']);
     // A removed device (GPU reset) may still destroy what it made.
     const device = this.os.resolve(process, a.hDevice, 'device', 'hDevice');
@@ -420,20 +422,12 @@ export class VidMm {
       until: [...unfinished.map((q, i) => `${q.progress!.global.label}>=${values[i]}`), ...contexts.map((c) => `${c.context.label}: ${c.remaining} command buffer(s) completed`)],
     });
     // SynchronousDestroy: a CPU event of the process, set when the memory is reclaimed.
-    let event: CpuEvent | undefined;
-    if (synchronous) {
-      event = { kind: 'event', handle: process.allocHandle(), name: `reclaimed ${list.map((x) => x.name).join(',')}`, signaled: false, waiters: [] };
-      process.handles.set(event.handle, event);
-    }
+    const event: CpuEvent | undefined = synchronous ? this.os.newEvent(process, `reclaimed ${list.map((x) => x.name).join(',')}`) : undefined;
     let parts = (unfinished.length ? 1 : 0) + contexts.length;
     const partDone = (what: string) => {
       if (--parts > 0) return;
       for (const allocation of list) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - requestedNs} ns`);
-      if (event && !event.signaled) {
-        event.signaled = true;
-        event.signaledAtNs = this.nowNs;
-        for (const wake of event.waiters.splice(0)) wake();
-      }
+      if (event && !event.signaled) this.os.setEvent(event, undefined);
     };
     for (const c of contexts) this.contextWaits.push({ ...c, done: () => partDone(`${c.context.label} completed`) });
     if (unfinished.length) {
@@ -442,7 +436,7 @@ export class VidMm {
     }
     const freed = list.every((x) => x.state === 'freed');
     if (!event || freed) return { freed };
-    return { freed, wait: { op: 'waitEvent', hEvent: event.handle }, hEvent: event.handle };
+    return { freed, hEvent: event.handle };
   }
 
   /** A kernel-mode context's command buffer completed on the GPU (hContext is the driver's). */
@@ -775,8 +769,8 @@ export class VidMm {
   }
 
   /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
-  private gpuProgress(adapterIndex: number, coreFence: number, value: bigint, queueLabel: string): void {
-    const key = `${adapterIndex}:${coreFence}`;
+  private gpuProgress(fence: GlobalFence, value: bigint): void {
+    const key = `${fence.adapter.index}:${fence.coreFence}`;
     const list = this.pending.get(key);
     if (!list) return;
     const done = list.filter((u) => u.progressValue <= value);
