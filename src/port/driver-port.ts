@@ -96,9 +96,13 @@ export interface PortAdapterOptions {
   onDriverFault(ddi: DdiName, error: unknown): void;
 }
 
+/** The KernelModeDriver methods that take one argument object. */
+type DriverMethod = Exclude<keyof KernelModeDriver, 'startDevice' | 'stopDevice' | 'resetFromTimeout' | 'restartFromTimeout' | 'queryNativeFenceCaps'>;
+
 interface PortAdapter extends PortAdapterOptions {
-  calls: Map<DdiName, number>;
-  fences: Map<DdiName, number>;
+  /** Calls and fences per DDI (plain objects: counting is on every call's path). */
+  calls: Partial<Record<DdiName, number>>;
+  fences: Partial<Record<DdiName, number>>;
 }
 
 export class DriverPort {
@@ -111,7 +115,7 @@ export class DriverPort {
   /** Hands the port an adapter's driver. Its index must be new. */
   attach(options: PortAdapterOptions): void {
     if (this.adapters[options.index]) throw new Error(`driver port: adapter ${options.index} is already attached`);
-    this.adapters[options.index] = { ...options, calls: new Map(), fences: new Map() };
+    this.adapters[options.index] = { ...options, calls: {}, fences: {} };
   }
 
   /** Adds an observer of every DDI and callback from now on; returns the function that removes it. */
@@ -121,12 +125,12 @@ export class DriverPort {
   }
 
   /** DDI calls made to an adapter's driver, by name (0 for none). */
-  calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls.get(ddi) ?? 0; }
+  calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls[ddi] ?? 0; }
   /** Fences named by the array DDIs (UpdateMonitoredValues, UpdateCurrentValuesFromCpu) of an adapter. */
-  fences(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.fences.get(ddi) ?? 0; }
+  fences(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.fences[ddi] ?? 0; }
   /** The same, summed over every adapter. */
-  totalCalls(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + (a.calls.get(ddi) ?? 0), 0); }
-  totalFences(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + (a.fences.get(ddi) ?? 0), 0); }
+  totalCalls(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + (a.calls[ddi] ?? 0), 0); }
+  totalFences(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + (a.fences[ddi] ?? 0), 0); }
 
   // ── the DDIs ──
 
@@ -177,54 +181,73 @@ export class DriverPort {
 
   createNativeFence(adapterIndex: number, args: DXGKARG_CREATENATIVEFENCE): { hGlobalNativeFence: number } | undefined {
     const typeName = Object.entries(NATIVE_FENCE_TYPE).find(([, v]) => v === args.Type)?.[0] ?? args.Type;
-    const result = this.invoke(adapterIndex, 'DxgkDdiCreateNativeFence', args, {
+    const result = this.invoke<{ hGlobalNativeFence: number }>(adapterIndex, 'DxgkDdiCreateNativeFence', args, {
       Type: typeName, CurrentValueSystemProcessGpuVa: args.CurrentValueSystemProcessGpuVa, MonitoredValueSystemProcessGpuVa: args.MonitoredValueSystemProcessGpuVa,
-    }, (d) => d.createNativeFence(args));
+    }, 'createNativeFence');
     if (result) this.trace.record('ddi', this.adapter(adapterIndex).name, 'DxgkDdiCreateNativeFence returned', { hGlobalNativeFence: result.hGlobalNativeFence });
     return result;
   }
 
   openNativeFence(adapterIndex: number, args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number } | undefined {
-    const result = this.invoke(adapterIndex, 'DxgkDdiOpenNativeFence', args, {
+    const result = this.invoke<{ hLocalNativeFence: number }>(adapterIndex, 'DxgkDdiOpenNativeFence', args, {
       hGlobalNativeFence: args.hGlobalNativeFence, hDevice: args.hDevice, CurrentValueGpuVa: args.CurrentValueGpuVa, MonitoredValueGpuVa: args.MonitoredValueGpuVa,
-    }, (d) => d.openNativeFence(args));
+    }, 'openNativeFence');
     if (result) this.trace.record('ddi', this.adapter(adapterIndex).name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: result.hLocalNativeFence });
     return result;
   }
 
   closeNativeFence(adapterIndex: number, args: DXGKARG_CLOSENATIVEFENCE): void {
-    this.invoke(adapterIndex, 'DxgkDdiCloseNativeFence', args, { hLocalNativeFence: args.hLocalNativeFence }, (d) => d.closeNativeFence(args));
+    this.invoke(adapterIndex, 'DxgkDdiCloseNativeFence', args, { hLocalNativeFence: args.hLocalNativeFence }, 'closeNativeFence');
   }
 
   destroyNativeFence(adapterIndex: number, args: DXGKARG_DESTROYNATIVEFENCE): void {
-    this.invoke(adapterIndex, 'DxgkDdiDestroyNativeFence', args, { hGlobalNativeFence: args.hGlobalNativeFence }, (d) => d.destroyNativeFence(args));
+    this.invoke(adapterIndex, 'DxgkDdiDestroyNativeFence', args, { hGlobalNativeFence: args.hGlobalNativeFence }, 'destroyNativeFence');
   }
 
+  // The two DDIs every CPU signal and wait makes: written out (no generic dispatch), nothing built for nobody.
+
   updateCurrentValuesFromCpu(adapterIndex: number, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
-    const traced = this.trace.enabled ? {
+    const a = this.adapter(adapterIndex);
+    const ddi = 'DxgkDdiUpdateCurrentValuesFromCpu';
+    a.fences[ddi] = (a.fences[ddi] ?? 0) + args.NumFences;
+    const call = this.begin(a, ddi, args, this.trace.enabled ? {
       NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
       CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: args.Flags.NotificationOnly,
-    } : undefined;
-    this.count(adapterIndex, 'DxgkDdiUpdateCurrentValuesFromCpu', args.NumFences, 'fences');
-    this.invoke(adapterIndex, 'DxgkDdiUpdateCurrentValuesFromCpu', args, traced, (d) => d.updateCurrentValuesFromCpu(args));
+    } : undefined);
+    try {
+      a.driver.updateCurrentValuesFromCpu(args);
+    } catch (error) {
+      this.failed(a, ddi, call, error);
+      return;
+    }
+    if (call) this.end(call, { ok: true, result: undefined });
   }
 
   updateMonitoredValues(adapterIndex: number, args: DXGKARG_UPDATEMONITOREDVALUES): void {
-    this.count(adapterIndex, 'DxgkDdiUpdateMonitoredValues', args.NumFences, 'fences');
-    this.invoke(adapterIndex, 'DxgkDdiUpdateMonitoredValues', args, {
+    const a = this.adapter(adapterIndex);
+    const ddi = 'DxgkDdiUpdateMonitoredValues';
+    a.fences[ddi] = (a.fences[ddi] ?? 0) + args.NumFences;
+    const call = this.begin(a, ddi, args, this.trace.enabled ? {
       NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
       MonitoredValueKernelCpuVa: args.MonitoredValueKernelCpuVa,
-    }, (d) => d.updateMonitoredValues(args));
+    } : undefined);
+    try {
+      a.driver.updateMonitoredValues(args);
+    } catch (error) {
+      this.failed(a, ddi, call, error);
+      return;
+    }
+    if (call) this.end(call, { ok: true, result: undefined });
   }
 
   createHwQueue(adapterIndex: number, args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number } | undefined {
-    return this.invoke(adapterIndex, 'DxgkDdiCreateHwQueue', args, {
+    return this.invoke<{ hHwQueue: number }>(adapterIndex, 'DxgkDdiCreateHwQueue', args, {
       hDevice: args.hDevice, EngineOrdinal: args.EngineOrdinal, NativeProgressFence: args.Flags.NativeProgressFence, hHwQueueProgressFence: args.hHwQueueProgressFence,
-    }, (d) => d.createHwQueue(args));
+    }, 'createHwQueue');
   }
 
   destroyHwQueue(adapterIndex: number, args: DXGKARG_DESTROYHWQUEUE): void {
-    this.invoke(adapterIndex, 'DxgkDdiDestroyHwQueue', args, { hHwQueue: args.hHwQueue }, (d) => d.destroyHwQueue(args));
+    this.invoke(adapterIndex, 'DxgkDdiDestroyHwQueue', args, { hHwQueue: args.hHwQueue }, 'destroyHwQueue');
   }
 
   /** `logType`: the buffer's DXGK_NATIVE_FENCE_LOG_TYPE by name, for the trace (the header says it; the arguments do not). */
@@ -232,13 +255,12 @@ export class DriverPort {
     this.invoke(adapterIndex, 'DxgkDdiSetNativeFenceLogBuffer', args, {
       hHwQueue: args.hHwQueue, Type: logType, NumberOfEntries: args.NumberOfEntries, LogBufferCpuVa: args.LogBufferCpuVa,
       LogBufferGpuVa: args.LogBufferGpuVa, LogBufferSystemProcessGpuVa: args.LogBufferSystemProcessGpuVa,
-    }, (d) => d.setNativeFenceLogBuffer(args));
+    }, 'setNativeFenceLogBuffer');
   }
 
   /** `reason`: why the OS reads the logs now, for the trace. */
   updateNativeFenceLogs(adapterIndex: number, args: DXGKARG_UPDATENATIVEFENCELOGS, reason: string): void {
-    this.invoke(adapterIndex, 'DxgkDdiUpdateNativeFenceLogs', args, { NumberOfQueues: args.NumberOfQueues, hHWQueueArray: args.hHWQueueArray, reason },
-      (d) => d.updateNativeFenceLogs(args));
+    this.invoke(adapterIndex, 'DxgkDdiUpdateNativeFenceLogs', args, { NumberOfQueues: args.NumberOfQueues, hHWQueueArray: args.hHWQueueArray, reason }, 'updateNativeFenceLogs');
   }
 
   /** Does the adapter's driver have kernel-mode contexts (the three context DDIs)? */
@@ -248,17 +270,16 @@ export class DriverPort {
   }
 
   createContext(adapterIndex: number, args: DXGKARG_CREATECONTEXT): { hContext: number } | undefined {
-    return this.invoke(adapterIndex, 'DxgkDdiCreateContext', args, { hDevice: args.hDevice, NodeOrdinal: args.NodeOrdinal }, (d) => d.createContext!(args));
+    return this.invoke<{ hContext: number }>(adapterIndex, 'DxgkDdiCreateContext', args, { hDevice: args.hDevice, NodeOrdinal: args.NodeOrdinal }, 'createContext');
   }
 
   destroyContext(adapterIndex: number, args: DXGKARG_DESTROYCONTEXT): void {
-    this.invoke(adapterIndex, 'DxgkDdiDestroyContext', args, { hContext: args.hContext }, (d) => d.destroyContext!(args));
+    this.invoke(adapterIndex, 'DxgkDdiDestroyContext', args, { hContext: args.hContext }, 'destroyContext');
   }
 
   /** `described`: the commands in words, for the trace. Undefined: the driver failed (its adapter is bug-checked). */
   submitCommand(adapterIndex: number, args: DXGKARG_SUBMITCOMMAND, described: string[]): boolean | undefined {
-    return this.invoke(adapterIndex, 'DxgkDdiSubmitCommand', args, { hContext: args.hContext, SubmissionFenceId: args.SubmissionFenceId, commands: described },
-      (d) => d.submitCommand!(args));
+    return this.invoke<boolean>(adapterIndex, 'DxgkDdiSubmitCommand', args, { hContext: args.hContext, SubmissionFenceId: args.SubmissionFenceId, commands: described }, 'submitCommand');
   }
 
   // ── the machinery ──
@@ -269,22 +290,22 @@ export class DriverPort {
     return a;
   }
 
-  private count(adapterIndex: number, ddi: DdiName, n: number, what: 'fences'): void {
-    const a = this.adapter(adapterIndex);
-    if (what === 'fences') a.fences.set(ddi, (a.fences.get(ddi) ?? 0) + n);
-  }
-
-  /** Traces and counts the call, tells the observers. `traced` undefined: no trace line (the trace is off, say). */
-  private begin(a: PortAdapter, ddi: DdiName, args: unknown, traced: Record<string, unknown> | undefined): DdiCall {
-    a.calls.set(ddi, (a.calls.get(ddi) ?? 0) + 1);
+  /**
+   * Traces and counts the call, tells the observers. `traced` undefined: no trace line (the trace
+   * is off, say). Returns the call as observers see it (undefined with no observer: nothing to build).
+   */
+  private begin(a: PortAdapter, ddi: DdiName, args: unknown, traced: Record<string, unknown> | undefined): DdiCall | undefined {
+    a.calls[ddi] = (a.calls[ddi] ?? 0) + 1;
     if (traced) this.trace.record('ddi', a.name, ddi, traced);
-    const call: DdiCall = { sequence: ++this.sequence, adapterIndex: a.index, adapter: a.name, ddi, args, timeNs: this.clock() };
+    const sequence = ++this.sequence;
+    if (!this.observers.length) return undefined;
+    const call: DdiCall = { sequence, adapterIndex: a.index, adapter: a.name, ddi, args, timeNs: this.clock() };
     for (const o of this.observers) o.beforeDdi?.(call);
     return call;
   }
 
-  private end(call: DdiCall, outcome: DdiOutcome): void {
-    for (const o of this.observers) o.afterDdi?.(call, outcome);
+  private end(call: DdiCall | undefined, outcome: DdiOutcome): void {
+    if (call) for (const o of this.observers) o.afterDdi?.(call, outcome);
   }
 
   /**
@@ -292,35 +313,41 @@ export class DriverPort {
    * its refusal and reaches the caller; any other throw bug-checks the adapter
    * (onDriverFault) and the call returns undefined.
    */
-  private invoke<T>(adapterIndex: number, ddi: DdiName, args: unknown, traced: Record<string, unknown> | undefined, run: (driver: KernelModeDriver) => T): T | undefined {
+  private invoke<T>(adapterIndex: number, ddi: DdiName, args: unknown, traced: Record<string, unknown> | undefined,
+                    run: ((driver: KernelModeDriver) => T) | DriverMethod): T | undefined {
     const a = this.adapter(adapterIndex);
     const call = this.begin(a, ddi, args, traced);
     let result: T;
     try {
-      result = run(a.driver);
+      result = typeof run === 'string' ? (a.driver as unknown as Record<DriverMethod, (args: unknown) => T>)[run](args) : run(a.driver);
     } catch (error) {
-      this.end(call, { ok: false, error });
-      if (error instanceof WddmError) throw error;
-      a.onDriverFault(ddi, error);
-      return undefined;
+      return this.failed(a, ddi, call, error);
     }
-    this.end(call, { ok: true, result });
+    if (call) this.end(call, { ok: true, result });
     return result;
   }
 
+  /** The driver threw: observers hear it; a WddmError (the driver's refusal) reaches the caller, anything else bug-checks the adapter. */
+  private failed(a: PortAdapter, ddi: DdiName, call: DdiCall | undefined, error: unknown): undefined {
+    this.end(call, { ok: false, error });
+    if (error instanceof WddmError) throw error;
+    a.onDriverFault(ddi, error);
+    return undefined;
+  }
+
   private wrapCallbacks(a: PortAdapter, callbacks: DxgkrnlCallbacks): DxgkrnlCallbacks {
-    const wrapped = {} as Record<CallbackName, (...params: unknown[]) => unknown>;
+    const wrapped = {} as Record<CallbackName, (first?: unknown, second?: unknown) => unknown>;
     for (const name of Object.keys(callbacks) as CallbackName[]) {
-      const handler = callbacks[name] as (...params: unknown[]) => unknown;
-      wrapped[name] = (...params: unknown[]) => {
+      const handler = callbacks[name] as (first?: unknown, second?: unknown) => unknown;
+      // Every callback takes one argument but QueryFeatureInterface (FeatureId, Version): observers get those two as an array.
+      const twoArguments = handler.length === 2;
+      wrapped[name] = (first?: unknown, second?: unknown) => {
         const sequence = ++this.sequence;
         if (this.observers.length) {
-          // One argument is the data; the feature queries' two (FeatureId, Version) come as an array.
-          const data = params.length === 1 ? params[0] : params;
-          const call: CallbackCall = { sequence, adapterIndex: a.index, adapter: a.name, callback: name, data, timeNs: this.clock() };
+          const call: CallbackCall = { sequence, adapterIndex: a.index, adapter: a.name, callback: name, data: twoArguments ? [first, second] : first, timeNs: this.clock() };
           for (const o of this.observers) o.beforeCallback?.(call);
         }
-        return handler(...params);
+        return handler(first, second);
       };
     }
     return wrapped as unknown as DxgkrnlCallbacks;
