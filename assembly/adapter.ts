@@ -20,7 +20,7 @@ import {
   FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
-import { WaitBlock, WAIT_BLOCK_FREE } from './layout';
+import { WaitBlock, WAIT_BLOCK_FREE, WaiterRecord, WAITER_RECORD_BYTES } from './layout';
 
 /** Physical base of the attached adapter's private region (per instance). */
 export let adapterBase: u32 = 0;
@@ -38,6 +38,10 @@ export let adapterBase: u32 = 0;
 }
 @inline export function waitBlockAt(id: u32): WaitBlock {
   return changetype<WaitBlock>(<usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_BLOCK_BYTES);
+}
+/** Physical address of wait block `id`. */
+@inline export function waitBlockAddress(id: u32): usize {
+  return <usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_BLOCK_BYTES;
 }
 /** Where wait block `id`'s heap index lives (the dense heapIndexTable). */
 @inline export function heapIndexAddress(id: u32): usize {
@@ -107,6 +111,7 @@ export function adapterFormat(
   const indexSlots = <u32>fenceIndexSlots(fenceCapacity);
   a.fenceIndexTable = at; a.fenceIndexShift = 32 - ctz<u32>(indexSlots); at += indexSlots * 4;
   a.waitBlockTable = at;  a.waitBlockCapacity = waitBlockCapacity; at += waitBlockCapacity * WAIT_BLOCK_BYTES;
+  a.waiterTable = at;     a.waiterCapacity = waitBlockCapacity;    at += waitBlockCapacity * WAITER_RECORD_BYTES;
   a.heapIndexTable = at;                                           at += align8(waitBlockCapacity * 4);
   a.heapFreeTable = at;                                            at += align8(ARENA_CLASSES * 4);
   a.gpuVaTable = at;                                               at += align8(processCapacity * gpuVaPagesPerProcess * 4);
@@ -132,6 +137,10 @@ export function adapterFormat(
     store<u32>(<usize>a.heapIndexTable + (<usize>i << 2), WAIT_BLOCK_FREE | (i + 2 <= waitBlockCapacity ? i + 2 : 0)); // tagged free-list link (layout.ts)
   }
   a.waitBlockFreeHead = waitBlockCapacity > 0 ? 1 : 0;
+  for (let i: u32 = 0; i < waitBlockCapacity; i++) {
+    changetype<WaiterRecord>(<usize>a.waiterTable + <usize>i * WAITER_RECORD_BYTES).hostId = i + 2 <= waitBlockCapacity ? i + 2 : 0; // free-list link
+  }
+  a.waiterFreeHead = waitBlockCapacity > 0 ? 1 : 0;
   for (let e: u32 = 0; e < engineCount; e++) {
     changetype<EngineRecord>(<usize>a.engineTable + <usize>e * ENGINE_RECORD_BYTES).pendingList = pendingLists + e * pendingCapacity * 4;
   }
@@ -168,7 +177,7 @@ export function adapterRegionBytes(
   bytes += fenceIndexSlots(fenceCapacity) * 4;
   bytes += pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
   bytes += <u64>processCapacity * PROCESS_RECORD_BYTES;
-  bytes += <u64>waitBlockCapacity * WAIT_BLOCK_BYTES;
+  bytes += <u64>waitBlockCapacity * (WAIT_BLOCK_BYTES + WAITER_RECORD_BYTES);
   bytes += align8u64(<u64>waitBlockCapacity * 4);
   bytes += align8u64(<u64>ARENA_CLASSES * 4);
   bytes += align8u64(<u64>processCapacity * gpuVaPagesPerProcess * 4);

@@ -1,4 +1,12 @@
-// The CPU-waiter min-heap of each fence (NF-02, NF-03).
+// CPU waiters (NF-02, NF-03, NF-08): each waiter's record, and the min-heap
+// of each fence its wait blocks are in.
+//
+//   waiterCreate(hostId, mode) ─▶ record ─▶ waitBlockAdd(fence, value, record, entry) per fence
+//   fenceSatisfy(fence, CurrentValue) pops blocks ─▶ the record counts them down ─▶ SatisfiedWait
+//        { hostId, entry, completed }: a wait-any completes at its first, a wait-all at its last
+//   waiterRetire(record) on each adapter it has blocks on (home last): blocks still in heaps
+//        leave them (their fences are reported: refresh their MonitoredValue), all its blocks
+//        and the record are freed. A completed, timed-out or released waiter is retired.
 //
 // Ordered by (value, arrival): the smallest waited value is at index 0, and
 // among equal values the earliest waiter. The heap is 4-ary (children of i are
@@ -19,8 +27,8 @@
 // - while the hole walks down (Floyd's pop), the four grandchild groups, 16
 //   contiguous entries, are loaded one level early, so their cache misses
 //   overlap the current level's compares instead of following them;
-// - a wait block is 8 bytes and its live/free state is one bit of its heap
-//   index slot, so retiring it writes one dense word and no record.
+// - a wait block's state (in a heap, satisfied, free) is its heap index
+//   slot, so popping or freeing it writes one dense word and not the block.
 //
 // Arrivals are an adapter-wide u32 sequence compared as plain unsigned
 // numbers. Before the sequence would wrap, arrivalsRenumber gives every heap's
@@ -34,10 +42,12 @@
 
 import {
   FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_MIN_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
-  OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
-  SatisfiedWait, SATISFIED_WAIT_BYTES,
+  OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_ARGUMENT, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
+  SatisfiedWait, SATISFIED_WAIT_BYTES, WAIT_BLOCK_POPPED, WAIT_BLOCK_DONE, WAIT_BLOCK_BYTES,
+  WaiterRecord, WAITER_RECORD_BYTES, WAITER_MODE_ANY, WAITER_COMPLETED, WAITER_TAG_LIVE, WAITER_TAG_MASK, WAITER_MAX_ENTRIES,
+  E_NO_WAITERS, E_BAD_WAITER,
 } from './layout';
-import { adapter, fenceAt, fenceValid, waitBlockAt, heapIndexAddress, heapBlockAlloc, heapBlockFree } from './adapter';
+import { adapter, fenceAt, fenceValid, waitBlockAt, waitBlockAddress, heapIndexAddress, heapBlockAlloc, heapBlockFree, outWord } from './adapter';
 
 /** The last arrival number handed out before arrivalsRenumber runs. */
 const ARRIVAL_LAST: u32 = 0xFFFF_FFFF;
@@ -178,15 +188,13 @@ function heapGrow(f: FenceRecord): bool {
 }
 
 /**
- * Adds a CPU waiter of `fence` for `value` on behalf of host waiter `waiter`.
- * Returns the wait block id (> 0), or E_BAD_FENCE / E_NO_WAIT_BLOCKS / E_HEAP_FULL
- * with nothing changed.
+ * Pushes a new wait block of `fence` for `value` onto its heap; the block's
+ * waiter fields are the caller's. Returns the block id, or E_NO_WAIT_BLOCKS /
+ * E_HEAP_FULL with nothing changed.
  */
-export function waitBlockAdd(fence: u32, value: u64, waiter: u32): i32 {
-  if (!fenceValid(fence)) return E_BAD_FENCE;
+@inline function blockPush(f: FenceRecord, fence: u32, value: u64): i32 {
   const a = adapter();
   if (a.waitBlockFreeHead == 0) return E_NO_WAIT_BLOCKS;
-  const f = fenceAt(fence);
   if (f.heapBlock == 0 || f.heapCount == (<u32>1 << f.heapClass)) {
     if (!heapGrow(f)) return E_HEAP_FULL;
   }
@@ -195,8 +203,7 @@ export function waitBlockAdd(fence: u32, value: u64, waiter: u32): i32 {
   const id = a.waitBlockFreeHead;
   a.waitBlockFreeHead = load<u32>(indexSlot(indexTable, id)) & ~WAIT_BLOCK_FREE;
   a.waitBlockLive++;
-  const wb = waitBlockAt(id);
-  wb.fence = fence; wb.waiter = waiter;
+  waitBlockAt(id).fence = fence;
   const arrival = a.arrivalSequence++;
   const block = <usize>f.heapBlock;
   const index = siftUp(block, indexTable, f.heapCount, value, arrival);
@@ -204,6 +211,60 @@ export function waitBlockAdd(fence: u32, value: u64, waiter: u32): i32 {
   f.heapCount++;
   a.heapPushes++;
   return <i32>id;
+}
+
+/** Is `address` a waiter record in use (of any adapter: the tag says so)? Checked before it is read as one. */
+@inline function waiterTagged(address: u32): bool {
+  if (address == 0 || (address & 7) != 0 || <u64>address + WAITER_RECORD_BYTES > (<u64>memory.size() << 16)) return false;
+  return (changetype<WaiterRecord>(<usize>address).state & WAITER_TAG_MASK) == WAITER_TAG_LIVE;
+}
+
+/** …and not yet completed: a new block may join it. */
+@inline function waiterLive(address: u32): bool {
+  return waiterTagged(address) && (changetype<WaiterRecord>(<usize>address).state & WAITER_COMPLETED) == 0;
+}
+
+/**
+ * A new CPU waiter homed on this adapter: `hostId` is handed back by
+ * fenceSatisfy, `mode` WAITER_MODE_ALL or WAITER_MODE_ANY. Returns the
+ * record's physical address (> 0; name it in waitBlockAdd and waiterRetire
+ * on any adapter), or E_NO_WAITERS / E_BAD_ARGUMENT.
+ */
+export function waiterCreate(hostId: u32, mode: u32): i32 {
+  const a = adapter();
+  if (mode > WAITER_MODE_ANY) return E_BAD_ARGUMENT;
+  if (a.waiterFreeHead == 0) return E_NO_WAITERS;
+  const address = <usize>a.waiterTable + <usize>(a.waiterFreeHead - 1) * WAITER_RECORD_BYTES;
+  const w = changetype<WaiterRecord>(address);
+  a.waiterFreeHead = w.hostId;
+  a.waiterLive++;
+  w.hostId = hostId;
+  w.state = WAITER_TAG_LIVE | (0xFF << 8) | mode;
+  w.remaining = 0;
+  w.firstBlock = 0;
+  return <i32>address;
+}
+
+/**
+ * Adds entry `entry` of waiter `waiter` (a record address from waiterCreate,
+ * on any adapter): a wait block on `fence`'s heap for `value`. Returns the
+ * wait block id (> 0), or E_BAD_FENCE / E_BAD_WAITER / E_BAD_ARGUMENT (entry
+ * past WAITER_MAX_ENTRIES) / E_NO_WAIT_BLOCKS / E_HEAP_FULL with nothing changed.
+ */
+export function waitBlockAdd(fence: u32, value: u64, waiter: u32, entry: u32): i32 {
+  if (!fenceValid(fence)) return E_BAD_FENCE;
+  if (!waiterLive(waiter)) return E_BAD_WAITER;
+  if (entry >= WAITER_MAX_ENTRIES) return E_BAD_ARGUMENT;
+  const id = blockPush(fenceAt(fence), fence, value);
+  if (id < 0) return id;
+  const w = changetype<WaiterRecord>(<usize>waiter);
+  const wb = waitBlockAt(<u32>id);
+  wb.waiter = waiter;
+  wb.entry = entry;
+  wb.next = w.firstBlock;
+  w.firstBlock = <u32>waitBlockAddress(<u32>id);
+  w.remaining++;
+  return id;
 }
 
 /** Puts a wait block back on the free list: its index slot becomes the tagged free-list link. */
@@ -238,23 +299,13 @@ function removeAt(f: FenceRecord, index: u32): void {
   place(block, indexTable, at, value, arrival, waitBlock);
 }
 
-/** Retires one wait block (timeout, cancel, wait-any satisfied elsewhere). */
-export function waitBlockRemove(id: u32): i32 {
-  const a = adapter();
-  if (id == 0 || id > a.waitBlockCapacity) return E_BAD_WAIT_BLOCK;
-  const index = load<u32>(heapIndexAddress(id));
-  if ((index & WAIT_BLOCK_FREE) != 0) return E_BAD_WAIT_BLOCK;
-  const f = fenceAt(waitBlockAt(id).fence);
-  assert(index < f.heapCount && entryBlock(entryAt(f.heapBlock, index)) == id, 'waitBlockRemove: heap index out of sync');
-  removeAt(f, index);
-  waitBlockRelease(id);
-  return OK;
-}
-
 /**
- * Pops every waiter of `fence` whose value <= currentValue, smallest first,
- * writing a SatisfiedWait (waiter, waitBlock) per waiter to the out buffer. Stops after `limit`
- * pairs; returns how many it wrote (call again while it returns `limit`).
+ * Pops every wait block of `fence` whose value <= currentValue, smallest
+ * first. Each block leaves the heap (it stays on its waiter's chain, DONE)
+ * and counts its waiter down; a SatisfiedWait (host id, entry, completed) per
+ * block goes to the out buffer. Stops after `limit` records; returns how many
+ * it wrote (call again while it returns `limit`). A completed waiter must be
+ * retired (waiterRetire) before the next fenceSatisfy.
  */
 export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
   if (!fenceValid(fence)) return E_BAD_FENCE;
@@ -266,12 +317,104 @@ export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
     const top = <usize>f.heapBlock;
     if (entryValue(top) > currentValue) break;
     const id = entryBlock(top);
-    const record = changetype<SatisfiedWait>(<usize>a.outBuffer + <usize>written * SATISFIED_WAIT_BYTES);
-    record.waiter = waitBlockAt(id).waiter;
-    record.waitBlock = id;
     removeAt(f, 0);
-    waitBlockRelease(id);
+    store<u32>(heapIndexAddress(id), WAIT_BLOCK_POPPED);
+    const wb = waitBlockAt(id);
+    const entry = wb.entry;
+    wb.entry = entry | WAIT_BLOCK_DONE;
+    const w = changetype<WaiterRecord>(<usize>wb.waiter);
+    assert((w.state & WAITER_TAG_MASK) == WAITER_TAG_LIVE && (w.state & WAITER_COMPLETED) == 0, 'fenceSatisfy: a block of a completed or free waiter was still in a heap');
+    w.remaining--;
+    const completed = (w.state & WAITER_MODE_ANY) != 0 || w.remaining == 0;
+    if (completed) w.state = (w.state & ~(<u32>0xFF << 8)) | (entry << 8) | WAITER_COMPLETED;
+    const record = changetype<SatisfiedWait>(<usize>a.outBuffer + <usize>written * SATISFIED_WAIT_BYTES);
+    record.waiter = w.hostId;
+    record.entry = entry;
+    record.completed = completed ? 1 : 0;
     written++;
+  }
+  return <i32>written;
+}
+
+/** Is physical `address` inside this adapter's table at `base` of `count` records of `bytes`? */
+@inline function inTable(address: usize, base: u32, count: u32, bytes: u32): bool {
+  return address >= <usize>base && address < <usize>base + <usize>count * bytes;
+}
+
+/**
+ * Retires waiter `waiter` (completed, timed out, released) as far as this
+ * adapter holds it: its wait blocks here still in a heap leave it (their fence
+ * ids go to the out buffer, u32 each: refresh their MonitoredValue), every
+ * block of it here is freed, and the record too when it is homed here. Call
+ * it on every adapter the waiter has blocks on, its home adapter last, with
+ * nothing else in between. Returns the count of fence ids, or E_BAD_WAITER.
+ */
+export function waiterRetire(waiter: u32): i32 {
+  const a = adapter();
+  if (!waiterTagged(waiter)) return E_BAD_WAITER;
+  const w = changetype<WaiterRecord>(<usize>waiter);
+  const capacity = a.outCapacity; // u32 words
+  let changed: u32 = 0;
+  let block = w.firstBlock;
+  while (block != 0) {
+    const wb = changetype<WaitBlock>(<usize>block);
+    const next = wb.next;
+    if (inTable(block, a.waitBlockTable, a.waitBlockCapacity, WAIT_BLOCK_BYTES)) {
+      const id = <u32>((<usize>block - a.waitBlockTable) / WAIT_BLOCK_BYTES) + 1;
+      const index = load<u32>(heapIndexAddress(id));
+      if (index != WAIT_BLOCK_POPPED) {
+        const f = fenceAt(wb.fence);
+        assert(index < f.heapCount && entryBlock(entryAt(f.heapBlock, index)) == id, 'waiterRetire: heap index out of sync');
+        removeAt(f, index);
+        assert(changed < capacity, 'waiterRetire: more fences than the out buffer holds');
+        store<u32>(outWord(changed++), wb.fence);
+      }
+      waitBlockRelease(id);
+    }
+    block = next;
+  }
+  if (inTable(waiter, a.waiterTable, a.waiterCapacity, WAITER_RECORD_BYTES)) {
+    w.state = 0;
+    w.hostId = a.waiterFreeHead;
+    a.waiterFreeHead = <u32>((<usize>waiter - a.waiterTable) / WAITER_RECORD_BYTES) + 1;
+    a.waiterLive--;
+  }
+  return <i32>changed;
+}
+
+/**
+ * The entries of waiter `waiter` still waiting (u32 each, in the out buffer,
+ * newest block first): what tools list for a stuck waiter. Returns their
+ * count, or E_BAD_WAITER.
+ */
+export function waiterPending(waiter: u32): i32 {
+  const a = adapter();
+  if (!waiterTagged(waiter)) return E_BAD_WAITER;
+  const capacity = a.outCapacity;
+  let count: u32 = 0;
+  let block = changetype<WaiterRecord>(<usize>waiter).firstBlock;
+  while (block != 0 && count < capacity) {
+    const wb = changetype<WaitBlock>(<usize>block);
+    if ((wb.entry & WAIT_BLOCK_DONE) == 0) store<u32>(outWord(count++), wb.entry);
+    block = wb.next;
+  }
+  return <i32>count;
+}
+
+/**
+ * Host ids of the waiters with a block in `fence`'s heap, heap entries
+ * [start, start + limit) (u32 each, out buffer, heap order). Returns how many
+ * it wrote, or E_BAD_FENCE.
+ */
+export function fenceWaiters(fence: u32, start: u32, limit: u32): i32 {
+  if (!fenceValid(fence)) return E_BAD_FENCE;
+  const a = adapter();
+  const f = fenceAt(fence);
+  const max = min<u32>(limit, a.outCapacity);
+  let written: u32 = 0;
+  for (let i = start; i < f.heapCount && written < max; i++) {
+    const wb = waitBlockAt(entryBlock(entryAt(f.heapBlock, i)));
+    store<u32>(outWord(written++), changetype<WaiterRecord>(<usize>wb.waiter).hostId);
   }
   return <i32>written;
 }
@@ -375,8 +518,11 @@ export function heapCheck(fence: u32): i32 {
  * the popped order so the work cannot be optimized away.
  */
 export function heapBench(fence: u32, values: u32, count: u32): u64 {
+  if (!fenceValid(fence)) return <u64>E_BAD_FENCE;
+  const f0 = fenceAt(fence);
   for (let i: u32 = 0; i < count; i++) {
-    const r = waitBlockAdd(fence, load<u64>(<usize>values + (<usize>i << 3)), i);
+    // The heap alone: blocks with no waiter record (nothing pops them but this loop).
+    const r = blockPush(f0, fence, load<u64>(<usize>values + (<usize>i << 3)));
     if (r < 0) return <u64>r;
   }
   let checksum: u64 = 0;

@@ -21,12 +21,13 @@ export {
   QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, E_NO_GPU_VA, E_BAD_PROCESS, E_NO_QUEUES,
-  E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT, E_LOG_CORRUPT,
+  E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT, E_LOG_CORRUPT, E_NO_WAITERS, E_BAD_WAITER,
+  WAITER_RECORD_BYTES, WAITER_MODE_ALL, WAITER_MODE_ANY, WAITER_MAX_ENTRIES,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
   STEP_REPORT_BYTES, STEP_REPORT_WORK_DURATION_OFFSET, STEP_REPORT_FENCE_OFFSET, STEP_REPORT_HANDLE_OFFSET,
   STEP_REPORT_VALUE_OFFSET, STEP_REPORT_STEPS_OFFSET, STEP_REPORT_OP_OFFSET, STEP_REPORT_DOORBELL_POSTED_OFFSET,
   STEP_REPORT_DOORBELL_FULL_OFFSET, STEP_REPORT_OBSERVED_OFFSET, INTERRUPT_HANDLE_BYTES,
-  SATISFIED_WAIT_BYTES, SATISFIED_WAIT_WAITER_OFFSET, SATISFIED_WAIT_BLOCK_OFFSET,
+  SATISFIED_WAIT_BYTES, SATISFIED_WAIT_WAITER_OFFSET, SATISFIED_WAIT_ENTRY_OFFSET, SATISFIED_WAIT_COMPLETED_OFFSET,
   TAKEN_DOORBELL_RECORD_BYTES, TAKEN_DOORBELL_WORD_OFFSET, TAKEN_DOORBELL_SOURCE_OFFSET, TAKEN_DOORBELL_VALUE_OFFSET,
 } from './layout';
 export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
@@ -35,7 +36,7 @@ export {
   fenceCreate, fenceDestroy, fenceAtCurrentValue,
 } from './adapter';
 export {
-  waitBlockAdd, waitBlockRemove, fenceSatisfy, fenceMinWaited, fenceMonitoredTarget, fenceWaiterCount,
+  waiterCreate, waitBlockAdd, fenceSatisfy, waiterRetire, waiterPending, fenceWaiters, fenceMinWaited, fenceMonitoredTarget, fenceWaiterCount,
   heapCheck, heapBench,
 } from './heap';
 export {
@@ -73,7 +74,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 4;
+export const ABI_VERSION: u32 = 5;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');
@@ -85,6 +86,7 @@ export const ADAPTER_HEAP_POPS_OFFSET: u32 = offsetof<AdapterHeader>('heapPops')
 export const ADAPTER_FENCE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('fenceLive');
 export const ADAPTER_PAGE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('pageLive');
 export const ADAPTER_WAIT_BLOCK_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waitBlockLive');
+export const ADAPTER_WAITER_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waiterLive');
 export const ADAPTER_OUT_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('outCapacity');
 export const REGION_MAGIC_OFFSET: u32 = offsetof<RegionHeader>('magic');
 export const ADAPTER_ARRIVAL_SEQUENCE_OFFSET: u32 = offsetof<AdapterHeader>('arrivalSequence');

@@ -44,6 +44,7 @@
 //                │ PageDescriptor[pages]    │ slot bitmap of each fence page
 //                │ ProcessRecord[processes] │ partial-page lists, GPU VA windows
 //                │ WaitBlock[waitBlocks]    │ one per (waiter, fence) pair
+//                │ WaiterRecord[waitBlocks] │ one per waiter: mode, entries left, its blocks
 //                │ heap free lists u32[]    │ one per size class
 //                │ GPU VA table u32[]       │ VA page → physical page
 //                │ EngineRecord[engines]    │ write buffer, CMP shadow, interrupt list
@@ -60,7 +61,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 7;
+export const LAYOUT_VERSION: u32 = 8;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -120,6 +121,10 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   doorbellDirectory: u32;     // XA-07: physical base of the doorbell directory, 0 = doorbell off
   heapIndexTable: u32;        // u32[waitBlocks]: each live wait block's heap index, a free one's free-list link
   cmpPendingPhys: u32;        // the CMP's one-entry write buffer (NF-11): MonitoredValue address, 0 = empty
+  waiterTable: u32;           // WaiterRecord[waiterCapacity] (one per CPU waiter homed here)
+  waiterCapacity: u32;        // = waitBlockCapacity: a waiter has at least one block on its home adapter
+  waiterFreeHead: u32;        // index + 1 of the first free record, 0 = none
+  waiterLive: u32;
   fenceIndexTable: u32;       // u32[1 << (32 - fenceIndexShift)]: fence ids by CurrentValue address (fenceAtCurrentValue)
   fenceIndexShift: u32;       // 32 − log2(index slots): a key's home slot is (key · FENCE_INDEX_MULTIPLIER) >> shift
 
@@ -240,11 +245,29 @@ export const PROCESS_RECORD_BYTES: u32 = (offsetof<ProcessRecord>() + 7) & ~7;
 
 // ───────────────────────────── CPU waiters ──────────────────────────────
 //
-// A waiter waiting on N fences owns N wait blocks. Each fence keeps a 4-ary
-// min-heap of HeapEntry ordered by (value, arrival); an entry names its wait
-// block and the adapter's heap index table remembers each live wait block's
-// entry index, so retiring an arbitrary waiter (timeout, wait-any won
-// elsewhere) costs O(log n).
+// A CPU wait on N fences is one WaiterRecord and N wait blocks. The record
+// is on the wait's home adapter (the adapter of its first fence); each block
+// is on its fence's adapter and names the record by physical address, so a
+// waiter can span adapters (every instance can read and write all memory).
+// The record holds the waiter's whole state: wait-all or wait-any, the
+// entries still waiting, the entry that satisfied a wait-any, and the chain
+// of its blocks. The host keeps only what must call back into it (its
+// completion, by the record's host id).
+//
+//   WaiterRecord (16 bytes)                    WaitBlock (16 bytes)
+//   ┌─────────┬─────────┬───────────┬───────┐  ┌───────┬────────┬──────┬───────────────┐
+//   │ hostId  │ state   │ remaining │ first │  │ fence │ waiter │ next │ entry (| DONE)│
+//   └─────────┴─────────┴───────────┴───────┘  └───────┴────────┴──────┴───────────────┘
+//   state: tag 0xA5 << 24 while live │ satisfied entry << 8 │ COMPLETED │ ANY
+//   first, next: physical addresses of the waiter's wait blocks (0 ends the chain)
+//
+// Each fence keeps a 4-ary min-heap of HeapEntry ordered by (value,
+// arrival); an entry names its wait block and the adapter's heap index table
+// remembers each live wait block's entry index, so retiring an arbitrary
+// waiter (timeout, wait-any won elsewhere) costs O(log n). A satisfied block
+// leaves the heap but stays on its waiter's chain (DONE) until the waiter is
+// retired, so a waiter holds one block per fence it names from the wait
+// until it is retired.
 //
 //   heap block (1 << heapClass entries)
 //   ┌──────────────┬──────────────┬──────────────┬─────
@@ -270,28 +293,46 @@ export const ARENA_BLOCK_BYTES: u32 = HEAP_ENTRY_BYTES;
 export const ARENA_MAX_CLASS: u32 = 25;
 export const ARENA_CLASSES: u32 = ARENA_MAX_CLASS + 1;
 
-// A wait block is what the host holds: the fence it waits on and the host's
-// waiter id (handed back when the wait is satisfied).
+// A wait block's index in its fence's heap is not in the record but in the
+// adapter's dense heap index table (4 bytes per wait block): every entry a
+// sift moves rewrites its wait block's index, and at a million waiters those
+// scattered writes land sixteen to a cache line. The slot also holds the
+// block's state: a heap index (< 2^31 − 1) while it is in its fence's heap,
+// WAIT_BLOCK_POPPED once satisfied (it left the heap, its waiter is not
+// retired yet), or WAIT_BLOCK_FREE | the free-list link. Heap indexes stay
+// below 2^HEAP_MAX_CLASS, far from both.
 //
-//   WaitBlock (8 bytes)              heap index table u32[waitBlocks]
-//   ┌─────────┬──────────┐           ┌───────────────────────────────┐
-//   │ fence   │ waiter   │           │ live: heap index (< 2^31)     │
-//   └─────────┴──────────┘           │ free: WAIT_BLOCK_FREE | next  │
-//                                    └───────────────────────────────┘
-//
-// Its index in its fence's heap is not in the record but in the adapter's
-// dense heap index table (4 bytes per wait block): every entry a sift moves
-// rewrites its wait block's index, and at a million waiters those scattered
-// writes land sixteen to a cache line. A free wait block has no heap index,
-// so its slot holds the free-list link with the top bit set: that bit is the
-// block's whole live/free state, so retiring a waiter writes one dense word
-// and never the record. Heap indexes stay below 2^HEAP_MAX_CLASS, far from it.
+//   heap index table u32[waitBlocks]
+//   ┌──────────────────────────────────────────────────┐
+//   │ in a heap: its index (< 2^22)                    │
+//   │ satisfied, waiter not retired: WAIT_BLOCK_POPPED │
+//   │ free: WAIT_BLOCK_FREE | next free block id       │
+//   └──────────────────────────────────────────────────┘
 @unmanaged export class WaitBlock {
   fence: u32;       // fence id
-  waiter: u32;      // host-side waiter id
+  waiter: u32;      // physical address of its WaiterRecord (any adapter's)
+  next: u32;        // physical address of the waiter's next wait block, 0 = last
+  entry: u32;       // index of the fence in the wait call; WAIT_BLOCK_DONE once satisfied
 }
 export const WAIT_BLOCK_BYTES: u32 = (offsetof<WaitBlock>() + 7) & ~7;
 export const WAIT_BLOCK_FREE: u32 = 0x8000_0000;
+export const WAIT_BLOCK_POPPED: u32 = 0x7FFF_FFFF;
+export const WAIT_BLOCK_DONE: u32 = 0x8000_0000;
+
+@unmanaged export class WaiterRecord {
+  hostId: u32;      // the host's id, handed back by fenceSatisfy; a free record's next free (index + 1)
+  state: u32;       // WAITER_TAG_LIVE | satisfied entry << 8 | WAITER_COMPLETED | WAITER_MODE_ANY
+  remaining: u32;   // entries not satisfied yet
+  firstBlock: u32;  // physical address of the first wait block of its chain, 0 = none yet
+}
+export const WAITER_RECORD_BYTES: u32 = (offsetof<WaiterRecord>() + 7) & ~7;
+export const WAITER_MODE_ALL: u32 = 0;
+export const WAITER_MODE_ANY: u32 = 1;
+export const WAITER_COMPLETED: u32 = 2;
+export const WAITER_TAG_LIVE: u32 = 0xA500_0000;
+export const WAITER_TAG_MASK: u32 = 0xFF00_0000;
+/** A wait call names at most this many fences (an entry is 8 bits of the record's state). */
+export const WAITER_MAX_ENTRIES: u32 = 255;
 
 // ─────────────────────────── engines and queues ───────────────────────────
 //
@@ -392,7 +433,10 @@ export const COMMAND_BYTES: u32 = (offsetof<Command>() + 7) & ~7;
 //   @48 └───────────────────────────────────────────────────────────────┘
 //
 //   after engineTakeInterrupt   u32 driver handles, INTERRUPT_HANDLE_BYTES apart
-//   after fenceSatisfy          SatisfiedWait[n]       { waiter u32, waitBlock u32 }
+//   after fenceSatisfy          SatisfiedWait[n]       { waiter u32, entry u32, completed u32 }
+//   after waiterRetire          u32 fence ids whose heaps lost a block (refresh their MonitoredValue)
+//   after waiterPending         u32 entries of the waiter still waiting
+//   after fenceWaiters          u32 host ids of the waiters in a fence's heap
 //   after doorbellTake          TakenDoorbellRecord[n] { cvPhys u32, source u32, value u64 }
 
 @unmanaged export class StepReport {
@@ -421,12 +465,14 @@ export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs
 export const INTERRUPT_HANDLE_BYTES: u32 = 4;
 
 @unmanaged export class SatisfiedWait {
-  waiter: u32;      // the host's waiter id (waitBlockAdd's `waiter`)
-  waitBlock: u32;   // the wait block that was retired
+  waiter: u32;      // the waiter's host id (waiterCreate's `hostId`)
+  entry: u32;       // which fence of its wait call was satisfied (its index)
+  completed: u32;   // 1: this completed the waiter (wait-any, or the last entry of a wait-all): retire it
 }
 export const SATISFIED_WAIT_BYTES: u32 = offsetof<SatisfiedWait>();
 export const SATISFIED_WAIT_WAITER_OFFSET: u32 = offsetof<SatisfiedWait>('waiter');
-export const SATISFIED_WAIT_BLOCK_OFFSET: u32 = offsetof<SatisfiedWait>('waitBlock');
+export const SATISFIED_WAIT_ENTRY_OFFSET: u32 = offsetof<SatisfiedWait>('entry');
+export const SATISFIED_WAIT_COMPLETED_OFFSET: u32 = offsetof<SatisfiedWait>('completed');
 
 @unmanaged export class TakenDoorbellRecord {
   cvPhys: u32;      // the shared CurrentValue word that names the fence
@@ -460,6 +506,8 @@ export const E_GPU_PAGE_FAULT: i32 = -16;
 export const E_BAD_ENGINE: i32 = -17;
 export const E_BAD_ARGUMENT: i32 = -18;
 export const E_LOG_CORRUPT: i32 = -19;     // a native fence log header that does not fit its 4 KiB page
+export const E_NO_WAITERS: i32 = -20;      // the adapter's waiter table is full
+export const E_BAD_WAITER: i32 = -21;      // not a live, uncompleted waiter record
 // Cross-adapter doorbell (XA-07; assembly/doorbell.ts). Numbered apart from the rest.
 export const E_DOORBELL_FULL: i32 = -40;
 export const E_BAD_DOORBELL: i32 = -41;

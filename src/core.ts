@@ -47,7 +47,8 @@ export interface CoreExports {
   STEP_REPORT_OP_OFFSET: WasmGlobal; STEP_REPORT_DOORBELL_POSTED_OFFSET: WasmGlobal;
   STEP_REPORT_DOORBELL_FULL_OFFSET: WasmGlobal; STEP_REPORT_OBSERVED_OFFSET: WasmGlobal;
   INTERRUPT_HANDLE_BYTES: WasmGlobal; SATISFIED_WAIT_BYTES: WasmGlobal;
-  SATISFIED_WAIT_WAITER_OFFSET: WasmGlobal; SATISFIED_WAIT_BLOCK_OFFSET: WasmGlobal;
+  SATISFIED_WAIT_WAITER_OFFSET: WasmGlobal; SATISFIED_WAIT_ENTRY_OFFSET: WasmGlobal; SATISFIED_WAIT_COMPLETED_OFFSET: WasmGlobal;
+  WAITER_RECORD_BYTES: WasmGlobal; WAITER_MODE_ALL: WasmGlobal; WAITER_MODE_ANY: WasmGlobal; WAITER_MAX_ENTRIES: WasmGlobal;
   TAKEN_DOORBELL_RECORD_BYTES: WasmGlobal; TAKEN_DOORBELL_WORD_OFFSET: WasmGlobal;
   TAKEN_DOORBELL_SOURCE_OFFSET: WasmGlobal; TAKEN_DOORBELL_VALUE_OFFSET: WasmGlobal;
   [name: string]: unknown;
@@ -84,9 +85,17 @@ export interface CoreExports {
   fenceDriverHandle(fence: number): number;
   fenceLastSignaled(fence: number): bigint;
   fenceSetLastSignaled(fence: number, value: bigint): void;
-  waitBlockAdd(fence: number, value: bigint, waiter: number): number;
-  waitBlockRemove(waitBlock: number): number;
+  /** A CPU waiter homed on this adapter (mode WAITER_MODE_ALL / _ANY): its record's physical address. */
+  waiterCreate(hostId: number, mode: number): number;
+  /** Entry `entry` of `waiter` (a record address from any adapter's waiterCreate): a wait block on `fence` for `value`. */
+  waitBlockAdd(fence: number, value: bigint, waiter: number, entry: number): number;
   fenceSatisfy(fence: number, currentValue: bigint, limit: number): number;
+  /** Retires `waiter`'s blocks on this adapter (and its record, when homed here); fence ids whose heaps changed in the out buffer. */
+  waiterRetire(waiter: number): number;
+  /** Entries of `waiter` still waiting, in the out buffer. */
+  waiterPending(waiter: number): number;
+  /** Host ids of the waiters in `fence`'s heap, entries [start, start + limit). */
+  fenceWaiters(fence: number, start: number, limit: number): number;
   fenceMinWaited(fence: number): bigint;
   fenceMonitoredTarget(fence: number): bigint;
   fenceWaiterCount(fence: number): number;
@@ -181,7 +190,8 @@ export const OS_CORE_EXPORTS = [
   'gpuVaMap', 'gpuVaUnmap',
   'fenceCreate', 'fenceDestroy', 'fenceIsLive', 'fenceCurrentValueAddress', 'fenceMonitoredValueAddress', 'fenceFlags',
   'fenceLastSignaled', 'fenceSetLastSignaled', 'cpuReadCurrentValue', 'cpuReadMonitoredValue', 'cpuWriteCurrentValue',
-  'waitBlockAdd', 'waitBlockRemove', 'fenceSatisfy', 'fenceMinWaited', 'fenceMonitoredTarget', 'fenceWaiterCount', 'heapCheck',
+  'waiterCreate', 'waitBlockAdd', 'fenceSatisfy', 'waiterRetire', 'waiterPending', 'fenceWaiters',
+  'fenceMinWaited', 'fenceMonitoredTarget', 'fenceWaiterCount', 'heapCheck',
   'logBufferCreate', 'logBufferDestroy', 'logCheck', 'logHeaderWord',
 ] as const;
 
@@ -244,7 +254,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 4;
+export const CORE_ABI_VERSION = 5;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -260,6 +270,8 @@ export interface CoreLayout {
   stepIdle: number; stepDone: number; stepBlocked: number; stepWork: number; stepInterrupt: number;
   stepUnblocked: number; stepMonitoredInterrupt: number;
   capNo64BitAtomics: number; capNativeGpuFence: number; capOptimizedNativeFenceInterrupt: number;
+  /** waiterCreate's modes, and the most fences one wait names. */
+  waiterModeAll: number; waiterModeAny: number; waiterMaxEntries: number;
   /** DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY (assembly/log.ts). */
   log: NativeFenceLogLayout;
   offsets: {
@@ -277,7 +289,7 @@ export interface CoreLayout {
     /** After engineTakeInterrupt: one u32 driver handle per listed fence. */
     interruptHandleBytes: number;
     /** After fenceSatisfy (SatisfiedWait records). */
-    satisfied: { bytes: number; waiter: number; waitBlock: number };
+    satisfied: { bytes: number; waiter: number; entry: number; completed: number };
     /** After doorbellTake (TakenDoorbellRecord records). */
     doorbell: { bytes: number; word: number; source: number; value: number };
   };
@@ -359,6 +371,7 @@ export function readLayout(core: CoreExports): CoreLayout {
     stepInterrupt: g('STEP_INTERRUPT'), stepUnblocked: g('STEP_UNBLOCKED'), stepMonitoredInterrupt: g('STEP_MONITORED_INTERRUPT'),
     capNo64BitAtomics: g('CAP_NO_64BIT_ATOMICS'), capNativeGpuFence: g('CAP_NATIVE_GPU_FENCE'),
     capOptimizedNativeFenceInterrupt: g('CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT'),
+    waiterModeAll: g('WAITER_MODE_ALL'), waiterModeAny: g('WAITER_MODE_ANY'), waiterMaxEntries: g('WAITER_MAX_ENTRIES'),
     log: readLogLayout(core),
     offsets: {
       gpuSignals: g('ADAPTER_GPU_SIGNALS_OFFSET'), cmpChecks: g('ADAPTER_CMP_CHECKS_OFFSET'),
@@ -376,7 +389,10 @@ export function readLayout(core: CoreExports): CoreLayout {
         doorbellFull: g('STEP_REPORT_DOORBELL_FULL_OFFSET'), observedNs: g('STEP_REPORT_OBSERVED_OFFSET'),
       },
       interruptHandleBytes: g('INTERRUPT_HANDLE_BYTES'),
-      satisfied: { bytes: g('SATISFIED_WAIT_BYTES'), waiter: g('SATISFIED_WAIT_WAITER_OFFSET'), waitBlock: g('SATISFIED_WAIT_BLOCK_OFFSET') },
+      satisfied: {
+        bytes: g('SATISFIED_WAIT_BYTES'), waiter: g('SATISFIED_WAIT_WAITER_OFFSET'), entry: g('SATISFIED_WAIT_ENTRY_OFFSET'),
+        completed: g('SATISFIED_WAIT_COMPLETED_OFFSET'),
+      },
       doorbell: {
         bytes: g('TAKEN_DOORBELL_RECORD_BYTES'), word: g('TAKEN_DOORBELL_WORD_OFFSET'),
         source: g('TAKEN_DOORBELL_SOURCE_OFFSET'), value: g('TAKEN_DOORBELL_VALUE_OFFSET'),

@@ -81,6 +81,8 @@ export const CORE_STATUS: Record<number, { status: StatusName; text: string }> =
   [-17]: { status: 'INVALID_PARAMETER', text: 'engine index out of range' },
   [-18]: { status: 'INVALID_PARAMETER', text: 'invalid argument to the core' },
   [-19]: { status: 'INVALID_DEVICE_STATE', text: 'native fence log buffer header is corrupt (wrong Type, NumberOfEntries that does not fit 4 KiB, or FirstFreeEntryIndex past the end)' },
+  [-20]: { status: 'INSUFFICIENT_RESOURCES', text: 'no free CPU waiter record (adapter option limits.waitBlocks: a waiter takes one record on its first fence\'s adapter)' },
+  [-21]: { status: 'INVALID_PARAMETER', text: 'not a live, uncompleted CPU waiter record' },
   [-40]: { status: 'INSUFFICIENT_RESOURCES', text: 'cross-adapter doorbell ring full (machine option doorbell.ringEntries); the signal falls back to the interrupt path' },
   [-41]: { status: 'INVALID_PARAMETER', text: 'not a formatted cross-adapter doorbell area' },
 };

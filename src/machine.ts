@@ -248,7 +248,7 @@ export class Machine implements UserModeSystem {
   /** A new process (its own handle table and address spaces); its name is its own on this machine. */
   createProcess(name: string): RuntimeProcess {
     if (typeof name === 'string' && this.processes.some((p) => p.name === name)) throw invalid('name', name, 'a name no other process of this machine has');
-    const process = new RuntimeProcess(this, this.os.createProcess(name));
+    const process = new RuntimeProcess(this, this.os.handles.createProcess(name));
     this.processes.push(process);
     return process;
   }
@@ -291,11 +291,11 @@ export class Machine implements UserModeSystem {
    */
   inspectFence(process: RuntimeProcess, hSyncObject: number): FenceInspection {
     if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
-    const { global } = this.os.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject');
+    const { global } = this.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject');
     return {
       fence: global.label, adapter: global.adapter.name, kind: global.kind, currentValue: global.currentValue(),
       monitoredValue: global.kind === 'native' ? u64(global.adapter.core.cpuReadMonitoredValue(global.coreFence)) : undefined,
-      cpuWaiters: this.os.fenceWaiterCount(global),
+      cpuWaiters: this.os.waits.fenceWaiterCount(global),
       gpuWaitsInFlight: global.gpuWaitsInFlight, gpuSignalsInFlight: global.gpuSignalsInFlight,
       openHandles: [...global.locals].filter((l) => !l.closing).length, destroyPending: global.destroyPending,
     };
@@ -311,7 +311,7 @@ export class Machine implements UserModeSystem {
    */
   recreateNativeFenceLogBuffer(process: RuntimeProcess, hHwQueue: number, log: LogKind): void {
     if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
-    const queue = this.os.resolve(process.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+    const queue = this.os.handles.resolve(process.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
     const kind = v.oneOf(log, 'log', ['waits', 'signals'] as const);
     const logs = this.os.logs.queueLogs(queue.device.adapter, queue.hHwQueue);
     if (!logs) throw invalid('hHwQueue', hHwQueue, 'a hardware queue with log buffers (a live user-mode-submission queue)');
@@ -320,7 +320,7 @@ export class Machine implements UserModeSystem {
 
   /** NF-20: device removal (GPU reset) on one adapter. */
   removeDevice(adapter: string | number, reason = 'TDR'): void {
-    this.os.removeDevice(this.adapter(adapter).os, reason);
+    this.os.resets.removeDevice(this.adapter(adapter).os, reason);
   }
 
   /**
@@ -348,10 +348,10 @@ export class Machine implements UserModeSystem {
         bugCheck: a.os.bugCheck?.message,
       })),
       os: { ...this.os.counters },
-      legacy: { ...this.os.monitored.counters },
+      legacy: this.os.legacyCounters,
       logs: { ...this.os.logs.counters },
       vidmm: { ...this.vidmm.counters },
-      pendingWaiters: this.os.pendingWaiters,
+      pendingWaiters: this.os.waits.pendingWaiters,
       bugChecks: [...this.os.bugChecks],
       trace: { recorded: this.trace.recorded, kept: this.trace.events.length, dropped: this.trace.dropped, capacity: this.trace.capacity },
     };

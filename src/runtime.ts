@@ -145,7 +145,7 @@ export class RuntimeProcess {
 
   /** D3DKMTOpenAdapterFromLuid: returns hAdapter. */
   openAdapter(adapter: string | number): number {
-    return this.os.openAdapter(this.kernel, this.machine.adapterIndex(adapter));
+    return this.os.handles.openAdapter(this.kernel, this.machine.adapterIndex(adapter));
   }
 
   /**
@@ -153,11 +153,11 @@ export class RuntimeProcess {
    * (what user mode sees, CAP-03); 'NATIVE_FENCE_CAPS' → the driver's DXGK_NATIVE_FENCE_CAPS.
    */
   queryAdapterInfo(hAdapter: number, type: 'KMTQAITYPE_WDDM_3_1_CAPS' | 'NATIVE_FENCE_CAPS'): Record<string, unknown> {
-    return this.os.queryAdapterInfo(this.kernel, hAdapter, type);
+    return this.os.handles.queryAdapterInfo(this.kernel, hAdapter, type);
   }
 
   /** D3DKMTCreateDevice: returns hDevice. */
-  createDevice(args: { hAdapter: number }): number { return this.os.createDevice(this.kernel, args); }
+  createDevice(args: { hAdapter: number }): number { return this.os.handles.createDevice(this.kernel, args); }
 
   // ── native fences ──
 
@@ -166,32 +166,32 @@ export class RuntimeProcess {
     hDevice: number; initialValue?: bigint | number; type?: 'DEFAULT' | 'INTRA_GPU';
     flags?: import('./wddm.js').SyncObjectFlags; engineAffinity?: number; privateDriverData?: Uint8Array; name?: string;
   }): { hSyncObject: number; mapping: NativeFenceMapping } {
-    return this.os.createNativeFence(this.kernel, args);
+    return this.os.fences.createNativeFence(this.kernel, args);
   }
 
   /** D3DKMTShareObjects: an NT handle for a shareable fence (valid in this process). */
-  shareObject(hSyncObject: number): number { return this.os.shareObject(this.kernel, hSyncObject); }
+  shareObject(hSyncObject: number): number { return this.os.fences.shareObject(this.kernel, hSyncObject); }
 
   /** DuplicateHandle: copies an NT handle into another process; returns the copy's value there. */
   duplicateHandle(hNtHandle: number, target: RuntimeProcess): number {
     if (!(target instanceof RuntimeProcess) || target.machine !== this.machine) throw invalid('target', target, 'a process of the same machine');
-    return this.os.duplicateNtHandle(this.kernel, hNtHandle, target.kernel);
+    return this.os.fences.duplicateNtHandle(this.kernel, hNtHandle, target.kernel);
   }
 
   /** CloseHandle on an NT handle. */
-  closeHandle(hNtHandle: number): void { this.os.closeNtHandle(this.kernel, hNtHandle); }
+  closeHandle(hNtHandle: number): void { this.os.fences.closeNtHandle(this.kernel, hNtHandle); }
 
   /** D3DKMTOpenNativeFenceFromNTHandle. */
   openNativeFenceFromNtHandle(args: { hNtHandle: number; hDevice: number; engineAffinity?: number }): { hSyncObject: number; mapping: NativeFenceMapping } {
-    return this.os.openNativeFenceFromNtHandle(this.kernel, args);
+    return this.os.fences.openNativeFenceFromNtHandle(this.kernel, args);
   }
 
   /** D3DKMTDestroySynchronizationObject. */
-  destroySynchronizationObject(hSyncObject: number): void { this.os.destroySynchronizationObject(this.kernel, hSyncObject); }
+  destroySynchronizationObject(hSyncObject: number): void { this.os.fences.destroySynchronizationObject(this.kernel, hSyncObject); }
 
   /** Reads CurrentValue through this process's read-only CPU mapping (a 64-bit atomic load). */
   readFenceValue(hSyncObject: number): bigint {
-    const local = this.os.resolve(this.kernel, hSyncObject, 'syncObject', 'hSyncObject') as LocalFence;
+    const local = this.os.handles.resolve(this.kernel, hSyncObject, 'syncObject', 'hSyncObject') as LocalFence;
     return this.readMapping(local.cvCpuVa);
   }
 
@@ -204,46 +204,46 @@ export class RuntimeProcess {
 
   /** D3DKMTSignalSynchronizationObjectFromCpu. */
   signal(args: { objects: number[]; values: (bigint | number)[]; flags?: { allowFenceRewind?: boolean }; hDevice?: number }): void {
-    this.os.signalFromCpu(this.kernel, args);
+    this.os.signals.signalFromCpu(this.kernel, args);
   }
 
   /**
    * D3DKMTWaitForSynchronizationObjectFromCpu with an event (hAsyncEvent):
    * returns at once; the event is set when the wait is satisfied.
    */
-  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void { this.os.waitWithEvent(this.kernel, args); }
+  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void { this.os.events.waitWithEvent(this.kernel, args); }
 
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
   waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
     // Bad input throws here, synchronously, before anything changes.
     let settle!: (result: WaitResult) => void;
     const settled = new Promise<WaitResult>((resolve) => { settle = resolve; });
-    this.os.beginWait(this.kernel, args, `${this.name}:${label}`, (result) => settle(result));
+    this.os.waits.beginWait(this.kernel, args, `${this.name}:${label}`, (result) => settle(result));
     return settled;
   }
 
   // ── CPU events ──
 
   /** A CPU event (KEVENT, manual reset) of this process: returns hEvent. */
-  createEvent(name = 'event'): number { return this.os.createEvent(this.kernel, name); }
-  isEventSet(hEvent: number): boolean { return this.os.isEventSet(this.kernel, hEvent); }
+  createEvent(name = 'event'): number { return this.os.events.createEvent(this.kernel, name); }
+  isEventSet(hEvent: number): boolean { return this.os.events.isEventSet(this.kernel, hEvent); }
   /**
    * Events are manual-reset (a KEVENT NotificationEvent): once set, an event
    * stays set — every thread waiting on it wakes, and later waits return at
    * once — until resetEvent clears it. Resetting an event that is not set does
    * nothing; a wait with hAsyncEvent still pending sets it again when satisfied.
    */
-  resetEvent(hEvent: number): void { this.os.resetEvent(this.kernel, hEvent); }
+  resetEvent(hEvent: number): void { this.os.events.resetEvent(this.kernel, hEvent); }
 
   // ── hardware queues ──
 
   createHwQueue(args: { hDevice: number; engine?: number; nativeProgressFence?: boolean; name?: string }): { hHwQueue: number; hProgressFence?: number } {
-    const created = this.os.createHwQueue(this.kernel, args);
+    const created = this.os.hwQueues.createHwQueue(this.kernel, args);
     this.hwQueues.set(created.hHwQueue, { adapterIndex: created.adapterIndex, privateDriverData: created.privateDriverData });
     return { hHwQueue: created.hHwQueue, hProgressFence: created.hProgressFence };
   }
   destroyHwQueue(hHwQueue: number): void {
-    this.os.destroyHwQueue(this.kernel, hHwQueue);
+    this.os.hwQueues.destroyHwQueue(this.kernel, hHwQueue);
     this.hwQueues.delete(hHwQueue);
   }
   /**
@@ -265,16 +265,16 @@ export class RuntimeProcess {
    * kernel learns what was submitted (in-flight references, the timeline's queued events).
    */
   private submitToRing(args: unknown): { progressValue?: bigint } {
-    const plan = this.os.prepareSubmission(this.kernel, args);
+    const plan = this.os.hwQueues.prepareSubmission(this.kernel, args);
     const queue = this.hwQueues.get(plan.queue.handle);
     if (!queue) throw invalid('hHwQueue', plan.queue.handle, 'a hardware queue this process created with createHwQueue');
     this.machine.userModeDriver(queue.adapterIndex).submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: plan.commands });
-    const result = this.os.submitted(plan);
+    const result = this.os.hwQueues.submitted(plan);
     this.os.trace.record('umd', this.name, 'commands written to ring + doorbell', { queue: plan.queue.label, commands: plan.described });
     return result;
   }
   /** hSyncObject of a hardware queue's progress fence (undefined without one). */
-  progressFenceOf(hHwQueue: number): number | undefined { return this.os.resolve(this.kernel, hHwQueue, 'hwQueue', 'hHwQueue').progress?.handle; }
+  progressFenceOf(hHwQueue: number): number | undefined { return this.os.handles.resolve(this.kernel, hHwQueue, 'hwQueue', 'hHwQueue').progress?.handle; }
 
   // ── allocations (WDDM 2.0 VidMm, src/vidmm/vidmm.ts) ──
 
@@ -421,9 +421,9 @@ export class RuntimeProcess {
       let waited: { set: boolean; event: CpuEvent };
       let timeoutNs: number | undefined;
       try {
-        this.os.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
+        this.os.handles.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
         timeoutNs = op.timeoutNs === undefined ? undefined : v.nonNegative(op.timeoutNs, 'waitEvent(timeoutNs)');
-        waited = this.os.waitForEvent(this.kernel, op.hEvent, () => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
+        waited = this.os.events.waitForEvent(this.kernel, op.hEvent, () => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
       } catch (error) { fault(error); return; }
       if (waited.set) { this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: true }); return; }
       thread.blockedOn = { op: 'waitEvent', event: waited.event, timed: timeoutNs !== undefined };
@@ -438,7 +438,7 @@ export class RuntimeProcess {
     }
     let immediate: WaitResult | undefined;
     try {
-      immediate = this.os.beginWait(this.kernel, op.args, actor, (result) => {
+      immediate = this.os.waits.beginWait(this.kernel, op.args, actor, (result) => {
         thread.waits.push(result);
         if (!result.immediate) this.os.trace.record('cpu', actor, 'thread woke', { status: result.status });
         this.wake(thread, block, result);

@@ -48,7 +48,8 @@ describe('examples/c-host: the core driven from C through docs/ABI.md', () => {
     expect(lines).toContain('interrupt engine=0 line=1 queue=1 count=1 handle=0x51');
     // NF-11: a waiter for 6 when CurrentValue is 9: the CMP raises on the MonitoredValue update, naming no queue.
     expect(lines).toContain('update-monitored fence=1 monitored=5 raised=1');
-    expect(lines).toContain('satisfied waiter=4 block=1');
+    expect(lines).toContain('satisfied waiter=4 entry=0 completed=1');
+    expect(lines).toContain('waiter-retire waiter=4 fences=0'); // its one block already left the heap: no fence to refresh
     expect(lines).toContain('interrupt engine=0 line=1 queue=0 count=1 handle=0x51');
     // LOG-04: three signal entries and one wait entry, after the flush.
     expect(lines.filter((l) => l.startsWith('log-entry type=signals'))).toHaveLength(3);

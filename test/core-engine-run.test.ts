@@ -3,6 +3,7 @@
 // the host) against engineStep one command at a time, and heapBench against
 // the heap invariants.
 import { describe, it, expect } from 'vitest';
+import { coreWaiters } from './core-waiters.js';
 import { createMachine, Random, type Machine, type CoreExports } from '../src/index.js';
 
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
@@ -197,7 +198,7 @@ describe('core engine and heap paths timed by npm run bench', () => {
     expect(core.heapCheck(fence)).toBe(0);
     expect(new DataView(machine.memory.buffer).getUint32(machine.adapters[0].privateBase + L.offsets.waitBlockLive, true)).toBe(0);
     // The same fence takes ordinary waiters afterwards.
-    expect(core.waitBlockAdd(fence, 5n, 1)).toBeGreaterThan(0);
+    expect(coreWaiters(machine, core).add(fence, 5n, 1)).toBeGreaterThan(0);
     expect(core.fenceMinWaited(fence)).toBe(5n);
   });
 
@@ -207,32 +208,35 @@ describe('core engine and heap paths timed by npm run bench', () => {
     const L = machine.layout;
     const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
     const random = new Random(21);
+    const waiters = coreWaiters(machine, core);
     const live = new Map<number, { value: bigint; waiter: number }>(); // wait block → entry
     let nextWaiter = 1;
     for (let op = 0; op < 6000; op++) {
       const roll = random.below(10);
       if (roll < 6 || live.size === 0) {
         const value = BigInt(random.below(200));
-        const block = core.waitBlockAdd(fence, value, nextWaiter);
+        const block = waiters.add(fence, value, nextWaiter);
         expect(block).toBeGreaterThan(0);
         live.set(block, { value, waiter: nextWaiter++ });
       } else if (roll < 8) {
         const blocks = [...live.keys()].sort((x, y) => x - y);
         const block = blocks[random.below(blocks.length)];
-        expect(core.waitBlockRemove(block)).toBe(0);
+        expect(waiters.remove(block)).toBe(1); // its block left the fence's heap
         live.delete(block);
       } else {
         const current = BigInt(random.below(200));
         const n = core.fenceSatisfy(fence, current, 8);
         const at = L.out.satisfied;
-        const view = new DataView(machine.memory.buffer, core.outBufferAddress(), n * at.bytes);
-        const out = Array.from({ length: n }, (_, i) => [view.getUint32(i * at.bytes + at.waiter, true), view.getUint32(i * at.bytes + at.waitBlock, true)]);
+        const view = new DataView(machine.memory.buffer.slice(core.outBufferAddress(), core.outBufferAddress() + n * at.bytes));
+        const out = Array.from({ length: n }, (_, i) => [view.getUint32(i * at.bytes + at.waiter, true), view.getUint32(i * at.bytes + at.entry, true), view.getUint32(i * at.bytes + at.completed, true)]);
         const expected = [...live.entries()].filter(([, e]) => e.value <= current)
           .sort(([, x], [, y]) => (x.value < y.value ? -1 : x.value > y.value ? 1 : x.waiter - y.waiter)).slice(0, 8);
         expect(n).toBe(expected.length);
         for (let i = 0; i < n; i++) {
-          expect(out[i]).toEqual([expected[i][1].waiter, expected[i][0]]);
-          live.delete(out[i][1]);
+          // Each waiter names one fence: its entry 0 completes it; the OS would retire it now.
+          expect(out[i]).toEqual([expected[i][1].waiter, 0, 1]);
+          expect(core.waiterRetire(waiters.recordOf(expected[i][0]))).toBe(0); // popped already: no heap changed
+          live.delete(expected[i][0]);
         }
       }
       expect(core.heapCheck(fence)).toBe(0);

@@ -66,8 +66,8 @@ describe('XA-02 one CurrentValue', () => {
     expect(gd.cvPhys).toBeGreaterThanOrEqual(sys);
     expect(gd.cvPhys).toBeLessThan(sys + (4 << 20));
     const slot = p.app.kernel.slot;
-    const localD = p.machine.os.resolve(p.app.kernel, p.onD.hSyncObject, 'syncObject', 'h');
-    const localI = p.machine.os.resolve(p.app.kernel, p.onI.hSyncObject, 'syncObject', 'h');
+    const localD = p.machine.os.handles.resolve(p.app.kernel, p.onD.hSyncObject, 'syncObject', 'h');
+    const localI = p.machine.os.handles.resolve(p.app.kernel, p.onI.hSyncObject, 'syncObject', 'h');
     expect(p.machine.adapter('dGPU').core.gpuVaTranslate(slot, localD.cvGpuVa)).toBe(gd.cvPhys);
     expect(p.machine.adapter('iGPU').core.gpuVaTranslate(slot, localI.cvGpuVa)).toBe(gd.cvPhys);
     // a GPU write on the dGPU is what the iGPU's handle reads
@@ -157,7 +157,7 @@ describe('XA-03 MonitoredValue held at 0', () => {
     p.app.submit({ hHwQueue: q.hHwQueue, commands: [1n, 2n, 3n].flatMap((v) => [{ work: { durationNs: 10_000 } }, { signal: { hSyncObject: p.onD.hSyncObject, value: v } }]) });
     p.machine.run();
     expect(interruptsOf(p.machine, 'dGPU')).toBe(before + 3);
-    expect(p.machine.os.pendingWaiters).toBe(0);
+    expect(p.machine.os.waits.pendingWaiters).toBe(0);
   });
 });
 
@@ -178,7 +178,7 @@ describe('XA-04 propagation', () => {
     expect(notes[0].args.NativeFenceArray).toEqual([globalOf(p, p.app, p.onI.hSyncObject).hGlobal]);
     expect(p.machine.adapter('iGPU').hardware.blockedQueues()).toBe(0);
     expect(waiter.state).toBe('done');
-    expect(p.machine.os.lostWakeups()).toEqual([]);
+    expect(p.machine.os.waits.lostWakeups()).toEqual([]);
   });
 
   it('XA-04 a CPU signal through the iGPU handle reaches the dGPU\'s waiting queue; nothing is written twice', async () => {
@@ -262,7 +262,7 @@ describe('XA-04 propagation', () => {
     const onC = app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: devices[2] });
     const waiter = app.createThread('w', function* (cpu) { return yield cpu.wait({ objects: [onC.hSyncObject], values: [2n] }); });
     machine.run();
-    machine.os.bugCheckAdapter(machine.adapter('b').os, 'TEST', 'stopped by the test');
+    machine.os.resets.bugCheckAdapter(machine.adapter('b').os, 'TEST', 'stopped by the test');
     app.signal({ objects: [f.hSyncObject], values: [2n] });
     machine.run();
     const notes = ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu').filter((e) => e.args.NotificationOnly === true);
@@ -439,7 +439,7 @@ describe('XA-06 scenarios', () => {
           expect(explains.map((e) => Number(/row (\d)/.exec(e.name)![1]))).toEqual(rows);
           run.steps.forEach((s, i) => expect(explains[i].seq).toBeGreaterThan(s.event!.seq));
           // and the wait completed: nobody is left waiting, no queue or context left blocked
-          expect(run.machine.os.pendingWaiters).toBe(0);
+          expect(run.machine.os.waits.pendingWaiters).toBe(0);
           expect(run.machine.summary().adapters.every((a) => a.blockedQueues === 0)).toBe(true);
           expect(run.machine.os.contexts.heldOn(run.machine.adapter('iGPU').os)).toHaveLength(0);
           expect(run.machine.trace.find({ kind: 'fault' })).toEqual([]);
@@ -495,7 +495,7 @@ describe('XA-07 doorbell', () => {
     expect(waiter.state).toBe('done');
     expect(interruptsOf(p.machine, 'dGPU')).toBe(0);
     expect(interruptsOf(p.machine, 'iGPU')).toBeGreaterThanOrEqual(1);
-    expect(p.machine.os.lostWakeups()).toEqual([]);
+    expect(p.machine.os.waits.lostWakeups()).toEqual([]);
   });
 
   it('XA-07 a full doorbell ring falls back to the interrupt path and loses nothing', async () => {

@@ -14,7 +14,7 @@ export async function world(options: MachineOptions = {}, processName = 'app'): 
 
 /** The OS's record of a fence, reached through a process handle (white-box checks). */
 export function globalOf(w: { machine: Machine }, process: RuntimeProcess, hSyncObject: number): GlobalFence {
-  return w.machine.os.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject').global;
+  return w.machine.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject').global;
 }
 
 export function monitoredValue(w: { machine: Machine }, process: RuntimeProcess, hSyncObject: number): bigint {

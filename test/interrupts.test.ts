@@ -31,7 +31,7 @@ describe('the native fence signaled interrupt', () => {
         expect(machine.os.counters.fullScans).toBe(1);
         expect(machine.os.counters.fencesScanned).toBe(2); // every fence with a waiter
       }
-      expect(machine.os.pendingWaiters).toBe(1); // `other` still waits
+      expect(machine.os.waits.pendingWaiters).toBe(1); // `other` still waits
     }
   });
 
@@ -53,7 +53,7 @@ describe('the native fence signaled interrupt', () => {
     interrupts = machine.trace.find({ kind: 'interrupt' });
     expect(interrupts).toHaveLength(2);
     expect(interrupts[1].args.pSignaledNativeFenceArray).toBe('NULL');
-    expect(machine.os.pendingWaiters).toBe(0);
+    expect(machine.os.waits.pendingWaiters).toBe(0);
   });
 
   it('INT-03 a destroyed fence in the list bug-checks that adapter only, naming the handle; nothing else is lost', async () => {
@@ -64,12 +64,12 @@ describe('the native fence signaled interrupt', () => {
     const doomed = app.createNativeFence({ hDevice: devBad });
     const stuck = app.createNativeFence({ hDevice: devBad });
     const fine = app.createNativeFence({ hDevice: devGood });
-    const hGlobal = machine.os.resolve(app.kernel, doomed.hSyncObject, 'syncObject', 'h').global.hGlobal;
+    const hGlobal = machine.os.handles.resolve(app.kernel, doomed.hSyncObject, 'syncObject', 'h').global.hGlobal;
     const stuckWait = app.waitAsync({ objects: [stuck.hSyncObject], values: [1n] });
     const fineWait = app.waitAsync({ objects: [fine.hSyncObject], values: [1n] });
     app.destroySynchronizationObject(doomed.hSyncObject);
     // A faulty driver reports the destroyed fence.
-    machine.os.notifyInterrupt(machine.adapters[0].os, {
+    machine.os.interrupts.notifyInterrupt(machine.adapters[0].os, {
       InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: 0, EngineOrdinal: 0, SignaledNativeFenceCount: 1,
       pSignaledNativeFenceArray: [hGlobal], hHWQueue: 0, Flags: { EvaluateLegacyMonitoredFences: false },
     });
@@ -126,8 +126,8 @@ describe('the native fence signaled interrupt', () => {
         raisedChecked++;
       });
       expect(raisedChecked).toBeGreaterThan(5);
-      expect(machine.os.lostWakeups()).toEqual([]);
-      expect(machine.os.pendingWaiters).toBe(0);
+      expect(machine.os.waits.lostWakeups()).toEqual([]);
+      expect(machine.os.waits.pendingWaiters).toBe(0);
     }
   });
 });

@@ -94,7 +94,7 @@ describe('fence storage lifetime', () => {
     const onBehind = app.waitAsync({ objects: [behind.hSyncObject], values: [1n] });
     app.destroySynchronizationObject(f.hSyncObject);
     expect(() => machine.run()).not.toThrow();
-    expect(machine.os.pendingWaiters).toBe(0); // nobody waits forever …
+    expect(machine.os.waits.pendingWaiters).toBe(0); // nobody waits forever …
     expect(machine.summary().adapters[0].blockedQueues).toBe(0); // … and no queue is left blocked
     await expect(onDestroyed).resolves.toMatchObject({ status: 'OBJECT_DESTROYED' });
     await expect(onBehind).resolves.toMatchObject({ status: 'SUCCESS' }); // NF-20: signalled to UINT64_MAX
@@ -117,7 +117,7 @@ describe('a fence twice in one call', () => {
     const again = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice }); // a second handle, same fence
     const other = app.createNativeFence({ hDevice, name: 'other' });
     const g = globalOf(w, app, f.hSyncObject);
-    const before = { events: machine.trace.events.length, waiters: machine.os.pendingWaiters, blocks: g.adapter.core.fenceWaiterCount(g.coreFence) };
+    const before = { events: machine.trace.events.length, waiters: machine.os.waits.pendingWaiters, blocks: g.adapter.core.fenceWaiterCount(g.coreFence) };
     const attempts = [
       { objects: [f.hSyncObject, f.hSyncObject], values: [9n, 9n], waitAny: true },
       { objects: [f.hSyncObject, f.hSyncObject], values: [3n, 9n] },
@@ -133,7 +133,7 @@ describe('a fence twice in one call', () => {
     expect(() => app.waitWithEvent({ objects: [f.hSyncObject, again.hSyncObject], values: [1n, 1n], hAsyncEvent: app.createEvent('e') })).toThrow(/objects\[0\] and objects\[1\] name the same fence/);
     expect(() => app.signal({ objects: [f.hSyncObject, again.hSyncObject], values: [5n, 3n] })).toThrow(/objects\[0\] and objects\[1\] name the same fence \(f\); a signal names each fence at most once/);
     expect(machine.trace.events.length).toBe(before.events);
-    expect(machine.os.pendingWaiters).toBe(before.waiters);
+    expect(machine.os.waits.pendingWaiters).toBe(before.waiters);
     expect(g.adapter.core.fenceWaiterCount(g.coreFence)).toBe(before.blocks);
     expect(app.readFenceValue(f.hSyncObject)).toBe(0n);
     // Waiters popped by the same signal are all woken; nothing throws on the interrupt path either.
@@ -339,7 +339,7 @@ describe('lost wakeups the seeded random test found', () => {
     app.submit({ hHwQueue: q1.hHwQueue, commands: [{ signal: { hSyncObject: g.hSyncObject, value: 1n } }] });
     app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
     machine.run();
-    expect(machine.os.lostWakeups()).toEqual([]);
+    expect(machine.os.waits.lostWakeups()).toEqual([]);
     await expect(onG).resolves.toMatchObject({ status: 'SUCCESS' });
     await expect(onF).resolves.toMatchObject({ status: 'SUCCESS' });
   });
@@ -355,7 +355,7 @@ describe('lost wakeups the seeded random test found', () => {
     B.submit({ hHwQueue: qb.hHwQueue, commands: [{ signal: { hSyncObject: fb.hSyncObject, value: 1n } }] });
     B.destroySynchronizationObject(fb.hSyncObject); // before the GPU ran the signal and before the OS read its log
     machine.run();
-    expect(machine.os.lostWakeups()).toEqual([]);
+    expect(machine.os.waits.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
     const entry = machine.trace.find({ kind: 'os', name: 'log entry read' }).find((e) => e.args.hNativeFence === fb.hSyncObject)!;
     expect(entry.args.fence).toBe('f'); // resolved through the closing handle, not "unknown"
@@ -371,7 +371,7 @@ describe('lost wakeups the seeded random test found', () => {
     expect(app.readFenceValue(kept.hSyncObject)).toBe(1n);
     machine.removeDevice(0, 'test TDR');
     machine.run();
-    expect(machine.os.lostWakeups()).toEqual([]);
+    expect(machine.os.waits.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
     expect(app.readFenceValue(kept.hSyncObject)).toBe(1n); // kept: not signalled to UINT64_MAX
   });
@@ -393,7 +393,7 @@ describe('lost wakeups the seeded random test found', () => {
     const woken = app.waitAsync({ objects: [f1.hSyncObject], values: [4n] }); // on gpu1's record
     app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 4n } }] });
     machine.run();
-    expect(machine.os.lostWakeups()).toEqual([]);
+    expect(machine.os.waits.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
   });
 
@@ -436,7 +436,7 @@ describe('lost wakeups the seeded random test found', () => {
     machine.run(machine.nowNs + 500); // the signal ran on gpu1; its interrupt is on its way
     machine.removeDevice(1, 'test TDR');
     machine.run();
-    expect(machine.os.lostWakeups()).toEqual([]);
+    expect(machine.os.waits.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
   });
 });

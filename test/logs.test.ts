@@ -26,7 +26,7 @@ function setup(options: MachineOptions = {}, optimized = false): Setup {
 }
 
 function kernelQueue(s: Setup, hHwQueue: number): OsHwQueue {
-  return s.m.os.resolve(s.app.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+  return s.m.os.handles.resolve(s.app.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
 }
 function queueLogs(s: Setup, hHwQueue: number) {
   const q = kernelQueue(s, hHwQueue);
@@ -191,7 +191,7 @@ describe('native fence log buffers', () => {
     s.m.run();
     expect([tf.state, tg.state]).toEqual(['done', 'done']);
     expect(s.m.nativeFenceLogs.violations[0].message).toMatch(/FirstFreeEntryIndex 90 is past the last entry \(NumberOfEntries 84\)/);
-    expect(s.m.os.lostWakeups()).toEqual([]);
+    expect(s.m.os.waits.lostWakeups()).toEqual([]);
   });
 
   it('LOG-03 SetNativeFenceLogBuffer at creation, and again with the new location whenever the OS recreates a buffer; the driver writes to the latest', () => {
@@ -251,7 +251,7 @@ describe('native fence log buffers', () => {
     s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(f.hSyncObject, 1)] });
     // Step the core ourselves at GPU time 777, watching memory between steps.
     const layout = readLayout(core);
-    const local = s.m.os.resolve(s.app.kernel, f.hSyncObject, 'syncObject', 'f');
+    const local = s.m.os.handles.resolve(s.app.kernel, f.hSyncObject, 'syncObject', 'f');
     const slot0 = phys + L.headerBytes;
     expect(core.engineSignalWrite(0, s.app.kernel.slot, local.cvGpuVa, 1n)).toBe(0);
     expect(s.app.readFenceValue(f.hSyncObject)).toBe(0n);          // 1. still in the write buffer
@@ -311,7 +311,7 @@ describe('native fence log buffers', () => {
     // H's only entry was overwritten: only the fallback could wake its waiter.
     expect(logs.entries.some((e) => e.fence === 'H')).toBe(false);
     expect(logs.entries.filter((e) => e.kind === 'signals').map((e) => e.value)).toEqual(Array.from({ length: 84 }, (_, i) => BigInt(i + 7)));
-    expect(s.m.os.lostWakeups()).toEqual([]);
+    expect(s.m.os.waits.lostWakeups()).toEqual([]);
     const phys = queueLogs(s, a.hHwQueue).buffers.signals.phys;
     expect(headerWord(s.m, phys)).toEqual({ index: 91 - 84, wraps: 1 });
   });
@@ -494,7 +494,7 @@ describe('optimized native fence signaled interrupt', () => {
     // A driver that names the wrong queue: B runs on engine 1, the interrupt is engine 0's.
     adapter.hardware.onInterrupt = (engine) => {
       adapter.core.engineTakeInterrupt(engine);
-      s.m.os.notifyInterrupt(adapter.os, payload(0, hB));
+      s.m.os.interrupts.notifyInterrupt(adapter.os, payload(0, hB));
     };
     const t = s.app.createThread('w', function* (cpu) { return yield cpu.wait({ objects: [f.hSyncObject], values: [1n] }); });
     s.m.run();
@@ -521,7 +521,7 @@ describe('optimized native fence signaled interrupt', () => {
     let named = hGone;
     adapter.hardware.onInterrupt = (engine) => {
       adapter.core.engineTakeInterrupt(engine);
-      s.m.os.notifyInterrupt(adapter.os, payload(0, named));
+      s.m.os.interrupts.notifyInterrupt(adapter.os, payload(0, named));
     };
     const t1 = s.app.createThread('w1', function* (cpu) { return yield cpu.wait({ objects: [f.hSyncObject], values: [1n] }); });
     s.m.run();
@@ -541,7 +541,7 @@ describe('optimized native fence signaled interrupt', () => {
     expect(t2.state).toBe('done');
     expect(logs.violations.map((x) => x.kind)).toEqual(['interrupt-queue-unknown']);
     expect(logs.violations[0].message).toMatch(/names hHWQueue 0x7777, which is no hardware queue of this adapter/);
-    expect(s.m.os.lostWakeups()).toEqual([]);
+    expect(s.m.os.waits.lostWakeups()).toEqual([]);
   });
 
   it('INT-05 no lost wakeup over random schedules served from the logs, with bursts that overrun them and buffers recreated at random', async () => {
@@ -570,14 +570,14 @@ describe('optimized native fence signaled interrupt', () => {
           }
         }
         s.m.run();
-        expect(s.m.os.lostWakeups(), `seed ${seed} latency ${latency}, before the final signals`).toEqual([]);
+        expect(s.m.os.waits.lostWakeups(), `seed ${seed} latency ${latency}, before the final signals`).toEqual([]);
         s.app.submit({ hHwQueue: queues[0], commands: fences.map((h, i) => signal(h, next[i] + 10n)) });
         s.m.run();
         await new Promise((resolve) => setTimeout(resolve, 0));
         expect(woken, `seed ${seed} latency ${latency}`).toBe(expected);
         overruns += s.m.nativeFenceLogs.counters.overruns;
-        expect(s.m.os.lostWakeups(), `seed ${seed} latency ${latency}`).toEqual([]);
-        expect(s.m.os.pendingWaiters, `seed ${seed} latency ${latency}`).toBe(0);
+        expect(s.m.os.waits.lostWakeups(), `seed ${seed} latency ${latency}`).toEqual([]);
+        expect(s.m.os.waits.pendingWaiters, `seed ${seed} latency ${latency}`).toBe(0);
         expect(s.m.nativeFenceLogs.violations).toEqual([]);
         expect(s.m.nativeFenceLogs.counters.optimizedInterrupts).toBeGreaterThan(0);
       }

@@ -89,7 +89,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     const woken = machine.trace.find({ kind: 'os', name: 'waiter woken' });
     expect(woken.map((e) => String(e.args.waiter))).toEqual(['event e', 'app:five']);
     expect(woken.every((e) => e.timeNs === at)).toBe(true);
-    expect(machine.os.pendingWaiters).toBe(1); // nine
+    expect(machine.os.waits.pendingWaiters).toBe(1); // nine
     const submitted = ddiCalls(machine, 'DxgkDdiSubmitCommand');
     expect(submitted).toHaveLength(1);
     expect(submitted[0].timeNs).toBe(at);
@@ -145,7 +145,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     // Destroying the fence releases its waiter.
     app.destroySynchronizationObject(b.hSyncObject);
     expect(machine.trace.find({ kind: 'os', name: 'waiter released' }).some((e) => e.args.status === 'OBJECT_DESTROYED')).toBe(true);
-    expect(machine.os.pendingWaiters).toBe(0);
+    expect(machine.os.waits.pendingWaiters).toBe(0);
   });
 
   it('MF-04 a GPU signal is a fence write in the context stream followed by a monitored fence signaled interrupt (never a native one)', async () => {
@@ -303,7 +303,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     expect(scans[0].args).toMatchObject({ process: 'app', fences: ['F'], values: ['5'] });
     expect((waiter.result as WaitResult).timeNs).toBe(completed[0].timeNs);
     expect(machine.summary().legacy).toMatchObject({ dmaCompletedInterrupts: 1, scans: 1, fencesExamined: 1 });
-    expect(machine.os.pendingWaiters).toBe(1); // the other process's waiter, not this process's fence
+    expect(machine.os.waits.pendingWaiters).toBe(1); // the other process's waiter, not this process's fence
 
     // Every completion scans: three more buffers, three more scans.
     for (let i = 0; i < 3; i++) app.submitCommand({ hContext: ctx, commands: [{ work: { durationNs: 100 } }] });
@@ -374,7 +374,7 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
     const ctx = app.createContext({ hDevice, engine: 0 });
     const edge = last + WINDOW;      // 0x2_0FFF_FFFF: crosses 2^33 in the low half
     const past = last + WINDOW + 1n;
-    const waiters = machine.os.pendingWaiters;
+    const waiters = machine.os.waits.pendingWaiters;
     const traceLength = machine.trace.events.length;
 
     const e = failure(() => app.waitAsync({ objects: [f.hSyncObject], values: [past] }).catch(() => {}));
@@ -387,7 +387,7 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
     expect(failure(() => app.signalSynchronizationObjectFromGpu({ hContext: ctx, objects: [f.hSyncObject], values: [past] })).message).toMatch(/UINT32_MAX\/2/);
     expect(failure(() => app.submitCommand({ hContext: ctx, commands: [{ fenceWrite: { hSyncObject: f.hSyncObject, value: past } }] })).message).toMatch(/UINT32_MAX\/2/);
     expect(failure(() => app.signal({ objects: [f.hSyncObject], values: [last - WINDOW - 1n], flags: { allowFenceRewind: true } })).message).toMatch(/UINT32_MAX\/2/);
-    expect(machine.os.pendingWaiters).toBe(waiters);
+    expect(machine.os.waits.pendingWaiters).toBe(waiters);
     expect(machine.trace.events.length).toBe(traceLength); // not even traced as a call
     expect(app.readFenceValue(f.hSyncObject)).toBe(last);
 

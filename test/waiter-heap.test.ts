@@ -5,29 +5,29 @@
 // arrival) says what each pop must return.
 import { describe, it, expect } from 'vitest';
 import { createMachine, Random, type CoreExports, type Machine } from '../src/index.js';
+import { coreWaiters, type CoreWaiters } from './core-waiters.js';
 
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
-const E_BAD_WAIT_BLOCK = -10;
+const E_BAD_WAITER = -21;
 
 interface Waiter { block: number; value: bigint; waiter: number; order: number }
 
-async function heapRig(waitBlocks = 8192): Promise<{ machine: Machine; core: CoreExports; fence: () => number; arrivalAddress: number }> {
+async function heapRig(waitBlocks = 8192): Promise<{ machine: Machine; core: CoreExports; waiters: CoreWaiters; fence: () => number; arrivalAddress: number }> {
   const machine = await createMachine({ seed: 7, trace: false, adapters: [{ limits: { waitBlocks, waitersPerFence: waitBlocks } }] });
   const core = machine.adapter(0).core;
   const L = machine.layout;
   const fence = () => { const id = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0); expect(id).toBeGreaterThan(0); return id; };
   const arrivalAddress = machine.adapters[0].privateBase + (core.ADAPTER_ARRIVAL_SEQUENCE_OFFSET as WebAssembly.Global).value;
-  return { machine, core, fence, arrivalAddress };
+  return { machine, core, waiters: coreWaiters(machine, core), fence, arrivalAddress };
 }
 
-/** Pops everything <= current through fenceSatisfy (8 at a time) and returns the waiter ids in pop order. */
-function satisfy(machine: Machine, core: CoreExports, fence: number, current: bigint): number[] {
+/** Pops everything <= current through fenceSatisfy (8 at a time) and returns the waiter ids in pop order (each retired). */
+function satisfy(waiters: CoreWaiters, fence: number, current: bigint): number[] {
   const woken: number[] = [];
   for (;;) {
-    const n = core.fenceSatisfy(fence, current, 8);
-    const out = new Uint32Array(machine.memory.buffer, core.outBufferAddress(), n * 2);
-    for (let i = 0; i < n; i++) woken.push(out[2 * i]);
-    if (n < 8) return woken;
+    const popped = waiters.satisfy(fence, current, 8);
+    woken.push(...popped);
+    if (popped.length < 8) return woken;
   }
 }
 
@@ -37,14 +37,14 @@ const expectedOrder = (live: Iterable<Waiter>, current: bigint) => [...live].fil
 
 describe('the core waiter heap', () => {
   it('NF-03 long runs of equal values pop in exact arrival order, through partial bottom groups and retirements of root, last and middle entries', async () => {
-    const { machine, core, fence } = await heapRig();
+    const { core, waiters, fence } = await heapRig();
     const f = fence();
     const random = new Random(31);
     const live = new Map<number, Waiter>();
     let order = 0;
     for (let i = 0; i < 3001; i++) { // three values, ~1000 waiters each; 3001 leaves the last 4-group partial
       const value = BigInt(1 + random.below(3));
-      const block = core.waitBlockAdd(f, value, 10_000 + i);
+      const block = waiters.add(f, value, 10_000 + i);
       expect(block).toBeGreaterThan(0);
       live.set(block, { block, value, waiter: 10_000 + i, order: order++ });
     }
@@ -54,51 +54,61 @@ describe('the core waiter heap', () => {
     const root = expectedOrder(live.values(), UINT64_MAX)[0];
     const rootBlock = [...live.values()].find((w) => w.waiter === root)!.block;
     for (const block of [rootBlock, byOrder[byOrder.length - 1].block]) {
-      expect(core.waitBlockRemove(block)).toBe(0);
+      expect(waiters.remove(block)).toBe(1);
       live.delete(block);
     }
     for (let k = 0; k < 500; k++) {
       const blocks = [...live.keys()];
       const block = blocks[random.below(blocks.length)];
-      expect(core.waitBlockRemove(block)).toBe(0);
+      expect(waiters.remove(block)).toBe(1);
       live.delete(block);
       if (k % 50 === 0) expect(core.heapCheck(f)).toBe(0);
     }
     expect(core.fenceWaiterCount(f)).toBe(live.size);
     expect(BigInt.asUintN(64, core.fenceMinWaited(f))).toBe(1n);
     // Two values are satisfied, then the third: every pop in (value, arrival) order.
-    expect(satisfy(machine, core, f, 2n)).toEqual(expectedOrder(live.values(), 2n));
+    expect(satisfy(waiters, f, 2n)).toEqual(expectedOrder(live.values(), 2n));
     for (const [block, w] of live) if (w.value <= 2n) live.delete(block);
     expect(core.heapCheck(f)).toBe(0);
     expect(BigInt.asUintN(64, core.fenceMinWaited(f))).toBe(3n);
-    expect(satisfy(machine, core, f, 3n)).toEqual(expectedOrder(live.values(), 3n));
+    expect(satisfy(waiters, f, 3n)).toEqual(expectedOrder(live.values(), 3n));
     expect(core.fenceWaiterCount(f)).toBe(0);
     expect(BigInt.asUintN(64, core.fenceMonitoredTarget(f))).toBe(UINT64_MAX);
   });
 
-  it('NF-03 retiring a wait block twice, one never handed out, 0 or past the table is E_BAD_WAIT_BLOCK and changes nothing; a freed block comes back as a new waiter', async () => {
-    const { machine, core, fence } = await heapRig(64);
+  it('NF-03 retiring a waiter twice, one never made, 0 or no record at all is E_BAD_WAITER and changes nothing; a freed block comes back as a new waiter', async () => {
+    const { machine, core, waiters, fence } = await heapRig(64);
     const f = fence();
-    const a = core.waitBlockAdd(f, 5n, 1), b = core.waitBlockAdd(f, 5n, 2), c = core.waitBlockAdd(f, 4n, 3);
-    expect(core.waitBlockRemove(b)).toBe(0);
-    for (const bad of [b, 0, 65, 0xffff_ffff, 40]) expect(core.waitBlockRemove(bad)).toBe(E_BAD_WAIT_BLOCK);
+    const a = waiters.add(f, 5n, 1), b = waiters.add(f, 5n, 2), c = waiters.add(f, 4n, 3);
+    const recordB = waiters.recordOf(b);
+    expect(waiters.remove(b)).toBe(1); // its block left the heap of f: f's MonitoredValue needs the refresh
+    const neverMade = recordB + 8 * 16; // a record of the table no waiterCreate handed out
+    for (const bad of [recordB, 0, neverMade, 0xffff_fff8, 40]) expect(core.waiterRetire(bad)).toBe(E_BAD_WAITER);
     expect(core.fenceWaiterCount(f)).toBe(2);
     expect(core.heapCheck(f)).toBe(0);
-    const again = core.waitBlockAdd(f, 5n, 4); // the free list hands b's block out again, as a later arrival
+    const again = waiters.add(f, 5n, 4); // the free list hands b's block out again, as a later arrival
     expect(again).toBe(b);
-    expect(satisfy(machine, core, f, 5n)).toEqual([3, 1, 4]);
-    expect([a, c].map((block) => core.waitBlockRemove(block))).toEqual([E_BAD_WAIT_BLOCK, E_BAD_WAIT_BLOCK]);
+    const records = [a, c].map((block) => waiters.recordOf(block));
+    expect(satisfy(waiters, f, 5n)).toEqual([3, 1, 4]);
+    expect(records.map((record) => core.waiterRetire(record))).toEqual([E_BAD_WAITER, E_BAD_WAITER]); // retired when satisfied
     // All 64 wait blocks can be live at once, and the 65th add fails with nothing changed.
     const g = fence();
-    for (let i = 0; i < 64; i++) expect(core.waitBlockAdd(g, BigInt(100 - i), i)).toBeGreaterThan(0);
-    expect(core.waitBlockAdd(g, 1n, 99)).toBe(-9); // E_NO_WAIT_BLOCKS
+    for (let i = 0; i < 63; i++) expect(waiters.add(g, BigInt(100 - i), i)).toBeGreaterThan(0);
+    // The 64th waiter names two fences: its first block is the last free one, its second fails, and
+    // a 65th waiter finds no record (a waiter takes one record, so records run out with the blocks).
+    const two = core.waiterCreate(63, machine.layout.waiterModeAll);
+    expect(two).toBeGreaterThan(0);
+    expect(core.waitBlockAdd(g, 37n, two, 0)).toBeGreaterThan(0);
+    expect(core.waitBlockAdd(f, 1n, two, 1)).toBe(-9); // E_NO_WAIT_BLOCKS
+    expect(core.waiterCreate(99, machine.layout.waiterModeAll)).toBe(-20); // E_NO_WAITERS
+    expect(core.fenceWaiterCount(f)).toBe(0);
     expect(core.fenceWaiterCount(g)).toBe(64);
     expect(BigInt.asUintN(64, core.fenceMinWaited(g))).toBe(37n);
     expect(core.heapCheck(g)).toBe(0);
   });
 
   it('NF-03 when the adapter\'s 32-bit arrival sequence runs out, every heap is renumbered in arrival order: ties stay exact across the wrap', async () => {
-    const { machine, core, fence, arrivalAddress } = await heapRig();
+    const { machine, core, waiters, fence, arrivalAddress } = await heapRig();
     const view = new DataView(machine.memory.buffer);
     const fences = [fence(), fence(), fence()];
     const live = fences.map(() => new Map<number, Waiter>());
@@ -109,7 +119,7 @@ describe('the core waiter heap', () => {
       if (view.getUint32(arrivalAddress, true) === 0xffff_ffff) renumberedTo = Math.max(...live.map((m) => m.size));
       else if (renumberedTo >= 0) addsSince++;
       const waiter = order + 1;
-      const block = core.waitBlockAdd(fences[k], value, waiter);
+      const block = waiters.add(fences[k], value, waiter);
       expect(block).toBeGreaterThan(0);
       live[k].set(block, { block, value, waiter, order: order++ });
     };
@@ -118,20 +128,20 @@ describe('the core waiter heap', () => {
     for (let i = 0; i < 600; i++) add(random.below(3), BigInt(1 + random.below(4)));
     for (let i = 0; i < 60; i++) { // some retired before the wrap
       const k = random.below(3); const blocks = [...live[k].keys()];
-      if (blocks.length) { const block = blocks[random.below(blocks.length)]; expect(core.waitBlockRemove(block)).toBe(0); live[k].delete(block); }
+      if (blocks.length) { const block = blocks[random.below(blocks.length)]; expect(waiters.remove(block)).toBe(1); live[k].delete(block); }
     }
     for (let i = 0; i < 300; i++) add(random.below(3), BigInt(1 + random.below(4))); // crosses 2^32 - 1: renumbered once
     expect(renumberedTo).toBeGreaterThan(0);
     expect(view.getUint32(arrivalAddress, true)).toBe(renumberedTo + addsSince + 1); // restarted after the largest heap, not wrapped
     fences.forEach((f) => expect(core.heapCheck(f)).toBe(0));
     for (let k = 0; k < 3; k++) {
-      expect(satisfy(machine, core, fences[k], 2n)).toEqual(expectedOrder(live[k].values(), 2n));
+      expect(satisfy(waiters, fences[k], 2n)).toEqual(expectedOrder(live[k].values(), 2n));
       for (const [block, w] of live[k]) if (w.value <= 2n) live[k].delete(block);
     }
     for (let i = 0; i < 200; i++) add(random.below(3), BigInt(2 + random.below(3))); // later arrivals tie with older ones
     for (let k = 0; k < 3; k++) {
       expect(core.heapCheck(fences[k])).toBe(0);
-      expect(satisfy(machine, core, fences[k], UINT64_MAX)).toEqual(expectedOrder(live[k].values(), UINT64_MAX));
+      expect(satisfy(waiters, fences[k], UINT64_MAX)).toEqual(expectedOrder(live[k].values(), UINT64_MAX));
       expect(core.fenceWaiterCount(fences[k])).toBe(0);
     }
   });

@@ -1,4 +1,6 @@
 import { describe, it, expect } from 'vitest';
+import { coreWaiters } from './core-waiters.js';
+import { updateCurrentValuesFromCpu } from '../src/os/objects.js';
 import { Random, WddmError } from '../src/index.js';
 import { world, globalOf, monitoredValue, ddiCalls, UINT64_MAX } from './helpers.js';
 
@@ -39,16 +41,17 @@ describe('CPU waiters and MonitoredValue', () => {
     expect(woken).toEqual(['d', 'b', 'a', 'c', 'e']);
 
     const g = globalOf(w, app, f.hSyncObject);
-    const core = g.adapter.core;
+    const core = machine.adapters[0].core;
+    const waiters = coreWaiters(machine, core);
     const random = new Random(9);
     const live: number[] = [];
     for (let i = 0; i < 3000; i++) {
       if (live.length && random.next() < 0.4) {
         const k = random.below(live.length);
-        expect(core.waitBlockRemove(live[k])).toBe(0);
+        expect(waiters.remove(live[k])).toBe(1);
         live.splice(k, 1);
       } else {
-        const block = core.waitBlockAdd(g.coreFence, BigInt(4 + random.below(500)), 1);
+        const block = waiters.add(g.coreFence, BigInt(4 + random.below(500)), 1000 + i);
         expect(block).toBeGreaterThan(0);
         live.push(block);
       }
@@ -89,7 +92,7 @@ describe('CPU waiters and MonitoredValue', () => {
     expect(r.timedOut).toMatchObject({ status: 'TIMEOUT', immediate: false });
     expect(r.atOnce).toMatchObject({ status: 'SUCCESS', immediate: true });
     expect(machine.os.counters.waitersAdded - addedBefore).toBe(1); // only the timed-out wait added one
-    expect(machine.os.pendingWaiters).toBe(0);
+    expect(machine.os.waits.pendingWaiters).toBe(0);
   });
 
   it('NF-08 rejects more than 32 objects, mismatched arrays and a full waiter heap, changing nothing', async () => {
@@ -112,7 +115,7 @@ describe('CPU waiters and MonitoredValue', () => {
     expect(monitoredValue(w, app, f.hSyncObject)).toBe(mv);
     expect(ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues').filter((e) => e.seq > before)).toHaveLength(0);
     app.signal({ objects: [f.hSyncObject], values: [4n] });
-    expect(machine.os.pendingWaiters).toBe(0);
+    expect(machine.os.waits.pendingWaiters).toBe(0);
   });
 });
 
@@ -222,8 +225,8 @@ describe('signals and interrupts', () => {
         app.submit({ hHwQueue: queues[0], commands: fences.map((h, i) => ({ signal: { hSyncObject: h, value: next[i] + 10n } })) });
         machine.run();
         await new Promise((r) => setTimeout(r, 0));
-        expect(machine.os.lostWakeups(), `seed ${seed} ${payload}`).toEqual([]);
-        expect(machine.os.pendingWaiters).toBe(0);
+        expect(machine.os.waits.lostWakeups(), `seed ${seed} ${payload}`).toEqual([]);
+        expect(machine.os.waits.pendingWaiters).toBe(0);
         expect(woken).toBe(expected);
         const s = machine.summary();
         // Every interrupt is handled once and either wakes a waiter or is counted as spurious (the next test pins the count).
@@ -282,10 +285,10 @@ describe('signals and interrupts', () => {
       expect(machine.trace.find({ kind: 'cmp', name: 'interrupt raised' })).toHaveLength(barrier ? 1 : 0);
       if (barrier) {
         expect(status).toBe('SUCCESS');
-        expect(machine.os.lostWakeups()).toEqual([]);
+        expect(machine.os.waits.lostWakeups()).toEqual([]);
       } else {
         expect(status).toBe('waiting');
-        expect(machine.os.lostWakeups()).toEqual([{ waiter: 'app:async', fence: g.label, value: 10n, currentValue: 10n }]);
+        expect(machine.os.waits.lostWakeups()).toEqual([{ waiter: 'app:async', fence: g.label, value: 10n, currentValue: 10n }]);
       }
     }
   });
@@ -373,9 +376,9 @@ describe('signals and interrupts', () => {
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: fences[0], value: 1n } }, { wait: { hSyncObject: fences[1], value: 3n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
     machine.run();
     expect(machine.summary().adapters[0].blockedQueues).toBe(1);
-    const g = machine.os.resolve(app.kernel, fences[1], 'syncObject', 'h').global;
+    const g = machine.os.handles.resolve(app.kernel, fences[1], 'syncObject', 'h').global;
     g.adapter.core.cpuWriteCurrentValue(g.coreFence, 3n); // as if another adapter wrote the shared word
-    machine.os.ddiUpdateCurrentValuesFromCpu(g.adapter, [g], [3n], true);
+    updateCurrentValuesFromCpu(machine.port, g.adapter, [g], [3n], true);
     machine.run();
     expect(app.readFenceValue(done.hSyncObject)).toBe(1n);
     expect(ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu').at(-1)!.args.NotificationOnly).toBe(true);
@@ -429,7 +432,7 @@ describe('GPU faults', () => {
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 1000 } }] });
     // A broken UMD writes a wait whose GPU VA is one page past the fence's mapping (a destroyed fence's
     // storage is never unmapped while a command names it, src/os/lifetime.ts; only a bad ring write faults).
-    const queue = machine.os.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
+    const queue = machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
     machine.adapters[0].driver.userMode.submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: [
       { op: 'wait', gpuVa: f.mapping.CurrentValueGpuVa + 0x10_0000n, value: 1n, handle: f.hSyncObject },
     ] });

@@ -163,8 +163,9 @@ int32_t core_fenceDestroy(uint32_t fence) { return (int32_t)Z_coreZ_fenceDestroy
 int32_t core_fenceSetDriverHandle(uint32_t fence, uint32_t handle) { return (int32_t)Z_coreZ_fenceSetDriverHandle(&instance, fence, handle); }
 uint32_t core_fenceCurrentValueAddress(uint32_t fence) { return Z_coreZ_fenceCurrentValueAddress(&instance, fence); }
 uint32_t core_fenceMonitoredValueAddress(uint32_t fence) { return Z_coreZ_fenceMonitoredValueAddress(&instance, fence); }
-int32_t core_waitBlockAdd(uint32_t fence, uint64_t value, uint32_t waiter) { return (int32_t)Z_coreZ_waitBlockAdd(&instance, fence, value, waiter); }
-int32_t core_waitBlockRemove(uint32_t waitBlock) { return (int32_t)Z_coreZ_waitBlockRemove(&instance, waitBlock); }
+int32_t core_waiterCreate(uint32_t hostId, uint32_t mode) { return (int32_t)Z_coreZ_waiterCreate(&instance, hostId, mode); }
+int32_t core_waitBlockAdd(uint32_t fence, uint64_t value, uint32_t waiter, uint32_t entry) { return (int32_t)Z_coreZ_waitBlockAdd(&instance, fence, value, waiter, entry); }
+int32_t core_waiterRetire(uint32_t waiter) { return (int32_t)Z_coreZ_waiterRetire(&instance, waiter); }
 int32_t core_fenceSatisfy(uint32_t fence, uint64_t currentValue, uint32_t limit) { return (int32_t)Z_coreZ_fenceSatisfy(&instance, fence, currentValue, limit); }
 uint64_t core_fenceMonitoredTarget(uint32_t fence) { return Z_coreZ_fenceMonitoredTarget(&instance, fence); }
 uint32_t core_fenceWaiterCount(uint32_t fence) { return Z_coreZ_fenceWaiterCount(&instance, fence); }

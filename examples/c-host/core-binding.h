@@ -31,7 +31,8 @@
   X(ADAPTER_OUT_CAPACITY_OFFSET)                                                 \
   X(STEP_REPORT_BYTES) X(STEP_REPORT_VALUE_OFFSET) X(STEP_REPORT_OP_OFFSET)      \
   X(INTERRUPT_HANDLE_BYTES) X(SATISFIED_WAIT_BYTES)                              \
-  X(SATISFIED_WAIT_WAITER_OFFSET) X(SATISFIED_WAIT_BLOCK_OFFSET)                 \
+  X(SATISFIED_WAIT_WAITER_OFFSET) X(SATISFIED_WAIT_ENTRY_OFFSET)                 \
+  X(SATISFIED_WAIT_COMPLETED_OFFSET) X(WAITER_MODE_ALL)                          \
   X(HEAP_MIN_CLASS) X(HEAP_MAX_CLASS) X(FENCE_KIND_NATIVE) X(MEMORY_SYSTEM)      \
   X(OP_WAIT) X(OP_SIGNAL)                                                        \
   X(STEP_IDLE) X(STEP_DONE) X(STEP_BLOCKED) X(STEP_WORK) X(STEP_INTERRUPT)       \
@@ -50,8 +51,8 @@
   X(E_NO_FENCE_RECORDS) X(E_NO_PAGE_DESCRIPTORS) X(E_BAD_FENCE) X(E_HEAP_FULL)   \
   X(E_NO_WAIT_BLOCKS) X(E_BAD_WAIT_BLOCK) X(E_NO_GPU_VA) X(E_BAD_PROCESS)        \
   X(E_NO_QUEUES) X(E_BAD_QUEUE) X(E_RING_FULL) X(E_GPU_PAGE_FAULT)               \
-  X(E_BAD_ENGINE) X(E_BAD_ARGUMENT) X(E_LOG_CORRUPT) X(E_DOORBELL_FULL)          \
-  X(E_BAD_DOORBELL)
+  X(E_BAD_ENGINE) X(E_BAD_ARGUMENT) X(E_LOG_CORRUPT) X(E_NO_WAITERS)            \
+  X(E_BAD_WAITER) X(E_DOORBELL_FULL) X(E_BAD_DOORBELL)
 
 /* One field per constant, with the value the module exports (core_open fills it). */
 typedef struct {
@@ -110,8 +111,9 @@ int32_t core_fenceDestroy(uint32_t fence);
 int32_t core_fenceSetDriverHandle(uint32_t fence, uint32_t handle);
 uint32_t core_fenceCurrentValueAddress(uint32_t fence);
 uint32_t core_fenceMonitoredValueAddress(uint32_t fence);
-int32_t core_waitBlockAdd(uint32_t fence, uint64_t value, uint32_t waiter);
-int32_t core_waitBlockRemove(uint32_t waitBlock);
+int32_t core_waiterCreate(uint32_t hostId, uint32_t mode);
+int32_t core_waitBlockAdd(uint32_t fence, uint64_t value, uint32_t waiter, uint32_t entry);
+int32_t core_waiterRetire(uint32_t waiter);
 int32_t core_fenceSatisfy(uint32_t fence, uint64_t currentValue, uint32_t limit);
 uint64_t core_fenceMonitoredTarget(uint32_t fence);
 uint32_t core_fenceWaiterCount(uint32_t fence);

@@ -43,7 +43,7 @@
 #include "wasm-rt-impl.h" /* wasm_rt_impl_try: where a trap in the core lands */
 
 /* The ABI version this host was written for (docs/ABI.md, ABI_VERSION). */
-#define HOST_ABI_VERSION 4u
+#define HOST_ABI_VERSION 5u
 
 #define K core_constants
 
@@ -135,7 +135,8 @@ static void check_layout(void) {
   field_fits("STEP_REPORT_VALUE_OFFSET", K.STEP_REPORT_VALUE_OFFSET, 8, "STEP_REPORT_BYTES", K.STEP_REPORT_BYTES);
   field_fits("STEP_REPORT_OP_OFFSET", K.STEP_REPORT_OP_OFFSET, 4, "STEP_REPORT_BYTES", K.STEP_REPORT_BYTES);
   field_fits("SATISFIED_WAIT_WAITER_OFFSET", K.SATISFIED_WAIT_WAITER_OFFSET, 4, "SATISFIED_WAIT_BYTES", K.SATISFIED_WAIT_BYTES);
-  field_fits("SATISFIED_WAIT_BLOCK_OFFSET", K.SATISFIED_WAIT_BLOCK_OFFSET, 4, "SATISFIED_WAIT_BYTES", K.SATISFIED_WAIT_BYTES);
+  field_fits("SATISFIED_WAIT_ENTRY_OFFSET", K.SATISFIED_WAIT_ENTRY_OFFSET, 4, "SATISFIED_WAIT_BYTES", K.SATISFIED_WAIT_BYTES);
+  field_fits("SATISFIED_WAIT_COMPLETED_OFFSET", K.SATISFIED_WAIT_COMPLETED_OFFSET, 4, "SATISFIED_WAIT_BYTES", K.SATISFIED_WAIT_BYTES);
   if (K.INTERRUPT_HANDLE_BYTES < 4) refuse("layout: INTERRUPT_HANDLE_BYTES (%u) cannot hold a 32-bit driver handle", K.INTERRUPT_HANDLE_BYTES);
   if (K.STEP_REPORT_BYTES > OUT_WORDS * 4u || (uint64_t)SATISFY_LIMIT * K.SATISFIED_WAIT_BYTES > OUT_WORDS * 4u) {
     refuse("layout: STEP_REPORT_BYTES (%u) or %u x SATISFIED_WAIT_BYTES (%u) does not fit the host's %u-word out buffer",
@@ -187,15 +188,30 @@ typedef struct {
   uint64_t monitored; /* the MonitoredValue the OS last asked the CMP for */
 } host_fence_t;
 
-/* Pops the waiters `current` satisfies; prints each (waiter, wait block) pair from the out buffer. */
+/* Each waiter's record (waiterCreate's address), by the host's waiter id. */
+static uint32_t waiter_record[8];
+
+/*
+ * Pops the waiters `current` satisfies; prints each SatisfiedWait (waiter,
+ * entry, completed) from the out buffer, then retires each completed waiter
+ * (its record and blocks go back; nothing else may happen in between).
+ */
 static uint32_t satisfy(const host_fence_t *fence, uint64_t current) {
   uint32_t total = 0;
   for (;;) {
     int32_t popped = check(core_fenceSatisfy(fence->id, current, SATISFY_LIMIT), "fenceSatisfy");
     uint32_t out = core_outBufferAddress();
+    uint32_t completed[SATISFY_LIMIT];
+    uint32_t done = 0;
     for (int32_t i = 0; i < popped; i++) {
       uint32_t record = out + K.SATISFIED_WAIT_BYTES * (uint32_t)i; /* SatisfiedWait i */
-      printf("satisfied waiter=%u block=%u\n", memory_read_u32(record + K.SATISFIED_WAIT_WAITER_OFFSET), memory_read_u32(record + K.SATISFIED_WAIT_BLOCK_OFFSET));
+      uint32_t waiter = memory_read_u32(record + K.SATISFIED_WAIT_WAITER_OFFSET);
+      uint32_t finished = memory_read_u32(record + K.SATISFIED_WAIT_COMPLETED_OFFSET);
+      printf("satisfied waiter=%u entry=%u completed=%u\n", waiter, memory_read_u32(record + K.SATISFIED_WAIT_ENTRY_OFFSET), finished);
+      if (finished) completed[done++] = waiter;
+    }
+    for (uint32_t k = 0; k < done; k++) {
+      printf("waiter-retire waiter=%u fences=%d\n", completed[k], check(core_waiterRetire(waiter_record[completed[k]]), "waiterRetire"));
     }
     total += (uint32_t)popped;
     if (popped < SATISFY_LIMIT) return total;
@@ -229,7 +245,8 @@ static void refresh(host_fence_t *fence) {
 }
 
 static int32_t add_waiter(host_fence_t *fence, uint32_t waiter, uint64_t value) {
-  int32_t block = check(core_waitBlockAdd(fence->id, value, waiter), "waitBlockAdd");
+  waiter_record[waiter] = (uint32_t)check(core_waiterCreate(waiter, K.WAITER_MODE_ALL), "waiterCreate");
+  int32_t block = check(core_waitBlockAdd(fence->id, value, waiter_record[waiter], 0), "waitBlockAdd");
   printf("waiter-add waiter=%u value=%" PRIu64 " block=%d waiters=%u\n", waiter, value, block, core_fenceWaiterCount(fence->id));
   refresh(fence); /* the order rule: every add is followed by the MonitoredValue update */
   return block;
@@ -377,9 +394,9 @@ static void run_sequence(const char *corrupt_region) {
   if (gpu_step(queue, 2000, &fence) == (int32_t)K.STEP_INTERRUPT) service_interrupt(&fence);
   gpu_step(queue, 3000, &fence);
 
-  /* Waiter 3 gives up (a timeout): its wait block is retired, then the refresh. */
-  check(core_waitBlockRemove((uint32_t)third), "waitBlockRemove");
-  printf("waiter-remove waiter=3 block=%d waiters=%u\n", third, core_fenceWaiterCount(fence.id));
+  /* Waiter 3 gives up (a timeout): it is retired (its block leaves the heap of one fence), then the refresh. */
+  int32_t changed = check(core_waiterRetire(waiter_record[3]), "waiterRetire");
+  printf("waiter-remove waiter=3 block=%d fences=%d waiters=%u\n", third, changed, core_fenceWaiterCount(fence.id));
   refresh(&fence);
 
   /* Signal 9 satisfies waiter 1. */

@@ -60,13 +60,23 @@ function check(result, what) {
 
 // ───────────────────────────── the OS's part ─────────────────────────────
 
+/** Each waiter's record (waiterCreate's address), by the host's waiter id. */
+const waiterRecord = [];
+
 function satisfy(fence, current) {
   let total = 0;
   for (;;) {
     const popped = check(core.fenceSatisfy(fence.id, current, SATISFY_LIMIT), 'fenceSatisfy');
     const out = u32(core.outBufferAddress());
     const at = layout.out.satisfied; // SatisfiedWait records
-    for (let i = 0; i < popped; i++) print(`satisfied waiter=${readU32(out + at.bytes * i + at.waiter)} block=${readU32(out + at.bytes * i + at.waitBlock)}`);
+    const completed = [];
+    for (let i = 0; i < popped; i++) {
+      const waiter = readU32(out + at.bytes * i + at.waiter);
+      const finished = readU32(out + at.bytes * i + at.completed);
+      print(`satisfied waiter=${waiter} entry=${readU32(out + at.bytes * i + at.entry)} completed=${finished}`);
+      if (finished) completed.push(waiter);
+    }
+    for (const waiter of completed) print(`waiter-retire waiter=${waiter} fences=${check(core.waiterRetire(waiterRecord[waiter]), 'waiterRetire')}`);
     total += popped;
     if (popped < SATISFY_LIMIT) return total;
   }
@@ -93,7 +103,8 @@ function refresh(fence) {
 }
 
 function addWaiter(fence, waiter, value) {
-  const block = check(core.waitBlockAdd(fence.id, value, waiter), 'waitBlockAdd');
+  waiterRecord[waiter] = check(core.waiterCreate(waiter, layout.waiterModeAll), 'waiterCreate');
+  const block = check(core.waitBlockAdd(fence.id, value, waiterRecord[waiter], 0), 'waitBlockAdd');
   print(`waiter-add waiter=${waiter} value=${value} block=${block} waiters=${u32(core.fenceWaiterCount(fence.id))}`);
   refresh(fence);
   return block;
@@ -213,8 +224,8 @@ gpuStep(queue, 1000n, fence);
 if (gpuStep(queue, 2000n, fence) === layout.stepInterrupt) serviceInterrupt(fence);
 gpuStep(queue, 3000n, fence);
 
-check(core.waitBlockRemove(third), 'waitBlockRemove');
-print(`waiter-remove waiter=3 block=${third} waiters=${u32(core.fenceWaiterCount(fence.id))}`);
+const changed = check(core.waiterRetire(waiterRecord[3]), 'waiterRetire');
+print(`waiter-remove waiter=3 block=${third} fences=${changed} waiters=${u32(core.fenceWaiterCount(fence.id))}`);
 refresh(fence);
 
 check(core.queuePush(queue, layout.opSignal, fence.id, 9n, va, USER_HANDLE), 'queuePush');

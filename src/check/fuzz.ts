@@ -348,7 +348,7 @@ function digest(s: Sequence): string {
   }
   for (const q of s.queues) {
     try {
-      const queue = m.os.resolve(s.processes[q.p].kernel, q.h, 'hwQueue', 'hHwQueue');
+      const queue = m.os.handles.resolve(s.processes[q.p].kernel, q.h, 'hwQueue', 'hHwQueue');
       parts.push(`q${q.h}:${ringLength(m, queue)}:${queue.references.commands.length - queue.references.head}`);
     } catch (error) { parts.push(`q${q.h}:${(error as Error).message}`); }
   }
@@ -383,7 +383,7 @@ function checkFaults(s: Sequence): string | undefined {
 function checkQuiet(s: Sequence): string | undefined {
   const m = s.machine;
   if (m.summary().bugChecks.length) return `bug check: ${m.summary().bugChecks.map((b) => `${b.adapter}: ${b.code}: ${b.message}`).join('; ')}`;
-  for (const w of m.os.pendingWaiterList()) {
+  for (const w of m.os.waits.pendingWaiterList()) {
     const reached = w.waits.map((x) => !x.fence.destroyed && x.fence.currentValue() >= x.value);
     if (w.mode === 'all' ? reached.every(Boolean) : reached.some(Boolean)) {
       return `lost wakeup: waiter ${w.label} (${w.mode}) still waits for ${w.waits.map((x) => `${x.fence.label}>=${x.value} (now ${x.fence.currentValue()})`).join(', ')}`;

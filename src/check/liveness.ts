@@ -153,7 +153,7 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
   // CPU waiters
   const waiterItems = new Map<object, Item[]>();
   const waiterById = new Map<number, Item>();
-  for (const w of os.pendingWaiterList()) {
+  for (const w of os.waits.pendingWaiterList()) {
     const item: Item = { name: `waiter ${w.label}`, alive: w.timed, needs: [], signals: [], anyValue: false };
     waiterById.set(w.id, item);
     if (w.owner.tag) {

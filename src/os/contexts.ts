@@ -24,32 +24,39 @@
 
 import { WddmError, invalid } from '../errors.js';
 import type { ContextCommand, DmaCompletedInterrupt } from '../driver/ddi.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { Scheduler } from '../scheduler.js';
+import type { Trace } from '../trace.js';
 import { hex } from '../wddm.js';
 import * as v from '../validate.js';
-import type { Dxgkrnl, GlobalFence, OsAdapter, OsDevice, Process } from './dxgkrnl.js';
+import type { Handles } from './handles.js';
+import type { MonitoredFences } from './monitored.js';
+import { requireRunning, type GlobalFence, type OsAdapter, type OsContext, type Process } from './objects.js';
 
-type Packet =
-  /** `fences`: the fence each fence-write command writes, in order (the OS's own record; the driver gets GPU VAs). */
-  | { type: 'commandBuffer'; commands: ContextCommand[]; described: string[]; fences: GlobalFence[] }
-  | { type: 'wait'; fences: GlobalFence[]; values: bigint[]; held: boolean; heldSinceNs: number }
-  | { type: 'signal'; fences: GlobalFence[]; values: bigint[] };
+export type { OsContext };
 
-export interface OsContext {
-  kind: 'context';
-  handle: number;
-  device: OsDevice;
-  engine: number;
-  /** The driver's hContext. */
-  hContext: number;
-  label: string;
-  /** VidSch's software queue: packets not yet handed to the engine. */
-  packets: Packet[];
-  /** Command buffers on the engine (SubmissionFenceId, fences they write), oldest first. */
-  inFlight: { id: number; fences: GlobalFence[] }[];
-  destroyed: boolean;
+/** What kernel-mode contexts use of the rest of the OS (the OS wires it). */
+export interface ContextsEnvironment {
+  readonly handles: Handles;
+  readonly port: DriverPort;
+  readonly monitored: MonitoredFences;
+  readonly scheduler: Scheduler;
+  readonly trace: Trace;
+  /** A fatal driver error on `adapter` (src/os/resets.ts). */
+  bugCheckAdapter(adapter: OsAdapter, code: string, message: string): void;
+}
+
+/** What kernel-mode contexts count (part of LegacyCounters). */
+export interface ContextCounters {
+  dmaCompletedInterrupts: number;
+  gpuWaitsHeld: number;
+  heldWaitsReleased: number;
+  softwareSignals: number;
+  commandBuffers: number;
 }
 
 export class KernelContexts {
+  readonly counters: ContextCounters = { dmaCompletedInterrupts: 0, gpuWaitsHeld: 0, heldWaitsReleased: 0, softwareSignals: 0, commandBuffers: 0 };
   /** Live contexts, in creation order. */
   private readonly live: OsContext[] = [];
   /** Per adapter: the driver's hContext → the live context. */
@@ -60,7 +67,7 @@ export class KernelContexts {
   private readonly pending = new Set<OsContext>();
   private draining = false;
 
-  constructor(private readonly os: Dxgkrnl) {}
+  constructor(private readonly os: ContextsEnvironment) {}
 
   // ── lifecycle ──
 
@@ -68,7 +75,7 @@ export class KernelContexts {
   create(process: Process, args: unknown): number {
     const os = this.os;
     const a = v.options(args, 'createContext(args)', ['hDevice', 'engine', 'name']);
-    const device = os.requireDevice(process, a.hDevice, 'hDevice');
+    const device = os.handles.requireDevice(process, a.hDevice, 'hDevice');
     const adapter = device.adapter;
     const engine = a.engine === undefined ? 0 : v.integer(a.engine, 'engine', 0, adapter.engines - 1);
     if (!os.port.hasContexts(adapter.index)) {
@@ -94,7 +101,7 @@ export class KernelContexts {
   /** D3DKMTDestroyContext: packets not yet on the engine are dropped, the engine drops the rest. */
   destroy(process: Process, hContext: unknown): void {
     const os = this.os;
-    const context = os.resolve(process, hContext, 'context', 'hContext');
+    const context = os.handles.resolve(process, hContext, 'context', 'hContext');
     const adapter = context.device.adapter;
     os.trace.record('runtime', process.name, 'D3DKMTDestroyContext', { hContext: context.handle, droppedPackets: context.packets.length, inFlight: context.inFlight.length });
     if (adapter.state === 'running' && !context.device.removed) os.port.destroyContext(adapter.index, { hContext: context.hContext });
@@ -126,11 +133,11 @@ export class KernelContexts {
   }
 
   private requireUsable(process: Process, hContext: unknown): OsContext {
-    const context = this.os.resolve(process, hContext, 'context', 'hContext');
+    const context = this.os.handles.resolve(process, hContext, 'context', 'hContext');
     if (context.device.removed) {
       throw new WddmError('DEVICE_REMOVED', `hContext ${hex(context.handle)} belongs to a removed device`, { parameter: 'hContext', value: context.handle, expected: 'a context of a device that was not removed' });
     }
-    this.os.requireRunning(context.device.adapter, 'hContext');
+    requireRunning(context.device.adapter, 'hContext');
     return context;
   }
 
@@ -164,7 +171,7 @@ export class KernelContexts {
           { parameter: `commands[${i}].fenceWrite`, expected: 'signalSynchronizationObjectFromGpu on this adapter' });
       }
       const { fences, values } = os.monitored.resolveObjects(process, { objects: [body.hSyncObject], values: [body.value] }, adapter, 'signal');
-      const local = os.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].fenceWrite.hSyncObject`);
+      const local = os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].fenceWrite.hSyncObject`);
       commands.push({ op: 'fenceWrite', gpuVa: local.cvGpuVa, value: values[0], handle: local.handle });
       described.push(`fenceWrite(${fences[0].label}, ${values[0]})`);
       written.push(fences[0]);
@@ -234,7 +241,7 @@ export class KernelContexts {
   private pump(context: OsContext): void {
     const os = this.os;
     const adapter = context.device.adapter;
-    const counters = os.monitored.counters;
+    const counters = this.counters;
     while (!context.destroyed && !context.device.removed && adapter.state === 'running' && context.packets.length) {
       const packet = context.packets[0];
       if (packet.type === 'wait') {
@@ -294,7 +301,7 @@ export class KernelContexts {
     const os = this.os;
     os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_DMA_COMPLETED', { NodeOrdinal: data.NodeOrdinal, SubmissionFenceId: data.SubmissionFenceId });
     if (adapter.state !== 'running') return;
-    os.monitored.counters.dmaCompletedInterrupts++;
+    this.counters.dmaCompletedInterrupts++;
     const context = this.submissions.get(adapter)?.get(data.SubmissionFenceId);
     if (!context) {
       os.bugCheckAdapter(adapter, 'DMA_COMPLETED_UNKNOWN_SUBMISSION',

@@ -35,10 +35,37 @@
 // is), and the OS propagates only signals whose doorbell ring was full: the
 // driver reports those (DxgkrnlCallbacks.NotifyDoorbellFallback).
 
-import { GlobalFence, type Dxgkrnl, type GpuProgress, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
+import type { CoreLayout } from '../core.js';
 import type { DoorbellFallback } from '../driver/ddi.js';
 import { WddmError, check } from '../errors.js';
-import { hex } from '../wddm.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { Scheduler } from '../scheduler.js';
+import type { Trace } from '../trace.js';
+import { hex, type NativeFenceTypeName } from '../wddm.js';
+import type { AddressSpaces } from './address-spaces.js';
+import type { MonitoredFences } from './monitored.js';
+import {
+  GlobalFence, requireRunning, updateCurrentValuesFromCpu,
+  type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
+} from './objects.js';
+import type { Waits } from './waits.js';
+
+/** What cross-adapter fences use of the rest of the OS (the OS wires it). */
+export interface CrossAdapterEnvironment {
+  readonly adapters: readonly OsAdapter[];
+  readonly addressSpaces: AddressSpaces;
+  readonly waits: Waits;
+  readonly monitored: MonitoredFences;
+  readonly port: DriverPort;
+  readonly scheduler: Scheduler;
+  readonly trace: Trace;
+  readonly layout: CoreLayout;
+  /** Storage + DxgkDdiCreateNativeFence for another adapter's record of a group (src/os/fences.ts). */
+  createGlobalOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
+                 privateData: Uint8Array, name: string | undefined, crossRoot: GlobalFence): GlobalFence;
+  /** Contexts with queued or in-flight work naming the fence (src/os/contexts.ts). */
+  packetsUsing(fence: GlobalFence): OsContext[];
+}
 
 export interface CrossAdapterGroup {
   id: number;
@@ -78,7 +105,7 @@ export class CrossAdapterFences {
     crossWakes: 0, crossWakeTotalNs: 0, crossWakeMaxNs: 0,
   };
 
-  constructor(private readonly os: Dxgkrnl) {}
+  constructor(private readonly os: CrossAdapterEnvironment) {}
 
   groupOf(fence: GlobalFence): CrossAdapterGroup | undefined { return this.groups.get(fence); }
   groupByCurrentValue(cvPhys: number): CrossAdapterGroup | undefined { return this.byCurrentValue.get(cvPhys); }
@@ -122,10 +149,10 @@ export class CrossAdapterFences {
   }
 
   private holdAtZero(fence: GlobalFence, group: CrossAdapterGroup): void {
+    fence.monitoredValueHeld = true; // the NF-09 loop leaves it alone from now on (src/os/waits.ts)
     if (fence.monitoredValue === 0n) return;
     this.os.trace.record('os', 'dxgkrnl', 'cross-adapter: MonitoredValue held at 0 for the fence\'s life', { fence: group.label, adapter: fence.adapter.name });
-    this.os.ddiUpdateMonitoredValues(fence.adapter, [fence], [0n]);
-    fence.monitoredValue = 0n;
+    this.os.waits.updateMonitoredValues(fence.adapter, [fence], [0n]);
   }
 
   /**
@@ -143,7 +170,7 @@ export class CrossAdapterFences {
     if (!group) throw new Error(`cross-adapter fence ${fence.label} has no group`);
     const existing = group.members.find((m) => m.adapter === target);
     if (existing) return existing;
-    this.os.requireRunning(target, 'hDevice');
+    requireRunning(target, 'hDevice');
     if (!create) return undefined;
     // XA-05: an adapter without native fences opens it as a monitored fence over the same word.
     if (!target.nativeFence) return this.createMonitoredRecord(process, device, group);
@@ -171,7 +198,7 @@ export class CrossAdapterFences {
 
   /** A process handle to a monitored record (the monitored fence's mappings: read-only CPU, read/write GPU). */
   openMonitoredLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
-    const cvGpuVa = this.os.mapGpu(process, global.adapter, global.cvPhys);
+    const cvGpuVa = this.os.addressSpaces.mapGpu(process, global.adapter, global.cvPhys);
     const cvCpuVa = process.mapUser(global.cvPhys);
     const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa, gpuReferences: 0, closing: false, usedByGpu: false };
     global.locals.add(local);
@@ -183,7 +210,7 @@ export class CrossAdapterFences {
   /** Closing a process handle to a monitored record of a cross-adapter fence. */
   closeMonitoredLocal(local: LocalFence, destroyNative: (f: GlobalFence) => void): void {
     const { process, global } = local;
-    const users = this.os.contexts.packetsUsing(global);
+    const users = this.os.packetsUsing(global);
     if (users.length) {
       throw new WddmError('INVALID_DEVICE_STATE', `hSyncObject ${hex(local.handle)} (${global.label}) is still named by queued or running GPU work of context ${hex(users[0].handle)} (${users[0].label}); let it execute (machine.run) or destroy the context first`,
         { parameter: 'hSyncObject', value: local.handle, expected: 'a fence no pending GPU work names' });
@@ -191,14 +218,14 @@ export class CrossAdapterFences {
     process.handles.delete(local.handle);
     process.retired.add(local.handle);
     global.locals.delete(local);
-    this.os.unmapGpu(process, global.adapter, global.cvPhys);
+    this.os.addressSpaces.unmapGpu(process, global.adapter, global.cvPhys);
     process.unmapUser(global.cvPhys);
     this.releaseIfUnused(global, destroyNative);
   }
 
   private destroyMonitoredRecord(global: GlobalFence): void {
     const adapter = global.adapter;
-    this.os.releaseWaitersOf(global, 'OBJECT_DESTROYED');
+    this.os.waits.releaseWaitersOf(global, 'OBJECT_DESTROYED');
     global.destroyed = true;
     adapter.fences.delete(global.coreFence);
     adapter.withWaiters.delete(global);
@@ -283,8 +310,8 @@ export class CrossAdapterFences {
     // and once it counts as propagated no later interrupt carries it back here (an optimized interrupt
     // served from the logs never scans these records' waiters).
     const own = new Set<GlobalFence>();
-    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.satisfy(fence, fence.currentValue(), own);
-    this.os.refresh(own);
+    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.waits.satisfy(fence, fence.currentValue(), own);
+    this.os.waits.refresh(own);
     const perTarget = new Map<OsAdapter, { records: GlobalFence[]; values: bigint[] }>();
     for (const fence of fences) {
       const group = this.groups.get(fence)!;
@@ -314,11 +341,11 @@ export class CrossAdapterFences {
       this.os.trace.record('os', target.name, 'propagated signal received', { fences: records.map((r) => this.groups.get(r)!.label), values });
       if (target.nativeFence) {
         this.counters.notificationOnlyCalls++;
-        this.os.ddiUpdateCurrentValuesFromCpu(target, records, values, true);
+        updateCurrentValuesFromCpu(this.os.port, target, records, values, true);
       }
       const changed = new Set<GlobalFence>();
-      for (const record of records) this.os.satisfy(record, record.currentValue(), changed);
-      this.os.refresh(changed);
+      for (const record of records) this.os.waits.satisfy(record, record.currentValue(), changed);
+      this.os.waits.refresh(changed);
     }
   }
 

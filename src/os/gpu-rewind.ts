@@ -17,8 +17,9 @@
 // OS had not yet seen satisfied when the lower value landed waits on: the OS
 // only ever acts on the CurrentValue it reads.
 
-import type { Dxgkrnl, GpuProgress } from './dxgkrnl.js';
+import type { Trace } from '../trace.js';
 import { VIDSCHCAPS } from '../wddm.js';
+import type { GpuProgress } from './objects.js';
 
 export interface GpuRewind {
   timeNs: number;
@@ -36,8 +37,10 @@ export interface GpuRewind {
 
 export class GpuRewinds {
   private listeners: ((rewind: GpuRewind) => void)[] = [];
+  /** GPU signals that lowered CurrentValue (summary().os.gpuRewinds). */
+  count = 0;
 
-  constructor(private readonly os: Dxgkrnl) {}
+  constructor(private readonly trace: Trace) {}
 
   /** Calls `listener` for every GPU rewind from now on; returns the function that stops it. */
   onRewind(listener: (rewind: GpuRewind) => void): () => void {
@@ -54,13 +57,13 @@ export class GpuRewinds {
     const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? report.Value : (before & ~0xffff_ffffn) | (report.Value & 0xffff_ffffn);
     if (now >= before) return;
     if (!fence || !progress.queue) return;
-    this.os.counters.gpuRewinds++;
+    this.count++;
     const engine = report.EngineOrdinal;
     const rewind: GpuRewind = {
       timeNs: report.GpuTimeNs, adapter: adapter.name, engine, queue: progress.queue.label,
       fence: fence.label, hSyncObject: report.hSyncObject, fromValue: before, toValue: now,
     };
-    this.os.trace.record('gpu', `${adapter.name}/engine${engine}`, 'gpu rewind', {
+    this.trace.record('gpu', `${adapter.name}/engine${engine}`, 'gpu rewind', {
       queue: rewind.queue, fence: rewind.fence, hSyncObject: rewind.hSyncObject, from: rewind.fromValue, to: rewind.toValue,
     });
     for (const listener of this.listeners) listener(rewind);

@@ -31,23 +31,32 @@
 // GPU hang (trace "GPU wait can never be satisfied", counter orphanedWaits)
 // and resets that adapter (device removal, NF-20), so nothing hangs silently.
 
-import type { ScheduledEvent } from '../scheduler.js';
-import type { Dxgkrnl, GlobalFence, GpuProgress, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
+import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Trace } from '../trace.js';
+import type { GlobalFence, GpuProgress, InFlightCommand, LocalFence, OsAdapter, OsHwQueue, QueueReferences } from './objects.js';
+import type { Waits } from './waits.js';
 
-/** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
-export interface InFlightCommand {
-  op: 'wait' | 'signal';
-  local: LocalFence;
-  value: bigint;
+export type { InFlightCommand, QueueReferences };
+
+/** What fence lifetime needs from the modules above it (the OS wires them). */
+export interface LifetimeHooks {
+  /** DxgkDdiCloseNativeFence and the unmaps of a closed handle whose GPU references drained (src/os/fences.ts). */
+  finishClose(local: LocalFence): void;
+  /** Every record of the fence: one per adapter for a cross-adapter fence (src/os/cross-adapter.ts). */
+  membersOf(fence: GlobalFence): GlobalFence[];
+  /** Device removal (TDR, src/os/resets.ts) of an adapter whose queue waits for what nothing can signal. */
+  resetAdapter(adapter: OsAdapter, reason: string): void;
 }
 
-/** Per hardware queue: its in-flight fence commands in ring order (a FIFO with a head index). */
-export interface QueueReferences {
-  commands: InFlightCommand[];
-  head: number;
+export interface LifetimeCounters {
+  /** Handles closed while GPU commands still named them. */
+  deferredCloses: number;
+  /** GPU waits on destroyed fences nothing could signal: adapter reset. */
+  orphanedWaits: number;
 }
 
 export class FenceLifetime {
+  readonly counters: LifetimeCounters = { deferredCloses: 0, orphanedWaits: 0 };
   /** Closing locals whose last reference was released during a GPU step: finished by one event at the same virtual time. */
   private readonly toFinish: LocalFence[] = [];
   /** Destroy-pending fences whose blocked waits must be looked at (one event at the same virtual time). */
@@ -55,7 +64,15 @@ export class FenceLifetime {
   private finishScheduled = false;
   private checkScheduled = false;
 
-  constructor(private readonly os: Dxgkrnl) {}
+  constructor(
+    private readonly adapters: readonly OsAdapter[],
+    private readonly waits: Waits,
+    private readonly scheduler: Scheduler,
+    private readonly trace: Trace,
+    private readonly hooks: LifetimeHooks,
+  ) {
+    scheduler.register('dxgkrnl/lifetime', (event) => this.onEvent(event));
+  }
 
   // ── bookkeeping ──
 
@@ -112,7 +129,7 @@ export class FenceLifetime {
     }
     if (at === refs.commands.length) {
       // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.
-      this.os.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', {
+      this.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', {
         queue: queue.label, op, hSyncObject: report.hSyncObject, value: report.Value,
       });
       return;
@@ -155,8 +172,8 @@ export class FenceLifetime {
   deferClose(local: LocalFence): boolean {
     if (local.gpuReferences === 0) return false;
     local.closing = true;
-    this.os.counters.deferredCloses++;
-    this.os.trace.record('os', 'dxgkrnl', 'handle closed; close deferred while GPU commands name it', {
+    this.counters.deferredCloses++;
+    this.trace.record('os', 'dxgkrnl', 'handle closed; close deferred while GPU commands name it', {
       fence: local.global.label, process: local.process.name, hSyncObject: local.handle, gpuCommandsInFlight: local.gpuReferences,
     });
     return true;
@@ -165,14 +182,14 @@ export class FenceLifetime {
   private finish(local: LocalFence): void {
     if (!local.closing || local.gpuReferences !== 0) return;
     local.closing = false;
-    this.os.trace.record('os', 'dxgkrnl', 'GPU references drained: deferred close', { fence: local.global.label, process: local.process.name });
-    this.os.finishClose(local);
+    this.trace.record('os', 'dxgkrnl', 'GPU references drained: deferred close', { fence: local.global.label, process: local.process.name });
+    this.hooks.finishClose(local);
   }
 
   private scheduleFinish(): void {
     if (this.finishScheduled) return;
     this.finishScheduled = true;
-    this.os.scheduler.after(0, 'dxgkrnl/lifetime', 'deferred-close', {}, 'deferred fence close');
+    this.scheduler.after(0, 'dxgkrnl/lifetime', 'deferred-close', {}, 'deferred fence close');
   }
 
   /** Its scheduler events (src/scheduler.ts): 'deferred-close' finishes the closes whose GPU references drained; 'hang-check' looks for waits nothing can satisfy. */
@@ -192,7 +209,7 @@ export class FenceLifetime {
 
   /** Is there still a handle (local or NT) that user mode can use, on any record of the fence? */
   reachable(fence: GlobalFence): boolean {
-    const members = this.os.crossAdapter.groupOf(fence)?.members ?? [fence];
+    const members = this.hooks.membersOf(fence);
     for (const m of members) {
       if (m.ntReferences > 0) return true;
       for (const l of m.locals) if (!l.closing) return true;
@@ -206,14 +223,14 @@ export class FenceLifetime {
    * (OBJECT_DESTROYED) and its storage lives on until they drained.
    */
   markDestroyPending(fence: GlobalFence): void {
-    const members = this.os.crossAdapter.groupOf(fence)?.members ?? [fence];
+    const members = this.hooks.membersOf(fence);
     for (const m of members) {
       if (m.destroyPending || m.destroyed) continue;
       m.destroyPending = true;
-      this.os.trace.record('os', 'dxgkrnl', 'fence destroy pending: storage kept while GPU commands name it', {
+      this.trace.record('os', 'dxgkrnl', 'fence destroy pending: storage kept while GPU commands name it', {
         fence: m.label, gpuWaitsInFlight: m.gpuWaitsInFlight, gpuSignalsInFlight: m.gpuSignalsInFlight,
       });
-      this.os.releaseWaitersOf(m, 'OBJECT_DESTROYED', true);
+      this.waits.releaseWaitersOf(m, 'OBJECT_DESTROYED', true);
       this.toCheck.add(m);
     }
     this.scheduleCheck();
@@ -224,13 +241,13 @@ export class FenceLifetime {
   private scheduleCheck(): void {
     if (this.checkScheduled || !this.toCheck.size) return;
     this.checkScheduled = true;
-    this.os.scheduler.after(0, 'dxgkrnl/lifetime', 'hang-check', {}, 'GPU hang check: waits on destroyed fences');
+    this.scheduler.after(0, 'dxgkrnl/lifetime', 'hang-check', {}, 'GPU hang check: waits on destroyed fences');
   }
 
   /** Resets every adapter with a queue blocked on `fence` that no in-flight GPU signal can release. */
   private checkOrphanedWaits(fence: GlobalFence): void {
     if (!fence.destroyPending || fence.destroyed) return;
-    const members = this.os.crossAdapter.groupOf(fence)?.members ?? [fence];
+    const members = this.hooks.membersOf(fence);
     for (const member of members) {
       const adapter = member.adapter;
       if (member.kind !== 'native' || adapter.state !== 'running') continue;
@@ -242,12 +259,12 @@ export class FenceLifetime {
           const value = blocked.value;
           const current = member.currentValue();
           if (current >= value || this.signalInFlight(member.cvPhys, value)) continue;
-          this.os.counters.orphanedWaits++;
+          this.counters.orphanedWaits++;
           const reason = `GPU hang: hardware queue ${queue.label} waits for ${member.label} >= ${value} (CurrentValue ${current}); the fence was destroyed and no GPU command in flight signals it`;
-          this.os.trace.record('fault', adapter.name, 'GPU wait can never be satisfied', {
+          this.trace.record('fault', adapter.name, 'GPU wait can never be satisfied', {
             queue: queue.label, fence: member.label, value, currentValue: current, outcome: 'reset (TDR)',
           });
-          this.os.removeDevice(adapter, reason);
+          this.hooks.resetAdapter(adapter, reason);
           break;
         }
         if (device.removed) break;
@@ -257,7 +274,7 @@ export class FenceLifetime {
 
   /** Is a signal of the fence whose CurrentValue word is `word` to at least `value` queued on any hardware queue? */
   private signalInFlight(word: number, value: bigint): boolean {
-    for (const adapter of this.os.adapters) {
+    for (const adapter of this.adapters) {
       if (adapter.state !== 'running') continue;
       for (const device of adapter.devices) {
         if (device.removed) continue;

@@ -48,13 +48,29 @@
 // counted (counters.queuedDropped, entriesDropped, …). The timeline of a long
 // run is then the recent window; the counts say what it leaves out.
 
-import { u64 as asU64, type NativeFenceLogLayout } from '../core.js';
+import { u64 as asU64, type CoreLayout, type NativeFenceLogLayout } from '../core.js';
 import { WddmError, check, invalid } from '../errors.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Trace } from '../trace.js';
 import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
-import type { Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsHwQueue } from './dxgkrnl.js';
-import type { InFlightCommand } from './lifetime.js';
 import type { NativeFenceSignaledInterrupt } from '../driver/ddi.js';
-import type { ScheduledEvent } from '../scheduler.js';
+import type { AddressSpaces } from './address-spaces.js';
+import type { Handles } from './handles.js';
+import { requireRunning, type GlobalFence, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
+import type { Waits } from './waits.js';
+
+/** What the log reader uses of the rest of the OS (the OS wires it). */
+export interface LogsEnvironment {
+  readonly adapters: readonly OsAdapter[];
+  readonly handles: Handles;
+  readonly addressSpaces: AddressSpaces;
+  readonly waits: Waits;
+  readonly port: DriverPort;
+  readonly scheduler: Scheduler;
+  readonly trace: Trace;
+  readonly layout: CoreLayout;
+}
 
 export type LogKind = 'waits' | 'signals';
 /** Records of each kind the OS keeps for the timeline (LOG-08) unless createMachine says otherwise. */
@@ -223,7 +239,12 @@ export class NativeFenceLogs {
   /** LOG-05 fault injection (src/faults.ts): signal logs whose reader is held back, with its pending retry. */
   private readonly behind = new Map<LogBuffer, { retry?: ScheduledEvent }>();
 
-  constructor(private readonly os: Dxgkrnl) {}
+  /** Fences the LOG-05 fallback looked at (part of summary().os.fencesScanned). */
+  fallbackFencesScanned = 0;
+
+  constructor(private readonly os: LogsEnvironment) {
+    os.scheduler.register('dxgkrnl/logs', (event) => this.onEvent(event));
+  }
 
   /** Counters, with how many timeline records each kind dropped. */
   get counters(): LogCounters {
@@ -288,10 +309,10 @@ export class NativeFenceLogs {
     const process = ql.queue.device.process;
     let gpuVa = 0n, systemGpuVa = 0n;
     try {
-      gpuVa = this.os.mapGpu(process, adapter, phys);
-      if (adapter.caps.NativeFenceCaps.MapToGpuSystemProcess) systemGpuVa = this.os.mapGpu(this.os.system, adapter, phys);
+      gpuVa = this.os.addressSpaces.mapGpu(process, adapter, phys);
+      if (adapter.caps.NativeFenceCaps.MapToGpuSystemProcess) systemGpuVa = this.os.addressSpaces.mapGpu(this.os.handles.system, adapter, phys);
     } catch (error) {
-      if (gpuVa) this.os.unmapGpu(process, adapter, phys);
+      if (gpuVa) this.os.addressSpaces.unmapGpu(process, adapter, phys);
       adapter.core.logBufferDestroy(phys);
       throw error;
     }
@@ -307,8 +328,8 @@ export class NativeFenceLogs {
 
   private freeBuffer(ql: QueueLogs, buffer: LogBuffer): void {
     const adapter = ql.adapter;
-    this.os.unmapGpu(ql.queue.device.process, adapter, buffer.phys);
-    if (buffer.systemGpuVa) this.os.unmapGpu(this.os.system, adapter, buffer.phys);
+    this.os.addressSpaces.unmapGpu(ql.queue.device.process, adapter, buffer.phys);
+    if (buffer.systemGpuVa) this.os.addressSpaces.unmapGpu(this.os.handles.system, adapter, buffer.phys);
     check(adapter.core.logBufferDestroy(buffer.phys), `freeing the ${buffer.kind} log buffer of "${ql.queue.label}"`);
   }
 
@@ -320,7 +341,7 @@ export class NativeFenceLogs {
   recreate(ql: QueueLogs, kind: LogKind, reason: string, readFirst = true): void {
     if (!ql.live) throw invalid('hHwQueue', ql.queue.handle, 'a live hardware queue');
     const adapter = ql.adapter;
-    this.os.requireRunning(adapter, 'hHwQueue');
+    requireRunning(adapter, 'hHwQueue');
     this.releaseHold(ql, 'its log buffer is recreated');
     if (readFirst) this.service(adapter, [ql], 'before recreating a log buffer', this.optimized(adapter));
     const old = ql.buffers[kind];
@@ -421,7 +442,7 @@ export class NativeFenceLogs {
     }
     this.counts.optimizedInterrupts++;
     this.service(adapter, queues, 'optimized native fence signaled interrupt', true);
-    return true; // the OS counts what it did (Dxgkrnl.countInterrupt)
+    return true; // the OS counts what it did (Interrupts.countInterrupt, src/os/interrupts.ts)
   }
 
   /** After an interrupt the list (or full scan) handled: read the logs for the timeline, waking nothing. */
@@ -525,7 +546,7 @@ export class NativeFenceLogs {
           // Capped by the live value: an entry written before a rewind (NF-19) must not wake a later waiter.
           if (fence && !fence.destroyed) {
             const current = fence.currentValue();
-            this.os.satisfy(fence, record.value < current ? record.value : current, changed);
+            this.os.waits.satisfy(fence, record.value < current ? record.value : current, changed);
           }
         }
       }
@@ -541,12 +562,12 @@ export class NativeFenceLogs {
         this.counts.fallbackScans++;
         this.os.trace.record('os', 'dxgkrnl', 'log fallback: reading every fence of the device', { queue: ql.queue.label, fences: fences.map((f) => f.label) });
         for (const fence of fences) {
-          this.os.counters.fencesScanned++;
-          this.os.satisfy(fence, fence.currentValue(), changed);
+          this.fallbackFencesScanned++;
+          this.os.waits.satisfy(fence, fence.currentValue(), changed);
         }
       }
     }
-    this.os.refresh(changed);
+    this.os.waits.refresh(changed);
     for (const [ql, kind] of broken) if (ql.live && adapter.state === 'running') this.recreate(ql, kind, 'corrupt header', false);
   }
 

@@ -4,12 +4,12 @@
 // 64-bit value sits in a system-memory fence page (packed with the process's
 // other fence values). It shares everything with native fences that works the
 // same way: the OS's GlobalFence/LocalFence records and handles, the core's
-// waiter heap and wait blocks, Dxgkrnl.satisfy/refresh/finishWaiter, CPU
+// waiter records, heaps and wait blocks, Waits.satisfy/refresh (src/os/waits.ts), CPU
 // waits (blocking, event, timeout, wait-all/any) and the CPU signal entry
 // point. What differs is here:
 //
 //   • no MonitoredValue and no conditional interrupt: the OS never calls
-//     UpdateMonitoredValues for it (Dxgkrnl.refresh skips it), and no native
+//     UpdateMonitoredValues for it (Waits.refresh skips it), and no native
 //     fence DDI is ever called for it;
 //   • the OS learns of GPU progress only by looking: on every command buffer
 //     completion (MF-06), on a monitored fence signaled interrupt (which names
@@ -27,12 +27,41 @@
 //   └────────────────────────────────────────┴────────────────────────────────┘
 //   extended = last + signed32(low − low32(last))       (|difference| < 2^31)
 
-import { u64 as asU64 } from '../core.js';
+import type { CoreLayout } from '../core.js';
 import { WddmError, check } from '../errors.js';
-import type { MonitoredFenceSignaledInterrupt } from '../driver/ddi.js';
-import { MONITORED_FENCE_WINDOW, MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, VIDSCHCAPS, hex } from '../wddm.js';
+import type { Trace } from '../trace.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../wddm.js';
 import * as v from '../validate.js';
-import { GlobalFence, rejectRepeat, type Dxgkrnl, type LocalFence, type OsAdapter, type OsDevice, type Process } from './dxgkrnl.js';
+import type { AddressSpaces } from './address-spaces.js';
+import type { Handles } from './handles.js';
+import {
+  GlobalFence, checkMonitoredSignal, checkMonitoredWait, narrow, rejectRepeat,
+  type LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
+} from './objects.js';
+import type { Waits } from './waits.js';
+
+export { extend32, observeMonitoredValue, narrow } from './objects.js';
+
+/** What monitored fences need from the modules above them (the OS wires them). */
+export interface MonitoredHooks {
+  /** A cross-adapter monitored fence joins its group (XA-05, src/os/cross-adapter.ts). */
+  attachCrossAdapter(fence: GlobalFence): void;
+  /** Values the kernel wrote reach the fence's other adapters (XA-04). */
+  afterCpuSignal(fences: GlobalFence[]): void;
+  /** Contexts (src/os/contexts.ts): fences their held GPU waits wait for, waking them, and who names a fence. */
+  heldOn(adapter: OsAdapter): GlobalFence[];
+  wakeContexts(fences: GlobalFence[]): void;
+  packetsUsing(fence: GlobalFence): OsContext[];
+  /** Held GPU waits the contexts released so far (counted by src/os/contexts.ts). */
+  heldWaitsReleased(): number;
+}
+
+/** What the monitored fence scans count (part of LegacyCounters). */
+export interface ScanCounters {
+  scans: number;
+  legacyScans: number;
+  fencesExamined: number;
+}
 
 /** What the legacy (monitored fence + kernel-mode context) model costs, counted. */
 export interface LegacyCounters {
@@ -56,33 +85,6 @@ export interface LegacyCounters {
   commandBuffers: number;
 }
 
-/** The 64-bit value a 32-bit write `low32` stands for, given the last signalled value (MF-07). */
-export function extend32(low32: bigint, last: bigint): bigint {
-  const difference = (low32 - (last & 0xffff_ffffn)) & 0xffff_ffffn;
-  const signed = difference >= 0x8000_0000n ? difference - 0x1_0000_0000n : difference;
-  return BigInt.asUintN(64, last + signed);
-}
-
-/** The OS's view of a monitored fence's value: raw on 64-bit adapters, extended on No64BitAtomics ones. */
-export function observeMonitoredValue(fence: GlobalFence, raw: bigint): bigint {
-  if (!narrow(fence.adapter)) return raw;
-  const core = fence.adapter.core;
-  const last = asU64(core.fenceLastSignaled(fence.coreFence));
-  const value = extend32(raw & 0xffff_ffffn, last);
-  if (value !== last) core.fenceSetLastSignaled(fence.coreFence, value);
-  if (value !== raw) {
-    // The kernel writes the high half back (64-bit CPU atomic), only if the GPU did not write meanwhile.
-    const word = new BigUint64Array(fence.adapter.memory.buffer, fence.cvPhys, 1);
-    Atomics.compareExchange(word, 0, raw, value);
-  }
-  return value;
-}
-
-/** Does the adapter's GPU write only 32 bits atomically (DXGK_VIDSCHCAPS::No64BitAtomics)? */
-export function narrow(adapter: OsAdapter): boolean {
-  return (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
-}
-
 export interface MonitoredFenceCreated {
   hSyncObject: number;
   /** Read-only user-mode mapping of the 64-bit value. */
@@ -94,22 +96,26 @@ export interface MonitoredFenceCreated {
 const UNSHAREABLE = (1 << SYNC_FLAG_BITS.shared) | (1 << SYNC_FLAG_BITS.ntSecuritySharing) | (1 << SYNC_FLAG_BITS.crossAdapter);
 
 export class MonitoredFences {
-  readonly counters: LegacyCounters = {
-    dmaCompletedInterrupts: 0, monitoredFenceInterrupts: 0, scans: 0, legacyScans: 0, fencesExamined: 0,
-    gpuWaitsHeld: 0, heldWaitsReleased: 0, softwareSignals: 0, commandBuffers: 0,
-  };
+  readonly counters: ScanCounters = { scans: 0, legacyScans: 0, fencesExamined: 0 };
 
-  constructor(private readonly os: Dxgkrnl) {}
+  constructor(
+    private readonly handles: Handles,
+    private readonly addressSpaces: AddressSpaces,
+    private readonly waits: Waits,
+    private readonly trace: Trace,
+    private readonly layout: CoreLayout,
+    private readonly hooks: MonitoredHooks,
+  ) {}
 
   // ── MF-01: creation ──
 
   /** D3DKMTCreateSynchronizationObject2 with type MONITORED_FENCE. */
   create(process: Process, args: unknown): MonitoredFenceCreated {
     const a = v.options(args, 'createSynchronizationObject(args)', ['hDevice', 'type', 'initialValue', 'flags', 'engineAffinity', 'name']);
-    const device = this.os.requireDevice(process, a.hDevice, 'hDevice');
+    const device = this.handles.requireDevice(process, a.hDevice, 'hDevice');
     v.oneOf(a.type, 'type', ['MONITORED_FENCE'] as const);
     const initialValue = v.u64(a.initialValue ?? 0n, 'initialValue');
-    const flags = this.os.syncFlags(a.flags, 'flags');
+    const flags = this.handles.syncFlags(a.flags, 'flags');
     if (a.engineAffinity !== undefined) v.integer(a.engineAffinity, 'engineAffinity', 0, 0xffff_ffff);
     const crossAdapter = (flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0; // XA-05: opens as a native fence elsewhere
     if ((flags & UNSHAREABLE) && !crossAdapter) {
@@ -121,10 +127,9 @@ export class MonitoredFences {
   }
 
   createOn(process: Process, device: OsDevice, flags: number, initialValue: bigint, name?: string): MonitoredFenceCreated {
-    const os = this.os;
     const adapter = device.adapter;
-    const L = os.layout;
-    os.trace.record('runtime', process.name, 'D3DKMTCreateSynchronizationObject2', {
+    const L = this.layout;
+    this.trace.record('runtime', process.name, 'D3DKMTCreateSynchronizationObject2', {
       hDevice: device.handle, Type: 'D3DDDI_MONITORED_FENCE', InitialFenceValue: initialValue, Flags: flags, name,
     });
     const shareable = (flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0; // cross-adapter (XA-05): a page of its own
@@ -133,7 +138,7 @@ export class MonitoredFences {
     const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence);
     let gpuVa: bigint;
     try {
-      gpuVa = os.mapGpu(process, adapter, cvPhys);
+      gpuVa = this.addressSpaces.mapGpu(process, adapter, cvPhys);
     } catch (error) {
       adapter.core.fenceDestroy(coreFence);
       throw error;
@@ -141,7 +146,7 @@ export class MonitoredFences {
     const label = name ?? `monitored${coreFence}`;
     const global = new GlobalFence(adapter, coreFence, 'DEFAULT', flags, shareable, cvPhys, 0, 0n, 0n, label);
     global.kind = 'monitored';
-    if (shareable) os.crossAdapter.attach(global);
+    if (shareable) this.hooks.attachCrossAdapter(global);
     const cpuVa = process.mapUser(cvPhys);
     const local: LocalFence = {
       kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa, gpuReferences: 0, closing: false, usedByGpu: false,
@@ -149,19 +154,18 @@ export class MonitoredFences {
     global.locals.add(local);
     adapter.fences.set(coreFence, global);
     process.handles.set(local.handle, local);
-    os.trace.record('os', 'dxgkrnl', 'monitored fence created', {
+    this.trace.record('os', 'dxgkrnl', 'monitored fence created', {
       fence: label, hSyncObject: local.handle, memory: 'system', FenceValuePhys: cvPhys,
       FenceValueCPUVirtualAddress: cpuVa, FenceValueGPUVirtualAddress: gpuVa, No64BitAtomics: narrow(adapter),
     });
     return { hSyncObject: local.handle, FenceValueCPUVirtualAddress: cpuVa, FenceValueGPUVirtualAddress: gpuVa };
   }
 
-  /** D3DKMTDestroySynchronizationObject of a monitored fence (Dxgkrnl.closeLocal dispatches here). No DDI. */
+  /** D3DKMTDestroySynchronizationObject of a monitored fence (NativeFences.closeLocal dispatches here). No DDI. */
   close(local: LocalFence): void {
-    const os = this.os;
     const { process, global } = local;
     const adapter = global.adapter;
-    const users = os.contexts.packetsUsing(global);
+    const users = this.hooks.packetsUsing(global);
     if (users.length) {
       throw new WddmError('INVALID_DEVICE_STATE', `hSyncObject ${hex(local.handle)} (${global.label}) is still named by queued or running GPU work of context ${hex(users[0].handle)} (${users[0].label}): a GPU wait, a signal packet or a fence write; let it execute (machine.run) or destroy the context first`,
         { parameter: 'hSyncObject', value: local.handle, expected: 'a monitored fence no pending GPU work names' });
@@ -169,60 +173,32 @@ export class MonitoredFences {
     process.handles.delete(local.handle);
     process.retired.add(local.handle);
     global.locals.delete(local);
-    os.releaseWaitersOf(global, 'OBJECT_DESTROYED');
+    this.waits.releaseWaitersOf(global, 'OBJECT_DESTROYED');
     global.destroyed = true;
-    os.unmapGpu(process, adapter, global.cvPhys);
+    this.addressSpaces.unmapGpu(process, adapter, global.cvPhys);
     process.unmapUser(global.cvPhys);
     adapter.fences.delete(global.coreFence);
     adapter.withWaiters.delete(global);
     check(adapter.core.fenceDestroy(global.coreFence), 'destroying monitored fence storage');
-    os.trace.record('os', 'dxgkrnl', 'monitored fence destroyed', { fence: global.label });
-  }
-
-  // ── MF-07: the 32-bit window ──
-
-  /** Rejects a wait more than UINT32_MAX/2 ahead of the last signalled value (No64BitAtomics adapters only). */
-  checkWait(fence: GlobalFence, value: bigint, parameter: string): void {
-    if (!narrow(fence.adapter)) return;
-    const last = fence.currentValue();
-    if (value > last && value - last > MONITORED_FENCE_WINDOW) throw this.windowError(fence, value, last, parameter, 'wait');
-  }
-
-  /** Rejects a signal more than UINT32_MAX/2 away (either way) from the last signalled value (No64BitAtomics adapters only). */
-  checkSignal(fence: GlobalFence, value: bigint, parameter: string): void {
-    if (!narrow(fence.adapter)) return;
-    const last = fence.currentValue();
-    const distance = value > last ? value - last : last - value;
-    if (distance > MONITORED_FENCE_WINDOW) throw this.windowError(fence, value, last, parameter, 'signal');
-  }
-
-  private windowError(fence: GlobalFence, value: bigint, last: bigint, parameter: string, what: 'wait' | 'signal'): WddmError {
-    const low = last > MONITORED_FENCE_WINDOW ? last - MONITORED_FENCE_WINDOW : 0n;
-    const high = UINT64_MAX - last < MONITORED_FENCE_WINDOW ? UINT64_MAX : last + MONITORED_FENCE_WINDOW;
-    const expected = what === 'wait' ? `at most ${high} (last signalled value ${last} + UINT32_MAX/2)` : `${low} … ${high} (last signalled value ${last} ± UINT32_MAX/2)`;
-    return new WddmError('INVALID_PARAMETER',
-      `${parameter} ${value} is ${value > last ? value - last : last - value} away from the last signalled value ${last} of monitored fence ${fence.label}: ` +
-      `on adapter "${fence.adapter.name}" (No64BitAtomics) an outstanding ${what} must stay within UINT32_MAX/2 (${MONITORED_FENCE_WINDOW}) of the last signalled value (MF-07)`,
-      { parameter, value, expected });
+    this.trace.record('os', 'dxgkrnl', 'monitored fence destroyed', { fence: global.label });
   }
 
   // ── MF-02: signals the kernel writes (CPU signal, software signal packets, device removal) ──
 
   /** Writes each value (a 64-bit kernel store), releases satisfied CPU waiters and held contexts at once. */
   cpuSignal(fences: GlobalFence[], values: bigint[]): void {
-    const os = this.os;
     const changed = new Set<GlobalFence>();
     fences.forEach((fence, i) => {
       if (fence.destroyed || fence.adapter.state !== 'running') return;
       const core = fence.adapter.core;
       check(core.cpuWriteCurrentValue(fence.coreFence, values[i]), `writing monitored fence ${fence.label}`);
       core.fenceSetLastSignaled(fence.coreFence, values[i]);
-      os.trace.record('os', 'dxgkrnl', 'monitored fence value written', { fence: fence.label, value: values[i] });
-      os.satisfy(fence, fence.currentValue(), changed);
+      this.trace.record('os', 'dxgkrnl', 'monitored fence value written', { fence: fence.label, value: values[i] });
+      this.waits.satisfy(fence, fence.currentValue(), changed);
     });
-    os.refresh(changed);
-    os.contexts.wake(fences);
-    os.crossAdapter.afterCpuSignal(fences); // XA-04/XA-05: a cross-adapter monitored fence tells the other adapters
+    this.waits.refresh(changed);
+    this.hooks.wakeContexts(fences);
+    this.hooks.afterCpuSignal(fences); // XA-04/XA-05: a cross-adapter monitored fence tells the other adapters
   }
 
   // ── MF-06, INT-04: scans ──
@@ -231,7 +207,7 @@ export class MonitoredFences {
   pendingFences(adapter: OsAdapter, process?: Process): GlobalFence[] {
     const set = new Set<GlobalFence>();
     for (const fence of adapter.withWaiters) if (fence.kind === 'monitored') set.add(fence);
-    for (const fence of this.os.contexts.heldOn(adapter)) set.add(fence);
+    for (const fence of this.hooks.heldOn(adapter)) set.add(fence);
     return [...set]
       .filter((f) => !f.destroyed && (!process || [...f.locals].some((l) => l.process === process)))
       .sort((x, y) => x.coreFence - y.coreFence);
@@ -243,31 +219,20 @@ export class MonitoredFences {
    * of CPU waiters woken plus contexts released.
    */
   scan(adapter: OsAdapter, reason: string, process?: Process): number {
-    const os = this.os;
     if (adapter.state !== 'running') return 0;
     const fences = this.pendingFences(adapter, process);
     this.counters.scans++;
     this.counters.fencesExamined += fences.length;
-    const before = os.counters.waitersWoken + this.counters.heldWaitsReleased;
+    const before = this.waits.counters.waitersWoken + this.hooks.heldWaitsReleased();
     const values = fences.map((fence) => fence.currentValue());
-    os.trace.record('os', 'dxgkrnl', 'scan of monitored fences with pending waits', {
+    this.trace.record('os', 'dxgkrnl', 'scan of monitored fences with pending waits', {
       reason, process: process?.name, fences: fences.map((f) => f.label), values,
     });
     const changed = new Set<GlobalFence>();
-    fences.forEach((fence, i) => os.satisfy(fence, values[i], changed));
-    os.refresh(changed);
-    os.contexts.wake(fences);
-    return os.counters.waitersWoken + this.counters.heldWaitsReleased - before;
-  }
-
-  /** DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED: names no fence, so the OS scans them all. */
-  onMonitoredFenceSignaled(adapter: OsAdapter, data: MonitoredFenceSignaledInterrupt): void {
-    this.os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', { NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal });
-    if (adapter.state !== 'running') return;
-    this.counters.monitoredFenceInterrupts++;
-    const released = this.scan(adapter, 'monitored fence signaled interrupt');
-    const propagated = this.os.crossAdapter.afterMonitoredInterrupt(adapter); // XA-05: GPU fence writes of cross-adapter monitored fences
-    this.os.countInterrupt(adapter, released > 0, propagated);
+    fences.forEach((fence, i) => this.waits.satisfy(fence, values[i], changed));
+    this.waits.refresh(changed);
+    this.hooks.wakeContexts(fences);
+    return this.waits.counters.waitersWoken + this.hooks.heldWaitsReleased() - before;
   }
 
   /** INT-04: a native no-list interrupt with EvaluateLegacyMonitoredFences also scans monitored fence waiters. */
@@ -285,7 +250,7 @@ export class MonitoredFences {
     const fences: GlobalFence[] = [];
     const values: bigint[] = [];
     objects.forEach((h, i) => {
-      const local = this.os.resolve(process, h, 'syncObject', `objects[${i}]`);
+      const local = this.handles.resolve(process, h, 'syncObject', `objects[${i}]`);
       const fence = local.global;
       rejectRepeat(fences, local, i, what);
       const value = v.u64(rawValues[i], `values[${i}]`);
@@ -305,8 +270,8 @@ export class MonitoredFences {
         throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
           { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noSignal' });
       }
-      if (what === 'wait') this.checkWait(fence, value, `values[${i}]`);
-      else this.checkSignal(fence, value, `values[${i}]`);
+      if (what === 'wait') checkMonitoredWait(fence, value, `values[${i}]`);
+      else checkMonitoredSignal(fence, value, `values[${i}]`);
       fences.push(fence);
       values.push(value);
     });

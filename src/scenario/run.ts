@@ -309,7 +309,7 @@ function stuckSummary(report: StuckReport): string {
 
 /** Waiters whose fence value was reached but which still wait, plus any recorded contract violation. */
 export function contractViolations(machine: Machine): string[] {
-  const found = machine.os.lostWakeups().map((l) => `lost wake-up: ${l.waiter} still waits for ${l.fence} >= ${l.value} though it is ${l.currentValue}`);
+  const found = machine.os.waits.lostWakeups().map((l) => `lost wake-up: ${l.waiter} still waits for ${l.fence} >= ${l.value} though it is ${l.currentValue}`);
   for (const e of machine.trace.events) if (e.kind === 'fault' && /contract/i.test(e.name)) found.push(`${e.name} (${e.actor})`);
   return found;
 }

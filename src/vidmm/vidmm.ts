@@ -169,7 +169,7 @@ export class VidMm {
       ioCoherent: this.ioCoherent,
     });
     // The GPU's progress (DxgkrnlCallbacks.NotifyGpuProgress, through the OS): when work is done its bytes move.
-    this.os.progressListeners.push(({ adapter: on, report, fence }) => {
+    this.os.interrupts.progressListeners.push(({ adapter: on, report, fence }) => {
       if (on !== adapter) return;
       if ((report.Operation === 'SIGNAL' || report.Operation === 'FENCE_WRITE') && fence) this.gpuProgress(fence, report.Value);
       if (report.Operation === 'BUFFER_COMPLETED') this.contextCompleted(adapter, report.hQueue);
@@ -199,7 +199,7 @@ export class VidMm {
   }
 
   private deviceAndAllocation(process: Process, a: Record<string, unknown>, parameter = 'hAllocation'): { device: OsDevice; allocation: Allocation } {
-    const device = this.os.requireDevice(process, a.hDevice, 'hDevice');
+    const device = this.os.handles.requireDevice(process, a.hDevice, 'hDevice');
     const allocation = this.resolve(process, a[parameter], parameter);
     if (allocation.device !== device) {
       throw new WddmError('INVALID_PARAMETER', `${parameter} ${hex(allocation.handle)} belongs to device ${hex(allocation.device.handle)}, not to hDevice ${hex(device.handle)}`,
@@ -317,7 +317,7 @@ export class VidMm {
 
   createAllocation(process: Process, args: unknown): { hAllocation: number } {
     const a = v.options(args, 'createAllocation(args)', ['hDevice', 'sizeBytes', 'segments', 'cpuAccess', 'resident', 'name']);
-    const device = this.os.requireDevice(process, a.hDevice, 'hDevice');
+    const device = this.os.handles.requireDevice(process, a.hDevice, 'hDevice');
     const memory = this.adapters[device.adapter.index];
     const sizeBytes = v.integer(a.sizeBytes, 'sizeBytes', 1, 1 << 28);
     const cpuAccess = a.cpuAccess === undefined ? 'uncached' : v.oneOf(a.cpuAccess, 'cpuAccess', ['none', 'cached', 'uncached'] as const);
@@ -377,7 +377,7 @@ export class VidMm {
   destroyAllocation2(process: Process, args: unknown): { freed: boolean; hEvent?: number } {
     const a = v.options(args, 'destroyAllocation2(args)', ['hDevice', 'hAllocations', 'Flags']);
     // A removed device (GPU reset) may still destroy what it made.
-    const device = this.os.resolve(process, a.hDevice, 'device', 'hDevice');
+    const device = this.os.handles.resolve(process, a.hDevice, 'device', 'hDevice');
     const handles = v.array(a.hAllocations, 'hAllocations', 1, 1024);
     const flags = v.options(a.Flags, 'Flags', ['AssumeNotInUse', 'SynchronousDestroy']);
     const assumeNotInUse = flags.AssumeNotInUse === undefined ? false : v.bool(flags.AssumeNotInUse, 'Flags.AssumeNotInUse');
@@ -422,16 +422,16 @@ export class VidMm {
       until: [...unfinished.map((q, i) => `${q.progress!.global.label}>=${values[i]}`), ...contexts.map((c) => `${c.context.label}: ${c.remaining} command buffer(s) completed`)],
     });
     // SynchronousDestroy: a CPU event of the process, set when the memory is reclaimed.
-    const event: CpuEvent | undefined = synchronous ? this.os.newEvent(process, `reclaimed ${list.map((x) => x.name).join(',')}`) : undefined;
+    const event: CpuEvent | undefined = synchronous ? this.os.events.newEvent(process, `reclaimed ${list.map((x) => x.name).join(',')}`) : undefined;
     let parts = (unfinished.length ? 1 : 0) + contexts.length;
     const partDone = (what: string) => {
       if (--parts > 0) return;
       for (const allocation of list) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - requestedNs} ns`);
-      if (event && !event.signaled) this.os.setEvent(event, undefined);
+      if (event && !event.signaled) this.os.events.setEvent(event, undefined);
     };
     for (const c of contexts) this.contextWaits.push({ ...c, done: () => partDone(`${c.context.label} completed`) });
     if (unfinished.length) {
-      this.os.startWait(unfinished.map((q) => q.progress!.global), values, 'all', Infinity, `vidmm:destroy ${list.map((x) => x.name).join(',')}`,
+      this.os.waits.startWait(unfinished.map((q) => q.progress!.global), values, 'all', Infinity, `vidmm:destroy ${list.map((x) => x.name).join(',')}`,
         (result: WaitResult) => partDone(`progress fences ${result.status}`));
     }
     const freed = list.every((x) => x.state === 'freed');
@@ -707,7 +707,7 @@ export class VidMm {
 
   /** Validates a submission's `reads` / `writes` before anything is submitted (hardware queue). */
   prepareUse(process: Process, hHwQueue: unknown, reads: unknown, writes: unknown): PreparedUse {
-    const queue = this.os.resolve(process, hHwQueue, 'hwQueue', 'hHwQueue');
+    const queue = this.os.handles.resolve(process, hHwQueue, 'hwQueue', 'hHwQueue');
     if (!queue.progress) {
       throw new WddmError('INVALID_PARAMETER', `submit: hardware queue ${hex(queue.handle)} has no progress fence (created with nativeProgressFence: false), so the model cannot tell when its reads and writes are done`,
         { parameter: 'hHwQueue', value: queue.handle, expected: 'a queue with a native progress fence' });
@@ -721,7 +721,7 @@ export class VidMm {
    * which must exist.
    */
   prepareContextUse(process: Process, hContext: unknown, commands: unknown, reads: unknown, writes: unknown): PreparedUse {
-    const context = this.os.resolve(process, hContext, 'context', 'hContext');
+    const context = this.os.handles.resolve(process, hContext, 'context', 'hContext');
     const list = Array.isArray(commands) ? commands : [];
     let marker: { hSyncObject: unknown; value: unknown } | undefined;
     for (const c of list) if (c && typeof c === 'object' && 'fenceWrite' in c) marker = (c as { fenceWrite: { hSyncObject: unknown; value: unknown } }).fenceWrite;
@@ -729,7 +729,7 @@ export class VidMm {
       throw new WddmError('INVALID_PARAMETER', `submitCommand: reads / writes on kernel-mode context ${hex(context.handle)} need a { fenceWrite } in the command buffer: the model performs the accesses when the GPU executes the last one`,
         { parameter: 'commands', expected: 'a command buffer ending its work with a monitored fence { fenceWrite }' });
     }
-    const local = this.os.resolve(process, marker.hSyncObject, 'syncObject', 'fenceWrite.hSyncObject') as LocalFence;
+    const local = this.os.handles.resolve(process, marker.hSyncObject, 'syncObject', 'fenceWrite.hSyncObject') as LocalFence;
     return { label: context.label, process, marker: local.global, markerValue: v.u64(marker.value, 'fenceWrite.value'), ...this.parseAccesses(process, context.device.adapter, reads, writes) };
   }
 

@@ -1,0 +1,147 @@
+// Processes, their handle tables, adapters and devices: what a handle names
+// and whether the caller may use it (D3DKMTOpenAdapterFromLuid,
+// D3DKMTCreateDevice, D3DKMTQueryAdapterInfo, the checks every call makes).
+//
+// Handles are `0x40000000 + slot × 0x100000 + n` (NT handles `0x80000000 +
+// slot × 0x100000 + 4n`): the slot bits say which process a foreign handle
+// belongs to, so a wrong-process handle is told apart from a closed one
+// (`Process.retired`) and from one that never existed.
+
+import { WddmError, invalid, show } from '../errors.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { Trace } from '../trace.js';
+import * as v from '../validate.js';
+import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, hex, syncFlagsValue, type SyncObjectFlagName, type SyncObjectFlags } from '../wddm.js';
+import {
+  KIND_NAMES, Process, requireRunning, type HandleObject, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
+} from './objects.js';
+
+export class Handles {
+  /** Every process, by slot; slot 0 is the System process (the paging process, MapToGpuSystemProcess). */
+  readonly processes: Process[] = [];
+  readonly system: Process;
+
+  constructor(
+    private readonly adapters: readonly OsAdapter[],
+    private readonly port: DriverPort,
+    private readonly trace: Trace,
+    /** Process slots, the System process's included (limits.processes + 1). */
+    readonly maxProcesses: number,
+  ) {
+    this.system = new Process(0, 'System');
+    this.processes.push(this.system);
+  }
+
+  createProcess(name: string): Process {
+    if (typeof name !== 'string' || !name) throw invalid('name', name, 'a non-empty process name');
+    if (this.processes.length >= this.maxProcesses) {
+      throw new WddmError('INSUFFICIENT_RESOURCES', `cannot create process "${name}": the machine holds at most ${this.maxProcesses - 1} processes (limits.processes)`);
+    }
+    const process = new Process(this.processes.length, name);
+    this.processes.push(process);
+    this.trace.record('runtime', name, 'process created', { slot: process.slot });
+    return process;
+  }
+
+  /** Is `process` one of this OS's processes? */
+  owns(process: unknown): process is Process {
+    return process instanceof Process && this.processes[process.slot] === process;
+  }
+
+  resolve<K extends HandleObject['kind']>(process: Process, handle: unknown, kind: K, parameter: string): Extract<HandleObject, { kind: K }> {
+    if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0) {
+      throw invalid(parameter, handle, `a ${KIND_NAMES[kind]} handle (a positive integer) made by process "${process.name}"`, 'INVALID_HANDLE');
+    }
+    const object = process.handles.get(handle);
+    if (!object) {
+      const ownerSlot = Math.floor((handle - 0x4000_0000) / 0x10_0000);
+      const owner = handle >= 0x4000_0000 && handle < 0x8000_0000 ? this.processes[ownerSlot] : undefined;
+      if (owner && owner !== process) {
+        throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} belongs to process "${owner.name}", not "${process.name}": a handle is valid only in the process that made it`,
+          { parameter, value: handle, expected: `a handle of process "${process.name}"` });
+      }
+      if (process.retired.has(handle)) {
+        throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} was closed or destroyed in process "${process.name}"`,
+          { parameter, value: handle, expected: 'a live handle' });
+      }
+      throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} is not a handle of process "${process.name}"`,
+        { parameter, value: handle, expected: `a ${KIND_NAMES[kind]} handle of process "${process.name}"` });
+    }
+    if (object.kind !== kind) {
+      throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is a ${KIND_NAMES[object.kind]}; expected a ${KIND_NAMES[kind]}`,
+        { parameter, value: handle, expected: KIND_NAMES[kind] });
+    }
+    return object as Extract<HandleObject, { kind: K }>;
+  }
+
+  resolveNt(process: Process, handle: unknown, parameter: string): NtHandle {
+    const nt = typeof handle === 'number' ? process.ntHandles.get(handle) : undefined;
+    if (!nt) {
+      const owner = typeof handle === 'number' && handle >= 0x8000_0000 ? this.processes[Math.floor((handle - 0x8000_0000) / 0x10_0000)] : undefined;
+      const why = owner && owner !== process ? `belongs to process "${owner.name}"; duplicate it into "${process.name}" first`
+        : process.retired.has(handle as number) ? 'was closed' : `is not an NT handle of process "${process.name}"`;
+      throw new WddmError('INVALID_HANDLE', `${parameter} ${typeof handle === 'number' ? hex(handle) : show(handle)} ${why}`, { parameter, value: handle, expected: 'an open NT handle of this process' });
+    }
+    return nt;
+  }
+
+  requireDevice(process: Process, hDevice: unknown, parameter: string): OsDevice {
+    const device = this.resolve(process, hDevice, 'device', parameter);
+    requireRunning(device.adapter, parameter);
+    if (device.removed) {
+      throw new WddmError('DEVICE_REMOVED', `${parameter} ${hex(device.handle)}: the device was removed (GPU reset); create a new device`,
+        { parameter, value: device.handle, expected: 'a device that was not removed' });
+    }
+    return device;
+  }
+
+  /** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS from `{ shared, crossAdapter, … }`, checked. */
+  syncFlags(flags: unknown, parameter: string): number {
+    if (flags === undefined) return 0;
+    const f = v.options(flags, parameter, Object.keys(SYNC_FLAG_BITS)) as SyncObjectFlags;
+    for (const key of Object.keys(f)) v.bool(f[key as SyncObjectFlagName], `${parameter}.${key}`);
+    return syncFlagsValue(f);
+  }
+
+  // ── adapters and devices ──
+
+  /** D3DKMTOpenAdapterFromLuid: a handle of `process` to adapter `index`. */
+  openAdapter(process: Process, index: number): number {
+    const adapter = this.adapters[index];
+    if (!adapter) throw invalid('adapter', index, `an adapter index 0..${this.adapters.length - 1}`);
+    const object: OsAdapterHandle = { kind: 'adapter', handle: process.allocHandle(), adapter };
+    process.handles.set(object.handle, object);
+    this.trace.record('runtime', process.name, 'D3DKMTOpenAdapter', { adapter: adapter.name, hAdapter: object.handle });
+    return object.handle;
+  }
+
+  /**
+   * D3DKMTQueryAdapterInfo. 'KMTQAITYPE_WDDM_3_1_CAPS' → { NativeGpuFenceSupported } (what user mode
+   * sees, CAP-03); 'NATIVE_FENCE_CAPS' → the driver's DXGK_NATIVE_FENCE_CAPS (DxgkDdiQueryAdapterInfo).
+   */
+  queryAdapterInfo(process: Process, hAdapter: unknown, type: unknown): Record<string, unknown> {
+    const { adapter } = this.resolve(process, hAdapter, 'adapter', 'hAdapter');
+    v.oneOf(type, 'type', [KMTQAITYPE_WDDM_3_1_CAPS, 'NATIVE_FENCE_CAPS'] as const);
+    requireRunning(adapter, 'hAdapter');
+    this.trace.record('runtime', process.name, 'D3DKMTQueryAdapterInfo', { hAdapter: hAdapter as number, Type: type as string });
+    if (type === KMTQAITYPE_WDDM_3_1_CAPS) return { NativeGpuFenceSupported: adapter.nativeFence };
+    if (!adapter.nativeFence) {
+      throw new WddmError('NOT_SUPPORTED', `queryAdapterInfo: adapter "${adapter.name}" has no native fence support, so it has no DXGK_NATIVE_FENCE_CAPS`);
+    }
+    const caps = this.port.queryNativeFenceCaps(adapter.index);
+    if (!caps) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `queryAdapterInfo: the driver of "${adapter.name}" failed`);
+    return { ...caps };
+  }
+
+  /** D3DKMTCreateDevice: returns hDevice. */
+  createDevice(process: Process, args: unknown): number {
+    const a = v.options(args, 'createDevice(args)', ['hAdapter']);
+    const { adapter } = this.resolve(process, a.hAdapter, 'adapter', 'hAdapter');
+    requireRunning(adapter, 'hAdapter');
+    const device: OsDevice = { kind: 'device', handle: process.allocHandle(), process, adapter, removed: false, queues: new Set() };
+    process.handles.set(device.handle, device);
+    adapter.devices.add(device);
+    this.trace.record('runtime', process.name, 'D3DKMTCreateDevice', { hAdapter: a.hAdapter as number, hDevice: device.handle });
+    return device.handle;
+  }
+}

@@ -1,0 +1,193 @@
+// Hardware queues and user-mode submission (NF-06, NF-17, LOG-01): D3DKMTCreateHwQueue,
+// D3DKMTDestroyHwQueue, and what the OS knows of each queue.
+//
+// With user-mode submission the OS never sees the ring: the runtime asks
+// prepareSubmission whether its commands may go in (nothing changes), the
+// driver's user-mode half writes them and rings the doorbell, then submitted()
+// records what went in. From then on the OS follows each queue through the
+// driver's progress reports (NotifyGpuProgress, routed by src/os/interrupts.ts):
+//
+//   submitted ──▶ gpu.inRing += commands ──▶ each executed command: inRing − 1
+//                 a wait that blocked: gpu.blocked = { fence handle, value } until it is unblocked
+//
+// A queue's in-flight fence references are src/os/lifetime.ts's; its log
+// buffers are src/os/logs.ts's.
+
+import { WddmError, invalid } from '../errors.js';
+import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, type UserModeCommand } from '../driver/ddi.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { Trace } from '../trace.js';
+import * as v from '../validate.js';
+import { hex } from '../wddm.js';
+import type { NativeFences } from './fences.js';
+import type { Handles } from './handles.js';
+import type { FenceLifetime } from './lifetime.js';
+import type { NativeFenceLogs } from './logs.js';
+import { requireRunning, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
+
+/** What hardware queues use of the rest of the OS (the OS wires it). */
+export interface HwQueuesEnvironment {
+  readonly handles: Handles;
+  readonly fences: NativeFences;
+  readonly logs: NativeFenceLogs;
+  readonly lifetime: FenceLifetime;
+  readonly port: DriverPort;
+  readonly trace: Trace;
+}
+
+export class HwQueues {
+  /** Per adapter: the driver's hHwQueue → the OS's queue (progress reports name queues by it). */
+  private readonly byDriverHandle = new Map<OsAdapter, Map<number, OsHwQueue>>();
+
+  constructor(private readonly os: HwQueuesEnvironment) {}
+
+  /** The live queue the driver knows as `hHwQueue` on `adapter`. */
+  byHandle(adapter: OsAdapter, hHwQueue: number): OsHwQueue | undefined { return this.byDriverHandle.get(adapter)?.get(hHwQueue); }
+
+  createHwQueue(process: Process, args: unknown): { hHwQueue: number; hProgressFence?: number; adapterIndex: number; privateDriverData: Uint8Array } {
+    const a = v.options(args, 'createHwQueue(args)', ['hDevice', 'engine', 'nativeProgressFence', 'name']);
+    const device = this.os.handles.requireDevice(process, a.hDevice, 'hDevice');
+    const adapter = device.adapter;
+    const engine = a.engine === undefined ? 0 : v.integer(a.engine, 'engine', 0, adapter.engines - 1);
+    const nativeProgressFence = a.nativeProgressFence === undefined ? true : v.bool(a.nativeProgressFence, 'nativeProgressFence');
+    if (!adapter.nativeFence) {
+      throw new WddmError('NOT_SUPPORTED', `createHwQueue: adapter "${adapter.name}" has no native fence support, so user-mode submission hardware queues cannot wait or signal on the GPU; use a kernel-mode context`,
+        { parameter: 'hDevice', value: device.handle, expected: 'a device on an adapter with NativeGpuFence' });
+    }
+    const label = a.name === undefined ? `queue${device.queues.size + 1}` : String(a.name);
+    this.os.trace.record('runtime', process.name, 'D3DKMTCreateHwQueue', { hDevice: device.handle, engine, NativeProgressFence: nativeProgressFence, name: label });
+    let progress: LocalFence | undefined;
+    if (nativeProgressFence) {
+      const made = this.os.fences.createNativeFenceOn(process, device, 'DEFAULT', 0, 0n, new Uint8Array(64), `${label}.progress`);
+      progress = process.handles.get(made.hSyncObject) as LocalFence;
+    }
+    const privateDriverData = new Uint8Array(HWQUEUE_PRIVATE_DRIVER_DATA_BYTES);
+    const undo = () => {
+      // Undone as if never made: the progress fence's handle never reached the caller, so it is not "closed" either.
+      if (progress) { this.os.fences.closeLocal(progress); process.retired.delete(progress.handle); }
+    };
+    let created: { hHwQueue: number } | undefined;
+    try {
+      created = this.os.port.createHwQueue(adapter.index, {
+        hDevice: device.handle, EngineOrdinal: engine, Flags: { NativeProgressFence: nativeProgressFence },
+        hHwQueueProgressFence: progress ? progress.global.hGlobal : 0, ProcessSlot: process.slot, DebugName: label, PrivateDriverData: privateDriverData,
+      });
+    } catch (error) {
+      undo();
+      throw error;
+    }
+    if (!created) {
+      undo();
+      throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createHwQueue: the driver of "${adapter.name}" failed`);
+    }
+    const queue: OsHwQueue = {
+      kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label,
+      privateDriverData, references: { commands: [], head: 0 }, gpu: { inRing: 0 },
+    };
+    device.queues.add(queue);
+    process.handles.set(queue.handle, queue);
+    let byHandle = this.byDriverHandle.get(adapter);
+    if (!byHandle) this.byDriverHandle.set(adapter, (byHandle = new Map()));
+    byHandle.set(queue.hHwQueue, queue);
+    // LOG-01, LOG-03: the queue's two log buffers, announced to the driver.
+    try {
+      this.os.logs.queueCreated(queue);
+    } catch (error) {
+      this.destroyHwQueue(process, queue.handle);
+      process.retired.delete(queue.handle);
+      if (progress) process.retired.delete(progress.handle);
+      throw error;
+    }
+    // User mode gets its own copy of the private data (its UMD hands it back at every submission).
+    return { hHwQueue: queue.handle, hProgressFence: progress?.handle, adapterIndex: adapter.index, privateDriverData: privateDriverData.slice() };
+  }
+
+  destroyHwQueue(process: Process, hHwQueue: unknown): void {
+    const queue = this.os.handles.resolve(process, hHwQueue, 'hwQueue', 'hHwQueue');
+    const adapter = queue.device.adapter;
+    this.os.trace.record('runtime', process.name, 'D3DKMTDestroyHwQueue', { hHwQueue: queue.handle });
+    this.os.logs.queueDestroying(queue);
+    if (adapter.state === 'running' && !queue.device.removed) this.os.port.destroyHwQueue(adapter.index, { hHwQueue: queue.hHwQueue });
+    this.os.logs.queueDestroyed(queue);
+    this.os.lifetime.queueGone(queue); // its unexecuted commands release their fences
+    this.forgetQueue(queue);
+    queue.device.queues.delete(queue);
+    process.handles.delete(queue.handle);
+    process.retired.add(queue.handle);
+    if (queue.progress) this.os.fences.closeLocal(queue.progress);
+  }
+
+  /** The OS forgets a queue the driver no longer has (destroyed, or its device removed). */
+  forgetQueue(queue: OsHwQueue): void {
+    const byHandle = this.byDriverHandle.get(queue.device.adapter);
+    if (byHandle?.get(queue.hHwQueue) === queue) byHandle.delete(queue.hHwQueue);
+    queue.gpu = { inRing: 0 };
+  }
+
+  /**
+   * User-mode submission, checked (NF-06, NF-17): what user mode may write into the queue's ring.
+   * Changes nothing: the runtime hands `commands` to the driver's user-mode half, which writes the
+   * ring and rings the doorbell, and then tells the OS with submitted() (the OS never sees the ring).
+   */
+  prepareSubmission(process: Process, args: unknown): SubmissionPlan {
+    const a = v.options(args, 'submit(args)', ['hHwQueue', 'commands']);
+    const queue = this.os.handles.resolve(process, a.hHwQueue, 'hwQueue', 'hHwQueue');
+    const device = queue.device;
+    if (device.removed) throw new WddmError('DEVICE_REMOVED', `submit: hardware queue ${hex(queue.handle)} belongs to a removed device`);
+    requireRunning(device.adapter, 'hHwQueue');
+    const list = v.array(a.commands, 'commands', 1, 4096);
+    const commands: UserModeCommand[] = [];
+    const described: string[] = [];
+    const references: InFlightCommand[] = [];
+    list.forEach((raw, i) => {
+      const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
+      const keys = Object.keys(c);
+      if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
+      if (c.work !== undefined) {
+        const work = v.workCommand(c.work, `commands[${i}].work`);
+        commands.push(work.command);
+        described.push(work.described);
+        return;
+      }
+      const op = c.wait !== undefined ? 'wait' : 'signal';
+      const body = v.options(c[op], `commands[${i}].${op}`, ['hSyncObject', 'value']);
+      const local = this.os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
+      const value = v.u64(body.value, `commands[${i}].${op}.value`);
+      if (local.global.kind === 'monitored') {
+        throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} is a monitored fence: it has no MonitoredValue for the CMP, so hardware queues do not ${op} on it; use a kernel-mode context (submitCommand / ${op === 'wait' ? 'waitForSynchronizationObjectFromGpu' : 'fenceWrite or signalSynchronizationObjectFromGpu'})`,
+          { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: 'a native fence' });
+      }
+      if (local.global.adapter !== device.adapter) {
+        throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} lives on adapter "${local.global.adapter.name}", not on the queue's "${device.adapter.name}"`,
+          { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: `a fence opened on "${device.adapter.name}"` });
+      }
+      if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
+      if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
+      commands.push({ op, gpuVa: local.cvGpuVa, value, handle: local.handle });
+      references.push({ op, local, value });
+      described.push(`${op}(${local.global.label}, ${value})`);
+    });
+    let progressValue: bigint | undefined;
+    if (queue.progress) {
+      progressValue = queue.progressValue + 1n;
+      commands.push({ op: 'signal', gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
+      references.push({ op: 'signal', local: queue.progress, value: progressValue });
+      described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
+    }
+    return { process, queue, adapterIndex: device.adapter.index, commands, references, described, progressValue };
+  }
+
+  /**
+   * The driver's user-mode half wrote `plan`'s commands into the ring: each command holds its fence
+   * until it executed (src/os/lifetime.ts), the timeline records them as queued (LOG-08).
+   */
+  submitted(plan: SubmissionPlan): { progressValue?: bigint } {
+    const { queue, references, progressValue } = plan;
+    for (const r of references) r.local.usedByGpu = true;
+    queue.gpu.inRing += plan.commands.length;
+    this.os.lifetime.submitted(queue, references);
+    this.os.logs.recordQueued(queue, references);
+    if (progressValue !== undefined) queue.progressValue = progressValue;
+    return { progressValue };
+  }
+}

@@ -1,0 +1,191 @@
+// What the driver reports, handled (NF-09, INT-01..06, MF-06): the native
+// fence signaled interrupt, the monitored fence signaled interrupt, the DMA
+// page fault, and the model-only GPU progress reports.
+//
+//   native fence signaled ─▶ optimized (INT-05): the named queue's signal log (src/os/logs.ts)
+//        │                   list: the listed fences (a destroyed or foreign one: bug check, INT-03)
+//        │                   no list: every native fence with waiters (a full scan, INT-01)
+//        └─▶ satisfy ─▶ the NF-09 loop ─▶ INT-04 legacy scan ─▶ logs for the timeline ─▶ XA-04 propagation
+//   monitored fence signaled ─▶ a scan of the monitored fences with pending waits (MF-06) ─▶ XA-05
+//   DMA page faulted ─▶ device removal (a TDR)
+//   GPU progress ─▶ the queue's picture (commands in its ring, the wait it blocks on) ─▶ fence
+//        lifetime, GPU rewinds, VidMm's listeners, cross-adapter wake latency
+//
+// Each handled interrupt is counted once: it woke a waiter on its own adapter;
+// or woke none but carried a cross-adapter signal on (a propagation
+// interrupt, XA-04); or neither (spurious).
+
+import type { DmaPageFaultedInterrupt, GpuProgressReport, MonitoredFenceSignaledInterrupt, NativeFenceSignaledInterrupt } from '../driver/ddi.js';
+import type { Trace } from '../trace.js';
+import { hex } from '../wddm.js';
+import type { KernelContexts } from './contexts.js';
+import type { CrossAdapterFences } from './cross-adapter.js';
+import type { GpuRewinds } from './gpu-rewind.js';
+import type { HwQueues } from './hw-queues.js';
+import type { FenceLifetime } from './lifetime.js';
+import type { NativeFenceLogs } from './logs.js';
+import type { MonitoredFences } from './monitored.js';
+import type { GlobalFence, GpuProgress, LocalFence, OsAdapter, OsContext, OsHwQueue, Process } from './objects.js';
+import type { Resets } from './resets.js';
+import type { Waits } from './waits.js';
+
+/** What interrupt handling uses of the rest of the OS (the OS wires it). */
+export interface InterruptsEnvironment {
+  readonly waits: Waits;
+  readonly logs: NativeFenceLogs;
+  readonly monitored: MonitoredFences;
+  readonly crossAdapter: CrossAdapterFences;
+  readonly contexts: KernelContexts;
+  readonly hwQueues: HwQueues;
+  readonly lifetime: FenceLifetime;
+  readonly gpuRewinds: GpuRewinds;
+  readonly resets: Resets;
+  readonly trace: Trace;
+}
+
+export interface InterruptCounters {
+  interruptsHandled: number;
+  /** Interrupts that woke no waiter and carried no cross-adapter signal on: nothing for the OS to do. */
+  spuriousInterrupts: number;
+  /** Interrupts that woke no waiter on their own adapter but carried a cross-adapter signal to another adapter (XA-04). */
+  propagationInterrupts: number;
+  /** Fences the OS looked at on interrupts (lists and full scans). */
+  fencesScanned: number;
+  /** No-list interrupts. */
+  fullScans: number;
+  /** DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED interrupts handled (part of LegacyCounters). */
+  monitoredFenceInterrupts: number;
+}
+
+export class Interrupts {
+  readonly counters: InterruptCounters = {
+    interruptsHandled: 0, spuriousInterrupts: 0, propagationInterrupts: 0, fencesScanned: 0, fullScans: 0, monitoredFenceInterrupts: 0,
+  };
+  /** Other listeners of GPU progress (VidMm's data movement), after the fence lifetime and GPU rewinds. */
+  readonly progressListeners: ((progress: GpuProgress) => void)[] = [];
+
+  constructor(private readonly os: InterruptsEnvironment) {}
+
+  // ── DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED (NF-09, INT-01..05) ──
+
+  notifyInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): void {
+    const os = this.os;
+    const list = data.pSignaledNativeFenceArray;
+    os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED', {
+      InterruptType: data.InterruptType, NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal, SignaledNativeFenceCount: data.SignaledNativeFenceCount,
+      pSignaledNativeFenceArray: list ? list : 'NULL', hHWQueue: data.hHWQueue, EvaluateLegacyMonitoredFences: data.Flags.EvaluateLegacyMonitoredFences,
+    });
+    if (adapter.state !== 'running') return;
+    this.counters.interruptsHandled++;
+    const before = os.waits.counters.waitersWoken;
+    // INT-05: an optimized interrupt is served from the named queue's signal log.
+    if (os.logs.onInterrupt(adapter, data)) {
+      this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before, os.crossAdapter.afterInterrupt(adapter, null)); // XA-04 too
+      return;
+    }
+    let fences: GlobalFence[];
+    if (list) {
+      fences = [];
+      for (const handle of list) {
+        const fence = adapter.byGlobalHandle.get(handle);
+        if (!fence) {
+          const what = adapter.destroyedGlobalHandles.has(handle) ? 'a destroyed native fence' : 'no native fence of this adapter';
+          os.resets.bugCheckAdapter(adapter, 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE',
+            `native fence signaled interrupt lists hGlobalNativeFence ${hex(handle)}, which is ${what} (INT-03)`);
+          return;
+        }
+        fences.push(fence);
+      }
+    } else {
+      this.counters.fullScans++;
+      fences = [...adapter.withWaiters].filter((f) => f.kind === 'native').sort((x, y) => x.coreFence - y.coreFence);
+      os.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
+    }
+    const changed = new Set<GlobalFence>();
+    for (const fence of fences) {
+      this.counters.fencesScanned++;
+      os.waits.satisfy(fence, fence.currentValue(), changed);
+    }
+    os.waits.refresh(changed);
+    // INT-04: only with EvaluateLegacyMonitoredFences does a no-list interrupt look at monitored fences too.
+    const legacyReleased = !list && data.Flags.EvaluateLegacyMonitoredFences ? os.monitored.legacyScan(adapter) : 0;
+    os.logs.afterInterrupt(adapter);
+    const propagated = os.crossAdapter.afterInterrupt(adapter, list ? fences : null); // XA-04
+    this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before || legacyReleased > 0, propagated);
+  }
+
+  /**
+   * What a handled interrupt did, counted once: it woke a waiter on its own
+   * adapter; or it woke none but carried a cross-adapter signal to another
+   * adapter (`propagated` records, XA-04: a propagation interrupt, the
+   * document's design for every GPU signal of a cross-adapter fence); or
+   * neither (a spurious interrupt).
+   */
+  private countInterrupt(adapter: OsAdapter, woke: boolean, propagated: number): void {
+    if (woke) return;
+    if (propagated > 0) {
+      this.counters.propagationInterrupts++;
+      this.os.trace.record('os', 'dxgkrnl', 'propagation interrupt (woke no waiter here; carried a cross-adapter signal on)', { adapter: adapter.name, propagations: propagated });
+    } else {
+      this.counters.spuriousInterrupts++;
+      this.os.trace.record('os', 'dxgkrnl', 'spurious interrupt (woke no waiter)', {});
+    }
+  }
+
+  // ── DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED (MF-06, XA-05) ──
+
+  /** Names no fence, so the OS scans them all. */
+  onMonitoredFenceSignaled(adapter: OsAdapter, data: MonitoredFenceSignaledInterrupt): void {
+    this.os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', { NodeOrdinal: data.NodeOrdinal, EngineOrdinal: data.EngineOrdinal });
+    if (adapter.state !== 'running') return;
+    this.counters.monitoredFenceInterrupts++;
+    const released = this.os.monitored.scan(adapter, 'monitored fence signaled interrupt');
+    const propagated = this.os.crossAdapter.afterMonitoredInterrupt(adapter); // XA-05: GPU fence writes of cross-adapter monitored fences
+    this.countInterrupt(adapter, released > 0, propagated);
+  }
+
+  // ── DXGK_INTERRUPT_DMA_PAGE_FAULTED ──
+
+  /** A timeout detection and recovery: the devices are removed. */
+  onDmaPageFaulted(adapter: OsAdapter, data: DmaPageFaultedInterrupt): void {
+    this.os.trace.record('interrupt', adapter.name, 'DXGK_INTERRUPT_DMA_PAGE_FAULTED', { NodeOrdinal: data.NodeOrdinal, hQueue: data.hQueue, message: data.Message });
+    if (adapter.state === 'running') this.os.resets.removeDevice(adapter, `GPU fault: ${data.Message}`);
+  }
+
+  // ── GPU progress (model-only) ──
+
+  /**
+   * NotifyGpuProgress: what a queue or context executed. The OS keeps its picture of the queue
+   * (commands in the ring, the wait it is blocked on), then tells its listeners: fence lifetime,
+   * GPU rewinds, VidMm's data movement, cross-adapter wake latency.
+   */
+  onGpuProgress(adapter: OsAdapter, report: GpuProgressReport): void {
+    if (adapter.state !== 'running') return;
+    let queue: OsHwQueue | undefined, context: OsContext | undefined, process: Process | undefined;
+    if (report.QueueKind === 'HW_QUEUE') {
+      queue = this.os.hwQueues.byHandle(adapter, report.hQueue);
+      process = queue?.device.process;
+    } else {
+      context = this.os.contexts.byDriverHandle(adapter, report.hQueue);
+      process = context?.device.process;
+    }
+    let local: LocalFence | undefined;
+    if (process && report.hSyncObject) {
+      const object = process.handles.get(report.hSyncObject) ?? process.closing.get(report.hSyncObject);
+      if (object?.kind === 'syncObject') local = object;
+    }
+    if (queue) {
+      const op = report.Operation;
+      if (op === 'WAIT_BLOCKED') { if (local) queue.gpu.blocked = { local, value: report.Value }; }
+      else {
+        if (op === 'WAIT_UNBLOCKED') queue.gpu.blocked = undefined;
+        if (queue.gpu.inRing > 0) queue.gpu.inRing--;
+      }
+    }
+    const progress: GpuProgress = { adapter, report, queue, context, local, fence: local?.global };
+    this.os.lifetime.onProgress(progress);
+    this.os.gpuRewinds.observe(progress);
+    for (const listener of this.progressListeners) listener(progress);
+    this.os.crossAdapter.onProgress(progress);
+  }
+}

@@ -1,0 +1,392 @@
+// The OS's records: adapters, processes and their handle tables, devices,
+// fences (one GlobalFence per adapter record, one LocalFence per process
+// handle), hardware queues, kernel-mode contexts, CPU events, and the small
+// rules every module shares (reading a fence's value, one fence per call).
+//
+// Every other file of src/os/ imports this one; it imports nothing of them.
+// The records are plain data the modules own between them:
+//
+//   OsAdapter ──devices──▶ OsDevice ──queues──▶ OsHwQueue
+//      │ fences (by core id), byGlobalHandle (by the driver's handle), withWaiters
+//      ▼
+//   GlobalFence ◀──global── LocalFence (a handle of one process; NT handles hold the GlobalFence)
+//
+// What the OS knows of the GPU is what the driver reported (GpuProgress):
+// a queue's commands still in its ring and the wait it is blocked on.
+
+import type { OsCore, WasmMemory } from '../core.js';
+import { u64 as asU64 } from '../core.js';
+import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../driver/ddi.js';
+import { WddmError } from '../errors.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { ScheduledEvent } from '../scheduler.js';
+import {
+  KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS, hex,
+  type NativeFenceTypeName, type SyncObjectFlagName,
+} from '../wddm.js';
+
+// ───────────────────────────── adapters ─────────────────────────────
+
+export type AdapterState = 'running' | 'stopped';
+
+export interface BugCheckReport {
+  adapter: string;
+  code: string;
+  message: string;
+  timeNs: number;
+}
+
+export interface OsAdapter {
+  index: number;
+  name: string;
+  /** The OS's view of the adapter's core instance: OS memory only (src/core.ts). The driver is reached through the port. */
+  core: OsCore;
+  memory: WasmMemory;
+  caps: DriverStartResult;
+  nativeFence: boolean;
+  integrated: boolean;
+  engines: number;
+  state: AdapterState;
+  bugCheck?: BugCheckReport;
+  /** Live fences by core id, and by the driver's global handle. */
+  fences: Map<number, GlobalFence>;
+  byGlobalHandle: Map<number, GlobalFence>;
+  destroyedGlobalHandles: Set<number>;
+  /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
+  withWaiters: Set<GlobalFence>;
+  devices: Set<OsDevice>;
+}
+
+/** Does the adapter's GPU write only 32 bits atomically (DXGK_VIDSCHCAPS::No64BitAtomics)? */
+export function narrow(adapter: OsAdapter): boolean {
+  return (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
+}
+
+export function requireRunning(adapter: OsAdapter, parameter: string): void {
+  if (adapter.state === 'stopped') {
+    throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`,
+      { parameter, expected: 'an object of a running adapter' });
+  }
+}
+
+// ───────────────────────────── fences ─────────────────────────────
+
+export class GlobalFence {
+  monitoredValue = UINT64_MAX;
+  readonly locals = new Set<LocalFence>();
+  ntReferences = 0;
+  /** Storage freed, Destroy DDI called. */
+  destroyed = false;
+  /** No open handle is left but GPU commands in flight still name it: storage kept (src/os/lifetime.ts). */
+  destroyPending = false;
+  /** Submitted GPU waits / signals naming it that have not executed yet (any process, any queue). */
+  gpuWaitsInFlight = 0;
+  gpuSignalsInFlight = 0;
+  hGlobal = 0;
+  /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
+  kind: 'native' | 'monitored' = 'native';
+  /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
+  monitoredValueHeld = false;
+  constructor(
+    readonly adapter: OsAdapter,
+    readonly coreFence: number,
+    readonly type: NativeFenceTypeName,
+    readonly flags: number,
+    readonly shareable: boolean,
+    readonly cvPhys: number,
+    readonly mvPhys: number,
+    readonly systemCvVa: bigint,
+    readonly systemMvVa: bigint,
+    readonly label: string,
+  ) {}
+  private cvVa?: bigint;
+  private mvVa?: bigint;
+  get kernelCvVa(): bigint { return (this.cvVa ??= KERNEL_VA_BASE + BigInt(this.cvPhys)); }
+  get kernelMvVa(): bigint { return (this.mvVa ??= KERNEL_VA_BASE + BigInt(this.mvPhys)); }
+  hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
+  /** The value as the OS sees it (a monitored fence on a No64BitAtomics adapter: extended from 32 bits, MF-07). */
+  currentValue(): bigint {
+    const raw = asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence));
+    return this.kind === 'monitored' ? observeMonitoredValue(this, raw) : raw;
+  }
+}
+
+/** The 64-bit value a 32-bit write `low32` stands for, given the last signalled value (MF-07). */
+export function extend32(low32: bigint, last: bigint): bigint {
+  const difference = (low32 - (last & 0xffff_ffffn)) & 0xffff_ffffn;
+  const signed = difference >= 0x8000_0000n ? difference - 0x1_0000_0000n : difference;
+  return BigInt.asUintN(64, last + signed);
+}
+
+/** The OS's view of a monitored fence's value: raw on 64-bit adapters, extended on No64BitAtomics ones. */
+export function observeMonitoredValue(fence: GlobalFence, raw: bigint): bigint {
+  if (!narrow(fence.adapter)) return raw;
+  const core = fence.adapter.core;
+  const last = asU64(core.fenceLastSignaled(fence.coreFence));
+  const value = extend32(raw & 0xffff_ffffn, last);
+  if (value !== last) core.fenceSetLastSignaled(fence.coreFence, value);
+  if (value !== raw) {
+    // The kernel writes the high half back (64-bit CPU atomic), only if the GPU did not write meanwhile.
+    const word = new BigUint64Array(fence.adapter.memory.buffer, fence.cvPhys, 1);
+    Atomics.compareExchange(word, 0, raw, value);
+  }
+  return value;
+}
+
+/** MF-07: a wait more than UINT32_MAX/2 ahead of the last signalled value is refused (No64BitAtomics adapters only). */
+export function checkMonitoredWait(fence: GlobalFence, value: bigint, parameter: string): void {
+  if (!narrow(fence.adapter)) return;
+  const last = fence.currentValue();
+  if (value > last && value - last > MONITORED_FENCE_WINDOW) throw windowError(fence, value, last, parameter, 'wait');
+}
+
+/** MF-07: a signal more than UINT32_MAX/2 away (either way) from the last signalled value is refused (No64BitAtomics adapters only). */
+export function checkMonitoredSignal(fence: GlobalFence, value: bigint, parameter: string): void {
+  if (!narrow(fence.adapter)) return;
+  const last = fence.currentValue();
+  const distance = value > last ? value - last : last - value;
+  if (distance > MONITORED_FENCE_WINDOW) throw windowError(fence, value, last, parameter, 'signal');
+}
+
+function windowError(fence: GlobalFence, value: bigint, last: bigint, parameter: string, what: 'wait' | 'signal'): WddmError {
+  const low = last > MONITORED_FENCE_WINDOW ? last - MONITORED_FENCE_WINDOW : 0n;
+  const high = UINT64_MAX - last < MONITORED_FENCE_WINDOW ? UINT64_MAX : last + MONITORED_FENCE_WINDOW;
+  const expected = what === 'wait' ? `at most ${high} (last signalled value ${last} + UINT32_MAX/2)` : `${low} … ${high} (last signalled value ${last} ± UINT32_MAX/2)`;
+  return new WddmError('INVALID_PARAMETER',
+    `${parameter} ${value} is ${value > last ? value - last : last - value} away from the last signalled value ${last} of monitored fence ${fence.label}: ` +
+    `on adapter "${fence.adapter.name}" (No64BitAtomics) an outstanding ${what} must stay within UINT32_MAX/2 (${MONITORED_FENCE_WINDOW}) of the last signalled value (MF-07)`,
+    { parameter, value, expected });
+}
+
+export interface LocalFence {
+  kind: 'syncObject';
+  process: Process;
+  handle: number;
+  global: GlobalFence;
+  device: OsDevice;
+  hLocal: number;
+  cvGpuVa: bigint;
+  mvGpuVa: bigint;
+  cvCpuVa: bigint;
+  /** Submitted GPU commands written through this handle that have not executed yet (src/os/lifetime.ts). */
+  gpuReferences: number;
+  /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
+  closing: boolean;
+  /** A submitted GPU command named this handle: its queues' logs may name it (read before the close finishes). */
+  usedByGpu: boolean;
+}
+
+export interface NativeFenceMapping {
+  /** User-mode read-only CPU VA of CurrentValue. */
+  CurrentValueCpuVa: bigint;
+  CurrentValueGpuVa: bigint;
+  MonitoredValueGpuVa: bigint;
+}
+
+export function mappingOf(local: LocalFence): NativeFenceMapping {
+  return { CurrentValueCpuVa: local.cvCpuVa, CurrentValueGpuVa: local.cvGpuVa, MonitoredValueGpuVa: local.mvGpuVa };
+}
+
+/**
+ * One fence may appear once per wait or signal call (D3DKMT takes an array of
+ * distinct objects). Two handles of the same fence count as the same fence.
+ * Throws before the call changes anything.
+ */
+export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: number, call: 'wait' | 'signal'): void {
+  const first = seen.indexOf(local.global);
+  if (first < 0) return;
+  const hint = call === 'wait'
+    ? 'name each fence once (wait-all: wait for the larger value; wait-any: the smaller one)'
+    : 'name each fence once, with the value it must end at';
+  throw new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${local.global.label}); a ${call} names each fence at most once: ${hint}`,
+    { parameter: `objects[${index}]`, value: local.handle, expected: `a fence not already named by objects[${first}]` });
+}
+
+// ───────────────────────────── devices, queues, contexts ─────────────────────────────
+
+export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
+export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsAdapter }
+
+/** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
+export interface InFlightCommand {
+  op: 'wait' | 'signal';
+  local: LocalFence;
+  value: bigint;
+}
+
+/** Per hardware queue: its in-flight fence commands in ring order (a FIFO with a head index). */
+export interface QueueReferences {
+  commands: InFlightCommand[];
+  head: number;
+}
+
+export interface OsHwQueue {
+  kind: 'hwQueue'; handle: number; device: OsDevice; hHwQueue: number; engine: number;
+  progress?: LocalFence; progressValue: bigint; label: string;
+  /** What DxgkDdiCreateHwQueue left for the driver's user-mode half (user mode got a copy with the handle). */
+  privateDriverData: Uint8Array;
+  /** Submitted wait / signal commands not yet executed, in ring order (src/os/lifetime.ts). */
+  references: QueueReferences;
+  /** What the OS knows of the queue on the GPU, from the driver's progress reports (NotifyGpuProgress). */
+  gpu: HwQueueProgress;
+}
+
+/** A hardware queue as the OS knows it from GPU progress reports: no peeking at the ring. */
+export interface HwQueueProgress {
+  /** Commands submitted and not yet executed (waits, signals, work). */
+  inRing: number;
+  /** The wait the queue is blocked on, if it is. */
+  blocked?: { local: LocalFence; value: bigint };
+}
+
+/** A checked user-mode submission (HwQueues.prepareSubmission): what the UMD writes, and what the OS records once it did. */
+export interface SubmissionPlan {
+  process: Process;
+  queue: OsHwQueue;
+  adapterIndex: number;
+  /** For the driver's user-mode half (UserModeDriverInterface.submitToHwQueue). */
+  commands: UserModeCommand[];
+  /** The waits and signals among them, each an in-flight reference of the handle it names. */
+  references: InFlightCommand[];
+  /** The commands in words, for the trace. */
+  described: string[];
+  /** The progress fence value the submission signals last. */
+  progressValue?: bigint;
+}
+
+/** A packet of a kernel-mode context's software queue (src/os/contexts.ts). */
+export type ContextPacket =
+  /** `fences`: the fence each fence-write command writes, in order (the OS's own record; the driver gets GPU VAs). */
+  | { type: 'commandBuffer'; commands: ContextCommand[]; described: string[]; fences: GlobalFence[] }
+  | { type: 'wait'; fences: GlobalFence[]; values: bigint[]; held: boolean; heldSinceNs: number }
+  | { type: 'signal'; fences: GlobalFence[]; values: bigint[] };
+
+export interface OsContext {
+  kind: 'context';
+  handle: number;
+  device: OsDevice;
+  engine: number;
+  /** The driver's hContext. */
+  hContext: number;
+  label: string;
+  /** VidSch's software queue: packets not yet handed to the engine. */
+  packets: ContextPacket[];
+  /** Command buffers on the engine (SubmissionFenceId, fences they write), oldest first. */
+  inFlight: { id: number; fences: GlobalFence[] }[];
+  destroyed: boolean;
+}
+
+/** A GPU progress report resolved to the OS's objects (what the OS's modules listen to). */
+export interface GpuProgress {
+  adapter: OsAdapter;
+  report: GpuProgressReport;
+  /** The hardware queue or the kernel-mode context that executed the command (undefined: not one the OS made). */
+  queue?: OsHwQueue;
+  context?: OsContext;
+  /** The handle the command named, and its fence (waits, signals, fence writes; undefined when the handle is gone). */
+  local?: LocalFence;
+  fence?: GlobalFence;
+}
+
+// ───────────────────────────── events, handles, processes ─────────────────────────────
+
+export interface CpuEvent { kind: 'event'; handle: number; name: string; signaled: boolean; signaledAtNs?: number; waiters: (() => void)[] }
+export interface NtHandle { kind: 'nt'; handle: number; global: GlobalFence }
+export type HandleObject = OsDevice | OsAdapterHandle | LocalFence | OsHwQueue | CpuEvent | OsContext;
+export const KIND_NAMES: Record<HandleObject['kind'], string> = {
+  device: 'device (hDevice)', adapter: 'adapter (hAdapter)', syncObject: 'sync object (hSyncObject)',
+  hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)', context: 'kernel-mode context (hContext)',
+};
+
+export class Process {
+  readonly handles = new Map<number, HandleObject>();
+  readonly ntHandles = new Map<number, NtHandle>();
+  readonly retired = new Set<number>();
+  /**
+   * Sync object handles the process closed whose close has not finished (GPU
+   * commands still name them, or their log entries are being read): log
+   * entries written through them still resolve here.
+   */
+  readonly closing = new Map<number, LocalFence>();
+  private nextHandle = 1;
+  private nextNt = 1;
+  /** Per adapter: physical page → { GPU VA, references } (src/os/address-spaces.ts). */
+  readonly gpuMappings = new Map<number, Map<number, { va: bigint; references: number }>>();
+  /** Physical page → { user CPU VA (read-only), references }. */
+  readonly userMappings = new Map<number, { va: bigint; references: number }>();
+  private nextUserPage = 0n;
+
+  constructor(readonly slot: number, readonly name: string) {}
+
+  allocHandle(): number { return 0x4000_0000 + this.slot * 0x10_0000 + this.nextHandle++; }
+  allocNtHandle(): number { return 0x8000_0000 + this.slot * 0x10_0000 + 4 * this.nextNt++; }
+
+  mapUser(phys: number): bigint {
+    const page = phys & ~0xfff;
+    let m = this.userMappings.get(page);
+    if (!m) { m = { va: USER_VA_BASE + this.nextUserPage++ * 0x1000n, references: 0 }; this.userMappings.set(page, m); }
+    m.references++;
+    return m.va + BigInt(phys & 0xfff);
+  }
+  unmapUser(phys: number): void {
+    const page = phys & ~0xfff;
+    const m = this.userMappings.get(page);
+    if (m && --m.references === 0) this.userMappings.delete(page);
+  }
+  /** Physical address behind a user VA of this process (read-only mappings only). */
+  translateUser(va: bigint): number | undefined {
+    for (const [page, m] of this.userMappings) if (va >= m.va && va < m.va + 0x1000n) return page + Number(va - m.va);
+    return undefined;
+  }
+}
+
+// ───────────────────────────── waits ─────────────────────────────
+
+export type WaitStatus = 'SUCCESS' | 'TIMEOUT' | 'DEVICE_REMOVED' | 'ADAPTER_STOPPED' | 'OBJECT_DESTROYED';
+export interface WaitResult {
+  status: WaitStatus;
+  /** Virtual time the wait completed. */
+  timeNs: number;
+  /** true when it was satisfied at the call and no waiter was added (NF-08). */
+  immediate: boolean;
+  /** wait-any: index of the object that satisfied it. */
+  index?: number;
+}
+
+/**
+ * Who started a CPU wait, for tools (machine.stuck()): the process's name and,
+ * from the runtime, the object behind it (a CpuThread, or the CpuEvent a
+ * waitWithEvent sets) with its name.
+ */
+export interface WaiterOwner { process: string; tag?: object; thread?: string; event?: string }
+
+/** A CPU waiter still waiting, as tools see it (machine.stuck()). */
+export interface PendingWaiter {
+  id: number;
+  label: string;
+  mode: 'all' | 'any';
+  owner: WaiterOwner;
+  /** Has a timeout on its way (it will end on its own). */
+  timed: boolean;
+  /** What it still waits for. */
+  waits: { fence: GlobalFence; value: bigint }[];
+}
+
+/**
+ * DxgkDdiUpdateCurrentValuesFromCpu for `fences` of one adapter: the CPU signal (NF-07) writes the
+ * values; NotificationOnly (XA-04) only tells the driver another adapter wrote the shared word.
+ */
+export function updateCurrentValuesFromCpu(port: DriverPort, adapter: OsAdapter, fences: GlobalFence[], values: bigint[], notificationOnly: boolean): void {
+  port.updateCurrentValuesFromCpu(adapter.index, {
+    NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
+    CurrentValueKernelCpuVa: fences.map((f) => f.kernelCvVa), Flags: { AlwaysSignaled: false, NotificationOnly: notificationOnly },
+  });
+}
+
+/** What a bug check or a reset needs from a module that keeps per-adapter state. */
+export interface AdapterResetListener { adapterReset(adapter: OsAdapter): void }
+
+/** A scheduled event the modules keep to cancel. */
+export type Timer = ScheduledEvent;
+
+export { hex };

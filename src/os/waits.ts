@@ -1,0 +1,392 @@
+// CPU waits (NF-02, NF-03, NF-08, NF-09): D3DKMTWaitForSynchronizationObjectFromCpu,
+// the waiters, and the loop that keeps each fence's MonitoredValue right.
+//
+// The waiters live in the core (assembly/heap.ts): one record per waiter
+// (wait-all or wait-any, entries still waiting, the entry that satisfied a
+// wait-any, its blocks) and one wait block per (waiter, fence) in the fence's
+// min-heap. This file keeps only what must call back into JavaScript: a
+// dense array of completions by the waiter's host id, each with the call's
+// arguments as made (for tools) and its timeout.
+//
+//   startWait ─▶ waiterCreate + waitBlockAdd per fence ─▶ refresh
+//   satisfy(fence, CurrentValue) ─▶ fenceSatisfy: records { waiter, entry, completed }
+//        ─▶ a completed waiter is retired (waiterRetire on each adapter it has blocks on,
+//           its home last) and its completion runs
+//   refresh: NF-09's loop. For each changed fence, MonitoredValue goes to the new smallest
+//        waited value − 1 (fenceMonitoredTarget; batched per adapter into one
+//        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
+//        unblocks, until nothing changes. Each turn retires at least one wait block, so it ends.
+
+import { check, WddmError } from '../errors.js';
+import { u64 as asU64, type CoreLayout } from '../core.js';
+import type { DriverPort } from '../port/driver-port.js';
+import type { Scheduler, ScheduledEvent } from '../scheduler.js';
+import type { Trace } from '../trace.js';
+import * as v from '../validate.js';
+import { MAX_OBJECTS_PER_CALL, hex } from '../wddm.js';
+import type { Handles } from './handles.js';
+import {
+  checkMonitoredWait, rejectRepeat, requireRunning,
+  type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
+} from './objects.js';
+
+/** What a waiter does when it ends, and what tools need to name it; its state is the core's. */
+interface Completion {
+  /** The waiter's host id: its slot in `completions`, handed to the core (reused once retired). */
+  id: number;
+  /** Wait order: tools and releases go oldest first. */
+  sequence: number;
+  label: string;
+  mode: 'all' | 'any';
+  owner: WaiterOwner;
+  onComplete: (result: WaitResult) => void;
+  /** The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these). */
+  fences: GlobalFence[];
+  values: bigint[];
+  /** The core's waiter record (its physical address), on `home`. */
+  record: number;
+  home: OsAdapter;
+  /** The adapters the waiter has wait blocks on, its home last (the retire order). */
+  adapters: OsAdapter[];
+  timeout?: ScheduledEvent;
+  timeoutNs?: number;
+}
+
+export interface WaitCounters {
+  waitersAdded: number;
+  waitersWoken: number;
+  waitsSatisfiedAtOnce: number;
+  waitsTimedOut: number;
+}
+
+/** SatisfiedWait records read per fenceSatisfy call. */
+const SATISFY_BATCH = 64;
+/** Waiter host ids read per fenceWaiters call. */
+const WAITERS_BATCH = 256;
+
+export class Waits {
+  readonly counters: WaitCounters = { waitersAdded: 0, waitersWoken: 0, waitsSatisfiedAtOnce: 0, waitsTimedOut: 0 };
+  /** Completions by host id (dense; a retired waiter's id is reused). */
+  private readonly completions: (Completion | undefined)[] = [];
+  private readonly freeIds: number[] = [];
+  private live = 0;
+  private nextSequence = 1;
+
+  constructor(
+    private readonly handles: Handles,
+    private readonly port: DriverPort,
+    private readonly scheduler: Scheduler,
+    private readonly trace: Trace,
+    private readonly layout: CoreLayout,
+  ) {
+    // Its scheduler events (src/scheduler.ts lists every kind).
+    scheduler.register('dxgkrnl', (event) => {
+      if (event.kind !== 'wait-timeout') throw new Error(`dxgkrnl: no scheduler event of kind "${event.kind}"`);
+      this.waitTimedOut(event);
+    });
+  }
+
+  // ── D3DKMTWaitForSynchronizationObjectFromCpu ──
+
+  /**
+   * Validates and starts a CPU wait; `onComplete` runs once, now or later.
+   * `owner`: the caller's object behind the wait (a CpuThread, a CpuEvent), kept for tools (machine.stuck()).
+   */
+  beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
+            owner?: Omit<WaiterOwner, 'process'>): WaitResult | undefined {
+    const a = v.options(args, 'wait(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
+    const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
+    const values = v.array(a.values, 'values', objects.length, objects.length);
+    const waitAny = a.waitAny === undefined ? false : v.bool(a.waitAny, 'waitAny');
+    const timeoutNs = a.timeoutNs === undefined ? Infinity : v.nonNegative(a.timeoutNs, 'timeoutNs');
+    if (a.hDevice !== undefined) this.handles.requireDevice(process, a.hDevice, 'hDevice');
+    const fences: GlobalFence[] = [];
+    const waited: bigint[] = [];
+    objects.forEach((h, i) => {
+      const local = this.handles.resolve(process, h, 'syncObject', `objects[${i}]`);
+      requireRunning(local.global.adapter, `objects[${i}]`);
+      rejectRepeat(fences, local, i, 'wait');
+      if (local.global.hasFlag('noWait')) {
+        throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noWait: it cannot be waited on`,
+          { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noWait' });
+      }
+      const value = v.u64(values[i], `values[${i}]`);
+      if (local.global.kind === 'monitored') checkMonitoredWait(local.global, value, `values[${i}]`);
+      fences.push(local.global);
+      waited.push(value);
+    });
+    this.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromCpu', {
+      ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
+      timeoutNs: timeoutNs === Infinity ? 'INFINITE' : timeoutNs, waiter: label,
+    });
+    return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete, { process: process.name, ...owner });
+  }
+
+  /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
+  startWait(fences: GlobalFence[], values: bigint[], mode: 'all' | 'any', timeoutNs: number, label: string,
+            onComplete: (result: WaitResult) => void, owner: WaiterOwner = { process: 'System' }): WaitResult | undefined {
+    // One wait block per (waiter, fence): a fence twice would pop twice in one batch (beginWait refuses it up front).
+    if (new Set(fences).size !== fences.length) throw new Error(`startWait(${label}): a fence appears twice; callers must refuse that before changing anything`);
+    const now = this.scheduler.nowNs;
+    const reached = fences.map((f, i) => f.currentValue() >= values[i]);
+    const anyIndex = reached.indexOf(true);
+    if (mode === 'all' ? reached.every(Boolean) : anyIndex >= 0) {
+      this.counters.waitsSatisfiedAtOnce++;
+      this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
+      const result: WaitResult = { status: 'SUCCESS', timeNs: now, immediate: true, index: mode === 'any' ? anyIndex : undefined };
+      onComplete(result);
+      return result;
+    }
+    if (timeoutNs === 0) {
+      this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: label, timeoutNs: 0 });
+      this.counters.waitsTimedOut++;
+      const result: WaitResult = { status: 'TIMEOUT', timeNs: now, immediate: true };
+      onComplete(result);
+      return result;
+    }
+    // The entries left to wait for (a wait-all's reached ones are done already), and the adapters they are on.
+    const pending: number[] = [];
+    for (let i = 0; i < fences.length; i++) if (!(mode === 'all' && reached[i])) pending.push(i);
+    const home = fences[pending[0]].adapter;
+    const adapters: OsAdapter[] = [];
+    for (const i of pending) if (fences[i].adapter !== home && !adapters.includes(fences[i].adapter)) adapters.push(fences[i].adapter);
+    adapters.push(home);
+    const id = this.freeIds.length ? this.freeIds.pop()! : this.completions.length;
+    const record = home.core.waiterCreate(id, mode === 'any' ? this.layout.waiterModeAny : this.layout.waiterModeAll);
+    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fences[pending[0]].label}`); }
+    // Every wait block first; any failure rolls back and changes nothing.
+    for (const i of pending) {
+      const fence = fences[i];
+      const block = fence.adapter.core.waitBlockAdd(fence.coreFence, values[i], record, i);
+      if (block < 0) {
+        for (const adapter of adapters) adapter.core.waiterRetire(record);
+        this.freeIds.push(id);
+        check(block, `adding a CPU waiter on ${fence.label}`);
+      }
+    }
+    const completion: Completion = {
+      id, sequence: this.nextSequence++, label, mode, owner, onComplete, fences, values, record, home, adapters,
+    };
+    this.completions[id] = completion;
+    this.live++;
+    this.counters.waitersAdded++;
+    const changed = new Set<GlobalFence>();
+    for (const i of pending) { fences[i].adapter.withWaiters.add(fences[i]); changed.add(fences[i]); }
+    this.trace.record('os', 'dxgkrnl', 'waiter added', {
+      waiter: label, fences: pending.map((i) => fences[i].label), values: pending.map((i) => values[i]), mode,
+    });
+    if (timeoutNs !== Infinity) {
+      completion.timeoutNs = timeoutNs;
+      completion.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
+    }
+    this.refresh(changed);
+    return undefined;
+  }
+
+  /** A CPU wait's timeout event: the waiter is released with TIMEOUT, unless it completed meanwhile. */
+  private waitTimedOut(event: ScheduledEvent): void {
+    const completion = this.completions[event.args.waiter as number];
+    if (!completion || completion.timeout !== event) return;
+    this.counters.waitsTimedOut++;
+    this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: completion.label, timeoutNs: completion.timeoutNs });
+    const changed = new Set<GlobalFence>();
+    this.finish(completion, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
+    this.refresh(changed);
+  }
+
+  /**
+   * Ends a waiter: the core retires it on each adapter it has blocks on (the fences whose heaps lost
+   * a block go into `changed`), then its completion runs.
+   */
+  private finish(completion: Completion, result: WaitResult, changed: Set<GlobalFence>): void {
+    if (this.completions[completion.id] !== completion) return;
+    this.scheduler.cancel(completion.timeout);
+    for (const adapter of completion.adapters) {
+      const core = adapter.core;
+      const n = check(core.waiterRetire(completion.record), `retiring waiter ${completion.label}`);
+      if (n === 0) continue;
+      const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
+      for (let k = 0; k < n; k++) {
+        const fence = adapter.fences.get(words[k]);
+        if (fence) changed.add(fence);
+      }
+    }
+    this.completions[completion.id] = undefined;
+    this.freeIds.push(completion.id);
+    this.live--;
+    if (result.status === 'SUCCESS') this.counters.waitersWoken++;
+    this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
+    completion.onComplete(result);
+  }
+
+  /**
+   * Pops every waiter of `fence` satisfied by `currentValue` (the core's heap),
+   * completing those whose condition now holds. Returns the entries satisfied.
+   */
+  satisfy(fence: GlobalFence, currentValue: bigint, changed: Set<GlobalFence>): number {
+    const adapter = fence.adapter;
+    const core = adapter.core;
+    const record = this.layout.out.satisfied;
+    let total = 0;
+    for (;;) {
+      const n = check(core.fenceSatisfy(fence.coreFence, currentValue, SATISFY_BATCH), `satisfying waiters of ${fence.label}`);
+      if (n === 0) break;
+      changed.add(fence);
+      total += n;
+      // Copied out: a completion may run code that calls the core again.
+      const base = core.outBufferAddress();
+      const view = new DataView(adapter.memory.buffer.slice(base, base + n * record.bytes));
+      for (let i = 0; i < n; i++) {
+        if (view.getUint32(i * record.bytes + record.completed, true) === 0) continue;
+        const completion = this.completions[view.getUint32(i * record.bytes + record.waiter, true)];
+        if (!completion) continue;
+        const entry = view.getUint32(i * record.bytes + record.entry, true);
+        this.finish(completion, { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: completion.mode === 'any' ? entry : undefined }, changed);
+      }
+      if (n < SATISFY_BATCH) break;
+    }
+    if (core.fenceWaiterCount(fence.coreFence) === 0) adapter.withWaiters.delete(fence);
+    return total;
+  }
+
+  /**
+   * NF-09's loop: for each changed fence, move MonitoredValue to the new
+   * smallest waited value − 1 (batched per adapter into one
+   * UpdateMonitoredValues), then read CurrentValue again and satisfy what it
+   * unblocks, until nothing changes.
+   */
+  refresh(changed: Set<GlobalFence>): void {
+    let turns = 0;
+    while (changed.size) {
+      if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
+      const byAdapter = new Map<OsAdapter, GlobalFence[]>();
+      for (const fence of changed) {
+        if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
+        let list = byAdapter.get(fence.adapter);
+        if (!list) byAdapter.set(fence.adapter, (list = []));
+        list.push(fence);
+      }
+      changed.clear();
+      for (const adapter of [...byAdapter.keys()].sort((x, y) => x.index - y.index)) {
+        const fences = byAdapter.get(adapter)!.sort((x, y) => x.coreFence - y.coreFence);
+        const batch: GlobalFence[] = [];
+        const values: bigint[] = [];
+        for (const fence of fences) {
+          if (fence.monitoredValueHeld) continue; // XA-03: held at 0
+          const target = this.monitoredTarget(fence);
+          if (target !== fence.monitoredValue) { batch.push(fence); values.push(target); }
+        }
+        if (!batch.length) continue;
+        this.updateMonitoredValues(adapter, batch, values);
+        if (adapter.state !== 'running') continue;
+        // Resample: the driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
+        for (const fence of batch) {
+          const current = fence.currentValue();
+          if (this.satisfy(fence, current, changed) > 0) {
+            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: fence.label, currentValue: current });
+          }
+        }
+      }
+    }
+  }
+
+  /** DxgkDdiUpdateMonitoredValues for `fences` of one adapter, and the OS's record of what each is now. */
+  updateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): void {
+    this.port.updateMonitoredValues(adapter.index, {
+      NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
+      MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
+    });
+    fences.forEach((f, i) => { f.monitoredValue = values[i]; });
+  }
+
+  /** The MonitoredValue this fence must have (NF-02). */
+  monitoredTarget(fence: GlobalFence): bigint {
+    return asU64(fence.adapter.core.fenceMonitoredTarget(fence.coreFence));
+  }
+
+  // ── releasing waiters that cannot be satisfied any more ──
+
+  /** The waiters with a wait block in `fence`'s heap, oldest first. */
+  private waitersOf(fence: GlobalFence): Completion[] {
+    const core = fence.adapter.core;
+    const found: Completion[] = [];
+    for (let start = 0; ; start += WAITERS_BATCH) {
+      const n = check(core.fenceWaiters(fence.coreFence, start, WAITERS_BATCH), `listing the waiters of ${fence.label}`);
+      const ids = new Uint32Array(fence.adapter.memory.buffer, core.outBufferAddress(), n);
+      for (let k = 0; k < n; k++) {
+        const completion = this.completions[ids[k]];
+        if (completion && !found.includes(completion)) found.push(completion);
+      }
+      if (n < WAITERS_BATCH) break;
+    }
+    return found.sort((x, y) => x.sequence - y.sequence);
+  }
+
+  /**
+   * Releases every waiter that waits on `fence` with a non-success status.
+   * `keepFence`: the fence lives on (destroy pending), so its MonitoredValue
+   * follows too (UINT64_MAX once no waiter is left, NF-02).
+   */
+  releaseWaitersOf(fence: GlobalFence, status: WaitStatus, keepFence = false): void {
+    const changed = new Set<GlobalFence>();
+    if (!fence.destroyed) {
+      for (const completion of this.waitersOf(fence)) this.finish(completion, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
+    }
+    if (!keepFence) changed.delete(fence);
+    this.refresh(changed);
+  }
+
+  /** A bug check: every waiter still waiting on a fence of `adapter` is released with `status`. */
+  releaseWaitersOnAdapter(adapter: OsAdapter, status: WaitStatus): void {
+    const waiting = new Set<Completion>();
+    for (const fence of [...adapter.withWaiters].sort((x, y) => x.coreFence - y.coreFence)) {
+      if (!fence.destroyed) for (const completion of this.waitersOf(fence)) waiting.add(completion);
+    }
+    const changed = new Set<GlobalFence>();
+    for (const completion of [...waiting].sort((x, y) => x.sequence - y.sequence)) {
+      this.finish(completion, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
+    }
+    this.refresh(changed);
+  }
+
+  // ── for tools (read-only) ──
+
+  get pendingWaiters(): number { return this.live; }
+
+  /** The live completions, oldest first. */
+  private liveCompletions(): Completion[] {
+    return this.completions.filter((c): c is Completion => c !== undefined).sort((x, y) => x.sequence - y.sequence);
+  }
+
+  /** The entries a waiter still waits for (the core's record), in call order. */
+  private pendingEntries(completion: Completion): number[] {
+    const core = completion.home.core;
+    const n = check(core.waiterPending(completion.record), `reading waiter ${completion.label}`);
+    return [...new Uint32Array(completion.home.memory.buffer, core.outBufferAddress(), n)].sort((x, y) => x - y);
+  }
+
+  /** The CPU waiters still waiting, oldest first, with what each still waits for (read-only, for tools). */
+  pendingWaiterList(): PendingWaiter[] {
+    return this.liveCompletions().map((c) => ({
+      id: c.sequence, label: c.label, mode: c.mode, owner: c.owner, timed: c.timeout !== undefined && !c.timeout.cancelled,
+      waits: this.pendingEntries(c).map((i) => ({ fence: c.fences[i], value: c.values[i] })),
+    }));
+  }
+
+  /** Waiters whose value is reached but which are still waiting, with no interrupt on its way (NF-10 check). */
+  lostWakeups(): { waiter: string; fence: string; value: bigint; currentValue: bigint }[] {
+    const lost: { waiter: string; fence: string; value: bigint; currentValue: bigint }[] = [];
+    for (const c of this.liveCompletions()) {
+      for (const i of this.pendingEntries(c)) {
+        const current = c.fences[i].currentValue();
+        if (current >= c.values[i]) lost.push({ waiter: c.label, fence: c.fences[i].label, value: c.values[i], currentValue: current });
+      }
+    }
+    return lost;
+  }
+
+  /** CPU waiters of one fence (its wait blocks in the core's heap): kernel-side inspection (machine.inspectFence). */
+  fenceWaiterCount(fence: GlobalFence): number {
+    return fence.destroyed ? 0 : fence.adapter.core.fenceWaiterCount(fence.coreFence);
+  }
+}
