@@ -69,7 +69,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * The version of this ABI: the imports, every export's name, parameters,
  * results and status codes, and the order rules docs/ABI.md gives for calling
  * them. Bumped whenever any of those changes, so a host written against one
- * version refuses another (the TypeScript host in src/core.ts readLayout, the
+ * version refuses another (the TypeScript host in src/core/bindings.ts readLayout, the
  * C host in examples/c-host). LAYOUT_VERSION is the other number: it is
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.

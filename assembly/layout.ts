@@ -415,7 +415,7 @@ export const COMMAND_BYTES: u32 = (offsetof<Command>() + 7) & ~7;
 //
 // What an export hands back beyond its return value sits in the adapter's out
 // buffer (outBufferAddress(), outCapacity u32 words). Each kind of result is a
-// record below; the host reads the exported offsets (src/core.ts readLayout),
+// record below; the host reads the exported offsets (src/core/bindings.ts readLayout),
 // so no offset is typed twice.
 //
 //   after engineStep / engineRun / queueRecheckAt   StepReport (STEP_REPORT_BYTES)

@@ -2,7 +2,7 @@
 // consuming through native fences on one adapter, a CPU thread waiting for
 // the consumer, one wait that is already satisfied when made, one that times out.
 
-import { createMachine, type Machine, type MachineOptions } from './machine.js';
+import { createMachine, type Machine, type MachineOptions } from './machine/machine.js';
 
 /** `options.timing` overrides the default timing (e.g. `{ jitter: 0 }` for exact latencies). */
 export async function runDemo(seed = 1, options: Pick<MachineOptions, 'timing'> = {}): Promise<Machine> {

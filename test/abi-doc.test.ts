@@ -1,6 +1,6 @@
 import { it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { compileCoreSync } from '../src/core.js';
+import { compileCoreSync } from '../src/core/bindings.js';
 
 it('docs/ABI.md names every function and constant the core exports', () => {
   const doc = readFileSync(new URL('../docs/ABI.md', import.meta.url), 'utf8');

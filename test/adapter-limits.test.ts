@@ -1,4 +1,4 @@
-// Adapter limits at their edges (src/memory-plan.ts): every value up to 2^32 builds a
+// Adapter limits at their edges (src/machine/memory-plan.ts): every value up to 2^32 builds a
 // machine or throws a WddmError that names the limit, never a TypeError or a trap; a
 // limit that does not fit says the most that does, and that many build; hardware queue
 // rings come from the arena when a queue is created, so a long ring costs one ring,

@@ -8,7 +8,7 @@ import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION } from '../src/core.js';
+import { compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION } from '../src/core/bindings.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const run = (command: string, args: string[]) => spawnSync(command, args, { cwd: root, encoding: 'utf8', timeout: 120_000 });

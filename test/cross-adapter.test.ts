@@ -2,7 +2,7 @@
 import { describe, it, expect } from 'vitest';
 import { createMachine, WddmError, type Machine, type MachineOptions, type RuntimeProcess } from '../src/index.js';
 import { globalOf, monitoredValue, ddiCalls } from './helpers.js';
-import { runScenario, runScenarioPairs, rowsFor, compareDoorbell, doorbellComparisonText } from '../src/scenarios/cross-adapter.js';
+import { runScenario, runScenarioPairs, rowsFor, compareDoorbell, doorbellComparisonText } from '../src/comparisons/cross-adapter-tables.js';
 
 interface Pair {
   machine: Machine; app: RuntimeProcess; iDevice: number; dDevice: number;

@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { runDemo } from '../src/demo.js';
 import { Random, createMachine, type Machine } from '../src/index.js';
-import { Scheduler, type ScheduledEvent } from '../src/scheduler.js';
+import { Scheduler, type ScheduledEvent } from '../src/base/scheduler.js';
 
 /** The model's trace lines without the first record (the one that prints the seed itself). */
 const modelLines = (m: Machine) => m.trace.text().split('\n').filter((line) => !/ created seed=/.test(line));

@@ -1,11 +1,11 @@
-// Fault injection (machine.injectFault, src/faults.ts): collapsed interrupts
+// Fault injection (machine.injectFault, src/machine/faults.ts): collapsed interrupts
 // (INT-02) and a forced native fence log overrun (LOG-05), then the scenario
 // runner and the command line that schedule them.
 import { describe, it, expect } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createMachineSync, WddmError, type Machine, type MachineOptions, type RuntimeProcess } from '../src/index.js';
-import { parseScenario, ScenarioError, runScenario, findBuiltin } from '../src/scenario/index.js';
+import { parseScenario, ScenarioError, runScenario, findBuiltin } from '../src/scenario-files/index.js';
 
 interface Setup { m: Machine; app: RuntimeProcess; hDevice: number }
 

@@ -9,7 +9,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync, existsSync, readFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/main.js';
-import { SCENARIO_LIMITS } from '../src/scenario/limits.js';
+import { SCENARIO_LIMITS } from '../src/scenario-files/limits.js';
 
 const CLI = join(__dirname, '..', 'dist', 'cli.js');
 let dir: string;

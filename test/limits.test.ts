@@ -4,7 +4,7 @@
 // what it dropped. Deterministic: small bounds, counted events, no clocks.
 import { describe, it, expect } from 'vitest';
 import { createMachineSync, WddmError, type Machine, type WaitResult, type WaitStatus } from '../src/index.js';
-import { MAX_VIRTUAL_TIME_NS } from '../src/validate.js';
+import { MAX_VIRTUAL_TIME_NS } from '../src/base/validate.js';
 
 function world(options: Parameters<typeof createMachineSync>[0] = {}) {
   const machine = createMachineSync({ seed: 5, ...options });

@@ -2,10 +2,10 @@
 // native fence signaled interrupt (INT-05).
 import { describe, it, expect } from 'vitest';
 import { createMachineSync, readLayout, Random, WddmError, type Machine, type RuntimeProcess, type MachineOptions } from '../src/index.js';
-import { readLogLayout } from '../src/core.js';
+import { readLogLayout } from '../src/core/bindings.js';
 import type { OsHwQueue } from '../src/os/dxgkrnl.js';
-import type { NativeFenceSignaledInterrupt } from '../src/driver/ddi.js';
-import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED } from '../src/wddm.js';
+import type { NativeFenceSignaledInterrupt } from '../src/ddi/ddi.js';
+import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED } from '../src/base/wddm.js';
 
 interface Setup {
   m: Machine;

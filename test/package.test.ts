@@ -77,7 +77,7 @@ describe('the npm package', () => {
   it('package holds the built library, command, declarations and core, and no source maps, page bundle or missing script targets', (ctx) => {
     if (skipLoudly(ctx)) return;
     const files = packed!.files.map((f) => f.path);
-    for (const required of ['package.json', 'README.md', 'dist/wddm-fence.js', 'dist/scenario.js', 'dist/cli.js', 'dist/types/index.d.ts', 'dist/types/scenario/index.d.ts',
+    for (const required of ['package.json', 'README.md', 'dist/wddm-fence.js', 'dist/scenario.js', 'dist/cli.js', 'dist/types/index.d.ts', 'dist/types/scenario-files/index.d.ts',
       'build/core.wasm', 'build/core-nothreads.wasm', 'scripts/ensure-built.mjs', 'scripts/serve-web.mjs', 'docs/SCENARIOS.md', 'scenarios/demo.yaml']) {
       expect(files, required).toContain(required);
     }
@@ -182,7 +182,7 @@ void done;
     expect(tsc.status).toBe(0);
     // it did read the package's declarations (and no DOM lib)
     const read = tsc.stdout.split('\n');
-    for (const d of ['wddm-fence/dist/types/index.d.ts', 'wddm-fence/dist/types/core.d.ts', 'wddm-fence/dist/types/machine.d.ts', 'wddm-fence/dist/types/scenario/index.d.ts']) expect(read.some((l) => l.endsWith(d)), d).toBe(true);
+    for (const d of ['wddm-fence/dist/types/index.d.ts', 'wddm-fence/dist/types/core/bindings.d.ts', 'wddm-fence/dist/types/machine/machine.d.ts', 'wddm-fence/dist/types/scenario-files/index.d.ts']) expect(read.some((l) => l.endsWith(d)), d).toBe(true);
     expect(read.some((l) => /lib\.dom\.d\.ts$/.test(l))).toBe(false);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 // Scenario files in-process: the loader's problems (path, line, value,
 // expectation), the runner's outcomes, and the timeline drawn from a trace.
 import { describe, it, expect } from 'vitest';
-import { parseScenario, ScenarioError, runScenario, buildTimeline, findBuiltin, runnableScenarios } from '../src/scenario/index.js';
+import { parseScenario, ScenarioError, runScenario, buildTimeline, findBuiltin, runnableScenarios } from '../src/scenario-files/index.js';
 
 const BASE = `name: t
 machine: { adapters: [ { name: gpu0 } ] }
@@ -143,7 +143,7 @@ describe('timeline model', () => {
 
 describe('scenario features', () => {
   it('scenario loader names the path of each feature this build does not run yet, and accepts those it does', async () => {
-    const { FEATURES } = await import('../src/scenario/features.js');
+    const { FEATURES } = await import('../src/scenario-files/features.js');
     const snippets: Record<string, [string, RegExp]> = {
       workers: [BASE.replace('machine: {', 'machine: { workers: true,'), /machine\.workers: worker mode is not supported by this build yet/],
       allocations: [BASE + 'allocations: [ { name: a, process: app, adapter: gpu0 } ]\n', /allocations: allocations and Lock2 are not supported by this build yet/],

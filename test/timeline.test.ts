@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMachineSync, exportTimeline, type ChromeTraceEvent, type Machine } from '../src/index.js';
-import { readLogLayout } from '../src/core.js';
+import { readLogLayout } from '../src/core/bindings.js';
 
 /** Checks what Perfetto / chrome://tracing need; returns a description of each problem. */
 function structureProblems(json: unknown): string[] {
@@ -246,7 +246,7 @@ describe('timeline', () => {
 
 describe('timeline: cross-adapter propagation', () => {
   it('XA-04 NF-10 an interrupt that wakes nobody on its adapter but carries a cross-adapter signal on is a propagation, not spurious: counters, trace, summary and timeline (an arrow across adapters)', async () => {
-    const { parseScenario, runScenario } = await import('../src/scenario/index.js');
+    const { parseScenario, runScenario } = await import('../src/scenario-files/index.js');
     const s = parseScenario(`name: propagation
 machine: { seed: 1, timing: { jitter: 0 }, adapters: [ { name: iGPU, integrated: true, engines: 1 }, { name: dGPU, engines: 1 } ] }
 processes: [ { name: app } ]

@@ -23,12 +23,12 @@
 // A failure names the sequence's seed; fuzzFenceLifetime({ seed, sequences: 1,
 // onAction }) replays exactly that sequence, printing every call.
 
-import { createMachineSync, type Machine } from '../machine.js';
-import type { RuntimeProcess } from '../runtime.js';
+import { createMachineSync, type Machine } from '../machine/machine.js';
+import type { RuntimeProcess } from '../user/runtime.js';
 import type { OsHwQueue } from '../os/dxgkrnl.js';
-import { WddmError } from '../errors.js';
-import { Random } from '../rng.js';
-import { UINT64_MAX } from '../wddm.js';
+import { WddmError } from '../base/errors.js';
+import { Random } from '../base/rng.js';
+import { UINT64_MAX } from '../base/wddm.js';
 
 export interface FuzzOptions {
   /** Seed of the first sequence; sequence i runs with seed + i (default 1). */

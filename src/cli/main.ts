@@ -10,7 +10,7 @@
 //
 // Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
 // reported with its place in the file; a run that ends stuck fails unless the
-// file expects it: src/check/liveness.ts), 2 invalid input: usage, a file that
+// file expects it: src/machine/liveness.ts), 2 invalid input: usage, a file that
 // cannot be read or is past a scenario file's limits, a malformed or invalid
 // scenario (every problem with its path and line), an output path that cannot
 // be written (checked before the run), or a run the model's bounds stopped
@@ -20,18 +20,18 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { writeFileSync, statSync, openSync, readSync, closeSync, writeSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseScenario, ScenarioError, formatProblem, type ScenarioProblem } from '../scenario/load.js';
-import { runScenario } from '../scenario/run.js';
-import { builtinScenarios, findBuiltin, runnableScenarios } from '../scenario/builtin.js';
-import { reportJson, reportText } from '../scenario/report.js';
-import { SCENARIO_SCHEMA } from '../scenario/schema.js';
-import { SCENARIO_LIMITS, fileTooLarge } from '../scenario/limits.js';
-import type { Scenario } from '../scenario/types.js';
-import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from '../scenario/chrome-trace.js';
-import { compareSynchronizationModels } from '../compare.js';
-import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from '../scenarios/cross-adapter.js';
-import { WddmError } from '../errors.js';
-import type { TraceEvent } from '../trace.js';
+import { parseScenario, ScenarioError, formatProblem, type ScenarioProblem } from '../scenario-files/load.js';
+import { runScenario } from '../scenario-files/run.js';
+import { builtinScenarios, findBuiltin, runnableScenarios } from '../scenario-files/builtin.js';
+import { reportJson, reportText } from '../scenario-files/report.js';
+import { SCENARIO_SCHEMA } from '../scenario-files/schema.js';
+import { SCENARIO_LIMITS, fileTooLarge } from '../scenario-files/limits.js';
+import type { Scenario } from '../scenario-files/types.js';
+import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from '../scenario-files/chrome-trace.js';
+import { compareSynchronizationModels } from '../comparisons/sync-models.js';
+import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from '../comparisons/cross-adapter-tables.js';
+import { WddmError } from '../base/errors.js';
+import type { TraceEvent } from '../base/trace.js';
 
 /** Where the command writes. */
 export interface CliIo {
@@ -200,7 +200,7 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
   if (!target) throw new UsageError(`run needs a scenario file or name\n\n${HELP.run}`);
   const seed = parseSeed(values.seed);
   if (values.trace !== undefined && !CHROME_TRACE_AVAILABLE) {
-    throw new UsageError('--trace needs the Chrome/Perfetto timeline exporter (src/timeline.ts), which is not in this build yet; use --json for the raw trace events');
+    throw new UsageError('--trace needs the Chrome/Perfetto timeline exporter (src/timeline/timeline.ts), which is not in this build yet; use --json for the raw trace events');
   }
   const traceFile = values['trace-file'];
   if (values.trace !== undefined) checkOutput('--trace', values.trace);

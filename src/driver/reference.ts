@@ -16,10 +16,10 @@
 // (skip the feature query, leave the CMP barrier out, drop interrupt lists),
 // which is how the OS's checks and the NF-11 loss are shown.
 
-import type { GpuCore } from '../core.js';
-import { check, WddmError } from '../errors.js';
+import type { GpuCore } from '../core/bindings.js';
+import { check, WddmError } from '../base/errors.js';
 import type { GpuHardware, HwQueueInfo, StepRecord } from '../gpu/hardware.js';
-import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
+import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import {
   HWQUEUE_PRIVATE_DRIVER_DATA_BYTES,
   type DXGKARG_CREATECONTEXT, type DXGKARG_DESTROYCONTEXT, type DXGKARG_SUBMITCOMMAND,
@@ -28,7 +28,7 @@ import {
   type DXGKARG_UPDATEMONITOREDVALUES, type DXGKARG_SETNATIVEFENCELOGBUFFER, type DXGKARG_UPDATENATIVEFENCELOGS, type DriverStartResult,
   type DxgkrnlCallbacks, type KernelModeDriver, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
   type UMDARG_SUBMITTOHWQUEUE, type UserModeDriverInterface,
-} from './ddi.js';
+} from '../ddi/ddi.js';
 
 export interface ReferenceDriverOptions {
   /** What the hardware can do: these bits are advertised only where the OS allows. */

@@ -13,12 +13,24 @@
 // The driver tells the hardware which local fence each shared CurrentValue
 // word belongs to when the fence is opened on the adapter (register).
 
-import type { GpuCore } from '../core.js';
-import { u64 } from '../core.js';
-import type { Scheduler, ScheduledEvent } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import type { GpuHardware } from './hardware.js';
-import type { Random } from '../rng.js';
+import type { GpuCore } from '../core/bindings.js';
+import { u64 } from '../core/bindings.js';
+import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import type { CoreLayout, WasmMemory } from '../core/bindings.js';
+import type { Random } from '../base/rng.js';
+
+/** What the doorbell scheduler uses of its adapter's GPU (GpuHardware has it; no import back, src/gpu/hardware.ts owns the service). */
+export interface DoorbellHost {
+  readonly name: string;
+  readonly memory: WasmMemory;
+  readonly layout: CoreLayout;
+  readonly stopped: boolean;
+  /** The run list looks again at the queues blocked on `fence`. */
+  rescanFence(fence: number): void;
+  /** The CMP raised `engine`'s interrupt line. */
+  raise(engine: number): void;
+}
 
 export class DoorbellService {
   private readonly fenceByCurrentValue = new Map<number, number>();
@@ -36,7 +48,7 @@ export class DoorbellService {
 
   constructor(
     readonly index: number,
-    private readonly hardware: GpuHardware,
+    private readonly hardware: DoorbellHost,
     private readonly core: GpuCore,
     private readonly scheduler: Scheduler,
     private readonly trace: Trace,

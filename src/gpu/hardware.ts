@@ -12,12 +12,12 @@
 //   NOP marker ─▶ a kernel-mode context's command buffer completed: DMA
 //                 completed interrupt at +interruptLatencyNs (one per buffer)
 
-import type { CoreLayout, GpuCore, WasmMemory } from '../core.js';
-import { u64 } from '../core.js';
-import type { Scheduler, ScheduledEvent } from '../scheduler.js';
-import type { Random } from '../rng.js';
-import type { Trace } from '../trace.js';
-import { check } from '../errors.js';
+import type { CoreLayout, GpuCore, WasmMemory } from '../core/bindings.js';
+import { u64 } from '../core/bindings.js';
+import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
+import type { Random } from '../base/rng.js';
+import type { Trace } from '../base/trace.js';
+import { check } from '../base/errors.js';
 import type { DoorbellService } from './doorbell.js';
 
 export interface Timing {
@@ -88,7 +88,7 @@ export class GpuHardware {
     scheduler.register(name, (event) => this.onEvent(event));
   }
 
-  /** This adapter's scheduler events (src/scheduler.ts lists every kind). */
+  /** This adapter's scheduler events (src/base/scheduler.ts lists every kind). */
   private onEvent(event: ScheduledEvent): void {
     const engine = event.args.engine as number;
     switch (event.kind) {
@@ -276,7 +276,7 @@ export class GpuHardware {
     this.engines[engine].isr = this.scheduler.at(atNs, this.name, 'interrupt', { engine }, `${this.name}/engine${engine} interrupt`);
   }
 
-  // ── INT-02 fault injection: collapsed interrupts (src/faults.ts) ──
+  // ── INT-02 fault injection: collapsed interrupts (src/machine/faults.ts) ──
   /** Virtual time until which interrupt delivery is held (0: not held). */
   interruptsHeldUntilNs = 0;
 

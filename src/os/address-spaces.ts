@@ -8,8 +8,8 @@
 //   map: first reference maps the page (core.gpuVaMap), later ones count
 //   unmap: the last reference unmaps it (core.gpuVaUnmap)
 
-import { u64 as asU64 } from '../core.js';
-import { check } from '../errors.js';
+import { u64 as asU64 } from '../core/bindings.js';
+import { check } from '../base/errors.js';
 import type { OsAdapter, Process } from './objects.js';
 
 export class AddressSpaces {

@@ -22,13 +22,13 @@
 // A held context needs the CPU to see the signal before its GPU work can run:
 // each release is counted as a CPU round trip that held GPU work.
 
-import { WddmError, invalid } from '../errors.js';
-import type { ContextCommand, DmaCompletedInterrupt } from '../driver/ddi.js';
+import { WddmError, invalid } from '../base/errors.js';
+import type { ContextCommand, DmaCompletedInterrupt } from '../ddi/ddi.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Scheduler } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import { hex } from '../wddm.js';
-import * as v from '../validate.js';
+import type { Scheduler } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import { hex } from '../base/wddm.js';
+import * as v from '../base/validate.js';
 import type { Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
 import { requireRunning, type GlobalFence, type OsAdapter, type OsContext, type Process } from './objects.js';

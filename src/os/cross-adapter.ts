@@ -35,13 +35,13 @@
 // is), and the OS propagates only signals whose doorbell ring was full: the
 // driver reports those (DxgkrnlCallbacks.NotifyDoorbellFallback).
 
-import type { CoreLayout } from '../core.js';
-import type { DoorbellFallback } from '../driver/ddi.js';
-import { WddmError, check } from '../errors.js';
+import type { CoreLayout } from '../core/bindings.js';
+import type { DoorbellFallback } from '../ddi/ddi.js';
+import { WddmError, check } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Scheduler } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import { hex, type NativeFenceTypeName } from '../wddm.js';
+import type { Scheduler } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import { hex, type NativeFenceTypeName } from '../base/wddm.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { MonitoredFences } from './monitored.js';
 import {

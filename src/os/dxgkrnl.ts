@@ -16,13 +16,13 @@
 // The OS reaches a driver only through the driver port (src/port/), and the
 // core only through each adapter's OsCore view (OS memory).
 
-import type { CoreLayout } from '../core.js';
-import type { DxgkrnlCallbacks, KernelModeDriver } from '../driver/ddi.js';
-import { WddmError, type StatusName } from '../errors.js';
+import type { CoreLayout } from '../core/bindings.js';
+import type { DxgkrnlCallbacks, KernelModeDriver } from '../ddi/ddi.js';
+import { WddmError, type StatusName } from '../base/errors.js';
 import type { DdiName, DriverPort } from '../port/driver-port.js';
-import type { Scheduler } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import { DXGK_FEATURE_NATIVE_FENCE, VIDSCHCAPS } from '../wddm.js';
+import type { Scheduler } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import { DXGK_FEATURE_NATIVE_FENCE, VIDSCHCAPS } from '../base/wddm.js';
 import { AddressSpaces } from './address-spaces.js';
 import { KernelContexts } from './contexts.js';
 import { CrossAdapterFences } from './cross-adapter.js';

@@ -6,9 +6,9 @@
 //      ▲                                   every thread waiting on it wakes; later waits return at once
 //      └──────────────────────────── resetEvent ◀──────────────────────────────────────────┘
 
-import type { Scheduler } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import * as v from '../validate.js';
+import type { Scheduler } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import * as v from '../base/validate.js';
 import type { Handles } from './handles.js';
 import type { CpuEvent, Process } from './objects.js';
 import type { Waits } from './waits.js';

@@ -9,12 +9,12 @@
 // (src/os/cross-adapter.ts makes the other adapters' records through
 // createGlobalOn); a monitored fence's handles close in src/os/monitored.ts.
 
-import { check, invalid, WddmError } from '../errors.js';
-import type { CoreLayout } from '../core.js';
+import { check, invalid, WddmError } from '../base/errors.js';
+import type { CoreLayout } from '../core/bindings.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Trace } from '../trace.js';
-import * as v from '../validate.js';
-import { NATIVE_FENCE_TYPE, SYNC_FLAG_BITS, hex, type NativeFenceTypeName } from '../wddm.js';
+import type { Trace } from '../base/trace.js';
+import * as v from '../base/validate.js';
+import { NATIVE_FENCE_TYPE, SYNC_FLAG_BITS, hex, type NativeFenceTypeName } from '../base/wddm.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';

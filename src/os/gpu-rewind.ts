@@ -17,8 +17,8 @@
 // OS had not yet seen satisfied when the lower value landed waits on: the OS
 // only ever acts on the CurrentValue it reads.
 
-import type { Trace } from '../trace.js';
-import { VIDSCHCAPS } from '../wddm.js';
+import type { Trace } from '../base/trace.js';
+import { VIDSCHCAPS } from '../base/wddm.js';
 import type { GpuProgress } from './objects.js';
 
 export interface GpuRewind {

@@ -7,11 +7,11 @@
 // belongs to, so a wrong-process handle is told apart from a closed one
 // (`Process.retired`) and from one that never existed.
 
-import { WddmError, invalid, show } from '../errors.js';
+import { WddmError, invalid, show } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Trace } from '../trace.js';
-import * as v from '../validate.js';
-import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, hex, syncFlagsValue, type SyncObjectFlagName, type SyncObjectFlags } from '../wddm.js';
+import type { Trace } from '../base/trace.js';
+import * as v from '../base/validate.js';
+import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, hex, syncFlagsValue, type SyncObjectFlagName, type SyncObjectFlags } from '../base/wddm.js';
 import {
   KIND_NAMES, Process, requireRunning, type HandleObject, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
 } from './objects.js';

@@ -13,12 +13,12 @@
 // A queue's in-flight fence references are src/os/lifetime.ts's; its log
 // buffers are src/os/logs.ts's.
 
-import { WddmError, invalid } from '../errors.js';
-import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, type UserModeCommand } from '../driver/ddi.js';
+import { WddmError, invalid } from '../base/errors.js';
+import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, type UserModeCommand } from '../ddi/ddi.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Trace } from '../trace.js';
-import * as v from '../validate.js';
-import { hex } from '../wddm.js';
+import type { Trace } from '../base/trace.js';
+import * as v from '../base/validate.js';
+import { hex } from '../base/wddm.js';
 import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';

@@ -15,9 +15,9 @@
 // or woke none but carried a cross-adapter signal on (a propagation
 // interrupt, XA-04); or neither (spurious).
 
-import type { DmaPageFaultedInterrupt, GpuProgressReport, MonitoredFenceSignaledInterrupt, NativeFenceSignaledInterrupt } from '../driver/ddi.js';
-import type { Trace } from '../trace.js';
-import { hex } from '../wddm.js';
+import type { DmaPageFaultedInterrupt, GpuProgressReport, MonitoredFenceSignaledInterrupt, NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
+import type { Trace } from '../base/trace.js';
+import { hex } from '../base/wddm.js';
 import type { KernelContexts } from './contexts.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { GpuRewinds } from './gpu-rewind.js';

@@ -31,8 +31,8 @@
 // GPU hang (trace "GPU wait can never be satisfied", counter orphanedWaits)
 // and resets that adapter (device removal, NF-20), so nothing hangs silently.
 
-import type { Scheduler, ScheduledEvent } from '../scheduler.js';
-import type { Trace } from '../trace.js';
+import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
 import type { GlobalFence, GpuProgress, InFlightCommand, LocalFence, OsAdapter, OsHwQueue, QueueReferences } from './objects.js';
 import type { Waits } from './waits.js';
 
@@ -192,7 +192,7 @@ export class FenceLifetime {
     this.scheduler.after(0, 'dxgkrnl/lifetime', 'deferred-close', {}, 'deferred fence close');
   }
 
-  /** Its scheduler events (src/scheduler.ts): 'deferred-close' finishes the closes whose GPU references drained; 'hang-check' looks for waits nothing can satisfy. */
+  /** Its scheduler events (src/base/scheduler.ts): 'deferred-close' finishes the closes whose GPU references drained; 'hang-check' looks for waits nothing can satisfy. */
   onEvent(event: ScheduledEvent): void {
     if (event.kind === 'deferred-close') {
       this.finishScheduled = false;

@@ -1,5 +1,10 @@
 // Native fence log buffers, the OS's side (LOG-01..10, INT-05).
 //
+// Why this file is long: the reader is one algorithm over one state (each
+// buffer's cached position and timestamp): headers, the flush, overruns,
+// entries, the fallback, and the LOG-05 fault injection that holds it back. The
+// records it keeps are src/os/log-records.ts.
+//
 // Dxgkrnl gives every user-mode-submission hardware queue two 4 KiB log
 // buffers (waits, signals) when the queue is created, tells the driver where
 // they are (DxgkDdiSetNativeFenceLogBuffer), and reads them:
@@ -39,7 +44,7 @@
 //
 // The CPU side of the timeline (LOG-08) is recorded here too: every wait and
 // signal the user-mode driver puts in a ring is a "queued" event with its CPU
-// timestamp, kept apart from the GPU's log entries; src/timeline.ts joins them.
+// timestamp, kept apart from the GPU's log entries; src/timeline/timeline.ts joins them.
 //
 // What the timeline is drawn from (queued events, entries read, interrupts,
 // overruns, faults) grows with every command run, so each kind keeps only its
@@ -48,17 +53,28 @@
 // counted (counters.queuedDropped, entriesDropped, …). The timeline of a long
 // run is then the recent window; the counts say what it leaves out.
 
-import { u64 as asU64, type CoreLayout, type NativeFenceLogLayout } from '../core.js';
-import { WddmError, check, invalid } from '../errors.js';
+import { u64 as asU64, type CoreLayout, type NativeFenceLogLayout } from '../core/bindings.js';
+import { WddmError, check, invalid } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Scheduler, ScheduledEvent } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../wddm.js';
-import type { NativeFenceSignaledInterrupt } from '../driver/ddi.js';
+import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
+import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import { requireRunning, type GlobalFence, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
 import type { Waits } from './waits.js';
+import {
+  DEFAULT_HISTORY_RECORDS, RecentRecords,
+  type InterruptMark, type LogBuffer, type LogCounters, type LogEntryRecord, type LogFault, type LogFaultKind, type LogKind,
+  type LogOverrun, type QueueLogs, type QueuedEvent,
+} from './log-records.js';
+
+export {
+  DEFAULT_HISTORY_RECORDS, RecentRecords,
+  type InterruptMark, type LogBuffer, type LogCounters, type LogEntryRecord, type LogFault, type LogFaultKind, type LogKind,
+  type LogOverrun, type QueueLogs, type QueuedEvent,
+} from './log-records.js';
 
 /** What the log reader uses of the rest of the OS (the OS wires it). */
 export interface LogsEnvironment {
@@ -72,153 +88,9 @@ export interface LogsEnvironment {
   readonly layout: CoreLayout;
 }
 
-export type LogKind = 'waits' | 'signals';
-/** Records of each kind the OS keeps for the timeline (LOG-08) unless createMachine says otherwise. */
-export const DEFAULT_HISTORY_RECORDS = 16384;
-
-/**
- * The most recent `limit` records, oldest first: a ring that overwrites its
- * oldest record once full and counts what it dropped. Reading it (`list`)
- * copies the window out in order.
- */
-export class RecentRecords<T> {
-  private ring: T[] = [];
-  private start = 0;
-  dropped = 0;
-  constructor(public limit: number) {}
-  push(record: T): void {
-    if (this.ring.length < this.limit) { this.ring.push(record); return; }
-    this.ring[this.start] = record;
-    this.start = (this.start + 1) % this.limit;
-    this.dropped++;
-  }
-  get length(): number { return this.ring.length; }
-  list(): T[] { return this.start === 0 ? [...this.ring] : [...this.ring.slice(this.start), ...this.ring.slice(0, this.start)]; }
-  /** A new limit; keeps the newest records that fit. */
-  resize(limit: number): void {
-    const kept = this.list();
-    this.dropped += Math.max(0, kept.length - limit);
-    this.ring = kept.slice(Math.max(0, kept.length - limit));
-    this.start = 0;
-    this.limit = limit;
-  }
-}
-
 /** LOG-05 fault injection: how long a held-back reader waits before it looks at its log again. */
 export const READER_RETRY_NS = 20_000;
 const KINDS: readonly LogKind[] = ['waits', 'signals'];
-
-export interface LogBuffer {
-  kind: LogKind;
-  /** DXGK_NATIVE_FENCE_LOG_TYPE. */
-  type: number;
-  phys: number;
-  gpuVa: bigint;
-  systemGpuVa: bigint;
-  /** The reader's cache (LOG-05). */
-  cachedIndex: number;
-  cachedWraparound: number;
-  /** Last non-zero FenceEndGpuTimestamp read (LOG-07). */
-  lastTimestampNs: bigint;
-  /** 0 for the buffer made with the queue, +1 at every recreation. */
-  generation: number;
-}
-
-export interface QueueLogs {
-  queue: OsHwQueue;
-  adapter: OsAdapter;
-  buffers: Record<LogKind, LogBuffer>;
-  live: boolean;
-}
-
-/** One log entry as the OS read it. */
-export interface LogEntryRecord {
-  adapter: string;
-  adapterIndex: number;
-  queue: string;
-  /** Kernel handle of the hardware queue (the driver's hHwQueue). */
-  hHwQueue: number;
-  kind: LogKind;
-  generation: number;
-  slot: number;
-  hNativeFence: number;
-  /** Label of the fence the handle names, when it still exists. */
-  fence?: string;
-  coreFence?: number;
-  value: bigint;
-  operation: 'SIGNAL_EXECUTED' | 'WAIT_UNBLOCKED';
-  observedNs: bigint;
-  endNs: bigint;
-  readAtNs: number;
-}
-
-/** A wait or signal the user-mode driver put in a ring (CPU side of LOG-08). */
-export interface QueuedEvent {
-  adapter: string;
-  adapterIndex: number;
-  queue: string;
-  hHwQueue: number;
-  kind: 'wait' | 'signal';
-  hSyncObject: number;
-  fence: string;
-  coreFence: number;
-  value: bigint;
-  cpuTimeNs: number;
-}
-
-export type LogFaultKind =
-  | 'timestamp-decreased' | 'corrupt-header' | 'interrupt-queue-other-engine' | 'interrupt-queue-unknown'
-  /** Not a violation: a queue destroyed while its interrupt was on its way (reported only). */
-  | 'interrupt-queue-destroyed';
-
-/** A contract violation (or a report) the reader made. */
-export interface LogFault {
-  kind: LogFaultKind;
-  adapter: string;
-  queue?: string;
-  hHwQueue?: number;
-  log?: LogKind;
-  message: string;
-  timeNs: number;
-}
-
-export interface LogOverrun {
-  adapter: string;
-  queue: string;
-  hHwQueue: number;
-  log: LogKind;
-  lost: number;
-  timeNs: number;
-}
-
-export interface InterruptMark {
-  adapter: string;
-  adapterIndex: number;
-  engine: number;
-  hHWQueue: number;
-  listed: number | null;
-  timeNs: number;
-}
-
-export interface LogCounters {
-  buffersCreated: number;
-  buffersRecreated: number;
-  logReads: number;
-  entriesRead: number;
-  updateNativeFenceLogsCalls: number;
-  overruns: number;
-  entriesLost: number;
-  /** Times the OS fell back to checking every fence of a device (LOG-05). */
-  fallbackScans: number;
-  contractViolations: number;
-  optimizedInterrupts: number;
-  /** Timeline records dropped, oldest first, to keep only the most recent historyRecords of each kind. */
-  queuedDropped: number;
-  entriesDropped: number;
-  interruptsDropped: number;
-  overrunsDropped: number;
-  faultsDropped: number;
-}
 
 interface AdapterLogs { queues: Map<number, QueueLogs>; destroyed: Set<number> }
 
@@ -236,7 +108,7 @@ export class NativeFenceLogs {
     faults: new RecentRecords<LogFault>(DEFAULT_HISTORY_RECORDS),
   };
   private readonly perAdapter = new Map<OsAdapter, AdapterLogs>();
-  /** LOG-05 fault injection (src/faults.ts): signal logs whose reader is held back, with its pending retry. */
+  /** LOG-05 fault injection (src/machine/faults.ts): signal logs whose reader is held back, with its pending retry. */
   private readonly behind = new Map<LogBuffer, { retry?: ScheduledEvent }>();
 
   /** Fences the LOG-05 fallback looked at (part of summary().os.fencesScanned). */
@@ -571,7 +443,7 @@ export class NativeFenceLogs {
     for (const [ql, kind] of broken) if (ql.live && adapter.state === 'running') this.recreate(ql, kind, 'corrupt header', false);
   }
 
-  // ── LOG-05 fault injection: a reader that falls behind (src/faults.ts) ──
+  // ── LOG-05 fault injection: a reader that falls behind (src/machine/faults.ts) ──
   //
   // The OS stops reading the signal log of the queue until the GPU has written
   // more entries than the buffer holds since the cached position: the next
@@ -616,7 +488,7 @@ export class NativeFenceLogs {
     return true;
   }
 
-  /** The log reader's scheduler events: 'log-reader-retry' of a held-back reader (src/scheduler.ts). */
+  /** The log reader's scheduler events: 'log-reader-retry' of a held-back reader (src/base/scheduler.ts). */
   onEvent(event: ScheduledEvent): void {
     if (event.kind !== 'log-reader-retry') throw new Error(`dxgkrnl/logs: no scheduler event of kind "${event.kind}"`);
     const adapter = this.os.adapters.find((a) => a.index === event.args.adapter);

@@ -27,11 +27,11 @@
 //   └────────────────────────────────────────┴────────────────────────────────┘
 //   extended = last + signed32(low − low32(last))       (|difference| < 2^31)
 
-import type { CoreLayout } from '../core.js';
-import { WddmError, check } from '../errors.js';
-import type { Trace } from '../trace.js';
-import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../wddm.js';
-import * as v from '../validate.js';
+import type { CoreLayout } from '../core/bindings.js';
+import { WddmError, check } from '../base/errors.js';
+import type { Trace } from '../base/trace.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
+import * as v from '../base/validate.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import {

@@ -14,16 +14,16 @@
 // What the OS knows of the GPU is what the driver reported (GpuProgress):
 // a queue's commands still in its ring and the wait it is blocked on.
 
-import type { OsCore, WasmMemory } from '../core.js';
-import { u64 as asU64 } from '../core.js';
-import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../driver/ddi.js';
-import { WddmError } from '../errors.js';
+import type { OsCore, WasmMemory } from '../core/bindings.js';
+import { u64 as asU64 } from '../core/bindings.js';
+import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
+import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { ScheduledEvent } from '../scheduler.js';
+import type { ScheduledEvent } from '../base/scheduler.js';
 import {
   KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS, hex,
   type NativeFenceTypeName, type SyncObjectFlagName,
-} from '../wddm.js';
+} from '../base/wddm.js';
 
 // ───────────────────────────── adapters ─────────────────────────────
 
@@ -39,7 +39,7 @@ export interface BugCheckReport {
 export interface OsAdapter {
   index: number;
   name: string;
-  /** The OS's view of the adapter's core instance: OS memory only (src/core.ts). The driver is reached through the port. */
+  /** The OS's view of the adapter's core instance: OS memory only (src/core/bindings.ts). The driver is reached through the port. */
   core: OsCore;
   memory: WasmMemory;
   caps: DriverStartResult;

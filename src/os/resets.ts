@@ -11,9 +11,9 @@
 //                   dropped the interrupts that would have done both).
 
 import type { DriverPort } from '../port/driver-port.js';
-import type { Scheduler } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import { MAX_OBJECTS_PER_CALL, UINT64_MAX } from '../wddm.js';
+import type { Scheduler } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import { MAX_OBJECTS_PER_CALL, UINT64_MAX } from '../base/wddm.js';
 import type { KernelContexts } from './contexts.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { HwQueues } from './hw-queues.js';

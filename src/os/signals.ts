@@ -5,11 +5,11 @@
 //        ─▶ monitored fences: the kernel writes them itself (src/os/monitored.ts)
 //        ─▶ the NF-09 loop (src/os/waits.ts), then cross-adapter propagation (XA-04)
 
-import { WddmError } from '../errors.js';
+import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Trace } from '../trace.js';
-import * as v from '../validate.js';
-import { MAX_OBJECTS_PER_CALL, hex } from '../wddm.js';
+import type { Trace } from '../base/trace.js';
+import * as v from '../base/validate.js';
+import { MAX_OBJECTS_PER_CALL, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';

@@ -17,13 +17,13 @@
 //        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
 //        unblocks, until nothing changes. Each turn retires at least one wait block, so it ends.
 
-import { check, WddmError } from '../errors.js';
-import { u64 as asU64, type CoreLayout } from '../core.js';
+import { check, WddmError } from '../base/errors.js';
+import { u64 as asU64, type CoreLayout } from '../core/bindings.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { Scheduler, ScheduledEvent } from '../scheduler.js';
-import type { Trace } from '../trace.js';
-import * as v from '../validate.js';
-import { MAX_OBJECTS_PER_CALL, hex } from '../wddm.js';
+import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
+import type { Trace } from '../base/trace.js';
+import * as v from '../base/validate.js';
+import { MAX_OBJECTS_PER_CALL, hex } from '../base/wddm.js';
 import type { Handles } from './handles.js';
 import {
   checkMonitoredWait, rejectRepeat, requireRunning,
@@ -79,7 +79,7 @@ export class Waits {
     private readonly trace: Trace,
     private readonly layout: CoreLayout,
   ) {
-    // Its scheduler events (src/scheduler.ts lists every kind).
+    // Its scheduler events (src/base/scheduler.ts lists every kind).
     scheduler.register('dxgkrnl', (event) => {
       if (event.kind !== 'wait-timeout') throw new Error(`dxgkrnl: no scheduler event of kind "${event.kind}"`);
       this.waitTimedOut(event);

@@ -31,10 +31,10 @@ import type {
   DXGKARG_DESTROYHWQUEUE, DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_SETNATIVEFENCELOGBUFFER,
   DXGKARG_SUBMITCOMMAND, DXGKARG_UPDATECURRENTVALUESFROMCPU, DXGKARG_UPDATEMONITOREDVALUES, DXGKARG_UPDATENATIVEFENCELOGS,
   DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
-} from '../driver/ddi.js';
-import { WddmError } from '../errors.js';
-import type { Trace } from '../trace.js';
-import { DXGKQAITYPE_NATIVE_FENCE_CAPS, NATIVE_FENCE_TYPE } from '../wddm.js';
+} from '../ddi/ddi.js';
+import { WddmError } from '../base/errors.js';
+import type { Trace } from '../base/trace.js';
+import { DXGKQAITYPE_NATIVE_FENCE_CAPS, NATIVE_FENCE_TYPE } from '../base/wddm.js';
 
 /** Every DDI the port carries, by its documented name. */
 export type DdiName =

@@ -3,20 +3,20 @@
 // timeline (SVG), the DDI trace (a table) and the summary. Its address can
 // run a built-in scenario as it opens: `?scenario=demo&seed=7` (address.ts).
 
-import { parseScenario, ScenarioError, formatProblem } from '../scenario/load.js';
-import { runScenario, type ScenarioResult } from '../scenario/run.js';
-import { runnableScenarios } from '../scenario/builtin.js';
-import { buildTimeline, type TimelineModel } from '../scenario/timeline-model.js';
-import { expectationsText } from '../scenario/report.js';
-import { Trace } from '../trace.js';
+import { parseScenario, ScenarioError, formatProblem } from '../scenario-files/load.js';
+import { runScenario, type ScenarioResult } from '../scenario-files/run.js';
+import { runnableScenarios } from '../scenario-files/builtin.js';
+import { buildTimeline, type TimelineModel } from '../scenario-files/timeline-model.js';
+import { expectationsText } from '../scenario-files/report.js';
+import { Trace } from '../base/trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';
-import { exportTimeline } from '../timeline.js';
+import { exportTimeline } from '../timeline/timeline.js';
 import { scenarioFromAddress } from './address.js';
-import { stuckText } from '../check/liveness.js';
+import { stuckText } from '../machine/liveness.js';
 
 let lastResult: ScenarioResult | undefined;
 
-/** The Chrome JSON timeline of the last run (src/timeline.ts), as a file download. */
+/** The Chrome JSON timeline of the last run (src/timeline/timeline.ts), as a file download. */
 function downloadTrace(): void {
   if (!lastResult) return;
   const blob = new Blob([JSON.stringify(exportTimeline(lastResult.machine)) + '\n'], { type: 'application/json' });

@@ -16,10 +16,10 @@
 // cross-origin isolated page; a browser main thread must not block, so it
 // waits with Atomics.waitAsync on the word instead.
 
-import { createMachineSync, type Machine } from '../machine.js';
-import { WddmError, invalid } from '../errors.js';
-import * as v from '../validate.js';
-import type { WasmMemory } from '../core.js';
+import { createMachineSync, type Machine } from '../machine/machine.js';
+import { WddmError, invalid } from '../base/errors.js';
+import * as v from '../base/validate.js';
+import type { WasmMemory } from '../core/bindings.js';
 import { nodeAdapterWorkerSource, browserAdapterWorkerSource } from './adapter-worker-source.js';
 
 export interface WorkerStressOptions {

@@ -1,0 +1,428 @@
+// createMachine: one simulated machine on one shared WebAssembly.Memory.
+//
+// The host lays the physical memory map out (sizes from the options and from
+// the core's own adapterRegionBytes), formats each region through the core,
+// checks every region header against the core's exported magic/version, and
+// instantiates the core once per adapter. Everything after that is driven by
+// one virtual-time scheduler and recorded in one trace.
+//
+//   0x00000  core static data (checked: staticDataEnd < STATIC_RESERVED_BYTES)
+//   0x10000  system memory region          systemMemoryBytes
+//            adapter 0 local memory region  adapters[0].localMemoryBytes
+//            adapter 0 private region       adapterRegionBytes(adapters[0].limits…)
+//            adapter 1 local memory region  …
+//
+// docs/MEMORY.md draws the records inside each region.
+
+import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
+import { compileCore, compileCoreSync, gpuCoreView, instantiateCore, osCoreView, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from '../core/bindings.js';
+import { ReferenceDriver } from '../driver/reference.js';
+import type { UserModeDriverInterface } from '../ddi/ddi.js';
+import { DriverPort } from '../port/driver-port.js';
+import { WddmError, invalid, check } from '../base/errors.js';
+import { GpuHardware } from '../gpu/hardware.js';
+import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from '../os/dxgkrnl.js';
+import type { LegacyCounters } from '../os/monitored.js';
+import type { CrossAdapterCounters } from '../os/cross-adapter.js';
+import type { LogCounters, LogKind, NativeFenceLogs } from '../os/logs.js';
+import { RuntimeProcess, type UserModeSystem } from '../user/runtime.js';
+import { Random, RANDOM_STREAM } from '../base/rng.js';
+import { Scheduler, DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
+import { Trace, DEFAULT_TRACE_CAPACITY } from '../base/trace.js';
+import * as v from '../base/validate.js';
+import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from '../base/wddm.js';
+import { VidMm, type VidMmCounters } from '../os/vidmm/vidmm.js';
+import { DoorbellService } from '../gpu/doorbell.js';
+import { planMemory, heapClassFor } from './memory-plan.js';
+import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type MachineOptions } from './options.js';
+
+export type {
+  NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions,
+} from './options.js';
+export { MAX_PROCESSES, DEFAULT_JITTER } from './options.js';
+import { stuckReport, stuckText, type StuckReport } from './liveness.js';
+
+/** machine.inspectFence: what the kernel knows of one fence (read-only; no user-mode path reads MonitoredValue). */
+export interface FenceInspection {
+  fence: string;
+  adapter: string;
+  kind: 'native' | 'monitored';
+  currentValue: bigint;
+  /** Native fences: the MonitoredValue the CMP compares against (UINT64_MAX with no CPU waiter). */
+  monitoredValue?: bigint;
+  /** CPU waiters (wait blocks in the fence's heap). */
+  cpuWaiters: number;
+  /** Submitted GPU waits / signals naming it that have not executed yet. */
+  gpuWaitsInFlight: number;
+  gpuSignalsInFlight: number;
+  /** Open handles to this record, in every process (closed ones still draining GPU work not counted). */
+  openHandles: number;
+  /** No open handle is left anywhere but GPU commands still name it: storage kept until they drain. */
+  destroyPending: boolean;
+}
+
+export interface AdapterSummary {
+  name: string; state: string; gpuSignals: number; cmpChecks: number; interruptsRaised: number;
+  liveFences: number; fencePages: number; blockedQueues: number; bugCheck?: string;
+}
+export interface MachineSummary {
+  seed: number;
+  timeNs: number;
+  adapters: AdapterSummary[];
+  os: Counters;
+  /** Monitored fences and kernel-mode contexts: the legacy model's interrupts, scans and round trips. */
+  legacy: LegacyCounters;
+  logs: LogCounters;
+  /** Allocation usage tracking (src/os/vidmm/). */
+  vidmm: VidMmCounters;
+  pendingWaiters: number;
+  bugChecks: BugCheckReport[];
+  /** The trace ring: events recorded, kept, and the oldest dropped (limits.traceEvents). */
+  trace: { recorded: number; kept: number; dropped: number; capacity: number };
+}
+
+export class Adapter {
+  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: ReferenceDriver,
+              /** The raw core instance of this adapter: every protocol step as a plain export (docs/ABI.md). */
+              readonly core: CoreExports,
+              readonly privateBase: number, readonly localBase: number) {}
+  get name(): string { return this.os.name; }
+  get index(): number { return this.os.index; }
+  get state(): string { return this.os.state; }
+  get nativeFence(): boolean { return this.os.nativeFence; }
+}
+
+export class Machine implements UserModeSystem {
+  /** Virtual time; its ties are broken by the seed's tie-break stream (src/base/scheduler.ts). */
+  readonly scheduler: Scheduler;
+  readonly trace: Trace;
+  /** The seed's generator for what the model draws beyond ties and timing (Random.stream gives the others). */
+  readonly random: Random;
+  /** The seed's timing stream: the jitter of command times and latencies (Timing.jitter). */
+  readonly timingRandom: Random;
+  readonly os: Dxgkrnl;
+  /** The only holder of the adapters' kernel-mode drivers: every DDI and callback goes through it (src/port/). */
+  readonly port: DriverPort;
+  readonly adapters: Adapter[] = [];
+  readonly processes: RuntimeProcess[] = [];
+  readonly layout: CoreLayout;
+  readonly systemBase: number;
+  /** Video memory manager: segments, allocations, Lock2, deferred destruction (src/os/vidmm/). */
+  vidmm!: VidMm;
+  /** Physical base of the cross-adapter doorbell area (XA-07); 0 when the doorbell is off. */
+  doorbellBase = 0;
+
+  constructor(readonly seed: number, readonly memory: WasmMemory, readonly module: WasmModule,
+              layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean,
+              bounds: { eventsPerRun: number; traceEvents: number } = { eventsPerRun: DEFAULT_EVENTS_PER_RUN, traceEvents: DEFAULT_TRACE_CAPACITY }) {
+    this.scheduler = new Scheduler(Random.stream(seed, RANDOM_STREAM.tieBreak));
+    this.trace = new Trace(() => this.scheduler.nowNs, bounds.traceEvents);
+    this.trace.enabled = traceOn;
+    this.scheduler.maxEventsPerRun = bounds.eventsPerRun;
+    this.random = new Random(seed);
+    this.timingRandom = Random.stream(seed, RANDOM_STREAM.timing);
+    this.layout = layout;
+    this.systemBase = systemBase;
+    this.port = new DriverPort(this.trace, () => this.scheduler.nowNs);
+    this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses, this.port);
+  }
+
+  get nowNs(): number { return this.scheduler.nowNs; }
+
+  /** UserModeSystem: an adapter's index by name or index. */
+  adapterIndex(adapter: string | number): number { return this.adapter(adapter).index; }
+
+  /** UserModeSystem: the user-mode half of an adapter's driver module (the runtime's way to a driver). */
+  userModeDriver(index: number): UserModeDriverInterface { return this.adapter(index).driver.userMode; }
+
+  /**
+   * Cross-adapter counters (XA-04, XA-07): the OS's (propagations, NotificationOnly calls, doorbell
+   * fallbacks, wake latency) with the doorbell records the GPUs posted and took.
+   */
+  crossAdapterCounters(): CrossAdapterCounters & { doorbellPosted: number; doorbellTaken: number } {
+    const doorbell = this.doorbellCounts();
+    const c = this.os.crossAdapter.counters;
+    return {
+      propagations: c.propagations, notificationOnlyCalls: c.notificationOnlyCalls, doorbellPosted: doorbell.posted, doorbellTaken: doorbell.taken,
+      doorbellFallbacks: c.doorbellFallbacks, crossWakes: c.crossWakes, crossWakeTotalNs: c.crossWakeTotalNs, crossWakeMaxNs: c.crossWakeMaxNs,
+    };
+  }
+
+  private doorbellCounts(): { posted: number; taken: number } {
+    let posted = 0, taken = 0;
+    for (const a of this.adapters) { posted += a.hardware.doorbell?.posted ?? 0; taken += a.hardware.doorbell?.taken ?? 0; }
+    return { posted, taken };
+  }
+
+  /** A new process (its own handle table and address spaces); its name is its own on this machine. */
+  createProcess(name: string): RuntimeProcess {
+    if (typeof name === 'string' && this.processes.some((p) => p.name === name)) throw invalid('name', name, 'a name no other process of this machine has');
+    const process = new RuntimeProcess(this, this.os.handles.createProcess(name));
+    this.processes.push(process);
+    return process;
+  }
+
+  adapter(nameOrIndex: string | number): Adapter {
+    const found = typeof nameOrIndex === 'number' ? this.adapters[nameOrIndex] : this.adapters.find((a) => a.name === nameOrIndex);
+    if (!found) throw invalid('adapter', nameOrIndex, `an adapter index 0..${this.adapters.length - 1} or one of ${this.adapters.map((a) => JSON.stringify(a.name)).join(', ')}`);
+    return found;
+  }
+
+  /**
+   * Runs virtual time until nothing is left to do, or until `untilNs` (a
+   * point in virtual time, 0 … MAX_VIRTUAL_TIME_NS; one already passed runs
+   * nothing). Stops with a WddmError when the run passes limits.eventsPerRun
+   * events (the livelock guard) or virtual time passes MAX_VIRTUAL_TIME_NS.
+   * A CPU thread whose body throws anything but a WddmError stops the run:
+   * run() throws a CpuThreadError naming the thread, with the original error
+   * as `cause` (the machine stays consistent; run() again goes on). When it
+   * returns, `stuck()` says what is still blocked.
+   */
+  run(untilNs?: number): this {
+    const until = untilNs === undefined ? Infinity : v.nonNegative(untilNs, 'run(untilNs)');
+    this.scheduler.run(until);
+    if (this.scheduler.nowNs > v.MAX_VIRTUAL_TIME_NS) throw timeOverflow(this.scheduler.nowNs);
+    return this;
+  }
+
+  /**
+   * What is still blocked — hardware queues and kernel-mode contexts on a
+   * wait, CPU waiters, unfinished CPU threads — and every deadlock (a cycle of
+   * them that nothing inside the machine can release). Meant for after run();
+   * src/machine/liveness.ts explains the rules.
+   */
+  stuck(): StuckReport { return stuckReport(this.os, this.processes); }
+
+  /**
+   * A kernel debugger's read-only look at one fence through a process's
+   * handle: values, CPU waiter count, GPU work in flight, handles. Not part of
+   * what user mode can do (RuntimeProcess has no such call, NF-04).
+   */
+  inspectFence(process: RuntimeProcess, hSyncObject: number): FenceInspection {
+    if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
+    const { global } = this.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject');
+    return {
+      fence: global.label, adapter: global.adapter.name, kind: global.kind, currentValue: global.currentValue(),
+      monitoredValue: global.kind === 'native' ? u64(global.adapter.core.cpuReadMonitoredValue(global.coreFence)) : undefined,
+      cpuWaiters: this.os.waits.fenceWaiterCount(global),
+      gpuWaitsInFlight: global.gpuWaitsInFlight, gpuSignalsInFlight: global.gpuSignalsInFlight,
+      openHandles: [...global.locals].filter((l) => !l.closing).length, destroyPending: global.destroyPending,
+    };
+  }
+
+  /** The OS's native fence log reader: entries read, queued events, overruns, contract violations (src/os/logs.ts). */
+  get nativeFenceLogs(): NativeFenceLogs { return this.os.logs; }
+
+  /**
+   * LOG-03: the OS destroys one of a hardware queue's log buffers and makes a
+   * new one (reading the old one first); the driver gets SetNativeFenceLogBuffer
+   * with the new location and the GPU writes there from its next entry on.
+   */
+  recreateNativeFenceLogBuffer(process: RuntimeProcess, hHwQueue: number, log: LogKind): void {
+    if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
+    const queue = this.os.handles.resolve(process.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+    const kind = v.oneOf(log, 'log', ['waits', 'signals'] as const);
+    const logs = this.os.logs.queueLogs(queue.device.adapter, queue.hHwQueue);
+    if (!logs) throw invalid('hHwQueue', hHwQueue, 'a hardware queue with log buffers (a live user-mode-submission queue)');
+    this.os.logs.recreate(logs, kind, 'requested');
+  }
+
+  /** NF-20: device removal (GPU reset) on one adapter. */
+  removeDevice(adapter: string | number, reason = 'TDR'): void {
+    this.os.resets.removeDevice(this.adapter(adapter).os, reason);
+  }
+
+  /**
+   * Fault injection (INT-02 collapsed interrupts, LOG-05 forced log overrun):
+   * `{ collapseInterrupts: { adapter, windowNs } }` or `{ forceLogOverrun: { adapter, queue? } }`.
+   * See src/machine/faults.ts.
+   */
+  injectFault(fault: FaultInjection): FaultReport { return injectFault(this, fault); }
+
+  summary(): MachineSummary {
+    const L = this.layout.offsets;
+    const view = new DataView(this.memory.buffer);
+    return {
+      seed: this.seed,
+      timeNs: this.scheduler.nowNs,
+      adapters: this.adapters.map((a) => ({
+        name: a.name,
+        state: a.state,
+        gpuSignals: Number(view.getBigUint64(a.privateBase + L.gpuSignals, true)),
+        cmpChecks: Number(view.getBigUint64(a.privateBase + L.cmpChecks, true)),
+        interruptsRaised: Number(view.getBigUint64(a.privateBase + L.interrupts, true)),
+        liveFences: view.getUint32(a.privateBase + L.fenceLive, true),
+        fencePages: view.getUint32(a.privateBase + L.pageLive, true),
+        blockedQueues: a.hardware.blockedQueues(),
+        bugCheck: a.os.bugCheck?.message,
+      })),
+      os: { ...this.os.counters },
+      legacy: this.os.legacyCounters,
+      logs: { ...this.os.logs.counters },
+      vidmm: { ...this.vidmm.counters },
+      pendingWaiters: this.os.waits.pendingWaiters,
+      bugChecks: [...this.os.bugChecks],
+      trace: { recorded: this.trace.recorded, kept: this.trace.events.length, dropped: this.trace.dropped, capacity: this.trace.capacity },
+    };
+  }
+
+  summaryText(): string {
+    const s = this.summary();
+    const lines = [`summary (seed ${s.seed}, virtual time ${(s.timeNs / 1000).toFixed(3)} us)`];
+    for (const a of s.adapters) {
+      lines.push(`  ${a.name}: state=${a.state} gpuSignals=${a.gpuSignals} cmpChecks=${a.cmpChecks} interruptsRaised=${a.interruptsRaised} liveFences=${a.liveFences} fencePages=${a.fencePages} blockedQueues=${a.blockedQueues}${a.bugCheck ? ` bugCheck="${a.bugCheck}"` : ''}`);
+    }
+    const o = s.os;
+    lines.push(`  signals: gpu=${s.adapters.reduce((n, a) => n + a.gpuSignals, 0)} cpu=${o.cpuSignals}`);
+    lines.push(`  interrupts: raised=${s.adapters.reduce((n, a) => n + a.interruptsRaised, 0)} handled=${o.interruptsHandled} spurious=${o.spuriousInterrupts} propagation=${o.propagationInterrupts} fullScans=${o.fullScans} fencesScanned=${o.fencesScanned}`);
+    lines.push(`  waits: waitersAdded=${o.waitersAdded} waitersWoken=${o.waitersWoken} satisfiedAtOnce=${o.waitsSatisfiedAtOnce} timedOut=${o.waitsTimedOut} stillWaiting=${s.pendingWaiters}`);
+    lines.push(`  DDIs: UpdateMonitoredValues=${o.monitoredValueUpdates} (fences ${o.monitoredValuesWritten}) UpdateCurrentValuesFromCpu=${o.currentValueUpdates}`);
+    const l = s.legacy;
+    if (l.commandBuffers || l.scans || l.monitoredFenceInterrupts) {
+      lines.push(`  monitored fences + kernel-mode contexts: commandBuffers=${l.commandBuffers} dmaCompletedInterrupts=${l.dmaCompletedInterrupts} monitoredFenceInterrupts=${l.monitoredFenceInterrupts} scans=${l.scans} (legacy ${l.legacyScans}) fencesExamined=${l.fencesExamined} gpuWaitsHeld=${l.gpuWaitsHeld} releasedByCpu=${l.heldWaitsReleased} softwareSignals=${l.softwareSignals}`);
+    }
+    const g = s.logs;
+    if (g.buffersCreated) lines.push(`  fence logs: entriesRead=${g.entriesRead} UpdateNativeFenceLogs=${g.updateNativeFenceLogsCalls} overruns=${g.overruns} (lost ${g.entriesLost}) fallbackScans=${g.fallbackScans} contractViolations=${g.contractViolations} recreated=${g.buffersRecreated}`);
+    const dropped = g.queuedDropped + g.entriesDropped + g.interruptsDropped + g.overrunsDropped + g.faultsDropped;
+    if (dropped) lines.push(`  timeline records dropped (only the last ${this.os.logs.historyRecords} of each kind are kept: limits.timelineRecords): queued=${g.queuedDropped} entries=${g.entriesDropped} interrupts=${g.interruptsDropped} overruns=${g.overrunsDropped} faults=${g.faultsDropped}`);
+    const m = s.vidmm;
+    if (m.allocationsCreated) {
+      lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
+    }
+    const cross = this.os.crossAdapter.summaryLine(this.doorbellCounts());
+    if (cross) lines.push(cross);
+    if (o.gpuRewinds || o.deferredCloses || o.orphanedWaits) {
+      lines.push(`  fence lifetime: gpuRewinds=${o.gpuRewinds} deferredCloses=${o.deferredCloses} orphanedWaits=${o.orphanedWaits}`);
+    }
+    for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
+    if (s.trace.dropped) {
+      lines.push(`  trace: ${s.trace.recorded} events recorded; the oldest ${s.trace.dropped} were dropped (memory keeps the last ${s.trace.capacity}: limits.traceEvents; \`wddm-fence run --trace-file\` keeps every one)`);
+    }
+    lines.push(...stuckText(this.stuck()));
+    return lines.join('\n') + '\n';
+  }
+}
+
+/** Virtual time went past what it holds exactly (MAX_VIRTUAL_TIME_NS). */
+export function timeOverflow(nowNs: number): WddmError {
+  return new WddmError('INTEGER_OVERFLOW', `virtual time reached ${nowNs} ns, past ${v.MAX_VIRTUAL_TIME_NS} ns (2^53 − 1), the largest time the model holds exactly; expected durations, timeouts and sleeps that add up to less`,
+    { parameter: 'virtual time', value: nowNs, expected: `at most ${v.MAX_VIRTUAL_TIME_NS} ns` });
+}
+
+/** Builds a machine. Async because browsers only compile large modules asynchronously. */
+export async function createMachine(options: MachineOptions = {}): Promise<Machine> {
+  return buildMachine(options, await compileCore());
+}
+
+/** The same, synchronously (Node, workers). */
+export function createMachineSync(options: MachineOptions = {}): Machine {
+  return buildMachine(options, compileCoreSync());
+}
+
+function buildMachine(options: MachineOptions, module: WasmModule): Machine {
+  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell } = parseMachineOptions(options);
+
+  // A probe instance reads the layout and region sizes the core wants.
+  const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  const probe = instantiateCore(module, probeMemory);
+  const layout = readLayout(probe);
+  if (probe.staticDataEnd() > layout.staticReservedBytes) {
+    throw new Error(`core static data ends at ${probe.staticDataEnd()}, past the ${layout.staticReservedBytes} bytes reserved for it`);
+  }
+  const roundPage = (n: number) => Math.ceil(n / PAGE) * PAGE;
+  const { systemBase, doorbellBase, doorbellBytes, adapters: plan, pages } = planMemory(probe, layout, {
+    systemMemoryBytes, processes, outCapacityWords: OUT_CAPACITY_WORDS, doorbell, adapters,
+  });
+  let memory: WebAssembly.Memory;
+  try {
+    memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+  } catch (error) {
+    throw new WddmError('NO_MEMORY', `this process could not reserve the machine's ${(pages * 65536 / 2 ** 20).toFixed(1)} MiB of memory (${(error as Error).message}); lower the limits or the memory options`);
+  }
+  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds);
+  const { trace } = machine;
+  machine.os.logs.historyRecords = timelineRecords;
+  machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
+  trace.record('machine', 'machine', 'created', {
+    seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
+    commandNs: timing.commandNs, interruptLatencyNs: timing.interruptLatencyNs, jitter: timing.jitter,
+  });
+
+  const first = instantiateCore(module, memory);
+  check(first.regionFormat(systemBase, roundPage(systemMemoryBytes), layout.regionKindSystem), 'formatting system memory');
+  checkRegion(memory, layout, systemBase, layout.regionKindSystem, 'system memory');
+  if (doorbell.enabled) {
+    check(first.doorbellFormat(doorbellBase, doorbellBytes, adapters.length, doorbell.ringEntries), 'formatting the cross-adapter doorbell');
+    trace.record('machine', 'machine', 'cross-adapter doorbell', { area: `${doorbellBase}+${doorbellBytes}`, ringEntries: doorbell.ringEntries, latencyNs: doorbell.latencyNs });
+    machine.os.crossAdapter.doorbellEnabled = true;
+    machine.doorbellBase = doorbellBase;
+  }
+
+  adapters.forEach((a, index) => {
+    const { localBase, privateBase, privateBytes } = plan[index];
+    const core = index === 0 ? first : instantiateCore(module, memory);
+    if (localBase) {
+      check(core.regionFormat(localBase, roundPage(a.localMemoryBytes), layout.regionKindLocal), `formatting local memory of "${a.name}"`);
+      checkRegion(memory, layout, localBase, layout.regionKindLocal, `local memory of "${a.name}"`);
+    }
+    let hardwareCaps = 0;
+    if (a.caps.nativeGpuFence) hardwareCaps |= VIDSCHCAPS.NativeGpuFence;
+    if (a.caps.optimizedNativeFenceSignaledInterrupt) hardwareCaps |= VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+    if (a.caps.no64BitAtomics) hardwareCaps |= VIDSCHCAPS.No64BitAtomics;
+    const gpuVaBase = a.caps.nativeFenceCaps.minimumAddress || DEFAULT_GPU_VA_BASE;
+    const vaEnd = gpuVaBase + BigInt(processes) * BigInt(a.limits.gpuVaPagesPerProcess) * 4096n;
+    if (a.caps.nativeFenceCaps.maximumAddress && vaEnd - 1n > a.caps.nativeFenceCaps.maximumAddress) {
+      throw invalid(`adapters[${index}].caps.nativeFenceCaps.maximumAddress`, a.caps.nativeFenceCaps.maximumAddress,
+        `at least ${vaEnd - 1n} (GPU VA windows of ${processes} process slots × limits.gpuVaPagesPerProcess pages from ${gpuVaBase})`);
+    }
+    check(core.adapterFormat(privateBase, privateBytes, index, hardwareCaps, 8 + a.caps.nativeFenceCaps.monitoredValuePadding,
+      systemBase, localBase, a.limits.fences, processes, a.limits.waitBlocks, a.limits.heapArenaBytes,
+      heapClassFor(layout, a.limits.waitersPerFence), a.limits.gpuVaPagesPerProcess, gpuVaBase, a.engines, a.limits.queues,
+      a.limits.ringEntries, a.limits.interruptListEntries, OUT_CAPACITY_WORDS), `formatting private state of "${a.name}"`);
+    checkRegion(memory, layout, privateBase, layout.regionKindAdapter, `private state of "${a.name}"`);
+
+    // The simulated GPU and its driver module get the core's GPU view; the OS gets its own view (src/core/bindings.ts).
+    const gpuCore = gpuCoreView(core);
+    const hardware = new GpuHardware(a.name, gpuCore, layout, a.engines, machine.scheduler, trace, timing, machine.timingRandom);
+    hardware.memory = memory;
+    if (doorbell.enabled) {
+      // Cross-adapter doorbell (XA-07): each adapter's hardware scheduler takes its ring.
+      check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
+      hardware.doorbell = new DoorbellService(index, hardware, gpuCore, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
+    }
+    const driver = new ReferenceDriver(hardware, gpuCore, {
+      hardwareCaps,
+      nativeFenceCaps: {
+        MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
+        MapToGpuSystemProcess: a.caps.nativeFenceCaps.mapToGpuSystemProcess,
+        MinimumAddress: a.caps.nativeFenceCaps.minimumAddress,
+        MaximumAddress: a.caps.nativeFenceCaps.maximumAddress,
+      },
+      interruptPayload: a.interrupts.payload,
+      evaluateLegacyMonitoredFences: a.interrupts.evaluateLegacyMonitoredFences,
+      queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
+      monitoredValueBarrier: a.driver.monitoredValueBarrier,
+      ringEntries: a.limits.ringEntries,
+      enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
+    });
+    trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
+    const osAdapter = machine.os.startAdapter({ index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines }, driver);
+    machine.adapters.push(new Adapter(osAdapter, hardware, driver, core, privateBase, localBase));
+    machine.vidmm.addAdapter(osAdapter, localBase, a.segments, a.cpuHostAperturePages);
+  });
+  const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
+  for (const service of services) service.peers = services;
+  return machine;
+}
+
+function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {
+  const view = new DataView(memory.buffer);
+  const magic = view.getUint32(base + layout.offsets.regionMagic, true);
+  const version = view.getUint32(base + layout.offsets.regionVersion, true);
+  const foundKind = view.getUint32(base + layout.offsets.regionKind, true);
+  if (magic !== layout.regionMagic || version !== layout.layoutVersion || foundKind !== kind) {
+    throw new Error(`${what} at ${base}: header magic 0x${magic.toString(16)} version ${version} kind ${foundKind}; expected magic 0x${layout.regionMagic.toString(16)} version ${layout.layoutVersion} kind ${kind}`);
+  }
+}
+
+export { u64 };

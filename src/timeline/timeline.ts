@@ -1,0 +1,368 @@
+// The fence timeline (LOG-08): the CPU's "queued" events joined with the GPU's
+// log entries into a Chrome JSON trace, which Perfetto UI (ui.perfetto.dev)
+// and chrome://tracing open.
+//
+//   pid = adapter index + 1            process_name = adapter name
+//   tid 1 "Dxgkrnl"                    interrupts, cross-adapter propagations, fallbacks,
+//                                      contract violations (instants)
+//   tid 2… one per queue               GPU time: work slices (from the trace), each wait a
+//                                      slice from the GPU reaching it (observed) to its
+//                                      unblocking (FenceEndGpuTimestamp), each signal a
+//                                      zero-length slice when it executed
+//
+// Everything on a queue's track is at its GPU time; the CPU time the user-mode
+// driver queued a wait or signal (the "queued" event) is in the slice's args
+// (cpuQueuedNs). A wait or signal queued but never logged (still in the ring,
+// or lost in an overrun) is an instant at its CPU queued time. A queue's GPU
+// operations do not overlap, but slices on one tid must nest, so a queue still
+// gets an extra lane ("queue #2"…) if two ever would not. A signal gets a
+// zero-length child slice at its GPU end per wait it unblocked, carrying the
+// flow arrow's start (bind_id + flow_out); the wait gets one at its GPU end
+// carrying the arrow's end (bind_id + flow_in). The signal that unblocked a
+// wait is the first signal of the same fence (across adapters: the same
+// cross-adapter fence) with a value >= the wait's, in GPU time no later than
+// the wait's end. Virtual nanoseconds become microseconds (ts, dur).
+//
+// Cross-adapter fences (XA-04): the interrupt that carried a signal on to
+// other adapters, and woke nobody on its own, is named a propagation
+// interrupt; each adapter told the value gets a "cross-adapter propagation"
+// instant on its Dxgkrnl track. Work slices and CPU waits come from the trace:
+// with the trace off (or its oldest events dropped, limits.traceEvents) they
+// are absent.
+//
+// CPU waits (D3DKMTWaitForSynchronizationObjectFromCpu that blocked) come from
+// the machine's trace ("waiter added" → "waiter woken"/"waiter released"): one
+// more process, "CPU waits", a track per waiter, and an arrow from the GPU
+// signal that satisfied each of its fences. With the trace off they are absent.
+//
+// Exporting reads the logs first (as an interrupt would) so every entry the
+// GPU wrote is in the timeline. The OS keeps only the most recent records of
+// each kind (createMachine option limits.timelineRecords): a long run's timeline is
+// its recent window, and otherData says how many records were dropped. At the
+// window's edge a log entry whose queued event was dropped is drawn from its
+// GPU times alone.
+
+import type { Machine } from '../machine/machine.js';
+import type { LogEntryRecord, QueuedEvent } from '../os/logs.js';
+
+export interface ChromeTraceEvent {
+  name: string;
+  ph: 'X' | 'i' | 'M';
+  ts: number;
+  pid: number;
+  tid: number;
+  dur?: number;
+  cat?: string;
+  s?: 't' | 'p' | 'g';
+  args?: Record<string, string | number | boolean | null>;
+  bind_id?: string;
+  flow_in?: boolean;
+  flow_out?: boolean;
+}
+
+export interface ChromeTrace {
+  traceEvents: ChromeTraceEvent[];
+  displayTimeUnit: 'ns';
+  otherData: Record<string, string | number>;
+}
+
+interface Operation {
+  adapterIndex: number;
+  hHwQueue: number;
+  queue: string;
+  kind: 'wait' | 'signal' | 'work';
+  /** work: its duration. */
+  durationNs?: number;
+  queued?: QueuedEvent;
+  entry?: LogEntryRecord;
+  startNs: number;
+  endNs: number;
+  tid: number;
+  flowIn?: string;
+  /** Arrows starting here: the track of the wait they end at, and what that wait was. */
+  flowsOut: { id: string; target: string; wait: string }[];
+}
+
+interface CpuWait { label: string; waited: [string, bigint][]; startNs: number; endNs: number; status: string; flowsIn: string[] }
+
+/** Blocked CPU waits, from the trace: "waiter added" until "waiter woken" / "waiter released". */
+function cpuWaitsOf(machine: Machine): CpuWait[] {
+  const open = new Map<string, CpuWait[]>();
+  const done: CpuWait[] = [];
+  for (const e of machine.trace.events) {
+    if (e.kind !== 'os') continue;
+    const label = String(e.args.waiter ?? '');
+    if (e.name === 'waiter added') {
+      const fences = (e.args.fences as string[]) ?? [];
+      const values = (e.args.values as string[]) ?? [];
+      const w: CpuWait = { label, waited: fences.map((f, i) => [f, BigInt(values[i])]), startNs: e.timeNs, endNs: Infinity, status: 'WAITING', flowsIn: [] };
+      let list = open.get(label);
+      if (!list) open.set(label, (list = []));
+      list.push(w);
+    } else if (e.name === 'waiter woken' || e.name === 'waiter released') {
+      const w = open.get(label)?.shift();
+      if (!w) continue;
+      w.endNs = e.timeNs;
+      w.status = String(e.args.status);
+      done.push(w);
+    }
+  }
+  return done;
+}
+
+/** Lane index for each [start, end] so that slices within a lane nest; `items` sorted by start, longer first. */
+function assignLanes(items: { startNs: number; endNs: number }[]): number[] {
+  const lanes: { startNs: number; endNs: number }[][] = [];
+  return items.map((item) => {
+    for (let k = 0; k < lanes.length; k++) {
+      const open = lanes[k];
+      while (open.length && open[open.length - 1].endNs <= item.startNs) open.pop();
+      const top = open[open.length - 1];
+      if (!top || top.endNs >= item.endNs) { open.push(item); return k; }
+    }
+    lanes.push([item]);
+    return lanes.length - 1;
+  });
+}
+
+const us = (ns: number): number => ns / 1000;
+/** A cross-adapter fence opened on another adapter is labelled "name@adapter"; it is the same fence (one CurrentValue). */
+const canonical = (label: string | undefined) => label?.replace(/@[^@]*$/, '');
+
+/** Builds the Chrome JSON trace of everything the machine's fence logs and queued events hold. */
+export function exportTimeline(machine: Machine): ChromeTrace {
+  const logs = machine.os.logs;
+  logs.readAll();
+  const events: ChromeTraceEvent[] = [];
+  const ops: Operation[] = [];
+
+  // Join: per queue and kind, log entries in GPU order against queued events in ring order.
+  const entriesByKey = new Map<string, LogEntryRecord[]>();
+  for (const e of logs.entries) {
+    const key = `${e.adapterIndex}/${e.hHwQueue}/${e.kind === 'waits' ? 'wait' : 'signal'}`;
+    let list = entriesByKey.get(key);
+    if (!list) entriesByKey.set(key, (list = []));
+    list.push(e);
+  }
+  const queuedByKey = new Map<string, QueuedEvent[]>();
+  for (const q of logs.queued) {
+    const key = `${q.adapterIndex}/${q.hHwQueue}/${q.kind}`;
+    let list = queuedByKey.get(key);
+    if (!list) queuedByKey.set(key, (list = []));
+    list.push(q);
+  }
+  const keys = [...new Set([...entriesByKey.keys(), ...queuedByKey.keys()])].sort();
+  for (const key of keys) {
+    const queued = queuedByKey.get(key) ?? [];
+    const entries = entriesByKey.get(key) ?? [];
+    let cursor = 0;
+    for (const entry of entries) {
+      let match = -1;
+      for (let i = cursor; i < queued.length; i++) {
+        if (queued[i].hSyncObject === entry.hNativeFence && queued[i].value === entry.value) { match = i; break; }
+      }
+      if (match < 0) {
+        ops.push(operationOf(entry.kind === 'waits' ? 'wait' : 'signal', undefined, entry));
+        continue;
+      }
+      for (let i = cursor; i < match; i++) ops.push(operationOf(queued[i].kind, queued[i], undefined));
+      ops.push(operationOf(queued[match].kind, queued[match], entry));
+      cursor = match + 1;
+    }
+    for (let i = cursor; i < queued.length; i++) ops.push(operationOf(queued[i].kind, queued[i], undefined));
+  }
+
+  // GPU work, from the trace (actor "adapter/engineN", args.queue).
+  const adapterIndex = new Map(machine.adapters.map((a) => [a.name, a.index]));
+  const hHwQueueOf = new Map(ops.map((o) => [`${o.adapterIndex}/${o.queue}`, o.hHwQueue]));
+  const propagationInterrupts: { adapter: string; timeNs: number; propagations: number }[] = [];
+  const propagations: { timeNs: number; fence: string; value: string; from: string; to: string }[] = [];
+  for (const e of machine.trace.events) {
+    if (e.kind === 'gpu' && e.name === 'work') {
+      const index = adapterIndex.get(e.actor.split('/')[0]);
+      if (index === undefined) continue;
+      const queue = String(e.args.queue);
+      const durationNs = Number(e.args.durationNs);
+      ops.push({ adapterIndex: index, hHwQueue: hHwQueueOf.get(`${index}/${queue}`) ?? 0, queue, kind: 'work', durationNs, startNs: e.timeNs, endNs: e.timeNs + durationNs, tid: 0, flowsOut: [] });
+    } else if (e.kind === 'os' && e.name.startsWith('propagation interrupt')) {
+      propagationInterrupts.push({ adapter: String(e.args.adapter), timeNs: e.timeNs, propagations: Number(e.args.propagations) });
+    } else if (e.kind === 'os' && e.name === 'cross-adapter signal propagated') {
+      propagations.push({ timeNs: e.timeNs, fence: String(e.args.fence), value: String(e.args.value), from: String(e.args.from), to: String(e.args.to) });
+    }
+  }
+
+  // Flows: each completed wait from the first signal that satisfied it (the same fence; across adapters, the same cross-adapter fence).
+  const signals = ops.filter((o) => o.kind === 'signal' && o.entry?.coreFence !== undefined);
+  let flowId = 0;
+  for (const wait of ops) {
+    if (wait.kind !== 'wait' || !wait.entry || wait.entry.coreFence === undefined) continue;
+    let best: Operation | undefined;
+    for (const s of signals) {
+      const same = s.adapterIndex === wait.adapterIndex ? s.entry!.coreFence === wait.entry.coreFence
+        : s.entry!.fence !== undefined && canonical(s.entry!.fence) === canonical(wait.entry.fence) && (s.entry!.fence.includes('@') || wait.entry.fence!.includes('@'));
+      if (!same) continue;
+      if (s.entry!.value < wait.entry.value || s.entry!.endNs > wait.entry.endNs) continue;
+      if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
+    }
+    if (!best) continue;
+    const id = `0x${(++flowId).toString(16)}`;
+    best.flowsOut.push({ id, target: wait.queue, wait: `${wait.queue}: wait ${wait.entry.fence ?? ''} ${wait.entry.value}` });
+    wait.flowIn = id;
+  }
+
+  const cpuWaits = cpuWaitsOf(machine);
+  for (const w of cpuWaits) {
+    for (const [fence, value] of w.waited) {
+      let best: Operation | undefined;
+      for (const s of signals) {
+        if (canonical(s.entry!.fence) !== canonical(fence) || s.entry!.value < value || Number(s.entry!.endNs) > w.endNs) continue;
+        if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
+      }
+      if (!best || w.status !== 'SUCCESS') continue;
+      const id = `0x${(++flowId).toString(16)}`;
+      best.flowsOut.push({ id, target: `CPU ${w.label}`, wait: `CPU ${w.label}: wait ${fence} ${value}` });
+      w.flowsIn.push(id);
+    }
+  }
+
+  // Lanes and tids, per adapter.
+  const adapters = machine.adapters.map((a) => a.os);
+  for (const adapter of adapters) {
+    const pid = adapter.index + 1;
+    events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: adapter.name } });
+    events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: adapter.index } });
+    events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid: 1, args: { name: 'Dxgkrnl' } });
+    events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid: 1, args: { sort_index: 0 } });
+    let nextTid = 2;
+    const mine = ops.filter((o) => o.adapterIndex === adapter.index);
+    // hardware queues by handle, then queues known only from their work (kernel-mode contexts) by name
+    const queues = [...new Map(mine.map((o) => [o.queue, o.hHwQueue])).entries()]
+      .sort((x, y) => (x[1] === 0 ? 1 : 0) - (y[1] === 0 ? 1 : 0) || x[1] - y[1] || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+    const firstTid = new Map<number, number>();
+    for (const [label, hHwQueue] of queues) {
+      const order = { work: 0, wait: 1, signal: 2 };
+      const queueOps = mine.filter((o) => o.queue === label)
+        .sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs || order[x.kind] - order[y.kind]);
+      const lanes = assignLanes(queueOps);
+      const tids: number[] = [];
+      for (let k = 0; k <= Math.max(...lanes); k++) {
+        const tid = nextTid++;
+        tids.push(tid);
+        const name = hHwQueue ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : label;
+        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? name : `${label} #${k + 1}` } });
+        events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid, args: { sort_index: tid } });
+      }
+      queueOps.forEach((op, i) => { op.tid = tids[lanes[i]]; });
+      if (hHwQueue) firstTid.set(hHwQueue, tids[0]);
+    }
+    for (const op of mine) events.push(...sliceEvents(op, pid));
+    const carried = propagationInterrupts.filter((x) => x.adapter === adapter.name);
+    for (const i of logs.interrupts.filter((x) => x.adapterIndex === adapter.index)) {
+      const base = i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue 0x${i.hHWQueue.toString(16)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`;
+      // an interrupt that woke nobody here and carried a cross-adapter signal on is a propagation, not a spurious interrupt
+      const propagation = carried.find((x) => x.timeNs === i.timeNs);
+      const onward = propagation ? propagations.filter((x) => x.from === adapter.name && x.timeNs === i.timeNs) : [];
+      events.push({
+        name: propagation ? `propagation ${base}: ${onward.map((x) => `${x.fence} = ${x.value} to ${x.to}`).join(', ')}` : base,
+        ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: propagation ? 'propagation-interrupt' : 'interrupt',
+        args: { engine: i.engine, hHWQueue: i.hHWQueue, listed: i.listed, ...(propagation ? { propagations: propagation.propagations } : {}) },
+      });
+    }
+    for (const x of propagations.filter((y) => y.to === adapter.name)) {
+      events.push({
+        name: `cross-adapter propagation: ${x.fence} = ${x.value} from ${x.from}`, ph: 'i', s: 't', ts: us(x.timeNs), pid, tid: 1,
+        cat: 'propagation', args: { fence: x.fence, value: x.value, from: x.from },
+      });
+    }
+    for (const o of logs.overruns.filter((x) => x.adapter === adapter.name)) {
+      events.push({
+        name: `log overrun: ${o.lost} ${o.log} entries lost`, ph: 'i', s: 't', ts: us(o.timeNs), pid,
+        tid: firstTid.get(o.hHwQueue) ?? 1, cat: 'overrun', args: { queue: o.queue, log: o.log, lost: o.lost },
+      });
+    }
+    for (const f of logs.faults.filter((x) => x.adapter === adapter.name)) {
+      events.push({
+        name: f.kind === 'interrupt-queue-destroyed' ? `report: ${f.kind}` : `contract violation: ${f.kind}`, ph: 'i', s: 't',
+        ts: us(f.timeNs), pid, tid: (f.hHwQueue !== undefined ? firstTid.get(f.hHwQueue) : undefined) ?? 1,
+        cat: f.kind === 'interrupt-queue-destroyed' ? 'report' : 'violation', args: { message: f.message },
+      });
+    }
+  }
+  if (cpuWaits.length) {
+    const pid = adapters.length + 1;
+    events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: 'CPU waits' } });
+    events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: pid } });
+    let nextTid = 1;
+    const byLabel = [...new Set(cpuWaits.map((w) => w.label))].sort();
+    for (const label of byLabel) {
+      const mine = cpuWaits.filter((w) => w.label === label).sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs);
+      const lanes = assignLanes(mine);
+      const tids: number[] = [];
+      for (let k = 0; k <= Math.max(...lanes); k++) {
+        const tid = nextTid++;
+        tids.push(tid);
+        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? label : `${label} #${k + 1}` } });
+      }
+      mine.forEach((w, i) => {
+        const tid = tids[lanes[i]];
+        const what = `CPU wait ${w.waited.map(([f, v]) => `${f} ${v}`).join(', ')}`;
+        events.push({ name: what, ph: 'X', ts: us(w.startNs), dur: us(w.endNs - w.startNs), pid, tid, cat: 'cpu-wait', args: { status: w.status } });
+        for (const id of w.flowsIn) events.push({ name: 'woken', ph: 'X', ts: us(w.endNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
+      });
+    }
+  }
+  const c = logs.counters;
+  const otherData: Record<string, string | number> = { generator: 'wddm-fence', seed: machine.seed, clock: 'virtual ns, shown as us' };
+  if (c.queuedDropped + c.entriesDropped + c.interruptsDropped + c.overrunsDropped + c.faultsDropped) {
+    // Only the most recent records of each kind are kept (createMachine option limits.timelineRecords): say what is left out.
+    Object.assign(otherData, { recordsKeptPerKind: logs.historyRecords, queuedDropped: c.queuedDropped, entriesDropped: c.entriesDropped,
+      interruptsDropped: c.interruptsDropped, overrunsDropped: c.overrunsDropped, faultsDropped: c.faultsDropped });
+  }
+  return { traceEvents: events, displayTimeUnit: 'ns', otherData };
+}
+
+function operationOf(kind: 'wait' | 'signal', queued: QueuedEvent | undefined, entry: LogEntryRecord | undefined): Operation {
+  const source = (queued ?? entry)!;
+  // GPU time when logged: a wait from when the GPU reached it to its unblocking, a signal when it executed;
+  // a wait or signal never logged: its CPU queued time.
+  const endNs = entry ? Number(entry.endNs) : queued!.cpuTimeNs;
+  let startNs = entry ? (kind === 'wait' ? Number(entry.observedNs) : endNs) : queued!.cpuTimeNs;
+  if (startNs > endNs) startNs = endNs;
+  return {
+    adapterIndex: source.adapterIndex, hHwQueue: source.hHwQueue, queue: source.queue, kind, queued, entry,
+    startNs, endNs, tid: 0, flowsOut: [],
+  };
+}
+
+function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
+  if (op.kind === 'work') {
+    return [{ name: `work ${op.durationNs} ns`, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: 'work', args: { durationNs: op.durationNs! } }];
+  }
+  const fence = op.queued?.fence ?? op.entry?.fence ?? `handle 0x${(op.entry?.hNativeFence ?? 0).toString(16)}`;
+  const value = (op.queued?.value ?? op.entry?.value ?? 0n).toString();
+  const what = `${op.kind} ${fence} ${value}`;
+  if (!op.entry) {
+    // Queued but never logged: still in the ring, or its entry was lost in an overrun.
+    return [{ name: `${what} (queued, no log entry)`, ph: 'i', s: 't', ts: us(op.startNs), pid, tid: op.tid, cat: op.kind, args: { fence, value, cpuQueuedNs: op.startNs } }];
+  }
+  const args: Record<string, string | number | boolean | null> = {
+    fence, value, hNativeFence: op.entry.hNativeFence, slot: op.entry.slot,
+    cpuQueuedNs: op.queued ? op.queued.cpuTimeNs : null,
+    gpuEndNs: Number(op.entry.endNs),
+  };
+  if (op.kind === 'wait') args.gpuObservedNs = Number(op.entry.observedNs);
+  const slice: ChromeTraceEvent = {
+    name: what, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: op.kind, args,
+  };
+  const out: ChromeTraceEvent[] = [slice];
+  if (op.flowIn) {
+    out.push({ name: 'unblocked', ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow', bind_id: op.flowIn, flow_in: true, args: { wait: what } });
+  }
+  for (const flow of op.flowsOut) {
+    out.push({
+      name: `unblocks ${flow.target}`, ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow',
+      bind_id: flow.id, flow_out: true, args: { wait: flow.wait },
+    });
+  }
+  return out;
+}

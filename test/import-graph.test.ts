@@ -1,0 +1,193 @@
+// Folders are layers (src/README.md): each src/ folder may import only the
+// folders its row of LAYERS names (and its own files); nothing may import an
+// entry point; there is no import circle, `import type` included. Also: every
+// folder says what it owns and may import (its README.md, which must list
+// exactly its row), and no source file is over ~500 lines without saying why.
+import { describe, it, expect } from 'vitest';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const SRC = join(root, 'src');
+
+/** The layer table: what each folder of src/ may import (besides its own files). Entry points ('.') import anything. */
+const LAYERS: Record<string, readonly string[]> = {
+  base: [],
+  generated: [],
+  core: ['generated'],
+  gpu: ['core', 'base'],
+  ddi: ['base'],
+  driver: ['ddi', 'gpu', 'core', 'base'],
+  port: ['ddi', 'base'],
+  os: ['port', 'ddi', 'core', 'base'],
+  user: ['os', 'ddi', 'core', 'base'],
+  machine: ['user', 'os', 'port', 'driver', 'gpu', 'ddi', 'core', 'base'],
+  timeline: ['machine', 'os', 'base'],
+  workers: ['machine', 'core', 'base'],
+  comparisons: ['machine', 'os', 'base'],
+  check: ['machine', 'user', 'os', 'base'],
+  'scenario-files': ['machine', 'user', 'os', 'timeline', 'generated', 'base'],
+  web: ['scenario-files', 'timeline', 'workers', 'machine', 'base'],
+  cli: ['scenario-files', 'comparisons', 'base'],
+};
+/** A source file's longest length before its top comment must say why (a line starting "Why this file is long:"). */
+const MAX_LINES = 500;
+
+const sources = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
+  .flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+const files = sources(SRC).map((f) => relative(SRC, f).split('\\').join('/')).sort();
+/** The layer of a file: its first folder under src/, '.' for the entry points at the top. */
+const layerOf = (file: string) => (file.includes('/') ? file.split('/')[0] : '.');
+
+/** Static imports and re-exports of a file, `import type` too: the relative module paths, as written. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(SRC, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const specs: string[] = [];
+  for (const m of text.matchAll(/(?:^|[\n;])\s*(?:import|export)\b(?:[^;'"]*?\bfrom\s*)?(['"])([^'"]+)\1/g)) specs.push(m[2]);
+  return specs.filter((s) => s.startsWith('.'));
+}
+
+/** file → the src/ files it imports (a .js specifier names the .ts file). */
+const graph = new Map<string, string[]>();
+const unresolved: string[] = [];
+for (const file of files) {
+  const targets: string[] = [];
+  for (const spec of importsOf(file)) {
+    const target = normalize(join(dirname(file), spec.replace(/\.js$/, '.ts'))).split('\\').join('/');
+    if (!files.includes(target)) unresolved.push(`${file} imports ${spec}, which is no source file`);
+    else targets.push(target);
+  }
+  graph.set(file, targets);
+}
+
+/** Every import circle: the strongly connected components of more than one file (or a file importing itself), with one cycle of each. */
+function knots(): { files: string[]; cycle: string[] }[] {
+  let index = 0;
+  const order = new Map<string, number>(), low = new Map<string, number>(), stack: string[] = [], onStack = new Set<string>();
+  const found: { files: string[]; cycle: string[] }[] = [];
+  const visit = (v: string) => {
+    order.set(v, index); low.set(v, index); index++;
+    stack.push(v); onStack.add(v);
+    for (const w of graph.get(v)!) {
+      if (!order.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); }
+      else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, order.get(w)!));
+    }
+    if (low.get(v) !== order.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do { w = stack.pop()!; onStack.delete(w); component.push(w); } while (w !== v);
+    if (component.length > 1 || graph.get(v)!.includes(v)) found.push({ files: component.sort(), cycle: cycleIn(new Set(component)) });
+  };
+  for (const f of files) if (!order.has(f)) visit(f);
+  return found;
+}
+
+/** One cycle through a strongly connected set of files, from its first file (breadth first: the shortest). */
+function cycleIn(component: Set<string>): string[] {
+  const start = [...component].sort()[0];
+  const previous = new Map<string, string>();
+  const queue = [start];
+  while (queue.length) {
+    const v = queue.shift()!;
+    for (const w of graph.get(v)!) {
+      if (!component.has(w)) continue;
+      if (w === start) {
+        const path = [v];
+        while (path[0] !== start) path.unshift(previous.get(path[0])!);
+        return [...path, start];
+      }
+      if (!previous.has(w) && w !== start) { previous.set(w, v); queue.push(w); }
+    }
+  }
+  return [start, start];
+}
+
+describe('folders are layers (src/README.md)', () => {
+  it('every src/ folder has a row in the layer table, and every import resolves to a source file', () => {
+    const folders = [...new Set(files.map(layerOf))].filter((l) => l !== '.').sort();
+    expect(folders).toEqual(Object.keys(LAYERS).sort());
+    expect(unresolved).toEqual([]);
+  });
+
+  it('no import goes upward or sideways: each folder imports only what its row allows, and nothing imports an entry point', () => {
+    const bad: string[] = [];
+    for (const [file, targets] of graph) {
+      const from = layerOf(file);
+      for (const target of targets) {
+        const to = layerOf(target);
+        if (from === to) continue;
+        if (to === '.') bad.push(`${file} → ${target}: ${target} is an entry point; nothing imports it`);
+        else if (from !== '.' && !LAYERS[from].includes(to)) bad.push(`${file} → ${target}: ${from}/ may import ${LAYERS[from].map((l) => `${l}/`).join(', ') || 'nothing'}, not ${to}/`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('the table has no circle itself (each row names only folders below it), and no file imports in a circle', () => {
+    const below = new Map<string, Set<string>>();
+    const reach = (layer: string, seen: string[] = []): Set<string> => {
+      if (below.has(layer)) return below.get(layer)!;
+      if (seen.includes(layer)) throw new Error(`the layer table has a circle: ${[...seen, layer].join(' → ')}`);
+      const all = new Set<string>();
+      for (const l of LAYERS[layer]) { all.add(l); for (const r of reach(l, [...seen, layer])) all.add(r); }
+      below.set(layer, all);
+      return all;
+    };
+    for (const layer of Object.keys(LAYERS)) expect(reach(layer).has(layer)).toBe(false);
+    expect(knots().map((k) => `${k.cycle.join(' → ')} (${k.files.length} files in the knot)`)).toEqual([]);
+  });
+
+  it('the check can fail: it finds a planted circle and a planted upward import', () => {
+    // waits.ts is below interrupts.ts (interrupts imports it): an import back closes a circle.
+    graph.set('os/waits.ts', [...graph.get('os/waits.ts')!, 'os/interrupts.ts']);
+    try {
+      const found = knots();
+      expect(found).toHaveLength(1);
+      expect(found[0].files).toEqual(expect.arrayContaining(['os/interrupts.ts', 'os/waits.ts']));
+      const cycle = found[0].cycle;
+      expect(cycle[0]).toBe(cycle.at(-1));
+      for (let k = 1; k < cycle.length; k++) expect(graph.get(cycle[k - 1])).toContain(cycle[k]); // every step is a real import
+    } finally {
+      graph.set('os/waits.ts', graph.get('os/waits.ts')!.filter((t) => t !== 'os/interrupts.ts'));
+    }
+    expect(knots()).toEqual([]);
+  });
+
+  it('NF-12 the layer table keeps the seams: the OS never imports the GPU or a driver, user mode never the port, a driver or the GPU', () => {
+    const reachable = (layer: string): Set<string> => {
+      const all = new Set<string>(LAYERS[layer]);
+      for (const l of LAYERS[layer]) for (const r of reachable(l)) all.add(r);
+      return all;
+    };
+    expect([...reachable('os')].sort()).toEqual(['base', 'core', 'ddi', 'generated', 'port']);
+    expect(reachable('os').has('gpu') || reachable('os').has('driver')).toBe(false);
+    // User mode's own files import no driver, port or GPU (it reaches the kernel through os/, a driver through ddi/'s interface).
+    expect(['gpu', 'driver', 'port', 'machine'].filter((l) => LAYERS.user.includes(l))).toEqual([]);
+    expect(reachable('port').has('driver') || reachable('port').has('gpu')).toBe(false);
+  });
+
+  it('every folder says what it owns and may import: its README.md names exactly its row', () => {
+    for (const [layer, allowed] of Object.entries(LAYERS)) {
+      const readme = join(SRC, layer, 'README.md');
+      expect(existsSync(readme), `src/${layer}/README.md`).toBe(true);
+      const text = readFileSync(readme, 'utf8');
+      expect(text, `src/${layer}/README.md`).toMatch(/\*\*Owns\*\*/);
+      const may = text.slice(text.indexOf('**May import**')).split('\n\n')[0];
+      const named = [...may.matchAll(/`src\/([a-z-]+)\/`/g)].map((m) => m[1]).sort();
+      expect(named, `src/${layer}/README.md`).toEqual([...allowed].sort());
+    }
+  });
+
+  it(`no source file is over ${MAX_LINES} lines without its top comment saying why`, () => {
+    const long: string[] = [];
+    for (const file of files) {
+      if (layerOf(file) === 'generated') continue;
+      const lines = readFileSync(join(SRC, file), 'utf8').split('\n');
+      if (lines.length <= MAX_LINES) continue;
+      const top = lines.slice(0, 40).join('\n');
+      if (!/^\/\/ Why this file is long: \S/m.test(top)) long.push(`${file}: ${lines.length} lines, no "Why this file is long:" in its top comment`);
+    }
+    expect(long).toEqual([]);
+  });
+});
