@@ -10,8 +10,9 @@
 //            └─ CMP check of this adapter's MonitoredValue of F: a CPU waiter here
 //               that v satisfies gets the ordinary native fence signaled interrupt
 //
-// The driver tells the hardware which local fence each shared CurrentValue
-// word belongs to when the fence is opened on the adapter (register).
+// The driver tells its adapter's scheduler which local fence each CurrentValue
+// word belongs to when it creates the fence (register, in
+// DxgkDdiCreateNativeFence) and forgets it when it destroys it (unregister).
 
 import type { GpuCore } from '../core/bindings.js';
 import { u64 } from '../core/bindings.js';
