@@ -19,9 +19,8 @@ import { u64 as asU64 } from '../core/bindings.js';
 import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import type { ScheduledEvent } from '../base/scheduler.js';
 import {
-  KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS, hex,
+  KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
 } from '../base/wddm.js';
 
@@ -383,10 +382,3 @@ export function updateCurrentValuesFromCpu(port: DriverPort, adapter: OsAdapter,
   });
 }
 
-/** What a bug check or a reset needs from a module that keeps per-adapter state. */
-export interface AdapterResetListener { adapterReset(adapter: OsAdapter): void }
-
-/** A scheduled event the modules keep to cancel. */
-export type Timer = ScheduledEvent;
-
-export { hex };
