@@ -55,7 +55,11 @@ async function workload(): Promise<{ machine: Machine; driverCalls: string[]; se
   const driverCalls = spyOnDrivers(machine);
   const seen: DdiCall[] = [];
   const callbacks: string[] = [];
-  machine.port.observe({ beforeDdi: (call) => seen.push(call), beforeCallback: (call) => callbacks.push(`${call.adapter}:${call.callback}`) });
+  machine.port.observe({
+    beforeDdi: (call) => seen.push(call),
+    beforeCallback: (call) => callbacks.push(`${call.adapter}:${call.callback}`),
+    afterCallback: (call) => callbacks.push(`${call.adapter}:${call.callback}:done`),
+  });
   const app = machine.createProcess('app');
   const d = app.createDevice({ hAdapter: app.openAdapter('dGPU') });
   const i = app.createDevice({ hAdapter: app.openAdapter('iGPU') });
@@ -115,6 +119,13 @@ describe('the driver port is the only way to a driver (issue 12, one seam)', () 
     for (const name of ['NotifyInterrupt', 'NotifyGpuProgress', 'NotifyDmaCompleted', 'NotifyMonitoredFenceSignaled']) {
       expect(callbacks.some((c) => c.endsWith(`:${name}`)), name).toBe(true);
     }
+    // Each callback is seen before and after the OS handled it, properly nested.
+    const open: string[] = [];
+    for (const c of callbacks) {
+      if (c.endsWith(':done')) expect(open.pop()).toBe(c.slice(0, -':done'.length));
+      else open.push(c);
+    }
+    expect(open).toEqual([]);
   });
 
   it('NF-20 a driver that throws bug-checks its own adapter only, through the port, with a report naming the DDI', async () => {

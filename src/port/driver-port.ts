@@ -6,7 +6,7 @@
 //   OS module ──port.createNativeFence(adapter, args)──▶ observers.beforeDdi ──▶ trace "ddi" line
 //        ◀── result (or undefined: the driver threw)       ──▶ driver.createNativeFence(args)
 //                                                           ──▶ observers.afterDdi (result or error)
-//   driver ──callbacks.NotifyInterrupt(data)──▶ observers.beforeCallback ──▶ the OS's handler
+//   driver ──callbacks.NotifyInterrupt(data)──▶ observers.beforeCallback ──▶ the OS's handler ──▶ observers.afterCallback
 //
 // What the port does for every call:
 //   - traces it with its arguments (kind "ddi", actor the adapter), in the
@@ -17,8 +17,8 @@
 //     adapter: the port hands the error to the OS's bug check of that adapter
 //     (onDriverFault) and returns undefined. A WddmError is the driver
 //     refusing the call with a status: it reaches the caller unchanged;
-//   - calls the observers (DdiObserver) before and after each DDI and before
-//     each callback: the place a contract checker (issue 12) hooks in. An
+//   - calls the observers (DdiObserver) before and after each DDI and each
+//     callback: the place a contract checker (issue 12) hooks in. An
 //     observer sees the very argument objects the driver gets and must not
 //     change them; what it throws propagates (a checker that wants a bug
 //     check asks for one through its own report, not by throwing).
@@ -85,6 +85,8 @@ export interface DdiObserver {
   afterDdi?(call: DdiCall, outcome: DdiOutcome): void;
   /** A callback from the driver, before the OS's handler runs. */
   beforeCallback?(call: CallbackCall): void;
+  /** The same callback once the OS's handler returned (what it changed is visible). */
+  afterCallback?(call: CallbackCall): void;
 }
 
 /** What the OS gives the port for each adapter. */
@@ -343,11 +345,12 @@ export class DriverPort {
       const twoArguments = handler.length === 2;
       wrapped[name] = (first?: unknown, second?: unknown) => {
         const sequence = ++this.sequence;
-        if (this.observers.length) {
-          const call: CallbackCall = { sequence, adapterIndex: a.index, adapter: a.name, callback: name, data: twoArguments ? [first, second] : first, timeNs: this.clock() };
-          for (const o of this.observers) o.beforeCallback?.(call);
-        }
-        return handler(first, second);
+        if (!this.observers.length) return handler(first, second);
+        const call: CallbackCall = { sequence, adapterIndex: a.index, adapter: a.name, callback: name, data: twoArguments ? [first, second] : first, timeNs: this.clock() };
+        for (const o of this.observers) o.beforeCallback?.(call);
+        const result = handler(first, second);
+        for (const o of this.observers) o.afterCallback?.(call);
+        return result;
       };
     }
     return wrapped as unknown as DxgkrnlCallbacks;
