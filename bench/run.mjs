@@ -694,8 +694,8 @@ async function workerWakeNs(rounds) {
     const nt = app.shareObject(made.hSyncObject);
     const opened = app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: devices[1 - f] }).hSyncObject;
     app.closeHandle(nt);
-    records[f][f] = machine.os.resolve(app.kernel, made.hSyncObject, 'syncObject', 'hSyncObject').global;
-    records[1 - f][f] = machine.os.resolve(app.kernel, opened, 'syncObject', 'hSyncObject').global;
+    records[f][f] = machine.os.handles.resolve(app.kernel, made.hSyncObject, 'syncObject', 'hSyncObject').global;
+    records[1 - f][f] = machine.os.handles.resolve(app.kernel, opened, 'syncObject', 'hSyncObject').global;
   }
   const gate = new SharedArrayBuffer(4);
   const job = (role) => ({
