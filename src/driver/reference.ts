@@ -68,8 +68,6 @@ export class ReferenceDriver implements KernelModeDriver {
   private nextLocal = 0x2000;
   private nextQueue = 0x3000;
   private readonly fences = new Map<number, DriverFence>();
-  /** Core fence id → this driver's hGlobalNativeFence (GPU progress reports, doorbell fallbacks). */
-  private readonly fenceOfCore = new Map<number, DriverFence>();
   private readonly locals = new Map<number, DriverFence>();
   private readonly queues = new Map<number, DriverQueue>(); // hHwQueue → queue
   private nextContext = 0x4000;
@@ -93,7 +91,8 @@ export class ReferenceDriver implements KernelModeDriver {
     hardware.stepListeners.push((step) => this.reportProgress(step));
     if (hardware.doorbell) {
       hardware.doorbell.onFallback = (engine, coreFence, posted, full) => {
-        const fence = this.fenceOfCore.get(coreFence);
+        // The core keeps each fence's hGlobalNativeFence (fenceSetDriverHandle at create): no map of our own.
+        const fence = this.core.fenceIsLive(coreFence) ? this.fences.get(this.core.fenceDriverHandle(coreFence)) : undefined;
         if (this.os && !this.stopped && fence) this.os.NotifyDoorbellFallback({ NodeOrdinal: engine, hGlobalNativeFence: fence.hGlobal, RecordsPosted: posted, RingsFull: full });
       };
     }
@@ -140,7 +139,6 @@ export class ReferenceDriver implements KernelModeDriver {
     check(this.core.fenceSetDriverHandle(coreFence, hGlobal), 'DxgkDdiCreateNativeFence');
     const fence: DriverFence = { hGlobal, coreFence, cvPhys, locals: new Set() };
     this.fences.set(hGlobal, fence);
-    this.fenceOfCore.set(coreFence, fence);
     // XA-07: this adapter's doorbell scheduler learns which local fence a shared CurrentValue word is.
     this.hardware.doorbell?.register(cvPhys, coreFence);
     return { hGlobalNativeFence: hGlobal };
@@ -167,7 +165,6 @@ export class ReferenceDriver implements KernelModeDriver {
     if (!fence) throw new Error(`DxgkDdiDestroyNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
     if (fence.locals.size) throw new Error(`DxgkDdiDestroyNativeFence: 0x${fence.hGlobal.toString(16)} still has ${fence.locals.size} open local handle(s)`);
     this.fences.delete(args.hGlobalNativeFence);
-    if (this.fenceOfCore.get(fence.coreFence) === fence) this.fenceOfCore.delete(fence.coreFence);
     this.hardware.doorbell?.unregister(fence.cvPhys);
   }
 

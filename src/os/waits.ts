@@ -46,8 +46,8 @@ interface Completion {
   /** The core's waiter record (its physical address), on `home`. */
   record: number;
   home: OsAdapter;
-  /** The adapters the waiter has wait blocks on, its home last (the retire order). */
-  adapters: OsAdapter[];
+  /** The other adapters the waiter has wait blocks on (most waiters have none); retired before `home`. */
+  others: OsAdapter[] | undefined;
   timeout?: ScheduledEvent;
   timeoutNs?: number;
 }
@@ -100,8 +100,9 @@ export class Waits {
     const waitAny = a.waitAny === undefined ? false : v.bool(a.waitAny, 'waitAny');
     const timeoutNs = a.timeoutNs === undefined ? Infinity : v.nonNegative(a.timeoutNs, 'timeoutNs');
     if (a.hDevice !== undefined) this.handles.requireDevice(process, a.hDevice, 'hDevice');
-    const fences: GlobalFence[] = [];
-    const waited: bigint[] = [];
+    // Exactly sized: a waiter keeps both for its life (push would leave room for 16 on each).
+    const fences: GlobalFence[] = new Array(objects.length);
+    const waited: bigint[] = new Array(objects.length);
     objects.forEach((h, i) => {
       const local = this.handles.resolve(process, h, 'syncObject', `objects[${i}]`);
       requireRunning(local.global.adapter, `objects[${i}]`);
@@ -112,8 +113,8 @@ export class Waits {
       }
       const value = v.u64(values[i], `values[${i}]`);
       if (local.global.kind === 'monitored') checkMonitoredWait(local.global, value, `values[${i}]`);
-      fences.push(local.global);
-      waited.push(value);
+      fences[i] = local.global;
+      waited[i] = value;
     });
     this.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromCpu', {
       ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
@@ -148,9 +149,11 @@ export class Waits {
     const pending: number[] = [];
     for (let i = 0; i < fences.length; i++) if (!(mode === 'all' && reached[i])) pending.push(i);
     const home = fences[pending[0]].adapter;
-    const adapters: OsAdapter[] = [];
-    for (const i of pending) if (fences[i].adapter !== home && !adapters.includes(fences[i].adapter)) adapters.push(fences[i].adapter);
-    adapters.push(home);
+    let others: OsAdapter[] | undefined;
+    for (const i of pending) {
+      const adapter = fences[i].adapter;
+      if (adapter !== home && !(others ??= []).includes(adapter)) others.push(adapter);
+    }
     const id = this.freeIds.length ? this.freeIds.pop()! : this.completions.length;
     const record = home.core.waiterCreate(id, mode === 'any' ? this.layout.waiterModeAny : this.layout.waiterModeAll);
     if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fences[pending[0]].label}`); }
@@ -159,13 +162,14 @@ export class Waits {
       const fence = fences[i];
       const block = fence.adapter.core.waitBlockAdd(fence.coreFence, values[i], record, i);
       if (block < 0) {
-        for (const adapter of adapters) adapter.core.waiterRetire(record);
+        if (others) for (const adapter of others) adapter.core.waiterRetire(record);
+        home.core.waiterRetire(record);
         this.freeIds.push(id);
         check(block, `adding a CPU waiter on ${fence.label}`);
       }
     }
     const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode, owner, onComplete, fences, values, record, home, adapters,
+      id, sequence: this.nextSequence++, label, mode, owner, onComplete, fences, values, record, home, others,
     };
     this.completions[id] = completion;
     this.live++;
@@ -201,22 +205,26 @@ export class Waits {
   private finish(completion: Completion, result: WaitResult, changed: Set<GlobalFence>): void {
     if (this.completions[completion.id] !== completion) return;
     this.scheduler.cancel(completion.timeout);
-    for (const adapter of completion.adapters) {
-      const core = adapter.core;
-      const n = check(core.waiterRetire(completion.record), `retiring waiter ${completion.label}`);
-      if (n === 0) continue;
-      const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
-      for (let k = 0; k < n; k++) {
-        const fence = adapter.fences.get(words[k]);
-        if (fence) changed.add(fence);
-      }
-    }
+    if (completion.others) for (const adapter of completion.others) this.retire(completion, adapter, changed);
+    this.retire(completion, completion.home, changed);
     this.completions[completion.id] = undefined;
     this.freeIds.push(completion.id);
     this.live--;
     if (result.status === 'SUCCESS') this.counters.waitersWoken++;
     this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
     completion.onComplete(result);
+  }
+
+  /** Retires the waiter's blocks on `adapter`; the fences whose heaps lost one go into `changed`. */
+  private retire(completion: Completion, adapter: OsAdapter, changed: Set<GlobalFence>): void {
+    const core = adapter.core;
+    const n = check(core.waiterRetire(completion.record), `retiring waiter ${completion.label}`);
+    if (n === 0) return;
+    const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
+    for (let k = 0; k < n; k++) {
+      const fence = adapter.fences.get(words[k]);
+      if (fence) changed.add(fence);
+    }
   }
 
   /**
