@@ -34,7 +34,7 @@ import {
   QueueRecord, QUEUE_RECORD_BYTES, QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
   Command, COMMAND_BYTES, OP_WAIT, OP_SIGNAL, OP_WORK, OP_NOP, OP_FENCE_WRITE, EngineRecord,
   OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
-  STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
+  STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
 } from './layout';
 import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
@@ -269,6 +269,14 @@ export function cmpBarrier(): i32 {
 /** Is a MonitoredValue write of the CMP still in its write buffer? Its address, 0 when empty. */
 export function cmpPendingWrite(): u32 { return adapter().cmpPendingPhys; }
 
+/** The MonitoredValue waiting in the CMP's write buffer (meaningful while cmpPendingWrite() is not 0). */
+export function cmpPendingValue(): u64 { return adapter().cmpPendingValue; }
+
+/** Physical address of engine `engine`'s record (its write buffer, interrupt list, statistics), 0 for no such engine. */
+export function engineRecordAddress(engine: u32): u32 {
+  return engine < adapter().engineCount ? changetype<u32>(engineAt(engine)) : 0;
+}
+
 /** NF-11 step c: the CMP reads CurrentValue (0 for a fence that is not live; step d then refuses it). */
 export function cmpReadCurrentValue(fence: u32): u64 {
   return fenceValid(fence) ? atomic.load<u64>(<usize>fenceAt(fence).cvPhys) : 0;
@@ -383,6 +391,29 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   return execute(q, id, c, nowNs);
 }
 
+/**
+ * The head command's first step only, for a host that runs a signal one step
+ * at a time (a schedule explorer: src/gpu/hardware.ts, granularity 'step').
+ * For an OP_SIGNAL: the command is consumed and step 1 (engineSignalWrite)
+ * runs, exactly as engineStep would; it returns STEP_SIGNAL_WRITTEN with the
+ * StepReport's fence, handle, value and op set, and the host calls steps 2-5
+ * itself in the order of the drawing on top (logWriteEntry, logAdvance,
+ * engineDrain, engineDoorbellPost with the doorbell on, cmpSignalCheck). Any
+ * other command executes whole, as engineStep (its STEP_* code).
+ */
+export function engineStepBegin(id: u32, nowNs: u64): i32 {
+  if (!queueValid(id)) return E_BAD_QUEUE;
+  const q = queueAt(id);
+  if (q.state == QUEUE_STATE_BLOCKED) return STEP_BLOCKED;
+  if (q.head == q.tail) return STEP_IDLE;
+  const c = changetype<Command>(commandAt(q, q.head));
+  engineAt(q.engine).runningQueue = id;
+  reportCommand(c);
+  if (c.op != OP_SIGNAL) return execute(q, id, c, nowNs);
+  const written = signalWrite(q, c);
+  return written == OK ? STEP_SIGNAL_WRITTEN : written;
+}
+
 /** The StepReport's fence, handle, value and op: the command a step executed. */
 @inline function reportCommand(c: Command): void {
   const r = report();
@@ -423,12 +454,9 @@ export function engineStep(id: u32, nowNs: u64): i32 {
     const value = c.value;
     const fence = c.fence;
     // 1. the fence value into the engine's write buffer (a page fault consumes nothing)
-    const written = engineSignalWrite(engine, q.owner, c.gpuVa, value);
+    const written = signalWrite(q, c);
     if (written != OK) return written;
-    q.head++;
     const a = adapter();
-    a.gpuSignals++;
-    engineAt(engine).signals++;
     if (op == OP_FENCE_WRITE) {
       // A monitored fence write: the barrier, then its signaled interrupt, whatever the value.
       engineDrain(engine);
@@ -455,6 +483,20 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   }
   q.head++;
   return STEP_DONE;
+}
+
+/**
+ * Step 1 of a signal or fence write, command `c` at the head of `q`: the
+ * store into the engine's write buffer, then the command is consumed and
+ * counted. A page fault consumes nothing.
+ */
+@inline function signalWrite(q: QueueRecord, c: Command): i32 {
+  const written = engineSignalWrite(q.engine, q.owner, c.gpuVa, c.value);
+  if (written != OK) return written;
+  q.head++;
+  adapter().gpuSignals++;
+  engineAt(q.engine).signals++;
+  return OK;
 }
 
 /**

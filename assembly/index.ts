@@ -5,7 +5,7 @@
 // the core was built with. docs/ABI.md lists them all.
 
 import {
-  AdapterHeader, RegionHeader,
+  AdapterHeader, EngineRecord, QueueRecord, RegionHeader,
 } from './layout';
 import { adapter, fenceAt, fenceValid } from './adapter';
 import { OK, E_BAD_FENCE } from './layout';
@@ -23,7 +23,7 @@ export {
   E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, E_NO_GPU_VA, E_BAD_PROCESS, E_NO_QUEUES,
   E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT, E_LOG_CORRUPT, E_NO_WAITERS, E_BAD_WAITER,
   WAITER_RECORD_BYTES, WAITER_MODE_ALL, WAITER_MODE_ANY, WAITER_MAX_ENTRIES,
-  STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT,
+  STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   STEP_REPORT_BYTES, STEP_REPORT_WORK_DURATION_OFFSET, STEP_REPORT_FENCE_OFFSET, STEP_REPORT_HANDLE_OFFSET,
   STEP_REPORT_VALUE_OFFSET, STEP_REPORT_STEPS_OFFSET, STEP_REPORT_OP_OFFSET, STEP_REPORT_DOORBELL_POSTED_OFFSET,
   STEP_REPORT_DOORBELL_FULL_OFFSET, STEP_REPORT_OBSERVED_OFFSET, INTERRUPT_HANDLE_BYTES,
@@ -44,8 +44,8 @@ export {
   queueCreate, queueDestroy, queuePush, queuePending, queueState, queueEngine, queueBlockedFence,
   queueBlockedValue, queueBlockedSince, queueHeadOp, queueHeadValue, queueHeadFence, queueHeadHandle,
   engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, engineDoorbellPost, engineRaiseMonitoredFenceInterrupt,
-  cmpWriteMonitoredValue, cmpBarrier, cmpPendingWrite, cmpReadCurrentValue, cmpMonitoredValueCheck,
-  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineRun, queueRecheck, queueRecheckAt,
+  cmpWriteMonitoredValue, cmpBarrier, cmpPendingWrite, cmpPendingValue, cmpReadCurrentValue, cmpMonitoredValueCheck, engineRecordAddress,
+  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineStepBegin, engineRun, queueRecheck, queueRecheckAt,
   cpuWriteCurrentValue, cpuReadCurrentValue, cpuReadMonitoredValue, bareSignalLoop,
 } from './gpu';
 export {
@@ -54,7 +54,7 @@ export {
   NATIVE_FENCE_LOG_ENTRIES, NATIVE_FENCE_LOG_INDEX_OFFSET, NATIVE_FENCE_LOG_TYPE_OFFSET, NATIVE_FENCE_LOG_COUNT_OFFSET,
   NATIVE_FENCE_LOG_ENTRY_VALUE_OFFSET, NATIVE_FENCE_LOG_ENTRY_HANDLE_OFFSET, NATIVE_FENCE_LOG_ENTRY_OPERATION_OFFSET,
   NATIVE_FENCE_LOG_ENTRY_OBSERVED_OFFSET, NATIVE_FENCE_LOG_ENTRY_END_OFFSET,
-  logFormat, logCheck, logHeaderWord, logBufferCreate, logBufferDestroy, queueSetLogBuffer, queueLogBuffer, logFlush, logPendingAddress,
+  logFormat, logCheck, logHeaderWord, logBufferCreate, logBufferDestroy, queueSetLogBuffer, queueLogBuffer, logFlush, logPendingAddress, queueRecordAddress,
   logWriteEntry, logAdvance, logRecord,
 } from './log';
 export {
@@ -74,7 +74,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 5;
+export const ABI_VERSION: u32 = 6;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');
@@ -88,6 +88,10 @@ export const ADAPTER_PAGE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('pageLive')
 export const ADAPTER_WAIT_BLOCK_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waitBlockLive');
 export const ADAPTER_WAITER_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waiterLive');
 export const ADAPTER_OUT_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('outCapacity');
+export const QUEUE_LOG_PENDING_OFFSET: u32 = offsetof<QueueRecord>('logPendingPhys');
+export const QUEUE_LOG_PENDING_BYTES: u32 = offsetof<QueueRecord>() - offsetof<QueueRecord>('logPendingPhys');
+export const ENGINE_SIGNALS_OFFSET: u32 = offsetof<EngineRecord>('signals');
+export const ENGINE_INTERRUPTS_OFFSET: u32 = offsetof<EngineRecord>('interrupts');
 export const REGION_MAGIC_OFFSET: u32 = offsetof<RegionHeader>('magic');
 export const ADAPTER_ARRIVAL_SEQUENCE_OFFSET: u32 = offsetof<AdapterHeader>('arrivalSequence');
 export const REGION_FREE_PAGES_OFFSET: u32 = offsetof<RegionHeader>('freePages');

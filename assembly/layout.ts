@@ -524,3 +524,4 @@ export const STEP_WORK: i32 = 3;          // busy: out[0..1] = duration ns (u64)
 export const STEP_INTERRUPT: i32 = 4;     // the CMP raised the native fence signaled interrupt
 export const STEP_UNBLOCKED: i32 = 5;     // a blocked wait became satisfied and retired
 export const STEP_MONITORED_INTERRUPT: i32 = 6; // a monitored fence write raised its interrupt
+export const STEP_SIGNAL_WRITTEN: i32 = 7;    // engineStepBegin: a signal's step 1 ran; the host calls steps 2-5 itself

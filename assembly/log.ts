@@ -210,6 +210,9 @@ export function logFlush(queue: u32): i32 {
 /** Address of the slot the queue's log write buffer is aimed at (0 = empty). */
 export function logPendingAddress(queue: u32): u32 { return queueLive(queue) ? queueRecord(queue).logPendingPhys : 0; }
 
+/** Physical address of a live queue's record (its log write buffer is QUEUE_LOG_PENDING_BYTES at QUEUE_LOG_PENDING_OFFSET), 0 otherwise. */
+export function queueRecordAddress(queue: u32): u32 { return queueLive(queue) ? changetype<u32>(queueRecord(queue)) : 0; }
+
 // ─────────────────────────── the GPU's steps ───────────────────────────
 
 /**

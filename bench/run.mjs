@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import FlatQueue from 'flatqueue';
-import { createMachineSync, Random } from '../dist/wddm-fence.js';
+import { createMachineSync, Random, exhaustive, shortest, runJob, DEFAULT_MACHINE, DEFAULT_SWARM_MACHINE } from '../dist/wddm-fence.js';
 import { drawScaling } from './scaling-svg.mjs';
 import { outputFolder } from './output.mjs';
 
@@ -775,6 +775,44 @@ async function benchScaling() {
   return series;
 }
 
+// ───────────────────────── explore.* (the race explorer, issue 13) ─────────────────────────
+
+/** One exhaustive search (CPU time); `restore`: 'snapshot' (the explorer's default) or 'replay' (rebuild and replay). */
+function exploreRun(machine, variant, restore = 'snapshot') {
+  const start = now();
+  const result = exhaustive({ machine, variant, seed: 1 }, { restore });
+  return { ms: now() - start, stats: result.stats, violations: result.violations.size };
+}
+
+/** What `wddm-fence explore --variant no-barrier` does before printing: the search, then the shortest counterexample. */
+function counterexampleRun(machine) {
+  const start = now();
+  const found = exhaustive({ machine, variant: 'no-barrier', seed: 1 });
+  const depth = Math.min(...[...found.violations.values()].map((v) => v.path.length));
+  const quietOnly = [...found.violations.keys()].every((id) => id === 'no-lost-wakeup' || id === 'satisfied-waiters-woken' || id === 'gpu-work-done');
+  const best = shortest({ machine, variant: 'no-barrier', seed: 1 }, { maxDepth: depth, quietOnly });
+  return { ms: now() - start, steps: best.found?.path.length ?? null, invariant: best.found?.invariant ?? null };
+}
+
+function benchExplore() {
+  const small = { ...DEFAULT_MACHINE };
+  const snapshots = [], replays = [];
+  for (let rep = 0; rep < REPS; rep++) { snapshots.push(exploreRun(small, 'barrier')); replays.push(exploreRun(small, 'barrier', 'replay')); }
+  const states = snapshots[0].stats.states;
+  const statesPerSec = states / (median(snapshots.map((r) => r.ms)) / 1000);
+  const replayStatesPerSec = states / (median(replays.map((r) => r.ms)) / 1000);
+  // The issue's machine (2 engines × 2 fences × 3 waiters × 3 signals); --quick exhausts a smaller one, labelled.
+  const big = QUICK ? { fences: 2, waiters: 2, signals: 2, engines: 2, adapters: 1, cpuSignals: 0 } : { fences: 2, waiters: 3, signals: 3, engines: 2, adapters: 1, cpuSignals: 0 };
+  const exhaust = exploreRun(big, 'barrier');
+  const counter = [];
+  for (let rep = 0; rep < REPS; rep++) counter.push(counterexampleRun(small));
+  const swarmSeeds = QUICK ? 200 : 1000;
+  const start = now();
+  const tally = runJob({ machine: { ...DEFAULT_SWARM_MACHINE }, variant: 'barrier', range: { from: 1, to: swarmSeeds }, shard: { index: 1, count: 1 }, worker: 0, workers: 1, maxSteps: 100_000 });
+  const swarmMs = now() - start;
+  return { small, states, statesPerSec, replayStatesPerSec, big, exhaust, counter, tally, swarmMs };
+}
+
 // ───────────────────────── main ─────────────────────────
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -868,6 +906,19 @@ if (logRead) {
   pending('logRead.overrunFallbackNsPerFence', 'ns per fence of the device', 'the OS log reader (issue 5) is not on main yet');
 }
 
+log('explore: exhaustive search of the default machine (snapshots vs replays), the 2×2×3×3 machine, the no-barrier counterexample, swarm seeds');
+const ex = benchExplore();
+const describeExplore = (m) => `${m.engines} engines × ${m.fences} fences × ${m.waiters} waiters × ${m.signals} signals`;
+metric('explore.statesPerSec', ex.statesPerSec, `states per second, exhaustive search of the default machine (${describeExplore(ex.small)}, ${ex.states} states)`,
+  ex.replayStatesPerSec, ex.statesPerSec / ex.replayStatesPerSec, { baselineWhat: 'the same search going back by rebuilding the machine and replaying the choices (--restore replay)', states: ex.states });
+const bigLabel = QUICK ? ' (--quick: 2 engines × 2 fences × 2 waiters × 2 signals, scaled down from 3 × 3)' : '';
+metric('explore.exhaust2x2x3x3', ex.exhaust.ms / 1000, `seconds to exhaust ${describeExplore(ex.big)}${bigLabel}`, null, null,
+  { goal: '< 60 s', states: ex.exhaust.stats.states, transitions: ex.exhaust.stats.transitions, quietStates: ex.exhaust.stats.quietStates, complete: ex.exhaust.stats.complete, violations: ex.exhaust.violations });
+metric('explore.counterexampleMs', median(ex.counter.map((r) => r.ms)), `ms to find the shortest no-barrier counterexample of the default machine (search + breadth-first)`, null, null,
+  { goal: '< 1000 ms', steps: ex.counter[0].steps, invariant: ex.counter[0].invariant });
+metric('explore.swarmSeedsPerSecPerCore', ex.tally.seeds / (ex.swarmMs / 1000), `seeds per second on one core (${describeExplore(DEFAULT_SWARM_MACHINE)}, ${DEFAULT_SWARM_MACHINE.cpuSignals} CPU signals)`, null, null,
+  { seeds: ex.tally.seeds, stepsPerSeed: ex.tally.steps / ex.tally.seeds, failing: ex.tally.failures.length });
+
 log(`scaling: ${SCALING_SIZES.join(', ')} objects`);
 const series = await benchScaling();
 
@@ -876,6 +927,7 @@ const EXPECTED = [
   'interrupts.requestsPerWaitedValue', 'crossWorkerWake.vsRawAtomics', 'memory.bytesPerFence', 'memory.bytesPerSharedFence',
   'memory.processBytesPerFence', 'scale.millionFences', 'scale.millionFences.peakRss', 'logRead.entriesPerSec',
   'logRead.overrunFallbackNsPerFence', 'scaling.fenceCreate', 'scaling.waiterAddRetire', 'scaling.gpuSignal',
+  'explore.statesPerSec', 'explore.exhaust2x2x3x3', 'explore.counterexampleMs', 'explore.swarmSeedsPerSecPerCore',
 ];
 const missing = EXPECTED.filter((k) => !(k in metrics) || !['value', 'unit', 'baseline', 'ratio'].every((f) => f in metrics[k]));
 if (missing.length) throw new Error(`bench: metrics missing: ${missing.join(', ')}`);

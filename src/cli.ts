@@ -1,11 +1,26 @@
 // The wddm-fence command's entry (dist/cli.js, the package's bin): the
-// process's streams and exit code around runCli (src/cli/main.ts).
+// process's streams and exit code around runCli (src/cli/main.ts). The same
+// file is the entry of the explorer's worker threads (explore --random
+// --workers N): started with workerData { explorerSwarmJob }, it runs that job
+// and posts its tally back.
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { runCli } from './cli/main.js';
+import { runJob, type SwarmJob, type SwarmTally } from './explore/swarm.js';
 
-process.stdout.on('error', (error: NodeJS.ErrnoException) => { if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0); else throw error; });
+if (!isMainThread && workerData?.explorerSwarmJob) {
+  parentPort!.postMessage(runJob(workerData.explorerSwarmJob as SwarmJob));
+} else {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => { if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0); else throw error; });
 
-runCli(process.argv.slice(2), {
-  out: (text) => { process.stdout.write(text); },
-  err: (text) => { process.stderr.write(text); },
-  isTTY: process.stderr.isTTY === true,
-}).then((code) => { process.exitCode = code; });
+  runCli(process.argv.slice(2), {
+    out: (text) => { process.stdout.write(text); },
+    err: (text) => { process.stderr.write(text); },
+    isTTY: process.stderr.isTTY === true,
+    startWorker: (job) => new Promise<SwarmTally>((done, fail) => {
+      const worker = new Worker(new URL(import.meta.url), { workerData: { explorerSwarmJob: job } });
+      worker.once('message', (tally: SwarmTally) => { done(tally); void worker.terminate(); });
+      worker.once('error', fail);
+      worker.once('exit', (code) => { if (code !== 0) fail(new Error(`explorer worker exited with code ${code}`)); });
+    }),
+  }).then((code) => { process.exitCode = code; });
+}

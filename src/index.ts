@@ -45,6 +45,9 @@ export type { ScenarioId, ScenarioRun, ScenarioStep, DoorbellComparison } from '
 export { runWorkerStress, workerStressText, waitForFenceWordAsync } from './workers/worker-mode.js';
 export type { WorkerStressOptions, WorkerStressReport } from './workers/worker-mode.js';
 export { nodeAdapterWorkerSource, browserAdapterWorkerSource } from './workers/adapter-worker-source.js';
-export type { DoorbellOptions } from './machine/machine.js';
+export type { DoorbellOptions, ScheduleOptions } from './machine/machine.js';
 // Scenario files (yaml, ajv) are a separate entry, `wddm-fence/scenario` (dist/scenario.js), so this
 // bundle stays self-contained: the same file runs in Node and in browsers with no import map.
+export * from './explore/index.js';
+export { seededTieBreak } from './base/scheduler.js';
+export type { SchedulePolicy } from './base/scheduler.js';

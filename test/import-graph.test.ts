@@ -29,7 +29,8 @@ const LAYERS: Record<string, readonly string[]> = {
   check: ['machine', 'user', 'os', 'base'],
   'scenario-files': ['machine', 'user', 'os', 'timeline', 'generated', 'base'],
   web: ['scenario-files', 'timeline', 'workers', 'machine', 'base'],
-  cli: ['scenario-files', 'comparisons', 'base'],
+  explore: ['machine', 'user', 'os', 'gpu', 'core', 'timeline', 'base'],
+  cli: ['scenario-files', 'comparisons', 'explore', 'base'],
 };
 /** A source file's longest length before its top comment must say why (a line starting "Why this file is long:"). */
 const MAX_LINES = 500;

@@ -11,15 +11,21 @@
 //   enabled()   the events that may run next: every event due at the
 //               earliest virtual time, in scheduling order
 //   take(i)     runs the i-th of them (a schedule explorer's choice)
-//   step()      runs the one the default policy picks: among enabled(), the
-//               smallest tie-break key, i.e. a choice the seed makes
+//   step()      runs the one the policy picks
 //   run(until)  step() until nothing is left (or time would pass `until`)
+//
+// The policy (`scheduler.policy`, a SchedulePolicy) is handed enabled() and
+// returns the index to take. Without one (the default) the scheduler takes
+// the smallest tie-break key among enabled(), i.e. a choice the seed makes,
+// straight from its heap; `seededTieBreak` is that same choice as a policy
+// object. A schedule explorer (src/explore/) installs its own.
 //
 // So a run is a pure function of the seed, the inputs and, under an explorer,
 // its sequence of choices: replaying them reproduces it exactly.
 //
 // Event kinds (owner → kind: args), documented in docs/ARCHITECTURE.md:
 //   <adapter>           engine-tick {engine}                  the engine looks for its next command
+//   <adapter>           engine-step {engine}                  the next core step of a signal (granularity 'step')
 //   <adapter>           interrupt {engine}                    the ISR runs (interrupt delivered)
 //   <adapter>           dma-completed {engine, queue, submissionFenceId}
 //   <adapter>/doorbell  doorbell {}                           the scheduler takes its ring's records
@@ -65,6 +71,23 @@ export interface ScheduledEvent {
 
 export type EventHandler = (event: ScheduledEvent) => void;
 
+/** Chooses the next event: `enabled` is scheduler.enabled() (never empty); returns an index into it. */
+export interface SchedulePolicy {
+  choose(enabled: readonly ScheduledEvent[]): number;
+}
+
+/** The default choice as a policy: the smallest seeded tie-break key (scheduling order breaks equal keys). */
+export const seededTieBreak: SchedulePolicy = {
+  choose(enabled) {
+    let best = 0;
+    for (let i = 1; i < enabled.length; i++) {
+      const e = enabled[i], b = enabled[best];
+      if (e.tieBreak < b.tieBreak || (e.tieBreak === b.tieBreak && e.sequence < b.sequence)) best = i;
+    }
+    return best;
+  },
+};
+
 export class Scheduler {
   nowNs = 0;
   private heap: ScheduledEvent[] = [];
@@ -73,6 +96,8 @@ export class Scheduler {
   /** Hard bound on events one run() may execute (no unbounded loops): machine option limits.eventsPerRun. */
   maxEventsPerRun = DEFAULT_EVENTS_PER_RUN;
   executed = 0;
+  /** Who chooses among enabled() in step() and run(); undefined = the seeded tie-break, taken straight from the heap. */
+  policy?: SchedulePolicy;
 
   /** `random` draws every event's tie-break key (the machine passes a stream of its seed). */
   constructor(private readonly random: Random = new Random(1)) {}
@@ -107,6 +132,11 @@ export class Scheduler {
     return this.heap.filter((e) => !e.cancelled && e.timeNs === timeNs).sort((a, b) => a.sequence - b.sequence);
   }
 
+  /** Every live pending event, due now or later, in scheduling order (tools: an explorer's state, stuck reports). */
+  pendingEvents(): ScheduledEvent[] {
+    return this.heap.filter((e) => !e.cancelled).sort((a, b) => a.sequence - b.sequence);
+  }
+
   /** Runs the i-th event of enabled() (any policy's choice). Returns it. */
   take(index: number): ScheduledEvent {
     const choices = this.enabled();
@@ -119,11 +149,12 @@ export class Scheduler {
     return event;
   }
 
-  /** Runs one event, the default policy's choice (the smallest seeded tie-break key at the earliest time); false when none is left. */
+  /** Runs one event, the policy's choice (by default the smallest seeded tie-break key at the earliest time); false when none is left. */
   step(): boolean {
     this.dropCancelledTop();
     if (!this.heap.length) return false;
-    this.execute(this.removeAt(0));
+    if (this.policy) this.takeChosen(this.policy);
+    else this.execute(this.removeAt(0));
     return true;
   }
 
@@ -135,10 +166,22 @@ export class Scheduler {
       if (!this.heap.length) break;
       if (this.heap[0].timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
       if (++count > this.maxEventsPerRun) throw eventLimitError(this.maxEventsPerRun, this.nowNs);
-      this.execute(this.removeAt(0));
+      if (this.policy) this.takeChosen(this.policy);
+      else this.execute(this.removeAt(0));
     }
     if (untilNs !== Infinity && this.nowNs < untilNs) this.nowNs = untilNs;
     return count;
+  }
+
+  private takeChosen(policy: SchedulePolicy): void {
+    const choices = this.enabled();
+    const index = policy.choose(choices);
+    if (!Number.isInteger(index) || index < 0 || index >= choices.length) {
+      throw new RangeError(`scheduler policy chose ${index}: expected an index from 0 to ${choices.length - 1} (${choices.length} enabled event${choices.length === 1 ? '' : 's'})`);
+    }
+    const event = choices[index];
+    this.removeAt(this.heap.indexOf(event));
+    this.execute(event);
   }
 
   private execute(event: ScheduledEvent): void {

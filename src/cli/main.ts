@@ -7,6 +7,7 @@
 //   wddm-fence show NAME
 //   wddm-fence schema
 //   wddm-fence demo            (= run demo; what `npm start` does)
+//   wddm-fence explore …       the race explorer (src/cli/explore.ts)
 //
 // Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
 // reported with its place in the file; a run that ends stuck fails unless the
@@ -32,6 +33,8 @@ import { compareSynchronizationModels } from '../comparisons/sync-models.js';
 import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from '../comparisons/cross-adapter-tables.js';
 import { WddmError } from '../base/errors.js';
 import type { TraceEvent } from '../base/trace.js';
+import { exploreCommand } from './explore.js';
+import type { SwarmJob, SwarmTally } from '../explore/swarm.js';
 
 /** Where the command writes. */
 export interface CliIo {
@@ -39,6 +42,8 @@ export interface CliIo {
   err(text: string): void;
   /** stderr is a terminal (a progress line is shown). */
   isTTY?: boolean;
+  /** Runs an explorer swarm job on a worker thread (the bin gives one: `explore --random --workers N`). */
+  startWorker?: (job: SwarmJob) => Promise<SwarmTally>;
 }
 
 const HELP: Record<string, string> = {
@@ -50,6 +55,8 @@ A reference model of WDDM GPU synchronization (native fences). Commands:
   show NAME       print a built-in scenario as a file to start from
   schema          print the JSON Schema of scenario files
   demo            run the built-in demo (same as: run demo)
+  explore         the race explorer: every interleaving of a small machine, shortest
+                  counterexamples, replayable schedule files, seeded random swarms
 
 Run "wddm-fence <command> --help" for a command's options.
 Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
@@ -250,8 +257,9 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
 async function main(io: CliIo, argv: string[]): Promise<number> {
   const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : undefined;
   const rest = command ? argv.slice(1) : argv;
-  const known = ['run', 'list', 'show', 'schema', 'demo'];
+  const known = ['run', 'list', 'show', 'schema', 'demo', 'explore'];
   if (command && !known.includes(command)) throw new UsageError(`unknown command "${command}"\n\n${HELP.main}`);
+  if (command === 'explore') return exploreCommand(io, rest);
   const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
   if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
   if (command === 'run' || command === 'demo') Object.assign(options, { trace: { type: 'string' }, 'trace-file': { type: 'string' } });

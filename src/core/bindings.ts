@@ -31,7 +31,7 @@ export interface CoreExports {
   OP_NOP: WasmGlobal; OP_WAIT: WasmGlobal; OP_SIGNAL: WasmGlobal; OP_WORK: WasmGlobal;
   OP_FENCE_WRITE: WasmGlobal; QUEUE_STATE_READY: WasmGlobal; QUEUE_STATE_BLOCKED: WasmGlobal;
   STEP_IDLE: WasmGlobal; STEP_DONE: WasmGlobal; STEP_BLOCKED: WasmGlobal; STEP_WORK: WasmGlobal;
-  STEP_INTERRUPT: WasmGlobal; STEP_UNBLOCKED: WasmGlobal; STEP_MONITORED_INTERRUPT: WasmGlobal;
+  STEP_INTERRUPT: WasmGlobal; STEP_UNBLOCKED: WasmGlobal; STEP_MONITORED_INTERRUPT: WasmGlobal; STEP_SIGNAL_WRITTEN: WasmGlobal;
   CAP_NO_64BIT_ATOMICS: WasmGlobal; CAP_NATIVE_GPU_FENCE: WasmGlobal;
   CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT: WasmGlobal;
   ADAPTER_GPU_SIGNALS_OFFSET: WasmGlobal; ADAPTER_CMP_CHECKS_OFFSET: WasmGlobal;
@@ -129,6 +129,10 @@ export interface CoreExports {
   engineTakeInterrupt(engine: number): number;
   engineInterruptLine(engine: number): number;
   engineStep(queue: number, nowNs: bigint): number;
+  engineStepBegin(queue: number, nowNs: bigint): number;
+  cmpPendingValue(): bigint;
+  engineRecordAddress(engine: number): number;
+  queueRecordAddress(queue: number): number;
   engineRun(queue: number, nowNs: bigint, maxSteps: number): number;
   queueRecheck(queue: number): number;
   cpuWriteCurrentValue(fence: number, value: bigint): number;
@@ -207,7 +211,7 @@ export const GPU_CORE_EXPORTS = [
   'queueBlockedValue', 'queueBlockedSince', 'queueHeadOp', 'queueHeadValue', 'queueHeadFence', 'queueHeadHandle',
   'engineSignalWrite', 'engineDrain', 'enginePendingWrite', 'cmpSignalCheck', 'engineDoorbellPost', 'engineRaiseMonitoredFenceInterrupt',
   'cmpWriteMonitoredValue', 'cmpBarrier', 'cmpPendingWrite', 'cmpReadCurrentValue', 'cmpMonitoredValueCheck',
-  'engineTakeInterrupt', 'engineInterruptLine', 'engineInterruptQueue', 'engineStep', 'engineRun', 'queueRecheck', 'queueRecheckAt',
+  'engineTakeInterrupt', 'engineInterruptLine', 'engineInterruptQueue', 'engineStep', 'engineStepBegin', 'engineRun', 'queueRecheck', 'queueRecheckAt',
   'queueSetLogBuffer', 'queueLogBuffer', 'logFlush', 'logPendingAddress', 'logWriteEntry', 'logAdvance', 'logRecord',
   'doorbellTake', 'doorbellPending', 'doorbellCounter',
 ] as const;
@@ -254,7 +258,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 5;
+export const CORE_ABI_VERSION = 6;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -266,9 +270,9 @@ export interface CoreLayout {
   heapMinClass: number; heapMaxClass: number; arenaUnitBytes: number; arenaMaxClass: number;
   fenceKindNative: number; fenceKindMonitored: number; memorySystem: number; memoryLocal: number;
   opNop: number; opWait: number; opSignal: number; opWork: number; opFenceWrite: number;
-  queueStateReady: number; queueStateBlocked: number;
+  queueStateFree: number; queueStateReady: number; queueStateBlocked: number;
   stepIdle: number; stepDone: number; stepBlocked: number; stepWork: number; stepInterrupt: number;
-  stepUnblocked: number; stepMonitoredInterrupt: number;
+  stepUnblocked: number; stepMonitoredInterrupt: number; stepSignalWritten: number;
   capNo64BitAtomics: number; capNativeGpuFence: number; capOptimizedNativeFenceInterrupt: number;
   /** waiterCreate's modes, and the most fences one wait names. */
   waiterModeAll: number; waiterModeAny: number; waiterMaxEntries: number;
@@ -277,6 +281,12 @@ export interface CoreLayout {
   offsets: {
     gpuSignals: number; cmpChecks: number; interrupts: number; heapPushes: number; heapPops: number;
     fenceLive: number; pageLive: number; waitBlockLive: number;
+    /** From the adapter's base: the out buffer's address and capacity in u32 words. */
+    outBuffer: number; outCapacity: number;
+    /** From engineRecordAddress(engine): the engine's statistics (u64). */
+    engineSignals: number; engineInterrupts: number;
+    /** From queueRecordAddress(queue): the queue's log write buffer. */
+    queueLogPending: number; queueLogPendingBytes: number;
     regionMagic: number; regionFreePages: number; regionSize: number; regionVersion: number; regionKind: number;
   };
   /** Where results sit in the out buffer (assembly/layout.ts draws it): byte offsets and record sizes. */
@@ -366,9 +376,10 @@ export function readLayout(core: CoreExports): CoreLayout {
     fenceKindNative: g('FENCE_KIND_NATIVE'), fenceKindMonitored: g('FENCE_KIND_MONITORED'),
     memorySystem: g('MEMORY_SYSTEM'), memoryLocal: g('MEMORY_LOCAL'),
     opNop: g('OP_NOP'), opWait: g('OP_WAIT'), opSignal: g('OP_SIGNAL'), opWork: g('OP_WORK'), opFenceWrite: g('OP_FENCE_WRITE'),
-    queueStateReady: g('QUEUE_STATE_READY'), queueStateBlocked: g('QUEUE_STATE_BLOCKED'),
+    queueStateFree: g('QUEUE_STATE_FREE'), queueStateReady: g('QUEUE_STATE_READY'), queueStateBlocked: g('QUEUE_STATE_BLOCKED'),
     stepIdle: g('STEP_IDLE'), stepDone: g('STEP_DONE'), stepBlocked: g('STEP_BLOCKED'), stepWork: g('STEP_WORK'),
     stepInterrupt: g('STEP_INTERRUPT'), stepUnblocked: g('STEP_UNBLOCKED'), stepMonitoredInterrupt: g('STEP_MONITORED_INTERRUPT'),
+    stepSignalWritten: g('STEP_SIGNAL_WRITTEN'),
     capNo64BitAtomics: g('CAP_NO_64BIT_ATOMICS'), capNativeGpuFence: g('CAP_NATIVE_GPU_FENCE'),
     capOptimizedNativeFenceInterrupt: g('CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT'),
     waiterModeAll: g('WAITER_MODE_ALL'), waiterModeAny: g('WAITER_MODE_ANY'), waiterMaxEntries: g('WAITER_MAX_ENTRIES'),
@@ -378,6 +389,9 @@ export function readLayout(core: CoreExports): CoreLayout {
       interrupts: g('ADAPTER_INTERRUPTS_OFFSET'), heapPushes: g('ADAPTER_HEAP_PUSHES_OFFSET'),
       heapPops: g('ADAPTER_HEAP_POPS_OFFSET'), fenceLive: g('ADAPTER_FENCE_LIVE_OFFSET'),
       pageLive: g('ADAPTER_PAGE_LIVE_OFFSET'), waitBlockLive: g('ADAPTER_WAIT_BLOCK_LIVE_OFFSET'),
+      outBuffer: g('ADAPTER_OUT_BUFFER_OFFSET'), outCapacity: g('ADAPTER_OUT_CAPACITY_OFFSET'),
+      engineSignals: g('ENGINE_SIGNALS_OFFSET'), engineInterrupts: g('ENGINE_INTERRUPTS_OFFSET'),
+      queueLogPending: g('QUEUE_LOG_PENDING_OFFSET'), queueLogPendingBytes: g('QUEUE_LOG_PENDING_BYTES'),
       regionMagic: g('REGION_MAGIC_OFFSET'), regionFreePages: g('REGION_FREE_PAGES_OFFSET'), regionSize: g('REGION_SIZE_OFFSET'),
       regionVersion: g('REGION_VERSION_OFFSET'), regionKind: g('REGION_KIND_OFFSET'),
     },

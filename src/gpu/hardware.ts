@@ -11,6 +11,22 @@
 //   a signal  ──▶ run-list rescan of queues blocked on that fence (no CPU)
 //   NOP marker ─▶ a kernel-mode context's command buffer completed: DMA
 //                 completed interrupt at +interruptLatencyNs (one per buffer)
+//
+// Granularity (machine option schedule.granularity). 'command' (the default):
+// one engine-tick event executes a whole command (core.engineStep). 'step': a
+// native fence signal is a small state machine that runs one exported core
+// step per scheduler event, so a schedule explorer chooses what happens
+// between any two of them:
+//
+//   engine-tick ─▶ 1 engineStepBegin (engineSignalWrite: CV → write buffer)
+//   engine-step ─▶ 2 logWriteEntry ─▶ 3 logAdvance (skipped when 2 dropped it)
+//   engine-step ─▶ 4 engineDrain (CV reaches memory) ─▶ doorbell (XA-07, when on)
+//   engine-step ─▶ 5 cmpSignalCheck, then what a whole command does after it
+//                  (trace, step listeners, interrupt, run-list rescan); the
+//                  next engine-tick is commandNs later
+//
+// Every sub-step runs at the virtual time it is taken. Any other command is
+// one step at both granularities.
 
 import type { CoreLayout, GpuCore, WasmMemory } from '../core/bindings.js';
 import { u64 } from '../core/bindings.js';
@@ -53,7 +69,33 @@ export interface StepRecord {
   previousValue?: bigint;
 }
 
-interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[] }
+/** How much of a command one engine event executes (see the drawing on top). */
+export type Granularity = 'command' | 'step';
+
+/** The next core step of a signal an engine executes one step per event (granularity 'step'). */
+export type SignalPhase = 'log-entry' | 'log-advance' | 'drain' | 'doorbell' | 'cmp-check';
+
+/** A native fence signal part-way through its steps on an engine (granularity 'step'). */
+export interface SignalInFlight {
+  readonly queue: HwQueueInfo;
+  readonly fence: number;
+  readonly handle: number;
+  readonly value: bigint;
+  /** The step the engine's next event runs. */
+  phase: SignalPhase;
+  /** CurrentValue the drain overwrote (the OS's GPU-rewind rule). */
+  previousValue?: bigint;
+  /** The doorbell's fallback raised the interrupt (XA-07). */
+  doorbellFallback: boolean;
+}
+
+interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[]; signal?: SignalInFlight }
+
+/** The core step each phase runs, for traces and explorers. */
+export const SIGNAL_PHASE_STEP: Readonly<Record<SignalPhase, string>> = {
+  'log-entry': '2 logWriteEntry', 'log-advance': '3 logAdvance', drain: '4 engineDrain',
+  doorbell: 'engineDoorbellPost', 'cmp-check': '5 cmpSignalCheck',
+};
 
 export class GpuHardware {
   readonly queues = new Map<number, HwQueueInfo>();
@@ -72,6 +114,8 @@ export class GpuHardware {
   readonly stepListeners: ((step: StepRecord) => void)[] = [];
   /** The cross-adapter doorbell of this adapter (XA-07), when the machine enables it. */
   doorbell?: DoorbellService;
+  /** What one engine event executes: a whole command, or one core step of a signal (drawing on top). */
+  granularity: Granularity = 'command';
 
   constructor(
     readonly name: string,
@@ -93,6 +137,7 @@ export class GpuHardware {
     const engine = event.args.engine as number;
     switch (event.kind) {
       case 'engine-tick': this.tick(engine); return;
+      case 'engine-step': this.signalStep(engine); return;
       case 'interrupt':
         this.engines[engine].isr = undefined;
         if (!this.stopped) this.onInterrupt(engine);
@@ -176,6 +221,7 @@ export class GpuHardware {
     const now = this.scheduler.nowNs;
     const L = this.layout;
     const actor = `${this.name}/engine${engine}`;
+    if (this.granularity === 'step' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalBegin(engine, queue); return; }
     const overwritten = this.valueUnderHeadSignal(queue.id);
     const result = this.core.engineStep(queue.id, BigInt(now));
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
@@ -220,6 +266,105 @@ export class GpuHardware {
     }
     state.busyUntilNs = nextNs;
     state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', { engine }, `${actor} tick`);
+  }
+
+  // ── granularity 'step': a signal, one core step per event ──
+
+  /** Step 1 (engine-tick): the head signal is consumed and its value enters the engine's write buffer. */
+  private signalBegin(engine: number, queue: HwQueueInfo): void {
+    const state = this.engines[engine];
+    const now = this.scheduler.nowNs;
+    const actor = `${this.name}/engine${engine}`;
+    const result = this.core.engineStepBegin(queue.id, BigInt(now));
+    if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
+    if (result !== this.layout.stepSignalWritten) throw new Error(`${actor}: engineStepBegin on a signal returned step ${result}`);
+    const out = this.readOut(this.memory.buffer);
+    state.signal = { queue, fence: out.fence, handle: out.handle, value: out.value, phase: 'log-entry', doorbellFallback: false };
+    this.trace.record('gpu', actor, 'signal step 1 engineSignalWrite', { queue: queue.label, hSyncObject: out.handle, value: out.value });
+    this.nextSignalStep(engine);
+  }
+
+  private nextSignalStep(engine: number): void {
+    const state = this.engines[engine];
+    state.event = this.scheduler.at(this.scheduler.nowNs, this.name, 'engine-step', { engine },
+      `${this.name}/engine${engine} ${SIGNAL_PHASE_STEP[state.signal!.phase]}`);
+  }
+
+  /** Steps 2-5 (engine-step): the in-flight signal's next core step. */
+  private signalStep(engine: number): void {
+    const state = this.engines[engine];
+    state.event = undefined;
+    const signal = state.signal;
+    if (this.stopped || !signal) return;
+    const now = this.scheduler.nowNs;
+    const L = this.layout.log;
+    const actor = `${this.name}/engine${engine}`;
+    const { queue, fence, value } = signal;
+    const step = SIGNAL_PHASE_STEP[signal.phase];
+    switch (signal.phase) {
+      case 'log-entry': {
+        const slot = this.core.logWriteEntry(queue.id, L.typeSignals, signal.handle, value, L.operationSignalExecuted, 0n, BigInt(now));
+        // A corrupt header (or a queue destroyed meanwhile) drops the entry, and the advance with it (engineStep does the same).
+        signal.phase = slot >= 0 ? 'log-advance' : 'drain';
+        this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label, dropped: slot < 0 });
+        break;
+      }
+      case 'log-advance':
+        this.core.logAdvance(queue.id, L.typeSignals);
+        signal.phase = 'drain';
+        this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label });
+        break;
+      case 'drain':
+        signal.previousValue = this.core.fenceIsLive(fence) ? u64(this.core.cpuReadCurrentValue(fence)) : undefined;
+        this.core.engineDrain(engine);
+        signal.phase = this.doorbell ? 'doorbell' : 'cmp-check';
+        this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label, hSyncObject: signal.handle, value });
+        break;
+      case 'doorbell':
+        signal.doorbellFallback = this.core.engineDoorbellPost(engine, fence, value) === 1;
+        signal.phase = 'cmp-check';
+        this.doorbell?.afterSignal(engine, fence); // XA-07: reads the StepReport's doorbell counts
+        break;
+      case 'cmp-check': {
+        const raised = this.core.cmpSignalCheck(engine, fence, value) === 1;
+        state.signal = undefined;
+        this.finishSignal(engine, signal, raised || signal.doorbellFallback);
+        return;
+      }
+    }
+    this.nextSignalStep(engine);
+  }
+
+  /** After step 5: what a whole signal command does after its last step (tick's signal branch). */
+  private finishSignal(engine: number, signal: SignalInFlight, interrupt: boolean): void {
+    const state = this.engines[engine];
+    const now = this.scheduler.nowNs;
+    const actor = `${this.name}/engine${engine}`;
+    const { queue, fence, handle, value } = signal;
+    this.trace.record('gpu', actor, 'signal', { queue: queue.label, hSyncObject: handle, value });
+    this.trace.record('cmp', actor, interrupt ? 'interrupt raised' : 'no interrupt', {
+      value, monitoredValue: u64(this.core.cpuReadMonitoredValue(fence)), rule: interrupt ? 'CurrentValue > MonitoredValue' : 'CurrentValue <= MonitoredValue',
+    });
+    this.emit({ queue, kind: 'signal', fence, handle, value, timeNs: now, interrupt, previousValue: signal.previousValue });
+    if (interrupt) this.raise(engine);
+    this.rescanFence(fence);
+    const nextNs = now + this.latency(this.timing.commandNs);
+    state.busyUntilNs = nextNs;
+    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', { engine }, `${actor} tick`);
+  }
+
+  /** The signal an engine is part-way through (granularity 'step'), for explorers and tools. */
+  signalInFlight(engine: number): Readonly<SignalInFlight> | undefined { return this.engines[engine]?.signal; }
+
+  /** The queue the engine's next command comes from, without taking it (round-robin order). */
+  peekRunnable(engine: number): HwQueueInfo | undefined {
+    const state = this.engines[engine];
+    const ids = state.queueIds;
+    for (let n = 0; n < ids.length; n++) {
+      const id = ids[(state.cursor + n) % ids.length];
+      if (this.core.queueState(id) === this.layout.queueStateReady && this.core.queuePending(id) > 0) return this.queues.get(id);
+    }
+    return undefined;
   }
 
   /** CurrentValue of the fence a queue's head signal is about to overwrite (undefined when the head is no signal). */
@@ -314,6 +459,7 @@ export class GpuHardware {
       this.scheduler.cancel(state.isr);
       state.event = undefined;
       state.isr = undefined;
+      state.signal = undefined; // a signal part-way through its steps is dropped with the rest of the work
     }
   }
 

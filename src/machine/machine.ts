@@ -37,7 +37,7 @@ import { planMemory, heapClassFor } from './memory-plan.js';
 import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type MachineOptions } from './options.js';
 
 export type {
-  NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions,
+  NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions, ScheduleOptions,
 } from './options.js';
 export { MAX_PROCESSES, DEFAULT_JITTER } from './options.js';
 import { stuckReport, stuckText, type StuckReport } from './liveness.js';
@@ -320,7 +320,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WasmModule): Machine {
-  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell } = parseMachineOptions(options);
+  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity } = parseMachineOptions(options);
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -385,6 +385,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     const gpuCore = gpuCoreView(core);
     const hardware = new GpuHardware(a.name, gpuCore, layout, a.engines, machine.scheduler, trace, timing, machine.timingRandom);
     hardware.memory = memory;
+    hardware.granularity = granularity;
     if (doorbell.enabled) {
       // Cross-adapter doorbell (XA-07): each adapter's hardware scheduler takes its ring.
       check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);

@@ -7,7 +7,7 @@ import { invalid } from '../base/errors.js';
 import { DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
 import { DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import type { Timing } from '../gpu/hardware.js';
+import type { Granularity, Timing } from '../gpu/hardware.js';
 import { DEFAULT_HISTORY_RECORDS } from '../os/logs.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from '../os/vidmm/segments.js';
 
@@ -56,6 +56,16 @@ export interface MachineOptions {
   ioCoherent?: boolean;
   /** XA-07: the cross-adapter GPU-to-GPU doorbell (off by default: the document's interrupt design). */
   doorbell?: DoorbellOptions;
+  /** How the scheduler cuts the work into events (schedule explorers, docs/EXPLORER.md). */
+  schedule?: ScheduleOptions;
+}
+export interface ScheduleOptions {
+  /**
+   * 'command' (default): one engine event executes a whole command. 'step': a native fence
+   * signal runs one core step per event (write, log entry, log advance, drain, CMP check), so
+   * a schedule explorer can put anything between them (src/gpu/hardware.ts).
+   */
+  granularity?: Granularity;
 }
 /** Machine-wide bounds (each has a default; docs/SCENARIOS.md `machine.limits`). */
 export interface MachineLimits {
@@ -165,7 +175,7 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
 
 /** Every createMachine option, checked, with its default. */
 export function parseMachineOptions(options: MachineOptions) {
-  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell']);
+  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell', 'schedule']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   const os = v.options(o.os, 'os', ['nativeFence']);
   const nativeFence = os.nativeFence === undefined ? true : v.bool(os.nativeFence, 'os.nativeFence');
@@ -199,6 +209,8 @@ export function parseMachineOptions(options: MachineOptions) {
     latencyNs: doorbellIn.latencyNs === undefined ? 300 : v.nonNegative(doorbellIn.latencyNs, 'doorbell.latencyNs'),
   };
   if (doorbell.ringEntries & (doorbell.ringEntries - 1)) throw invalid('doorbell.ringEntries', doorbell.ringEntries, 'a power of two from 2 to 65536');
+  const scheduleIn = v.options(o.schedule, 'schedule', ['granularity']);
+  const granularity: Granularity = scheduleIn.granularity === undefined ? 'command' : v.oneOf(scheduleIn.granularity, 'schedule.granularity', ['command', 'step'] as const);
 
-  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell };
+  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity };
 }

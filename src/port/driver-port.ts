@@ -126,6 +126,9 @@ export class DriverPort {
     return () => { const at = this.observers.indexOf(observer); if (at >= 0) this.observers.splice(at, 1); };
   }
 
+  /** The tally objects (per adapter: calls and fences per DDI): counts only, read by summaries, never by a DDI (an explorer's state leaves them out). */
+  tallies(): object[] { return this.adapters.flatMap((a) => (a ? [a.calls, a.fences] : [])); }
+
   /** DDI calls made to an adapter's driver, by name (0 for none). */
   calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls[ddi] ?? 0; }
   /** Fences named by the array DDIs (UpdateMonitoredValues, UpdateCurrentValuesFromCpu) of an adapter. */

@@ -1,0 +1,16 @@
+// The race explorer's public API (docs/EXPLORER.md): the machine it builds,
+// the searches, schedule files, replays and swarm runs.
+export { buildWorld, parseMachine, parseVariant, describeMachine, machineOptions, signalValue, DEFAULT_MACHINE, MACHINE_BOUNDS, VARIANTS } from './model.js';
+export type { ExploreMachine, ExploreModel, MachineFactory, Variant, World } from './model.js';
+export { exhaustive, shortest, Runner, REDUCTIONS, RESTORES } from './search.js';
+export type { Reduction, Restore, SearchOptions, SearchResult, SearchStats, ShortestResult, FoundViolation } from './search.js';
+export { INVARIANTS, checkAlways, checkQuiet } from './invariants.js';
+export type { InvariantId, InvariantInfo, Violation } from './invariants.js';
+export { StateKeys, eventKey, eventName } from './state.js';
+export { takeSnapshot, restoreSnapshot, SnapshotUnsupported } from './snapshot.js';
+export { parseSchedule, checkSchedule, scheduleJson, ScheduleFileError, SCHEDULE_FORMAT, SCHEDULE_VERSION } from './schedule.js';
+export type { ScheduleFile, ScheduleStep } from './schedule.js';
+export { replay, replayText, scheduleOf, namedSteps, ReplayMismatch } from './replay.js';
+export type { Replay, ReplayedStep } from './replay.js';
+export { runSeed, runJob, shardSeeds, shardSize, parseSeedRange, parseShard, DEFAULT_SWARM_MACHINE } from './swarm.js';
+export type { SwarmJob, SwarmTally, SeedFailure } from './swarm.js';

@@ -1,0 +1,106 @@
+// What the explorer checks, at every state it reaches ("always") or at every
+// state where nothing is left to run ("quiet"):
+//
+//   id                      when    holds when
+//   no-lost-wakeup          quiet   no CPU waiter still waits for a value its fence's
+//                                   CurrentValue has reached (NF-10)
+//   monitored-value         always  every fence's MonitoredValue, as the CMP holds it (its
+//                                   write buffer, else memory), is the smallest waited
+//                                   value − 1, or UINT64_MAX with no waiter (NF-02)
+//   current-value-not-torn  always  every fence's CurrentValue in memory is 0 or a value
+//                                   the machine signals it to (both halves of one value)
+//   satisfied-waiters-woken quiet   every waiter thread either returned from its wait with
+//                                   SUCCESS, once, or still waits in the OS: none was
+//                                   retired without its thread resuming, none failed
+//   gpu-work-done           quiet   every hardware queue ran all its commands and no
+//                                   engine is part-way through a signal
+//   steps-run               always  no step throws (a model or driver error the OS did not
+//                                   turn into a bug check)
+//
+// The OS runs each of its operations (a waiter added with its MonitoredValue
+// update, an interrupt served, a CPU signal) within one scheduler event, so
+// every state the explorer stops at is one where the OS is between
+// operations, which is where NF-02 must hold. The GPU's steps and the CMP's
+// write buffer are not operations of the OS: MonitoredValue is judged as the
+// CMP holds it, so a driver that leaves out the barrier (the value not yet
+// visible in memory) is caught by what it causes, a lost wakeup.
+
+import { u64 } from '../core/bindings.js';
+import type { World } from './model.js';
+import { formatValue } from './render.js';
+
+export type InvariantId = 'no-lost-wakeup' | 'monitored-value' | 'current-value-not-torn' | 'satisfied-waiters-woken' | 'gpu-work-done' | 'steps-run';
+
+export interface InvariantInfo { id: InvariantId; when: 'always' | 'quiet'; title: string; requirement: string }
+
+/** In the order verdicts are printed. */
+export const INVARIANTS: readonly InvariantInfo[] = [
+  { id: 'no-lost-wakeup', when: 'quiet', title: 'no lost wakeup: a waiter whose value is reached is woken once the machine is quiet', requirement: 'NF-10' },
+  { id: 'monitored-value', when: 'always', title: 'MonitoredValue = smallest waited value − 1 (UINT64_MAX with no waiter) whenever the OS is between operations', requirement: 'NF-02' },
+  { id: 'current-value-not-torn', when: 'always', title: 'CurrentValue is never torn: always 0 or a value signalled to the fence', requirement: 'NF-01' },
+  { id: 'satisfied-waiters-woken', when: 'quiet', title: 'every satisfied waiter\'s thread is woken, once, with SUCCESS when the machine is quiet', requirement: 'NF-09' },
+  { id: 'gpu-work-done', when: 'quiet', title: 'every GPU command ran when the machine is quiet', requirement: 'NF-05' },
+  { id: 'steps-run', when: 'always', title: 'no step throws (an error the model did not turn into a bug check)', requirement: '-' },
+];
+
+export interface Violation { invariant: InvariantId; message: string }
+
+/** The invariants that hold at every state. */
+export function checkAlways(world: World): Violation[] {
+  const violations: Violation[] = [];
+  for (const f of world.fences) {
+    const g = f.global;
+    if (g.destroyed || g.kind !== 'native') continue;
+    const core = world.machine.adapters[f.adapter].core;
+    const target = u64(core.fenceMonitoredTarget(g.coreFence));
+    const buffered = core.cmpPendingWrite() !== 0 && core.cmpPendingWrite() === core.fenceMonitoredValueAddress(g.coreFence);
+    const held = buffered ? u64(core.cmpPendingValue()) : u64(core.cpuReadMonitoredValue(g.coreFence));
+    if (held !== target) {
+      violations.push({ invariant: 'monitored-value', message: `${f.name}: MonitoredValue is ${formatValue(held)}${buffered ? ' (in the CMP\'s write buffer)' : ''}, expected ${formatValue(target)} (${target === 0xffff_ffff_ffff_ffffn ? 'no waiter' : 'smallest waited value − 1'})` });
+    }
+    const current = u64(core.cpuReadCurrentValue(g.coreFence));
+    if (!f.values.includes(current)) {
+      violations.push({ invariant: 'current-value-not-torn', message: `${f.name}: CurrentValue is ${formatValue(current)}, which is neither 0 nor a value the fence is signalled to (${f.values.slice(1).map(formatValue).join(', ')})` });
+    }
+  }
+  return violations;
+}
+
+/** The invariants of a quiet machine (no event left). */
+export function checkQuiet(world: World): Violation[] {
+  const violations: Violation[] = [];
+  const os = world.machine.os;
+  for (const lost of os.waits.lostWakeups()) {
+    violations.push({ invariant: 'no-lost-wakeup', message: `${lost.waiter} still waits for ${fenceName(world, lost.fence)} ≥ ${formatValue(lost.value)} but CurrentValue is ${formatValue(lost.currentValue)}` });
+  }
+  const pending = new Set(os.waits.pendingWaiterList().map((w) => w.owner.tag));
+  for (const w of world.waiters) {
+    const t = w.thread;
+    if (t.state === 'failed') {
+      violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} failed: ${t.error instanceof Error ? t.error.message : String(t.error)}` });
+    } else if (t.state === 'done') {
+      const statuses = t.waits.map((r) => r.status);
+      if (statuses.length !== 1 || statuses[0] !== 'SUCCESS') violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} returned from its wait with ${statuses.join(', ') || 'nothing'}, expected one SUCCESS` });
+    } else if (t.state === 'blocked') {
+      if (!pending.has(t)) violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} is blocked in its wait, but the OS has no waiter for it any more: retired without waking its thread` });
+    } else {
+      violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} is ${t.state} with nothing left to run it` });
+    }
+  }
+  for (const s of world.signallers) {
+    if (s.thread.state !== 'done') {
+      violations.push({ invariant: 'satisfied-waiters-woken', message: `CPU signal thread ${s.name} is ${s.thread.state}${s.thread.error ? `: ${s.thread.error instanceof Error ? s.thread.error.message : String(s.thread.error)}` : ''}` });
+    }
+  }
+  for (const q of world.queues) {
+    const adapter = world.machine.adapters[q.adapter];
+    const left = adapter.core.queueState(q.coreQueue) === world.machine.layout.queueStateFree ? 0 : adapter.core.queuePending(q.coreQueue);
+    if (left > 0) violations.push({ invariant: 'gpu-work-done', message: `${q.name} still holds ${left} command(s) and nothing will run them` });
+    if (adapter.hardware.signalInFlight(q.engine)) violations.push({ invariant: 'gpu-work-done', message: `${adapter.name}/engine${q.engine} stopped part-way through a signal` });
+  }
+  return violations;
+}
+
+function fenceName(world: World, label: string): string {
+  return world.fences.find((f) => f.global.label === label)?.name ?? label;
+}

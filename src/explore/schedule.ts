@@ -1,0 +1,104 @@
+// Schedule files: a counterexample (or any run) of the explorer's machine as
+// data, replayed by `wddm-fence explore --replay FILE`.
+//
+//   {
+//     "schedule": "wddm-fence explore",      what the file is
+//     "version": 1,                          SCHEDULE_VERSION; newer files are refused
+//     "machine": { "fences": 1, "waiters": 1, "signals": 1, "engines": 1, "adapters": 1, "cpuSignals": 0 },
+//     "variant": "no-barrier",
+//     "seed": 1,
+//     "violation": { "invariant": "no-lost-wakeup", "message": "…" },   optional: what it shows
+//     "steps": [ { "choice": 0, "event": "process 1 thread-resume {thread=0}" }, … ]
+//   }
+//
+// Each step's `choice` is the index of the event to run among the enabled
+// events (scheduler.enabled(), in scheduling order); `event` names it, so a
+// replay that finds another event at that index stops with both named
+// instead of silently replaying something else. Everything is checked when
+// the file is loaded, and the first problem is reported with its place in
+// the file (`steps[3].choice`) and what was expected; nothing runs then.
+
+import { WddmError, invalid } from '../base/errors.js';
+import * as v from '../base/validate.js';
+import { parseMachine, parseVariant, type ExploreMachine, type Variant } from './model.js';
+import { INVARIANTS, type InvariantId } from './invariants.js';
+
+export const SCHEDULE_FORMAT = 'wddm-fence explore';
+export const SCHEDULE_VERSION = 1;
+/** The most steps a schedule file may hold. */
+export const MAX_SCHEDULE_STEPS = 1_000_000;
+
+export interface ScheduleStep { choice: number; event: string }
+
+export interface ScheduleFile {
+  schedule: typeof SCHEDULE_FORMAT;
+  version: number;
+  machine: ExploreMachine;
+  variant: Variant;
+  seed: number;
+  violation?: { invariant: InvariantId; message: string };
+  steps: ScheduleStep[];
+}
+
+/** The file's text: one step per line, so that a diff of two schedules reads well. */
+export function scheduleJson(file: ScheduleFile): string {
+  const head = { schedule: file.schedule, version: file.version, machine: file.machine, variant: file.variant, seed: file.seed, ...(file.violation ? { violation: file.violation } : {}) };
+  const lines = JSON.stringify(head, null, 2).split('\n');
+  lines.pop(); // the closing brace
+  lines[lines.length - 1] += ',';
+  lines.push('  "steps": [');
+  file.steps.forEach((s, i) => lines.push(`    ${JSON.stringify(s)}${i < file.steps.length - 1 ? ',' : ''}`));
+  lines.push('  ]', '}');
+  return lines.join('\n') + '\n';
+}
+
+/** A schedule file that cannot be used: what is wrong and where. */
+export class ScheduleFileError extends WddmError {
+  constructor(readonly source: string, message: string) {
+    super('INVALID_PARAMETER', `schedule file "${source}": ${message}`);
+    this.name = 'ScheduleFileError';
+  }
+}
+
+/** Parses and checks a schedule file's text; `source` names it in errors. */
+export function parseSchedule(text: string, source: string): ScheduleFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ScheduleFileError(source, `not JSON (${(error as Error).message}); expected the JSON a schedule was written as (wddm-fence explore --out)`);
+  }
+  try {
+    return checkSchedule(raw);
+  } catch (error) {
+    if (error instanceof WddmError) throw new ScheduleFileError(source, error.message);
+    throw error;
+  }
+}
+
+/** Checks an already parsed schedule (every field, no unknown ones). */
+export function checkSchedule(raw: unknown): ScheduleFile {
+  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'variant', 'seed', 'violation', 'steps']);
+  if (o.schedule !== SCHEDULE_FORMAT) throw invalid('schedule', o.schedule, `"${SCHEDULE_FORMAT}" (the file a wddm-fence explore counterexample is written to)`);
+  const version = v.integer(o.version, 'version', 1, Number.MAX_SAFE_INTEGER);
+  if (version > SCHEDULE_VERSION) throw invalid('version', version, `${SCHEDULE_VERSION} or less: this file was written by a newer wddm-fence`);
+  if (o.machine === undefined) throw invalid('machine', undefined, 'the machine the schedule runs on: { fences, waiters, signals, engines, adapters, cpuSignals }');
+  const machine = parseMachine(o.machine, 'machine');
+  const variant = parseVariant(o.variant, 'variant');
+  const seed = v.integer(o.seed, 'seed', 0, 0xffff_ffff);
+  let violation: ScheduleFile['violation'];
+  if (o.violation !== undefined) {
+    const found = v.options(o.violation, 'violation', ['invariant', 'message']);
+    const invariant = v.oneOf(found.invariant, 'violation.invariant', INVARIANTS.map((i) => i.id));
+    if (typeof found.message !== 'string') throw invalid('violation.message', found.message, 'a string');
+    violation = { invariant, message: found.message };
+  }
+  const list = v.array(o.steps, 'steps', 0, MAX_SCHEDULE_STEPS);
+  const steps = list.map((item, i) => {
+    const step = v.options(item, `steps[${i}]`, ['choice', 'event']);
+    const choice = v.integer(step.choice, `steps[${i}].choice`, 0, 1 << 20);
+    if (typeof step.event !== 'string' || !step.event) throw invalid(`steps[${i}].event`, step.event, 'the name of the event the choice runs (as written by wddm-fence explore)');
+    return { choice, event: step.event };
+  });
+  return { schedule: SCHEDULE_FORMAT, version, machine, variant, seed, violation, steps };
+}

@@ -1,0 +1,424 @@
+// The searches. All of them drive one World at a time through
+// scheduler.enabled() / take(i), and go back to an earlier state by building
+// the machine again and replaying the choices that led there (the machine is
+// a pure function of the model and its choices; CPU threads are generators,
+// which cannot be copied, so there is no snapshot to restore).
+//
+//   exhaustive(model, 'full')    depth-first, visited set of state keys, sleep
+//                                sets and eager steps (the default): every
+//                                reachable state that matters, far fewer
+//                                transitions
+//   exhaustive(model, 'states')  depth-first, visited set only: every state and
+//                                every transition, and the number of complete
+//                                interleavings (paths to a quiet state)
+//   exhaustive(model, 'none')    depth-first over every interleaving, no
+//                                reduction (tests: the reference the others
+//                                are compared with)
+//   shortest(model)              breadth-first with a visited set: the first
+//                                violating state it meets is one with the
+//                                fewest steps from the start
+//
+// 'full' combines two reductions, both from Godefroid's "Partial-Order Methods
+// for the Verification of Concurrent Systems" (1996):
+//   - sleep sets (ch. 5) with a visited set (ch. 6): a transition t explored
+//     from state s is put to sleep for the siblings explored after it; a
+//     sleeping transition stays asleep in a child as long as it is independent
+//     of the step taken (src/explore/footprint.ts) and is not explored there,
+//     since the other order reaches the same states. A state met again with a
+//     sleep set that leaves awake a transition its first visit slept explores
+//     that transition (and keeps the intersection). Sleep sets cut
+//     transitions, never states.
+//   - persistent sets of one step (ch. 4) for the eager steps (isEager): a step
+//     independent of every other, invisible to the invariants and enabled until
+//     taken is taken at once, alone. This keeps every quiet state and every
+//     violation, and cuts the states in between.
+// The choices a counterexample lists are every step, eager ones included.
+
+import type { ScheduledEvent } from '../base/scheduler.js';
+import { buildWorld, type ExploreModel, type World } from './model.js';
+import { StateKeys, eventKey } from './state.js';
+import { takeSnapshot, restoreSnapshot, SnapshotUnsupported, type Snapshot } from './snapshot.js';
+import { checkAlways, checkQuiet, type InvariantId, type Violation } from './invariants.js';
+import { footprint, independent, isEager, type Footprint } from './footprint.js';
+
+export type Reduction = 'full' | 'states' | 'none';
+export const REDUCTIONS: readonly Reduction[] = ['full', 'states', 'none'];
+
+/**
+ * How a search goes back to an earlier state: 'snapshot' restores linear
+ * memory and the host objects in place (src/explore/snapshot.ts); 'replay'
+ * builds the machine again and replays the choices. 'snapshot' falls back to
+ * 'replay' for a machine it cannot keep (a generator thread, a recording trace).
+ */
+export type Restore = 'snapshot' | 'replay';
+export const RESTORES: readonly Restore[] = ['snapshot', 'replay'];
+
+/** A state a Runner can come back to. */
+export interface Saved { path: number[]; snapshot?: Snapshot }
+
+/** A World driven by choices; it goes back by snapshot or by rebuilding from the start. */
+export class Runner {
+  world!: World;
+  keys!: StateKeys;
+  /** Choices taken since the world was built. */
+  readonly path: number[] = [];
+  /** Machines built, events executed (replays included) and snapshots restored. */
+  builds = 0;
+  events = 0;
+  restores = 0;
+  restore: Restore;
+
+  constructor(readonly model: ExploreModel, options: { trace?: boolean; restore?: Restore } = {}) {
+    this.trace = options.trace ?? false;
+    this.restore = options.restore ?? 'snapshot';
+    this.reset([]);
+    if (this.restore === 'snapshot') {
+      try { takeSnapshot(this.world.machine); } catch (error) {
+        if (!(error instanceof SnapshotUnsupported)) throw error;
+        this.restore = 'replay';
+        this.fallback = error.message;
+      }
+    }
+  }
+  readonly trace: boolean;
+  /** Why 'snapshot' fell back to 'replay'. */
+  fallback?: string;
+
+  /** Keeps the current state to come back to (a snapshot only in 'snapshot' mode). */
+  save(): Saved { return { path: [...this.path], snapshot: this.restore === 'snapshot' ? takeSnapshot(this.world.machine) : undefined }; }
+
+  /** Goes back to a saved state. */
+  back(saved: Saved): void {
+    if (saved.snapshot) {
+      restoreSnapshot(this.world.machine, saved.snapshot);
+      this.path.length = 0;
+      this.path.push(...saved.path);
+      this.restores++;
+    } else this.reset(saved.path);
+  }
+
+  /** A fresh machine, then `prefix` replayed. */
+  reset(prefix: readonly number[]): void {
+    this.world = buildWorld(this.model, { trace: this.trace });
+    this.keys = new StateKeys(this.world);
+    this.builds++;
+    this.path.length = 0;
+    for (const choice of prefix) {
+      const error = this.take(choice);
+      if (error) throw new Error(`replaying a choice that ran before failed at step ${this.path.length}: ${error.message}`);
+    }
+  }
+
+  enabled(): readonly ScheduledEvent[] { return this.world.machine.scheduler.enabled(); }
+
+  /** Takes enabled()[choice]; returns a violation when the step threw (the model failed), else undefined. */
+  take(choice: number): Violation | undefined {
+    this.path.push(choice);
+    this.events++;
+    try {
+      this.world.machine.scheduler.take(choice);
+    } catch (error) {
+      return { invariant: 'steps-run', message: `the step threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}` };
+    }
+    return undefined;
+  }
+}
+
+export interface SearchStats {
+  /** Distinct states (by key) reached. */
+  states: number;
+  /** Steps explored (replays not counted). */
+  transitions: number;
+  /** Quiet states (nothing left to run) among them. */
+  quietStates: number;
+  /** Complete interleavings (paths from the start to a quiet state): 'states' and 'none' only. */
+  interleavings?: bigint;
+  /** Machines built (runs from the start). */
+  runs: number;
+  /** Events executed, replays included. */
+  events: number;
+  maxDepth: number;
+  /** Every reachable state was visited (false when maxStates stopped it). */
+  complete: boolean;
+  /** How the search went back to states, and how often it restored a snapshot. */
+  restore: Restore;
+  restores: number;
+}
+
+export interface FoundViolation extends Violation {
+  /** The choices that reach the state where it was seen. */
+  path: number[];
+}
+
+export interface SearchResult {
+  stats: SearchStats;
+  /** The first violation found of each invariant, in the order found. */
+  violations: Map<InvariantId, FoundViolation>;
+}
+
+export interface SearchOptions {
+  reduction?: Reduction;
+  /** How to go back to a state (default 'snapshot'). */
+  restore?: Restore;
+  /** Stop after this many distinct states (the result says complete: false). */
+  maxStates?: number;
+  /** 'full' only: leave out one of its two reductions (to measure what each buys; both on by default). */
+  sleepSets?: boolean;
+  eagerSteps?: boolean;
+  /** Called every `progressEvery` states. */
+  onProgress?: (stats: SearchStats) => void;
+  progressEvery?: number;
+}
+
+interface Option { index: number; key: string; footprint?: Footprint }
+
+interface Frame {
+  stateKey: string;
+  /** The choices from the start to this state. */
+  path: number[];
+  options: Option[];
+  /** Indexes into options, explored in order. */
+  todo: number[];
+  next: number;
+  /** The sleep set: transitions (event keys) not to explore from here, growing with each sibling explored. */
+  sleep: Set<string>;
+  /** Complete interleavings found below this state so far ('states', 'none'). */
+  paths: bigint;
+  /** How to come back here for the second option on (none when there is only one). */
+  saved?: Saved;
+}
+
+interface Visited { sleep?: Set<string>; paths?: bigint; done: boolean }
+
+/** Depth-first search of every state reachable from the model's start (see the header for the reductions). */
+export function exhaustive(model: ExploreModel, options: SearchOptions = {}): SearchResult {
+  const reduction = options.reduction ?? 'full';
+  const maxStates = options.maxStates ?? Infinity;
+  const progressEvery = options.progressEvery ?? 10_000;
+  const runner = new Runner(model, { restore: options.restore });
+  const logs = runner.keys.logsAbstracted;
+  const visited = new Map<string, Visited>();
+  const seen = new Set<string>(); // 'none': distinct keys, for the count
+  const violations = new Map<InvariantId, FoundViolation>();
+  const stats: SearchStats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, restore: runner.restore, restores: 0 };
+  if (reduction !== 'full') stats.interleavings = 0n;
+  const frames: Frame[] = [];
+  /** The frame whose state the runner is in, -1 when it went past it. */
+  let runnerAt = -1;
+
+  const record = (found: Violation[], path: readonly number[]): void => {
+    for (const v of found) if (!violations.has(v.invariant)) violations.set(v.invariant, { ...v, path: [...path] });
+  };
+  const optionsHere = (withFootprints: boolean): Option[] =>
+    runner.enabled().map((event, index) => ({ index, key: eventKey(event), footprint: withFootprints ? footprint(runner.world, event) : undefined }));
+
+  /** A new frame for the state the runner is in; it is saved when a second option will need to come back. */
+  const push = (frame: Frame): void => {
+    if (frame.todo.length > 1) frame.saved = runner.save();
+    frames.push(frame);
+    runnerAt = frames.length - 1;
+  };
+
+  /** 'full': takes the eager steps enabled now, one after the other. Returns a violation when one threw. */
+  const useSleep = reduction === 'full' && options.sleepSets !== false;
+  const takeEager = (): Violation | undefined => {
+    if (reduction !== 'full' || options.eagerSteps === false) return undefined;
+    for (;;) {
+      const enabled = runner.enabled();
+      const index = enabled.findIndex((event) => isEager(runner.world, event, logs));
+      if (index < 0) return undefined;
+      const crashed = runner.take(index);
+      if (crashed) return crashed;
+    }
+  };
+
+  /** The runner reached a state by `path` with sleep set `sleep`: check it and push its frame if anything is left to explore. Returns the interleavings it adds when nothing was pushed. */
+  const arrive = (sleep: Set<string>, crashed: Violation | undefined): bigint | undefined => {
+    crashed ??= takeEager();
+    const path = [...runner.path];
+    stats.maxDepth = Math.max(stats.maxDepth, path.length);
+    if (crashed) {
+      // The step threw: the state is a dead end, reported once.
+      stats.states++;
+      record([crashed], path);
+      return 1n;
+    }
+    const key = runner.keys.key();
+    if (reduction === 'none') {
+      if (!seen.has(key)) {
+        seen.add(key);
+        stats.states++;
+        const quiet = runner.enabled().length === 0;
+        record(checkAlways(runner.world), path);
+        if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); }
+      }
+      const here = optionsHere(false);
+      if (!here.length) return 1n;
+      push({ stateKey: key, path, options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
+      return undefined;
+    }
+    const old = visited.get(key);
+    if (old) {
+      if (reduction === 'states') {
+        if (!old.done) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
+        return old.paths!;
+      }
+      // Sleep sets: explore what the first visit slept but this one does not; keep the intersection.
+      const awake = [...old.sleep!].filter((t) => !sleep.has(t));
+      old.sleep = new Set([...old.sleep!].filter((t) => sleep.has(t)));
+      if (!awake.length) return 0n;
+      const here = optionsHere(true);
+      const todo = here.filter((o) => awake.includes(o.key)).map((o) => o.index);
+      if (!todo.length) return 0n;
+      push({ stateKey: key, path, options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+      return undefined;
+    }
+    stats.states++;
+    if (stats.states % progressEvery === 0) options.onProgress?.({ ...stats, runs: runner.builds, events: runner.events, restores: runner.restores });
+    const here = optionsHere(reduction === 'full');
+    const quiet = here.length === 0;
+    record(checkAlways(runner.world), path);
+    if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); }
+    visited.set(key, { sleep: reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
+    if (quiet) return 1n;
+    const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
+    if (!todo.length) return 0n;
+    push({ stateKey: key, path, options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+    return undefined;
+  };
+
+  const finishFrame = (frame: Frame): void => {
+    if (reduction === 'states') {
+      const entry = visited.get(frame.stateKey)!;
+      entry.done = true;
+      entry.paths = frame.paths;
+    }
+    const parent = frames[frames.length - 1];
+    if (parent) parent.paths += frame.paths;
+    else if (stats.interleavings !== undefined) stats.interleavings += frame.paths;
+  };
+
+  const rootPaths = arrive(new Set(), undefined);
+  if (rootPaths !== undefined && stats.interleavings !== undefined) stats.interleavings += rootPaths;
+
+  while (frames.length) {
+    const top = frames[frames.length - 1];
+    if (top.next >= top.todo.length || stats.states >= maxStates) {
+      if (top.next < top.todo.length) stats.complete = false;
+      frames.pop();
+      runnerAt = -1;
+      finishFrame(top);
+      continue;
+    }
+    const option = top.options[top.todo[top.next++]];
+    if (runnerAt !== frames.length - 1) runner.back(top.saved ?? { path: top.path });
+    let childSleep = new Set<string>();
+    if (useSleep) {
+      for (const u of top.sleep) {
+        const other = top.options.find((o) => o.key === u);
+        if (other && independent(other.footprint!, option.footprint!)) childSleep.add(u);
+      }
+      top.sleep.add(option.key);
+    }
+    const crashed = runner.take(option.index);
+    stats.transitions++;
+    runnerAt = -1;
+    const paths = arrive(childSleep, crashed);
+    if (paths !== undefined) top.paths += paths;
+  }
+  stats.runs = runner.builds;
+  stats.events = runner.events;
+  stats.restores = runner.restores;
+  return { stats, violations };
+}
+
+export interface ShortestResult {
+  /** The shortest schedule that reaches a violation (undefined: none within the bounds). */
+  found?: FoundViolation & { all: Violation[] };
+  /** Distinct states reached, and expansions (a state is expanded again when reached in fewer steps). */
+  states: number;
+  expansions: number;
+  runs: number;
+  complete: boolean;
+}
+
+/**
+ * The shortest schedule that breaks an invariant: a depth-first search that
+ * remembers, for each state, the fewest steps it was reached in, expands a
+ * state again only when it is reached in fewer, and cuts every path that
+ * cannot beat the shortest violation found so far (or `maxDepth`, the length
+ * of one already known). Every state is so expanded at its smallest depth,
+ * every violation met at its smallest depth, and the shortest one kept (among
+ * equally short ones, the first in the order choices are tried: the same
+ * every time). Each step counts, as the step list shows it.
+ *
+ * `quietOnly` (when a complete search found violations of "quiet" invariants
+ * only, so no state breaks an "always" one): the eager steps are taken at
+ * once. On every path to a given quiet state the eager steps are the same in
+ * number (each signal's two log steps, one resumption per woken thread, one
+ * idle tick per engine), and any path can be reordered to take each as soon
+ * as it is enabled without changing its length or its end, so the shortest
+ * path to a violating quiet state is as short with them taken at once, and
+ * far fewer states are expanded.
+ * Depth-first keeps only the path's snapshots in memory, where breadth-first
+ * would keep a whole frontier of machines (or rebuild each from the start).
+ */
+export function shortest(model: ExploreModel, options: { maxDepth?: number; maxStates?: number; restore?: Restore; quietOnly?: boolean } = {}): ShortestResult {
+  const maxStates = options.maxStates ?? Infinity;
+  const runner = new Runner(model, { restore: options.restore });
+  const logs = runner.keys.logsAbstracted;
+  /** quietOnly: take the eager steps at once (they are counted in the path). */
+  const takeEager = (): Violation | undefined => {
+    if (!options.quietOnly) return undefined;
+    for (;;) {
+      const index = runner.enabled().findIndex((event) => isEager(runner.world, event, logs));
+      if (index < 0) return undefined;
+      const crashed = runner.take(index);
+      if (crashed) return crashed;
+    }
+  };
+  const depthOf = new Map<string, number>();
+  let bound = options.maxDepth ?? Infinity; // only paths of at most this many steps are of interest
+  let found: ShortestResult['found'];
+  let expansions = 0;
+  let complete = true;
+  const judge = (crashed: Violation | undefined): Violation[] => {
+    if (crashed) return [crashed];
+    const violations = checkAlways(runner.world);
+    if (runner.enabled().length === 0) violations.push(...checkQuiet(runner.world));
+    return violations;
+  };
+  interface Level { path: number[]; count: number; next: number; saved?: Saved }
+  const stack: Level[] = [];
+  /** The runner is at a new state reached by `path`: judge it, and push it when it is worth expanding. */
+  const arrive = (crashed: Violation | undefined): void => {
+    crashed ??= takeEager();
+    const path = [...runner.path];
+    const key = crashed ? `crash:${path.join('.')}` : runner.keys.key();
+    const before = depthOf.get(key);
+    if (before !== undefined && before <= path.length) return;
+    depthOf.set(key, path.length);
+    if (depthOf.size > maxStates) { complete = false; return; }
+    const violations = judge(crashed);
+    if (violations.length) {
+      if (!found || path.length < found.path.length) found = { ...violations[0], path: [...path], all: violations };
+      bound = Math.min(bound, path.length - 1 >= 0 ? path.length - 1 : 0);
+      return;
+    }
+    if (crashed || path.length >= bound) return;
+    const count = runner.enabled().length;
+    if (!count) return;
+    expansions++;
+    stack.push({ path, count, next: 0, saved: count > 1 ? runner.save() : undefined });
+  };
+  arrive(undefined);
+  while (stack.length) {
+    const top = stack[stack.length - 1];
+    if (top.next >= top.count || top.path.length >= bound || !complete) { stack.pop(); continue; }
+    const i = top.next++;
+    if (i > 0) runner.back(top.saved!);
+    else if (runner.path.length !== top.path.length || runner.path.some((c, j) => c !== top.path[j])) runner.back(top.saved ?? { path: top.path });
+    arrive(runner.take(i));
+  }
+  return { found, states: depthOf.size, expansions, runs: runner.builds, complete };
+}

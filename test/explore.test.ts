@@ -1,0 +1,447 @@
+// The race explorer (src/explore/, docs/EXPLORER.md): steps as the unit, the
+// searches and their reductions against a search without any, counterexamples
+// that are the shortest, schedule files and replays, swarm seeds and shards.
+import { describe, it, expect, beforeAll } from 'vitest';
+import { mkdtempSync, readFileSync, existsSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMachineSync, type Machine } from '../src/machine/machine.js';
+import { seededTieBreak } from '../src/base/scheduler.js';
+import { runCli } from '../src/cli/main.js';
+import { exhaustive, shortest, Runner, type SearchResult } from '../src/explore/search.js';
+import { buildWorld, type ExploreMachine, type ExploreModel, type Variant } from '../src/explore/model.js';
+import { checkAlways, checkQuiet } from '../src/explore/invariants.js';
+import { parseSchedule, scheduleJson, ScheduleFileError } from '../src/explore/schedule.js';
+import { replay, replayText, namedSteps, scheduleOf, ReplayMismatch } from '../src/explore/replay.js';
+import { shardSeeds, shardSize, parseSeedRange, parseShard, runSeed, runJob } from '../src/explore/swarm.js';
+import { takeSnapshot, restoreSnapshot } from '../src/explore/snapshot.js';
+import { Random } from '../src/base/rng.js';
+import { world as makeWorld } from './helpers.js';
+
+const machine = (m: Partial<ExploreMachine> = {}): ExploreMachine => ({ fences: 1, waiters: 1, signals: 1, engines: 1, adapters: 1, cpuSignals: 0, ...m });
+const model = (m: Partial<ExploreMachine> = {}, variant: Variant = 'barrier'): ExploreModel => ({ machine: machine(m), variant, seed: 1 });
+const verdicts = (r: SearchResult) => [...r.violations.keys()].sort();
+
+let dir: string;
+beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-explore-')); });
+
+async function cli(...args: string[]) {
+  let stdout = '', stderr = '';
+  const code = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
+  return { code, stdout, stderr };
+}
+
+describe('steps as the unit', () => {
+  it('NF-05 engineStepBegin and steps 2-5 called one by one leave exactly what engineStep leaves', async () => {
+    const run = async (split: boolean) => {
+      const { app, hDevice, machine: m } = await makeWorld({ trace: false });
+      const f = app.createNativeFence({ hDevice });
+      void app.waitAsync({ objects: [f.hSyncObject], values: [3n] });
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      const g = m.os.handles.resolve(app.kernel, f.hSyncObject, 'syncObject', 'h').global;
+      const driverQueue = m.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'h').hHwQueue;
+      const coreQueue = [...m.adapters[0].hardware.queues.values()].find((x) => x.handle === driverQueue)!.id;
+      const core = m.adapters[0].core;
+      m.adapters[0].hardware.stop(); // the host drives the engine itself
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 5n } }] });
+      const signals = (core.NATIVE_FENCE_LOG_TYPE_SIGNALS as WebAssembly.Global).value as number;
+      const executed = (core.NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED as WebAssembly.Global).value as number;
+      let result: number;
+      if (split) {
+        expect(core.engineStepBegin(coreQueue, 7n)).toBe(m.layout.stepSignalWritten);
+        expect(core.enginePendingWrite(0)).toBe(core.fenceCurrentValueAddress(g.coreFence)); // step 1: in the write buffer
+        expect(core.logWriteEntry(coreQueue, signals, f.hSyncObject, 5n, executed, 0n, 7n)).toBeGreaterThanOrEqual(0);
+        core.logAdvance(coreQueue, signals);
+        expect(core.engineDrain(0)).toBe(1);
+        result = core.cmpSignalCheck(0, g.coreFence, 5n) === 1 ? m.layout.stepInterrupt : m.layout.stepDone;
+      } else {
+        result = core.engineStep(coreQueue, 7n);
+      }
+      const words = new Uint32Array(m.memory.buffer).slice(m.layout.staticReservedBytes / 4);
+      return { result, words, cv: core.cpuReadCurrentValue(g.coreFence), line: core.engineInterruptLine(0) };
+    };
+    const whole = await run(false);
+    const split = await run(true);
+    expect(whole.result).toBe((await makeWorld()).machine.layout.stepInterrupt);
+    expect(split.result).toBe(whole.result);
+    expect(split.cv).toBe(5n);
+    expect(split.line).toBe(1);
+    expect(Buffer.from(split.words.buffer).equals(Buffer.from(whole.words.buffer))).toBe(true);
+  });
+
+  it('NF-10 schedule.granularity step runs a signal as five events and ends where a whole command ends; a policy is asked at every event', async () => {
+    const outcome = (granularity: 'command' | 'step') => {
+      const m = createMachineSync({ seed: 3, schedule: { granularity }, trace: true });
+      const app = m.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const f = app.createNativeFence({ hDevice });
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      let woke = '';
+      void app.waitAsync({ objects: [f.hSyncObject], values: [2n] }).then((r) => { woke = r.status; });
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }, { signal: { hSyncObject: f.hSyncObject, value: 2n } }] });
+      const kinds: string[] = [];
+      m.scheduler.policy = { choose: (enabled) => { kinds.push(enabled[0].kind); return 0; } };
+      m.run();
+      return { m, app, f, kinds, woke: () => woke };
+    };
+    const whole = outcome('command');
+    const steps = outcome('step');
+    expect(whole.kinds.filter((k) => k === 'engine-step')).toEqual([]);
+    expect(steps.kinds.filter((k) => k === 'engine-step')).toHaveLength(8); // 4 per signal (doorbell off)
+    for (const o of [whole, steps]) {
+      await Promise.resolve();
+      expect(o.app.readFenceValue(o.f.hSyncObject)).toBe(2n);
+      expect(o.woke()).toBe('SUCCESS');
+      expect(o.m.summary().adapters[0]).toMatchObject({ gpuSignals: 2, interruptsRaised: 1 });
+    }
+    expect(steps.m.trace.find({ kind: 'gpu', name: 'signal step 4 engineDrain' })).toHaveLength(2);
+    expect(() => createMachineSync({ schedule: { granularity: 'events' as never } })).toThrow(/schedule.granularity is "events"; expected one of "command", "step"/);
+  });
+
+  it('NF-10 the default scheduler and the seededTieBreak policy give byte-identical traces', () => {
+    const trace = (policy: boolean) => {
+      const m = createMachineSync({ seed: 11 });
+      if (policy) m.scheduler.policy = seededTieBreak;
+      const app = m.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const f = app.createNativeFence({ hDevice });
+      const q0 = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+      const q1 = app.createHwQueue({ hDevice, engine: 1, nativeProgressFence: false });
+      for (const [q, v] of [[q0, 1n], [q1, 2n], [q0, 3n]] as const) app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: v } }] });
+      for (const v of [1n, 2n, 3n]) app.createThread(`t${v}`, function* (cpu) { yield cpu.wait({ objects: [f.hSyncObject], values: [v] }); });
+      m.run();
+      return JSON.stringify(m.trace.events);
+    };
+    const plain = trace(false);
+    expect(plain.length).toBeGreaterThan(1000);
+    expect(trace(true)).toBe(plain);
+  });
+});
+
+describe('exhaustive search', () => {
+  it('NF-10 counts equal a search without reduction: same states, quiet states, complete interleavings and verdicts, with snapshots and with replays', () => {
+    for (const m of [{}, { waiters: 2 }, { cpuSignals: 1 }]) {
+      for (const variant of ['barrier', 'no-barrier'] as const) {
+        const none = exhaustive(model(m, variant), { reduction: 'none' });
+        const states = exhaustive(model(m, variant), { reduction: 'states' });
+        const full = exhaustive(model(m, variant), { reduction: 'full' });
+        const replayed = exhaustive(model(m, variant), { reduction: 'full', restore: 'replay' });
+        const what = `${JSON.stringify(m)} ${variant}`;
+        expect(none.stats.complete, what).toBe(true);
+        expect(states.stats.states, what).toBe(none.stats.states);
+        expect(states.stats.interleavings, what).toBe(none.stats.interleavings);
+        expect(full.stats.quietStates, what).toBe(none.stats.quietStates);
+        expect(states.stats.quietStates, what).toBe(none.stats.quietStates);
+        expect(full.stats.states, what).toBeLessThanOrEqual(states.stats.states);
+        expect(full.stats.transitions, what).toBeLessThan(states.stats.transitions);
+        expect(verdicts(full), what).toEqual(verdicts(none));
+        expect(verdicts(states), what).toEqual(verdicts(none));
+        // Going back by replaying from the start finds exactly what restoring snapshots finds.
+        expect({ ...replayed.stats, runs: 0, events: 0, restores: 0, restore: '' }, what).toEqual({ ...full.stats, runs: 0, events: 0, restores: 0, restore: '' });
+        expect(full.stats.restore).toBe('snapshot');
+        expect(replayed.stats.runs).toBeGreaterThan(1);
+      }
+    }
+    // The figures of the smallest machine, counted by hand from its interleavings (docs/EXPLORER.md).
+    const smallest = exhaustive(model({}, 'barrier'), { reduction: 'none' });
+    expect(smallest.stats).toMatchObject({ states: 44, quietStates: 2, interleavings: 101n, maxDepth: 9 });
+    expect(verdicts(smallest)).toEqual([]);
+    expect(verdicts(exhaustive(model({}, 'no-barrier'), { reduction: 'none' }))).toEqual(['no-lost-wakeup']);
+  });
+
+  it('NF-10 two engines, two fences: the full reduction visits the quiet states and verdicts of the visited-set search', () => {
+    for (const variant of ['barrier', 'no-barrier'] as const) {
+      const m = { engines: 2, fences: 2, waiters: 2, signals: 1 };
+      const states = exhaustive(model(m, variant), { reduction: 'states' });
+      const full = exhaustive(model(m, variant), { reduction: 'full' });
+      expect(full.stats.quietStates).toBe(states.stats.quietStates);
+      expect(verdicts(full)).toEqual(verdicts(states));
+      expect(full.stats.transitions * 2).toBeLessThan(states.stats.transitions);
+    }
+  });
+
+  it('NF-10 the reference driver keeps every invariant in every reachable state of a machine with CPU signals and two adapters', () => {
+    const r = exhaustive(model({ adapters: 2, fences: 2, waiters: 2, signals: 1, cpuSignals: 2 }));
+    expect(r.stats.complete).toBe(true);
+    expect(r.stats.states).toBeGreaterThan(100);
+    expect([...r.violations.values()]).toEqual([]);
+  });
+
+  it('NF-10 --max-states bounds the search and says it is not complete', () => {
+    const r = exhaustive(model({ waiters: 2, signals: 2 }), { maxStates: 20 });
+    expect(r.stats.complete).toBe(false);
+    expect(r.stats.states).toBe(20);
+  });
+
+  it('NF-10 a snapshot restored in place reaches the same keys as a replay from the start, along random walks that jump back', () => {
+    const m = model({ engines: 2, fences: 2, waiters: 2, signals: 2, cpuSignals: 1 });
+    const a = new Runner(m, { restore: 'snapshot' });
+    const b = new Runner(m, { restore: 'replay' });
+    const random = new Random(5);
+    let compared = 0;
+    for (let walk = 0; walk < 15; walk++) {
+      a.reset([]);
+      const saved = [];
+      while (a.enabled().length) {
+        saved.push(a.save());
+        if (random.below(3) === 0) a.back(saved[random.below(saved.length)]);
+        a.take(random.below(a.enabled().length));
+        b.reset(a.path);
+        expect(a.keys.key(), `path ${a.path.join(',')}`).toBe(b.keys.key());
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(200);
+    // A generator thread cannot be kept: the runner goes back by replaying instead.
+    const generators: ExploreModel = {
+      ...m,
+      adjustOptions: (o) => ({ ...o, limits: { ...o.limits, processes: 2 } }),
+      createMachine: (o) => { const x = createMachineSync(o); x.createProcess('other').createThread('g', function* () { /* nothing */ }); return x; },
+    };
+    const fallback = new Runner(generators);
+    expect(fallback.restore).toBe('replay');
+    expect(fallback.fallback).toMatch(/generator/);
+  });
+});
+
+describe('counterexamples', () => {
+  it('NF-11 without the barrier the explorer finds a lost wakeup, and the breadth-first one is the shortest there is', () => {
+    const m = model({}, 'no-barrier');
+    const best = shortest(m);
+    expect(best.found?.invariant).toBe('no-lost-wakeup');
+    const length = best.found!.path.length;
+    // Every schedule shorter than that, tried one by one, breaks nothing.
+    const runner = new Runner(m, { restore: 'replay' });
+    let tried = 0;
+    const walk = (path: number[]): void => {
+      runner.reset(path);
+      const violated = [...checkAlways(runner.world), ...(runner.enabled().length ? [] : checkQuiet(runner.world))];
+      expect(violated, `schedule ${path.join(',')}`).toEqual([]);
+      tried++;
+      if (path.length + 1 >= length) return;
+      const n = runner.enabled().length;
+      for (let i = 0; i < n; i++) walk([...path, i]);
+    };
+    walk([]);
+    expect(tried).toBeGreaterThan(10);
+    runner.reset(best.found!.path);
+    expect(runner.enabled()).toHaveLength(0);
+    expect(checkQuiet(runner.world).map((v) => v.invariant)).toEqual(['no-lost-wakeup']);
+    // With the barrier nothing is found.
+    expect(shortest(model({}, 'barrier')).found).toBeUndefined();
+    // Taking the eager steps at once (a search that found only quiet violations) finds schedules just as short, expanding fewer states.
+    for (const m2 of [model({ waiters: 2, signals: 2 }, 'no-barrier'), model({ engines: 2, fences: 2, waiters: 2, signals: 1 }, 'no-barrier')]) {
+      const exact = shortest(m2);
+      const quick = shortest(m2, { quietOnly: true });
+      expect(quick.found!.path.length).toBe(exact.found!.path.length);
+      expect(quick.expansions).toBeLessThan(exact.expansions);
+      }
+  });
+
+  it('NF-11 explore --variant no-barrier exits 1 with the step list and a schedule file; --replay prints the same step list byte for byte', async () => {
+    const out = join(dir, 'no-barrier.json');
+    const timeline = join(dir, 'timeline.json');
+    const found = await cli('explore', '--variant', 'no-barrier', '--out', out);
+    expect(found.code).toBe(1);
+    expect(found.stdout).toMatch(/VIOLATED {2}no-lost-wakeup/);
+    expect(found.stdout).toMatch(/shortest counterexample: 13 steps/);
+    expect(found.stdout).toMatch(/\*gpu0 CMP buffer f0\.MV←v1-1/); // the MonitoredValue that never reached memory
+    const file = parseSchedule(readFileSync(out, 'utf8'), out);
+    expect(file).toMatchObject({ variant: 'no-barrier', seed: 1, machine: { fences: 1, waiters: 2, signals: 2 }, violation: { invariant: 'no-lost-wakeup' } });
+    expect(file.steps).toHaveLength(13);
+    const first = await cli('explore', '--replay', out, '--trace', timeline);
+    const second = await cli('explore', '--replay', out);
+    expect(first.code).toBe(1);
+    expect(second.stdout).toBe(first.stdout);
+    expect(found.stdout.endsWith(first.stdout)).toBe(true);
+    expect(first.stdout).toMatch(/^machine: .*\n(.*\n)*quiet: nothing is left to run\nVIOLATED no-lost-wakeup: app:w0 still waits for f0 ≥ v1/);
+    const trace = JSON.parse(readFileSync(timeline, 'utf8'));
+    const steps = trace.traceEvents.filter((e: { cat?: string }) => e.cat === 'step');
+    expect(steps).toHaveLength(13);
+    expect(steps[12]).toMatchObject({ ph: 'X', ts: 12, dur: 1, name: 'gpu0/engine0 tick: nothing to run' });
+    expect(steps[12].args['violated 1']).toMatch(/^no-lost-wakeup: app:w0 still waits/);
+    expect(trace.traceEvents.filter((e: { name: string }) => /^signal /.test(e.name))).toHaveLength(2); // the fence timeline of src/timeline.ts
+    // JSON: the same steps as data.
+    const json = JSON.parse((await cli('explore', '--replay', out, '--json')).stdout);
+    expect(json.replay.steps).toHaveLength(13);
+    expect(json.replay.violations[0].invariant).toBe('no-lost-wakeup');
+  });
+
+  it('NF-10 explore exits 0 with its counts and every verdict when the invariants hold', async () => {
+    const r = await cli('explore', '--waiters', '2', '--signals', '1', '--cpu-signals', '1');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\d+ states \(\d+ quiet\), \d+ transitions, depth up to \d+, \d+ restores, [\d.]+ s \(\d+ states\/s\): complete/);
+    for (const id of ['no-lost-wakeup', 'monitored-value', 'current-value-not-torn', 'satisfied-waiters-woken']) expect(r.stdout).toMatch(new RegExp(`holds {5}${id}`));
+    expect(r.stdout).toContain('every invariant holds in every reachable state');
+    const json = JSON.parse((await cli('explore', '--reduction', 'states', '--json')).stdout);
+    expect(json).toMatchObject({ ok: true, exitCode: 0, mode: 'exhaustive', search: { complete: true, interleavings: '50291' } });
+  });
+
+  it('NF-11 a schedule file is checked when loaded: each problem names its place and what was expected, and nothing runs', () => {
+    const good = scheduleOf(model({}, 'no-barrier'), namedSteps(model({}, 'no-barrier'), shortest(model({}, 'no-barrier')).found!.path));
+    const text = scheduleJson(good);
+    expect(parseSchedule(text, 'f.json')).toEqual(good);
+    const bad = (change: (o: Record<string, unknown>) => void) => {
+      const o = JSON.parse(text);
+      change(o);
+      return () => parseSchedule(JSON.stringify(o), 'f.json');
+    };
+    expect(() => parseSchedule('{ "schedule": ', 'f.json')).toThrow(/schedule file "f.json": not JSON/);
+    expect(bad((o) => { o.schedule = 'something'; })).toThrow(/schedule is "something"; expected "wddm-fence explore"/);
+    expect(bad((o) => { o.version = 2; })).toThrow(/version is 2; expected 1 or less: this file was written by a newer wddm-fence/);
+    expect(bad((o) => { (o.machine as Record<string, unknown>).fences = 99; })).toThrow(/machine.fences is 99; expected an integer from 1 to 8/);
+    expect(bad((o) => { delete o.machine; })).toThrow(/machine is undefined; expected the machine the schedule runs on/);
+    expect(bad((o) => { o.colour = 'blue'; })).toThrow(ScheduleFileError);
+    expect(bad((o) => { o.colour = 'blue'; })).toThrow(/colour/);
+    expect(bad((o) => { (o.steps as { choice: number }[])[3].choice = -1; })).toThrow(/steps\[3\]\.choice is -1; expected an integer/);
+    expect(bad((o) => { (o.steps as { event: unknown }[])[0].event = 7; })).toThrow(/steps\[0\]\.event is 7/);
+    expect(bad((o) => { o.violation = { invariant: 'happiness', message: '' }; })).toThrow(/violation.invariant is "happiness"/);
+    // Checked again while replaying: an event that is not the one the file names, a choice past the enabled ones, steps after the end.
+    const m = model({}, 'no-barrier');
+    const steps = good.steps.map((s) => ({ ...s }));
+    steps[2] = { ...steps[2], event: 'gpu0 interrupt {engine=0}' };
+    expect(() => replay(m, steps)).toThrow(ReplayMismatch);
+    expect(() => replay(m, steps)).toThrow(/step 3 \(steps\[2\]\): choice \d is ".*" here, but the schedule says "gpu0 interrupt \{engine=0\}"/);
+    expect(() => replay(m, [{ choice: 5, event: 'x' }])).toThrow(/step 1 \(steps\[0\]\): choice 5 but only 2 event\(s\) are enabled/);
+    expect(() => replay(m, [...good.steps, { choice: 0, event: 'x' }])).toThrow(/the machine is quiet .* but the schedule has 1 more step/);
+  });
+
+  it('NF-11 explore refuses bad arguments and unusable files with exit 2 and runs nothing', async () => {
+    const cases: [string[], RegExp][] = [
+      [['explore', '--fences', '0'], /--fences is "0"; expected an integer from 1 to 8/],
+      [['explore', '--variant', 'fast'], /--variant is "fast"; expected one of "barrier", "no-barrier"/],
+      [['explore', '--reduction', 'magic'], /--reduction is "magic"; expected full, states, none/],
+      [['explore', '--random'], /--random needs --seeds A..B/],
+      [['explore', '--random', '--seeds', '9..3'], /--seeds is "9..3"; expected a seed range A..B/],
+      [['explore', '--random', '--seeds', '1..9', '--shard', '4/3'], /--shard is "4\/3"; expected i\/n with 1 ≤ i ≤ n/],
+      [['explore', '--random', '--seeds', '1..9', '--reduction', 'full'], /--reduction does not go with --random/],
+      [['explore', '--replay', join(dir, 'missing.json')], /cannot be read: no such file/],
+      [['explore', '--replay', join(dir, 'x.json'), '--fences', '2'], /--fences does not go with --replay/],
+      [['explore', '--out', join(dir, 'no', 'such', 'folder.json')], /the folder .* does not exist/],
+      [['explore', '--frobnicate'], /Unknown option '--frobnicate'/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stdout, args.join(' ')).toBe('');
+    }
+    const json = await cli('explore', '--fences', '0', '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, exitCode: 2, error: 'usage' });
+  });
+});
+
+describe('swarm', () => {
+  it('NF-10 --shard i/n splits a seed range so that the shards together take every seed exactly once', () => {
+    for (const [from, to] of [[0, 0], [1, 1000], [7, 12], [4294967290, 4294967295]]) {
+      for (const count of [1, 2, 3, 7, 16]) {
+        const seen: number[] = [];
+        let sizes = 0;
+        for (let index = 1; index <= count; index++) {
+          const mine = [...shardSeeds({ from, to }, { index, count })];
+          expect(mine.length).toBe(shardSize({ from, to }, { index, count }));
+          sizes += mine.length;
+          // and the workers of a shard split it again, exactly
+          const byWorkers = [0, 1, 2].flatMap((w) => [...shardSeeds({ from, to }, { index, count }, w, 3)]).sort((a, b) => a - b);
+          expect(byWorkers).toEqual(mine);
+          seen.push(...mine);
+        }
+        seen.sort((a, b) => a - b);
+        expect(seen).toEqual(Array.from({ length: to - from + 1 }, (_, i) => from + i));
+        expect(sizes).toBe(to - from + 1);
+      }
+    }
+    expect(parseSeedRange('5')).toEqual({ from: 5, to: 5 });
+    expect(() => parseSeedRange('1..4294967296')).toThrow(/--seeds is "1..4294967296"/);
+    expect(parseShard('2/8')).toEqual({ index: 2, count: 8 });
+    expect(() => parseShard('0/8')).toThrow(/--shard is "0\/8"/);
+  });
+
+  it('NF-11 random schedules find the no-barrier lost wakeup; the printed command replays that seed to the same failure', async () => {
+    const swarmMachine = { fences: 2, waiters: 3, signals: 2, engines: 2, adapters: 1, cpuSignals: 0 };
+    const tally = runJob({ machine: swarmMachine, variant: 'no-barrier', range: { from: 1, to: 60 }, shard: { index: 1, count: 1 }, worker: 0, workers: 1, maxSteps: 10_000 });
+    expect(tally.seeds).toBe(60);
+    expect(tally.failures.length).toBeGreaterThan(0);
+    const failure = tally.failures[0];
+    expect(failure.invariant).toBe('no-lost-wakeup');
+    expect(runSeed({ machine: swarmMachine, variant: 'no-barrier' }, failure.seed).failure).toEqual(failure);
+    const flags = ['--fences', '2', '--waiters', '3', '--signals', '2', '--engines', '2', '--adapters', '1', '--cpu-signals', '0', '--variant', 'no-barrier'];
+    const all = await cli('explore', '--random', '--seeds', '1..60', ...flags);
+    expect(all.code).toBe(1);
+    const command = `wddm-fence explore --random --seeds ${failure.seed}..${failure.seed} ${flags.join(' ')}`;
+    expect(all.stdout).toContain(`FAIL seed ${failure.seed}: no-lost-wakeup`);
+    expect(all.stdout).toContain(`  replay: ${command}`);
+    const out = join(dir, 'seed.json');
+    const one = await cli(...command.split(' ').slice(1), '--out', out);
+    expect(one.code).toBe(1);
+    expect(one.stdout).toContain(`FAIL seed ${failure.seed}: ${failure.invariant}: ${failure.message}`);
+    const replayed = await cli('explore', '--replay', out);
+    expect(one.stdout.endsWith(replayed.stdout)).toBe(true);
+    // The reference driver: no seed fails.
+    const ok = runJob({ machine: swarmMachine, variant: 'barrier', range: { from: 1, to: 60 }, shard: { index: 1, count: 1 }, worker: 0, workers: 1, maxSteps: 10_000 });
+    expect(ok.failures).toEqual([]);
+    expect(ok.steps).toBeGreaterThan(60 * 20);
+  });
+
+  it('NF-10 the command runs a swarm on worker threads and reports the same seeds as one thread does', () => {
+    const CLI = join(__dirname, '..', 'dist', 'cli.js');
+    const run = (...args: string[]) => spawnSync(process.execPath, [CLI, 'explore', '--random', '--seeds', '1..40', '--variant', 'no-barrier', '--json', ...args], { encoding: 'utf8', cwd: dir });
+    const two = run('--workers', '2');
+    const one = run();
+    expect(two.status).toBe(1);
+    const a = JSON.parse(two.stdout), b = JSON.parse(one.stdout);
+    expect(a.workers).toBe(2);
+    expect(a.failures).toEqual(b.failures);
+    expect(a.run.seeds).toBe(40);
+    expect(a.run.steps).toBe(b.run.steps);
+  });
+});
+
+describe('any driver', () => {
+  it('NF-02 the explorer judges the driver the machine is built with: one that skips UpdateMonitoredValues is caught', () => {
+    const forgetful = (options: Parameters<typeof createMachineSync>[0]): Machine => {
+      const m = createMachineSync(options);
+      for (const a of m.adapters) a.driver.updateMonitoredValues = () => { /* a broken driver: tells the CMP nothing */ };
+      return m;
+    };
+    const r = exhaustive({ ...model(), createMachine: forgetful });
+    expect(verdicts(r)).toEqual(['monitored-value', 'no-lost-wakeup']);
+    const best = shortest({ ...model(), createMachine: forgetful });
+    expect(best.found?.invariant).toBe('monitored-value');
+    expect(best.found?.message).toMatch(/f0: MonitoredValue is MAX, expected v1-1 \(smallest waited value − 1\)/);
+  });
+
+  const broken = join(__dirname, '..', 'examples', 'drivers', 'broken');
+  it.skipIf(!existsSync(broken))('NF-10 every broken driver of examples/drivers/broken runs under the explorer, and its counterexamples replay', async () => {
+    const modules = readdirSync(broken).filter((f) => /\.m?js$/.test(f));
+    expect(modules.length).toBeGreaterThan(0);
+    let caught = 0;
+    for (const file of modules) {
+      const withDriver: ExploreModel = {
+        ...model({ waiters: 2, signals: 2 }),
+        adjustOptions: (o) => ({ ...o, adapters: o.adapters!.map((a) => ({ ...a, driver: { ...a.driver, module: join(broken, file) } as never })) }),
+      };
+      const r = exhaustive(withDriver, { maxStates: 20_000 });
+      const first = [...r.violations.values()][0];
+      if (!first) continue;
+      caught++;
+      const replayed = replay(withDriver, namedSteps(withDriver, first.path), { trace: false });
+      expect(replayed.violations.map((v) => v.invariant), file).toContain(first.invariant);
+    }
+    expect(caught).toBeGreaterThan(0);
+  });
+});
+
+it('NF-10 replayText is the same for a replay built twice (deterministic step lists)', () => {
+  const m = model({ waiters: 2, cpuSignals: 1 }, 'no-barrier');
+  const path = exhaustive(m).violations.get('no-lost-wakeup')?.path ?? shortest(m).found?.path ?? [0, 0, 0];
+  const steps = namedSteps(m, path);
+  expect(replayText(m, replay(m, steps))).toBe(replayText(m, replay(m, steps)));
+  expect(buildWorld(m).machine.scheduler.enabled().length).toBeGreaterThan(1);
+  const w = buildWorld(m);
+  const snap = takeSnapshot(w.machine);
+  w.machine.scheduler.take(0);
+  restoreSnapshot(w.machine, snap);
+  expect(w.machine.scheduler.enabled().map((e) => e.label)).toEqual(buildWorld(m).machine.scheduler.enabled().map((e) => e.label));
+});
