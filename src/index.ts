@@ -24,10 +24,14 @@ export type { Timing } from './gpu/hardware.js';
 export { compileCore, compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION, osCoreView, gpuCoreView, OS_CORE_EXPORTS, GPU_CORE_EXPORTS } from './core/bindings.js';
 export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal, OsCore, GpuCore } from './core/bindings.js';
 export type {
-  KernelModeDriver, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE, DriverModule,
+  KernelModeDriver, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE,
   GpuProgressReport, GpuProgressOperation, DmaPageFaultedInterrupt, DoorbellFallback,
 } from './ddi/ddi.js';
 export { DriverPort } from './port/driver-port.js';
+export { ReferenceDriver, ReferenceUserModeDriver } from './driver/reference.js';
+export type { ReferenceDriverOptions } from './driver/reference.js';
+export { referenceDriverModule, checkDriverModule, checkDriver, REQUIRED_DDIS, OPTIONAL_DDIS } from './driver/module.js';
+export type { DriverModule, DriverContext, PluggableDriver } from './driver/module.js';
 export type { DdiObserver, DdiCall, DdiOutcome, CallbackCall, DdiName, CallbackName } from './port/driver-port.js';
 export type { UserModeSystem } from './user/runtime.js';
 export * from './base/wddm.js';

@@ -34,7 +34,7 @@ function queueLogs(s: Setup, hHwQueue: number) {
 }
 /** The core's id of a hardware queue's ring: the GPU side's own, from the driver that made the queue (the OS never knows it). */
 function coreQueue(s: Setup, logs: { queue: OsHwQueue }): number {
-  return s.m.adapters[logs.queue.device.adapter.index].driver.coreQueueOf(logs.queue.hHwQueue)!;
+  return s.m.adapters[logs.queue.device.adapter.index].driver.coreQueueOf!(logs.queue.hHwQueue)!;
 }
 function view(m: Machine): DataView { return new DataView(m.memory.buffer); }
 function headerWord(m: Machine, phys: number): { index: number; wraps: number } {

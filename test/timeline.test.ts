@@ -95,7 +95,7 @@ function scenario(): Machine {
   const igpu = m.adapters[1];
   const L = readLogLayout(igpu.core);
   const ql = m.nativeFenceLogs.liveQueues(igpu.os)[0];
-  igpu.core.logRecord(igpu.driver.coreQueueOf(ql.queue.hHwQueue)!, L.typeSignals, spam.hSyncObject, 91n, L.operationSignalExecuted, 0n, 1n);
+  igpu.core.logRecord(igpu.driver.coreQueueOf!(ql.queue.hHwQueue)!, L.typeSignals, spam.hSyncObject, 91n, L.operationSignalExecuted, 0n, 1n);
   return m;
 }
 

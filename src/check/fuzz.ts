@@ -329,7 +329,7 @@ const TOTAL_WEIGHT = ACTIONS.reduce((n, a) => n + a.weight, 0);
  */
 function ringLength(m: Machine, queue: OsHwQueue): number {
   const adapter = m.adapters[queue.device.adapter.index];
-  const coreQueue = adapter.driver.coreQueueOf(queue.hHwQueue);
+  const coreQueue = adapter.driver.coreQueueOf?.(queue.hHwQueue);
   return coreQueue === undefined ? 0 : adapter.core.queuePending(coreQueue);
 }
 

@@ -309,9 +309,3 @@ export interface UserModeDriverInterface {
   /** Writes every command or none: throws a WddmError, writing nothing, when the ring has no room for all. */
   submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void;
 }
-
-/** One adapter's driver module: its kernel-mode half (the OS's, through the driver port) and its user-mode half (the runtime's). */
-export interface DriverModule {
-  kernelMode: KernelModeDriver;
-  userMode: UserModeDriverInterface;
-}

@@ -16,7 +16,8 @@
 
 import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
 import { compileCore, compileCoreSync, gpuCoreView, instantiateCore, osCoreView, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from '../core/bindings.js';
-import { ReferenceDriver } from '../driver/reference.js';
+import { checkDriver, type PluggableDriver } from '../driver/module.js';
+import type { ReferenceDriverOptions } from '../driver/reference.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import { DriverPort } from '../port/driver-port.js';
 import { WddmError, invalid, check } from '../base/errors.js';
@@ -82,7 +83,7 @@ export interface MachineSummary {
 }
 
 export class Adapter {
-  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: ReferenceDriver,
+  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: PluggableDriver,
               /** The raw core instance of this adapter: every protocol step as a plain export (docs/ABI.md). */
               readonly core: CoreExports,
               readonly privateBase: number, readonly localBase: number) {}
@@ -391,7 +392,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
       hardware.doorbell = new DoorbellService(index, hardware, gpuCore, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
     }
-    const driver = new ReferenceDriver(hardware, gpuCore, {
+    const driverOptions: ReferenceDriverOptions = {
       hardwareCaps,
       nativeFenceCaps: {
         MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
@@ -405,7 +406,18 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       monitoredValueBarrier: a.driver.monitoredValueBarrier,
       ringEntries: a.limits.ringEntries,
       enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
-    });
+    };
+    // The adapter's driver module (default: the reference driver) builds its driver over the GPU it owns (docs/DRIVERS.md).
+    const driverWhere = `adapters[${index}].driver.module`;
+    let made: unknown;
+    try {
+      made = a.driver.module.createDriver({ adapterIndex: index, adapterName: a.name, hardware, core: gpuCore, options: driverOptions });
+    } catch (error) {
+      if (error instanceof WddmError) throw error;
+      throw new WddmError('INVALID_PARAMETER', `${driverWhere}.createDriver(context) threw while building the driver of "${a.name}": ${error instanceof Error ? error.message : String(error)}`,
+        { parameter: driverWhere, value: error });
+    }
+    const driver = checkDriver(made, driverWhere);
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
     const osAdapter = machine.os.startAdapter({ index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines }, driver);
     machine.adapters.push(new Adapter(osAdapter, hardware, driver, core, privateBase, localBase));

@@ -10,6 +10,7 @@ import * as v from '../base/validate.js';
 import type { Granularity, Timing } from '../gpu/hardware.js';
 import { DEFAULT_HISTORY_RECORDS } from '../os/logs.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from '../os/vidmm/segments.js';
+import { checkDriverModule, referenceDriverModule, type DriverModule } from '../driver/module.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -37,7 +38,12 @@ export interface AdapterOptions {
   localMemoryBytes?: number;
   caps?: AdapterCapsOptions;
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
-  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
+  /**
+   * The adapter's kernel-mode driver. `module`: a driver module (docs/DRIVERS.md) exporting
+   * createDriver(context); default the built-in reference driver. The two flags configure the
+   * reference driver (a module gets them in its context's options).
+   */
+  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean; module?: DriverModule };
   limits?: AdapterLimits;
   /** Memory segments (allocation usage tracking, docs/ALLOCATIONS.md). */
   segments?: SegmentOptions[];
@@ -130,7 +136,7 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
   const caps = v.options(a.caps, `${p}.caps`, ['nativeGpuFence', 'optimizedNativeFenceSignaledInterrupt', 'no64BitAtomics', 'monitoredFenceGpuWrite', 'nativeFenceCaps']);
   const nf = v.options(caps.nativeFenceCaps, `${p}.caps.nativeFenceCaps`, ['monitoredValuePadding', 'mapToGpuSystemProcess', 'minimumAddress', 'maximumAddress']);
   const interrupts = v.options(a.interrupts, `${p}.interrupts`, ['payload', 'evaluateLegacyMonitoredFences']);
-  const driver = v.options(a.driver, `${p}.driver`, ['queryFeatureBeforeAdvertising', 'monitoredValueBarrier']);
+  const driver = v.options(a.driver, `${p}.driver`, ['queryFeatureBeforeAdvertising', 'monitoredValueBarrier', 'module']);
   const limits = v.options(a.limits, `${p}.limits`, Object.keys(DEFAULT_LIMITS));
   const flag = (value: unknown, name: string, fallback: boolean) => (value === undefined ? fallback : v.bool(value, name));
   const padding = nf.monitoredValuePadding === undefined ? 0 : v.integer(nf.monitoredValuePadding, `${p}.caps.nativeFenceCaps.monitoredValuePadding`, 0, 4088);
@@ -167,6 +173,7 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
     driver: {
       queryFeatureBeforeAdvertising: flag(driver.queryFeatureBeforeAdvertising, `${p}.driver.queryFeatureBeforeAdvertising`, true),
       monitoredValueBarrier: flag(driver.monitoredValueBarrier, `${p}.driver.monitoredValueBarrier`, true),
+      module: driver.module === undefined ? referenceDriverModule : checkDriverModule(driver.module, `${p}.driver.module`),
     },
     limits: resolvedLimits,
     given: new Set(Object.keys(limits)),

@@ -1,0 +1,103 @@
+// Driver modules: how a kernel-mode driver (the built-in reference driver or a user's own) is
+// plugged into an adapter.
+//
+// A driver module is any object (usually an ES module namespace) with a `createDriver` function.
+// The machine calls it once per adapter, while the machine is being built, with a DriverContext:
+// the adapter's simulated GPU (the driver owns it: the OS never touches it), the core's GPU view
+// (the driver finds its fence records, rings and log buffers through it) and the options the
+// machine resolved for the adapter (the caps to advertise, the interrupt payload, the ring size).
+// It returns a KernelModeDriver with its user-mode half (`userMode`). The OS then talks to it only
+// through the driver port (src/port/driver-port.ts), and it talks back only through the
+// DxgkrnlCallbacks it is given in DxgkDdiStartDevice.
+//
+//   createMachine({ adapters: [{ driver: { module: myDriverModule } }] })
+//
+// The shape is checked here, up front, in one place: a module without createDriver, or a driver
+// missing a required DDI or its user-mode half, is refused with an error naming what is missing.
+
+import type { KernelModeDriver, UserModeDriverInterface } from '../ddi/ddi.js';
+import type { GpuHardware } from '../gpu/hardware.js';
+import type { GpuCore } from '../core/bindings.js';
+import { invalid } from '../base/errors.js';
+import { ReferenceDriver, type ReferenceDriverOptions } from './reference.js';
+
+/** What the machine gives a driver module for one adapter. */
+export interface DriverContext {
+  /** The adapter's index in the machine (adapters[i]). */
+  readonly adapterIndex: number;
+  /** The adapter's name (adapters[i].name). */
+  readonly adapterName: string;
+  /** The adapter's simulated GPU: engines, queues, interrupts. It belongs to the driver. */
+  readonly hardware: GpuHardware;
+  /** The core's GPU view of this adapter (fence records, rings, log buffers, CMP steps). */
+  readonly core: GpuCore;
+  /** The adapter's resolved options, as the reference driver takes them. */
+  readonly options: ReferenceDriverOptions;
+}
+
+/** A kernel-mode driver with its user-mode half, as a driver module makes it. */
+export interface PluggableDriver extends KernelModeDriver {
+  /** The user-mode half (UMD): the runtime writes hardware queue rings through it. */
+  readonly userMode: UserModeDriverInterface;
+  /** Optional: the core queue behind a hardware queue or context handle (tools and tests that step the core). */
+  coreQueueOf?(handle: number): number | undefined;
+}
+
+/** A driver module: an ES module (or any object) exporting a factory. */
+export interface DriverModule {
+  createDriver(context: DriverContext): PluggableDriver;
+  /** Shown in traces and reports; defaults to "module". */
+  readonly name?: string;
+}
+
+/** The built-in reference driver as a driver module. */
+export const referenceDriverModule: DriverModule = {
+  name: 'reference',
+  createDriver: (context) => new ReferenceDriver(context.hardware, context.core, context.options),
+};
+
+/** The DDIs every kernel-mode driver must implement (the optional ones serve kernel-mode contexts). */
+export const REQUIRED_DDIS = [
+  'startDevice', 'stopDevice', 'resetFromTimeout', 'restartFromTimeout', 'queryNativeFenceCaps',
+  'createNativeFence', 'openNativeFence', 'closeNativeFence', 'destroyNativeFence',
+  'updateCurrentValuesFromCpu', 'updateMonitoredValues', 'createHwQueue', 'destroyHwQueue',
+  'setNativeFenceLogBuffer', 'updateNativeFenceLogs',
+] as const satisfies readonly (keyof KernelModeDriver)[];
+/** DDIs a driver may leave out; when present they must be functions. */
+export const OPTIONAL_DDIS = ['createContext', 'destroyContext', 'submitCommand'] as const satisfies readonly (keyof KernelModeDriver)[];
+/** What the user-mode half must implement. */
+export const REQUIRED_USER_MODE = ['submitToHwQueue'] as const satisfies readonly (keyof UserModeDriverInterface)[];
+
+/** Checks a driver module's shape; `where` names the option or file it came from. */
+export function checkDriverModule(value: unknown, where: string): DriverModule {
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) {
+    throw invalid(where, value, 'a driver module: an object (or ES module) exporting createDriver(context)');
+  }
+  const createDriver = (value as { createDriver?: unknown }).createDriver;
+  if (typeof createDriver !== 'function') {
+    throw invalid(`${where}.createDriver`, createDriver, 'a function createDriver(context) returning a KernelModeDriver with its userMode half (docs/DRIVERS.md)');
+  }
+  const name = (value as { name?: unknown }).name;
+  if (name !== undefined && typeof name !== 'string') throw invalid(`${where}.name`, name, 'a string, or absent');
+  return value as DriverModule;
+}
+
+/** Checks what createDriver returned: every required DDI a function, the user-mode half present. */
+export function checkDriver(value: unknown, where: string): PluggableDriver {
+  if (value === null || typeof value !== 'object') throw invalid(`${where}.createDriver(context)`, value, 'a driver object implementing KernelModeDriver');
+  const record = value as Record<string, unknown>;
+  const missing = REQUIRED_DDIS.filter((name) => typeof record[name] !== 'function');
+  if (missing.length) {
+    throw invalid(`${where}.createDriver(context)`, `a driver without ${missing.join(', ')}`,
+      `a KernelModeDriver implementing every required DDI (missing or not a function: ${missing.join(', ')}; docs/DRIVERS.md)`);
+  }
+  const wrong = OPTIONAL_DDIS.filter((name) => record[name] !== undefined && typeof record[name] !== 'function');
+  if (wrong.length) throw invalid(`${where}.createDriver(context)`, `${wrong.join(', ')} not a function`, 'optional DDIs absent or functions');
+  const userMode = record.userMode as Record<string, unknown> | undefined;
+  if (!userMode || typeof userMode !== 'object') {
+    throw invalid(`${where}.createDriver(context).userMode`, userMode, 'the driver\'s user-mode half: an object with submitToHwQueue(args)');
+  }
+  const missingUser = REQUIRED_USER_MODE.filter((name) => typeof userMode[name] !== 'function');
+  if (missingUser.length) throw invalid(`${where}.createDriver(context).userMode`, `a user-mode half without ${missingUser.join(', ')}`, 'submitToHwQueue(args) a function');
+  return value as PluggableDriver;
+}
