@@ -32,6 +32,8 @@ export { ReferenceDriver, ReferenceUserModeDriver } from './driver/reference.js'
 export type { ReferenceDriverOptions } from './driver/reference.js';
 export { referenceDriverModule, checkDriverModule, checkDriver, REQUIRED_DDIS, OPTIONAL_DDIS } from './driver/module.js';
 export type { DriverModule, DriverContext, PluggableDriver } from './driver/module.js';
+export { loadDriverModule } from './driver/load.js';
+export type { LoadDriverModuleOptions } from './driver/load.js';
 export type { DdiObserver, DdiCall, DdiOutcome, CallbackCall, DdiName, CallbackName } from './port/driver-port.js';
 export type { UserModeSystem } from './user/runtime.js';
 export * from './base/wddm.js';

@@ -30,7 +30,20 @@ export interface ErrorDetail {
   expected?: string;
 }
 
+/**
+ * Every copy of this package (the library bundle, the command's bundle, the sources under a test
+ * runner) marks its WddmErrors with the same registered symbol, so `error instanceof WddmError`
+ * holds for a WddmError made by another copy: a driver module that imports 'wddm-fence' gets the
+ * bundle's classes while the command that loads it runs its own (docs/DRIVERS.md).
+ */
+const WDDM_ERROR_BRAND = Symbol.for('wddm-fence.WddmError');
+
 export class WddmError extends Error {
+  /** A WddmError of any copy of the package; a subclass (ScheduleFileError, …) keeps the ordinary check. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== WddmError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[WDDM_ERROR_BRAND] === true;
+  }
   readonly status: StatusName;
   readonly ntstatus: number;
   readonly parameter?: string;
@@ -44,6 +57,7 @@ export class WddmError extends Error {
     this.parameter = detail.parameter;
     this.value = detail.value;
     this.expected = detail.expected;
+    Object.defineProperty(this, WDDM_ERROR_BRAND, { value: true });
   }
 }
 

@@ -17,6 +17,7 @@
 import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
 import { compileCore, compileCoreSync, gpuCoreView, instantiateCore, osCoreView, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from '../core/bindings.js';
 import { checkDriver, type PluggableDriver } from '../driver/module.js';
+import { loadDriverModule } from '../driver/load.js';
 import type { ReferenceDriverOptions } from '../driver/reference.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import { DriverPort } from '../port/driver-port.js';
@@ -35,12 +36,15 @@ import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from '../base/wddm.js';
 import { VidMm, type VidMmCounters } from '../os/vidmm/vidmm.js';
 import { DoorbellService } from '../gpu/doorbell.js';
 import { planMemory, heapClassFor } from './memory-plan.js';
-import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type MachineOptions } from './options.js';
+import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, type MachineOptions } from './options.js';
 
 export type {
   NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions, ScheduleOptions,
 } from './options.js';
 export { MAX_PROCESSES, DEFAULT_JITTER } from './options.js';
+export { loadDriverModule } from '../driver/load.js';
+export type { LoadDriverModuleOptions } from '../driver/load.js';
+export type { DriverModule } from '../driver/module.js';
 import { stuckReport, stuckText, type StuckReport } from './liveness.js';
 
 /** machine.inspectFence: what the kernel knows of one fence (read-only; no user-mode path reads MonitoredValue). */
@@ -310,9 +314,37 @@ export function timeOverflow(nowNs: number): WddmError {
     { parameter: 'virtual time', value: nowNs, expected: `at most ${v.MAX_VIRTUAL_TIME_NS} ns` });
 }
 
-/** Builds a machine. Async because browsers only compile large modules asynchronously. */
+/**
+ * Builds a machine. Async because browsers only compile large modules asynchronously, and
+ * because an adapter's `driver.module` may be the path of a module file, loaded here
+ * (loadDriverModule, relative to the working directory) before anything else is built.
+ */
 export async function createMachine(options: MachineOptions = {}): Promise<Machine> {
-  return buildMachine(options, await compileCore());
+  return buildMachine(await withDriverModulesLoaded(options), await compileCore());
+}
+
+/** The options with each adapters[i].driver.module given as a path or URL replaced by the module it names. */
+async function withDriverModulesLoaded(options: MachineOptions): Promise<MachineOptions> {
+  const adapters = (options as { adapters?: unknown } | null)?.adapters;
+  if (!Array.isArray(adapters)) return options;
+  const named = (a: unknown) => {
+    const module = (a as { driver?: { module?: unknown } } | null)?.driver?.module;
+    return typeof module === 'string' || module instanceof URL ? module : undefined;
+  };
+  if (!adapters.some((a) => named(a) !== undefined)) return options;
+  const loaded: unknown[] = [];
+  for (const [i, a] of adapters.entries()) {
+    const path = named(a);
+    if (path === undefined) { loaded.push(a); continue; }
+    let module;
+    try { module = await loadDriverModule(path); } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new WddmError('INVALID_PARAMETER', `adapters[${i}].driver.module: ${message}`, { parameter: `adapters[${i}].driver.module`, value: String(path), expected: 'an ES module (.mjs or .js) exporting createDriver(context) (docs/DRIVERS.md)' });
+    }
+    const adapter = a as AdapterOptions;
+    loaded.push({ ...adapter, driver: { ...adapter.driver, module } });
+  }
+  return { ...options, adapters: loaded as AdapterOptions[] };
 }
 
 /** The same, synchronously (Node, workers). */

@@ -40,10 +40,12 @@ export interface AdapterOptions {
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
   /**
    * The adapter's kernel-mode driver. `module`: a driver module (docs/DRIVERS.md) exporting
-   * createDriver(context); default the built-in reference driver. The two flags configure the
-   * reference driver (a module gets them in its context's options).
+   * createDriver(context), or the path or URL of one (createMachine loads it with
+   * loadDriverModule, relative to the working directory; createMachineSync cannot); default the
+   * built-in reference driver. The two flags configure the reference driver (a module gets them
+   * in its context's options).
    */
-  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean; module?: DriverModule };
+  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean; module?: DriverModule | string | URL };
   limits?: AdapterLimits;
   /** Memory segments (allocation usage tracking, docs/ALLOCATIONS.md). */
   segments?: SegmentOptions[];
@@ -127,7 +129,7 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
   segments: SegmentDescriptor[];
   caps: Required<Omit<AdapterCapsOptions, 'nativeFenceCaps'>> & { nativeFenceCaps: Required<NativeFenceCapsOptions> };
   interrupts: Required<NonNullable<AdapterOptions['interrupts']>>;
-  driver: Required<NonNullable<AdapterOptions['driver']>>;
+  driver: Required<Omit<NonNullable<AdapterOptions['driver']>, 'module'>> & { module: DriverModule };
   limits: Required<AdapterLimits>;
   given: ReadonlySet<string>;
 } {
@@ -173,11 +175,19 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
     driver: {
       queryFeatureBeforeAdvertising: flag(driver.queryFeatureBeforeAdvertising, `${p}.driver.queryFeatureBeforeAdvertising`, true),
       monitoredValueBarrier: flag(driver.monitoredValueBarrier, `${p}.driver.monitoredValueBarrier`, true),
-      module: driver.module === undefined ? referenceDriverModule : checkDriverModule(driver.module, `${p}.driver.module`),
+      module: driver.module === undefined ? referenceDriverModule : driverModule(driver.module, `${p}.driver.module`),
     },
     limits: resolvedLimits,
     given: new Set(Object.keys(limits)),
   };
+}
+
+/** adapters[i].driver.module: a module object here; a path reaches this point only from createMachineSync, which cannot load it. */
+function driverModule(value: unknown, parameter: string): DriverModule {
+  if (typeof value === 'string' || value instanceof URL) {
+    throw invalid(parameter, String(value), 'a driver module object here: createMachineSync cannot load a module file; use createMachine (async), which loads it, or pass the module loadDriverModule(path) returns');
+  }
+  return checkDriverModule(value, parameter);
 }
 
 /** Every createMachine option, checked, with its default. */

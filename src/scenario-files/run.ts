@@ -3,7 +3,7 @@
 // adapter without NativeGpuFence) are reported as ScenarioError problems with
 // the path of the item that caused them: nothing has run yet at that point.
 
-import { createMachine, timeOverflow, type Machine } from '../machine/machine.js';
+import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type Machine } from '../machine/machine.js';
 import { eventLimitError } from '../base/scheduler.js';
 import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
 import type { TraceEvent } from '../base/trace.js';
@@ -68,6 +68,31 @@ function outcomeOf(result: WaitResult): WaitOutcome {
   }
 }
 
+/**
+ * The machine's adapters with each driver module file loaded (docs/DRIVERS.md): `driver: ./x.mjs`
+ * or `driver: { module: ./x.mjs, … }`, relative to the scenario file's folder (RunOptions.source).
+ * A module that cannot be loaded is a problem of the file, at its place (nothing runs).
+ */
+async function adaptersWithDrivers(s: Scenario, source: string): Promise<AdapterOptions[]> {
+  const folder = source.replace(/[^\\/]*$/, '') || '.';
+  const adapters: AdapterOptions[] = [];
+  const problems: ScenarioProblem[] = [];
+  for (const [i, adapter] of s.machine.adapters.entries()) {
+    const driver = adapter.driver;
+    const file = typeof driver === 'string' ? driver : driver?.module;
+    if (file === undefined) { adapters.push(adapter as AdapterOptions); continue; }
+    const path = typeof driver === 'string' ? `machine.adapters[${i}].driver` : `machine.adapters[${i}].driver.module`;
+    try {
+      const module = await loadDriverModule(file, { from: folder });
+      adapters.push({ ...adapter, driver: { ...(typeof driver === 'object' ? driver : {}), module } } as AdapterOptions);
+    } catch (error) {
+      problems.push({ path, ...locationOf(s, path), message: `${path}: ${(error as Error).message}` });
+    }
+  }
+  if (problems.length) throw new ScenarioError(source, problems);
+  return adapters;
+}
+
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioResult> {
   const s = scenario;
   const seed = options.seed ?? s.machine.seed ?? 1;
@@ -79,7 +104,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       return undefined;
     }
   };
-  const adapters = s.machine.adapters;
+  const adapters = await adaptersWithDrivers(s, source);
   let machine!: Machine;
   try {
     machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),

@@ -20,6 +20,8 @@ const VALUE = { type: ['integer', 'string'], minimum: 0, pattern: '^(0|[1-9][0-9
 const DURATION = { type: 'number', minimum: 0, maximum: L.timeNs };
 const HEX_BYTES = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', description: 'bytes as hex digits, two per byte ("deadbeef")' };
 const COUNT = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
+/** A driver module file (.mjs or .js), relative to the scenario file (docs/DRIVERS.md). */
+const MODULE_PATH = { type: 'string', minLength: 1, maxLength: 1024, description: 'a driver module (.mjs or .js exporting createDriver), relative to the scenario file' };
 /** Sizes and offsets in bytes: the model's memories are at most 1 GiB. */
 const BYTES = { type: 'integer', minimum: 0, maximum: 1 << 30 };
 const list = (items: unknown, maxItems: number, extra: Record<string, unknown> = {}) => ({ type: 'array', items, maxItems, ...extra });
@@ -88,7 +90,10 @@ const ADAPTER = strict({
   segments: { type: 'array', minItems: 1, maxItems: 64, items: strict({ name: NAME, sizeBytes: { type: 'integer', minimum: 1, maximum: 1 << 30 }, cpuVisible: { type: 'boolean' }, aperture: { type: 'boolean' },
     cacheCoherent: { type: 'boolean' }, supportsCpuHostAperture: { type: 'boolean' } }, ['sizeBytes']) },
   cpuHostAperturePages: { type: 'integer', minimum: 0, maximum: 1 << 16 },
-  driver: strict({ queryFeatureBeforeAdvertising: { type: 'boolean' }, monitoredValueBarrier: { type: 'boolean' } }),
+  driver: { anyOf: [
+    { ...MODULE_PATH, description: 'the driver module file (same as driver: { module: … })' },
+    strict({ queryFeatureBeforeAdvertising: { type: 'boolean' }, monitoredValueBarrier: { type: 'boolean' }, module: MODULE_PATH }),
+  ] },
   // the same ranges as createMachine's adapter limits
   limits: strict(Object.fromEntries(['fences', 'waitBlocks', 'waitersPerFence', 'heapArenaBytes', 'queues', 'ringEntries', 'gpuVaPagesPerProcess', 'interruptListEntries']
     .map((k) => [k, { type: 'integer', minimum: 1, maximum: k === 'heapArenaBytes' ? 1 << 30 : k === 'waitersPerFence' ? 1 << 22 : 1 << 24 }]))),

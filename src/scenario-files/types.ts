@@ -39,7 +39,8 @@ export interface ScenarioAdapter {
   caps?: { nativeGpuFence?: boolean; optimizedNativeFenceSignaledInterrupt?: boolean; no64BitAtomics?: boolean;
     nativeFenceCaps?: { monitoredValuePadding?: number; mapToGpuSystemProcess?: boolean } };
   interrupts?: { payload?: 'list' | 'noList'; evaluateLegacyMonitoredFences?: boolean };
-  driver?: { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean };
+  /** A driver module file relative to the scenario file, or the reference driver's flags with an optional module file. */
+  driver?: string | { queryFeatureBeforeAdvertising?: boolean; monitoredValueBarrier?: boolean; module?: string };
   limits?: Record<string, number>;
   segments?: { name?: string; sizeBytes: number; cpuVisible?: boolean; aperture?: boolean; cacheCoherent?: boolean; supportsCpuHostAperture?: boolean }[];
   cpuHostAperturePages?: number;
