@@ -30,7 +30,7 @@ export default [
     plugins: [ts()],
   },
   {
-    input: 'src/scenario-files/index.ts',
+    input: 'src/scenario.ts',
     external: nodeExternal,
     output: { file: 'dist/scenario.js', format: 'es', sourcemap: false },
     plugins: [ts()],

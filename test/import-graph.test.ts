@@ -26,7 +26,7 @@ const LAYERS: Record<string, readonly string[]> = {
   timeline: ['machine', 'os', 'base'],
   workers: ['machine', 'core', 'base'],
   comparisons: ['machine', 'os', 'base'],
-  check: ['machine', 'user', 'os', 'base'],
+  check: ['scenario-files', 'machine', 'user', 'os', 'port', 'ddi', 'driver', 'gpu', 'core', 'base'],
   'scenario-files': ['machine', 'user', 'os', 'timeline', 'generated', 'base'],
   web: ['scenario-files', 'timeline', 'workers', 'machine', 'base'],
   explore: ['machine', 'user', 'os', 'gpu', 'core', 'timeline', 'base'],

@@ -210,7 +210,7 @@ export const GPU_CORE_EXPORTS = [
   'queueCreate', 'queueDestroy', 'queuePush', 'queuePending', 'queueState', 'queueEngine', 'queueBlockedFence',
   'queueBlockedValue', 'queueBlockedSince', 'queueHeadOp', 'queueHeadValue', 'queueHeadFence', 'queueHeadHandle',
   'engineSignalWrite', 'engineDrain', 'enginePendingWrite', 'cmpSignalCheck', 'engineDoorbellPost', 'engineRaiseMonitoredFenceInterrupt',
-  'cmpWriteMonitoredValue', 'cmpBarrier', 'cmpPendingWrite', 'cmpReadCurrentValue', 'cmpMonitoredValueCheck',
+  'cmpWriteMonitoredValue', 'cmpBarrier', 'cmpPendingWrite', 'cmpPendingValue', 'cmpReadCurrentValue', 'cmpMonitoredValueCheck',
   'engineTakeInterrupt', 'engineInterruptLine', 'engineInterruptQueue', 'engineStep', 'engineStepBegin', 'engineRun', 'queueRecheck', 'queueRecheckAt',
   'queueSetLogBuffer', 'queueLogBuffer', 'logFlush', 'logPendingAddress', 'logWriteEntry', 'logAdvance', 'logRecord',
   'doorbellTake', 'doorbellPending', 'doorbellCounter',

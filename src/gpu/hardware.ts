@@ -27,6 +27,10 @@
 //
 // Every sub-step runs at the virtual time it is taken. Any other command is
 // one step at both granularities.
+//
+// Why this file is long: the two granularities, the firmware's index-first
+// signal (GpuFirmware) and the interrupt line are one state machine over the
+// same private engine records; split, each part would reach into the others.
 
 import type { CoreLayout, GpuCore, WasmMemory } from '../core/bindings.js';
 import { u64 } from '../core/bindings.js';
@@ -89,6 +93,33 @@ export interface SignalInFlight {
   doorbellFallback: boolean;
 }
 
+/**
+ * What the driver programs into its GPU (firmware-like): the GPU model's few
+ * behaviours a driver legitimately controls. The defaults are the documented
+ * behaviour; a driver module changes them through `hardware.configureFirmware`
+ * (docs/DRIVERS.md), and the contract checker (src/check/contract.ts) judges
+ * what the GPU then does.
+ */
+export interface GpuFirmware {
+  /**
+   * The GPU timestamp counter the engines stamp log entries with (LOG-02, LOG-07), from the
+   * virtual time of the step in ns. Default: the virtual time itself.
+   */
+  timestamp(nowNs: number): bigint;
+  /**
+   * LOG-04: the order of a signal's log write. 'entry-first' (the documented order): write the
+   * entry at FirstFreeEntryIndex, then advance the index. 'index-first': advance the index, then
+   * write the entry (at the slot the advanced index names).
+   */
+  signalLogOrder: 'entry-first' | 'index-first';
+}
+
+/** The documented firmware: virtual-time timestamps, entry then index. */
+export const DEFAULT_FIRMWARE: Readonly<GpuFirmware> = Object.freeze({ timestamp: (nowNs: number) => BigInt(nowNs), signalLogOrder: 'entry-first' as const });
+
+/** Where an engine's interrupt service routine is: about to run, or returned (the contract checker brackets it). */
+export type InterruptPhase = 'service' | 'serviced';
+
 interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[]; signal?: SignalInFlight }
 
 /** The core step each phase runs, for traces and explorers. */
@@ -116,6 +147,31 @@ export class GpuHardware {
   doorbell?: DoorbellService;
   /** What one engine event executes: a whole command, or one core step of a signal (drawing on top). */
   granularity: Granularity = 'command';
+  /** Observers of the interrupt line's service: before the driver's ISR runs, and after it returned (the contract checker). */
+  readonly interruptListeners: ((engine: number, phase: InterruptPhase) => void)[] = [];
+  private firmwareState: GpuFirmware = DEFAULT_FIRMWARE;
+  /** The timestamp counter as programmed (firmware.timestamp), kept apart: it is on every step's path. */
+  private timestamp: (nowNs: number) => bigint = DEFAULT_FIRMWARE.timestamp;
+
+  /** What the driver programmed (GpuFirmware). */
+  get firmware(): Readonly<GpuFirmware> { return this.firmwareState; }
+
+  /**
+   * The driver programs its GPU (GpuFirmware): the named members replace the current ones.
+   * Unknown members, a timestamp that is no function or an unknown log order are refused, changing nothing.
+   */
+  configureFirmware(firmware: Partial<GpuFirmware>): void {
+    if (firmware === null || typeof firmware !== 'object') throw new TypeError(`${this.name}: configureFirmware(firmware): expected an object with timestamp and/or signalLogOrder`);
+    for (const key of Object.keys(firmware)) {
+      if (key !== 'timestamp' && key !== 'signalLogOrder') throw new TypeError(`${this.name}: configureFirmware: unknown member "${key}"; expected timestamp or signalLogOrder`);
+    }
+    if (firmware.timestamp !== undefined && typeof firmware.timestamp !== 'function') throw new TypeError(`${this.name}: configureFirmware: timestamp must be a function (nowNs) => bigint`);
+    if (firmware.signalLogOrder !== undefined && firmware.signalLogOrder !== 'entry-first' && firmware.signalLogOrder !== 'index-first') {
+      throw new TypeError(`${this.name}: configureFirmware: signalLogOrder is ${JSON.stringify(firmware.signalLogOrder)}; expected 'entry-first' or 'index-first'`);
+    }
+    this.firmwareState = Object.freeze({ ...this.firmwareState, ...firmware });
+    this.timestamp = this.firmwareState.timestamp;
+  }
 
   constructor(
     readonly name: string,
@@ -140,7 +196,11 @@ export class GpuHardware {
       case 'engine-step': this.signalStep(engine); return;
       case 'interrupt':
         this.engines[engine].isr = undefined;
-        if (!this.stopped) this.onInterrupt(engine);
+        if (this.stopped) return;
+        if (!this.interruptListeners.length) { this.onInterrupt(engine); return; }
+        for (const listener of this.interruptListeners) listener(engine, 'service');
+        this.onInterrupt(engine);
+        for (const listener of this.interruptListeners) listener(engine, 'serviced');
         return;
       case 'dma-completed':
         if (!this.stopped) this.onDmaCompleted(engine, event.args.queue as number, event.args.submissionFenceId as number);
@@ -222,8 +282,9 @@ export class GpuHardware {
     const L = this.layout;
     const actor = `${this.name}/engine${engine}`;
     if (this.granularity === 'step' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalBegin(engine, queue); return; }
+    if (this.firmwareState.signalLogOrder === 'index-first' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalIndexFirst(engine, queue); return; }
     const overwritten = this.valueUnderHeadSignal(queue.id);
-    const result = this.core.engineStep(queue.id, BigInt(now));
+    const result = this.core.engineStep(queue.id, this.timestamp(now));
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
     const out = this.readOut(this.memory.buffer);
     if (result === L.stepIdle) return;
@@ -275,7 +336,7 @@ export class GpuHardware {
     const state = this.engines[engine];
     const now = this.scheduler.nowNs;
     const actor = `${this.name}/engine${engine}`;
-    const result = this.core.engineStepBegin(queue.id, BigInt(now));
+    const result = this.core.engineStepBegin(queue.id, this.timestamp(now));
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
     if (result !== this.layout.stepSignalWritten) throw new Error(`${actor}: engineStepBegin on a signal returned step ${result}`);
     const out = this.readOut(this.memory.buffer);
@@ -303,7 +364,7 @@ export class GpuHardware {
     const step = SIGNAL_PHASE_STEP[signal.phase];
     switch (signal.phase) {
       case 'log-entry': {
-        const slot = this.core.logWriteEntry(queue.id, L.typeSignals, signal.handle, value, L.operationSignalExecuted, 0n, BigInt(now));
+        const slot = this.core.logWriteEntry(queue.id, L.typeSignals, signal.handle, value, L.operationSignalExecuted, 0n, this.timestamp(now));
         // A corrupt header (or a queue destroyed meanwhile) drops the entry, and the advance with it (engineStep does the same).
         signal.phase = slot >= 0 ? 'log-advance' : 'drain';
         this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label, dropped: slot < 0 });
@@ -353,6 +414,31 @@ export class GpuHardware {
     state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', { engine }, `${actor} tick`);
   }
 
+  /**
+   * A whole signal with firmware signalLogOrder 'index-first' (granularity 'command'): the core's
+   * steps in one event, the log's index advanced before its entry is written (LOG-04 broken on purpose
+   * by the driver that programmed it; the entry lands in the slot after the one the index covers).
+   */
+  private signalIndexFirst(engine: number, queue: HwQueueInfo): void {
+    const now = this.scheduler.nowNs;
+    const L = this.layout.log;
+    const result = this.core.engineStepBegin(queue.id, this.timestamp(now));
+    if (result < 0) { this.fault(`${this.name}/engine${engine} executing ${queue.label}`, result, queue); return; }
+    const out = this.readOut(this.memory.buffer);
+    const signal: SignalInFlight = { queue, fence: out.fence, handle: out.handle, value: out.value, phase: 'cmp-check', doorbellFallback: false };
+    if (this.core.logAdvance(queue.id, L.typeSignals) >= 0) {
+      this.core.logWriteEntry(queue.id, L.typeSignals, out.handle, out.value, L.operationSignalExecuted, 0n, this.timestamp(now));
+    }
+    signal.previousValue = this.core.fenceIsLive(out.fence) ? u64(this.core.cpuReadCurrentValue(out.fence)) : undefined;
+    this.core.engineDrain(engine);
+    if (this.doorbell) {
+      signal.doorbellFallback = this.core.engineDoorbellPost(engine, out.fence, out.value) === 1;
+      this.doorbell.afterSignal(engine, out.fence);
+    }
+    const raised = this.core.cmpSignalCheck(engine, out.fence, out.value) === 1;
+    this.finishSignal(engine, signal, raised || signal.doorbellFallback);
+  }
+
   /** The signal an engine is part-way through (granularity 'step'), for explorers and tools. */
   signalInFlight(engine: number): Readonly<SignalInFlight> | undefined { return this.engines[engine]?.signal; }
 
@@ -396,7 +482,7 @@ export class GpuHardware {
   private recheck(id: number, fence: number): boolean {
     const queue = this.queues.get(id);
     if (!queue) return false;
-    const result = this.core.queueRecheckAt(id, BigInt(this.scheduler.nowNs));
+    const result = this.core.queueRecheckAt(id, this.timestamp(this.scheduler.nowNs));
     if (result < 0) { this.fault(`${this.name} rescanning ${queue.label}`, result, queue); return false; }
     if (result !== this.layout.stepUnblocked) return false;
     this.blockedOn.get(fence)?.delete(id);

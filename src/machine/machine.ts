@@ -40,6 +40,7 @@ import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, typ
 
 export type {
   NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions, ScheduleOptions,
+  MachineObserver, BuiltAdapter,
 } from './options.js';
 export { MAX_PROCESSES, DEFAULT_JITTER } from './options.js';
 export { loadDriverModule } from '../driver/load.js';
@@ -353,7 +354,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WasmModule): Machine {
-  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity } = parseMachineOptions(options);
+  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, observers } = parseMachineOptions(options);
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -376,6 +377,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const { trace } = machine;
   machine.os.logs.historyRecords = timelineRecords;
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
+  for (const observer of observers) observer.machineCreated?.(machine);
   trace.record('machine', 'machine', 'created', {
     seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
     commandNs: timing.commandNs, interruptLatencyNs: timing.interruptLatencyNs, jitter: timing.jitter,
@@ -450,6 +452,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
         { parameter: driverWhere, value: error });
     }
     const driver = checkDriver(made, driverWhere);
+    for (const observer of observers) observer.adapterBuilt?.({ index, name: a.name, hardware, core: gpuCore, driver });
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
     const osAdapter = machine.os.startAdapter({ index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines }, driver);
     machine.adapters.push(new Adapter(osAdapter, hardware, driver, core, privateBase, localBase));

@@ -7,10 +7,11 @@ import { invalid } from '../base/errors.js';
 import { DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
 import { DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import type { Granularity, Timing } from '../gpu/hardware.js';
+import type { GpuHardware, Granularity, Timing } from '../gpu/hardware.js';
+import type { GpuCore } from '../core/bindings.js';
 import { DEFAULT_HISTORY_RECORDS } from '../os/logs.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from '../os/vidmm/segments.js';
-import { checkDriverModule, referenceDriverModule, type DriverModule } from '../driver/module.js';
+import { checkDriverModule, referenceDriverModule, type DriverModule, type PluggableDriver } from '../driver/module.js';
 
 export interface NativeFenceCapsOptions {
   /** Bytes of padding after each MonitoredValue (multiple of 8). Default 0: 8-byte packing. */
@@ -66,6 +67,29 @@ export interface MachineOptions {
   doorbell?: DoorbellOptions;
   /** How the scheduler cuts the work into events (schedule explorers, docs/EXPLORER.md). */
   schedule?: ScheduleOptions;
+  /**
+   * Opt-in observers that watch the machine from its creation on, before any adapter starts
+   * (the contract checker, src/check/contract.ts). Default none: nothing watches, nothing is slower.
+   */
+  observers?: MachineObserver[];
+}
+/**
+ * Something that watches a machine from its birth: it sees the machine before any adapter
+ * exists, then each adapter's GPU, core view and driver before its DxgkDdiStartDevice.
+ */
+export interface MachineObserver {
+  /** The machine exists (its driver port, OS and scheduler); no adapter is built yet. */
+  machineCreated?(machine: unknown): void;
+  /** One adapter's GPU and driver exist; DxgkDdiStartDevice comes next. */
+  adapterBuilt?(adapter: BuiltAdapter): void;
+}
+/** What an observer gets of an adapter being built. */
+export interface BuiltAdapter {
+  readonly index: number;
+  readonly name: string;
+  readonly hardware: GpuHardware;
+  readonly core: GpuCore;
+  readonly driver: PluggableDriver;
 }
 export interface ScheduleOptions {
   /**
@@ -192,7 +216,7 @@ function driverModule(value: unknown, parameter: string): DriverModule {
 
 /** Every createMachine option, checked, with its default. */
 export function parseMachineOptions(options: MachineOptions) {
-  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell', 'schedule']);
+  const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell', 'schedule', 'observers']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   const os = v.options(o.os, 'os', ['nativeFence']);
   const nativeFence = os.nativeFence === undefined ? true : v.bool(os.nativeFence, 'os.nativeFence');
@@ -229,5 +253,14 @@ export function parseMachineOptions(options: MachineOptions) {
   const scheduleIn = v.options(o.schedule, 'schedule', ['granularity']);
   const granularity: Granularity = scheduleIn.granularity === undefined ? 'command' : v.oneOf(scheduleIn.granularity, 'schedule.granularity', ['command', 'step'] as const);
 
-  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity };
+  const observers = o.observers === undefined ? [] : v.array(o.observers, 'observers', 0, 16).map((observer, i) => {
+    if (observer === null || typeof observer !== 'object') throw invalid(`observers[${i}]`, observer, 'an object with machineCreated(machine) and/or adapterBuilt(adapter)');
+    for (const member of ['machineCreated', 'adapterBuilt'] as const) {
+      const f = (observer as Record<string, unknown>)[member];
+      if (f !== undefined && typeof f !== 'function') throw invalid(`observers[${i}].${member}`, f, 'a function, or absent');
+    }
+    return observer as MachineObserver;
+  });
+
+  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, observers };
 }

@@ -3,7 +3,7 @@
 // adapter without NativeGpuFence) are reported as ScenarioError problems with
 // the path of the item that caused them: nothing has run yet at that point.
 
-import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type Machine } from '../machine/machine.js';
+import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type DriverModule, type Machine, type MachineObserver } from '../machine/machine.js';
 import { eventLimitError } from '../base/scheduler.js';
 import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
 import type { TraceEvent } from '../base/trace.js';
@@ -56,6 +56,10 @@ export interface RunOptions {
    * `wddm-fence run --trace-file` streams them to a file with it.
    */
   onTraceEvent?: (event: TraceEvent) => void;
+  /** Every adapter's driver module instead of the file's (the conformance suite runs a driver under test on every adapter). */
+  driverModule?: DriverModule;
+  /** Observers of the machine from its creation on (createMachine's `observers`: the contract checker). */
+  observers?: MachineObserver[];
 }
 
 function outcomeOf(result: WaitResult): WaitOutcome {
@@ -104,12 +108,15 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       return undefined;
     }
   };
-  const adapters = await adaptersWithDrivers(s, source);
+  // The conformance suite's driver under test replaces every adapter's driver (the file's flags and modules do not apply).
+  const adapters = options.driverModule
+    ? s.machine.adapters.map((a) => ({ ...a, driver: { module: options.driverModule } }) as AdapterOptions)
+    : await adaptersWithDrivers(s, source);
   let machine!: Machine;
   try {
     machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
       ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}),
-      ...(s.machine.limits ? { limits: s.machine.limits } : {}) });
+      ...(s.machine.limits ? { limits: s.machine.limits } : {}), ...(options.observers ? { observers: options.observers } : {}) });
   } catch (error) {
     // the option createMachine names (e.g. "doorbell.ringEntries"), where it is in the file
     const parameter = (error as { parameter?: unknown }).parameter;

@@ -1,0 +1,6 @@
+// The `wddm-fence/scenario` entry (dist/scenario.js): scenario files, and the driver conformance
+// suite that runs the built-in ones. Both parse YAML and check schemas (yaml, ajv), which the
+// library bundle (src/index.ts, dependency-free) leaves out.
+export * from './scenario-files/index.js';
+export { runConformance } from './check/conformance.js';
+export type { ConformanceOptions, ConformanceReport, RequirementResult, Violation } from './check/conformance.js';

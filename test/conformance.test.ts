@@ -1,0 +1,79 @@
+// The contract checker and the conformance suite (issue 12): the reference driver passes every rule,
+// the checker is opt-in, and its hooks refuse bad input. The broken drivers are in test/broken-drivers.test.ts.
+import { describe, it, expect } from 'vitest';
+import { createMachine, ContractChecker, CONTRACT_RULES, referenceDriverModule, WddmError } from '../src/index.js';
+import { runConformance } from '../src/scenario.js';
+
+describe('the conformance suite', () => {
+  it('CAP-02 NF-09 NF-11 INT-01 LOG-04 the reference driver passes every rule, each exercised, with no case failing (seeds 1, 2, 3)', async () => {
+    for (const seed of [1, 2, 3]) {
+      const report = await runConformance(referenceDriverModule, { seed });
+      expect(report.driver).toBe('reference');
+      expect(report.seed).toBe(seed);
+      expect(report.cases.filter((c) => c.error || c.violations.length)).toEqual([]);
+      expect(report.results.map((r) => [r.requirement, r.status])).toEqual(CONTRACT_RULES.map((r) => [r.rule, 'passed']));
+      expect(report.passed).toBe(true);
+      expect(report.cases.some((c) => c.name === 'scenario: demo')).toBe(true);
+    }
+  }, 60_000);
+
+  it('CAP-01 a module that is no driver module is refused before anything runs; unknown options are refused', async () => {
+    await expect(runConformance({} as never)).rejects.toThrow(/runConformance\(module\)\.createDriver is undefined/);
+    await expect(runConformance(referenceDriverModule, { seed: 1, verbose: true } as never)).rejects.toThrow(WddmError);
+    await expect(runConformance(referenceDriverModule, { seed: -1 })).rejects.toThrow(/seed/);
+  });
+});
+
+describe('the contract checker', () => {
+  it('NF-09 it is opt-in: a machine without it has no observer on its port; with it, every DDI is judged and nothing is reported for the reference driver', async () => {
+    const plain = await createMachine({ seed: 1 });
+    expect((plain.port as unknown as { observers: unknown[] }).observers).toEqual([]);
+    const checker = new ContractChecker();
+    const m = await createMachine({ seed: 1, observers: [checker] });
+    const app = m.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const fence = app.createNativeFence({ hDevice, initialValue: 0n });
+    const queue = app.createHwQueue({ hDevice });
+    const woken = app.waitAsync({ objects: [fence.hSyncObject], values: [1n] });
+    app.submit({ hHwQueue: queue.hHwQueue, commands: [{ work: { durationNs: 1000 } }, { signal: { hSyncObject: fence.hSyncObject, value: 1n } }] });
+    m.run();
+    expect((await woken).status).toBe('SUCCESS');
+    expect(checker.finish()).toEqual([]);
+    for (const rule of ['CAP-02', 'NF-09', 'NF-11', 'INT-01', 'INT-06', 'NF-19', 'MF-07']) expect(checker.checks.get(rule), rule).toBeGreaterThan(0);
+    expect(() => checker.machineCreated(m)).toThrow(/already attached/);
+  });
+
+  it('NF-11 a fatal violation bug-checks only its adapter, with the report; the checker never throws', async () => {
+    const checker = new ContractChecker();
+    const m = await createMachine({ seed: 1, adapters: [{ name: 'a' }, { name: 'b' }], observers: [checker] });
+    // Forge what a driver that never programs the CMP leaves: a MonitoredValue the OS did not ask for.
+    const app = m.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter('a') });
+    const fence = app.createNativeFence({ hDevice, initialValue: 0n });
+    const driver = m.adapters[0].driver as unknown as { updateMonitoredValues(args: unknown): void };
+    driver.updateMonitoredValues = () => {};
+    void app.waitAsync({ objects: [fence.hSyncObject], values: [5n] });
+    m.run();
+    expect(checker.violations.map((v) => [v.rule, v.adapter, v.fatal])).toEqual([['NF-09', 'a', true]]);
+    expect(m.summary().bugChecks.map((b) => [b.adapter, b.code])).toEqual([['a', 'CONTRACT_VIOLATION']]);
+    expect(m.summary().bugChecks[0].message).toMatch(/^NF-09 at DxgkDdiUpdateMonitoredValues: expected MonitoredValue of 0x[0-9a-f]+ = 4/);
+    expect(m.adapters[1].state).toBe('running');
+    const v = checker.violations[0];
+    expect(m.trace.events.find((e) => e.seq === v.traceIndex)?.name).toBe('contract violation NF-09');
+  });
+
+  it('CAP-01 createMachine refuses observers that are not objects with function members, naming them', async () => {
+    await expect(createMachine({ observers: [3 as never] })).rejects.toThrow(/observers\[0\]/);
+    await expect(createMachine({ observers: [{ adapterBuilt: 'x' } as never] })).rejects.toThrow(/observers\[0\]\.adapterBuilt/);
+  });
+
+  it('LOG-07 the GPU firmware hook refuses unknown members and bad values, changing nothing', async () => {
+    const m = await createMachine({ seed: 1 });
+    const hardware = m.adapters[0].hardware;
+    expect(() => hardware.configureFirmware({ clock: 1 } as never)).toThrow(/unknown member "clock"/);
+    expect(() => hardware.configureFirmware({ signalLogOrder: 'sideways' as never })).toThrow(/signalLogOrder/);
+    expect(() => hardware.configureFirmware({ timestamp: 5 as never })).toThrow(/timestamp must be a function/);
+    expect(hardware.firmware.signalLogOrder).toBe('entry-first');
+    expect(hardware.firmware.timestamp(7)).toBe(7n);
+  });
+});
