@@ -6,6 +6,8 @@ import { mkdtempSync, readFileSync, existsSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { DriverModule } from '../src/driver/module.js';
 import { createMachineSync, type Machine } from '../src/machine/machine.js';
 import { seededTieBreak } from '../src/base/scheduler.js';
 import { runCli } from '../src/cli/main.js';
@@ -418,9 +420,11 @@ describe('any driver', () => {
     expect(modules.length).toBeGreaterThan(0);
     let caught = 0;
     for (const file of modules) {
+      // The machine is built synchronously: the module is loaded first (it imports the package by name: dist/).
+      const driverModule = (await import(pathToFileURL(join(broken, file)).href)) as DriverModule;
       const withDriver: ExploreModel = {
         ...model({ waiters: 2, signals: 2 }),
-        adjustOptions: (o) => ({ ...o, adapters: o.adapters!.map((a) => ({ ...a, driver: { ...a.driver, module: join(broken, file) } as never })) }),
+        adjustOptions: (o) => ({ ...o, adapters: o.adapters!.map((a) => ({ ...a, driver: { ...a.driver, module: driverModule } })) }),
       };
       const r = exhaustive(withDriver, { maxStates: 20_000 });
       const first = [...r.violations.values()][0];

@@ -340,7 +340,8 @@ export class GpuHardware {
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
     if (result !== this.layout.stepSignalWritten) throw new Error(`${actor}: engineStepBegin on a signal returned step ${result}`);
     const out = this.readOut(this.memory.buffer);
-    state.signal = { queue, fence: out.fence, handle: out.handle, value: out.value, phase: 'log-entry', doorbellFallback: false };
+    const indexFirst = this.firmwareState.signalLogOrder === 'index-first';
+    state.signal = { queue, fence: out.fence, handle: out.handle, value: out.value, phase: indexFirst ? 'log-advance' : 'log-entry', doorbellFallback: false };
     this.trace.record('gpu', actor, 'signal step 1 engineSignalWrite', { queue: queue.label, hSyncObject: out.handle, value: out.value });
     this.nextSignalStep(engine);
   }
@@ -366,13 +367,14 @@ export class GpuHardware {
       case 'log-entry': {
         const slot = this.core.logWriteEntry(queue.id, L.typeSignals, signal.handle, value, L.operationSignalExecuted, 0n, this.timestamp(now));
         // A corrupt header (or a queue destroyed meanwhile) drops the entry, and the advance with it (engineStep does the same).
-        signal.phase = slot >= 0 ? 'log-advance' : 'drain';
+        // Firmware 'index-first' advanced already.
+        signal.phase = slot >= 0 && this.firmwareState.signalLogOrder === 'entry-first' ? 'log-advance' : 'drain';
         this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label, dropped: slot < 0 });
         break;
       }
       case 'log-advance':
         this.core.logAdvance(queue.id, L.typeSignals);
-        signal.phase = 'drain';
+        signal.phase = this.firmwareState.signalLogOrder === 'index-first' ? 'log-entry' : 'drain';
         this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label });
         break;
       case 'drain':
