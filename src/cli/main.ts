@@ -8,6 +8,7 @@
 //   wddm-fence schema
 //   wddm-fence demo            (= run demo; what `npm start` does)
 //   wddm-fence explore …       the race explorer (src/cli/explore.ts)
+//   wddm-fence check-driver FILE  judge a driver module against the contract (src/cli/check-driver.ts)
 //
 // Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
 // reported with its place in the file; a run that ends stuck fails unless the
@@ -34,6 +35,7 @@ import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText
 import { WddmError } from '../base/errors.js';
 import type { TraceEvent } from '../base/trace.js';
 import { exploreCommand } from './explore.js';
+import { checkDriverCommand } from './check-driver.js';
 import type { SwarmJob, SwarmTally } from '../explore/swarm.js';
 
 /** Where the command writes. */
@@ -57,6 +59,9 @@ A reference model of WDDM GPU synchronization (native fences). Commands:
   demo            run the built-in demo (same as: run demo)
   explore         the race explorer: every interleaving of a small machine, shortest
                   counterexamples, replayable schedule files, seeded random swarms
+  check-driver FILE
+                  judge a driver module (.mjs exporting createDriver) against the contract:
+                  a table requirement → passed / violated / not exercised
 
 Run "wddm-fence <command> --help" for a command's options.
 Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
@@ -257,9 +262,10 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
 async function main(io: CliIo, argv: string[]): Promise<number> {
   const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : undefined;
   const rest = command ? argv.slice(1) : argv;
-  const known = ['run', 'list', 'show', 'schema', 'demo', 'explore'];
+  const known = ['run', 'list', 'show', 'schema', 'demo', 'explore', 'check-driver'];
   if (command && !known.includes(command)) throw new UsageError(`unknown command "${command}"\n\n${HELP.main}`);
   if (command === 'explore') return exploreCommand(io, rest);
+  if (command === 'check-driver') return checkDriverCommand(io, rest);
   const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
   if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
   if (command === 'run' || command === 'demo') Object.assign(options, { trace: { type: 'string' }, 'trace-file': { type: 'string' } });

@@ -1,0 +1,220 @@
+// `wddm-fence check-driver` (issue 12): what it prints for a report (the table, --json, --junit),
+// and the exits: 2 for a module that cannot be loaded or is no driver, 0 for the reference driver
+// and the template, 1 for a violation. The suite itself (src/check/conformance.ts) has its own tests.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runCli } from '../src/cli/main.js';
+import { conformanceJson, conformanceJunit, conformanceText, passedVerdict, xmlText } from '../src/cli/check-driver.js';
+import type { ConformanceReport } from '../src/check/conformance.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bundle = pathToFileURL(join(root, 'dist', 'wddm-fence.js')).href;
+let dir: string;
+beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-check-driver-')); });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const file = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
+
+async function cli(...argv: string[]) {
+  let stdout = '', stderr = '';
+  const code = await runCli(argv, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
+  return { code, stdout, stderr };
+}
+
+/**
+ * Well-formed XML or the first thing wrong: every tag closed in order, attributes quoted, no raw
+ * "<" or "&" in text or attribute values (a checker small enough to read; no XML parser is a dependency).
+ */
+function xmlProblem(xml: string): string | undefined {
+  if (!xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n')) return 'no XML declaration';
+  const body = xml.slice(xml.indexOf('\n') + 1);
+  const stack: string[] = [];
+  const token = /<(\/?)([A-Za-z][\w.-]*)((?:\s+[\w.-]+="[^"<]*")*)\s*(\/?)>|([^<]+)|(<)/gy;
+  for (let m; (m = token.exec(body));) {
+    const [, closing, name, , selfClosing, text, stray] = m;
+    if (stray) return `a stray "<" at ${m.index}`;
+    if (text !== undefined) {
+      if (/&(?!(amp|lt|gt|quot|apos);)/.test(text)) return `a raw "&" in text at ${m.index}`;
+      if (!stack.length && text.trim()) return `text outside the root at ${m.index}`;
+      continue;
+    }
+    if (/&(?!(amp|lt|gt|quot|apos);)/.test(m[3] ?? '')) return `a raw "&" in an attribute of <${name}>`;
+    if (closing) { if (stack.pop() !== name) return `</${name}> closes the wrong element`; } else if (!selfClosing) stack.push(name);
+  }
+  if (token.lastIndex !== 0 && token.lastIndex < body.length) return `unparsed text at ${token.lastIndex}`;
+  return stack.length ? `<${stack.join('>, <')}> not closed` : undefined;
+}
+
+/** A report as the suite returns one: the input of the formatters (the suite's own output is checked further down). */
+const REPORT: ConformanceReport = {
+  driver: 'mine',
+  seed: 7,
+  results: [
+    { requirement: 'CAP-02', status: 'passed', cases: ['start-device (CAP-02)', 'scenario: demo'], violations: 0 },
+    {
+      requirement: 'NF-11', status: 'violated', cases: ['scenario: demo'], violations: 3,
+      firstViolation: { rule: 'NF-11', adapter: 'gpu0', where: 'DxgkDdiUpdateMonitoredValues', timeNs: 12_345n, traceIndex: 45,
+        expected: 'MonitoredValue <written> & "visible" before CurrentValue is read', actual: "still in the write buffer ('barrier' missing)\u0001", fatal: true },
+    },
+    { requirement: 'LOG-07', status: 'not-exercised', cases: [], violations: 0 },
+  ],
+  cases: [
+    { name: 'start-device (CAP-02)', violations: [] },
+    { name: 'scenario: demo', violations: [] },
+    { name: 'targeted: x', violations: [], error: 'the run stopped <here> & there' },
+  ],
+  passed: false,
+};
+REPORT.cases[1].violations.push(REPORT.results[1].firstViolation!);
+
+describe('check-driver output', () => {
+  it('NF-11 the table: each requirement passed / VIOLATED / not exercised, the first violation in full, the cases that did not finish, the seed to replay', () => {
+    const text = conformanceText(REPORT, 'my driver/driver.mjs');
+    const lines = text.split('\n');
+    expect(lines[0]).toBe('wddm-fence check-driver: driver "mine" from my driver/driver.mjs, seed 7');
+    expect(text).toMatch(/^requirement {2}result {9}violations {2}exercised by$/m);
+    expect(text).toMatch(/^CAP-02 {7}passed {18}0 {2}2 cases$/m);
+    expect(text).toMatch(/^NF-11 {8}VIOLATED {16}3 {2}1 case$/m);
+    expect(text).toContain('    first: in "scenario: demo", adapter gpu0, at DxgkDdiUpdateMonitoredValues, 12345 ns, trace #45 (fatal: that adapter was bug-checked)');
+    expect(text).toContain('      expected: MonitoredValue <written> & "visible" before CurrentValue is read');
+    expect(text).toMatch(/^LOG-07 {7}not exercised {11}0 {2}no case$/m);
+    expect(text).toContain('cases that did not finish (1):\n  targeted: x: the run stopped <here> & there');
+    expect(text).toContain('FAIL: 1 passed, 1 violated, 1 not exercised (of 3 requirements); 1 case did not finish');
+    expect(text).toContain("replay: wddm-fence check-driver 'my driver/driver.mjs' --seed 7");
+    expect(passedVerdict(REPORT)).toBe(false);
+    expect(passedVerdict({ ...REPORT, results: [REPORT.results[0], REPORT.results[2]], cases: REPORT.cases.slice(0, 1), passed: true })).toBe(true);
+  });
+
+  it('NF-11 --json is the report itself, 64-bit times as strings', () => {
+    const parsed = JSON.parse(conformanceJson(REPORT));
+    expect(parsed.results[1].firstViolation.timeNs).toBe('12345');
+    expect(parsed).toEqual(JSON.parse(JSON.stringify(REPORT, (_k, v) => (typeof v === 'bigint' ? String(v) : v))));
+  });
+
+  it('NF-11 --junit: valid XML, one testcase per requirement (failure with the first violation, skipped when not exercised), an error per unfinished case, everything escaped', () => {
+    const xml = conformanceJunit(REPORT, 'a&b.mjs');
+    expect(xmlProblem(xml)).toBeUndefined();
+    expect(xml).toContain('<testsuites name="wddm-fence check-driver: mine" tests="4" failures="1" errors="1" skipped="1">');
+    expect(xml).toContain('<property name="seed" value="7"/>');
+    expect(xml).toContain('<property name="file" value="a&amp;b.mjs"/>');
+    expect(xml.match(/<testcase /g)).toHaveLength(4);
+    expect(xml).toContain('<testcase classname="wddm-fence.check-driver.mine" name="CAP-02"/>');
+    expect(xml).toContain('<failure type="NF-11" message="NF-11 violated at DxgkDdiUpdateMonitoredValues: expected MonitoredValue &lt;written&gt; &amp; &quot;visible&quot; before CurrentValue is read; actual still in the write buffer (&apos;barrier&apos; missing)\uFFFD">');
+    expect(xml).toContain('3 violations in all</failure>');
+    expect(xml).toContain('<skipped message="not exercised by any case"/>');
+    expect(xml).toContain('name="case did not finish: targeted: x">\n      <error message="the run stopped &lt;here&gt; &amp; there"/>');
+    expect(xml).not.toContain('\u0001');
+    // the checker itself catches what it is for
+    expect(xmlProblem(xml.replace('&amp;b', '&b'))).toMatch(/raw "&"/);
+    expect(xmlProblem(xml.replace('</testsuite>', ''))).toMatch(/closes the wrong element/);
+    expect(xmlText('<a & "b">\u0000\uFFFF')).toBe('&lt;a &amp; &quot;b&quot;&gt;\uFFFD\uFFFD');
+  });
+});
+
+describe('check-driver: modules it cannot judge exit 2 and run nothing', () => {
+  it('CAP-01 no file, a syntax error, a throw while loading, no createDriver: each said, exit 2 (and a JSON document under --json)', async () => {
+    const missing = await cli('check-driver', join(dir, 'nope.mjs'));
+    expect(missing.code).toBe(2);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toContain(`not found: no file at ${join(dir, 'nope.mjs')}`);
+    const syntax = await cli('check-driver', file('syntax.mjs', 'export function createDriver(context) {\n  return new Driver(;\n}\n'));
+    expect(syntax.code).toBe(2);
+    expect(syntax.stderr).toMatch(/could not be loaded: a syntax error: Unexpected token/);
+    expect(syntax.stderr).toContain(`${join(dir, 'syntax.mjs')}:2`);
+    const throws = await cli('check-driver', file('throws.mjs', 'throw new Error("no GPU here");\n'));
+    expect(throws.code).toBe(2);
+    expect(throws.stderr).toMatch(/its top-level code threw Error: no GPU here/);
+    const noFactory = await cli('check-driver', file('no-factory.mjs', 'export const driver = {};\n'), '--json');
+    expect(noFactory.code).toBe(2);
+    expect(noFactory.stderr).toMatch(/exports no createDriver function \(its exports: driver\)/);
+    expect(JSON.parse(noFactory.stdout)).toMatchObject({ ok: false, exitCode: 2, error: 'invalid-driver', message: expect.stringMatching(/exports no createDriver/) });
+  });
+
+  it('CAP-01 bad arguments exit 2 with the reason: no FILE, two files, a bad seed, an unknown option, a --junit path that cannot be written', async () => {
+    const reference = join(root, 'examples', 'drivers', 'reference.mjs');
+    expect(await cli('check-driver')).toMatchObject({ code: 2, stderr: expect.stringMatching(/needs the driver module to check/) });
+    expect(await cli('check-driver', reference, reference)).toMatchObject({ code: 2, stderr: expect.stringMatching(/unexpected argument/) });
+    expect(await cli('check-driver', reference, '--seed', '-3')).toMatchObject({ code: 2 });
+    expect(await cli('check-driver', reference, '--seed', '4294967296')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--seed is "4294967296"; expected an integer from 0 to 4294967295/) });
+    expect(await cli('check-driver', reference, '--verbose')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--verbose/) });
+    mkdirSync(join(dir, 'out'), { recursive: true });
+    expect(await cli('check-driver', reference, '--junit', join(dir, 'out'))).toMatchObject({ code: 2, stderr: expect.stringMatching(/a directory; expected a file to write/) });
+    expect(await cli('check-driver', reference, '--junit', join(dir, 'no-folder', 'x.xml'))).toMatchObject({ code: 2, stderr: expect.stringMatching(/does not exist/) });
+    const help = await cli('check-driver', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: wddm-fence check-driver FILE/);
+    expect((await cli('--help')).stdout).toContain('check-driver FILE');
+  });
+});
+
+describe('check-driver judges drivers', () => {
+  it('CAP-01 a driver missing a DDI exits 2 naming it; one whose DDI is no function too', async () => {
+    const missing = file('missing-ddi.mjs', `import { ReferenceDriver } from ${JSON.stringify(bundle)};
+export function createDriver(context) {
+  const driver = new ReferenceDriver(context.hardware, context.core, context.options);
+  driver.updateMonitoredValues = undefined;
+  driver.setNativeFenceLogBuffer = 'later';
+  return driver;
+}\n`);
+    const r = await cli('check-driver', missing);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/does not implement the driver interface: .*missing or not a function: updateMonitoredValues, setNativeFenceLogBuffer/);
+  });
+
+  it('CAP-02 NF-11 the built-in reference driver, as a module file, passes every requirement: exit 0, the table, the seed; --junit has no failure', async () => {
+    const junit = join(dir, 'reference.xml');
+    const r = await cli('check-driver', join(root, 'examples', 'drivers', 'reference.mjs'), '--seed', '3', '--junit', junit);
+    expect(r.stderr).toBe(`wddm-fence: JUnit report written to ${junit}\n`);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^wddm-fence check-driver: driver "reference" from .*reference\.mjs, seed 3$/m);
+    expect(r.stdout).toMatch(/^NF-11 +passed +0 +\d+ cases?$/m);
+    expect(r.stdout).not.toMatch(/VIOLATED|did not finish/);
+    expect(r.stdout).toMatch(/^PASS: \d+ passed, 0 violated/m);
+    expect(r.stdout).toMatch(/^replay: wddm-fence check-driver .*reference\.mjs --seed 3$/m);
+    const xml = readFileSync(junit, 'utf8');
+    expect(xmlProblem(xml)).toBeUndefined();
+    expect(xml).not.toContain('<failure');
+    const json = await cli('check-driver', 'reference', '--json', '--seed', '3');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ driver: 'reference', seed: 3, passed: true });
+  });
+
+  it('NF-11 a driver without the CMP barrier exits 1 with NF-11 violated and its first violation', async () => {
+    const noBarrier = file('no-barrier.mjs', `import { ReferenceDriver } from ${JSON.stringify(bundle)};
+export const name = 'no-barrier';
+export function createDriver(context) { return new ReferenceDriver(context.hardware, context.core, { ...context.options, monitoredValueBarrier: false }); }\n`);
+    const r = await cli('check-driver', noBarrier);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^NF-11 +VIOLATED +[1-9]\d* +\d+ cases?$/m);
+    expect(r.stdout).toMatch(/^ {4}first: in ".*", adapter \S+, at .*, \d+ ns, trace #\d+/m);
+    expect(r.stdout).toMatch(/^FAIL: /m);
+  });
+});
+
+describe('check-driver as a user runs it', () => {
+  it('CAP-01 node dist/cli.js check-driver examples/drivers/reference.mjs exits 0; a module missing a DDI exits 2', () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), 'check-driver', ...args], { encoding: 'utf8', cwd: root });
+    const ok = run('examples/drivers/reference.mjs');
+    expect(ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toMatch(/^PASS: /m);
+    // inside the repository (test/artifacts/ is ignored), so the module imports the package by name as a user's would
+    const local = join(root, 'test', 'artifacts');
+    mkdirSync(local, { recursive: true });
+    const folder = mkdtempSync(join(local, 'check-driver-'));
+    try {
+      writeFileSync(join(folder, 'no-ddi.mjs'), `import { ReferenceDriver } from 'wddm-fence';
+export function createDriver(context) { const d = new ReferenceDriver(context.hardware, context.core, context.options); d.destroyHwQueue = undefined; return d; }\n`);
+      const missing = run(join(folder, 'no-ddi.mjs'));
+      expect(missing.status).toBe(2);
+      expect(missing.stdout).toBe('');
+      expect(missing.stderr).toMatch(/does not implement the driver interface: .*missing or not a function: destroyHwQueue/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
