@@ -2,7 +2,7 @@
 // and the exits: 2 for a module that cannot be loaded or is no driver, 0 for the reference driver
 // and the template, 1 for a violation. The suite itself (src/check/conformance.ts) has its own tests.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, readdirSync, rmSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
@@ -192,6 +192,21 @@ export function createDriver(context) { return new ReferenceDriver(context.hardw
     expect(r.stdout).toMatch(/^NF-11 +VIOLATED +[1-9]\d* +\d+ cases?$/m);
     expect(r.stdout).toMatch(/^ {4}first: in ".*", adapter \S+, at .*, \d+ ns, trace #\d+/m);
     expect(r.stdout).toMatch(/^FAIL: /m);
+  });
+});
+
+describe('check-driver on the broken drivers', () => {
+  it('CAP-01 every driver in examples/drivers/broken/ exits 1 naming exactly the rule its header expects', async () => {
+    const folder = join(root, 'examples', 'drivers', 'broken');
+    const files = readdirSync(folder).filter((f) => f.endsWith('.mjs')).sort();
+    expect(files.length).toBeGreaterThanOrEqual(10);
+    for (const name of files) {
+      const rule = /^\/\/ Expected rule: ([A-Z]+-\d+)/m.exec(readFileSync(join(folder, name), 'utf8'))?.[1];
+      const r = await cli('check-driver', join(folder, name));
+      expect(r.code, name).toBe(1);
+      expect([...r.stdout.matchAll(/^(\S+) +VIOLATED /gm)].map((m) => m[1]), name).toEqual([rule]);
+      expect(r.stdout, name).toMatch(new RegExp(`^${rule} +VIOLATED +\\d+ +\\d+ cases?\\n {4}first: in "`, 'm'));
+    }
   });
 });
 
