@@ -1,7 +1,8 @@
 // The npm package as a user gets it: `npm pack`, installed into an empty
 // folder (offline: its dependencies come from this checkout's node_modules,
 // so a fresh CI clone needs no network), then the README's library example,
-// the command, the scenario entry and a strict TypeScript consumer compiled
+// the command (check-driver on a driver module of the user's own too), the
+// scenario entry and a strict TypeScript consumer compiled
 // for Node alone (lib es2022 + @types/node, no DOM). Skipped, loudly, when
 // npm cannot pack here.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
@@ -141,6 +142,19 @@ console.log(result.passed, import.meta.resolve('wddm-fence/core.wasm').endsWith(
     const scenario = node(['scenario.mjs'], consumer);
     expect(scenario.status, scenario.stderr).toBe(0);
     expect(scenario.stdout.trim()).toBe('true true');
+    // a driver module of the user's own, importing the installed package, judged by the installed command (docs/DRIVERS.md)
+    writeFileSync(join(consumer, 'my-driver.mjs'), `import { ReferenceDriver } from 'wddm-fence';
+export const name = 'mine';
+export function createDriver(context) { return new ReferenceDriver(context.hardware, context.core, context.options); }\n`);
+    const checked = node([bin, 'check-driver', 'my-driver.mjs'], consumer);
+    expect(checked.status, checked.stderr).toBe(0);
+    expect(checked.stdout).toMatch(/^wddm-fence check-driver: driver "mine" from my-driver\.mjs, seed 1$/m);
+    expect(checked.stdout).toMatch(/^PASS: \d+ passed, 0 violated/m);
+    writeFileSync(join(consumer, 'half-driver.mjs'), `import { ReferenceDriver } from 'wddm-fence';
+export function createDriver(context) { const driver = new ReferenceDriver(context.hardware, context.core, context.options); driver.updateNativeFenceLogs = null; return driver; }\n`);
+    const half = node([bin, 'check-driver', 'half-driver.mjs'], consumer);
+    expect(half.status).toBe(2);
+    expect(half.stderr).toMatch(/does not implement the driver interface: .*missing or not a function: updateNativeFenceLogs/);
     // in the package there is nothing to build: the scripts say so instead of failing
     const start = runNpm(['run', 'start', '--silent'], installed);
     expect(start.status, start.stderr).toBe(0);

@@ -1,7 +1,7 @@
 // The README's library example must run as printed (against the built bundle).
 import { it, expect } from 'vitest';
-import { readFileSync, writeFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync, existsSync, mkdirSync, cpSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -35,4 +35,30 @@ it('the README links only to files inside the repository, and every one exists',
     expect(existsSync(join(root, target.split('#')[0])), target).toBe(true);
   }
   expect(readme).not.toMatch(/`\.\.\/[^`]*`/); // no path outside the repository in code either
+});
+
+it('CAP-01 NF-11 the README\'s "Check your driver" commands run as printed: the template copied, each check-driver line exits 0', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Check your driver'));
+  const lines = /```sh\n([\s\S]*?)```/.exec(section)![1].split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  expect(lines[1]).toBe('cp -r examples/drivers/template my-driver');
+  const commands = lines.filter((l) => /check-driver/.test(l));
+  expect(commands.length).toBe(5);
+  // my-driver goes under test/artifacts/ (ignored), inside the repository so 'wddm-fence' resolves as it does for the README's reader
+  mkdirSync(join(root, 'test', 'artifacts'), { recursive: true });
+  const dir = mkdtempSync(join(root, 'test', 'artifacts', 'readme-driver-'));
+  try {
+    cpSync(join(root, 'examples', 'drivers', 'template'), join(dir, 'my-driver'), { recursive: true });
+    for (const command of commands) {
+      const args = command.replace(/^(node dist\/cli\.js|wddm-fence) /, '').split(/\s+/)
+        .map((a) => a.replace(/^my-driver\//, `${dir}/my-driver/`).replace(/^conformance\.xml$/, join(dir, 'conformance.xml')));
+      const r = spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { cwd: root, encoding: 'utf8' });
+      expect(r.status, `${command}\n${r.stderr}`).toBe(0);
+      if (args.includes('--json')) expect(JSON.parse(r.stdout).passed).toBe(true);
+      else expect(r.stdout, command).toMatch(/^PASS: /m);
+    }
+    expect(readFileSync(join(dir, 'conformance.xml'), 'utf8')).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<testsuites /);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
