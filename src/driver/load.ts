@@ -38,7 +38,11 @@ async function locate(pathOrUrl: string | URL, from: string | URL | undefined): 
   const baseName = (spec.split(/[\\/]/).pop() ?? spec).replace(/\.(mjs|js)$/i, '') || 'module';
   if (!isNode()) {
     const base = from instanceof URL ? from.href : from ?? (globalThis as { location?: { href: string } }).location?.href;
-    return { url: new URL(spec, base).href, shown: JSON.stringify(spec), baseName };
+    let url: string;
+    try { url = new URL(spec, base).href; } catch {
+      throw failed(`driver module ${JSON.stringify(spec)} is no URL here (relative to ${base === undefined ? 'nothing: give options.from' : JSON.stringify(base)})`, spec);
+    }
+    return { url, shown: JSON.stringify(spec), baseName };
   }
   const { resolve, dirname } = await import('node:path');
   const { pathToFileURL, fileURLToPath } = await import('node:url');
