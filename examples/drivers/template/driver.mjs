@@ -2,8 +2,9 @@
 // and the user-mode half, each with what the OS expects of it, when it is called and the
 // requirement IDs it serves (docs/DRIVERS.md says what each ID requires).
 //
-// As it stands it is the reference driver with a hook at every seam: each DDI checks what a
-// real driver would check, then calls the reference implementation (super), except
+// As it stands it is the reference driver with a hook at every seam: each DDI calls the
+// reference implementation (super), a few after checking their arguments as a real driver would
+// (createNativeFence, updateCurrentValuesFromCpu, setNativeFenceLogBuffer), except
 // updateMonitoredValues, written out in full over the core's GPU view (the CMP's four steps,
 // NF-11): the one to read first. Replace a DDI's body with your own to check your logic against
 // the contract one DDI at a time:
