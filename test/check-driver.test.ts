@@ -165,6 +165,20 @@ export function createDriver(context) {
     expect(r.stderr).toMatch(/does not implement the driver interface: .*missing or not a function: updateMonitoredValues, setNativeFenceLogBuffer/);
   });
 
+  it('CAP-01 a driver whose DxgkDdiStartDevice throws cannot start an adapter: exit 1, what it threw and where, nothing else runs', async () => {
+    const path = file('no-start.mjs', `import { ReferenceDriver } from ${JSON.stringify(bundle)};
+export const name = 'no-start';
+class NoStart extends ReferenceDriver {
+  startDevice() { throw new RangeError('firmware did not answer'); }
+}
+export function createDriver(context) { return new NoStart(context.hardware, context.core, context.options); }\n`);
+    const r = await cli('check-driver', path, '--json');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`driver "no-start" could not start an adapter: RangeError: firmware did not answer (at NoStart.startDevice (${path}:4:`);
+    expect(r.stderr).toMatch(/; nothing else ran\n$/);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, exitCode: 1, error: 'driver-failed-to-start' });
+  });
+
   it('CAP-02 NF-11 the built-in reference driver, as a module file, passes every requirement: exit 0, the table, the seed; --junit has no failure', async () => {
     const junit = join(dir, 'reference.xml');
     const r = await cli('check-driver', join(root, 'examples', 'drivers', 'reference.mjs'), '--seed', '3', '--junit', junit);

@@ -9,7 +9,8 @@
 // the run. `reference` (when no such file exists) names the built-in reference driver.
 //
 // Exit codes: 0 every requirement passed (or was not exercised) and every case ran to its end,
-// 1 a requirement was violated (or a case could not finish), 2 the module cannot be loaded or is
+// 1 a requirement was violated, a case could not finish, or the driver could not even start (its
+// DxgkDdiStartDevice threw: said, with where in the module), 2 the module cannot be loaded or is
 // not a driver (the missing DDI or wrong shape named), or bad arguments. Nothing runs on a 2.
 // --json prints the report as JSON (BigInts as strings), errors as a JSON document too;
 // --junit writes one testcase per requirement (and one per case that did not finish).
@@ -17,8 +18,10 @@
 import { parseArgs } from 'node:util';
 import { writeFileSync, statSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { WddmError } from '../base/errors.js';
 import { loadDriverModule } from '../driver/load.js';
+import { createMachine } from '../machine/machine.js';
 import { referenceDriverModule, type DriverModule } from '../driver/module.js';
 import { runConformance, type ConformanceReport, type RequirementResult, type Violation } from '../check/conformance.js';
 
@@ -39,14 +42,17 @@ requirement → passed / violated / not exercised (docs/DRIVERS.md).
   --json            print the report as JSON (64-bit values as strings)
   --junit OUT.xml   also write the report as JUnit XML: one testcase per requirement
   --help            this text
-Exit codes: 0 every requirement passed, 1 a violation (or a case that could not finish),
-2 the module cannot be loaded or does not implement the driver interface, or bad arguments.
+Exit codes: 0 every requirement passed, 1 a violation (or a case that could not finish,
+or a driver that could not start), 2 the module cannot be loaded or does not implement
+the driver interface, or bad arguments.
 `;
 
 /** Bad arguments (exit 2; the help is shown). */
 class CheckDriverUsage extends Error {}
 /** The driver cannot be judged: it does not load, or is not a driver module (exit 2). */
 class DriverUnusable extends Error {}
+/** The driver is one, but it cannot start: building it or DxgkDdiStartDevice threw (exit 1: the driver is wrong, not its shape). */
+class DriverFailedToStart extends Error {}
 
 const codeOf = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
 
@@ -195,6 +201,27 @@ async function moduleOf(file: string): Promise<DriverModule> {
   }
 }
 
+/**
+ * Builds one machine with the driver, as the suite's first case does, to tell a module that is no
+ * driver (exit 2: the missing DDI or wrong shape, named by the machine's check) from a driver that
+ * fails to start (exit 1: what it threw, and where in the module).
+ */
+async function startOnce(module: DriverModule, file: string): Promise<void> {
+  try {
+    await createMachine({ adapters: [{ name: 'gpu0', driver: { module } }] });
+  } catch (error) {
+    if (error instanceof WddmError && String(error.parameter ?? '').startsWith('adapters[0].driver.module')) {
+      throw new DriverUnusable(`driver module "${file}" does not implement the driver interface: ${error.message}`);
+    }
+    const path = resolve(file);
+    const url = pathToFileURL(path).href;
+    const frame = error instanceof Error ? (error.stack ?? '').split('\n').find((l) => l.includes(url) || l.includes(path)) : undefined;
+    const place = frame ? ` (at ${frame.trim().replace(/^at /, '').replace(url, path)})` : '';
+    const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    throw new DriverFailedToStart(`driver "${module.name ?? file}" could not start an adapter: ${what}${place}; nothing else ran`);
+  }
+}
+
 async function checkDriverMain(io: CheckDriverIo, argv: string[]): Promise<number> {
   const options = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, junit: { type: 'string' }, seed: { type: 'string' } } as const;
   let parsed;
@@ -210,6 +237,7 @@ async function checkDriverMain(io: CheckDriverIo, argv: string[]): Promise<numbe
     if (resolve(values.junit) === resolve(file)) throw new CheckDriverUsage(`--junit is "${values.junit}", the driver module itself; expected another file (it would be overwritten)`);
   }
   const module = await moduleOf(file);
+  await startOnce(module, file);
   let report: ConformanceReport;
   try {
     report = await runConformance(module, { seed });
@@ -236,8 +264,9 @@ export async function checkDriverCommand(io: CheckDriverIo, argv: string[]): Pro
   } catch (error) {
     const known = error instanceof CheckDriverUsage || error instanceof DriverUnusable;
     const code = known ? 2 : 1;
-    const kind = error instanceof CheckDriverUsage ? 'usage' : error instanceof DriverUnusable ? 'invalid-driver' : 'internal-error';
-    const text = known ? (error as Error).message : `internal error: ${(error as Error)?.stack ?? error}`;
+    const kind = error instanceof CheckDriverUsage ? 'usage' : error instanceof DriverUnusable ? 'invalid-driver'
+      : error instanceof DriverFailedToStart ? 'driver-failed-to-start' : 'internal-error';
+    const text = known || error instanceof DriverFailedToStart ? (error as Error).message : `internal error: ${(error as Error)?.stack ?? error}`;
     io.err(`wddm-fence check-driver: ${text}\n${error instanceof CheckDriverUsage ? '(wddm-fence check-driver --help lists the options)\n' : ''}`);
     if (argv.includes('--json')) io.out(JSON.stringify({ ok: false, exitCode: code, error: kind, message: text.split('\n')[0] }, null, 2) + '\n');
     return code;
