@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import FlatQueue from 'flatqueue';
-import { createMachineSync, Random, exhaustive, shortest, runJob, DEFAULT_MACHINE, DEFAULT_SWARM_MACHINE } from '../dist/wddm-fence.js';
+import { createMachineSync, Random, exhaustive, shortest, runJob, DEFAULT_MACHINE, DEFAULT_SWARM_MACHINE, ContractChecker } from '../dist/wddm-fence.js';
 import { drawScaling } from './scaling-svg.mjs';
 import { outputFolder } from './output.mjs';
 
@@ -534,6 +534,47 @@ function monitoredInterrupts(signals, every) {
   return { interrupts: s.adapters[0].interruptsRaised, gpuSignals: s.adapters[0].gpuSignals, waits: thread.waits.length };
 }
 
+// ───────────────────────── the contract checker (issue 12): its cost when on ─────────────────────────
+
+/**
+ * One machine run of GPU signals with a CPU waiter on every `every`-th value (interrupts, UpdateMonitoredValues,
+ * log reads after each interrupt), with the contract checker on or off. Returns the run's CPU ms.
+ */
+function checkerRun(signals, every, checked) {
+  const checker = checked ? new ContractChecker() : undefined;
+  const machine = createMachineSync({
+    seed: SEED, trace: false, ...(checker ? { observers: [checker] } : {}),
+    adapters: [{ engines: 1, limits: { ringEntries: signals + 16, heapArenaBytes: arenaFor(signals + 16) } }],
+  });
+  const { app, hDevice } = apiProcess(machine);
+  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+  const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+  for (let v = 1; v <= signals; v += 4096) {
+    const commands = [];
+    for (let k = v; k < Math.min(v + 4096, signals + 1); k++) commands.push({ signal: { hSyncObject, value: BigInt(k) } });
+    app.submit({ hHwQueue, commands });
+  }
+  const thread = app.createThread('waiter', function* (cpu) {
+    for (let target = every; target <= signals; target += every) yield cpu.wait({ objects: [hSyncObject], values: [BigInt(target)] });
+  });
+  const t = now();
+  machine.run();
+  const ms = now() - t;
+  if (thread.state !== 'done') throw new Error(`bench: checker waiter ended ${thread.state}`);
+  if (checker && checker.finish().length) throw new Error(`bench: the contract checker judged the reference driver: ${checker.violations[0].rule}`);
+  return ms;
+}
+
+function benchChecker(signals, every) {
+  const off = [], on = [];
+  for (let rep = 0; rep <= REPS; rep++) {
+    const a = checkerRun(signals, every, false);
+    const b = checkerRun(signals, every, true);
+    if (rep > 0) { off.push(a); on.push(b); }
+  }
+  return { offMs: median(off), onMs: median(on), signals, every };
+}
+
 // ───────────────────────── the OS log reader (LOG-05, INT-05) ─────────────────────────
 
 /** Wraps the OS log reader (machine.nativeFenceLogs.service) to time every read; undefined when this build has none. */
@@ -865,6 +906,12 @@ metric('interrupts.requestsPerWaitedValue', native.interrupts / native.waits, 'i
     nativeRequests: native.interrupts, monitoredRequests: monitored.gpuSignals,
     cpuInterruptsTaken: { native: native.interrupts, monitored: monitored.interrupts },
     note: 'a count set by the model, not a speed: requests made while an interrupt is pending join it, so the CPU takes monitored.interrupts of them (README)' });
+
+log('checker: the same machine run (GPU signals, a CPU waiter on every 100th value) with the contract checker on and off');
+const checkerCost = benchChecker(QUICK ? 20_000 : 100_000, 100);
+metric('checker.overhead', checkerCost.onMs, 'ms per machine run with the contract checker on', checkerCost.offMs, checkerCost.onMs / checkerCost.offMs,
+  { goal: 'report only: the checker is opt-in, off it is not attached', signals: checkerCost.signals, waitedEvery: checkerCost.every,
+    baselineWhat: 'the same run with the checker off (no observer)' });
 
 log('crossWorkerWake: worker-mode adapters ping-pong on two cross-adapter fences vs raw Atomics.wait/notify between two workers');
 const wakeRounds = QUICK ? 500 : 2000;
