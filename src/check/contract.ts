@@ -152,6 +152,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
       switch (call.ddi) {
         case 'DxgkDdiStartDevice': this.afterStart(a, outcome.result as DriverStartResult); break;
         case 'DxgkDdiCreateNativeFence': {
+          if (typeof (outcome.result as { hGlobalNativeFence?: unknown } | undefined)?.hGlobalNativeFence !== 'number') break; // the OS refuses such a result itself
           const cvPhys = Number((args.CurrentValueKernelCpuVa as bigint) - KERNEL_VA_BASE);
           const fence: FenceState = { hGlobal: (outcome.result as { hGlobalNativeFence: number }).hGlobalNativeFence, coreFence: a.core.fenceAtCurrentValue(cvPhys), cvPhys };
           a.fences.set(fence.hGlobal, fence);
@@ -194,6 +195,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
 
   /** CAP-02: a driver advertising NativeGpuFence asked first: IsFeatureEnabled (Enabled), then QueryFeatureInterface. */
   private afterStart(a: AdapterState, result: DriverStartResult): void {
+    if (typeof result?.VidSchCaps !== 'number') return; // the OS refuses to start such a driver itself
     a.vidSchCaps = result.VidSchCaps;
     if ((result.VidSchCaps & VIDSCHCAPS.NativeGpuFence) === 0) return;
     this.count('CAP-02');
@@ -264,10 +266,11 @@ export class ContractChecker implements MachineObserver, DdiObserver {
 
   /** A native fence signaled interrupt: INT-03 (no destroyed handle), INT-01 (every raised live fence listed). */
   private onNotifyInterrupt(a: AdapterState, call: CallbackCall, data: NativeFenceSignaledInterrupt): void {
+    if (data === null || typeof data !== 'object') return; // nothing to judge: the OS's handler refuses it
     const where = `NotifyInterrupt (engine ${data.NodeOrdinal})`;
     if (a.isr && a.isr.engine === data.NodeOrdinal) a.isr.notified = true;
     const list = data.pSignaledNativeFenceArray;
-    if (!list) return;
+    if (!Array.isArray(list)) return;
     this.count('INT-03');
     for (const h of list) {
       if (!a.fences.has(h)) {
@@ -316,7 +319,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   private onStep(a: AdapterState, step: StepRecord): void {
     const kind = step.kind;
     if (kind === 'signal') {
-      const where = `GPU signal (${step.queue.label}, value ${step.value})`;
+      const where = () => `GPU signal (${step.queue.label}, value ${step.value})`;
       const no64 = (a.vidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
       const before = step.previousValue;
       if (before !== undefined) {
@@ -325,7 +328,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         // move of more than half the 32-bit range.
         const back = no64 ? (((step.value & MASK32) - (before & MASK32)) & MASK32) > 0x7fff_ffffn : step.value < before;
         if (back) {
-          this.report(a, 'NF-19', where, `CurrentValue stays at or above ${no64 ? `${before & MASK32} (low 32 bits, No64BitAtomics)` : before} (a GPU signal carries no AllowFenceRewind)`,
+          this.report(a, 'NF-19', where(), `CurrentValue stays at or above ${no64 ? `${before & MASK32} (low 32 bits, No64BitAtomics)` : before} (a GPU signal carries no AllowFenceRewind)`,
             `the signal moved it down to ${no64 ? step.value & MASK32 : step.value}`);
         }
       }
@@ -334,7 +337,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         const current = u64(a.core.cpuReadCurrentValue(step.fence));
         const ok = no64 ? (current & MASK32) === (step.value & MASK32) : current === step.value;
         if (!ok) {
-          this.report(a, 'MF-07', where, no64 ? `the low 32 bits of CurrentValue = ${step.value & MASK32}` : `CurrentValue = ${step.value} (the driver advertised 64-bit atomics)`,
+          this.report(a, 'MF-07', where(), no64 ? `the low 32 bits of CurrentValue = ${step.value & MASK32}` : `CurrentValue = ${step.value} (the driver advertised 64-bit atomics)`,
             `CurrentValue is ${current}${no64 ? '' : ': the engine wrote only part of the value'}`);
         }
       }
