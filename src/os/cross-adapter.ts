@@ -290,7 +290,10 @@ export class CrossAdapterFences {
 
   /** Called by the OS after a CPU signal wrote `fences` through their adapters' drivers. */
   afterCpuSignal(fences: GlobalFence[]): void {
-    const cross = fences.filter((f) => this.groups.has(f));
+    if (this.groups.size === 0) return; // no cross-adapter fence: nothing to propagate (the common case, no allocation)
+    let cross: GlobalFence[] | undefined;
+    for (let i = 0; i < fences.length; i++) if (this.groups.has(fences[i])) (cross ??= []).push(fences[i]);
+    if (!cross) return;
     for (const fence of cross) this.noteSignal(fence, fence.currentValue());
     const byAdapter = new Map<OsAdapter, GlobalFence[]>();
     for (const f of cross) {

@@ -9,7 +9,7 @@ import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { MAX_OBJECTS_PER_CALL, hex } from '../base/wddm.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
@@ -33,32 +33,19 @@ export class CpuSignals {
   constructor(private readonly os: SignalsEnvironment) {}
 
   signalFromCpu(process: Process, args: unknown): void {
-    const a = v.options(args, 'signal(args)', ['objects', 'values', 'flags', 'hDevice']);
+    const a = v.options(args, 'signal(args)', SIGNAL_KEYS);
     const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
     const values = v.array(a.values, 'values', objects.length, objects.length);
-    const flags = v.options(a.flags, 'flags', ['allowFenceRewind', 'signalAtSubmission', 'enqueueCpuEvent']);
-    const rewind = flags.allowFenceRewind === undefined ? false : v.bool(flags.allowFenceRewind, 'flags.allowFenceRewind');
+    let rewind = false;
+    if (a.flags !== undefined) {
+      const flags = v.options(a.flags, 'flags', SIGNAL_FLAG_KEYS);
+      rewind = flags.allowFenceRewind === undefined ? false : v.bool(flags.allowFenceRewind, 'flags.allowFenceRewind');
+    }
     if (a.hDevice !== undefined) this.os.handles.requireDevice(process, a.hDevice, 'hDevice');
+    // Every check before any change (no closure, no template string unless a check fails).
     const fences: GlobalFence[] = [];
     const signalled: bigint[] = [];
-    objects.forEach((h, i) => {
-      const local = this.os.handles.resolve(process, h, 'syncObject', `objects[${i}]`);
-      requireRunning(local.global.adapter, `objects[${i}]`);
-      rejectRepeat(fences, local, i, 'signal');
-      const value = v.u64(values[i], `values[${i}]`);
-      if (local.global.hasFlag('noSignal')) {
-        throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
-          { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noSignal' });
-      }
-      const current = local.global.currentValue();
-      if (value < current && !rewind) {
-        throw new WddmError('INVALID_PARAMETER', `values[${i}] ${value} would move ${local.global.label} back from ${current}; fence values only move forward unless flags.allowFenceRewind is set`,
-          { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
-      }
-      if (local.global.kind === 'monitored') checkMonitoredSignal(local.global, value, `values[${i}]`);
-      fences.push(local.global);
-      signalled.push(value);
-    });
+    for (let i = 0; i < objects.length; i++) this.check(process, objects[i], values[i], i, rewind, fences, signalled);
     if (this.os.trace.enabled) {
       this.os.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromCpu', {
         ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: signalled, AllowFenceRewind: rewind,
@@ -68,9 +55,32 @@ export class CpuSignals {
     this.cpuSignal(fences, signalled);
   }
 
+  /** Checks objects[i] and values[i] of a CPU signal (handle, adapter, repeat, value, noSignal, monotonic, MF-07), then adds them to `fences` and `signalled`. */
+  private check(process: Process, handle: unknown, rawValue: unknown, i: number, rewind: boolean, fences: GlobalFence[], signalled: bigint[]): void {
+    const local = this.os.handles.resolve(process, handle, 'syncObject', i === 0 ? 'objects[0]' : `objects[${i}]`);
+    const global = local.global;
+    requireRunning(global.adapter, i === 0 ? 'objects[0]' : `objects[${i}]`);
+    if (i > 0) rejectRepeat(fences, local, i, 'signal');
+    const value = v.u64(rawValue, i === 0 ? 'values[0]' : `values[${i}]`);
+    if ((global.flags & NO_SIGNAL_FLAG) !== 0) {
+      throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
+        { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noSignal' });
+    }
+    const current = global.currentValue();
+    if (value < current && !rewind) {
+      throw new WddmError('INVALID_PARAMETER', `values[${i}] ${value} would move ${global.label} back from ${current}; fence values only move forward unless flags.allowFenceRewind is set`,
+        { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
+    }
+    if (global.kind === 'monitored') checkMonitoredSignal(global, value, `values[${i}]`);
+    fences.push(global);
+    signalled.push(value);
+  }
+
   /** Writes values through each adapter's driver (batched), then satisfies CPU waiters. */
   cpuSignal(fences: GlobalFence[], values: bigint[]): void {
-    if (fences.some((f) => f.kind === 'monitored')) {
+    let hasMonitored = false;
+    for (let i = 0; i < fences.length; i++) if (fences[i].kind === 'monitored') { hasMonitored = true; break; }
+    if (hasMonitored) {
       // Monitored fences: the kernel writes the value itself, no DDI (src/os/monitored.ts).
       const monitored = fences.map((f, i) => i).filter((i) => fences[i].kind === 'monitored');
       this.os.monitored.cpuSignal(monitored.map((i) => fences[i]), monitored.map((i) => values[i]));
@@ -80,20 +90,32 @@ export class CpuSignals {
       values = native.map((i) => values[i]);
     }
     // Grouped by adapter, adapters in index order (a machine has a handful): no Map, no closures per call.
-    const adapters: OsAdapter[] = [];
-    for (const f of fences) if (!adapters.includes(f.adapter)) adapters.push(f.adapter);
-    if (adapters.length > 1) adapters.sort((x, y) => x.index - y.index);
-    const changed = new Set<GlobalFence>();
-    for (const adapter of adapters) {
+    const first = fences[0].adapter;
+    let adapters: OsAdapter[] | undefined;
+    for (let i = 1; i < fences.length; i++) {
+      const adapter = fences[i].adapter;
+      if (adapter !== first && !(adapters ??= [first]).includes(adapter)) adapters.push(adapter);
+    }
+    if (adapters) adapters.sort((x, y) => x.index - y.index);
+    // Only fences that may have CPU waiters (adapter.withWaiters) have a heap to pop: the others skip the core call.
+    let changed: Set<GlobalFence> | undefined;
+    for (const adapter of adapters ?? [first]) {
       let batch = fences, batchValues = values;
-      if (adapters.length > 1) {
+      if (adapters) {
         batch = []; batchValues = [];
         for (let i = 0; i < fences.length; i++) if (fences[i].adapter === adapter) { batch.push(fences[i]); batchValues.push(values[i]); }
       }
       updateCurrentValuesFromCpu(this.os.port, adapter, batch, batchValues, false);
-      for (const fence of batch) this.os.waits.satisfy(fence, fence.currentValue(), changed);
+      for (let i = 0; i < batch.length; i++) {
+        const fence = batch[i];
+        if (adapter.withWaiters.has(fence)) this.os.waits.satisfy(fence, fence.currentValue(), (changed ??= new Set()));
+      }
     }
-    this.os.waits.refresh(changed);
+    if (changed) this.os.waits.refresh(changed);
     this.os.crossAdapter.afterCpuSignal(fences); // XA-04
   }
 }
+
+const SIGNAL_KEYS = ['objects', 'values', 'flags', 'hDevice'] as const;
+const SIGNAL_FLAG_KEYS = ['allowFenceRewind', 'signalAtSubmission', 'enqueueCpuEvent'] as const;
+const NO_SIGNAL_FLAG = 1 << SYNC_FLAG_BITS.noSignal;
