@@ -23,7 +23,7 @@ import type { DriverPort } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { MAX_OBJECTS_PER_CALL, hex } from '../base/wddm.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import type { Handles } from './handles.js';
 import {
   checkMonitoredWait, rejectRepeat, requireRunning,
@@ -58,6 +58,9 @@ export interface WaitCounters {
   waitsSatisfiedAtOnce: number;
   waitsTimedOut: number;
 }
+
+const NO_WAIT_FLAG = 1 << SYNC_FLAG_BITS.noWait;
+const byAdapterThenCoreId = (x: GlobalFence, y: GlobalFence): number => x.adapter.index - y.adapter.index || x.coreFence - y.coreFence;
 
 /** SatisfiedWait records read per fenceSatisfy call. */
 const SATISFY_BATCH = 64;
@@ -103,37 +106,51 @@ export class Waits {
     // Exactly sized: a waiter keeps both for its life (push would leave room for 16 on each).
     const fences: GlobalFence[] = new Array(objects.length);
     const waited: bigint[] = new Array(objects.length);
-    objects.forEach((h, i) => {
-      const local = this.handles.resolve(process, h, 'syncObject', `objects[${i}]`);
-      requireRunning(local.global.adapter, `objects[${i}]`);
-      rejectRepeat(fences, local, i, 'wait');
-      if (local.global.hasFlag('noWait')) {
+    // Every check before any change; no closure, no template string unless a check fails.
+    for (let i = 0; i < objects.length; i++) {
+      const local = this.handles.resolve(process, objects[i], 'syncObject', i === 0 ? 'objects[0]' : `objects[${i}]`);
+      const global = local.global;
+      requireRunning(global.adapter, i === 0 ? 'objects[0]' : `objects[${i}]`);
+      if (i > 0) rejectRepeat(fences, local, i, 'wait');
+      if ((global.flags & NO_WAIT_FLAG) !== 0) {
         throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noWait: it cannot be waited on`,
           { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noWait' });
       }
-      const value = v.u64(values[i], `values[${i}]`);
-      if (local.global.kind === 'monitored') checkMonitoredWait(local.global, value, `values[${i}]`);
-      fences[i] = local.global;
+      const value = v.u64(values[i], i === 0 ? 'values[0]' : `values[${i}]`);
+      if (global.kind === 'monitored') checkMonitoredWait(global, value, `values[${i}]`);
+      fences[i] = global;
       waited[i] = value;
-    });
-    this.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromCpu', {
-      ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
-      timeoutNs: timeoutNs === Infinity ? 'INFINITE' : timeoutNs, waiter: label,
-    });
-    return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete, { process: process.name, ...owner });
+    }
+    if (this.trace.enabled) {
+      this.trace.record('runtime', process.name, 'D3DKMTWaitForSynchronizationObjectFromCpu', {
+        ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: waited, WaitAny: waitAny,
+        timeoutNs: timeoutNs === Infinity ? 'INFINITE' : timeoutNs, waiter: label,
+      });
+    }
+    return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete,
+      owner === undefined ? { process: process.name } : { process: process.name, ...owner });
   }
 
   /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
   startWait(fences: GlobalFence[], values: bigint[], mode: 'all' | 'any', timeoutNs: number, label: string,
             onComplete: (result: WaitResult) => void, owner: WaiterOwner = { process: 'System' }): WaitResult | undefined {
     // One wait block per (waiter, fence): a fence twice would pop twice in one batch (beginWait refuses it up front).
-    if (new Set(fences).size !== fences.length) throw new Error(`startWait(${label}): a fence appears twice; callers must refuse that before changing anything`);
+    const count = fences.length;
+    for (let i = 1; i < count; i++) {
+      if (fences.indexOf(fences[i]) !== i) throw new Error(`startWait(${label}): a fence appears twice; callers must refuse that before changing anything`);
+    }
     const now = this.scheduler.nowNs;
-    const reached = fences.map((f, i) => f.currentValue() >= values[i]);
-    const anyIndex = reached.indexOf(true);
-    if (mode === 'all' ? reached.every(Boolean) : anyIndex >= 0) {
+    // reached[i]: fences[i] is at its value already (allocated only for a call of several fences).
+    const reached: boolean[] | undefined = count > 1 ? new Array(count) : undefined;
+    let anyIndex = -1, reachedCount = 0;
+    for (let i = 0; i < count; i++) {
+      const at = fences[i].currentValue() >= values[i];
+      if (reached) reached[i] = at;
+      if (at) { reachedCount++; if (anyIndex < 0) anyIndex = i; }
+    }
+    if (mode === 'all' ? reachedCount === count : anyIndex >= 0) {
       this.counters.waitsSatisfiedAtOnce++;
-      this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
+      if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
       const result: WaitResult = { status: 'SUCCESS', timeNs: now, immediate: true, index: mode === 'any' ? anyIndex : undefined };
       onComplete(result);
       return result;
@@ -147,7 +164,7 @@ export class Waits {
     }
     // The entries left to wait for (a wait-all's reached ones are done already), and the adapters they are on.
     const pending: number[] = [];
-    for (let i = 0; i < fences.length; i++) if (!(mode === 'all' && reached[i])) pending.push(i);
+    for (let i = 0; i < count; i++) if (!(mode === 'all' && reached !== undefined && reached[i])) pending.push(i);
     const home = fences[pending[0]].adapter;
     let others: OsAdapter[] | undefined;
     for (const i of pending) {
@@ -176,9 +193,11 @@ export class Waits {
     this.counters.waitersAdded++;
     const changed = new Set<GlobalFence>();
     for (const i of pending) { fences[i].adapter.withWaiters.add(fences[i]); changed.add(fences[i]); }
-    this.trace.record('os', 'dxgkrnl', 'waiter added', {
-      waiter: label, fences: pending.map((i) => fences[i].label), values: pending.map((i) => values[i]), mode,
-    });
+    if (this.trace.enabled) {
+      this.trace.record('os', 'dxgkrnl', 'waiter added', {
+        waiter: label, fences: pending.map((i) => fences[i].label), values: pending.map((i) => values[i]), mode,
+      });
+    }
     if (timeoutNs !== Infinity) {
       completion.timeoutNs = timeoutNs;
       completion.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
@@ -211,7 +230,9 @@ export class Waits {
     this.freeIds.push(completion.id);
     this.live--;
     if (result.status === 'SUCCESS') this.counters.waitersWoken++;
-    this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
+    if (this.trace.enabled) {
+      this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
+    }
     completion.onComplete(result);
   }
 
@@ -267,30 +288,34 @@ export class Waits {
     let turns = 0;
     while (changed.size) {
       if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
-      const byAdapter = new Map<OsAdapter, GlobalFence[]>();
+      // This turn's fences, adapters in index order and each adapter's fences in core id order (no Map, no closure).
+      const list: GlobalFence[] = [];
       for (const fence of changed) {
         if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
-        let list = byAdapter.get(fence.adapter);
-        if (!list) byAdapter.set(fence.adapter, (list = []));
         list.push(fence);
       }
       changed.clear();
-      for (const adapter of [...byAdapter.keys()].sort((x, y) => x.index - y.index)) {
-        const fences = byAdapter.get(adapter)!.sort((x, y) => x.coreFence - y.coreFence);
-        const batch: GlobalFence[] = [];
-        const values: bigint[] = [];
-        for (const fence of fences) {
+      if (list.length > 1) list.sort(byAdapterThenCoreId);
+      for (let start = 0; start < list.length;) {
+        const adapter = list[start].adapter;
+        let end = start + 1;
+        while (end < list.length && list[end].adapter === adapter) end++;
+        let batch: GlobalFence[] | undefined;
+        let values: bigint[] | undefined;
+        for (let k = start; k < end; k++) {
+          const fence = list[k];
           if (fence.monitoredValueHeld) continue; // XA-03: held at 0
           const target = this.monitoredTarget(fence);
-          if (target !== fence.monitoredValue) { batch.push(fence); values.push(target); }
+          if (target !== fence.monitoredValue) { (batch ??= []).push(fence); (values ??= []).push(target); }
         }
-        if (!batch.length) continue;
-        this.updateMonitoredValues(adapter, batch, values);
+        start = end;
+        if (!batch) continue;
+        this.updateMonitoredValues(adapter, batch, values!);
         if (adapter.state !== 'running') continue;
         // Resample: the driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
         for (const fence of batch) {
           const current = fence.currentValue();
-          if (this.satisfy(fence, current, changed) > 0) {
+          if (this.satisfy(fence, current, changed) > 0 && this.trace.enabled) {
             this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: fence.label, currentValue: current });
           }
         }
@@ -304,7 +329,7 @@ export class Waits {
       NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
       MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
     });
-    fences.forEach((f, i) => { f.monitoredValue = values[i]; });
+    for (let i = 0; i < fences.length; i++) fences[i].monitoredValue = values[i];
   }
 
   /** The MonitoredValue this fence must have (NF-02). */

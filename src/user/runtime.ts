@@ -218,7 +218,7 @@ export class RuntimeProcess {
     // Bad input throws here, synchronously, before anything changes.
     let settle!: (result: WaitResult) => void;
     const settled = new Promise<WaitResult>((resolve) => { settle = resolve; });
-    this.os.waits.beginWait(this.kernel, args, `${this.name}:${label}`, (result) => settle(result));
+    this.os.waits.beginWait(this.kernel, args, `${this.name}:${label}`, settle);
     return settled;
   }
 
