@@ -120,7 +120,11 @@ export const DEFAULT_FIRMWARE: Readonly<GpuFirmware> = Object.freeze({ timestamp
 /** Where an engine's interrupt service routine is: about to run, or returned (the contract checker brackets it). */
 export type InterruptPhase = 'service' | 'serviced';
 
-interface EngineState { event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[]; signal?: SignalInFlight }
+interface EngineState {
+  event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[]; signal?: SignalInFlight;
+  /** Made once: the engine's trace actor, its tick events' label and arguments (read-only, shared by every tick). */
+  readonly actor: string; readonly tickLabel: string; readonly args: Readonly<{ engine: number }>;
+}
 
 /** The core step each phase runs, for traces and explorers. */
 export const SIGNAL_PHASE_STEP: Readonly<Record<SignalPhase, string>> = {
@@ -184,7 +188,10 @@ export class GpuHardware {
     /** The machine's timing stream (jitter). */
     private readonly random: Random,
   ) {
-    this.engines = Array.from({ length: engineCount }, () => ({ busyUntilNs: 0, cursor: 0, queueIds: [] as number[] }));
+    this.engines = Array.from({ length: engineCount }, (_, engine) => ({
+      busyUntilNs: 0, cursor: 0, queueIds: [] as number[],
+      actor: `${name}/engine${engine}`, tickLabel: `${name}/engine${engine} tick`, args: Object.freeze({ engine }),
+    }));
     scheduler.register(name, (event) => this.onEvent(event));
   }
 
@@ -235,7 +242,7 @@ export class GpuHardware {
     const state = this.engines[engine];
     if (state.event && !state.event.cancelled) return;
     const at = Math.max(this.scheduler.nowNs, state.busyUntilNs);
-    state.event = this.scheduler.at(at, this.name, 'engine-tick', { engine }, `${this.name}/engine${engine} tick`);
+    state.event = this.scheduler.at(at, this.name, 'engine-tick', state.args, state.tickLabel);
   }
 
   private nextRunnable(engine: number): HwQueueInfo | undefined {
@@ -280,7 +287,8 @@ export class GpuHardware {
     if (!queue) return;
     const now = this.scheduler.nowNs;
     const L = this.layout;
-    const actor = `${this.name}/engine${engine}`;
+    const actor = state.actor;
+    const tracing = this.trace.enabled; // trace arguments (and the core reads made only for them) are built only when tracing
     if (this.granularity === 'step' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalBegin(engine, queue); return; }
     if (this.firmwareState.signalLogOrder === 'index-first' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalIndexFirst(engine, queue); return; }
     const overwritten = this.valueUnderHeadSignal(queue.id);
@@ -294,7 +302,7 @@ export class GpuHardware {
       this.trace.record('gpu', actor, 'work', { queue: queue.label, durationNs: Number(out.workDurationNs) });
       this.emit({ queue, kind: 'work', fence: 0, handle: 0, value: out.workDurationNs, timeNs: now });
     } else if (result === L.stepBlocked) {
-      this.trace.record('gpu', actor, 'wait blocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, currentValue: u64(this.core.cpuReadCurrentValue(out.fence)) });
+      if (tracing) this.trace.record('gpu', actor, 'wait blocked', { queue: queue.label, hSyncObject: out.handle, value: out.value, currentValue: u64(this.core.cpuReadCurrentValue(out.fence)) });
       let set = this.blockedOn.get(out.fence);
       if (!set) this.blockedOn.set(out.fence, (set = new Set()));
       set.add(queue.id);
@@ -312,13 +320,15 @@ export class GpuHardware {
     } else {
       const interrupt = result === L.stepInterrupt || result === L.stepMonitoredInterrupt;
       const monitored = result === L.stepMonitoredInterrupt;
-      this.trace.record('gpu', actor, monitored ? 'fence write' : 'signal', { queue: queue.label, hSyncObject: out.handle, value: out.value });
-      if (!monitored) {
-        this.trace.record('cmp', actor, interrupt ? 'interrupt raised' : 'no interrupt', {
-          value: out.value, monitoredValue: u64(this.core.cpuReadMonitoredValue(out.fence)), rule: interrupt ? 'CurrentValue > MonitoredValue' : 'CurrentValue <= MonitoredValue',
-        });
-      } else {
-        this.trace.record('cmp', actor, 'monitored fence signaled interrupt raised', { value: out.value });
+      if (tracing) {
+        this.trace.record('gpu', actor, monitored ? 'fence write' : 'signal', { queue: queue.label, hSyncObject: out.handle, value: out.value });
+        if (!monitored) {
+          this.trace.record('cmp', actor, interrupt ? 'interrupt raised' : 'no interrupt', {
+            value: out.value, monitoredValue: u64(this.core.cpuReadMonitoredValue(out.fence)), rule: interrupt ? 'CurrentValue > MonitoredValue' : 'CurrentValue <= MonitoredValue',
+          });
+        } else {
+          this.trace.record('cmp', actor, 'monitored fence signaled interrupt raised', { value: out.value });
+        }
       }
       this.emit({ queue, kind: monitored ? 'fence-write' : 'signal', fence: out.fence, handle: out.handle, value: out.value, timeNs: now, interrupt, previousValue: overwritten });
       if (!monitored) this.doorbell?.afterSignal(engine, out.fence); // XA-07: reads the StepReport's doorbell counts
@@ -326,7 +336,7 @@ export class GpuHardware {
       this.rescanFence(out.fence);
     }
     state.busyUntilNs = nextNs;
-    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', { engine }, `${actor} tick`);
+    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', state.args, state.tickLabel);
   }
 
   // ── granularity 'step': a signal, one core step per event ──

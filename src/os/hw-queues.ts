@@ -18,7 +18,7 @@ import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, type UserModeCommand } from '../ddi/
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { hex } from '../base/wddm.js';
+import { UINT64_MAX, hex } from '../base/wddm.js';
 import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
@@ -139,20 +139,29 @@ export class HwQueues {
     const commands: UserModeCommand[] = [];
     const described: string[] = [];
     const references: InFlightCommand[] = [];
-    list.forEach((raw, i) => {
-      const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
-      const keys = Object.keys(c);
-      if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
-      if (c.work !== undefined) {
-        const work = v.workCommand(c.work, `commands[${i}].work`);
-        commands.push(work.command);
-        described.push(work.described);
-        return;
+    const tracing = this.os.trace.enabled;
+    for (let i = 0; i < list.length; i++) {
+      const raw = list[i];
+      // The common shape ({ signal } or { wait } naming a sync object handle of this process, a valid value)
+      // is recognised without building a parameter path; anything else takes the full check, which names what is wrong.
+      let command = quickFenceCommand(process, raw);
+      if (command === undefined) {
+        const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
+        const keys = Object.keys(c);
+        if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
+        if (c.work !== undefined) {
+          const work = v.workCommand(c.work, `commands[${i}].work`);
+          commands.push(work.command);
+          if (tracing) described.push(work.described);
+          continue;
+        }
+        const op = c.wait !== undefined ? 'wait' : 'signal';
+        const body = v.options(c[op], `commands[${i}].${op}`, ['hSyncObject', 'value']);
+        const local = this.os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
+        const value = v.u64(body.value, `commands[${i}].${op}.value`);
+        command = { op, local, value };
       }
-      const op = c.wait !== undefined ? 'wait' : 'signal';
-      const body = v.options(c[op], `commands[${i}].${op}`, ['hSyncObject', 'value']);
-      const local = this.os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
-      const value = v.u64(body.value, `commands[${i}].${op}.value`);
+      const { op, local, value } = command;
       if (local.global.kind === 'monitored') {
         throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} is a monitored fence: it has no MonitoredValue for the CMP, so hardware queues do not ${op} on it; use a kernel-mode context (submitCommand / ${op === 'wait' ? 'waitForSynchronizationObjectFromGpu' : 'fenceWrite or signalSynchronizationObjectFromGpu'})`,
           { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: 'a native fence' });
@@ -164,15 +173,15 @@ export class HwQueues {
       if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
       commands.push({ op, gpuVa: local.cvGpuVa, value, handle: local.handle });
-      references.push({ op, local, value });
-      described.push(`${op}(${local.global.label}, ${value})`);
-    });
+      references.push(command);
+      if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
+    }
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
       commands.push({ op: 'signal', gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
       references.push({ op: 'signal', local: queue.progress, value: progressValue });
-      described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
+      if (tracing) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
     return { process, queue, adapterIndex: device.adapter.index, commands, references, described, progressValue };
   }
@@ -190,4 +199,43 @@ export class HwQueues {
     if (progressValue !== undefined) queue.progressValue = progressValue;
     return { progressValue };
   }
+}
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * A { signal: { hSyncObject, value } } or { wait: … } command in its common, valid shape, as the full
+ * check would read it: an object with that one own key (no `work`), a body with no other own keys, a
+ * sync object handle of `process` and a 64-bit value. Undefined for anything else: the caller then
+ * runs the full check, which throws the error naming what is wrong (or reads a `work` command).
+ */
+function quickFenceCommand(process: Process, raw: unknown): InFlightCommand | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const c = raw as Record<string, unknown>;
+  let own = 0;
+  for (const key in c) {
+    if (!hasOwn.call(c, key)) continue;
+    if (key !== 'signal' && key !== 'wait') return undefined;
+    own++;
+  }
+  if (own !== 1 || c.work !== undefined) return undefined;
+  const op = c.wait !== undefined ? 'wait' : 'signal';
+  const body = c[op] as Record<string, unknown> | undefined;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  for (const key in body) if (key !== 'hSyncObject' && key !== 'value' && hasOwn.call(body, key)) return undefined;
+  const handle = body.hSyncObject;
+  if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0) return undefined;
+  const local = process.handles.get(handle);
+  if (local === undefined || local.kind !== 'syncObject') return undefined;
+  const raw64 = body.value;
+  let value: bigint;
+  if (typeof raw64 === 'bigint') {
+    if (raw64 < 0n || raw64 > UINT64_MAX) return undefined;
+    value = raw64;
+  } else if (typeof raw64 === 'number' && Number.isSafeInteger(raw64) && raw64 >= 0) {
+    value = BigInt(raw64);
+  } else {
+    return undefined;
+  }
+  return { op, local, value };
 }

@@ -247,7 +247,7 @@ export interface SubmissionPlan {
   commands: UserModeCommand[];
   /** The waits and signals among them, each an in-flight reference of the handle it names. */
   references: InFlightCommand[];
-  /** The commands in words, for the trace. */
+  /** The commands in words, for the trace (left empty while tracing is off: nothing would read them). */
   described: string[];
   /** The progress fence value the submission signals last. */
   progressValue?: bigint;
