@@ -13,6 +13,7 @@
 //   take(i)     runs the i-th of them (a schedule explorer's choice)
 //   step()      runs the one the policy picks
 //   run(until)  step() until nothing is left (or time would pass `until`)
+//   atOrContinue  a handler's own next event: run in place when run() would take it next anyway
 //
 // The policy (`scheduler.policy`, a SchedulePolicy) is handed enabled() and
 // returns the index to take. Without one (the default) the scheduler takes
@@ -98,6 +99,9 @@ export class Scheduler {
   executed = 0;
   /** Who chooses among enabled() in step() and run(); undefined = the seeded tie-break, taken straight from the heap. */
   policy?: SchedulePolicy;
+  /** While run() runs: its bound and the events it has taken (atOrContinue counts the ones it takes in place). */
+  private runUntilNs: number | undefined = undefined;
+  private runCount = 0;
 
   /** `random` draws every event's tie-break key (the machine passes a stream of its seed). */
   constructor(private readonly random: Random = new Random(1)) {}
@@ -112,6 +116,35 @@ export class Scheduler {
     if (!(timeNs >= this.nowNs)) throw new Error(`scheduler: event "${label}" at ${timeNs} ns is before now (${this.nowNs} ns)`);
     if (!this.handlers.has(owner)) throw new Error(`scheduler: event "${label}" names owner "${owner}", which has no handler (Scheduler.register)`);
     const event: ScheduledEvent = { timeNs, sequence: this.sequence++, tieBreak: this.random.nextU32(), owner, kind, args, label, cancelled: false };
+    this.push(event);
+    return event;
+  }
+
+  /**
+   * at(), for a handler scheduling its own next event as it ends: when run() (no policy) would take that
+   * event next anyway (it is due no later than the run's bound and comes before every queued event by
+   * time, tie-break and sequence, all drawn exactly as at() draws them), it is counted as taken at once
+   * (virtual time moves to it, one event of the run's bound and of `executed`) and undefined is returned:
+   * the handler runs it in place, with no event queued. Otherwise it is queued as at() queues it. Either
+   * way the run is the same, event for event: only the queue entry is saved (src/gpu/hardware.ts runs
+   * stretches of commands this way).
+   */
+  atOrContinue(timeNs: number, owner: string, kind: string, args: EventArgs, label: string): ScheduledEvent | undefined {
+    if (!(timeNs >= this.nowNs)) throw new Error(`scheduler: event "${label}" at ${timeNs} ns is before now (${this.nowNs} ns)`);
+    if (!this.handlers.has(owner)) throw new Error(`scheduler: event "${label}" names owner "${owner}", which has no handler (Scheduler.register)`);
+    const sequence = this.sequence++;
+    const tieBreak = this.random.nextU32();
+    if (this.runUntilNs !== undefined && this.policy === undefined && timeNs <= this.runUntilNs && this.runCount < this.maxEventsPerRun) {
+      this.dropCancelledTop();
+      const top = this.heap[0];
+      if (top === undefined || timeNs < top.timeNs || (timeNs === top.timeNs && (tieBreak < top.tieBreak || (tieBreak === top.tieBreak && sequence < top.sequence)))) {
+        this.runCount++;
+        this.nowNs = timeNs;
+        this.executed++;
+        return undefined;
+      }
+    }
+    const event: ScheduledEvent = { timeNs, sequence, tieBreak, owner, kind, args, label, cancelled: false };
     this.push(event);
     return event;
   }
@@ -160,17 +193,25 @@ export class Scheduler {
 
   /** Runs until no event is left, or until virtual time would pass `untilNs`. */
   run(untilNs = Infinity): number {
-    let count = 0;
-    for (;;) {
-      this.dropCancelledTop();
-      if (!this.heap.length) break;
-      if (this.heap[0].timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
-      if (++count > this.maxEventsPerRun) throw eventLimitError(this.maxEventsPerRun, this.nowNs);
-      if (this.policy) this.takeChosen(this.policy);
-      else this.execute(this.removeAt(0));
+    // The run's bound and count, for atOrContinue (saved and restored: a handler could run() too).
+    const outerUntilNs = this.runUntilNs, outerCount = this.runCount;
+    this.runUntilNs = untilNs;
+    this.runCount = 0;
+    try {
+      for (;;) {
+        this.dropCancelledTop();
+        if (!this.heap.length) break;
+        if (this.heap[0].timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
+        if (++this.runCount > this.maxEventsPerRun) throw eventLimitError(this.maxEventsPerRun, this.nowNs);
+        if (this.policy) this.takeChosen(this.policy);
+        else this.execute(this.removeAt(0));
+      }
+      if (untilNs !== Infinity && this.nowNs < untilNs) this.nowNs = untilNs;
+      return this.runCount;
+    } finally {
+      this.runUntilNs = outerUntilNs;
+      this.runCount = outerCount;
     }
-    if (untilNs !== Infinity && this.nowNs < untilNs) this.nowNs = untilNs;
-    return count;
   }
 
   private takeChosen(policy: SchedulePolicy): void {

@@ -279,23 +279,33 @@ export class GpuHardware {
   memory!: WasmMemory;
   private outView?: DataView;
 
+  /**
+   * An engine-tick: the engine executes its next command. Stretches of commands run in this loop: a
+   * next tick the scheduler would take next anyway runs in place (Scheduler.atOrContinue: no event
+   * queued, the run the same event for event), at granularity 'command'.
+   */
   private tick(engine: number): void {
     const state = this.engines[engine];
+    while (this.tickOnce(engine, state)) { /* the next tick, in place */ }
+  }
+
+  /** One command; true when the engine's next tick is to run in place now. */
+  private tickOnce(engine: number, state: EngineState): boolean {
     state.event = undefined;
-    if (this.stopped) return;
+    if (this.stopped) return false;
     const queue = this.nextRunnable(engine);
-    if (!queue) return;
+    if (!queue) return false;
     const now = this.scheduler.nowNs;
     const L = this.layout;
     const actor = state.actor;
     const tracing = this.trace.enabled; // trace arguments (and the core reads made only for them) are built only when tracing
-    if (this.granularity === 'step' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalBegin(engine, queue); return; }
-    if (this.firmwareState.signalLogOrder === 'index-first' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalIndexFirst(engine, queue); return; }
+    if (this.granularity === 'step' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalBegin(engine, queue); return false; }
+    if (this.firmwareState.signalLogOrder === 'index-first' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalIndexFirst(engine, queue); return false; }
     const overwritten = this.valueUnderHeadSignal(queue.id);
     const result = this.core.engineStep(queue.id, this.timestamp(now));
-    if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return; }
+    if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return false; }
     const out = this.readOut(this.memory.buffer);
-    if (result === L.stepIdle) return;
+    if (result === L.stepIdle) return false;
     let nextNs = now + this.latency(this.timing.commandNs);
     if (result === L.stepWork) {
       nextNs = now + Number(out.workDurationNs);
@@ -336,7 +346,12 @@ export class GpuHardware {
       this.rescanFence(out.fence);
     }
     state.busyUntilNs = nextNs;
-    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', state.args, state.tickLabel);
+    if (this.granularity !== 'command') {
+      state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', state.args, state.tickLabel);
+      return false;
+    }
+    state.event = this.scheduler.atOrContinue(nextNs, this.name, 'engine-tick', state.args, state.tickLabel);
+    return state.event === undefined;
   }
 
   // ── granularity 'step': a signal, one core step per event ──
