@@ -102,8 +102,8 @@ export class NativeFences {
       adapter.core.fenceDestroy(coreFence);
       throw error;
     }
-    const label = name ?? `fence${coreFence}`;
-    const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemCvVa, systemMvVa, label);
+    const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemCvVa, systemMvVa, name);
+    const label = global.label;
     this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
       fence: label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
       CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,

@@ -239,7 +239,8 @@ export class Waits {
   /** Retires the waiter's blocks on `adapter`; the fences whose heaps lost one go into `changed`. */
   private retire(completion: Completion, adapter: OsAdapter, changed: Set<GlobalFence>): void {
     const core = adapter.core;
-    const n = check(core.waiterRetire(completion.record), `retiring waiter ${completion.label}`);
+    let n = core.waiterRetire(completion.record);
+    if (n < 0) n = check(n, `retiring waiter ${completion.label}`); // the message is built only on failure
     if (n === 0) return;
     const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
     for (let k = 0; k < n; k++) {
@@ -258,7 +259,8 @@ export class Waits {
     const record = this.layout.out.satisfied;
     let total = 0;
     for (;;) {
-      const n = check(core.fenceSatisfy(fence.coreFence, currentValue, SATISFY_BATCH), `satisfying waiters of ${fence.label}`);
+      let n = core.fenceSatisfy(fence.coreFence, currentValue, SATISFY_BATCH);
+      if (n < 0) n = check(n, `satisfying waiters of ${fence.label}`); // the message is built only on failure
       if (n === 0) break;
       changed.add(fence);
       total += n;
