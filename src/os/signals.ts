@@ -43,8 +43,9 @@ export class CpuSignals {
     }
     if (a.hDevice !== undefined) this.os.handles.requireDevice(process, a.hDevice, 'hDevice');
     // Every check before any change (no closure, no template string unless a check fails).
-    const fences: GlobalFence[] = [];
-    const signalled: bigint[] = [];
+    // Exactly sized (an empty array's first push reserves room for 17).
+    const fences: GlobalFence[] = new Array(objects.length);
+    const signalled: bigint[] = new Array(objects.length);
     for (let i = 0; i < objects.length; i++) this.check(process, objects[i], values[i], i, rewind, fences, signalled);
     if (this.os.trace.enabled) {
       this.os.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromCpu', {
@@ -55,7 +56,7 @@ export class CpuSignals {
     this.cpuSignal(fences, signalled);
   }
 
-  /** Checks objects[i] and values[i] of a CPU signal (handle, adapter, repeat, value, noSignal, monotonic, MF-07), then adds them to `fences` and `signalled`. */
+  /** Checks objects[i] and values[i] of a CPU signal (handle, adapter, repeat, value, noSignal, monotonic, MF-07), then sets fences[i] and signalled[i]. */
   private check(process: Process, handle: unknown, rawValue: unknown, i: number, rewind: boolean, fences: GlobalFence[], signalled: bigint[]): void {
     const local = this.os.handles.resolve(process, handle, 'syncObject', i === 0 ? 'objects[0]' : `objects[${i}]`);
     const global = local.global;
@@ -72,8 +73,8 @@ export class CpuSignals {
         { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
     }
     if (global.kind === 'monitored') checkMonitoredSignal(global, value, `values[${i}]`);
-    fences.push(global);
-    signalled.push(value);
+    fences[i] = global;
+    signalled[i] = value;
   }
 
   /** Writes values through each adapter's driver (batched), then satisfies CPU waiters. */
