@@ -62,9 +62,11 @@ export class NativeFences {
       throw new WddmError('INVALID_PARAMETER', `createNativeFence: a cross-adapter native fence must be of type DEFAULT, not ${type}`,
         { parameter: 'type', value: type, expected: 'DEFAULT for flags.crossAdapter' });
     }
-    this.os.trace.record('runtime', process.name, 'D3DKMTCreateNativeFence', {
-      hDevice: device.handle, InitialFenceValue: initialValue, Type: type, Flags: flags, name,
-    });
+    if (this.os.trace.enabled) {
+      this.os.trace.record('runtime', process.name, 'D3DKMTCreateNativeFence', {
+        hDevice: device.handle, InitialFenceValue: initialValue, Type: type, Flags: flags, name,
+      });
+    }
     return this.createNativeFenceOn(process, device, type, flags, initialValue, privateData, name);
   }
 
@@ -103,11 +105,12 @@ export class NativeFences {
       throw error;
     }
     const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemCvVa, systemMvVa, name);
-    const label = global.label;
-    this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
-      fence: label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
-      CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,
-    });
+    if (this.os.trace.enabled) {
+      this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
+        fence: global.label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
+        CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,
+      });
+    }
     const created = this.os.port.createNativeFence(adapter.index, {
       Type: NATIVE_FENCE_TYPE[type], CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
       CurrentValueKernelCpuVa: global.kernelCvVa, MonitoredValueKernelCpuVa: global.kernelMvVa,
@@ -135,7 +138,7 @@ export class NativeFences {
     };
     global.locals.add(local);
     process.handles.set(local.handle, local);
-    this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, CurrentValueCpuVa: cvCpuVa });
+    if (this.os.trace.enabled) this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, CurrentValueCpuVa: cvCpuVa });
     return local;
   }
 

@@ -185,19 +185,21 @@ export class DriverPort {
   }
 
   createNativeFence(adapterIndex: number, args: DXGKARG_CREATENATIVEFENCE): { hGlobalNativeFence: number } | undefined {
-    const typeName = Object.entries(NATIVE_FENCE_TYPE).find(([, v]) => v === args.Type)?.[0] ?? args.Type;
-    const result = this.invoke<{ hGlobalNativeFence: number }>(adapterIndex, 'DxgkDdiCreateNativeFence', args, {
-      Type: typeName, CurrentValueSystemProcessGpuVa: args.CurrentValueSystemProcessGpuVa, MonitoredValueSystemProcessGpuVa: args.MonitoredValueSystemProcessGpuVa,
-    }, 'createNativeFence');
-    if (result) this.trace.record('ddi', this.adapter(adapterIndex).name, 'DxgkDdiCreateNativeFence returned', { hGlobalNativeFence: result.hGlobalNativeFence });
+    // The trace line's arguments only when tracing (fence creation is on the path of every fence a program makes).
+    const traced = this.trace.enabled ? {
+      Type: Object.entries(NATIVE_FENCE_TYPE).find(([, v]) => v === args.Type)?.[0] ?? args.Type,
+      CurrentValueSystemProcessGpuVa: args.CurrentValueSystemProcessGpuVa, MonitoredValueSystemProcessGpuVa: args.MonitoredValueSystemProcessGpuVa,
+    } : undefined;
+    const result = this.invoke<{ hGlobalNativeFence: number }>(adapterIndex, 'DxgkDdiCreateNativeFence', args, traced, 'createNativeFence');
+    if (result && this.trace.enabled) this.trace.record('ddi', this.adapter(adapterIndex).name, 'DxgkDdiCreateNativeFence returned', { hGlobalNativeFence: result.hGlobalNativeFence });
     return result;
   }
 
   openNativeFence(adapterIndex: number, args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number } | undefined {
-    const result = this.invoke<{ hLocalNativeFence: number }>(adapterIndex, 'DxgkDdiOpenNativeFence', args, {
+    const result = this.invoke<{ hLocalNativeFence: number }>(adapterIndex, 'DxgkDdiOpenNativeFence', args, this.trace.enabled ? {
       hGlobalNativeFence: args.hGlobalNativeFence, hDevice: args.hDevice, CurrentValueGpuVa: args.CurrentValueGpuVa, MonitoredValueGpuVa: args.MonitoredValueGpuVa,
-    }, 'openNativeFence');
-    if (result) this.trace.record('ddi', this.adapter(adapterIndex).name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: result.hLocalNativeFence });
+    } : undefined, 'openNativeFence');
+    if (result && this.trace.enabled) this.trace.record('ddi', this.adapter(adapterIndex).name, 'DxgkDdiOpenNativeFence returned', { hLocalNativeFence: result.hLocalNativeFence });
     return result;
   }
 
