@@ -163,8 +163,9 @@ export class Waits {
       return result;
     }
     // The entries left to wait for (a wait-all's reached ones are done already), and the adapters they are on.
-    const pending: number[] = [];
-    for (let i = 0; i < count; i++) if (!(mode === 'all' && reached !== undefined && reached[i])) pending.push(i);
+    // Exactly sized, as every per-wait array here (an empty array's first push reserves room for 17).
+    const pending: number[] = new Array(mode === 'all' ? count - reachedCount : count);
+    for (let i = 0, k = 0; i < count; i++) if (!(mode === 'all' && reached !== undefined && reached[i])) pending[k++] = i;
     const home = fences[pending[0]].adapter;
     let others: OsAdapter[] | undefined;
     for (const i of pending) {
@@ -291,11 +292,13 @@ export class Waits {
     while (changed.size) {
       if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
       // This turn's fences, adapters in index order and each adapter's fences in core id order (no Map, no closure).
-      const list: GlobalFence[] = [];
+      const list: GlobalFence[] = new Array(changed.size);
+      let listed = 0;
       for (const fence of changed) {
         if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
-        list.push(fence);
+        list[listed++] = fence;
       }
+      list.length = listed;
       changed.clear();
       if (list.length > 1) list.sort(byAdapterThenCoreId);
       for (let start = 0; start < list.length;) {
