@@ -90,6 +90,39 @@ threads:
 `,
   },
   {
+    // Optimized interrupts: two queues of one engine signal into one interrupt (it must name none), then one queue alone
+    // (it may name that queue): INT-05.
+    name: 'optimized-interrupt-queues (INT-05)',
+    text: `name: optimized-interrupt-queues
+machine: { adapters: [ { name: gpu0, engines: 1, caps: { optimizedNativeFenceSignaledInterrupt: true } } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: a, process: app, adapter: gpu0, kind: native }
+  - { name: b, process: app, adapter: gpu0, kind: native }
+queues:
+  - name: first
+    process: app
+    adapter: gpu0
+    commands:
+      - work: { durationNs: 2000 }
+      - signal: { fence: a, value: 1 }
+      - work: { durationNs: 20000 }
+      - signal: { fence: a, value: 2 }
+  - name: second
+    process: app
+    adapter: gpu0
+    commands:
+      - work: { durationNs: 2000 }
+      - signal: { fence: b, value: 1 }
+threads:
+  - name: waiter
+    process: app
+    steps:
+      - wait: { id: both, fences: [a, b], values: [1, 1], timeoutNs: 1000000 }
+      - wait: { id: again, fences: [a], values: [2], timeoutNs: 1000000 }
+`,
+  },
+  {
     // A fence destroyed before another one's signal interrupts: no list may name it (INT-03).
     name: 'destroyed-fence (INT-03)',
     text: `name: destroyed-fence

@@ -56,6 +56,7 @@ export const CONTRACT_RULES: readonly { readonly rule: string; readonly checks: 
   { rule: 'MF-07', checks: 'each GPU signal: CurrentValue holds the value (its low 32 bits when the driver advertised No64BitAtomics)', fatal: false },
   { rule: 'INT-01', checks: 'each native fence signaled interrupt with a list: it lists every live fence whose GPU signal raised it', fatal: false },
   { rule: 'INT-03', checks: 'each native fence signaled interrupt: no listed handle is a destroyed (or unknown) fence', fatal: true },
+  { rule: 'INT-05', checks: 'each optimized interrupt (no list) naming a hardware queue: every GPU signal that raised it came from that queue (else it must name none)', fatal: false },
   { rule: 'INT-06', checks: 'each interrupt the CMP raised for a GPU signal: the ISR notifies the OS (a list naming the fence, or no list)', fatal: false },
   { rule: 'LOG-04', checks: 'each log entry the OS reads (after DxgkDdiUpdateNativeFenceLogs): the entry of the GPU operation its index covers (value, handle, operation)', fatal: false },
   { rule: 'LOG-07', checks: 'each log entry read: its end timestamp is not below the last non-zero one of that log', fatal: false },
@@ -77,10 +78,11 @@ interface AdapterState {
   fences: Map<number, FenceState>;
   byCore: Map<number, FenceState>;
   destroyed: Set<number>;
-  /** Per engine: the core fences whose GPU signal raised the pending interrupt. */
+  /** Per engine: the core fences whose GPU signal raised the pending interrupt, and the queues (hHwQueue) that signalled them. */
   raised: Set<number>[];
-  /** The ISR running now: the fences its interrupt was raised for, and whether it notified the OS. */
-  isr?: { engine: number; batch: Set<number>; notified: boolean };
+  raisedBy: Set<number>[];
+  /** The ISR running now: the fences its interrupt was raised for and their queues, and whether it notified the OS. */
+  isr?: { engine: number; batch: Set<number>; queues: Set<number>; notified: boolean };
   /** hHwQueue → its two logs (set by DxgkDdiSetNativeFenceLogBuffer). */
   logs: Map<number, { signals?: LogState; waits?: LogState }>;
   cvBefore?: bigint[];
@@ -110,6 +112,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const state: AdapterState = {
       index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, vidSchCaps: 0,
       fences: new Map(), byCore: new Map(), destroyed: new Set(), raised: Array.from({ length: adapter.hardware.engineCount }, () => new Set<number>()),
+      raisedBy: Array.from({ length: adapter.hardware.engineCount }, () => new Set<number>()),
       logs: new Map(),
     };
     this.adapters[adapter.index] = state;
@@ -177,6 +180,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     if (call.ddi === 'DxgkDdiStopDevice' || call.ddi === 'DxgkDdiResetFromTimeout') {
       // The engines stopped: pending interrupts and every queue's work are gone.
       for (const set of a.raised) set.clear();
+      for (const set of a.raisedBy) set.clear();
       if (call.ddi === 'DxgkDdiResetFromTimeout') a.logs.clear();
     }
     this.flushFatal();
@@ -270,7 +274,17 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const where = `NotifyInterrupt (engine ${data.NodeOrdinal})`;
     if (a.isr && a.isr.engine === data.NodeOrdinal) a.isr.notified = true;
     const list = data.pSignaledNativeFenceArray;
-    if (!Array.isArray(list)) return;
+    if (!Array.isArray(list)) {
+      // INT-05: an optimized interrupt names the one queue whose signals raised it, or none.
+      const queues = a.isr && a.isr.engine === data.NodeOrdinal ? a.isr.queues : undefined;
+      if ((a.vidSchCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt) === 0 || !data.hHWQueue || !queues?.size) return;
+      this.count('INT-05');
+      if (queues.size > 1 || !queues.has(data.hHWQueue)) {
+        this.report(a, 'INT-05', where, `hHWQueue ${[...queues].map(hex).join(' or ')} when one queue's signals raised the interrupt, else none (0): the GPU signals came from ${[...queues].map(hex).join(', ')}`,
+          `hHWQueue ${hex(data.hHWQueue)}: the OS reads only its log`);
+      }
+      return;
+    }
     this.count('INT-03');
     for (const h of list) {
       if (!a.fences.has(h)) {
@@ -296,8 +310,9 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   /** The ISR bracket: which raised fences it serves; INT-06 when it returned without notifying the OS. */
   private onInterruptService(a: AdapterState, engine: number, phase: InterruptPhase): void {
     if (phase === 'service') {
-      a.isr = { engine, batch: a.raised[engine], notified: false };
+      a.isr = { engine, batch: a.raised[engine], queues: a.raisedBy[engine], notified: false };
       a.raised[engine] = new Set();
+      a.raisedBy[engine] = new Set();
       return;
     }
     const isr = a.isr;
@@ -341,7 +356,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
             `CurrentValue is ${current}${no64 ? '' : ': the engine wrote only part of the value'}`);
         }
       }
-      if (step.interrupt) a.raised[step.queue.engine]?.add(step.fence);
+      if (step.interrupt) { a.raised[step.queue.engine]?.add(step.fence); a.raisedBy[step.queue.engine]?.add(step.queue.handle); }
       this.expect(a, step, 'signals');
     } else if (kind === 'wait-passed' || kind === 'wait-unblocked') {
       this.expect(a, step, 'waits');
