@@ -99,7 +99,7 @@ export class Scheduler {
   executed = 0;
   /** Who chooses among enabled() in step() and run(); undefined = the seeded tie-break, taken straight from the heap. */
   policy?: SchedulePolicy;
-  /** While run() runs: its bound and the events it has taken (atOrContinue counts the ones it takes in place). */
+  /** While run() runs: its bound and events taken. */
   private runUntilNs: number | undefined = undefined;
   private runCount = 0;
 
@@ -121,13 +121,8 @@ export class Scheduler {
   }
 
   /**
-   * at(), for a handler scheduling its own next event as it ends: when run() (no policy) would take that
-   * event next anyway (it is due no later than the run's bound and comes before every queued event by
-   * time, tie-break and sequence, all drawn exactly as at() draws them), it is counted as taken at once
-   * (virtual time moves to it, one event of the run's bound and of `executed`) and undefined is returned:
-   * the handler runs it in place, with no event queued. Otherwise it is queued as at() queues it. Either
-   * way the run is the same, event for event: only the queue entry is saved (src/gpu/hardware.ts runs
-   * stretches of commands this way).
+   * at() for a handler's own next event: when run() (no policy) would take it next anyway, it is counted
+   * as taken now and undefined returned (the handler runs it in place); else queued as at() does.
    */
   atOrContinue(timeNs: number, owner: string, kind: string, args: EventArgs, label: string): ScheduledEvent | undefined {
     if (!(timeNs >= this.nowNs)) throw new Error(`scheduler: event "${label}" at ${timeNs} ns is before now (${this.nowNs} ns)`);
@@ -193,7 +188,6 @@ export class Scheduler {
 
   /** Runs until no event is left, or until virtual time would pass `untilNs`. */
   run(untilNs = Infinity): number {
-    // The run's bound and count, for atOrContinue (saved and restored: a handler could run() too).
     const outerUntilNs = this.runUntilNs, outerCount = this.runCount;
     this.runUntilNs = untilNs;
     this.runCount = 0;

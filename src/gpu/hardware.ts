@@ -122,7 +122,7 @@ export type InterruptPhase = 'service' | 'serviced';
 
 interface EngineState {
   event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[]; signal?: SignalInFlight;
-  /** Made once: the engine's trace actor, its tick events' label and arguments (read-only, shared by every tick). */
+  /** Made once, shared by every tick. */
   readonly actor: string; readonly tickLabel: string; readonly args: Readonly<{ engine: number }>;
 }
 
@@ -279,11 +279,7 @@ export class GpuHardware {
   memory!: WasmMemory;
   private outView?: DataView;
 
-  /**
-   * An engine-tick: the engine executes its next command. Stretches of commands run in this loop: a
-   * next tick the scheduler would take next anyway runs in place (Scheduler.atOrContinue: no event
-   * queued, the run the same event for event), at granularity 'command'.
-   */
+  /** An engine-tick; a next tick run() would take next anyway runs in place (Scheduler.atOrContinue). */
   private tick(engine: number): void {
     const state = this.engines[engine];
     while (this.tickOnce(engine, state)) { /* the next tick, in place */ }

@@ -142,8 +142,7 @@ export class HwQueues {
     const tracing = this.os.trace.enabled;
     for (let i = 0; i < list.length; i++) {
       const raw = list[i];
-      // The common shape ({ signal } or { wait } naming a sync object handle of this process, a valid value)
-      // is recognised without building a parameter path; anything else takes the full check, which names what is wrong.
+      // The usual shape is read without building parameter paths; any other takes the full check.
       let command = quickFenceCommand(process, raw);
       if (command === undefined) {
         const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
@@ -203,12 +202,7 @@ export class HwQueues {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/**
- * A { signal: { hSyncObject, value } } or { wait: … } command in its common, valid shape, as the full
- * check would read it: an object with that one own key (no `work`), a body with no other own keys, a
- * sync object handle of `process` and a 64-bit value. Undefined for anything else: the caller then
- * runs the full check, which throws the error naming what is wrong (or reads a `work` command).
- */
+/** A valid { signal } / { wait } command read as the full check reads it; undefined for any other shape (the full check then runs). */
 function quickFenceCommand(process: Process, raw: unknown): InFlightCommand | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const c = raw as Record<string, unknown>;

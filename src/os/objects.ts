@@ -70,11 +70,7 @@ export function requireRunning(adapter: OsAdapter, parameter: string): void {
 
 // ───────────────────────────── fences ─────────────────────────────
 
-/**
- * The handles of one fence (a GlobalFence's LocalFences), in the order they were opened: the part of a
- * Set its users need. Most fences have one handle all their life, held in a field: a Set (and its
- * hash table) per fence was ~250 B of every fence's memory.
- */
+/** A fence's handles in the order opened, as much of a Set as its users need: the usual one in a field (a Set cost ~250 B a fence). */
 export class FenceLocals implements Iterable<LocalFence> {
   private first: LocalFence | undefined = undefined;
   private rest: LocalFence[] | undefined = undefined;
@@ -104,7 +100,6 @@ export class FenceLocals implements Iterable<LocalFence> {
   }
 
   *[Symbol.iterator](): IterableIterator<LocalFence> {
-    // Over a copy, as a Set's iterator would see deletions made meanwhile as gone: callers only read.
     if (this.first === undefined) return;
     const all = this.rest ? [this.first, ...this.rest] : [this.first];
     yield* all;
@@ -137,7 +132,7 @@ export class GlobalFence {
     readonly mvPhys: number,
     readonly systemCvVa: bigint,
     readonly systemMvVa: bigint,
-    /** The name it was created with; undefined: its label is derived from its core id (not stored: most fences have no name). */
+    /** Undefined: the label is derived from the core id. */
     private readonly name: string | undefined,
   ) {}
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
