@@ -69,7 +69,11 @@ const hex = (value: number | bigint) => `0x${value.toString(16)}`;
 
 interface FenceState { hGlobal: number; coreFence: number; cvPhys: number }
 interface ExpectedEntry { handle: number; value: bigint; operation: number }
-interface LogState { phys: number; entries: number; type: number; index: number; wraps: number; expected: ExpectedEntry[]; lastEndNs: bigint }
+interface LogState {
+  phys: number; entries: number; type: number; index: number; wraps: number; expected: ExpectedEntry[]; lastEndNs: bigint;
+  /** Entries read before the GPU step that owes them was reported (granularity 'step'): their expectations are dropped when they come. */
+  readAhead: number;
+}
 interface AdapterState {
   index: number; name: string; hardware: GpuHardware; core: GpuCore;
   vidSchCaps: number;
@@ -369,6 +373,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const log = a.logs.get(step.queue.handle)?.[kind];
     if (!log) return;
     const L = a.hardware.layout.log;
+    if (log.readAhead > 0) { log.readAhead--; return; }
     log.expected.push({ handle: step.handle, value: step.value, operation: kind === 'signals' ? L.operationSignalExecuted : L.operationWaitUnblocked });
     if (log.expected.length > 2 * log.entries) log.expected.splice(0, log.expected.length - log.entries);
   }
@@ -382,7 +387,8 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     if (!kind) return;
     const word = view.getBigUint64(phys + L.indexOffset, true);
     const logs = a.logs.get(args.hHwQueue) ?? {};
-    logs[kind] = { phys, entries: args.NumberOfEntries, type, index: Number(word & MASK32), wraps: Number(word >> 32n), expected: [], lastEndNs: 0n };
+    // The GPU wraps at the header's NumberOfEntries (what the OS formatted).
+    logs[kind] = { phys, entries: Number(view.getBigUint64(phys + L.countOffset, true)), type, index: Number(word & MASK32), wraps: Number(word >> 32n), expected: [], lastEndNs: 0n, readAhead: 0 };
     a.logs.set(args.hHwQueue, logs);
   }
 
@@ -398,11 +404,16 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         if (!log) continue;
         const word = view.getBigUint64(log.phys + L.indexOffset, true);
         const index = Number(word & MASK32), wraps = Number(word >> 32n);
+        if (view.getUint32(log.phys + L.typeOffset, true) !== log.type || Number(view.getBigUint64(log.phys + L.countOffset, true)) !== log.entries || index >= log.entries) {
+          // A corrupt header: the GPU drops entries, the OS recreates the buffer (SetNativeFenceLogBuffer starts over).
+          log.expected.length = 0; log.readAhead = 0; log.index = index; log.wraps = wraps;
+          continue;
+        }
         const fresh = (wraps - log.wraps) * log.entries + (index - log.index);
         const from = log.index;
         log.index = index; log.wraps = wraps;
         if (fresh <= 0) continue;
-        if (fresh > log.entries) { log.expected.length = 0; continue; } // an overrun (LOG-05 allows it): start over from here
+        if (fresh > log.entries) { log.expected.length = 0; log.readAhead = 0; continue; } // an overrun (LOG-05 allows it): start over from here
         const where = `DxgkDdiUpdateNativeFenceLogs (${kind} log of hHwQueue ${hex(args.hHWQueueArray[q])})`;
         for (let n = 0; n < fresh; n++) {
           const slot = (from + n) % log.entries;
@@ -412,7 +423,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
           const operation = view.getUint32(at + L.entryOperationOffset, true);
           const endNs = view.getBigUint64(at + L.entryEndOffset, true);
           const wanted = log.expected.shift();
-          if (!wanted) continue; // the GPU is part-way through a signal (granularity 'step'): nothing owed yet
+          if (!wanted) { log.readAhead++; continue; } // the GPU is part-way through a signal (granularity 'step'): owed later
           this.count('LOG-04');
           if (wanted.value !== value || wanted.handle !== handle || wanted.operation !== operation) {
             this.report(a, 'LOG-04', where, `slot ${slot}: value ${wanted.value}, hNativeFence ${hex(wanted.handle)}, operation ${wanted.operation} (written before the index covers it)`,
