@@ -62,6 +62,7 @@ export const CONTRACT_RULES: readonly { readonly rule: string; readonly checks: 
   { rule: 'LOG-07', checks: 'each log entry read: its end timestamp is not below the last non-zero one of that log', fatal: false },
 ];
 
+const signalWhere = (step: StepRecord) => `GPU signal (${step.queue.label}, value ${step.value})`;
 const FATAL = new Set(CONTRACT_RULES.filter((r) => r.fatal).map((r) => r.rule));
 const MASK32 = 0xffff_ffffn;
 const u64 = (value: bigint) => BigInt.asUintN(64, value);
@@ -70,7 +71,9 @@ const hex = (value: number | bigint) => `0x${value.toString(16)}`;
 interface FenceState { hGlobal: number; coreFence: number; cvPhys: number }
 interface ExpectedEntry { handle: number; value: bigint; operation: number }
 interface LogState {
-  phys: number; entries: number; type: number; index: number; wraps: number; expected: ExpectedEntry[]; lastEndNs: bigint;
+  phys: number; entries: number; type: number; index: number; wraps: number; lastEndNs: bigint;
+  /** The entries the GPU owes this log, oldest first from `head` (a queue: consumed by index, compacted when read up). */
+  expected: ExpectedEntry[]; head: number;
   /** Entries read before the GPU step that owes them was reported (granularity 'step'): their expectations are dropped when they come. */
   readAhead: number;
 }
@@ -338,7 +341,6 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   private onStep(a: AdapterState, step: StepRecord): void {
     const kind = step.kind;
     if (kind === 'signal') {
-      const where = () => `GPU signal (${step.queue.label}, value ${step.value})`;
       const no64 = (a.vidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
       const before = step.previousValue;
       if (before !== undefined) {
@@ -347,7 +349,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         // move of more than half the 32-bit range.
         const back = no64 ? (((step.value & MASK32) - (before & MASK32)) & MASK32) > 0x7fff_ffffn : step.value < before;
         if (back) {
-          this.report(a, 'NF-19', where(), `CurrentValue stays at or above ${no64 ? `${before & MASK32} (low 32 bits, No64BitAtomics)` : before} (a GPU signal carries no AllowFenceRewind)`,
+          this.report(a, 'NF-19', signalWhere(step), `CurrentValue stays at or above ${no64 ? `${before & MASK32} (low 32 bits, No64BitAtomics)` : before} (a GPU signal carries no AllowFenceRewind)`,
             `the signal moved it down to ${no64 ? step.value & MASK32 : step.value}`);
         }
       }
@@ -356,7 +358,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         const current = u64(a.core.cpuReadCurrentValue(step.fence));
         const ok = no64 ? (current & MASK32) === (step.value & MASK32) : current === step.value;
         if (!ok) {
-          this.report(a, 'MF-07', where(), no64 ? `the low 32 bits of CurrentValue = ${step.value & MASK32}` : `CurrentValue = ${step.value} (the driver advertised 64-bit atomics)`,
+          this.report(a, 'MF-07', signalWhere(step), no64 ? `the low 32 bits of CurrentValue = ${step.value & MASK32}` : `CurrentValue = ${step.value} (the driver advertised 64-bit atomics)`,
             `CurrentValue is ${current}${no64 ? '' : ': the engine wrote only part of the value'}`);
         }
       }
@@ -375,7 +377,8 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const L = a.hardware.layout.log;
     if (log.readAhead > 0) { log.readAhead--; return; }
     log.expected.push({ handle: step.handle, value: step.value, operation: kind === 'signals' ? L.operationSignalExecuted : L.operationWaitUnblocked });
-    if (log.expected.length > 2 * log.entries) log.expected.splice(0, log.expected.length - log.entries);
+    // More owed than the buffer holds: the oldest are overwritten (an overrun the next read sees); keep the newest.
+    if (log.expected.length - log.head > 2 * log.entries) { log.expected.splice(0, log.expected.length - log.entries); log.head = 0; }
   }
 
   private afterSetLogBuffer(a: AdapterState, args: DXGKARG_SETNATIVEFENCELOGBUFFER): void {
@@ -388,7 +391,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const word = view.getBigUint64(phys + L.indexOffset, true);
     const logs = a.logs.get(args.hHwQueue) ?? {};
     // The GPU wraps at the header's NumberOfEntries (what the OS formatted).
-    logs[kind] = { phys, entries: Number(view.getBigUint64(phys + L.countOffset, true)), type, index: Number(word & MASK32), wraps: Number(word >> 32n), expected: [], lastEndNs: 0n, readAhead: 0 };
+    logs[kind] = { phys, entries: Number(view.getBigUint64(phys + L.countOffset, true)), type, index: Number(word & MASK32), wraps: Number(word >> 32n), expected: [], head: 0, lastEndNs: 0n, readAhead: 0 };
     a.logs.set(args.hHwQueue, logs);
   }
 
@@ -406,15 +409,15 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         const index = Number(word & MASK32), wraps = Number(word >> 32n);
         if (view.getUint32(log.phys + L.typeOffset, true) !== log.type || Number(view.getBigUint64(log.phys + L.countOffset, true)) !== log.entries || index >= log.entries) {
           // A corrupt header: the GPU drops entries, the OS recreates the buffer (SetNativeFenceLogBuffer starts over).
-          log.expected.length = 0; log.readAhead = 0; log.index = index; log.wraps = wraps;
+          log.expected.length = 0; log.head = 0; log.readAhead = 0; log.index = index; log.wraps = wraps;
           continue;
         }
         const fresh = (wraps - log.wraps) * log.entries + (index - log.index);
         const from = log.index;
         log.index = index; log.wraps = wraps;
         if (fresh <= 0) continue;
-        if (fresh > log.entries) { log.expected.length = 0; log.readAhead = 0; continue; } // an overrun (LOG-05 allows it): start over from here
-        const where = `DxgkDdiUpdateNativeFenceLogs (${kind} log of hHwQueue ${hex(args.hHWQueueArray[q])})`;
+        if (fresh > log.entries) { log.expected.length = 0; log.head = 0; log.readAhead = 0; continue; } // an overrun (LOG-05 allows it): start over from here
+        const where = () => `DxgkDdiUpdateNativeFenceLogs (${kind} log of hHwQueue ${hex(args.hHWQueueArray[q])})`;
         for (let n = 0; n < fresh; n++) {
           const slot = (from + n) % log.entries;
           const at = log.phys + L.headerBytes + slot * L.entryBytes;
@@ -422,21 +425,22 @@ export class ContractChecker implements MachineObserver, DdiObserver {
           const handle = view.getUint32(at + L.entryHandleOffset, true);
           const operation = view.getUint32(at + L.entryOperationOffset, true);
           const endNs = view.getBigUint64(at + L.entryEndOffset, true);
-          const wanted = log.expected.shift();
+          const wanted = log.head < log.expected.length ? log.expected[log.head++] : undefined;
           if (!wanted) { log.readAhead++; continue; } // the GPU is part-way through a signal (granularity 'step'): owed later
           this.count('LOG-04');
           if (wanted.value !== value || wanted.handle !== handle || wanted.operation !== operation) {
-            this.report(a, 'LOG-04', where, `slot ${slot}: value ${wanted.value}, hNativeFence ${hex(wanted.handle)}, operation ${wanted.operation} (written before the index covers it)`,
+            this.report(a, 'LOG-04', where(), `slot ${slot}: value ${wanted.value}, hNativeFence ${hex(wanted.handle)}, operation ${wanted.operation} (written before the index covers it)`,
               `slot ${slot}: value ${value}, hNativeFence ${hex(handle)}, operation ${operation}`);
-            log.expected.length = 0;
+            log.expected.length = 0; log.head = 0;
             break;
           }
           this.count('LOG-07');
           if (endNs !== 0n && endNs < log.lastEndNs) {
-            this.report(a, 'LOG-07', where, `slot ${slot}: an end timestamp ≥ ${log.lastEndNs} (the last one of this log)`, `FenceEndGpuTimestamp ${endNs}`);
+            this.report(a, 'LOG-07', where(), `slot ${slot}: an end timestamp ≥ ${log.lastEndNs} (the last one of this log)`, `FenceEndGpuTimestamp ${endNs}`);
           }
           if (endNs !== 0n) log.lastEndNs = endNs;
         }
+        if (log.head === log.expected.length) { log.expected.length = 0; log.head = 0; }
       }
     }
     void call;
