@@ -93,8 +93,10 @@ describe('the npm package', () => {
       for (const path of command.match(/\b(?:scripts|dist|bench)\/[\w./-]+\.m?js\b/g) ?? []) expect(files, `script "${name}" runs ${path}`).toContain(path);
     }
     expect(Object.keys(manifest.scripts).filter((s) => !repositoryOnly.includes(s)).sort()).toEqual(['build', 'fuzz', 'prepare', 'start', 'web']);
-    // 3.8 MB before the race explorer (issue 13), which ships in the command and the library (about 0.45 MB with its sources and docs).
-    expect(packed!.unpackedSize).toBeLessThan(4_500_000);
+    // 3.8 MB before the race explorer (issue 13), which ships in the command and the library (about 0.45 MB with its sources and docs);
+    // 4.2 MB before driver modules, the contract checker and the conformance suite (issue 12: about 0.3 MB in the three bundles,
+    // the sources, declarations and docs).
+    expect(packed!.unpackedSize).toBeLessThan(4_700_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
