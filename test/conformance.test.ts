@@ -1,7 +1,7 @@
 // The contract checker and the conformance suite (issue 12): the reference driver passes every rule,
 // the checker is opt-in, and its hooks refuse bad input. The broken drivers are in test/broken-drivers.test.ts.
 import { describe, it, expect } from 'vitest';
-import { createMachine, ContractChecker, CONTRACT_RULES, referenceDriverModule, WddmError } from '../src/index.js';
+import { createMachine, ContractChecker, CONTRACT_RULES, ReferenceDriver, referenceDriverModule, WddmError, type DriverContext } from '../src/index.js';
 import { runConformance } from '../src/scenario.js';
 
 describe('the conformance suite', () => {
@@ -15,6 +15,14 @@ describe('the conformance suite', () => {
       expect(report.passed).toBe(true);
       expect(report.cases.some((c) => c.name === 'scenario: demo')).toBe(true);
     }
+  }, 60_000);
+
+  it('NF-11 the same seed gives the same report, violation for violation (a driver without the barrier, seed 5)', async () => {
+    const noBarrier = { name: 'no-barrier', createDriver: (c: DriverContext) => new ReferenceDriver(c.hardware, c.core, { ...c.options, monitoredValueBarrier: false }) };
+    const text = (r: unknown) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v));
+    const first = await runConformance(noBarrier, { seed: 5 });
+    expect(first.results.filter((r) => r.status === 'violated').map((r) => r.requirement)).toEqual(['NF-11']);
+    expect(text(await runConformance(noBarrier, { seed: 5 }))).toBe(text(first));
   }, 60_000);
 
   it('CAP-01 a module that is no driver module is refused before anything runs; unknown options are refused', async () => {

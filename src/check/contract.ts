@@ -47,6 +47,7 @@ export interface Violation {
 /** Every rule the checker enforces: its SPEC ID, what it observes, and whether a violation is fatal. */
 export const CONTRACT_RULES: readonly { readonly rule: string; readonly checks: string; readonly fatal: boolean }[] = [
   { rule: 'CAP-02', checks: 'DxgkDdiStartDevice advertising NativeGpuFence called IsFeatureEnabled (Enabled) then QueryFeatureInterface first', fatal: false },
+  { rule: 'CAP-04', checks: 'no native fence DDI reaches an adapter whose driver did not advertise NativeGpuFence (judges the OS)', fatal: false },
   { rule: 'NF-07', checks: 'after DxgkDdiUpdateCurrentValuesFromCpu: each CurrentValue is the value given, and no hardware queue still waits on a value it reached', fatal: false },
   { rule: 'NF-09', checks: 'after DxgkDdiUpdateMonitoredValues: each MonitoredValue the CMP compares against is the value the OS gave', fatal: true },
   { rule: 'NF-10', checks: 'when the machine is quiet: no CPU waiter whose value was reached is still waiting (reported when no other rule explains it)', fatal: false },
@@ -63,6 +64,11 @@ export const CONTRACT_RULES: readonly { readonly rule: string; readonly checks: 
 ];
 
 const signalWhere = (step: StepRecord) => `GPU signal (${step.queue.label}, value ${step.value})`;
+/** The DDIs of the native fence feature (CAP-04: never called on an adapter without it). */
+const NATIVE_FENCE_DDIS: ReadonlySet<string> = new Set([
+  'DxgkDdiCreateNativeFence', 'DxgkDdiOpenNativeFence', 'DxgkDdiCloseNativeFence', 'DxgkDdiDestroyNativeFence',
+  'DxgkDdiUpdateCurrentValuesFromCpu', 'DxgkDdiUpdateMonitoredValues', 'DxgkDdiSetNativeFenceLogBuffer', 'DxgkDdiUpdateNativeFenceLogs',
+]);
 const FATAL = new Set(CONTRACT_RULES.filter((r) => r.fatal).map((r) => r.rule));
 const MASK32 = 0xffff_ffffn;
 const u64 = (value: bigint) => BigInt.asUintN(64, value);
@@ -80,6 +86,8 @@ interface LogState {
 interface AdapterState {
   index: number; name: string; hardware: GpuHardware; core: GpuCore;
   vidSchCaps: number;
+  /** DxgkDdiStartDevice returned (its caps are known). */
+  started: boolean;
   /** Callbacks made during DxgkDdiStartDevice (CAP-02), undefined outside it. */
   startCallbacks?: { name: string; data: unknown }[];
   fences: Map<number, FenceState>;
@@ -117,7 +125,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
 
   adapterBuilt(adapter: BuiltAdapter): void {
     const state: AdapterState = {
-      index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, vidSchCaps: 0,
+      index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, vidSchCaps: 0, started: false,
       fences: new Map(), byCore: new Map(), destroyed: new Set(), raised: Array.from({ length: adapter.hardware.engineCount }, () => new Set<number>()),
       raisedBy: Array.from({ length: adapter.hardware.engineCount }, () => new Set<number>()),
       logs: new Map(),
@@ -148,7 +156,9 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const a = this.adapters[call.adapterIndex];
     if (!a) return;
     if (call.ddi === 'DxgkDdiStartDevice') a.startCallbacks = [];
-    else if (call.ddi === 'DxgkDdiUpdateCurrentValuesFromCpu') {
+    else if (a.started && (a.vidSchCaps & VIDSCHCAPS.NativeGpuFence) === 0 && NATIVE_FENCE_DDIS.has(call.ddi)) {
+      this.report(a, 'CAP-04', call.ddi, 'no native fence DDI on an adapter without NativeGpuFence (its fences are monitored fences, XA-05)', `${call.ddi} called`);
+    } else if (call.ddi === 'DxgkDdiUpdateCurrentValuesFromCpu') {
       const args = call.args as DXGKARG_UPDATECURRENTVALUESFROMCPU;
       a.cvBefore = args.CurrentValueKernelCpuVa.slice(0, args.NumFences).map((va) => this.read64(Number(va - KERNEL_VA_BASE)));
     }
@@ -208,6 +218,8 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   private afterStart(a: AdapterState, result: DriverStartResult): void {
     if (typeof result?.VidSchCaps !== 'number') return; // the OS refuses to start such a driver itself
     a.vidSchCaps = result.VidSchCaps;
+    a.started = true;
+    if ((result.VidSchCaps & VIDSCHCAPS.NativeGpuFence) === 0) this.count('CAP-04');
     if ((result.VidSchCaps & VIDSCHCAPS.NativeGpuFence) === 0) return;
     this.count('CAP-02');
     const names = (a.startCallbacks ?? []).map((c) => c.name);
