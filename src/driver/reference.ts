@@ -48,7 +48,6 @@ export interface ReferenceDriverOptions {
   enginesWriteMonitoredFences?: boolean;
 }
 
-interface DriverFence { hGlobal: number; coreFence: number; cvPhys: number; locals: Set<number> }
 /** A hardware queue or context: its core queue (ring), the process whose GPU VA space it runs in. */
 interface DriverQueue { handle: number; coreQueue: number; processSlot: number; engine: number; kind: 'HW_QUEUE' | 'CONTEXT' }
 
@@ -67,8 +66,11 @@ export class ReferenceDriver implements KernelModeDriver {
   private nextGlobal = 0x1000;
   private nextLocal = 0x2000;
   private nextQueue = 0x3000;
-  private readonly fences = new Map<number, DriverFence>();
-  private readonly locals = new Map<number, DriverFence>();
+  /** hGlobalNativeFence → the core's fence id; hLocalNativeFence → its hGlobalNativeFence (small integers: no record per fence). */
+  private readonly fences = new Map<number, number>();
+  private readonly locals = new Map<number, number>();
+  /** Open local handles per core fence id (grown by doubling; the core bounds the ids by its fence limit). */
+  private openLocals = new Uint32Array(64);
   private readonly queues = new Map<number, DriverQueue>(); // hHwQueue → queue
   private nextContext = 0x4000;
   private readonly contexts = new Map<number, DriverQueue>(); // hContext → its DMA ring
@@ -92,8 +94,8 @@ export class ReferenceDriver implements KernelModeDriver {
     if (hardware.doorbell) {
       hardware.doorbell.onFallback = (engine, coreFence, posted, full) => {
         // The core keeps each fence's hGlobalNativeFence (fenceSetDriverHandle at create): no map of our own.
-        const fence = this.core.fenceIsLive(coreFence) ? this.fences.get(this.core.fenceDriverHandle(coreFence)) : undefined;
-        if (this.os && !this.stopped && fence) this.os.NotifyDoorbellFallback({ NodeOrdinal: engine, hGlobalNativeFence: fence.hGlobal, RecordsPosted: posted, RingsFull: full });
+        const hGlobal = this.core.fenceIsLive(coreFence) ? this.core.fenceDriverHandle(coreFence) : 0;
+        if (this.os && !this.stopped && this.fences.has(hGlobal)) this.os.NotifyDoorbellFallback({ NodeOrdinal: engine, hGlobalNativeFence: hGlobal, RecordsPosted: posted, RingsFull: full });
       };
     }
     this.userMode = new ReferenceUserModeDriver(this);
@@ -137,42 +139,51 @@ export class ReferenceDriver implements KernelModeDriver {
     if (coreFence <= 0) throw new Error(`DxgkDdiCreateNativeFence: no fence storage at CurrentValueKernelCpuVa ${hex(args.CurrentValueKernelCpuVa)}`);
     const hGlobal = this.nextGlobal++;
     check(this.core.fenceSetDriverHandle(coreFence, hGlobal), 'DxgkDdiCreateNativeFence');
-    const fence: DriverFence = { hGlobal, coreFence, cvPhys, locals: new Set() };
-    this.fences.set(hGlobal, fence);
+    this.fences.set(hGlobal, coreFence);
+    if (coreFence >= this.openLocals.length) {
+      let length = this.openLocals.length;
+      while (length <= coreFence) length *= 2;
+      const grown = new Uint32Array(length);
+      grown.set(this.openLocals);
+      this.openLocals = grown;
+    }
+    this.openLocals[coreFence] = 0;
     // XA-07: this adapter's doorbell scheduler learns which local fence a shared CurrentValue word is.
     this.hardware.doorbell?.register(cvPhys, coreFence);
     return { hGlobalNativeFence: hGlobal };
   }
 
   openNativeFence(args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number } {
-    const fence = this.fences.get(args.hGlobalNativeFence);
-    if (!fence) throw new Error(`DxgkDdiOpenNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
+    const coreFence = this.fences.get(args.hGlobalNativeFence);
+    if (coreFence === undefined) throw new Error(`DxgkDdiOpenNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
     const hLocal = this.nextLocal++;
-    fence.locals.add(hLocal);
-    this.locals.set(hLocal, fence);
+    this.openLocals[coreFence]++;
+    this.locals.set(hLocal, args.hGlobalNativeFence);
     return { hLocalNativeFence: hLocal };
   }
 
   closeNativeFence(args: DXGKARG_CLOSENATIVEFENCE): void {
-    const fence = this.locals.get(args.hLocalNativeFence);
-    if (!fence) throw new Error(`DxgkDdiCloseNativeFence: unknown hLocalNativeFence 0x${args.hLocalNativeFence.toString(16)}`);
-    fence.locals.delete(args.hLocalNativeFence);
+    const hGlobal = this.locals.get(args.hLocalNativeFence);
+    if (hGlobal === undefined) throw new Error(`DxgkDdiCloseNativeFence: unknown hLocalNativeFence 0x${args.hLocalNativeFence.toString(16)}`);
+    this.openLocals[this.fences.get(hGlobal)!]--;
     this.locals.delete(args.hLocalNativeFence);
   }
 
   destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void {
-    const fence = this.fences.get(args.hGlobalNativeFence);
-    if (!fence) throw new Error(`DxgkDdiDestroyNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
-    if (fence.locals.size) throw new Error(`DxgkDdiDestroyNativeFence: 0x${fence.hGlobal.toString(16)} still has ${fence.locals.size} open local handle(s)`);
+    const coreFence = this.fences.get(args.hGlobalNativeFence);
+    if (coreFence === undefined) throw new Error(`DxgkDdiDestroyNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
+    const open = this.openLocals[coreFence];
+    if (open) throw new Error(`DxgkDdiDestroyNativeFence: 0x${args.hGlobalNativeFence.toString(16)} still has ${open} open local handle(s)`);
     this.fences.delete(args.hGlobalNativeFence);
-    this.hardware.doorbell?.unregister(fence.cvPhys);
+    // The storage is freed after this DDI returns: where CurrentValue is, is still the core's to say.
+    if (this.hardware.doorbell) this.hardware.doorbell.unregister(this.core.fenceCurrentValueAddress(coreFence));
   }
 
   updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
     if (!args.Flags.NotificationOnly) {
       for (let i = 0; i < args.NumFences; i++) {
         const fence = this.fence(args.NativeFenceArray[i], 'DxgkDdiUpdateCurrentValuesFromCpu');
-        check(this.core.cpuWriteCurrentValue(fence.coreFence, args.UpdatedValueArray[i]), 'DxgkDdiUpdateCurrentValuesFromCpu');
+        check(this.core.cpuWriteCurrentValue(fence, args.UpdatedValueArray[i]), 'DxgkDdiUpdateCurrentValuesFromCpu');
       }
     }
     // Rescan the run list: hardware queues waiting on these fences may run now.
@@ -190,10 +201,10 @@ export class ReferenceDriver implements KernelModeDriver {
     const ddi = 'DxgkDdiUpdateMonitoredValues';
     for (let i = 0; i < args.NumFences; i++) {
       const fence = this.fence(args.NativeFenceArray[i], ddi);
-      check(this.core.cmpWriteMonitoredValue(fence.coreFence, args.UpdatedValueArray[i]), ddi);
+      check(this.core.cmpWriteMonitoredValue(fence, args.UpdatedValueArray[i]), ddi);
       if (this.options.monitoredValueBarrier) this.core.cmpBarrier();
-      const current = this.core.cmpReadCurrentValue(fence.coreFence);
-      if (check(this.core.cmpMonitoredValueCheck(0, fence.coreFence, current), ddi) === 1) this.hardware.raise(0);
+      const current = this.core.cmpReadCurrentValue(fence);
+      if (check(this.core.cmpMonitoredValueCheck(0, fence, current), ddi) === 1) this.hardware.raise(0);
     }
   }
 
@@ -415,9 +426,10 @@ export class ReferenceDriver implements KernelModeDriver {
     });
   }
 
-  private fence(hGlobal: number, ddi: string): DriverFence {
+  /** The core fence id of `hGlobal`. */
+  private fence(hGlobal: number, ddi: string): number {
     const fence = this.fences.get(hGlobal);
-    if (!fence) throw new Error(`${ddi}: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
+    if (fence === undefined) throw new Error(`${ddi}: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
     return fence;
   }
 }

@@ -188,7 +188,7 @@ export class CrossAdapterFences {
     const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindMonitored, L.memorySystem, 1, root.flags, root.currentValue(), root.cvPhys),
       `opening ${group.label} on "${adapter.name}" as a monitored fence`);
     const label = `${group.label}@${adapter.name}`;
-    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', root.flags, true, root.cvPhys, 0, 0n, 0n, label);
+    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', root.flags, true, root.cvPhys, 0, undefined, label);
     global.kind = 'monitored';
     adapter.fences.set(coreFence, global);
     this.os.trace.record('os', 'dxgkrnl', 'cross-adapter fence opened as a monitored fence (no native fence support)', { fence: group.label, adapter: adapter.name, FenceValuePhys: root.cvPhys });

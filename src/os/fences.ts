@@ -95,16 +95,18 @@ export class NativeFences {
     const mvPhys = adapter.core.fenceMonitoredValueAddress(coreFence);
     let systemCvVa = 0n, systemMvVa = 0n;
     const caps = adapter.caps.NativeFenceCaps;
+    const system = this.os.handles.system;
     try {
       if (caps.MapToGpuSystemProcess) {
-        systemCvVa = this.os.addressSpaces.mapGpu(this.os.handles.system, adapter, cvPhys);
-        systemMvVa = this.os.addressSpaces.mapGpu(this.os.handles.system, adapter, mvPhys);
+        systemCvVa = this.os.addressSpaces.mapGpu(system, adapter, cvPhys);
+        systemMvVa = this.os.addressSpaces.mapGpu(system, adapter, mvPhys);
       }
     } catch (error) {
       adapter.core.fenceDestroy(coreFence);
       throw error;
     }
-    const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemCvVa, systemMvVa, name);
+    const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys,
+      caps.MapToGpuSystemProcess ? system.gpuMappings.get(adapter.index) : undefined, name);
     if (this.os.trace.enabled) {
       this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
         fence: global.label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
@@ -256,7 +258,7 @@ export class NativeFences {
     global.destroyed = true;
     global.destroyPending = false;
     if (adapter.state === 'running') this.os.port.destroyNativeFence(adapter.index, { hGlobalNativeFence: global.hGlobal });
-    if (global.systemCvVa) { this.os.addressSpaces.unmapGpu(this.os.handles.system, adapter, global.cvPhys); this.os.addressSpaces.unmapGpu(this.os.handles.system, adapter, global.mvPhys); }
+    if (global.systemPages !== undefined) { this.os.addressSpaces.unmapGpu(this.os.handles.system, adapter, global.cvPhys); this.os.addressSpaces.unmapGpu(this.os.handles.system, adapter, global.mvPhys); }
     adapter.fences.delete(global.coreFence);
     adapter.byGlobalHandle.delete(global.hGlobal);
     adapter.destroyedGlobalHandles.add(global.hGlobal);

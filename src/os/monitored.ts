@@ -144,7 +144,7 @@ export class MonitoredFences {
       throw error;
     }
     const label = name ?? `monitored${coreFence}`;
-    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', flags, shareable, cvPhys, 0, 0n, 0n, label);
+    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', flags, shareable, cvPhys, 0, undefined, label);
     global.kind = 'monitored';
     if (shareable) this.hooks.attachCrossAdapter(global);
     const cpuVa = process.mapUser(cvPhys);

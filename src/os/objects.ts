@@ -130,23 +130,33 @@ export class GlobalFence {
     readonly shareable: boolean,
     readonly cvPhys: number,
     readonly mvPhys: number,
-    readonly systemCvVa: bigint,
-    readonly systemMvVa: bigint,
+    /**
+     * MapToGpuSystemProcess: the System process's page mappings on this adapter (Process.gpuMappings), which hold
+     * the values' pages while the fence lives; undefined: not mapped there. The VAs are derived, not stored (a BigInt each).
+     */
+    readonly systemPages: ReadonlyMap<number, { va: bigint }> | undefined,
     /** Undefined: the label is derived from the core id. */
     private readonly name: string | undefined,
   ) {}
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
   get label(): string { return this.name ?? `fence${this.coreFence}`; }
-  private cvVa?: bigint;
-  private mvVa?: bigint;
-  get kernelCvVa(): bigint { return (this.cvVa ??= KERNEL_VA_BASE + BigInt(this.cvPhys)); }
-  get kernelMvVa(): bigint { return (this.mvVa ??= KERNEL_VA_BASE + BigInt(this.mvPhys)); }
+  /** Kernel CPU VAs: derived from the physical addresses on each read (a stored BigInt costs ~24 B a fence). */
+  get kernelCvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.cvPhys); }
+  get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
+  /** The values' GPU VAs in the System process (0n when not mapped there, or no longer). */
+  get systemCvVa(): bigint { return systemVa(this.systemPages, this.cvPhys); }
+  get systemMvVa(): bigint { return systemVa(this.systemPages, this.mvPhys); }
   hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
   /** The value as the OS sees it (a monitored fence on a No64BitAtomics adapter: extended from 32 bits, MF-07). */
   currentValue(): bigint {
     const raw = asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence));
     return this.kind === 'monitored' ? observeMonitoredValue(this, raw) : raw;
   }
+}
+
+function systemVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
+  const mapping = pages?.get(phys & ~0xfff);
+  return mapping === undefined ? 0n : mapping.va + BigInt(phys & 0xfff);
 }
 
 /** The 64-bit value a 32-bit write `low32` stands for, given the last signalled value (MF-07). */
