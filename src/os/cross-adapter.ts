@@ -46,7 +46,7 @@ import type { AddressSpaces } from './address-spaces.js';
 import type { MonitoredFences } from './monitored.js';
 import {
   GlobalFence, requireRunning, updateCurrentValuesFromCpu,
-  type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
+  type GpuProgress, LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
 import type { Waits } from './waits.js';
 
@@ -200,7 +200,7 @@ export class CrossAdapterFences {
   openMonitoredLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
     const cvGpuVa = this.os.addressSpaces.mapGpu(process, global.adapter, global.cvPhys);
     const cvCpuVa = process.mapUser(global.cvPhys);
-    const local: LocalFence = { kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa, mvGpuVa: 0n, cvCpuVa, gpuReferences: 0, closing: false, usedByGpu: false };
+    const local = new LocalFence(process, process.allocHandle(), global, device, 0);
     global.locals.add(local);
     process.handles.set(local.handle, local);
     this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, kind: 'monitored', FenceValueGPUVirtualAddress: cvGpuVa, FenceValueCPUVirtualAddress: cvCpuVa });

@@ -21,7 +21,7 @@ import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { GlobalFence, mappingOf, type LocalFence, type NativeFenceMapping, type NtHandle, type OsDevice, type Process } from './objects.js';
+import { GlobalFence, LocalFence, mappingOf, type NativeFenceMapping, type NtHandle, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
 /** What native fences use of the rest of the OS (the OS wires it). */
@@ -134,10 +134,7 @@ export class NativeFences {
     const cvCpuVa = process.mapUser(global.cvPhys);
     const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
     if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
-    const local: LocalFence = {
-      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: opened.hLocalNativeFence, cvGpuVa, mvGpuVa, cvCpuVa,
-      gpuReferences: 0, closing: false, usedByGpu: false,
-    };
+    const local = new LocalFence(process, process.allocHandle(), global, device, opened.hLocalNativeFence);
     global.locals.add(local);
     process.handles.set(local.handle, local);
     if (this.os.trace.enabled) this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, CurrentValueCpuVa: cvCpuVa });

@@ -36,7 +36,7 @@ import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import {
   GlobalFence, checkMonitoredSignal, checkMonitoredWait, narrow, rejectRepeat,
-  type LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
+  LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
 import type { Waits } from './waits.js';
 
@@ -148,9 +148,7 @@ export class MonitoredFences {
     global.kind = 'monitored';
     if (shareable) this.hooks.attachCrossAdapter(global);
     const cpuVa = process.mapUser(cvPhys);
-    const local: LocalFence = {
-      kind: 'syncObject', process, handle: process.allocHandle(), global, device, hLocal: 0, cvGpuVa: gpuVa, mvGpuVa: 0n, cvCpuVa: cpuVa, gpuReferences: 0, closing: false, usedByGpu: false,
-    };
+    const local = new LocalFence(process, process.allocHandle(), global, device, 0);
     global.locals.add(local);
     adapter.fences.set(coreFence, global);
     process.handles.set(local.handle, local);

@@ -144,8 +144,8 @@ export class GlobalFence {
   get kernelCvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.cvPhys); }
   get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
   /** The values' GPU VAs in the System process (0n when not mapped there, or no longer). */
-  get systemCvVa(): bigint { return systemVa(this.systemPages, this.cvPhys); }
-  get systemMvVa(): bigint { return systemVa(this.systemPages, this.mvPhys); }
+  get systemCvVa(): bigint { return pageVa(this.systemPages, this.cvPhys); }
+  get systemMvVa(): bigint { return pageVa(this.systemPages, this.mvPhys); }
   hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
   /** The value as the OS sees it (a monitored fence on a No64BitAtomics adapter: extended from 32 bits, MF-07). */
   currentValue(): bigint {
@@ -154,7 +154,8 @@ export class GlobalFence {
   }
 }
 
-function systemVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
+/** The VA of `phys` through a page mapping table (physical page → { va }); 0n when its page is not mapped. */
+function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
   const mapping = pages?.get(phys & ~0xfff);
   return mapping === undefined ? 0n : mapping.va + BigInt(phys & 0xfff);
 }
@@ -206,22 +207,32 @@ function windowError(fence: GlobalFence, value: bigint, last: bigint, parameter:
     { parameter, value, expected });
 }
 
-export interface LocalFence {
-  kind: 'syncObject';
-  process: Process;
-  handle: number;
-  global: GlobalFence;
-  device: OsDevice;
-  hLocal: number;
-  cvGpuVa: bigint;
-  mvGpuVa: bigint;
-  cvCpuVa: bigint;
+/**
+ * A process's handle to a fence. Its VAs are derived from the process's page mappings, which hold the
+ * values' pages while the handle is open (a stored BigInt costs ~24 B a handle); 0n once unmapped.
+ */
+export class LocalFence {
+  readonly kind = 'syncObject' as const;
   /** Submitted GPU commands written through this handle that have not executed yet (src/os/lifetime.ts). */
-  gpuReferences: number;
+  gpuReferences = 0;
   /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
-  closing: boolean;
+  closing = false;
   /** A submitted GPU command named this handle: its queues' logs may name it (read before the close finishes). */
-  usedByGpu: boolean;
+  usedByGpu = false;
+  constructor(
+    readonly process: Process,
+    readonly handle: number,
+    readonly global: GlobalFence,
+    readonly device: OsDevice,
+    /** The driver's hLocalNativeFence (0: a monitored fence's handle). */
+    readonly hLocal: number,
+  ) {}
+  /** CurrentValue's GPU VA in the process (on the fence record's adapter). */
+  get cvGpuVa(): bigint { return pageVa(this.process.gpuMappings.get(this.global.adapter.index), this.global.cvPhys); }
+  /** MonitoredValue's GPU VA in the process (0n: a monitored fence has none). */
+  get mvGpuVa(): bigint { return this.global.mvPhys === 0 ? 0n : pageVa(this.process.gpuMappings.get(this.global.adapter.index), this.global.mvPhys); }
+  /** CurrentValue's read-only user-mode CPU VA. */
+  get cvCpuVa(): bigint { return pageVa(this.process.userMappings, this.global.cvPhys); }
 }
 
 export interface NativeFenceMapping {
