@@ -1,17 +1,17 @@
 import { describe, it, expect } from 'vitest';
-import { createMachine, WddmError, VIDSCHCAPS } from '../src/index.js';
+import { createMachine, WddmError, VIDSCHCAPS, ReferenceDriver } from '../src/index.js';
 import { world, globalOf } from './helpers.js';
 
 describe('feature enablement and caps', () => {
   it('CAP-01 an adapter is built from its driver caps (scheduler caps and native fence caps)', async () => {
     const { machine, app, hDevice } = await world({
-      adapters: [{ caps: { nativeGpuFence: true, optimizedNativeFenceSignaledInterrupt: true, no64BitAtomics: true,
+      adapters: [{ caps: { nativeGpuFence: true, optimizedNativeFenceSignaledInterrupt: true,
         nativeFenceCaps: { monitoredValuePadding: 24, mapToGpuSystemProcess: false, minimumAddress: 0x2_0000_0000n } } }],
     });
     const caps = machine.adapters[0].os.caps;
     expect(caps.VidSchCaps & VIDSCHCAPS.NativeGpuFence).toBeTruthy();
     expect(caps.VidSchCaps & VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt).toBeTruthy();
-    expect(caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics).toBeTruthy();
+    expect(caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics).toBe(0);
     // Padding 24 → MonitoredValues 32 bytes apart; CurrentValues stay packed at 8.
     const a = app.createNativeFence({ hDevice });
     const b = app.createNativeFence({ hDevice });
@@ -23,6 +23,28 @@ describe('feature enablement and caps', () => {
     expect(create.args.CurrentValueSystemProcessGpuVa).toBe('0');
     // GPU VAs come from the driver's range.
     expect(a.mapping.CurrentValueGpuVa >= 0x2_0000_0000n).toBe(true);
+  });
+
+  it('CAP-01 a 32-bit-only GPU (No64BitAtomics) has no native fences: off by default, both caps together refused, a driver advertising both fails to start', async () => {
+    const narrow = await createMachine({ adapters: [{ caps: { no64BitAtomics: true } }] });
+    expect(narrow.adapters[0].os.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics).toBeTruthy();
+    expect(narrow.adapters[0].nativeFence).toBe(false);
+    const options = await createMachine({ adapters: [{ caps: { nativeGpuFence: true, no64BitAtomics: true } }] }).catch((e) => e);
+    expect(options).toBeInstanceOf(WddmError);
+    expect(options.parameter).toBe('adapters[0].caps');
+    expect(options.message).toMatch(/nativeGpuFence and no64BitAtomics not both true: a native fence needs 64-bit atomic GPU writes/);
+    // A driver module that advertises both anyway: the OS refuses to start the adapter, naming the two caps.
+    const both = await createMachine({ adapters: [{ caps: { no64BitAtomics: true }, driver: { module: {
+      createDriver: (context) => {
+        const driver = new ReferenceDriver(context.hardware, context.core, context.options);
+        const start = driver.startDevice.bind(driver);
+        driver.startDevice = (os) => { const r = start(os); return { ...r, VidSchCaps: r.VidSchCaps | VIDSCHCAPS.NativeGpuFence | VIDSCHCAPS.No64BitAtomics }; };
+        return driver;
+      },
+    } } }] }).catch((e) => e);
+    expect(both).toBeInstanceOf(WddmError);
+    expect(both.status).toBe('NOT_SUPPORTED');
+    expect(both.message).toMatch(/advertises DXGK_VIDSCHCAPS::NativeGpuFence together with No64BitAtomics/);
   });
 
   it('CAP-02 the driver asks IsFeatureEnabled → QueryFeatureInterface → GetOSCaps before advertising NativeGpuFence', async () => {

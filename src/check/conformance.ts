@@ -202,19 +202,27 @@ threads:
   },
   {
     // A No64BitAtomics GPU crossing 2^32: only the low half is written and the OS extends it (MF-07, NF-19).
+    // Monitored fences on kernel-mode contexts: a 32-bit-only GPU has no native fences (docs/ARCHITECTURE.md).
     name: '32-bit-atomics (MF-07 NF-19)',
     text: `name: atomics-32-bit
 machine: { adapters: [ { name: gpu0, engines: 1, caps: { no64BitAtomics: true } } ] }
 processes: [ { name: app } ]
 fences:
-  - { name: f, process: app, adapter: gpu0, kind: native, initialValue: "4294967280" }
+  - { name: f, process: app, adapter: gpu0, kind: monitored, initialValue: "4294967280" }
 queues:
   - name: q
     process: app
     adapter: gpu0
+    kind: kernelMode
+    engine: 0
     commands:
-      - signal: { fence: f, value: "4294967290" }
-      - signal: { fence: f, value: "4294967301" }
+      - fenceWrite: { fence: f, value: "4294967290" }
+      - fenceWrite: { fence: f, value: "4294967301" }
+threads:
+  - name: t
+    process: app
+    steps:
+      - wait: { id: w, fences: [f], values: ["4294967301"], timeoutNs: 1000000 }
 `,
   },
 ];

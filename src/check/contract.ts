@@ -54,7 +54,7 @@ export const CONTRACT_RULES: readonly { readonly rule: string; readonly checks: 
   { rule: 'NF-11', checks: 'after DxgkDdiUpdateMonitoredValues: the CMP\'s MonitoredValue write left its write buffer (the barrier before reading CurrentValue)', fatal: false },
   { rule: 'NF-18', checks: 'after DxgkDdiUpdateCurrentValuesFromCpu with NotificationOnly: no CurrentValue written, and the run list rescanned', fatal: false },
   { rule: 'NF-19', checks: 'each GPU signal: it does not move CurrentValue below the value it overwrote (no GPU signal carries AllowFenceRewind)', fatal: false },
-  { rule: 'MF-07', checks: 'each GPU signal: CurrentValue holds the value (its low 32 bits when the driver advertised No64BitAtomics)', fatal: false },
+  { rule: 'MF-07', checks: 'each GPU signal and monitored fence write: the fence holds the value (its low 32 bits when the driver advertised No64BitAtomics)', fatal: false },
   { rule: 'INT-01', checks: 'each native fence signaled interrupt with a list: it lists every live fence whose GPU signal raised it', fatal: false },
   { rule: 'INT-03', checks: 'each native fence signaled interrupt: no listed handle is a destroyed (or unknown) fence', fatal: true },
   { rule: 'INT-05', checks: 'each optimized interrupt (no list) naming a hardware queue: every GPU signal that raised it came from that queue (else it must name none)', fatal: false },
@@ -352,10 +352,10 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   /** Every executed GPU command: NF-19, MF-07, the interrupts raised, the log entries it owes. */
   private onStep(a: AdapterState, step: StepRecord): void {
     const kind = step.kind;
-    if (kind === 'signal') {
+    if (kind === 'signal' || kind === 'fence-write') {
       const no64 = (a.vidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
       const before = step.previousValue;
-      if (before !== undefined) {
+      if (kind === 'signal' && before !== undefined) {
         this.count('NF-19');
         // No64BitAtomics: only the low halves count, and the OS extends them across 2^32 (MF-07): a step back is a
         // move of more than half the 32-bit range.
@@ -374,6 +374,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
             `CurrentValue is ${current}${no64 ? '' : ': the engine wrote only part of the value'}`);
         }
       }
+      if (kind === 'fence-write') return; // a monitored fence: no CMP interrupt list, no log entry
       if (step.interrupt) { a.raised[step.queue.engine]?.add(step.fence); a.raisedBy[step.queue.engine]?.add(step.queue.handle); }
       this.expect(a, step, 'signals');
     } else if (kind === 'wait-passed' || kind === 'wait-unblocked') {

@@ -21,8 +21,10 @@ export interface NativeFenceCapsOptions {
   maximumAddress?: bigint;
 }
 export interface AdapterCapsOptions {
+  /** DXGK_VIDSCHCAPS::NativeGpuFence. Default true, false when no64BitAtomics (the two together are refused). */
   nativeGpuFence?: boolean;
   optimizedNativeFenceSignaledInterrupt?: boolean;
+  /** DXGK_VIDSCHCAPS::No64BitAtomics: the GPU writes only 32 bits atomically (monitored fences; MF-07). Default false. */
   no64BitAtomics?: boolean;
   /** The engines can write a monitored fence through its GPU VA (fence-write commands). false: software signal packets only. Default true. */
   monitoredFenceGpuWrite?: boolean;
@@ -171,6 +173,15 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
   for (const key of Object.keys(limits) as (keyof AdapterLimits)[]) {
     resolvedLimits[key] = v.integer(limits[key], `${p}.limits.${key}`, 1, LIMIT_MAX[key]);
   }
+  // A native fence's CurrentValue is a 64-bit value the CMP compares and user mode reads with no OS in
+  // between, so a GPU that writes only 32 bits atomically cannot have native fences (MF-07's extension
+  // is the OS's, for monitored fences it reads): nativeGpuFence defaults to !no64BitAtomics, both is refused.
+  const no64BitAtomics = flag(caps.no64BitAtomics, `${p}.caps.no64BitAtomics`, false);
+  const nativeGpuFence = flag(caps.nativeGpuFence, `${p}.caps.nativeGpuFence`, !no64BitAtomics);
+  if (nativeGpuFence && no64BitAtomics) {
+    throw invalid(`${p}.caps`, { nativeGpuFence: true, no64BitAtomics: true },
+      'nativeGpuFence and no64BitAtomics not both true: a native fence needs 64-bit atomic GPU writes (its CurrentValue is compared by the CMP and read by user mode with no OS to extend a 32-bit write, MF-07); leave nativeGpuFence out on a 32-bit-only GPU');
+  }
   const name = a.name === undefined ? `gpu${index}` : String(a.name);
   if (!/^[A-Za-z0-9_.-]{1,32}$/.test(name)) throw invalid(`${p}.name`, a.name, '1 to 32 letters, digits, "_", "." or "-"');
   const localMemoryBytes = a.localMemoryBytes === undefined ? 1 << 20 : v.integer(a.localMemoryBytes, `${p}.localMemoryBytes`, 0, 1 << 30);
@@ -181,9 +192,9 @@ export function adapterOptions(raw: unknown, index: number): Required<Omit<Adapt
     localMemoryBytes,
     ...parseSegments(a.segments, a.cpuHostAperturePages, p, localMemoryBytes),
     caps: {
-      nativeGpuFence: flag(caps.nativeGpuFence, `${p}.caps.nativeGpuFence`, true),
+      nativeGpuFence,
       optimizedNativeFenceSignaledInterrupt: flag(caps.optimizedNativeFenceSignaledInterrupt, `${p}.caps.optimizedNativeFenceSignaledInterrupt`, false),
-      no64BitAtomics: flag(caps.no64BitAtomics, `${p}.caps.no64BitAtomics`, false),
+      no64BitAtomics,
       monitoredFenceGpuWrite: flag(caps.monitoredFenceGpuWrite, `${p}.caps.monitoredFenceGpuWrite`, true),
       nativeFenceCaps: {
         monitoredValuePadding: padding,

@@ -184,6 +184,14 @@ export class Dxgkrnl {
       this.trace.record('fault', 'dxgkrnl', 'adapter start failed', { adapter: adapter.name, reason: 'NativeGpuFence advertised while the feature is disabled' });
       throw new WddmError('NOT_SUPPORTED', message, { parameter: `adapters[${adapter.index}].caps.nativeGpuFence`, value: true, expected: 'a driver that queries the OS feature before advertising NativeGpuFence' });
     }
+    if (advertises && (caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0) {
+      const message = `adapter "${adapter.name}" failed to start: its driver advertises DXGK_VIDSCHCAPS::NativeGpuFence ` +
+        `together with No64BitAtomics. A native fence's CurrentValue is a 64-bit value that the GPU's CMP compares and user mode ` +
+        `reads directly, with no OS in between to extend a 32-bit write (MF-07 covers monitored fences, which the OS reads): ` +
+        `a GPU that writes only 32 bits atomically must not advertise NativeGpuFence.`;
+      this.trace.record('fault', 'dxgkrnl', 'adapter start failed', { adapter: adapter.name, reason: 'NativeGpuFence advertised with No64BitAtomics' });
+      throw new WddmError('NOT_SUPPORTED', message, { parameter: `adapters[${adapter.index}].caps`, value: 'NativeGpuFence | No64BitAtomics', expected: 'a driver that advertises NativeGpuFence only with 64-bit atomic GPU writes' });
+    }
     const full: OsAdapter = {
       ...adapter, caps, nativeFence: advertises, state: 'running', fences: new Map(), byGlobalHandle: new Map(),
       destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),

@@ -19,7 +19,7 @@
 
 import type { Trace } from '../base/trace.js';
 import { VIDSCHCAPS } from '../base/wddm.js';
-import type { GpuProgress } from './objects.js';
+import { extend32, type GpuProgress } from './objects.js';
 
 export interface GpuRewind {
   timeNs: number;
@@ -53,8 +53,9 @@ export class GpuRewinds {
     const { adapter, report, fence } = progress;
     const before = report.PreviousValue;
     if (report.Operation !== 'SIGNAL' || before === undefined) return;
-    // What the store left: the value, or on a 32-bit-only engine (No64BitAtomics) its low half under the old high half.
-    const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? report.Value : (before & ~0xffff_ffffn) | (report.Value & 0xffff_ffffn);
+    // The value the store stands for: the value, or on a 32-bit-only engine (No64BitAtomics) its low half as the OS
+    // extends it from the value before (MF-07): crossing 2^32 forward is no rewind.
+    const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? report.Value : extend32(report.Value & 0xffff_ffffn, before);
     if (now >= before) return;
     if (!fence || !progress.queue) return;
     this.count++;
