@@ -201,9 +201,9 @@ threads:
 `,
   },
   {
-    // A No64BitAtomics GPU crossing 2^32: only the low half is written and the OS extends it (MF-07, NF-19).
+    // A No64BitAtomics GPU crossing 2^32: only the low half is written and the OS extends it (MF-07).
     // Monitored fences on kernel-mode contexts: a 32-bit-only GPU has no native fences (docs/ARCHITECTURE.md).
-    name: '32-bit-atomics (MF-07 NF-19)',
+    name: '32-bit-atomics (MF-07)',
     text: `name: atomics-32-bit
 machine: { adapters: [ { name: gpu0, engines: 1, caps: { no64BitAtomics: true } } ] }
 processes: [ { name: app } ]
