@@ -357,8 +357,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
       const before = step.previousValue;
       if (kind === 'signal' && before !== undefined) {
         this.count('NF-19');
-        // No64BitAtomics: only the low halves count, and the OS extends them across 2^32 (MF-07): a step back is a
-        // move of more than half the 32-bit range.
+        // No64BitAtomics: the low halves, extended across 2^32 (MF-07): a step back moves more than half the 32-bit range.
         const back = no64 ? (((step.value & MASK32) - (before & MASK32)) & MASK32) > 0x7fff_ffffn : step.value < before;
         if (back) {
           this.report(a, 'NF-19', signalWhere(step), `CurrentValue stays at or above ${no64 ? `${before & MASK32} (low 32 bits, No64BitAtomics)` : before} (a GPU signal carries no AllowFenceRewind)`,
