@@ -48,12 +48,46 @@ export interface OsAdapter {
   state: AdapterState;
   bugCheck?: BugCheckReport;
   /** Live fences by core id, and by the driver's global handle. */
-  fences: Map<number, GlobalFence>;
+  fences: FenceTable;
   byGlobalHandle: Map<number, GlobalFence>;
   destroyedGlobalHandles: Set<number>;
   /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
   withWaiters: Set<GlobalFence>;
   devices: Set<OsDevice>;
+}
+
+/**
+ * An adapter's live fence records by core fence id: a flat array (the core's ids are small, bounded by
+ * limits.fences, and reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order.
+ */
+export class FenceTable {
+  private readonly slots: (GlobalFence | undefined)[] = [];
+  private count = 0;
+
+  get size(): number { return this.count; }
+
+  get(coreFence: number): GlobalFence | undefined {
+    return coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
+  }
+
+  set(coreFence: number, fence: GlobalFence): this {
+    if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
+    while (this.slots.length < coreFence) this.slots.push(undefined);
+    if (this.slots[coreFence] === undefined) this.count++;
+    this.slots[coreFence] = fence;
+    return this;
+  }
+
+  delete(coreFence: number): boolean {
+    if (this.get(coreFence) === undefined) return false;
+    this.slots[coreFence] = undefined;
+    this.count--;
+    return true;
+  }
+
+  *values(): IterableIterator<GlobalFence> {
+    for (const fence of this.slots) if (fence !== undefined) yield fence;
+  }
 }
 
 /** Does the adapter's GPU write only 32 bits atomically (DXGK_VIDSCHCAPS::No64BitAtomics)? */
@@ -106,28 +140,27 @@ export class FenceLocals implements Iterable<LocalFence> {
   }
 }
 
-export class GlobalFence {
+/** GlobalFence's yes/no state, packed in one field (a field costs 8 B a fence). */
+const DESTROYED = 1, DESTROY_PENDING = 2, MONITORED = 4, MONITORED_VALUE_HELD = 8, INTRA_GPU = 16, SHAREABLE = 32;
+
+/**
+ * A fence's record on one adapter. Its handles are kept by the FenceLocals it extends (`locals` is the record
+ * itself: a separate object cost ~40 B a fence).
+ */
+export class GlobalFence extends FenceLocals {
   monitoredValue = UINT64_MAX;
-  readonly locals = new FenceLocals();
   ntReferences = 0;
-  /** Storage freed, Destroy DDI called. */
-  destroyed = false;
-  /** No open handle is left but GPU commands in flight still name it: storage kept (src/os/lifetime.ts). */
-  destroyPending = false;
   /** Submitted GPU waits / signals naming it that have not executed yet (any process, any queue). */
   gpuWaitsInFlight = 0;
   gpuSignalsInFlight = 0;
   hGlobal = 0;
-  /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
-  kind: 'native' | 'monitored' = 'native';
-  /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
-  monitoredValueHeld = false;
+  private bits: number;
   constructor(
     readonly adapter: OsAdapter,
     readonly coreFence: number,
-    readonly type: NativeFenceTypeName,
+    type: NativeFenceTypeName,
     readonly flags: number,
-    readonly shareable: boolean,
+    shareable: boolean,
     readonly cvPhys: number,
     readonly mvPhys: number,
     /**
@@ -137,7 +170,27 @@ export class GlobalFence {
     readonly systemPages: ReadonlyMap<number, { va: bigint }> | undefined,
     /** Undefined: the label is derived from the core id. */
     private readonly name: string | undefined,
-  ) {}
+  ) {
+    super();
+    this.bits = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0);
+  }
+  /** The fence's handles in the order opened. */
+  get locals(): FenceLocals { return this; }
+  get type(): NativeFenceTypeName { return (this.bits & INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT'; }
+  get shareable(): boolean { return (this.bits & SHAREABLE) !== 0; }
+  /** Storage freed, Destroy DDI called. */
+  get destroyed(): boolean { return (this.bits & DESTROYED) !== 0; }
+  set destroyed(on: boolean) { this.setBit(DESTROYED, on); }
+  /** No open handle is left but GPU commands in flight still name it: storage kept (src/os/lifetime.ts). */
+  get destroyPending(): boolean { return (this.bits & DESTROY_PENDING) !== 0; }
+  set destroyPending(on: boolean) { this.setBit(DESTROY_PENDING, on); }
+  /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
+  get kind(): 'native' | 'monitored' { return (this.bits & MONITORED) !== 0 ? 'monitored' : 'native'; }
+  set kind(kind: 'native' | 'monitored') { this.setBit(MONITORED, kind === 'monitored'); }
+  /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
+  get monitoredValueHeld(): boolean { return (this.bits & MONITORED_VALUE_HELD) !== 0; }
+  set monitoredValueHeld(on: boolean) { this.setBit(MONITORED_VALUE_HELD, on); }
+  private setBit(bit: number, on: boolean): void { this.bits = on ? this.bits | bit : this.bits & ~bit; }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
   get label(): string { return this.name ?? `fence${this.coreFence}`; }
   /** Kernel CPU VAs: derived from the physical addresses on each read (a stored BigInt costs ~24 B a fence). */
@@ -357,8 +410,58 @@ export const KIND_NAMES: Record<HandleObject['kind'], string> = {
   hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)', context: 'kernel-mode context (hContext)',
 };
 
+/**
+ * A process's handle table: what each handle names, in a flat array indexed by the handle's sequence number
+ * (handles are made in order by Process.allocHandle; a Map entry cost ~30–45 B a handle, a slot costs 8).
+ * A closed handle leaves an empty slot (its number is never reused; Process.retired remembers it).
+ */
+export class HandleTable {
+  private readonly slots: (HandleObject | undefined)[] = [];
+  private count = 0;
+  constructor(private readonly base: number) {}
+
+  get size(): number { return this.count; }
+
+  private index(handle: number): number {
+    const index = handle - this.base;
+    return Number.isInteger(index) && index >= 0 && index < this.slots.length ? index : -1;
+  }
+
+  get(handle: number): HandleObject | undefined {
+    const index = this.index(handle);
+    return index < 0 ? undefined : this.slots[index];
+  }
+
+  has(handle: number): boolean { return this.get(handle) !== undefined; }
+
+  /** Enters `object` under `handle`, a handle of this process (Process.allocHandle). */
+  set(handle: number, object: HandleObject): this {
+    const index = handle - this.base;
+    if (!Number.isInteger(index) || index < 0 || index > this.slots.length + 0x10_0000) {
+      throw new RangeError(`handle table: ${handle} is not a handle this process made`);
+    }
+    while (this.slots.length < index) this.slots.push(undefined);
+    if (this.slots[index] === undefined) this.count++;
+    this.slots[index] = object;
+    return this;
+  }
+
+  delete(handle: number): boolean {
+    const index = this.index(handle);
+    if (index < 0 || this.slots[index] === undefined) return false;
+    this.slots[index] = undefined;
+    this.count--;
+    return true;
+  }
+
+  /** The objects in handle order. */
+  *values(): IterableIterator<HandleObject> {
+    for (const object of this.slots) if (object !== undefined) yield object;
+  }
+}
+
 export class Process {
-  readonly handles = new Map<number, HandleObject>();
+  readonly handles: HandleTable;
   readonly ntHandles = new Map<number, NtHandle>();
   readonly retired = new Set<number>();
   /**
@@ -375,7 +478,9 @@ export class Process {
   readonly userMappings = new Map<number, { va: bigint; references: number }>();
   private nextUserPage = 0n;
 
-  constructor(readonly slot: number, readonly name: string) {}
+  constructor(readonly slot: number, readonly name: string) {
+    this.handles = new HandleTable(0x4000_0000 + slot * 0x10_0000 + 1);
+  }
 
   allocHandle(): number { return 0x4000_0000 + this.slot * 0x10_0000 + this.nextHandle++; }
   allocNtHandle(): number { return 0x8000_0000 + this.slot * 0x10_0000 + 4 * this.nextNt++; }
