@@ -85,7 +85,10 @@ export function adapterFormat(
   if (needed > sizeBytes) return E_TOO_SMALL;
   // Header and tables start zeroed; the arena (the last heapArenaBytes) is not touched: every block
   // is written before it is read (heap entries below heapCount, ring commands between head and tail).
-  memory.fill(<usize>base, 0, needed - heapArenaBytes);
+  // Neither are the fence records and page descriptors (sized for the limits, ~300 B a fence): the
+  // machine's memory is fresh (zero), and a record is zeroed when first handed out (fenceBump, pageBump),
+  // so resident memory grows with the fences made, not with limits.fences.
+  memory.fill(<usize>base, 0, ADAPTER_HEADER_BYTES);
 
   const a = changetype<AdapterHeader>(<usize>base);
   a.magic = REGION_MAGIC;
@@ -107,6 +110,7 @@ export function adapterFormat(
   a.fenceTable = at;      a.fenceCapacity = fenceCapacity;         at += fenceCapacity * FENCE_RECORD_BYTES;
   const pageCapacity = <u32>pageDescriptorsFor(fenceCapacity, processCapacity); // fits: the region holds them
   a.pageTable = at;       a.pageCapacity = pageCapacity;           at += pageCapacity * PAGE_DESCRIPTOR_BYTES;
+  memory.fill(<usize>at, 0, needed - heapArenaBytes - (at - base));
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
   const indexSlots = <u32>fenceIndexSlots(fenceCapacity);
   a.fenceIndexTable = at; a.fenceIndexShift = 32 - ctz<u32>(indexSlots); at += indexSlots * 4;
@@ -124,15 +128,11 @@ export function adapterFormat(
   at = (at + 15) & ~15;
   a.heapArena = at;       a.heapArenaBytes = heapArenaBytes;       a.heapArenaBump = 0;
 
-  // Free lists thread through the records (index + 1; 0 ends the list).
-  for (let i: u32 = 0; i < fenceCapacity; i++) {
-    changetype<FenceRecord>(<usize>a.fenceTable + <usize>i * FENCE_RECORD_BYTES).nextFree = i + 2 <= fenceCapacity ? i + 2 : 0;
-  }
-  a.fenceFreeHead = 1;
-  for (let i: u32 = 0; i < pageCapacity; i++) {
-    changetype<PageDescriptor>(<usize>a.pageTable + <usize>i * PAGE_DESCRIPTOR_BYTES).nextFree = i + 2 <= pageCapacity ? i + 2 : 0;
-  }
-  a.pageFreeHead = 1;
+  // Free lists thread through the released records (index + 1; 0 ends the list); past them, the
+  // never-used records in order (fenceBump, pageBump): the same order a list of every record made at
+  // format would give, without touching the table.
+  a.fenceFreeHead = 0; a.fenceBump = 0;
+  a.pageFreeHead = 0;  a.pageBump = 0;
   for (let i: u32 = 0; i < waitBlockCapacity; i++) {
     store<u32>(<usize>a.heapIndexTable + (<usize>i << 2), WAIT_BLOCK_FREE | (i + 2 <= waitBlockCapacity ? i + 2 : 0)); // tagged free-list link (layout.ts)
   }
@@ -303,12 +303,13 @@ function listPush(slot: u32, index: u32, list: u32): void {
 /** A new page descriptor over a freshly claimed page; returns index + 1, or an error. */
 function pageNew(owner: u32, role: u32, memoryKind: u32, slotBytes: u32, slotCount: u32): i32 {
   const a = adapter();
-  if (a.pageFreeHead == 0) return E_NO_PAGE_DESCRIPTORS;
+  if (a.pageFreeHead == 0 && a.pageBump >= a.pageCapacity) return E_NO_PAGE_DESCRIPTORS;
   const phys = regionAllocPage(regionFor(memoryKind));
   if (phys == 0) return E_NO_PAGES;
-  const id = a.pageFreeHead;
+  let id = a.pageFreeHead;
+  if (id != 0) a.pageFreeHead = pageAt(id - 1).nextFree;
+  else id = ++a.pageBump;
   const d = pageAt(id - 1);
-  a.pageFreeHead = d.nextFree;
   memory.fill(changetype<usize>(d), 0, PAGE_DESCRIPTOR_BYTES);
   d.phys = phys; d.owner = owner; d.role = role; d.memory = memoryKind;
   d.slotBytes = slotBytes; d.slotCount = slotCount; d.list = NOT_LISTED;
@@ -407,7 +408,7 @@ export function fenceCreate(owner: u32, kind: u32, memoryKind: u32, shareable: b
   const a = adapter();
   if (owner >= a.processCapacity) return E_BAD_PROCESS;
   if (memoryKind != MEMORY_SYSTEM && memoryKind != MEMORY_LOCAL) return E_BAD_ARGUMENT;
-  if (a.fenceFreeHead == 0) return E_NO_FENCE_RECORDS;
+  if (a.fenceFreeHead == 0 && a.fenceBump >= a.fenceCapacity) return E_NO_FENCE_RECORDS;
   const packOwner = shareable ? NO_OWNER : owner;
 
   let cvPage: i32 = 0;
@@ -423,9 +424,10 @@ export function fenceCreate(owner: u32, kind: u32, memoryKind: u32, shareable: b
   }
   const mvPhys = load<u32>(outWord(0));
 
-  const id = a.fenceFreeHead;
+  let id = a.fenceFreeHead;
+  if (id != 0) a.fenceFreeHead = fenceAt(id).nextFree;
+  else id = ++a.fenceBump;
   const f = fenceAt(id);
-  a.fenceFreeHead = f.nextFree;
   const generation = f.generation + 1;
   memory.fill(changetype<usize>(f), 0, FENCE_RECORD_BYTES);
   f.state = FENCE_STATE_LIVE;

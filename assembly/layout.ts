@@ -61,7 +61,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 8;
+export const LAYOUT_VERSION: u32 = 9;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -127,6 +127,8 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   waiterLive: u32;
   fenceIndexTable: u32;       // u32[1 << (32 - fenceIndexShift)]: fence ids by CurrentValue address (fenceAtCurrentValue)
   fenceIndexShift: u32;       // 32 − log2(index slots): a key's home slot is (key · FENCE_INDEX_MULTIPLIER) >> shift
+  fenceBump: u32;             // fence records ever used: ids fenceBump + 1 … fenceCapacity were never touched (free, zero)
+  pageBump: u32;              // page descriptors ever used, likewise: a table is touched only as far as it is used
 
   gpuVaBase: u64;
   cmpPendingValue: u64;       // the MonitoredValue waiting in the CMP's write buffer

@@ -35,7 +35,8 @@ import { Interrupts } from './interrupts.js';
 import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
-import { FenceTable, type BugCheckReport, type OsAdapter, type Process } from './objects.js';
+import type { BugCheckReport, GlobalFence, OsAdapter, Process } from './objects.js';
+import { FenceTable } from './tables.js';
 import { Resets } from './resets.js';
 import { CpuSignals } from './signals.js';
 import { Waits } from './waits.js';
@@ -193,7 +194,7 @@ export class Dxgkrnl {
       throw new WddmError('NOT_SUPPORTED', message, { parameter: `adapters[${adapter.index}].caps`, value: 'NativeGpuFence | No64BitAtomics', expected: 'a driver that advertises NativeGpuFence only with 64-bit atomic GPU writes' });
     }
     const full: OsAdapter = {
-      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new FenceTable(), byGlobalHandle: new Map(),
+      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new FenceTable<GlobalFence>(), byGlobalHandle: new Map(),
       destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
     };
     this.adapters.push(full);

@@ -3,7 +3,8 @@
 // handle), hardware queues, kernel-mode contexts, CPU events, and the small
 // rules every module shares (reading a fence's value, one fence per call).
 //
-// Every other file of src/os/ imports this one; it imports nothing of them.
+// Every other file of src/os/ imports this one; it imports none of them but
+// tables.ts (the flat tables the records are kept in).
 // The records are plain data the modules own between them:
 //
 //   OsAdapter ──devices──▶ OsDevice ──queues──▶ OsHwQueue
@@ -19,6 +20,7 @@ import { u64 as asU64 } from '../core/bindings.js';
 import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
+import { HandleTable, type FenceTable } from './tables.js';
 import {
   KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
@@ -48,46 +50,12 @@ export interface OsAdapter {
   state: AdapterState;
   bugCheck?: BugCheckReport;
   /** Live fences by core id, and by the driver's global handle. */
-  fences: FenceTable;
+  fences: FenceTable<GlobalFence>;
   byGlobalHandle: Map<number, GlobalFence>;
   destroyedGlobalHandles: Set<number>;
   /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
   withWaiters: Set<GlobalFence>;
   devices: Set<OsDevice>;
-}
-
-/**
- * An adapter's live fence records by core fence id: a flat array (the core's ids are small, bounded by
- * limits.fences, and reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order.
- */
-export class FenceTable {
-  private readonly slots: (GlobalFence | undefined)[] = [];
-  private count = 0;
-
-  get size(): number { return this.count; }
-
-  get(coreFence: number): GlobalFence | undefined {
-    return coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
-  }
-
-  set(coreFence: number, fence: GlobalFence): this {
-    if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
-    while (this.slots.length < coreFence) this.slots.push(undefined);
-    if (this.slots[coreFence] === undefined) this.count++;
-    this.slots[coreFence] = fence;
-    return this;
-  }
-
-  delete(coreFence: number): boolean {
-    if (this.get(coreFence) === undefined) return false;
-    this.slots[coreFence] = undefined;
-    this.count--;
-    return true;
-  }
-
-  *values(): IterableIterator<GlobalFence> {
-    for (const fence of this.slots) if (fence !== undefined) yield fence;
-  }
 }
 
 /** Does the adapter's GPU write only 32 bits atomically (DXGK_VIDSCHCAPS::No64BitAtomics)? */
@@ -104,39 +72,38 @@ export function requireRunning(adapter: OsAdapter, parameter: string): void {
 
 // ───────────────────────────── fences ─────────────────────────────
 
-/** A fence's handles in the order opened, as much of a Set as its users need: the usual one in a field (a Set cost ~250 B a fence). */
+/**
+ * A fence's handles in the order opened, as much of a Set as its users need: the usual one handle in the one
+ * field, an array past it (a Set cost ~250 B a fence).
+ */
 export class FenceLocals implements Iterable<LocalFence> {
-  private first: LocalFence | undefined = undefined;
-  private rest: LocalFence[] | undefined = undefined;
+  private held: LocalFence | LocalFence[] | undefined = undefined;
 
-  get size(): number { return this.first === undefined ? 0 : 1 + (this.rest?.length ?? 0); }
+  get size(): number { return this.held === undefined ? 0 : Array.isArray(this.held) ? this.held.length : 1; }
 
-  has(local: LocalFence): boolean { return this.first === local || (this.rest !== undefined && this.rest.includes(local)); }
+  has(local: LocalFence): boolean { return this.held === local || (Array.isArray(this.held) && this.held.includes(local)); }
 
   add(local: LocalFence): this {
-    if (this.has(local)) return this;
-    if (this.first === undefined) this.first = local;
-    else (this.rest ??= []).push(local);
+    if (this.held === undefined) this.held = local;
+    else if (Array.isArray(this.held)) { if (!this.held.includes(local)) this.held.push(local); }
+    else if (this.held !== local) this.held = [this.held, local];
     return this;
   }
 
   delete(local: LocalFence): boolean {
-    if (this.first === local) {
-      this.first = this.rest?.shift();
-      if (this.rest?.length === 0) this.rest = undefined;
-      return true;
-    }
-    const at = this.rest ? this.rest.indexOf(local) : -1;
+    if (this.held === local) { this.held = undefined; return true; }
+    if (!Array.isArray(this.held)) return false;
+    const at = this.held.indexOf(local);
     if (at < 0) return false;
-    this.rest!.splice(at, 1);
-    if (this.rest!.length === 0) this.rest = undefined;
+    this.held.splice(at, 1);
+    if (this.held.length === 1) this.held = this.held[0];
     return true;
   }
 
   *[Symbol.iterator](): IterableIterator<LocalFence> {
-    if (this.first === undefined) return;
-    const all = this.rest ? [this.first, ...this.rest] : [this.first];
-    yield* all;
+    if (this.held === undefined) return;
+    if (!Array.isArray(this.held)) { yield this.held; return; }
+    yield* this.held.slice();
   }
 }
 
@@ -265,21 +232,29 @@ function windowError(fence: GlobalFence, value: bigint, last: bigint, parameter:
  * values' pages while the handle is open (a stored BigInt costs ~24 B a handle); 0n once unmapped.
  */
 export class LocalFence {
-  readonly kind = 'syncObject' as const;
   /** Submitted GPU commands written through this handle that have not executed yet (src/os/lifetime.ts). */
   gpuReferences = 0;
-  /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
-  closing = false;
-  /** A submitted GPU command named this handle: its queues' logs may name it (read before the close finishes). */
-  usedByGpu = false;
+  /** closing, usedByGpu: packed in one field (a field costs 8 B a handle). */
+  private bits = 0;
   constructor(
-    readonly process: Process,
+    process: Process,
     readonly handle: number,
     readonly global: GlobalFence,
+    /** The device it was opened on, of the same process (the process is derived from it). */
     readonly device: OsDevice,
     /** The driver's hLocalNativeFence (0: a monitored fence's handle). */
     readonly hLocal: number,
-  ) {}
+  ) {
+    if (device.process !== process) throw new Error(`internal: handle ${handle} of process "${process.name}" opened on a device of process "${device.process.name}"`);
+  }
+  get kind(): 'syncObject' { return 'syncObject'; }
+  get process(): Process { return this.device.process; }
+  /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
+  get closing(): boolean { return (this.bits & 1) !== 0; }
+  set closing(on: boolean) { this.bits = on ? this.bits | 1 : this.bits & ~1; }
+  /** A submitted GPU command named this handle: its queues' logs may name it (read before the close finishes). */
+  get usedByGpu(): boolean { return (this.bits & 2) !== 0; }
+  set usedByGpu(on: boolean) { this.bits = on ? this.bits | 2 : this.bits & ~2; }
   /** CurrentValue's GPU VA in the process (on the fence record's adapter). */
   get cvGpuVa(): bigint { return pageVa(this.process.gpuMappings.get(this.global.adapter.index), this.global.cvPhys); }
   /** MonitoredValue's GPU VA in the process (0n: a monitored fence has none). */
@@ -410,58 +385,8 @@ export const KIND_NAMES: Record<HandleObject['kind'], string> = {
   hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)', context: 'kernel-mode context (hContext)',
 };
 
-/**
- * A process's handle table: what each handle names, in a flat array indexed by the handle's sequence number
- * (handles are made in order by Process.allocHandle; a Map entry cost ~30–45 B a handle, a slot costs 8).
- * A closed handle leaves an empty slot (its number is never reused; Process.retired remembers it).
- */
-export class HandleTable {
-  private readonly slots: (HandleObject | undefined)[] = [];
-  private count = 0;
-  constructor(private readonly base: number) {}
-
-  get size(): number { return this.count; }
-
-  private index(handle: number): number {
-    const index = handle - this.base;
-    return Number.isInteger(index) && index >= 0 && index < this.slots.length ? index : -1;
-  }
-
-  get(handle: number): HandleObject | undefined {
-    const index = this.index(handle);
-    return index < 0 ? undefined : this.slots[index];
-  }
-
-  has(handle: number): boolean { return this.get(handle) !== undefined; }
-
-  /** Enters `object` under `handle`, a handle of this process (Process.allocHandle). */
-  set(handle: number, object: HandleObject): this {
-    const index = handle - this.base;
-    if (!Number.isInteger(index) || index < 0 || index > this.slots.length + 0x10_0000) {
-      throw new RangeError(`handle table: ${handle} is not a handle this process made`);
-    }
-    while (this.slots.length < index) this.slots.push(undefined);
-    if (this.slots[index] === undefined) this.count++;
-    this.slots[index] = object;
-    return this;
-  }
-
-  delete(handle: number): boolean {
-    const index = this.index(handle);
-    if (index < 0 || this.slots[index] === undefined) return false;
-    this.slots[index] = undefined;
-    this.count--;
-    return true;
-  }
-
-  /** The objects in handle order. */
-  *values(): IterableIterator<HandleObject> {
-    for (const object of this.slots) if (object !== undefined) yield object;
-  }
-}
-
 export class Process {
-  readonly handles: HandleTable;
+  readonly handles: HandleTable<HandleObject>;
   readonly ntHandles = new Map<number, NtHandle>();
   readonly retired = new Set<number>();
   /**
