@@ -127,8 +127,6 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   waiterLive: u32;
   fenceIndexTable: u32;       // u32[1 << (32 - fenceIndexShift)]: fence ids by CurrentValue address (fenceAtCurrentValue)
   fenceIndexShift: u32;       // 32 − log2(index slots): a key's home slot is (key · FENCE_INDEX_MULTIPLIER) >> shift
-  fenceBump: u32;             // fence records ever used: ids fenceBump + 1 … fenceCapacity were never touched (free, zero)
-  pageBump: u32;              // page descriptors ever used, likewise: a table is touched only as far as it is used
 
   gpuVaBase: u64;
   cmpPendingValue: u64;       // the MonitoredValue waiting in the CMP's write buffer
@@ -138,6 +136,8 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   interruptsRaised: u64;
   heapPushes: u64;
   heapPops: u64;
+  fenceBump: u32;             // fence records ever used: ids fenceBump + 1 … fenceCapacity were never touched (free, zero)
+  pageBump: u32;              // page descriptors ever used, likewise: a table is touched only as far as it is used
 }
 export const ADAPTER_HEADER_BYTES: u32 = (offsetof<AdapterHeader>() + 7) & ~7;
 
