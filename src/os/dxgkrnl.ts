@@ -36,7 +36,7 @@ import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
 import type { BugCheckReport, GlobalFence, OsAdapter, Process } from './objects.js';
-import { FenceTable } from './tables.js';
+import { FenceTable, ValueTable } from './tables.js';
 import { Resets } from './resets.js';
 import { CpuSignals } from './signals.js';
 import { Waits } from './waits.js';
@@ -164,7 +164,7 @@ export class Dxgkrnl {
    * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
    * CAP-02. Throws when the driver breaks it.
    */
-  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices'>,
+  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices'>,
                driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
     this.port.attach({
@@ -194,7 +194,7 @@ export class Dxgkrnl {
       throw new WddmError('NOT_SUPPORTED', message, { parameter: `adapters[${adapter.index}].caps`, value: 'NativeGpuFence | No64BitAtomics', expected: 'a driver that advertises NativeGpuFence only with 64-bit atomic GPU writes' });
     }
     const full: OsAdapter = {
-      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new FenceTable<GlobalFence>(), byGlobalHandle: new Map(),
+      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new FenceTable<GlobalFence>(), kernelCurrentValueVas: new ValueTable(), byGlobalHandle: new Map(),
       destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
     };
     this.adapters.push(full);

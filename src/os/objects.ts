@@ -20,7 +20,7 @@ import { u64 as asU64 } from '../core/bindings.js';
 import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import { HandleTable, type FenceTable } from './tables.js';
+import { HandleTable, type FenceTable, type ValueTable } from './tables.js';
 import {
   KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
@@ -51,6 +51,8 @@ export interface OsAdapter {
   bugCheck?: BugCheckReport;
   /** Live fences by core id, and by the driver's global handle. */
   fences: FenceTable<GlobalFence>;
+  /** Each live fence's kernel CurrentValue VA by core id (read on every CPU signal: cheaper than deriving it). */
+  kernelCurrentValueVas: ValueTable;
   byGlobalHandle: Map<number, GlobalFence>;
   destroyedGlobalHandles: Set<number>;
   /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
@@ -140,6 +142,7 @@ export class GlobalFence extends FenceLocals {
   ) {
     super();
     this.bits = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0);
+    adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(cvPhys));
   }
   /** The fence's handles in the order opened. */
   get locals(): FenceLocals { return this; }
@@ -160,8 +163,11 @@ export class GlobalFence extends FenceLocals {
   private setBit(bit: number, on: boolean): void { this.bits = on ? this.bits | bit : this.bits & ~bit; }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
   get label(): string { return this.name ?? `fence${this.coreFence}`; }
-  /** Kernel CPU VAs: derived from the physical addresses on each read (a stored BigInt costs ~24 B a fence). */
-  get kernelCvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.cvPhys); }
+  /** Kernel CPU VAs (a stored BigInt costs ~32 B a fence): CurrentValue's from the adapter's table, MonitoredValue's derived. */
+  get kernelCvVa(): bigint {
+    // The table by core id while this record holds the id; a destroyed record's id may be another fence's by now.
+    return this.destroyed ? KERNEL_VA_BASE + BigInt(this.cvPhys) : this.adapter.kernelCurrentValueVas.get(this.coreFence);
+  }
   get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
   /** The values' GPU VAs in the System process (0n when not mapped there, or no longer). */
   get systemCvVa(): bigint { return pageVa(this.systemPages, this.cvPhys); }
