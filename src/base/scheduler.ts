@@ -21,6 +21,12 @@
 // straight from its heap; `seededTieBreak` is that same choice as a policy
 // object. A schedule explorer (src/explore/) installs its own.
 //
+// A gate (`scheduler.gate`) holds events back: while it returns false for an
+// event, that event is not enabled (it stays pending, in order). The OS's lock
+// is one (schedule.granularity 'step': while an OS operation runs its steps,
+// only the GPU's own steps and the operation's next step may run). Without a
+// gate (the default) nothing is held back.
+//
 // So a run is a pure function of the seed, the inputs and, under an explorer,
 // its sequence of choices: replaying them reproduces it exactly.
 //
@@ -32,6 +38,7 @@
 //   <adapter>/doorbell  doorbell {}                           the scheduler takes its ring's records
 //   process <slot>      thread-resume {thread}                a CPU thread starts or continues
 //   process <slot>      thread-event-timeout {thread, wait}   a thread's event wait times out
+//   dxgkrnl             os-step {}                            an OS operation's next step (schedule.osGranularity 'step')
 //   dxgkrnl             wait-timeout {waiter}                 a CPU wait times out
 //   dxgkrnl/logs        log-reader-retry {adapter, hHwQueue}  a held-back log reader tries again
 //   dxgkrnl/lifetime    deferred-close {}                     closes whose GPU references drained finish
@@ -102,6 +109,8 @@ export class Scheduler {
   /** While run() runs: its bound and events taken. */
   private runUntilNs: number | undefined = undefined;
   private runCount = 0;
+  /** May this pending event run now? undefined: every event may (the default). With a gate, step() and run() choose among enabled() (seededTieBreak without a policy). */
+  gate?: (event: ScheduledEvent) => boolean;
 
   /** `random` draws every event's tie-break key (the machine passes a stream of its seed). */
   constructor(private readonly random: Random = new Random(1)) {}
@@ -129,7 +138,7 @@ export class Scheduler {
     if (!this.handlers.has(owner)) throw new Error(`scheduler: event "${label}" names owner "${owner}", which has no handler (Scheduler.register)`);
     const sequence = this.sequence++;
     const tieBreak = this.random.nextU32();
-    if (this.runUntilNs !== undefined && this.policy === undefined && timeNs <= this.runUntilNs && this.runCount < this.maxEventsPerRun) {
+    if (this.runUntilNs !== undefined && this.policy === undefined && this.gate === undefined && timeNs <= this.runUntilNs && this.runCount < this.maxEventsPerRun) {
       this.dropCancelledTop();
       const top = this.heap[0];
       if (top === undefined || timeNs < top.timeNs || (timeNs === top.timeNs && (tieBreak < top.tieBreak || (tieBreak === top.tieBreak && sequence < top.sequence)))) {
@@ -156,6 +165,13 @@ export class Scheduler {
   enabled(): readonly ScheduledEvent[] {
     this.dropCancelledTop();
     if (!this.heap.length) return [];
+    const gate = this.gate;
+    if (gate) {
+      // The earliest time among the events the gate lets through.
+      let timeNs = Infinity;
+      for (const e of this.heap) if (!e.cancelled && e.timeNs < timeNs && gate(e)) timeNs = e.timeNs;
+      return this.heap.filter((e) => !e.cancelled && e.timeNs === timeNs && gate(e)).sort((a, b) => a.sequence - b.sequence);
+    }
     const timeNs = this.heap[0].timeNs;
     return this.heap.filter((e) => !e.cancelled && e.timeNs === timeNs).sort((a, b) => a.sequence - b.sequence);
   }
@@ -181,7 +197,7 @@ export class Scheduler {
   step(): boolean {
     this.dropCancelledTop();
     if (!this.heap.length) return false;
-    if (this.policy) this.takeChosen(this.policy);
+    if (this.policy || this.gate) this.takeChosen(this.policy ?? seededTieBreak);
     else this.execute(this.removeAt(0));
     return true;
   }
@@ -197,7 +213,7 @@ export class Scheduler {
         if (!this.heap.length) break;
         if (this.heap[0].timeNs > untilNs) { this.nowNs = Math.max(this.nowNs, untilNs); break; }
         if (++this.runCount > this.maxEventsPerRun) throw eventLimitError(this.maxEventsPerRun, this.nowNs);
-        if (this.policy) this.takeChosen(this.policy);
+        if (this.policy || this.gate) this.takeChosen(this.policy ?? seededTieBreak);
         else this.execute(this.removeAt(0));
       }
       if (untilNs !== Infinity && this.nowNs < untilNs) this.nowNs = untilNs;
@@ -210,6 +226,7 @@ export class Scheduler {
 
   private takeChosen(policy: SchedulePolicy): void {
     const choices = this.enabled();
+    if (!choices.length) throw new Error(`scheduler: ${this.pending} event(s) pending but the gate holds every one back (a lock nobody releases)`);
     const index = policy.choose(choices);
     if (!Number.isInteger(index) || index < 0 || index >= choices.length) {
       throw new RangeError(`scheduler policy chose ${index}: expected an index from 0 to ${choices.length - 1} (${choices.length} enabled event${choices.length === 1 ? '' : 's'})`);

@@ -19,8 +19,8 @@ import { dirname, resolve } from 'node:path';
 import { WddmError } from '../base/errors.js';
 import { scheduleTimeline } from '../explore/timeline.js';
 import {
-  DEFAULT_MACHINE, MACHINE_BOUNDS, MACHINE_KEYS, VARIANTS, describeMachine, parseVariant,
-  type ExploreMachine, type ExploreModel, type Variant,
+  DEFAULT_MACHINE, MACHINE_BOUNDS, MACHINE_KEYS, VARIANTS, VARIANT_TITLES, describeMachine, parseOsGranularity, parseVariant,
+  type ExploreMachine, type ExploreModel, type OsGranularity, type Variant,
 } from '../explore/model.js';
 import { exhaustive, shortest, REDUCTIONS, RESTORES, type Reduction, type Restore, type SearchResult, type SearchStats } from '../explore/search.js';
 import { INVARIANTS, type Violation } from '../explore/invariants.js';
@@ -53,7 +53,10 @@ The machine (each a small integer; defaults ${MACHINE_KEYS.map((k) => DEFAULT_MA
   --engines N       engines per adapter, one hardware queue each (${MACHINE_BOUNDS.engines.join('..')})
   --adapters N      adapters (${MACHINE_BOUNDS.adapters.join('..')})
   --cpu-signals N   CPU signals in all, above the GPU's values (${MACHINE_BOUNDS.cpuSignals.join('..')})
-  --variant V       ${VARIANTS.join(' | ')}: the reference driver, or without the CMP's barrier (NF-11)
+  --variant V       the protocol (default barrier):
+${VARIANTS.map((v) => `                      ${v.padEnd(23)} ${VARIANT_TITLES[v]}`).join('\n')}
+  --os-granularity G  step (default: each OS operation in steps: waiter add, MonitoredValue
+                    write + DDI, each CMP step of the DDI, re-read, retire) | operation (each whole)
   --seed N          the machine's seed (0..4294967295, default 1)
 
 Exhaustive search:
@@ -107,8 +110,8 @@ function machineOf(values: Values, defaults: Readonly<ExploreMachine>): ExploreM
 }
 
 /** The flags that give a machine, for the replay commands printed for swarm failures. */
-function machineFlags(machine: ExploreMachine, variant: Variant): string {
-  return `--fences ${machine.fences} --waiters ${machine.waiters} --signals ${machine.signals} --engines ${machine.engines} --adapters ${machine.adapters} --cpu-signals ${machine.cpuSignals} --variant ${variant}`;
+function machineFlags(machine: ExploreMachine, variant: Variant, osGranularity: OsGranularity): string {
+  return `--fences ${machine.fences} --waiters ${machine.waiters} --signals ${machine.signals} --engines ${machine.engines} --adapters ${machine.adapters} --cpu-signals ${machine.cpuSignals} --variant ${variant} --os-granularity ${osGranularity}`;
 }
 
 function exists(path: string): boolean { try { statSync(path); return true; } catch { return false; } }
@@ -164,7 +167,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const options = {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
     fences: { type: 'string' }, waiters: { type: 'string' }, signals: { type: 'string' }, engines: { type: 'string' }, adapters: { type: 'string' }, 'cpu-signals': { type: 'string' },
-    variant: { type: 'string' }, seed: { type: 'string' }, reduction: { type: 'string' }, restore: { type: 'string' }, 'max-states': { type: 'string' },
+    variant: { type: 'string' }, 'os-granularity': { type: 'string' }, seed: { type: 'string' }, reduction: { type: 'string' }, restore: { type: 'string' }, 'max-states': { type: 'string' },
     out: { type: 'string' }, trace: { type: 'string' }, replay: { type: 'string' },
     random: { type: 'boolean' }, seeds: { type: 'string' }, workers: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
   } as const;
@@ -177,7 +180,11 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   };
   const machineKeys = ['fences', 'waiters', 'signals', 'engines', 'adapters', 'cpu-signals'];
   let variant: Variant;
-  try { variant = parseVariant(values.variant, '--variant'); } catch (error) { throw new ExploreUsage((error as Error).message); }
+  let osGranularity: OsGranularity;
+  try {
+    variant = parseVariant(values.variant, '--variant');
+    osGranularity = parseOsGranularity(values['os-granularity'], '--os-granularity');
+  } catch (error) { throw new ExploreUsage((error as Error).message); }
   const seed = integerOption(values, 'seed', 0, 0xffff_ffff) ?? 1;
   if (values.trace !== undefined) checkOutput('--trace', values.trace as string);
   if (values.out !== undefined) checkOutput('--out', values.out as string);
@@ -187,17 +194,17 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     const path = values.replay as string;
     const file = readScheduleFile(path);
     if (values.trace !== undefined && resolve(values.trace as string) === resolve(path)) throw new ExploreUsage(`--trace is "${path}", the schedule file itself; expected another file`);
-    const model: ExploreModel = { machine: file.machine, variant: file.variant, seed: file.seed };
+    const model: ExploreModel = { machine: file.machine, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity };
     const r = replay(model, file.steps);
     const code = r.violations.length ? 1 : 0;
-    if (values.json) io.out(JSON.stringify({ ok: code === 0, exitCode: code, mode: 'replay', file: path, machine: file.machine, variant: file.variant, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r) }, null, 2) + '\n');
+    if (values.json) io.out(JSON.stringify({ ok: code === 0, exitCode: code, mode: 'replay', file: path, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r) }, null, 2) + '\n');
     else io.out(replayText(model, r));
     writeTimeline(io, values.trace as string | undefined, r);
     return code;
   }
 
   if (values.random) {
-    only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'out', 'json', ...machineKeys], '--random');
+    only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'os-granularity', 'out', 'json', ...machineKeys], '--random');
     if (values.seeds === undefined) throw new ExploreUsage('--random needs --seeds A..B (e.g. --seeds 1..1000)');
     let range, shard;
     try {
@@ -207,17 +214,17 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     const workers = integerOption(values, 'workers', 1, 64) ?? 1;
     const maxSteps = integerOption(values, 'max-steps', 1, 100_000_000) ?? DEFAULT_MAX_STEPS;
     const machine = machineOf(values, DEFAULT_SWARM_MACHINE);
-    return swarm(io, { machine, variant, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
+    return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
   }
 
-  only(['variant', 'seed', 'reduction', 'restore', 'max-states', 'out', 'trace', 'json', ...machineKeys], 'the exhaustive search');
+  only(['variant', 'os-granularity', 'seed', 'reduction', 'restore', 'max-states', 'out', 'trace', 'json', ...machineKeys], 'the exhaustive search');
   const machine = machineOf(values, DEFAULT_MACHINE);
   const reduction = (values.reduction ?? 'full') as Reduction;
   if (!REDUCTIONS.includes(reduction)) throw new ExploreUsage(`--reduction is "${values.reduction}"; expected ${REDUCTIONS.join(', ')}`);
   const restore = (values.restore ?? 'snapshot') as Restore;
   if (!RESTORES.includes(restore)) throw new ExploreUsage(`--restore is "${values.restore}"; expected ${RESTORES.join(', ')}`);
   const maxStates = integerOption(values, 'max-states', 1, 1_000_000_000) ?? DEFAULT_MAX_STATES;
-  const model: ExploreModel = { machine, variant, seed };
+  const model: ExploreModel = { machine, variant, seed, osGranularity };
   const started = performance.now();
   let progressShown = false;
   const result: SearchResult = exhaustive(model, {
@@ -228,7 +235,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const searchMs = performance.now() - started;
   const lines: string[] = [];
   lines.push(`wddm-fence explore: exhaustive search`);
-  lines.push(`machine: ${describeMachine(machine)}; variant ${variant}; seed ${seed}`);
+  lines.push(`machine: ${describeMachine(machine)}; variant ${variant}; OS in ${osGranularity === 'step' ? 'steps' : 'whole operations'}; seed ${seed}`);
   lines.push(`search: reduction ${REDUCTION_TEXT[reduction]}, back by ${result.stats.restore}`);
   lines.push(statsLine(result.stats, searchMs));
   lines.push('invariants:');
@@ -242,7 +249,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     return { ...inv, holds: !found && result.stats.complete, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
   });
   if (!result.violations.size) {
-    if (values.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', machine, variant, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson, counterexample: null }, null, 2) + '\n');
+    if (values.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', machine, variant, osGranularity, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson, counterexample: null }, null, 2) + '\n');
     else io.out(lines.join('\n') + '\n' + (result.stats.complete ? 'every invariant holds in every reachable state\n' : 'no violation in the states explored (the search was bounded: not a proof)\n'));
     return 0;
   }
@@ -263,7 +270,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   lines.push(`schedule written to ${out}; replay it with: wddm-fence explore --replay ${out}`);
   if (values.json) {
     io.out(JSON.stringify({
-      ok: false, exitCode: 1, mode: 'exhaustive', machine, variant, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson,
+      ok: false, exitCode: 1, mode: 'exhaustive', machine, variant, osGranularity, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson,
       counterexample: { ...violation, steps: steps.length, shortestSearch: { states: best.states, expansions: best.expansions, complete: best.complete, quietOnly, timeMs: Math.round(bfsMs) }, scheduleFile: out, replay: replayJson(r) },
     }, null, 2) + '\n');
   } else {
@@ -274,14 +281,14 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
 }
 
 interface SwarmSettings {
-  machine: ExploreMachine; variant: Variant; range: { from: number; to: number }; shard: { index: number; count: number };
+  machine: ExploreMachine; variant: Variant; osGranularity: OsGranularity; range: { from: number; to: number }; shard: { index: number; count: number };
   workers: number; maxSteps: number; json: boolean; out?: string;
 }
 
 async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   const total = shardSize(s.range, s.shard);
   const jobs: SwarmJob[] = Array.from({ length: Math.max(1, Math.min(s.workers, total)) }, (_, worker, ) => ({
-    machine: s.machine, variant: s.variant, range: s.range, shard: s.shard, worker, workers: Math.max(1, Math.min(s.workers, total)), maxSteps: s.maxSteps,
+    machine: s.machine, variant: s.variant, osGranularity: s.osGranularity, range: s.range, shard: s.shard, worker, workers: Math.max(1, Math.min(s.workers, total)), maxSteps: s.maxSteps,
   }));
   const started = performance.now();
   const tally = emptyTally();
@@ -290,14 +297,14 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   for (const t of tallies) mergeTally(tally, t);
   const ms = performance.now() - started;
   const seedsRange = s.range.from === s.range.to ? `${s.range.from}` : `${s.range.from}..${s.range.to}`;
-  const command = (seed: number) => `wddm-fence explore --random --seeds ${seed}..${seed} ${machineFlags(s.machine, s.variant)}`;
+  const command = (seed: number) => `wddm-fence explore --random --seeds ${seed}..${seed} ${machineFlags(s.machine, s.variant, s.osGranularity)}`;
   const perCore = tally.seeds / Math.max(ms / 1000, 1e-3) / jobs.length;
   const code = tally.failures.length ? 1 : 0;
   let counterexample: { file: string; replay: Replay; violation: Violation } | undefined;
   if (total === 1 && tally.failures.length === 1) {
     // One seed that fails: its step list and schedule file, as the exhaustive search gives.
     const failure = tally.failures[0];
-    const model: ExploreModel = { machine: s.machine, variant: s.variant, seed: failure.seed };
+    const model: ExploreModel = { machine: s.machine, variant: s.variant, seed: failure.seed, osGranularity: s.osGranularity };
     const steps = namedSteps(model, failure.path);
     const out = s.out ?? DEFAULT_OUT;
     writeFileSync(out, scheduleJson(scheduleOf(model, steps, failure)));
@@ -305,7 +312,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   }
   if (s.json) {
     io.out(JSON.stringify({
-      ok: code === 0, exitCode: code, mode: 'random', machine: s.machine, variant: s.variant, seeds: seedsRange, shard: `${s.shard.index}/${s.shard.count}`, workers: jobs.length,
+      ok: code === 0, exitCode: code, mode: 'random', machine: s.machine, variant: s.variant, osGranularity: s.osGranularity, seeds: seedsRange, shard: `${s.shard.index}/${s.shard.count}`, workers: jobs.length,
       run: { seeds: tally.seeds, steps: tally.steps, timeMs: Math.round(ms), seedsPerSecPerWorker: Math.round(perCore) },
       invariants: INVARIANTS.map((inv) => ({ ...inv, failingSeeds: tally.failed[inv.id] })),
       failures: tally.failures.map((f) => ({ seed: f.seed, invariant: f.invariant, message: f.message, steps: f.path.length, replay: command(f.seed) })),
@@ -315,7 +322,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   }
   const lines: string[] = [];
   lines.push(`wddm-fence explore --random: seeds ${seedsRange}${s.shard.count > 1 ? `, shard ${s.shard.index}/${s.shard.count}` : ''} (${total} seed${total === 1 ? "" : "s"}), ${jobs.length} worker${jobs.length === 1 ? '' : 's'}`);
-  lines.push(`machine: ${describeMachine(s.machine)}; variant ${s.variant}`);
+  lines.push(`machine: ${describeMachine(s.machine)}; variant ${s.variant}; OS in ${s.osGranularity === 'step' ? 'steps' : 'whole operations'}`);
   lines.push(`  ${tally.seeds} seed${tally.seeds === 1 ? "" : "s"}, ${tally.steps} steps, ${tally.failures.length} failing, ${(ms / 1000).toFixed(2)} s (${perCore.toFixed(1)} seeds/s per worker)`);
   lines.push('invariants:');
   for (const inv of INVARIANTS) {
@@ -329,7 +336,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   if (tally.failures.length > 50) lines.push(`… and ${tally.failures.length - 50} more failing seeds (--json lists every one)`);
   let text = lines.join('\n') + '\n';
   if (counterexample) {
-    text += `schedule written to ${counterexample.file}; replay it with: wddm-fence explore --replay ${counterexample.file}\n\n` + replayText({ machine: s.machine, variant: s.variant, seed: tally.failures[0].seed }, counterexample.replay);
+    text += `schedule written to ${counterexample.file}; replay it with: wddm-fence explore --replay ${counterexample.file}\n\n` + replayText({ machine: s.machine, variant: s.variant, seed: tally.failures[0].seed, osGranularity: s.osGranularity }, counterexample.replay);
   }
   io.out(text);
   return code;

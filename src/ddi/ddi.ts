@@ -242,6 +242,18 @@ export interface DxgkrnlCallbacks {
   NotifyDoorbellFallback(data: DoorbellFallback): void;
 }
 
+/**
+ * A DDI part-way through (KernelModeDriver.updateMonitoredValues at schedule granularity 'step'):
+ * the driver's own record of where it is, in fields (a schedule explorer snapshots and restores
+ * it in place; a closure's variables it cannot see).
+ */
+export interface DdiInProgress {
+  /** Performs the driver's next step of the DDI; true when the DDI has returned (nothing is left). */
+  step(): boolean;
+  /** What the next step() does, for people (step lists, traces): e.g. "cmpBarrier". */
+  describeNext?(): string;
+}
+
 export interface KernelModeDriver {
   /** DxgkDdiStartDevice: the driver queries the OS and reports its caps. */
   startDevice(os: DxgkrnlCallbacks): DriverStartResult;
@@ -261,7 +273,13 @@ export interface KernelModeDriver {
   closeNativeFence(args: DXGKARG_CLOSENATIVEFENCE): void;
   destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void;
   updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void;
-  updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void;
+  /**
+   * DxgkDdiUpdateMonitoredValues. A driver may perform it in steps (on a machine built with
+   * schedule.granularity 'step'): it does its first step and returns a DdiInProgress; the OS
+   * calls step() for each next one, as scheduler events of their own (GPU steps run between
+   * them), until it returns true (the DDI returned). Returning nothing: done at once.
+   */
+  updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void | DdiInProgress;
   /** DxgkDdiCreateHwQueue: returns the driver's hHwQueue; fills args.PrivateDriverData for its user-mode half. */
   createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number };
   destroyHwQueue(args: DXGKARG_DESTROYHWQUEUE): void;

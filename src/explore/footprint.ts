@@ -12,6 +12,8 @@
 //   log:<a>.<id>     hardware queue id's log buffers and log write buffer
 //   life:<a>.<f>     the OS's count of GPU commands in flight naming fence f
 //   thread:<t>       CPU thread t of the explorer's process
+//   cmp:<a>          the CMP's write buffer (a MonitoredValue on its way to memory)
+//   os               the OS's own state: waiter records and heaps, its operation in flight
 //   *                everything above except threads (an OS operation)
 //
 //   step                                        reads        writes
@@ -23,6 +25,19 @@
 //   engine-step 5 cmpSignalCheck (+ the end of  mv, cv       irq, life (and * when a
 //     the command: listeners, run-list rescan)               queue waits on the fence)
 //   a waiter thread resuming after its wait     -            thread
+//   OS step (os-step), operation in steps:
+//     retire a satisfied waiter                 -            os, the waiter's thread
+//     re-read CurrentValue (resample)           cv           os
+//     the reference driver's UpdateMonitoredValues steps (the DDI's call
+//     with its first step, each next step):
+//       a cmpWriteMonitoredValue                -            os, cmp (mv of a value still
+//                                                            in the CMP's buffer: it drains first)
+//       b cmpBarrier                            -            os, cmp, mv of the CMP's buffered
+//                                                            value, every engine's wb, the cv
+//                                                            of each buffered store
+//       c cmpReadCurrentValue                   cv           os
+//       d cmpMonitoredValueCheck                cmp, mv      os, irq of engine 0
+//     any other driver's step                   *            *
 //   anything else: a thread starting its wait,  *            *
 //     a CPU signal, an interrupt delivered (the
 //     OS serves it), other commands, doorbells
@@ -33,9 +48,14 @@
 // scheduled in is not part of it) and neither disables the other (an event
 // is only cancelled by a step that writes its resource). An OS operation
 // never touches a thread whose resumption is already enabled: that thread's
-// wait is over. docs/EXPLORER.md gives the argument step by step.
+// wait is over. While an OS operation runs in steps it holds the OS's lock:
+// the only other enabled steps are the GPU's, which never touch "os" or
+// "cmp" (the CMP's write buffer is the DDI's; a GPU signal's check reads
+// MonitoredValue in memory). docs/EXPLORER.md gives the argument step by step.
 
 import type { ScheduledEvent } from '../base/scheduler.js';
+import { u64 } from '../core/bindings.js';
+import { MonitoredValueUpdateSteps, ReferenceDriver } from '../driver/reference.js';
 import type { World } from './model.js';
 
 export interface Footprint { reads: readonly string[]; writes: readonly string[] }
@@ -78,6 +98,7 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
     }
     return EVERYTHING;
   }
+  if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return osStepFootprint(world);
   if (event.owner === `process ${world.process.kernel.slot}` && event.kind === 'thread-resume') {
     const thread = world.process.threads[event.args.thread as number];
     if (thread && thread.state === 'blocked' && thread.resumeWith !== undefined && world.waiters.some((w) => w.thread === thread)) {
@@ -85,6 +106,107 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
     }
   }
   return EVERYTHING;
+}
+
+/** The next step of the OS operation in flight (src/os/waits.ts). */
+function osStepFootprint(world: World): Footprint {
+  const machine = world.machine;
+  const op = machine.os.waits.operation;
+  if (!op) return EVERYTHING;
+  switch (op.phase) {
+    case 'retire': {
+      const thread = op.retiring[0].completion.owner.tag;
+      const index = world.process.threads.findIndex((t) => t === thread);
+      return index < 0 ? EVERYTHING : { reads: [], writes: ['os', `thread:${index}`] };
+    }
+    case 'resample': {
+      const batch = op.batch!;
+      const a = batch.adapter.index;
+      return { reads: [`cv:${a}.@${batch.fences[batch.resampled].cvPhys}`], writes: ['os'] };
+    }
+    case 'monitored-write': {
+      const batch = op.batch!;
+      const adapter = machine.adapters[batch.adapter.index];
+      // The DDI's first step: only the reference driver's is known (any other driver's may do anything).
+      if (Object.getPrototypeOf(adapter.driver) !== ReferenceDriver.prototype || adapter.hardware.granularity !== 'step') return EVERYTHING;
+      return cmpStepFootprint(world, batch.adapter.index, 'write-monitored-value', batch.fences[0].coreFence);
+    }
+    case 'ddi': {
+      const steps = op.ddi!.steps;
+      if (Object.getPrototypeOf(steps) !== MonitoredValueUpdateSteps.prototype) return EVERYTHING;
+      const update = steps as MonitoredValueUpdateSteps;
+      return cmpStepFootprint(world, op.ddi!.adapterIndex, update.next, update.fences[update.index], update.currentValue);
+    }
+  }
+}
+
+/** One of the reference driver's CMP steps (MonitoredValueUpdateSteps) on adapter `a`, for core fence `coreFence`. */
+function cmpStepFootprint(world: World, a: number, step: MonitoredValueUpdateSteps['next'], coreFence: number, currentValue = 0n): Footprint {
+  const core = world.machine.adapters[a].core;
+  const fence = `${a}.@${core.fenceCurrentValueAddress(coreFence)}`;
+  const buffered = (): string[] => {
+    const mv = core.cmpPendingWrite();
+    if (!mv) return [];
+    const owner = world.fences.find((f) => f.adapter === a && core.fenceMonitoredValueAddress(f.global.coreFence) === mv);
+    return [owner ? `mv:${a}.@${owner.global.cvPhys}` : '*'];
+  };
+  switch (step) {
+    case 'write-monitored-value': return { reads: [], writes: ['os', `cmp:${a}`, ...buffered()] };
+    case 'barrier': {
+      const writes = ['os', `cmp:${a}`, ...buffered()];
+      // Every engine's write buffer, full or not: a store an engine buffers before the barrier runs is drained by it.
+      for (let e = 0; e < world.machine.adapters[a].hardware.engineCount; e++) {
+        writes.push(`wb:${a}.${e}`);
+        const pending = core.enginePendingWrite(e);
+        if (pending) writes.push(`cv:${a}.@${pending}`);
+      }
+      return { reads: [], writes };
+    }
+    case 'read-current-value': return { reads: [`cv:${fence}`], writes: ['os'] };
+    case 'check': {
+      // It raises engine 0's interrupt iff what step c read > MonitoredValue as the CMP holds it; no GPU step changes either.
+      const mvPhys = core.fenceMonitoredValueAddress(coreFence);
+      const held = core.cmpPendingWrite() === mvPhys ? u64(core.cmpPendingValue()) : u64(core.cpuReadMonitoredValue(coreFence));
+      return { reads: [`cmp:${a}`, `mv:${fence}`], writes: currentValue > held ? ['os', `irq:${a}.0`] : ['os'] };
+    }
+  }
+}
+
+/**
+ * Everything any GPU step may still touch, from this state to the end: per engine, its write
+ * buffer and interrupt, and for each fence it still signals (its signal in flight, its store
+ * still buffered, the fences of each of its queues with commands left) that fence's
+ * CurrentValue (written, read), MonitoredValue in memory (read) and in-flight count.
+ * Undefined when that cannot be told (a blocked queue, a doorbell, a command that is not a
+ * signal: then no OS step is taken eagerly). While an OS operation holds the lock the GPU's
+ * steps are the only others that can run, so an OS step independent of this is independent
+ * of every step that could come before it.
+ */
+function gpuFuture(world: World): Footprint | undefined {
+  const machine = world.machine;
+  const reads: string[] = [], writes: string[] = [];
+  for (let a = 0; a < machine.adapters.length; a++) {
+    const adapter = machine.adapters[a];
+    if (adapter.state !== 'running' || adapter.hardware.doorbell || adapter.hardware.blockedQueues() > 0) return undefined;
+    const core = adapter.core;
+    for (let e = 0; e < adapter.hardware.engineCount; e++) {
+      const fences = new Set<number>(); // CurrentValue addresses
+      const signal = adapter.hardware.signalInFlight(e);
+      if (signal) fences.add(core.fenceCurrentValueAddress(signal.fence));
+      const buffered = core.enginePendingWrite(e);
+      if (buffered) fences.add(buffered);
+      for (const q of world.queues) {
+        if (q.adapter !== a || q.engine !== e) continue;
+        if (core.queueState(q.coreQueue) === machine.layout.queueStateFree || core.queuePending(q.coreQueue) === 0) continue;
+        if (core.queueHeadOp(q.coreQueue) !== machine.layout.opSignal) return undefined;
+        for (const f of q.fences) fences.add(world.fences[f].global.cvPhys);
+      }
+      if (!fences.size) continue;
+      writes.push(`wb:${a}.${e}`, `irq:${a}.${e}`);
+      for (const cv of fences) { writes.push(`cv:${a}.@${cv}`, `life:${a}.@${cv}`); reads.push(`mv:${a}.@${cv}`, `cv:${a}.@${cv}`); }
+    }
+  }
+  return { reads, writes };
 }
 
 /** No write of one meets a read or write of the other ("*" meets every resource but a thread's). */
@@ -112,7 +234,13 @@ function conflicts(writes: readonly string[], other: readonly string[]): boolean
  *     left out of the state (no optimized interrupt: only the timeline reads them);
  *   - a waiter thread resuming after its wait (it only ends its own thread);
  *   - an engine tick that finds nothing to run while none of the engine's
- *     queues is blocked (nothing the explorer's machine does gives it work later).
+ *     queues is blocked (nothing the explorer's machine does gives it work later);
+ *   - an OS operation's step that touches only the OS's own state, the CMP's
+ *     write buffer and the thread it wakes (retiring a waiter; the reference
+ *     driver's step a with the CMP's buffer empty): while the operation holds
+ *     the OS's lock only GPU steps can run besides it, and none of them
+ *     touches those; the one invariant that reads them (monitored-value) is
+ *     judged only where no operation is in flight.
  */
 export function isEager(world: World, event: ScheduledEvent, logsAbstracted: boolean): boolean {
   const machine = world.machine;
@@ -132,5 +260,11 @@ export function isEager(world: World, event: ScheduledEvent, logsAbstracted: boo
     return false;
   }
   const f = footprint(world, event);
+  if (event.owner === 'dxgkrnl' && event.kind === 'os-step') {
+    // Nothing an "always" invariant judges mid-operation (CurrentValue), nothing any GPU step may still touch.
+    if (f.writes.some((w) => w === '*' || w.startsWith('cv:'))) return false;
+    const future = gpuFuture(world);
+    return future !== undefined && independent(f, future);
+  }
   return f.reads.length === 0 && f.writes.length === 1 && f.writes[0].startsWith('thread:');
 }

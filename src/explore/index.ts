@@ -1,6 +1,6 @@
 // The race explorer's public API (docs/EXPLORER.md): the machine it builds,
 // the searches, schedule files, replays and swarm runs.
-export { buildWorld, parseMachine, parseVariant, describeMachine, machineOptions, signalValue, DEFAULT_MACHINE, MACHINE_BOUNDS, VARIANTS } from './model.js';
+export { buildWorld, parseMachine, parseVariant, parseOsGranularity, describeMachine, machineOptions, signalValue, DEFAULT_MACHINE, MACHINE_BOUNDS, VARIANTS, VARIANT_TITLES, OS_GRANULARITIES } from './model.js';
 export type { ExploreMachine, ExploreModel, MachineFactory, Variant, World } from './model.js';
 export { exhaustive, shortest, Runner, REDUCTIONS, RESTORES } from './search.js';
 export type { Reduction, Restore, SearchOptions, SearchResult, SearchStats, ShortestResult, FoundViolation } from './search.js';

@@ -27,6 +27,10 @@
 // own) is the only thing the explorer judges.
 
 import { createMachineSync, type Machine, type MachineOptions, type AdapterOptions } from '../machine/machine.js';
+import type { OsGranularity } from '../machine/options.js';
+export type { OsGranularity };
+import { ReferenceDriver, type CmpStep } from '../driver/reference.js';
+import type { DriverModule } from '../driver/module.js';
 import type { RuntimeProcess, CpuThread, Cpu, ThreadOp, ThreadBody } from '../user/runtime.js';
 import type { WaitResult, GlobalFence } from '../os/objects.js';
 import { invalid } from '../base/errors.js';
@@ -45,9 +49,38 @@ export interface ExploreMachine {
   cpuSignals: number;
 }
 
-/** Protocol variants: the reference driver as it is, or without the CMP's barrier (NF-11). */
-export const VARIANTS = ['barrier', 'no-barrier'] as const;
+/**
+ * Protocol variants: the reference driver and OS as they are ('barrier'), or one of them wrong
+ * in one documented way:
+ *   no-barrier              the driver's UpdateMonitoredValues without the CMP's barrier (NF-11)
+ *   no-resample             the OS does not read CurrentValue again after UpdateMonitoredValues (NF-09)
+ *   read-first              the driver's CMP reads CurrentValue before it writes MonitoredValue
+ *                           (c, a, b, d instead of a, b, c, d: NF-11's order broken)
+ *   read-first-no-resample  both of the last two
+ */
+export const VARIANTS = ['barrier', 'no-barrier', 'no-resample', 'read-first', 'read-first-no-resample'] as const;
 export type Variant = typeof VARIANTS[number];
+
+/** What each variant is, in one line (the command's help and output). */
+export const VARIANT_TITLES: Readonly<Record<Variant, string>> = {
+  'barrier': 'the reference driver and OS',
+  'no-barrier': 'the driver\'s CMP without the barrier in UpdateMonitoredValues (NF-11)',
+  'no-resample': 'an OS that does not re-read CurrentValue after UpdateMonitoredValues (NF-09)',
+  'read-first': 'a driver whose CMP reads CurrentValue before writing MonitoredValue (NF-11\'s order broken)',
+  'read-first-no-resample': 'the read-first driver with the no-resample OS',
+};
+
+/** The reference driver with its CMP's CurrentValue read moved before the MonitoredValue write (variant read-first). */
+class ReadFirstDriver extends ReferenceDriver {
+  protected override cmpOrder(): CmpStep[] { return ['read-current-value', 'write-monitored-value', 'barrier', 'check']; }
+}
+const readFirstDriverModule: DriverModule = {
+  name: 'read-first',
+  createDriver: (context) => new ReadFirstDriver(context.hardware, context.core, context.options),
+};
+
+/** How the explorer's machine cuts the OS's operations (schedule.osGranularity; default 'step'). */
+export const OS_GRANULARITIES: readonly OsGranularity[] = ['step', 'operation'];
 
 /** Each number's range: small on purpose (exhaustive search is exponential in them). */
 export const MACHINE_BOUNDS: Readonly<Record<keyof ExploreMachine, readonly [number, number]>> = {
@@ -72,6 +105,12 @@ export interface ExploreModel {
   createMachine?: MachineFactory;
   /** Changes the generated machine options before they are used (e.g. an adapter's driver option). */
   adjustOptions?: (options: MachineOptions) => MachineOptions;
+  /**
+   * 'step' (default): each OS operation runs in steps (waiter add, MonitoredValue write + DDI,
+   * each of the DDI's CMP steps, re-read, retire); 'operation': each runs whole, in one event
+   * (the explorer before the OS's steps were split).
+   */
+  osGranularity?: OsGranularity;
 }
 
 /** Checks a machine description: every number present, an integer, in its range; nothing else. */
@@ -87,6 +126,10 @@ export function parseMachine(raw: unknown, where = 'machine'): ExploreMachine {
 
 export function parseVariant(raw: unknown, where = 'variant'): Variant {
   return raw === undefined ? 'barrier' : v.oneOf(raw, where, VARIANTS);
+}
+
+export function parseOsGranularity(raw: unknown, where = 'osGranularity'): OsGranularity {
+  return raw === undefined ? 'step' : v.oneOf(raw, where, OS_GRANULARITIES);
 }
 
 /** v(k): the k-th value a fence is signalled to. */
@@ -154,7 +197,8 @@ export function machineOptions(model: ExploreModel, trace: boolean): MachineOpti
     name: `gpu${a}`,
     engines: m.engines,
     localMemoryBytes: 0,
-    driver: { monitoredValueBarrier: model.variant === 'barrier' },
+    driver: model.variant === 'read-first' || model.variant === 'read-first-no-resample'
+      ? { module: readFirstDriverModule } : { monitoredValueBarrier: model.variant !== 'no-barrier' },
     limits: {
       fences: m.fences + 2, waitBlocks: m.waiters + 4, waitersPerFence: Math.max(4, m.waiters),
       queues: queuesPerAdapter + 1, ringEntries, gpuVaPagesPerProcess: 8 + 2 * queuesPerAdapter,
@@ -168,7 +212,7 @@ export function machineOptions(model: ExploreModel, trace: boolean): MachineOpti
     systemMemoryBytes: Math.max(64 << 10, pages * 4096),
     timing: { commandNs: 0, interruptLatencyNs: 0, jitter: 0 },
     limits: { processes: 1, timelineRecords: 64 },
-    schedule: { granularity: 'step' },
+    schedule: { granularity: 'step', osGranularity: model.osGranularity ?? 'step' },
     adapters,
   };
 }
@@ -183,6 +227,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
   let machineOpts = machineOptions(model, options.trace ?? false);
   if (model.adjustOptions) machineOpts = model.adjustOptions(machineOpts);
   const machine = (model.createMachine ?? createMachineSync)(machineOpts);
+  if (model.variant === 'no-resample' || model.variant === 'read-first-no-resample') machine.os.waits.resampleAfterUpdate = false;
   if (machine.adapters.length !== m.adapters) {
     throw invalid('createMachine', machine.adapters.length, `a machine with the ${m.adapters} adapter(s) the options ask for`);
   }

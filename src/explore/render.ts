@@ -12,6 +12,8 @@ import { u64 } from '../core/bindings.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import { SIGNAL_PHASE_STEP } from '../gpu/hardware.js';
 import type { World } from './model.js';
+import type { GlobalFence } from '../os/objects.js';
+import { MonitoredValueUpdateSteps, type CmpStep } from '../driver/reference.js';
 import { eventName } from './state.js';
 
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
@@ -64,7 +66,10 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
       if (!signal) return `${actor} step: nothing in flight`;
       return `${actor} ${SIGNAL_PHASE_STEP[signal.phase]} ${fenceByCore(world, adapterIndex, signal.fence)} ${formatValue(signal.value)}`;
     }
-    if (event.kind === 'interrupt') return `${actor} interrupt delivered: ISR, then the OS serves it (NF-09)`;
+    if (event.kind === 'interrupt') {
+      return machine.os.waits.stepwise ? `${actor} interrupt delivered: ISR, then the OS satisfies the waiters of the fences it lists`
+        : `${actor} interrupt delivered: ISR, then the OS serves it (NF-09)`;
+    }
     return `${adapter.name} ${event.kind}`;
   }
   if (event.owner === `process ${world.process.kernel.slot}` && event.kind === 'thread-resume') {
@@ -72,7 +77,10 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
     const waiter = world.waiters.find((w) => w.thread === thread);
     if (waiter) {
       const fence = world.fences[waiter.fence].name;
-      if (thread.state === 'ready') return `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter, UpdateMonitoredValues, re-reads CurrentValue`;
+      if (thread.state === 'ready') {
+        return machine.os.waits.stepwise ? `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter (or finds CurrentValue there)`
+          : `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter, UpdateMonitoredValues, re-reads CurrentValue`;
+      }
       return `${waiter.name} resumes from its wait`;
     }
     const signaller = world.signallers.find((s) => s.thread === thread);
@@ -81,7 +89,48 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
       return `${signaller.name} signals ${world.fences[signaller.fence].name} = ${value === undefined ? '?' : formatValue(value)} from the CPU: UpdateCurrentValuesFromCpu, then its waiters`;
     }
   }
+  if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return describeOsStep(world);
   return eventName(event);
+}
+
+const CMP_LETTER: Readonly<Record<CmpStep, string>> = {
+  'write-monitored-value': 'a cmpWriteMonitoredValue', 'barrier': 'b cmpBarrier', 'read-current-value': 'c cmpReadCurrentValue', 'check': 'd cmpMonitoredValueCheck',
+};
+
+/** The next step of the OS operation in flight (src/os/waits.ts). */
+function describeOsStep(world: World): string {
+  const op = world.machine.os.waits.operation;
+  if (!op) return 'dxgkrnl os-step: no operation in flight';
+  const fenceName = (g: GlobalFence) => world.fences.find((f) => f.global === g)?.name ?? g.label;
+  switch (op.phase) {
+    case 'retire': {
+      const { completion } = op.retiring[0];
+      const name = world.waiters.find((w) => w.thread === completion.owner.tag)?.name ?? completion.label;
+      return `OS retires ${name}: its wait is satisfied, its thread wakes`;
+    }
+    case 'monitored-write': {
+      const batch = op.batch!;
+      const values = batch.fences.map((f, i) => `${fenceName(f)}.MV ← ${formatValue(batch.values[i])}`).join(', ');
+      return `OS: ${values}: DxgkDdiUpdateMonitoredValues, the driver's first step`;
+    }
+    case 'ddi': {
+      const steps = op.ddi!.steps;
+      const adapter = world.machine.adapters[op.ddi!.adapterIndex];
+      if (steps instanceof MonitoredValueUpdateSteps) {
+        const fence = world.fences.find((f) => f.adapter === op.ddi!.adapterIndex && f.global.coreFence === steps.fences[steps.index]);
+        const name = fence?.name ?? `fence#${steps.fences[steps.index]}`;
+        const what = steps.next === 'barrier' ? CMP_LETTER.barrier
+          : steps.next === 'write-monitored-value' ? `${CMP_LETTER[steps.next]} ${name}.MV ← ${formatValue(steps.values[steps.index])}`
+          : steps.next === 'check' ? `${CMP_LETTER.check} ${name}: CV read ${formatValue(steps.currentValue)} > MV?` : `${CMP_LETTER[steps.next]} ${name}`;
+        return `${adapter.name} DxgkDdiUpdateMonitoredValues ${what}`;
+      }
+      return `${adapter.name} DxgkDdiUpdateMonitoredValues: ${steps.describeNext?.() ?? 'the driver\'s next step'}`;
+    }
+    case 'resample': {
+      const batch = op.batch!;
+      return `OS re-reads ${fenceName(batch.fences[batch.resampled])}'s CurrentValue and satisfies what it reached (NF-09)`;
+    }
+  }
 }
 
 /** The state items a step list shows, keyed so that two of them can be compared. */
@@ -114,6 +163,10 @@ export function stateItems(world: World): [string, string][] {
     return `${name}(${w.waits.map((x) => `${world.fences.find((f) => f.global === x.fence)?.name ?? x.fence.label}≥${formatValue(x.value)}`).join(',')})`;
   });
   items.push(['os.waiters', `OS waiters ${waiting.length ? waiting.join(' ') : 'none'}`]);
+  if (machine.os.waits.stepwise) {
+    const op = machine.os.waits.operation;
+    items.push(['os.lock', `OS lock ${op ? `held (${op.label})` : 'free'}`]);
+  }
   for (const w of world.waiters) {
     const t = w.thread;
     const result = t.waits.length ? `:${t.waits.map((r) => r.status).join(',')}` : '';

@@ -80,7 +80,7 @@ export function replay(model: ExploreModel, steps: readonly ScheduleStep[], opti
 /** The step list: what `explore` prints for a counterexample and `explore --replay` prints for a file. */
 export function replayText(model: ExploreModel, result: Replay): string {
   const lines: string[] = [];
-  lines.push(`machine: ${describeMachine(model.machine)}; variant ${model.variant}; seed ${model.seed}`);
+  lines.push(`machine: ${describeMachine(model.machine)}; variant ${model.variant}; OS in ${(model.osGranularity ?? 'step') === 'step' ? 'steps' : 'whole operations'}; seed ${model.seed}`);
   lines.push(`values: v<k> = k × 0x100000001, MAX = UINT64_MAX; [choice/enabled]; * marks what the step changed`);
   lines.push(`   0  start`);
   lines.push(`      ${stateLine(Object.entries(result.start))}`);
@@ -100,7 +100,7 @@ export function replayText(model: ExploreModel, result: Replay): string {
 /** The schedule file of a path the explorer found. */
 export function scheduleOf(model: ExploreModel, steps: ScheduleStep[], violation?: Violation): ScheduleFile {
   return {
-    schedule: SCHEDULE_FORMAT, version: SCHEDULE_VERSION, machine: { ...model.machine }, variant: model.variant, seed: model.seed,
+    schedule: SCHEDULE_FORMAT, version: SCHEDULE_VERSION, machine: { ...model.machine }, variant: model.variant, osGranularity: model.osGranularity ?? 'step', seed: model.seed,
     ...(violation ? { violation: { invariant: violation.invariant, message: violation.message } } : {}), steps,
   };
 }

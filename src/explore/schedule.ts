@@ -3,9 +3,12 @@
 //
 //   {
 //     "schedule": "wddm-fence explore",      what the file is
-//     "version": 1,                          SCHEDULE_VERSION; newer files are refused
+//     "version": 2,                          SCHEDULE_VERSION; newer files are refused
+//                                            (version 1: written before the OS's steps were
+//                                            split, replayed with osGranularity "operation")
 //     "machine": { "fences": 1, "waiters": 1, "signals": 1, "engines": 1, "adapters": 1, "cpuSignals": 0 },
 //     "variant": "no-barrier",
+//     "osGranularity": "step",               the OS's operations in steps, or whole ("operation")
 //     "seed": 1,
 //     "violation": { "invariant": "no-lost-wakeup", "message": "…" },   optional: what it shows
 //     "steps": [ { "choice": 0, "event": "process 1 thread-resume {thread=0}" }, … ]
@@ -20,11 +23,12 @@
 
 import { WddmError, invalid } from '../base/errors.js';
 import * as v from '../base/validate.js';
-import { parseMachine, parseVariant, type ExploreMachine, type Variant } from './model.js';
+import { parseMachine, parseOsGranularity, parseVariant, type ExploreMachine, type Variant } from './model.js';
+import type { OsGranularity } from '../machine/options.js';
 import { INVARIANTS, type InvariantId } from './invariants.js';
 
 export const SCHEDULE_FORMAT = 'wddm-fence explore';
-export const SCHEDULE_VERSION = 1;
+export const SCHEDULE_VERSION = 2;
 /** The most steps a schedule file may hold. */
 export const MAX_SCHEDULE_STEPS = 1_000_000;
 
@@ -35,6 +39,7 @@ export interface ScheduleFile {
   version: number;
   machine: ExploreMachine;
   variant: Variant;
+  osGranularity: OsGranularity;
   seed: number;
   violation?: { invariant: InvariantId; message: string };
   steps: ScheduleStep[];
@@ -42,7 +47,7 @@ export interface ScheduleFile {
 
 /** The file's text: one step per line, so that a diff of two schedules reads well. */
 export function scheduleJson(file: ScheduleFile): string {
-  const head = { schedule: file.schedule, version: file.version, machine: file.machine, variant: file.variant, seed: file.seed, ...(file.violation ? { violation: file.violation } : {}) };
+  const head = { schedule: file.schedule, version: file.version, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, ...(file.violation ? { violation: file.violation } : {}) };
   const lines = JSON.stringify(head, null, 2).split('\n');
   lines.pop(); // the closing brace
   lines[lines.length - 1] += ',';
@@ -78,13 +83,16 @@ export function parseSchedule(text: string, source: string): ScheduleFile {
 
 /** Checks an already parsed schedule (every field, no unknown ones). */
 export function checkSchedule(raw: unknown): ScheduleFile {
-  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'variant', 'seed', 'violation', 'steps']);
+  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'variant', 'osGranularity', 'seed', 'violation', 'steps']);
   if (o.schedule !== SCHEDULE_FORMAT) throw invalid('schedule', o.schedule, `"${SCHEDULE_FORMAT}" (the file a wddm-fence explore counterexample is written to)`);
   const version = v.integer(o.version, 'version', 1, Number.MAX_SAFE_INTEGER);
   if (version > SCHEDULE_VERSION) throw invalid('version', version, `${SCHEDULE_VERSION} or less: this file was written by a newer wddm-fence`);
   if (o.machine === undefined) throw invalid('machine', undefined, 'the machine the schedule runs on: { fences, waiters, signals, engines, adapters, cpuSignals }');
   const machine = parseMachine(o.machine, 'machine');
   const variant = parseVariant(o.variant, 'variant');
+  if (version < 2 && o.osGranularity !== undefined) throw invalid('osGranularity', o.osGranularity, 'no osGranularity in a version 1 file (its OS operations ran whole); version 2 for one');
+  if (version >= 2 && o.osGranularity === undefined) throw invalid('osGranularity', undefined, '"step" or "operation": how the OS\'s operations were cut into steps');
+  const osGranularity = version < 2 ? 'operation' : parseOsGranularity(o.osGranularity, 'osGranularity');
   const seed = v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   let violation: ScheduleFile['violation'];
   if (o.violation !== undefined) {
@@ -100,5 +108,5 @@ export function checkSchedule(raw: unknown): ScheduleFile {
     if (typeof step.event !== 'string' || !step.event) throw invalid(`steps[${i}].event`, step.event, 'the name of the event the choice runs (as written by wddm-fence explore)');
     return { choice, event: step.event };
   });
-  return { schedule: SCHEDULE_FORMAT, version, machine, variant, seed, violation, steps };
+  return { schedule: SCHEDULE_FORMAT, version, machine, variant, osGranularity, seed, violation, steps };
 }

@@ -165,6 +165,10 @@ export interface SearchOptions {
   /** 'full' only: leave out one of its two reductions (to measure what each buys; both on by default). */
   sleepSets?: boolean;
   eagerSteps?: boolean;
+  /** Called at each distinct quiet state reached, with its key and the choices that reached it (tests compare the sets). */
+  onQuiet?: (key: string, path: readonly number[]) => void;
+  /** Called at each distinct state the search visits ('states', 'full'), after its eager steps (diagnostics). */
+  onState?: (key: string, path: readonly number[]) => void;
   /** Called every `progressEvery` states. */
   onProgress?: (stats: SearchStats) => void;
   progressEvery?: number;
@@ -221,12 +225,15 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
 
   /** 'full': takes the eager steps enabled now, one after the other. Returns a violation when one threw. */
   const useSleep = reduction === 'full' && options.sleepSets !== false;
-  const takeEager = (): Violation | undefined => {
+  const takeEager = (sleep: Set<string>): Violation | undefined => {
     if (reduction !== 'full' || options.eagerSteps === false) return undefined;
     for (;;) {
       const enabled = runner.enabled();
       const index = enabled.findIndex((event) => isEager(runner.world, event, logs));
       if (index < 0) return undefined;
+      // The transition runs: a sleeping one of the same name (an OS step can become eager
+      // while asleep) names the step after it from now on, which is not asleep.
+      sleep.delete(eventKey(enabled[index]));
       const crashed = runner.take(index);
       if (crashed) return crashed;
     }
@@ -234,7 +241,7 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
 
   /** The runner reached a state by `path` with sleep set `sleep`: check it and push its frame if anything is left to explore. Returns the interleavings it adds when nothing was pushed. */
   const arrive = (sleep: Set<string>, crashed: Violation | undefined): bigint | undefined => {
-    crashed ??= takeEager();
+    crashed ??= takeEager(sleep);
     const path = [...runner.path];
     stats.maxDepth = Math.max(stats.maxDepth, path.length);
     if (crashed) {
@@ -250,7 +257,7 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
         stats.states++;
         const quiet = runner.enabled().length === 0;
         record(checkAlways(runner.world), path);
-        if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); }
+        if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path); }
       }
       const here = optionsHere(false);
       if (!here.length) return 1n;
@@ -274,11 +281,12 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
       return undefined;
     }
     stats.states++;
+    options.onState?.(key, path);
     if (stats.states % progressEvery === 0) options.onProgress?.({ ...stats, runs: runner.builds, events: runner.events, restores: runner.restores });
     const here = optionsHere(reduction === 'full');
     const quiet = here.length === 0;
     record(checkAlways(runner.world), path);
-    if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); }
+    if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path); }
     visited.set(key, { sleep: reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
     if (quiet) return 1n;
     const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);

@@ -15,6 +15,7 @@
 import { Random } from '../base/rng.js';
 import { invalid } from '../base/errors.js';
 import { buildWorld, type ExploreModel, type ExploreMachine, type Variant } from './model.js';
+import type { OsGranularity } from '../machine/options.js';
 import { checkAlways, checkQuiet, INVARIANTS, type InvariantId, type Violation } from './invariants.js';
 
 /** Steps one seed may take before it counts as a run that never ends (the explorer's machines always end). */
@@ -94,6 +95,8 @@ export function runSeed(model: Omit<ExploreModel, 'seed'>, seed: number, maxStep
 export interface SwarmJob {
   machine: ExploreMachine;
   variant: Variant;
+  /** Default 'step'. */
+  osGranularity?: OsGranularity;
   range: SeedRange;
   shard: Shard;
   worker: number;
@@ -114,7 +117,7 @@ export function emptyTally(): SwarmTally {
 }
 
 /** Runs a job's seeds (one worker's share). `model` can carry a machine factory (not in the job: jobs cross threads as data). */
-export function runJob(job: SwarmJob, model: Omit<ExploreModel, 'seed'> = { machine: job.machine, variant: job.variant }, onSeed?: (tally: SwarmTally) => void): SwarmTally {
+export function runJob(job: SwarmJob, model: Omit<ExploreModel, 'seed'> = { machine: job.machine, variant: job.variant, osGranularity: job.osGranularity }, onSeed?: (tally: SwarmTally) => void): SwarmTally {
   const tally = emptyTally();
   for (const seed of shardSeeds(job.range, job.shard, job.worker, job.workers)) {
     const { steps, failure } = runSeed(model, seed, job.maxSteps);

@@ -354,7 +354,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WasmModule): Machine {
-  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, observers } = parseMachineOptions(options);
+  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, osGranularity, observers } = parseMachineOptions(options);
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -376,6 +376,15 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds);
   const { trace } = machine;
   machine.os.logs.historyRecords = timelineRecords;
+  if (osGranularity === 'step') {
+    machine.os.runOperationsInSteps();
+    // The OS's lock: while an operation runs its steps, only the GPU's own steps (an engine's,
+    // the doorbell scheduler's) and the operation's next step may run; every other event (an
+    // interrupt, a CPU thread, a timeout) waits for the lock.
+    const os = machine.os;
+    machine.scheduler.gate = (event) => !os.lockHeld || (event.owner === 'dxgkrnl' && event.kind === 'os-step')
+      || event.kind === 'engine-tick' || event.kind === 'engine-step' || event.kind === 'doorbell';
+  }
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
   for (const observer of observers) observer.machineCreated?.(machine);
   trace.record('machine', 'machine', 'created', {

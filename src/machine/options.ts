@@ -100,7 +100,17 @@ export interface ScheduleOptions {
    * a schedule explorer can put anything between them (src/gpu/hardware.ts).
    */
   granularity?: Granularity;
+  /**
+   * The OS's operations (a waiter added, an interrupt served, a CPU signal, each with its
+   * MonitoredValue update): 'step' runs each in steps, one event each, under the OS's lock
+   * (waiter add, MonitoredValue write + DDI and each step of the driver's DDI, re-read of
+   * CurrentValue, waiter retire: src/os/waits.ts); 'operation' runs each whole. Default:
+   * 'step' with granularity 'step', else 'operation' ('step' needs granularity 'step').
+   */
+  osGranularity?: OsGranularity;
 }
+/** How the OS's operations are cut into events (ScheduleOptions.osGranularity). */
+export type OsGranularity = 'operation' | 'step';
 /** Machine-wide bounds (each has a default; docs/SCENARIOS.md `machine.limits`). */
 export interface MachineLimits {
   /** Processes the machine holds (1 … 1023; default 16). */
@@ -261,8 +271,13 @@ export function parseMachineOptions(options: MachineOptions) {
     latencyNs: doorbellIn.latencyNs === undefined ? 300 : v.nonNegative(doorbellIn.latencyNs, 'doorbell.latencyNs'),
   };
   if (doorbell.ringEntries & (doorbell.ringEntries - 1)) throw invalid('doorbell.ringEntries', doorbell.ringEntries, 'a power of two from 2 to 65536');
-  const scheduleIn = v.options(o.schedule, 'schedule', ['granularity']);
+  const scheduleIn = v.options(o.schedule, 'schedule', ['granularity', 'osGranularity']);
   const granularity: Granularity = scheduleIn.granularity === undefined ? 'command' : v.oneOf(scheduleIn.granularity, 'schedule.granularity', ['command', 'step'] as const);
+  const osGranularity: OsGranularity = scheduleIn.osGranularity === undefined ? (granularity === 'step' ? 'step' : 'operation')
+    : v.oneOf(scheduleIn.osGranularity, 'schedule.osGranularity', ['operation', 'step'] as const);
+  if (osGranularity === 'step' && granularity !== 'step') {
+    throw invalid('schedule.osGranularity', osGranularity, '"operation" with schedule.granularity "command" (the OS\'s steps need the GPU\'s: set schedule.granularity "step")');
+  }
 
   const observers = o.observers === undefined ? [] : v.array(o.observers, 'observers', 0, 16).map((observer, i) => {
     if (observer === null || typeof observer !== 'object') throw invalid(`observers[${i}]`, observer, 'an object with machineCreated(machine) and/or adapterBuilt(adapter)');
@@ -273,5 +288,5 @@ export function parseMachineOptions(options: MachineOptions) {
     return observer as MachineObserver;
   });
 
-  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, observers };
+  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, osGranularity, observers };
 }

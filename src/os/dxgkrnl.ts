@@ -31,14 +31,14 @@ import { NativeFences } from './fences.js';
 import { GpuRewinds } from './gpu-rewind.js';
 import { Handles } from './handles.js';
 import { HwQueues } from './hw-queues.js';
-import { Interrupts } from './interrupts.js';
+import { Interrupts, type InterruptEnd } from './interrupts.js';
 import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
 import type { BugCheckReport, GlobalFence, OsAdapter, Process } from './objects.js';
 import { FenceTable, ValueTable } from './tables.js';
 import { Resets } from './resets.js';
-import { CpuSignals } from './signals.js';
+import { CpuSignals, type CpuSignalEnd } from './signals.js';
 import { Waits } from './waits.js';
 
 export type {
@@ -152,6 +152,12 @@ export class Dxgkrnl {
     const hwQueues = (this.hwQueues = new HwQueues({ handles, fences, logs, lifetime, port, trace }));
     const resets = (this.resets = new Resets({ port, waits, lifetime, logs, contexts, hwQueues, signals, monitored, crossAdapter, scheduler, trace }));
     this.interrupts = new Interrupts({ waits, logs, monitored, crossAdapter, contexts, hwQueues, lifetime, gpuRewinds, resets, trace });
+    waits.hooks = {
+      ended: (end) => {
+        if (end.owner === 'interrupts') this.interrupts.finishInterrupt(end as InterruptEnd);
+        else this.signals.finishCpuSignal(end as CpuSignalEnd);
+      },
+    };
   }
 
   get processes(): readonly Process[] { return this.handles.processes; }
@@ -200,6 +206,15 @@ export class Dxgkrnl {
     this.adapters.push(full);
     return full;
   }
+
+  /**
+   * From now on each OS operation (a wait's waiter add, an interrupt served, a CPU signal, and the
+   * NF-09 loop each ends with) runs in steps, one scheduler event each, under the OS's lock
+   * (src/os/waits.ts; the machine does this for schedule.osGranularity 'step'). While
+   * `lockHeld`, no other OS operation may start: the machine's scheduler gate holds them back.
+   */
+  runOperationsInSteps(): void { this.waits.stepwise = true; }
+  get lockHeld(): boolean { return this.waits.operation !== undefined; }
 
   /** What the OS offers a driver: the feature interface, and each callback routed to the module that handles it. */
   private callbacksFor(index: number, name: string): DxgkrnlCallbacks {

@@ -27,7 +27,18 @@ import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
 import type { GlobalFence, GpuProgress, LocalFence, OsAdapter, OsContext, OsHwQueue, Process } from './objects.js';
 import type { Resets } from './resets.js';
-import type { Waits } from './waits.js';
+import type { OperationEnd, Waits } from './waits.js';
+
+/** What a native fence interrupt does after its NF-09 loop (an OS operation's end when it runs in steps). */
+export interface InterruptEnd extends OperationEnd {
+  readonly owner: 'interrupts';
+  readonly adapter: OsAdapter;
+  readonly data: NativeFenceSignaledInterrupt;
+  /** The fences the interrupt listed; null for a full scan. */
+  readonly fences: GlobalFence[] | null;
+  /** waitersWoken when it began. */
+  readonly wokenBefore: number;
+}
 
 /** What interrupt handling uses of the rest of the OS (the OS wires it). */
 export interface InterruptsEnvironment {
@@ -101,17 +112,28 @@ export class Interrupts {
       fences = [...adapter.withWaiters].filter((f) => f.kind === 'native').sort((x, y) => x.coreFence - y.coreFence);
       os.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
     }
+    // In steps (src/os/waits.ts): each satisfied waiter is retired by a step of its own, then the NF-09 loop's steps.
+    const operation = os.waits.operationFor(`interrupt ${adapter.name}/engine${data.NodeOrdinal}`);
     const changed = new Set<GlobalFence>();
     for (const fence of fences) {
       this.counters.fencesScanned++;
-      os.waits.satisfy(fence, fence.currentValue(), changed);
+      os.waits.satisfy(fence, fence.currentValue(), changed, operation);
     }
+    const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: list ? fences : null, wokenBefore: before };
+    if (operation) { os.waits.run(operation, changed, end); return; }
     os.waits.refresh(changed);
+    this.finishInterrupt(end);
+  }
+
+  /** The rest of a native fence interrupt after its NF-09 loop: INT-04's legacy scan, the logs, XA-04, the count. */
+  finishInterrupt(end: InterruptEnd): void {
+    const os = this.os;
+    const { adapter, data, fences } = end;
     // INT-04: only with EvaluateLegacyMonitoredFences does a no-list interrupt look at monitored fences too.
-    const legacyReleased = !list && data.Flags.EvaluateLegacyMonitoredFences ? os.monitored.legacyScan(adapter) : 0;
+    const legacyReleased = !fences && data.Flags.EvaluateLegacyMonitoredFences ? os.monitored.legacyScan(adapter) : 0;
     os.logs.afterInterrupt(adapter);
-    const propagated = os.crossAdapter.afterInterrupt(adapter, list ? fences : null); // XA-04
-    this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before || legacyReleased > 0, propagated);
+    const propagated = os.crossAdapter.afterInterrupt(adapter, fences); // XA-04
+    this.countInterrupt(adapter, os.waits.counters.waitersWoken !== end.wokenBefore || legacyReleased > 0, propagated);
   }
 
   /**

@@ -14,7 +14,13 @@ import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
 import { checkMonitoredSignal, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
-import type { Waits } from './waits.js';
+import type { OperationEnd, Waits } from './waits.js';
+
+/** What a CPU signal does after its NF-09 loop (an OS operation's end when it runs in steps). */
+export interface CpuSignalEnd extends OperationEnd {
+  readonly owner: 'signals';
+  readonly fences: GlobalFence[];
+}
 
 /** What CPU signals use of the rest of the OS (the OS wires it). */
 export interface SignalsEnvironment {
@@ -100,6 +106,8 @@ export class CpuSignals {
     if (adapters) adapters.sort((x, y) => x.index - y.index);
     // Only fences that may have CPU waiters (adapter.withWaiters) have a heap to pop: the others skip the core call.
     let changed: Set<GlobalFence> | undefined;
+    // In steps (src/os/waits.ts): each satisfied waiter is retired by a step of its own, then the NF-09 loop's steps.
+    const operation = this.os.waits.operationFor('CPU signal');
     for (const adapter of adapters ?? [first]) {
       let batch = fences, batchValues = values;
       if (adapters) {
@@ -109,11 +117,21 @@ export class CpuSignals {
       updateCurrentValuesFromCpu(this.os.port, adapter, batch, batchValues, false);
       for (let i = 0; i < batch.length; i++) {
         const fence = batch[i];
-        if (adapter.withWaiters.has(fence)) this.os.waits.satisfy(fence, fence.currentValue(), (changed ??= new Set()));
+        if (adapter.withWaiters.has(fence)) this.os.waits.satisfy(fence, fence.currentValue(), (changed ??= new Set()), operation);
       }
+    }
+    if (operation) {
+      const end: CpuSignalEnd = { owner: 'signals', fences };
+      this.os.waits.run(operation, changed ?? new Set(), end);
+      return;
     }
     if (changed) this.os.waits.refresh(changed);
     this.os.crossAdapter.afterCpuSignal(fences); // XA-04
+  }
+
+  /** The rest of a CPU signal after its NF-09 loop, when it ran in steps: cross-adapter propagation (XA-04). */
+  finishCpuSignal(end: CpuSignalEnd): void {
+    this.os.crossAdapter.afterCpuSignal(end.fences); // XA-04
   }
 }
 

@@ -16,10 +16,27 @@
 //        waited value − 1 (fenceMonitoredTarget; batched per adapter into one
 //        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
 //        unblocks, until nothing changes. Each turn retires at least one wait block, so it ends.
+//
+// Operations in steps (OS option operationSteps: a machine built with schedule.granularity
+// 'step'). The OS holds its lock across an operation (a wait's waiter add, an interrupt
+// served, a CPU signal, and the NF-09 loop each ends with); each part of it is a scheduler
+// event of its own ('dxgkrnl' os-step), so the GPU's steps run between them:
+//
+//   the event that starts it (waiter add; ISR + satisfy; UpdateCurrentValuesFromCpu + satisfy)
+//   ─▶ retire      one satisfied waiter retired (its blocks, its completion: its thread wakes)
+//   ─▶ monitored-write   the new MonitoredValue (fenceMonitoredTarget) and
+//                  DxgkDdiUpdateMonitoredValues: the driver's first step
+//   ─▶ ddi         the driver's next step (DdiInProgress), until the DDI returns
+//   ─▶ resample    CurrentValue read again for one fence of the batch, and satisfy
+//   ─▶ … the loop's next batch or turn; at the end, what the starting call does after the
+//        loop (an interrupt's legacy scan and cross-adapter propagation, a CPU signal's),
+//        and the lock is free.
+// While the lock is held no other OS operation starts (the machine's scheduler gate); work
+// started inside one of its steps joins it.
 
 import { check, WddmError } from '../base/errors.js';
 import { u64 as asU64, type CoreLayout } from '../core/bindings.js';
-import type { DriverPort } from '../port/driver-port.js';
+import type { DriverPort, PendingDdi } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
@@ -31,7 +48,7 @@ import {
 } from './objects.js';
 
 /** What a waiter does when it ends, and what tools need to name it; its state is the core's. */
-interface Completion {
+export interface Completion {
   /** The waiter's host id: its slot in `completions`, handed to the core (reused once retired). */
   id: number;
   /** Wait order: tools and releases go oldest first. */
@@ -62,6 +79,53 @@ export interface WaitCounters {
 const NO_WAIT_FLAG = 1 << SYNC_FLAG_BITS.noWait;
 const byAdapterThenCoreId = (x: GlobalFence, y: GlobalFence): number => x.adapter.index - y.adapter.index || x.coreFence - y.coreFence;
 
+/** The step an OS operation's next event runs (the header's drawing). */
+export type OperationPhase = 'retire' | 'monitored-write' | 'ddi' | 'resample';
+
+/** What the call that started an OS operation does once its NF-09 loop is over (OperationHooks.ended gets it back). */
+export interface OperationEnd { readonly owner: 'interrupts' | 'signals' }
+
+/** Upward calls of Waits (dxgkrnl.ts fills them). */
+export interface OperationHooks {
+  /** An operation's loop is over: the rest of the call that started it. */
+  ended(end: OperationEnd): void;
+}
+
+/** An UpdateMonitoredValues batch of one adapter within an operation. */
+export interface OperationBatch {
+  readonly adapter: OsAdapter;
+  readonly fences: GlobalFence[];
+  readonly values: bigint[];
+  /** The DDI was called. */
+  called: boolean;
+  /** Fences of the batch whose CurrentValue was read again. */
+  resampled: number;
+}
+
+/**
+ * An OS operation part-way through its steps (operationSteps): it holds the OS's lock. All of
+ * it is fields (a schedule explorer snapshots it and hashes it into its state).
+ */
+export interface OsOperation {
+  /** What started it, for people. */
+  readonly label: string;
+  /** The step its next event runs. */
+  phase: OperationPhase;
+  /** Fences whose MonitoredValue may have to move: the NF-09 loop's next turn. */
+  readonly changed: Set<GlobalFence>;
+  /** This turn's adapters not yet updated, in index order, each with its fences. */
+  turn: { adapter: OsAdapter; fences: GlobalFence[] }[];
+  turns: number;
+  batch?: OperationBatch;
+  /** The driver's DxgkDdiUpdateMonitoredValues in progress. */
+  ddi?: PendingDdi;
+  /** Satisfied waiters to retire, one per step, in the order they were satisfied. */
+  readonly retiring: { completion: Completion; result: WaitResult }[];
+  readonly ends: OperationEnd[];
+  /** Its next step's event. */
+  event?: ScheduledEvent;
+}
+
 /** SatisfiedWait records read per fenceSatisfy call. */
 const SATISFY_BATCH = 64;
 /** Waiter host ids read per fenceWaiters call. */
@@ -74,6 +138,20 @@ export class Waits {
   private readonly freeIds: number[] = [];
   private live = 0;
   private nextSequence = 1;
+  /** OS operations run in steps (schedule granularity 'step'; dxgkrnl.ts sets it). */
+  stepwise = false;
+  /** The OS operation in flight (stepwise only): while it is, the OS's lock is held. */
+  operation?: OsOperation;
+  /** Set by dxgkrnl.ts. */
+  hooks: OperationHooks = { ended: () => { throw new Error('Waits.hooks.ended is not wired'); } };
+  /**
+   * NF-09: after UpdateMonitoredValues returns, read CurrentValue again and satisfy what it
+   * reached. Always true but in the race explorer's variant of an OS that leaves it out
+   * (src/explore/model.ts: it shows what the re-read guards against).
+   */
+  resampleAfterUpdate = true;
+  /** Inside an operation's step (work started there joins it; the step schedules the next). */
+  private inStep = false;
 
   constructor(
     private readonly handles: Handles,
@@ -84,8 +162,9 @@ export class Waits {
   ) {
     // Its scheduler events (src/base/scheduler.ts lists every kind).
     scheduler.register('dxgkrnl', (event) => {
-      if (event.kind !== 'wait-timeout') throw new Error(`dxgkrnl: no scheduler event of kind "${event.kind}"`);
-      this.waitTimedOut(event);
+      if (event.kind === 'os-step') this.operationStep(event);
+      else if (event.kind === 'wait-timeout') this.waitTimedOut(event);
+      else throw new Error(`dxgkrnl: no scheduler event of kind "${event.kind}"`);
     });
   }
 
@@ -203,7 +282,7 @@ export class Waits {
       completion.timeoutNs = timeoutNs;
       completion.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
     }
-    this.refresh(changed);
+    this.refresh(changed, `wait ${label}`);
     return undefined;
   }
 
@@ -254,7 +333,7 @@ export class Waits {
    * Pops every waiter of `fence` satisfied by `currentValue` (the core's heap),
    * completing those whose condition now holds. Returns the entries satisfied.
    */
-  satisfy(fence: GlobalFence, currentValue: bigint, changed: Set<GlobalFence>): number {
+  satisfy(fence: GlobalFence, currentValue: bigint, changed: Set<GlobalFence>, operation?: OsOperation): number {
     const adapter = fence.adapter;
     const core = adapter.core;
     const record = this.layout.out.satisfied;
@@ -273,7 +352,10 @@ export class Waits {
         const completion = this.completions[view.getUint32(i * record.bytes + record.waiter, true)];
         if (!completion) continue;
         const entry = view.getUint32(i * record.bytes + record.entry, true);
-        this.finish(completion, { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: completion.mode === 'any' ? entry : undefined }, changed);
+        const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: completion.mode === 'any' ? entry : undefined };
+        // In an operation's steps, each satisfied waiter is retired by a step of its own.
+        if (operation) operation.retiring.push({ completion, result });
+        else this.finish(completion, result, changed);
       }
       if (n < SATISFY_BATCH) break;
     }
@@ -287,7 +369,8 @@ export class Waits {
    * UpdateMonitoredValues), then read CurrentValue again and satisfy what it
    * unblocks, until nothing changes.
    */
-  refresh(changed: Set<GlobalFence>): void {
+  refresh(changed: Set<GlobalFence>, label = 'MonitoredValue update'): void {
+    if (this.stepwise) { this.run(this.operationFor(label)!, changed); return; }
     let turns = 0;
     while (changed.size) {
       if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
@@ -316,7 +399,7 @@ export class Waits {
         start = end;
         if (!batch) continue;
         this.updateMonitoredValues(adapter, batch, values!);
-        if (adapter.state !== 'running') continue;
+        if (adapter.state !== 'running' || !this.resampleAfterUpdate) continue;
         // Resample: the driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
         for (const fence of batch) {
           const current = fence.currentValue();
@@ -330,11 +413,143 @@ export class Waits {
 
   /** DxgkDdiUpdateMonitoredValues for `fences` of one adapter, and the OS's record of what each is now. */
   updateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): void {
-    this.port.updateMonitoredValues(adapter.index, {
+    const pending = this.callUpdateMonitoredValues(adapter, fences, values);
+    // A driver that performs it in steps: all of them now (this caller runs it whole).
+    if (pending) while (!this.port.continueDdi(pending));
+    for (let i = 0; i < fences.length; i++) fences[i].monitoredValue = values[i];
+  }
+
+  private callUpdateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): PendingDdi | undefined {
+    return this.port.updateMonitoredValues(adapter.index, {
       NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
       MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
     });
-    for (let i = 0; i < fences.length; i++) fences[i].monitoredValue = values[i];
+  }
+
+  // ── OS operations in steps (the header's second drawing) ──
+
+  /**
+   * The operation the OS's work belongs to, stepwise: the one in flight (work done inside one of
+   * its steps joins it), else a new one. Undefined when operations run whole.
+   */
+  operationFor(label: string): OsOperation | undefined {
+    if (!this.stepwise) return undefined;
+    return this.operation ??= { label, phase: 'retire', changed: new Set(), turn: [], turns: 0, retiring: [], ends: [] };
+  }
+
+  /**
+   * Goes on with `operation` after the work of the event that started it (or joined it): the
+   * NF-09 loop for `changed` (and the waiters satisfied so far), then `end`.
+   */
+  run(operation: OsOperation, changed: Set<GlobalFence>, end?: OperationEnd): void {
+    for (const fence of changed) operation.changed.add(fence);
+    if (end) operation.ends.push(end);
+    if (!operation.event && !this.inStep) this.proceed(operation);
+  }
+
+  /** An os-step event: the operation's next step. */
+  private operationStep(event: ScheduledEvent): void {
+    const op = this.operation;
+    if (!op || op.event !== event) throw new Error(`dxgkrnl: os-step event with no operation waiting for it (${event.label})`);
+    op.event = undefined;
+    this.inStep = true;
+    try {
+      switch (op.phase) {
+        case 'retire': {
+          const { completion, result } = op.retiring.shift()!;
+          this.finish(completion, result, op.changed);
+          break;
+        }
+        case 'monitored-write': {
+          const batch = op.batch!;
+          batch.called = true;
+          if (batch.adapter.state !== 'running') { op.batch = undefined; break; }
+          op.ddi = this.callUpdateMonitoredValues(batch.adapter, batch.fences, batch.values);
+          if (!op.ddi) this.ddiReturned(op);
+          break;
+        }
+        case 'ddi':
+          if (this.port.continueDdi(op.ddi!)) this.ddiReturned(op);
+          break;
+        case 'resample': {
+          const batch = op.batch!;
+          const fence = batch.fences[batch.resampled++];
+          if (fence.destroyed || batch.adapter.state !== 'running') break;
+          // The driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
+          const current = fence.currentValue();
+          if (this.satisfy(fence, current, op.changed, op) > 0) {
+            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: fence.label, currentValue: current });
+          }
+          break;
+        }
+      }
+    } finally {
+      this.inStep = false;
+    }
+    this.proceed(op);
+  }
+
+  /** The DDI returned: the OS's record of each MonitoredValue, then its re-reads. */
+  private ddiReturned(op: OsOperation): void {
+    op.ddi = undefined;
+    const batch = op.batch!;
+    batch.fences.forEach((f, i) => { f.monitoredValue = batch.values[i]; });
+    if (batch.adapter.state !== 'running' || !this.resampleAfterUpdate) op.batch = undefined;
+  }
+
+  /** Schedules the operation's next step, or ends it (the lock is free) when nothing is left. */
+  private proceed(op: OsOperation): void {
+    for (;;) {
+      if (op.retiring.length) { this.scheduleStep(op, 'retire'); return; }
+      if (op.ddi) { this.scheduleStep(op, 'ddi'); return; }
+      const batch = op.batch;
+      if (batch) {
+        if (!batch.called) { this.scheduleStep(op, 'monitored-write'); return; }
+        if (batch.resampled < batch.fences.length) { this.scheduleStep(op, 'resample'); return; }
+        op.batch = undefined;
+      }
+      // The turn's next adapter whose fences need a new MonitoredValue.
+      while (op.turn.length && !op.batch) {
+        const { adapter, fences } = op.turn.shift()!;
+        if (adapter.state !== 'running') continue;
+        const next: OperationBatch = { adapter, fences: [], values: [], called: false, resampled: 0 };
+        for (const fence of fences) {
+          if (fence.destroyed || fence.monitoredValueHeld) continue; // XA-03: held at 0
+          const target = this.monitoredTarget(fence);
+          if (target !== fence.monitoredValue) { next.fences.push(fence); next.values.push(target); }
+        }
+        if (next.fences.length) op.batch = next;
+      }
+      if (op.batch) continue;
+      if (op.changed.size) {
+        if (++op.turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
+        op.turn = this.turnOf(op.changed);
+        op.changed.clear();
+        continue;
+      }
+      this.operation = undefined;
+      for (const end of op.ends) this.hooks.ended(end);
+      return;
+    }
+  }
+
+  private scheduleStep(op: OsOperation, phase: OperationPhase): void {
+    op.phase = phase;
+    op.event = this.scheduler.at(this.scheduler.nowNs, 'dxgkrnl', 'os-step', {}, `dxgkrnl ${op.label}: ${phase}`);
+  }
+
+  /** One turn of the NF-09 loop: the changed native fences of running adapters, by adapter (index order), each adapter's by core id. */
+  private turnOf(changed: Set<GlobalFence>): { adapter: OsAdapter; fences: GlobalFence[] }[] {
+    const turn: { adapter: OsAdapter; fences: GlobalFence[] }[] = [];
+    for (const fence of changed) {
+      if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
+      let entry = turn.find((t) => t.adapter === fence.adapter);
+      if (!entry) turn.push((entry = { adapter: fence.adapter, fences: [] }));
+      entry.fences.push(fence);
+    }
+    turn.sort((x, y) => x.adapter.index - y.adapter.index);
+    for (const entry of turn) entry.fences.sort((x, y) => x.coreFence - y.coreFence);
+    return turn;
   }
 
   /** The MonitoredValue this fence must have (NF-02). */

@@ -30,7 +30,7 @@ import type {
   DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATECONTEXT, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYCONTEXT,
   DXGKARG_DESTROYHWQUEUE, DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_SETNATIVEFENCELOGBUFFER,
   DXGKARG_SUBMITCOMMAND, DXGKARG_UPDATECURRENTVALUESFROMCPU, DXGKARG_UPDATEMONITOREDVALUES, DXGKARG_UPDATENATIVEFENCELOGS,
-  DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
+  DdiInProgress, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
 } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { Trace } from '../base/trace.js';
@@ -87,6 +87,16 @@ export interface DdiObserver {
   beforeCallback?(call: CallbackCall): void;
   /** The same callback once the OS's handler returned (what it changed is visible). */
   afterCallback?(call: CallbackCall): void;
+}
+
+/** A DDI the driver performs in steps, part-way through (DriverPort.updateMonitoredValues). */
+export interface PendingDdi {
+  readonly adapterIndex: number;
+  readonly ddi: DdiName;
+  /** The driver's record of where it is. */
+  readonly steps: DdiInProgress;
+  /** The call as observers saw it (undefined with no observer): they hear its end when it returns. */
+  readonly call: DdiCall | undefined;
 }
 
 /** What the OS gives the port for each adapter. */
@@ -230,7 +240,12 @@ export class DriverPort {
     if (call) this.end(call, { ok: true, result: undefined });
   }
 
-  updateMonitoredValues(adapterIndex: number, args: DXGKARG_UPDATEMONITOREDVALUES): void {
+  /**
+   * DxgkDdiUpdateMonitoredValues. Returns the DDI still in progress when the driver performs it
+   * in steps (KernelModeDriver.updateMonitoredValues): the caller runs each next step with
+   * continueDdi. Undefined: it returned (or failed: the adapter is bug-checked).
+   */
+  updateMonitoredValues(adapterIndex: number, args: DXGKARG_UPDATEMONITOREDVALUES): PendingDdi | undefined {
     const a = this.adapter(adapterIndex);
     const ddi = 'DxgkDdiUpdateMonitoredValues';
     a.fences[ddi] = (a.fences[ddi] ?? 0) + args.NumFences;
@@ -238,13 +253,40 @@ export class DriverPort {
       NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
       MonitoredValueKernelCpuVa: args.MonitoredValueKernelCpuVa,
     } : undefined);
+    let steps: void | DdiInProgress;
     try {
-      a.driver.updateMonitoredValues(args);
+      steps = a.driver.updateMonitoredValues(args);
     } catch (error) {
       this.failed(a, ddi, call, error);
-      return;
+      return undefined;
+    }
+    if (steps !== undefined && steps !== null) {
+      if (typeof steps !== 'object' || typeof steps.step !== 'function') {
+        this.failed(a, ddi, call, new Error(`${ddi} returned ${typeof steps}; expected nothing, or a DdiInProgress (an object with step())`));
+        return undefined;
+      }
+      return { adapterIndex, ddi, steps, call };
     }
     if (call) this.end(call, { ok: true, result: undefined });
+    return undefined;
+  }
+
+  /**
+   * The next step of a DDI in progress (the driver's step()). Returns true when the DDI is over:
+   * it returned, or the driver threw (a WddmError reaches the caller; anything else bug-checks the
+   * adapter, as any DDI's throw does).
+   */
+  continueDdi(pending: PendingDdi): boolean {
+    const a = this.adapter(pending.adapterIndex);
+    let done: boolean;
+    try {
+      done = pending.steps.step() === true;
+    } catch (error) {
+      this.failed(a, pending.ddi, pending.call, error);
+      return true;
+    }
+    if (done && pending.call) this.end(pending.call, { ok: true, result: undefined });
+    return done;
   }
 
   createHwQueue(adapterIndex: number, args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number } | undefined {
