@@ -128,7 +128,8 @@ function osStepFootprint(world: World): Footprint {
       const batch = op.batch!;
       const adapter = machine.adapters[batch.adapter.index];
       // The DDI's first step: only the reference driver's is known (any other driver's may do anything).
-      if (Object.getPrototypeOf(adapter.driver) !== ReferenceDriver.prototype || adapter.hardware.granularity !== 'step') return EVERYTHING;
+      if (Object.getPrototypeOf(adapter.driver) !== ReferenceDriver.prototype || Object.prototype.hasOwnProperty.call(adapter.driver, 'updateMonitoredValues')
+          || adapter.hardware.granularity !== 'step') return EVERYTHING;
       return cmpStepFootprint(world, batch.adapter.index, 'write-monitored-value', batch.fences[0].coreFence);
     }
     case 'ddi': {
