@@ -551,6 +551,27 @@ describe('swarm', () => {
 });
 
 describe('any driver', () => {
+  it('NF-11 explore --driver FILE judges that driver module; its schedule file names it and --replay needs it again', async () => {
+    const file = join(__dirname, '..', 'examples', 'drivers', 'broken', 'skips-barrier.mjs');
+    const out = join(dir, 'driver.json');
+    const found = await cli('explore', '--driver', file, '--out', out);
+    expect(found.code).toBe(1);
+    expect(found.stdout).toContain(`driver: ${file}`);
+    expect(found.stdout).toMatch(/VIOLATED {2}no-lost-wakeup/);
+    const schedule = parseSchedule(readFileSync(out, 'utf8'), out);
+    expect(schedule.driver).toBe(file);
+    const replayed = await cli('explore', '--replay', out, '--driver', file);
+    expect(replayed.code).toBe(1);
+    expect(found.stdout.endsWith(replayed.stdout)).toBe(true);
+    const without = await cli('explore', '--replay', out);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toMatch(/was found with the driver module .*skips-barrier\.mjs; give it again with --driver FILE/);
+    const missing = await cli('explore', '--driver', join(dir, 'no-such-driver.mjs'));
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no-such-driver\.mjs/);
+    expect((await cli('explore', '--driver', file, '--random', '--seeds', '1..2')).stderr).toMatch(/--driver does not go with --random/);
+  });
+
   it('NF-02 the explorer judges the driver the machine is built with: one that skips UpdateMonitoredValues is caught', () => {
     const forgetful = (options: Parameters<typeof createMachineSync>[0]): Machine => {
       const m = createMachineSync(options);

@@ -24,6 +24,8 @@ import {
 } from '../explore/model.js';
 import { exhaustive, shortest, REDUCTIONS, RESTORES, type Reduction, type Restore, type SearchResult, type SearchStats } from '../explore/search.js';
 import { INVARIANTS, type Violation } from '../explore/invariants.js';
+import { loadDriverModule } from '../driver/load.js';
+import type { DriverModule } from '../driver/module.js';
 import { parseSchedule, scheduleJson, type ScheduleFile } from '../explore/schedule.js';
 import { replay, replayText, scheduleOf, namedSteps, type Replay } from '../explore/replay.js';
 import {
@@ -58,6 +60,8 @@ ${VARIANTS.map((v) => `                      ${v.padEnd(23)} ${VARIANT_TITLES[v]
   --os-granularity G  step (default: each OS operation in steps: waiter add, MonitoredValue
                     write + DDI, each CMP step of the DDI, re-read, retire) | operation (each whole)
   --seed N          the machine's seed (0..4294967295, default 1)
+  --driver FILE     every adapter runs this driver module (.mjs exporting createDriver): the
+                    explorer judges it (exhaustive search and --replay)
 
 Exhaustive search:
   --reduction R     full (default: visited set, sleep sets, eager steps) | states (visited
@@ -168,7 +172,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
     fences: { type: 'string' }, waiters: { type: 'string' }, signals: { type: 'string' }, engines: { type: 'string' }, adapters: { type: 'string' }, 'cpu-signals': { type: 'string' },
     variant: { type: 'string' }, 'os-granularity': { type: 'string' }, seed: { type: 'string' }, reduction: { type: 'string' }, restore: { type: 'string' }, 'max-states': { type: 'string' },
-    out: { type: 'string' }, trace: { type: 'string' }, replay: { type: 'string' },
+    out: { type: 'string' }, trace: { type: 'string' }, replay: { type: 'string' }, driver: { type: 'string' },
     random: { type: 'boolean' }, seeds: { type: 'string' }, workers: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
   } as const;
   let parsed;
@@ -186,15 +190,27 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     osGranularity = parseOsGranularity(values['os-granularity'], '--os-granularity');
   } catch (error) { throw new ExploreUsage((error as Error).message); }
   const seed = integerOption(values, 'seed', 0, 0xffff_ffff) ?? 1;
+  // --driver FILE: the machine's adapters run that driver module (loadDriverModule), so the explorer judges it.
+  let driver: DriverModule | undefined;
+  if (values.driver !== undefined) {
+    if (values.random) throw new ExploreUsage('--driver does not go with --random (worker threads would each have to load it); explore it exhaustively, or with --max-states');
+    if (variant === 'read-first' || variant === 'read-first-no-resample') throw new ExploreUsage(`--driver does not go with --variant ${variant} (that variant is a driver of its own)`);
+    try { driver = await loadDriverModule(values.driver as string, { from: process.cwd() }); } catch (error) { throw new ExploreUsage((error as Error).message); }
+  }
+  const withDriver = (model: ExploreModel): ExploreModel => (driver ? {
+    ...model,
+    adjustOptions: (o) => ({ ...o, adapters: o.adapters!.map((a) => ({ ...a, driver: { ...a.driver, module: driver } })) }),
+  } : model);
   if (values.trace !== undefined) checkOutput('--trace', values.trace as string);
   if (values.out !== undefined) checkOutput('--out', values.out as string);
 
   if (values.replay !== undefined) {
-    only(['replay', 'trace', 'json'], '--replay (the file says the machine, variant and seed)');
+    only(['replay', 'trace', 'json', 'driver'], '--replay (the file says the machine, variant and seed)');
     const path = values.replay as string;
     const file = readScheduleFile(path);
     if (values.trace !== undefined && resolve(values.trace as string) === resolve(path)) throw new ExploreUsage(`--trace is "${path}", the schedule file itself; expected another file`);
-    const model: ExploreModel = { machine: file.machine, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity };
+    if (file.driver !== undefined && !driver) throw new ExploreUsage(`--replay: "${path}" was found with the driver module ${file.driver}; give it again with --driver FILE`);
+    const model: ExploreModel = withDriver({ machine: file.machine, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity });
     const r = replay(model, file.steps);
     const code = r.violations.length ? 1 : 0;
     if (values.json) io.out(JSON.stringify({ ok: code === 0, exitCode: code, mode: 'replay', file: path, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r) }, null, 2) + '\n');
@@ -217,14 +233,14 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
   }
 
-  only(['variant', 'os-granularity', 'seed', 'reduction', 'restore', 'max-states', 'out', 'trace', 'json', ...machineKeys], 'the exhaustive search');
+  only(['driver', 'variant', 'os-granularity', 'seed', 'reduction', 'restore', 'max-states', 'out', 'trace', 'json', ...machineKeys], 'the exhaustive search');
   const machine = machineOf(values, DEFAULT_MACHINE);
   const reduction = (values.reduction ?? 'full') as Reduction;
   if (!REDUCTIONS.includes(reduction)) throw new ExploreUsage(`--reduction is "${values.reduction}"; expected ${REDUCTIONS.join(', ')}`);
   const restore = (values.restore ?? 'snapshot') as Restore;
   if (!RESTORES.includes(restore)) throw new ExploreUsage(`--restore is "${values.restore}"; expected ${RESTORES.join(', ')}`);
   const maxStates = integerOption(values, 'max-states', 1, 1_000_000_000) ?? DEFAULT_MAX_STATES;
-  const model: ExploreModel = { machine, variant, seed, osGranularity };
+  const model: ExploreModel = withDriver({ machine, variant, seed, osGranularity });
   const started = performance.now();
   let progressShown = false;
   const result: SearchResult = exhaustive(model, {
@@ -236,6 +252,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const lines: string[] = [];
   lines.push(`wddm-fence explore: exhaustive search`);
   lines.push(`machine: ${describeMachine(machine)}; variant ${variant}; OS in ${osGranularity === 'step' ? 'steps' : 'whole operations'}; seed ${seed}`);
+  if (driver) lines.push(`driver: ${values.driver as string}${driver.name ? ` (${driver.name})` : ''}`);
   lines.push(`search: reduction ${REDUCTION_TEXT[reduction]}, back by ${result.stats.restore}`);
   lines.push(statsLine(result.stats, searchMs));
   lines.push('invariants:');
@@ -264,6 +281,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const steps = namedSteps(model, found.path);
   const out = (values.out as string | undefined) ?? DEFAULT_OUT;
   const file = scheduleOf(model, steps, violation);
+  if (driver) file.driver = values.driver as string;
   writeFileSync(out, scheduleJson(file));
   const r = replay(model, steps);
   lines.push(`shortest counterexample: ${steps.length} steps (${best.complete ? '' : 'NOT proven shortest: --max-states reached; '}search over ${best.states} states, ${(bfsMs / 1000).toFixed(2)} s): ${violation.invariant}: ${violation.message}`);

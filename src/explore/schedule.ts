@@ -9,6 +9,7 @@
 //     "machine": { "fences": 1, "waiters": 1, "signals": 1, "engines": 1, "adapters": 1, "cpuSignals": 0 },
 //     "variant": "no-barrier",
 //     "osGranularity": "step",               the OS's operations in steps, or whole ("operation")
+//     "driver": "my-driver.mjs",             optional: the driver module it was found with (--driver)
 //     "seed": 1,
 //     "violation": { "invariant": "no-lost-wakeup", "message": "…" },   optional: what it shows
 //     "steps": [ { "choice": 0, "event": "process 1 thread-resume {thread=0}" }, … ]
@@ -40,6 +41,8 @@ export interface ScheduleFile {
   machine: ExploreMachine;
   variant: Variant;
   osGranularity: OsGranularity;
+  /** The driver module the schedule was found with (explore --driver FILE, as given): --replay needs it again. */
+  driver?: string;
   seed: number;
   violation?: { invariant: InvariantId; message: string };
   steps: ScheduleStep[];
@@ -47,7 +50,7 @@ export interface ScheduleFile {
 
 /** The file's text: one step per line, so that a diff of two schedules reads well. */
 export function scheduleJson(file: ScheduleFile): string {
-  const head = { schedule: file.schedule, version: file.version, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, ...(file.violation ? { violation: file.violation } : {}) };
+  const head = { schedule: file.schedule, version: file.version, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, ...(file.driver !== undefined ? { driver: file.driver } : {}), seed: file.seed, ...(file.violation ? { violation: file.violation } : {}) };
   const lines = JSON.stringify(head, null, 2).split('\n');
   lines.pop(); // the closing brace
   lines[lines.length - 1] += ',';
@@ -83,7 +86,7 @@ export function parseSchedule(text: string, source: string): ScheduleFile {
 
 /** Checks an already parsed schedule (every field, no unknown ones). */
 export function checkSchedule(raw: unknown): ScheduleFile {
-  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'variant', 'osGranularity', 'seed', 'violation', 'steps']);
+  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'variant', 'osGranularity', 'driver', 'seed', 'violation', 'steps']);
   if (o.schedule !== SCHEDULE_FORMAT) throw invalid('schedule', o.schedule, `"${SCHEDULE_FORMAT}" (the file a wddm-fence explore counterexample is written to)`);
   const version = v.integer(o.version, 'version', 1, Number.MAX_SAFE_INTEGER);
   if (version > SCHEDULE_VERSION) throw invalid('version', version, `${SCHEDULE_VERSION} or less: this file was written by a newer wddm-fence`);
@@ -93,6 +96,7 @@ export function checkSchedule(raw: unknown): ScheduleFile {
   if (version < 2 && o.osGranularity !== undefined) throw invalid('osGranularity', o.osGranularity, 'no osGranularity in a version 1 file (its OS operations ran whole); version 2 for one');
   if (version >= 2 && o.osGranularity === undefined) throw invalid('osGranularity', undefined, '"step" or "operation": how the OS\'s operations were cut into steps');
   const osGranularity = version < 2 ? 'operation' : parseOsGranularity(o.osGranularity, 'osGranularity');
+  if (o.driver !== undefined && (typeof o.driver !== 'string' || !o.driver)) throw invalid('driver', o.driver, 'the driver module\'s file as explore --driver was given it, or no driver field');
   const seed = v.integer(o.seed, 'seed', 0, 0xffff_ffff);
   let violation: ScheduleFile['violation'];
   if (o.violation !== undefined) {
@@ -108,5 +112,5 @@ export function checkSchedule(raw: unknown): ScheduleFile {
     if (typeof step.event !== 'string' || !step.event) throw invalid(`steps[${i}].event`, step.event, 'the name of the event the choice runs (as written by wddm-fence explore)');
     return { choice, event: step.event };
   });
-  return { schedule: SCHEDULE_FORMAT, version, machine, variant, osGranularity, seed, violation, steps };
+  return { schedule: SCHEDULE_FORMAT, version, machine, variant, osGranularity, ...(o.driver !== undefined ? { driver: o.driver as string } : {}), seed, violation, steps };
 }
