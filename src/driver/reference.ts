@@ -16,7 +16,8 @@
 // (skip the feature query, leave the CMP barrier out, drop interrupt lists),
 // which is how the OS's checks and the NF-11 loss are shown.
 
-import { u64, type GpuCore } from '../core/bindings.js';
+import type { GpuCore } from '../core/bindings.js';
+import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
 import { check, WddmError } from '../base/errors.js';
 import type { GpuHardware, HwQueueInfo, StepRecord } from '../gpu/hardware.js';
 import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
@@ -27,7 +28,7 @@ import {
   type DXGKARG_DESTROYNATIVEFENCE, type DXGKARG_OPENNATIVEFENCE, type DXGKARG_UPDATECURRENTVALUESFROMCPU,
   type DXGKARG_UPDATEMONITOREDVALUES, type DXGKARG_SETNATIVEFENCELOGBUFFER, type DXGKARG_UPDATENATIVEFENCELOGS, type DriverStartResult,
   type DxgkrnlCallbacks, type KernelModeDriver, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
-  type UMDARG_SUBMITTOHWQUEUE, type UserModeDriverInterface, type DdiInProgress,
+  type UMDARG_SUBMITTOHWQUEUE, type UserModeDriverInterface,
 } from '../ddi/ddi.js';
 
 export interface ReferenceDriverOptions {
@@ -446,68 +447,7 @@ export class ReferenceDriver implements KernelModeDriver {
   }
 }
 
-/** The CMP's steps of DxgkDdiUpdateMonitoredValues for one fence, in the reference driver's order (NF-11). */
-export type CmpStep = 'write-monitored-value' | 'barrier' | 'read-current-value' | 'check';
-
-/**
- * DxgkDdiUpdateMonitoredValues performed in steps (schedule granularity 'step'): the same
- * calls as the whole DDI, the core's four CMP steps per fence (a cmpWriteMonitoredValue,
- * b cmpBarrier, c cmpReadCurrentValue, d cmpMonitoredValueCheck; b left out without the
- * barrier), one per step(), so GPU steps can run between any two. Where it is lives in its
- * fields (a schedule explorer snapshots them).
- */
-export class MonitoredValueUpdateSteps implements DdiInProgress {
-  /** The fence being updated (an index into `fences`). */
-  index = 0;
-  /** Its next CMP step (an index into `order`). */
-  position = 0;
-  /** What step c read, for step d. */
-  currentValue = 0n;
-
-  constructor(private readonly core: GpuCore, private readonly hardware: GpuHardware,
-              /** The CMP steps for each fence, in the order performed (the reference: a, b, c, d; without the barrier: a, c, d). */
-              readonly order: readonly CmpStep[],
-              /** Core fence ids, in the DDI's order. */
-              readonly fences: readonly number[], readonly values: readonly bigint[]) {
-    if (!order.length) throw new Error('MonitoredValueUpdateSteps: no CMP step in the order');
-  }
-
-  /** The CMP step step() performs next. */
-  get next(): CmpStep { return this.order[this.position]; }
-
-  step(): boolean {
-    const ddi = 'DxgkDdiUpdateMonitoredValues';
-    const fence = this.fences[this.index];
-    switch (this.next) {
-      case 'write-monitored-value':
-        check(this.core.cmpWriteMonitoredValue(fence, this.values[this.index]), ddi);
-        break;
-      case 'barrier':
-        this.core.cmpBarrier();
-        break;
-      case 'read-current-value':
-        this.currentValue = u64(this.core.cmpReadCurrentValue(fence));
-        break;
-      case 'check':
-        if (check(this.core.cmpMonitoredValueCheck(0, fence, this.currentValue), ddi) === 1) this.hardware.raise(0);
-        break;
-    }
-    if (++this.position < this.order.length) return false;
-    this.position = 0;
-    this.currentValue = 0n;
-    return ++this.index >= this.fences.length;
-  }
-
-  describeNext(): string {
-    const fence = this.fences[this.index];
-    switch (this.next) {
-      case 'write-monitored-value': return `a cmpWriteMonitoredValue(fence ${fence}, ${this.values[this.index]})`;
-      case 'barrier': return 'b cmpBarrier';
-      case 'read-current-value': return `c cmpReadCurrentValue(fence ${fence})`;
-      case 'check': return `d cmpMonitoredValueCheck(fence ${fence}, ${this.currentValue})`;
-    }
-  }
-}
+export { MonitoredValueUpdateSteps, type CmpStep };
 
 /**
  * The user-mode half of the reference driver module: user-mode submission.

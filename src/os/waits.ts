@@ -17,8 +17,12 @@
 //        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
 //        unblocks, until nothing changes. Each turn retires at least one wait block, so it ends.
 //
-// Operations in steps (OS option operationSteps: a machine built with schedule.granularity
-// 'step'). The OS holds its lock across an operation (a wait's waiter add, an interrupt
+// Why this file is long: the NF-09 loop exists here twice, whole (refresh) and in steps (an
+// OsOperation), and both work on the same private records (the completions, finish, satisfy);
+// splitting them would open those records to another module.
+//
+// Operations in steps (Dxgkrnl.runOperationsInSteps: a machine built with
+// schedule.osGranularity 'step'). The OS holds its lock across an operation (a wait's waiter add, an interrupt
 // served, a CPU signal, and the NF-09 loop each ends with); each part of it is a scheduler
 // event of its own ('dxgkrnl' os-step), so the GPU's steps run between them:
 //
