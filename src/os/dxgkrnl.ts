@@ -154,7 +154,10 @@ export class Dxgkrnl {
     this.interrupts = new Interrupts({ waits, logs, monitored, crossAdapter, contexts, hwQueues, lifetime, gpuRewinds, resets, trace });
     waits.hooks = {
       ended: (end) => {
-        if (end.owner === 'interrupts') this.interrupts.finishInterrupt(end as InterruptEnd);
+        if (end.owner === 'interrupts') {
+          const e = end as InterruptEnd;
+          this.interrupts.finishInterrupt(e.adapter, e.data, e.fences, e.wokenBefore);
+        }
         else this.signals.finishCpuSignal(end as CpuSignalEnd);
       },
     };

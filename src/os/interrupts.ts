@@ -119,21 +119,26 @@ export class Interrupts {
       this.counters.fencesScanned++;
       os.waits.satisfy(fence, fence.currentValue(), changed, operation);
     }
-    const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: list ? fences : null, wokenBefore: before };
-    if (operation) { os.waits.run(operation, changed, end); return; }
+    if (operation) {
+      const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: list ? fences : null, wokenBefore: before };
+      os.waits.run(operation, changed, end);
+      return;
+    }
     os.waits.refresh(changed);
-    this.finishInterrupt(end);
+    this.finishInterrupt(adapter, data, list ? fences : null, before);
   }
 
-  /** The rest of a native fence interrupt after its NF-09 loop: INT-04's legacy scan, the logs, XA-04, the count. */
-  finishInterrupt(end: InterruptEnd): void {
+  /**
+   * The rest of a native fence interrupt after its NF-09 loop: INT-04's legacy scan, the logs, XA-04, the count.
+   * `fences`: those it listed (null: a full scan); `wokenBefore`: waitersWoken when it began.
+   */
+  finishInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt, fences: GlobalFence[] | null, wokenBefore: number): void {
     const os = this.os;
-    const { adapter, data, fences } = end;
     // INT-04: only with EvaluateLegacyMonitoredFences does a no-list interrupt look at monitored fences too.
     const legacyReleased = !fences && data.Flags.EvaluateLegacyMonitoredFences ? os.monitored.legacyScan(adapter) : 0;
     os.logs.afterInterrupt(adapter);
     const propagated = os.crossAdapter.afterInterrupt(adapter, fences); // XA-04
-    this.countInterrupt(adapter, os.waits.counters.waitersWoken !== end.wokenBefore || legacyReleased > 0, propagated);
+    this.countInterrupt(adapter, os.waits.counters.waitersWoken !== wokenBefore || legacyReleased > 0, propagated);
   }
 
   /**

@@ -286,7 +286,7 @@ export class Waits {
       completion.timeoutNs = timeoutNs;
       completion.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
     }
-    this.refresh(changed, `wait ${label}`);
+    this.refresh(changed, this.stepwise ? `wait ${label}` : undefined);
     return undefined;
   }
 
@@ -373,8 +373,8 @@ export class Waits {
    * UpdateMonitoredValues), then read CurrentValue again and satisfy what it
    * unblocks, until nothing changes.
    */
-  refresh(changed: Set<GlobalFence>, label = 'MonitoredValue update'): void {
-    if (this.stepwise) { this.run(this.operationFor(label)!, changed); return; }
+  refresh(changed: Set<GlobalFence>, label?: string): void {
+    if (this.stepwise) { this.run(this.operationFor(label ?? 'MonitoredValue update')!, changed); return; }
     let turns = 0;
     while (changed.size) {
       if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
