@@ -203,7 +203,7 @@ export class ReferenceDriver implements KernelModeDriver {
     if (this.hardware.granularity === 'step' && args.NumFences > 0) {
       // One CMP step per OS step: the first now, each next one when the OS asks (DdiInProgress).
       const fences: number[] = [];
-      for (let i = 0; i < args.NumFences; i++) fences.push(this.fence(args.NativeFenceArray[i], ddi).coreFence);
+      for (let i = 0; i < args.NumFences; i++) fences.push(this.fence(args.NativeFenceArray[i], ddi));
       const steps = new MonitoredValueUpdateSteps(this.core, this.hardware, this.cmpOrder(), fences, args.UpdatedValueArray.slice(0, args.NumFences));
       return steps.step() ? undefined : steps;
     }
