@@ -478,9 +478,10 @@ function benchGpuSignalMachine(count) {
 
 // ───────────────────────── interrupts: a waiter on every 1000th value ─────────────────────────
 
-function nativeInterrupts(signals, every) {
+/** `observers`: machine observers to attach (the contract checker for checker.overhead; none for the interrupt figures). */
+function nativeInterrupts(signals, every, observers = []) {
   const machine = createMachineSync({
-    seed: SEED, trace: false,
+    seed: SEED, trace: false, observers,
     adapters: [{ engines: 1, limits: { ringEntries: signals + 16, heapArenaBytes: arenaFor(signals + 16) } }],
   });
   const { app, hDevice } = apiProcess(machine);
@@ -542,25 +543,7 @@ function monitoredInterrupts(signals, every) {
  */
 function checkerRun(signals, every, checked) {
   const checker = checked ? new ContractChecker() : undefined;
-  const machine = createMachineSync({
-    seed: SEED, trace: false, ...(checker ? { observers: [checker] } : {}),
-    adapters: [{ engines: 1, limits: { ringEntries: signals + 16, heapArenaBytes: arenaFor(signals + 16) } }],
-  });
-  const { app, hDevice } = apiProcess(machine);
-  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
-  const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
-  for (let v = 1; v <= signals; v += 4096) {
-    const commands = [];
-    for (let k = v; k < Math.min(v + 4096, signals + 1); k++) commands.push({ signal: { hSyncObject, value: BigInt(k) } });
-    app.submit({ hHwQueue, commands });
-  }
-  const thread = app.createThread('waiter', function* (cpu) {
-    for (let target = every; target <= signals; target += every) yield cpu.wait({ objects: [hSyncObject], values: [BigInt(target)] });
-  });
-  const t = now();
-  machine.run();
-  const ms = now() - t;
-  if (thread.state !== 'done') throw new Error(`bench: checker waiter ended ${thread.state}`);
+  const { ms } = nativeInterrupts(signals, every, checker ? [checker] : []);
   if (checker && checker.finish().length) throw new Error(`bench: the contract checker judged the reference driver: ${checker.violations[0].rule}`);
   return ms;
 }

@@ -18,8 +18,7 @@
 // only ever acts on the CurrentValue it reads.
 
 import type { Trace } from '../base/trace.js';
-import { VIDSCHCAPS } from '../base/wddm.js';
-import { extend32, type GpuProgress } from './objects.js';
+import type { GpuProgress } from './objects.js';
 
 export interface GpuRewind {
   timeNs: number;
@@ -53,9 +52,9 @@ export class GpuRewinds {
     const { adapter, report, fence } = progress;
     const before = report.PreviousValue;
     if (report.Operation !== 'SIGNAL' || before === undefined) return;
-    // The value the store stands for: the value, or on a 32-bit-only engine (No64BitAtomics) its low half as the OS
-    // extends it from the value before (MF-07): crossing 2^32 forward is no rewind.
-    const now = (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) === 0 ? report.Value : extend32(report.Value & 0xffff_ffffn, before);
+    // A whole 64-bit store: an adapter with native fences writes 64 bits atomically (NativeGpuFence with
+    // No64BitAtomics fails adapter start, src/os/dxgkrnl.ts), so the value is what the engine wrote.
+    const now = report.Value;
     if (now >= before) return;
     if (!fence || !progress.queue) return;
     this.count++;
