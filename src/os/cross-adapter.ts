@@ -108,6 +108,8 @@ export class CrossAdapterFences {
   constructor(private readonly os: CrossAdapterEnvironment) {}
 
   groupOf(fence: GlobalFence): CrossAdapterGroup | undefined { return this.groups.get(fence); }
+  /** Is `fence` a record of a cross-adapter group (no Map lookup while there is none, the common case)? */
+  holds(fence: GlobalFence): boolean { return this.groups.size !== 0 && this.groups.has(fence); }
   groupByCurrentValue(cvPhys: number): CrossAdapterGroup | undefined { return this.byCurrentValue.get(cvPhys); }
   get groupCount(): number { return new Set(this.groups.values()).size; }
 

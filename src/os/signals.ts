@@ -6,10 +6,12 @@
 //        ─▶ the NF-09 loop (src/os/waits.ts), then cross-adapter propagation (XA-04)
 
 import { WddmError } from '../base/errors.js';
+import type { DXGKARG_UPDATECURRENTVALUESFROMCPU } from '../ddi/ddi.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
+import { u64 as asU64 } from '../core/bindings.js';
 import * as v from '../base/validate.js';
-import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
@@ -36,9 +38,20 @@ export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
   readonly counters = { cpuSignals: 0 };
 
+  /** The argument of a one-fence UpdateCurrentValuesFromCpu, reused call after call while nothing can keep it (signalOne). */
+  private readonly oneFence: DXGKARG_UPDATECURRENTVALUESFROMCPU = {
+    NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false },
+  };
+  /** oneFence is being passed to a driver (a signal made while it is gets its own). */
+  private oneFenceBusy = false;
+  /** The kernel CurrentValue VA last put in oneFence, and the physical address it maps (a VA is a BigInt to make). */
+  private kernelVa = 0n;
+  private kernelVaOf = -1;
+
   constructor(private readonly os: SignalsEnvironment) {}
 
   signalFromCpu(process: Process, args: unknown): void {
+    if (this.signalOne(process, args)) return;
     const a = v.options(args, 'signal(args)', SIGNAL_KEYS);
     const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
     const values = v.array(a.values, 'values', objects.length, objects.length);
@@ -60,6 +73,70 @@ export class CpuSignals {
     }
     this.counters.cpuSignals += fences.length;
     this.cpuSignal(fences, signalled);
+  }
+
+  /**
+   * The common CPU signal, checked and done without building anything: one handle of this process to a native
+   * fence of a running adapter that no cross-adapter group holds, a bigint value not below CurrentValue, no flags,
+   * no hDevice, tracing off, no DDI observer, OS operations run whole. For any other call it returns false having
+   * changed nothing, and the general path checks the call whole: every refusal is the general path's. What it does
+   * is what the general path does for that call: UpdateCurrentValuesFromCpu, then the waiters the new value
+   * satisfies. (Cross-adapter propagation has nothing to do for a fence outside every group.)
+   */
+  private signalOne(process: Process, args: unknown): boolean {
+    if (typeof args !== 'object' || args === null) return false;
+    // Only `objects` and `values` (flags, hDevice, an unknown key or an inherited one: the general path).
+    for (const key in args) if (key !== 'objects' && key !== 'values') return false;
+    const { objects, values } = args as { objects?: unknown; values?: unknown };
+    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return false;
+    const value: unknown = values[0];
+    if (typeof value !== 'bigint' || value < 0n || value > UINT64_MAX) return false;
+    const handle: unknown = objects[0];
+    if (typeof handle !== 'number') return false;
+    const object = process.handles.get(handle);
+    if (object === undefined || object.kind !== 'syncObject') return false;
+    const fence = object.global;
+    const adapter = fence.adapter;
+    if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
+    if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;
+    // A rewind is refused or allowed by flags: the general path's to say. (The core's u64 arrives signed.)
+    const raw = adapter.core.cpuReadCurrentValue(fence.coreFence);
+    if (raw < 0n ? value < asU64(raw) : value < raw) return false;
+    this.counters.cpuSignals++;
+    const port = this.os.port;
+    if (port.observed || this.oneFenceBusy) {
+      // An observer may keep the argument; a signal made inside the DDI gets its own.
+      port.updateCurrentValuesFromCpu(adapter.index, {
+        NumFences: 1, NativeFenceArray: [fence.hGlobal], UpdatedValueArray: [value], CurrentValueKernelCpuVa: [fence.kernelCvVa],
+        Flags: { AlwaysSignaled: false, NotificationOnly: false },
+      });
+    } else {
+      const a = this.oneFence;
+      if (fence.cvPhys !== this.kernelVaOf) { this.kernelVa = fence.kernelCvVa; this.kernelVaOf = fence.cvPhys; }
+      a.NumFences = 1;
+      a.NativeFenceArray[0] = fence.hGlobal;
+      a.UpdatedValueArray[0] = value;
+      a.CurrentValueKernelCpuVa[0] = this.kernelVa;
+      a.Flags.AlwaysSignaled = false;
+      a.Flags.NotificationOnly = false;
+      this.oneFenceBusy = true;
+      try {
+        port.updateCurrentValuesFromCpu(adapter.index, a);
+      } finally {
+        this.oneFenceBusy = false;
+      }
+    }
+    // NF-02: the OS keeps MonitoredValue just below the fence's smallest waited value (UINT64_MAX with none, and
+    // a wait for UINT64_MAX keeps it one below), so only a value past it satisfies a waiter: with none nothing is read.
+    const monitored = fence.monitoredValue;
+    if (monitored === UINT64_MAX) return true;
+    const current = fence.currentValue();
+    if (current > monitored) {
+      const changed = new Set<GlobalFence>();
+      this.os.waits.satisfy(fence, current, changed);
+      this.os.waits.refresh(changed);
+    }
+    return true;
   }
 
   /** Checks objects[i] and values[i] of a CPU signal (handle, adapter, repeat, value, noSignal, monotonic, MF-07), then sets fences[i] and signalled[i]. */

@@ -139,6 +139,9 @@ export class DriverPort {
   /** The tally objects (per adapter: calls and fences per DDI): counts only, read by summaries, never by a DDI (an explorer's state leaves them out). */
   tallies(): object[] { return this.adapters.flatMap((a) => (a ? [a.calls, a.fences] : [])); }
 
+  /** Does any observer see the calls (then every call's arguments are its own: an observer may keep them)? */
+  get observed(): boolean { return this.observers.length !== 0; }
+
   /** DDI calls made to an adapter's driver, by name (0 for none). */
   calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls[ddi] ?? 0; }
   /** Fences named by the array DDIs (UpdateMonitoredValues, UpdateCurrentValuesFromCpu) of an adapter. */
@@ -226,11 +229,18 @@ export class DriverPort {
   updateCurrentValuesFromCpu(adapterIndex: number, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
     const a = this.adapter(adapterIndex);
     const ddi = 'DxgkDdiUpdateCurrentValuesFromCpu';
-    a.fences[ddi] = (a.fences[ddi] ?? 0) + args.NumFences;
-    const call = this.begin(a, ddi, args, this.trace.enabled ? {
-      NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
-      CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: args.Flags.NotificationOnly,
-    } : undefined);
+    a.fences.DxgkDdiUpdateCurrentValuesFromCpu = (a.fences.DxgkDdiUpdateCurrentValuesFromCpu ?? 0) + args.NumFences;
+    let call: DdiCall | undefined;
+    if (this.trace.enabled || this.observers.length) {
+      call = this.begin(a, ddi, args, this.trace.enabled ? {
+        NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
+        CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: args.Flags.NotificationOnly,
+      } : undefined);
+    } else {
+      // begin()'s counting without its keyed access, which every DDI's name goes through (this is every CPU signal's DDI).
+      a.calls.DxgkDdiUpdateCurrentValuesFromCpu = (a.calls.DxgkDdiUpdateCurrentValuesFromCpu ?? 0) + 1;
+      this.sequence++;
+    }
     try {
       a.driver.updateCurrentValuesFromCpu(args);
     } catch (error) {
