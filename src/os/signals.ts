@@ -34,19 +34,19 @@ export interface SignalsEnvironment {
   readonly trace: Trace;
 }
 
+// The short path's scratch (signalOne), kept outside every machine's object graph: it holds nothing a later step
+// reads, and the race explorer's state key and snapshots walk that graph. The argument of a one-fence
+// UpdateCurrentValuesFromCpu is reused call after call while no observer can keep it; `busy` while a driver has it
+// (a signal made meanwhile gets its own). A kernel VA is a BigInt to make (~50 ns): the last one is kept with the
+// physical address it maps, from which it is derived (GlobalFence.kernelCvVa).
+const oneFence: DXGKARG_UPDATECURRENTVALUESFROMCPU = {
+  NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false },
+};
+const scratch = { busy: false, kernelVa: 0n, kernelVaOf: -1 };
+
 export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
   readonly counters = { cpuSignals: 0 };
-
-  /** The argument of a one-fence UpdateCurrentValuesFromCpu, reused call after call while nothing can keep it (signalOne). */
-  private readonly oneFence: DXGKARG_UPDATECURRENTVALUESFROMCPU = {
-    NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false },
-  };
-  /** oneFence is being passed to a driver (a signal made while it is gets its own). */
-  private oneFenceBusy = false;
-  /** The kernel CurrentValue VA last put in oneFence, and the physical address it maps (a VA is a BigInt to make). */
-  private kernelVa = 0n;
-  private kernelVaOf = -1;
 
   constructor(private readonly os: SignalsEnvironment) {}
 
@@ -104,26 +104,25 @@ export class CpuSignals {
     if (raw < 0n ? value < asU64(raw) : value < raw) return false;
     this.counters.cpuSignals++;
     const port = this.os.port;
-    if (port.observed || this.oneFenceBusy) {
+    if (port.observed || scratch.busy) {
       // An observer may keep the argument; a signal made inside the DDI gets its own.
       port.updateCurrentValuesFromCpu(adapter.index, {
         NumFences: 1, NativeFenceArray: [fence.hGlobal], UpdatedValueArray: [value], CurrentValueKernelCpuVa: [fence.kernelCvVa],
         Flags: { AlwaysSignaled: false, NotificationOnly: false },
       });
     } else {
-      const a = this.oneFence;
-      if (fence.cvPhys !== this.kernelVaOf) { this.kernelVa = fence.kernelCvVa; this.kernelVaOf = fence.cvPhys; }
-      a.NumFences = 1;
-      a.NativeFenceArray[0] = fence.hGlobal;
-      a.UpdatedValueArray[0] = value;
-      a.CurrentValueKernelCpuVa[0] = this.kernelVa;
-      a.Flags.AlwaysSignaled = false;
-      a.Flags.NotificationOnly = false;
-      this.oneFenceBusy = true;
+      if (fence.cvPhys !== scratch.kernelVaOf) { scratch.kernelVa = fence.kernelCvVa; scratch.kernelVaOf = fence.cvPhys; }
+      oneFence.NumFences = 1;
+      oneFence.NativeFenceArray[0] = fence.hGlobal;
+      oneFence.UpdatedValueArray[0] = value;
+      oneFence.CurrentValueKernelCpuVa[0] = scratch.kernelVa;
+      oneFence.Flags.AlwaysSignaled = false;
+      oneFence.Flags.NotificationOnly = false;
+      scratch.busy = true;
       try {
-        port.updateCurrentValuesFromCpu(adapter.index, a);
+        port.updateCurrentValuesFromCpu(adapter.index, oneFence);
       } finally {
-        this.oneFenceBusy = false;
+        scratch.busy = false;
       }
     }
     // NF-02: the OS keeps MonitoredValue just below the fence's smallest waited value (UINT64_MAX with none, and

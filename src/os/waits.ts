@@ -39,12 +39,12 @@
 // started inside one of its steps joins it.
 
 import { check, WddmError } from '../base/errors.js';
-import { u64 as asU64, type CoreLayout } from '../core/bindings.js';
+import { u64 as asU64, type CoreLayout, type WasmMemory } from '../core/bindings.js';
 import type { DriverPort, PendingDdi } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
 import type { Handles } from './handles.js';
 import {
   checkMonitoredWait, rejectRepeat, requireRunning,
@@ -130,6 +130,9 @@ export interface OsOperation {
   event?: ScheduledEvent;
 }
 
+/** waitOne's answer for a call it leaves to the general path. */
+const NOT_TAKEN = Symbol('not taken');
+
 /** SatisfiedWait records read per fenceSatisfy call. */
 const SATISFY_BATCH = 64;
 /** Waiter host ids read per fenceWaiters call. */
@@ -142,6 +145,9 @@ export class Waits {
   private readonly freeIds: number[] = [];
   private live = 0;
   private nextSequence = 1;
+  /** Linear memory as u32 words (satisfy reads the out buffer through it), and the memory it views. */
+  private words?: Uint32Array;
+  private wordsOf?: WasmMemory;
   /** OS operations run in steps (schedule granularity 'step'; dxgkrnl.ts sets it). */
   stepwise = false;
   /** The OS operation in flight (stepwise only): while it is, the OS's lock is held. */
@@ -180,6 +186,8 @@ export class Waits {
    */
   beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
             owner?: Omit<WaiterOwner, 'process'>): WaitResult | undefined {
+    const short = this.waitOne(process, args, label, onComplete, owner);
+    if (short !== NOT_TAKEN) return short;
     const a = v.options(args, 'wait(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
     const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
     const values = v.array(a.values, 'values', objects.length, objects.length);
@@ -212,6 +220,58 @@ export class Waits {
     }
     return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete,
       owner === undefined ? { process: process.name } : { process: process.name, ...owner });
+  }
+
+  /**
+   * The common CPU wait, checked and started without building anything but its waiter: one handle of this process
+   * to a native fence of a running adapter whose MonitoredValue the OS moves (not a cross-adapter record held at
+   * 0), a bigint value, no other option, tracing off, OS operations run whole. For any other call it returns
+   * NOT_TAKEN having changed nothing, and the general path checks the call whole: every refusal is the general
+   * path's. What it does is what startWait does for that call; MonitoredValue moves (and refresh runs) only when
+   * the new value is at or below it, since a value past it leaves the smallest waited value where it is (NF-02).
+   */
+  private waitOne(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
+                  owner: Omit<WaiterOwner, 'process'> | undefined): WaitResult | undefined | typeof NOT_TAKEN {
+    if (typeof args !== 'object' || args === null || this.trace.enabled || this.stepwise) return NOT_TAKEN;
+    for (const key in args) if (key !== 'objects' && key !== 'values') return NOT_TAKEN;
+    const { objects, values } = args as { objects?: unknown; values?: unknown };
+    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return NOT_TAKEN;
+    const value: unknown = values[0];
+    if (typeof value !== 'bigint' || value < 0n || value > UINT64_MAX) return NOT_TAKEN;
+    const handle: unknown = objects[0];
+    if (typeof handle !== 'number') return NOT_TAKEN;
+    const object = process.handles.get(handle);
+    if (object === undefined || object.kind !== 'syncObject') return NOT_TAKEN;
+    const fence = object.global;
+    const adapter = fence.adapter;
+    if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_WAIT_FLAG) !== 0 || fence.monitoredValueHeld) return NOT_TAKEN;
+    const core = adapter.core;
+    const raw = core.cpuReadCurrentValue(fence.coreFence); // the core's u64 arrives signed
+    if (raw < 0n ? asU64(raw) >= value : raw >= value) {
+      this.counters.waitsSatisfiedAtOnce++;
+      const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: true, index: undefined };
+      onComplete(result);
+      return result;
+    }
+    const id = this.freeIds.length ? this.freeIds.pop()! : this.completions.length;
+    const record = core.waiterCreate(id, this.layout.waiterModeAll);
+    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fence.label}`); }
+    const block = core.waitBlockAdd(fence.coreFence, value, record, 0);
+    if (block < 0) {
+      core.waiterRetire(record);
+      this.freeIds.push(id);
+      check(block, `adding a CPU waiter on ${fence.label}`);
+    }
+    const completion: Completion = {
+      id, sequence: this.nextSequence++, label, mode: 'all', owner: owner === undefined ? { process: process.name } : { process: process.name, ...owner },
+      onComplete, fences: [fence], values: [value], record, home: adapter, others: undefined,
+    };
+    this.completions[id] = completion;
+    this.live++;
+    this.counters.waitersAdded++;
+    adapter.withWaiters.add(fence);
+    if (value <= fence.monitoredValue) this.refresh(new Set([fence]));
+    return undefined;
   }
 
   /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
@@ -348,14 +408,17 @@ export class Waits {
       if (n === 0) break;
       changed.add(fence);
       total += n;
-      // Copied out: a completion may run code that calls the core again.
-      const base = core.outBufferAddress();
-      const view = new DataView(adapter.memory.buffer.slice(base, base + n * record.bytes));
-      for (let i = 0; i < n; i++) {
-        if (view.getUint32(i * record.bytes + record.completed, true) === 0) continue;
-        const completion = this.completions[view.getUint32(i * record.bytes + record.waiter, true)];
+      // Copied out: a completion may run code that calls the core again. (Linear memory never grows: a machine's is
+      // made at its final size, so one view serves; records are little-endian u32s, as the host's typed arrays.)
+      if (this.wordsOf !== adapter.memory) { this.words = new Uint32Array(adapter.memory.buffer); this.wordsOf = adapter.memory; }
+      const stride = record.bytes >>> 2, completedAt = record.completed >>> 2, waiterAt = record.waiter >>> 2, entryAt = record.entry >>> 2;
+      const base = core.outBufferAddress() >>> 2;
+      const words = this.words!.slice(base, base + n * stride);
+      for (let i = 0, at = 0; i < n; i++, at += stride) {
+        if (words[at + completedAt] === 0) continue;
+        const completion = this.completions[words[at + waiterAt]];
         if (!completion) continue;
-        const entry = view.getUint32(i * record.bytes + record.entry, true);
+        const entry = words[at + entryAt];
         const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: completion.mode === 'any' ? entry : undefined };
         // In an operation's steps, each satisfied waiter is retired by a step of its own.
         if (operation) operation.retiring.push({ completion, result });

@@ -131,8 +131,11 @@ export class RuntimeProcess {
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
   /** The UMD's own record of its hardware queues: adapter, and the private data the kernel-mode driver left for it. */
   private readonly hwQueues = new Map<number, { adapterIndex: number; privateDriverData: Uint8Array }>();
+  /** The label of a waitAsync without one (a waiter keeps its label: one string for all of them). */
+  private readonly asyncLabel: string;
   constructor(readonly machine: UserModeSystem, readonly kernel: Process) {
     machine.scheduler.register(this.owner, (event) => this.onEvent(event));
+    this.asyncLabel = `${kernel.name}:async`;
   }
 
   /** Its scheduler owner: the events that resume its threads. */
@@ -218,7 +221,7 @@ export class RuntimeProcess {
     // Bad input throws here, synchronously, before anything changes.
     let settle!: (result: WaitResult) => void;
     const settled = new Promise<WaitResult>((resolve) => { settle = resolve; });
-    this.os.waits.beginWait(this.kernel, args, `${this.name}:${label}`, settle);
+    this.os.waits.beginWait(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle);
     return settled;
   }
 
