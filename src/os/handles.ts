@@ -5,7 +5,10 @@
 // Handles are `0x40000000 + slot × 0x100000 + n` (NT handles `0x80000000 +
 // slot × 0x100000 + 4n`): the slot bits say which process a foreign handle
 // belongs to, so a wrong-process handle is told apart from a closed one
-// (`Process.retired`) and from one that never existed.
+// (`Process.retired`) and from one that never existed. n is a sequence number
+// (src/os/tables.ts HandleTable): a closed handle's value is issued again only
+// once the process's sequence wraps (0xFFFFF handles later), and the tables
+// hold only the live handles.
 
 import { WddmError, invalid, show } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';

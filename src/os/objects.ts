@@ -391,47 +391,102 @@ export const KIND_NAMES: Record<HandleObject['kind'], string> = {
   hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)', context: 'kernel-mode context (hContext)',
 };
 
+/** Sync object, device, queue … handles: `0x40000000 + slot × 0x100000 + n`, n = 1 … 0xFFFFF. */
+export const HANDLE_RANGE_START = 0x4000_0000;
+/** NT handles: `0x80000000 + slot × 0x100000 + 4n`, n = 1 … 0x3FFFF. */
+export const NT_HANDLE_RANGE_START = 0x8000_0000;
+/** Values of one process's range (its slot's share of the handle range). */
+export const HANDLE_RANGE_BYTES = 0x10_0000;
+
+/**
+ * A process's closed handles, as errors tell them apart from ones that never existed: a value of its ranges that
+ * its tables issued and that no live object holds. Nothing is kept per closed handle (a Set of them grew with
+ * every handle ever closed); `size` counts the closes.
+ */
+export class ClosedHandles {
+  private closes = 0;
+  constructor(private readonly process: Process) {}
+  /** Handles closed (and not undone). */
+  get size(): number { return this.closes; }
+  /** `handle` was closed in this process (a sync object, device, queue … handle or an NT handle). */
+  has(handle: number): boolean {
+    const p = this.process;
+    return (p.handles.wasIssued(handle) && !p.handles.has(handle)) || (p.ntHandles.wasIssued(handle) && !p.ntHandles.has(handle));
+  }
+  /** The process closed `handle`. */
+  add(_handle: number): void { this.closes++; }
+  /** Undoes add() for a handle that never reached the caller: the value counts as never made (it is issued again). */
+  delete(handle: number): void {
+    this.closes--;
+    this.process.handles.forget(handle);
+    this.process.ntHandles.forget(handle);
+  }
+}
+
 export class Process {
   readonly handles: HandleTable<HandleObject>;
-  readonly ntHandles = new Map<number, NtHandle>();
-  readonly retired = new Set<number>();
+  readonly ntHandles: HandleTable<NtHandle>;
+  readonly retired = new ClosedHandles(this);
   /**
    * Sync object handles the process closed whose close has not finished (GPU
    * commands still name them, or their log entries are being read): log
-   * entries written through them still resolve here.
+   * entries written through them still resolve here. allocHandle() does not hand their values out again.
    */
   readonly closing = new Map<number, LocalFence>();
-  private nextHandle = 1;
-  private nextNt = 1;
   /** Per adapter: physical page → { GPU VA, references } (src/os/address-spaces.ts). */
   readonly gpuMappings = new Map<number, Map<number, { va: bigint; references: number }>>();
   /** Physical page → { user CPU VA (read-only), references }. */
   readonly userMappings = new Map<number, { va: bigint; references: number }>();
-  private nextUserPage = 0n;
+  /** User VA page number (from USER_VA_BASE) → physical page: translateUser in one lookup. */
+  private readonly userPagesByVa = new Map<number, number>();
+  private nextUserPage = 0;
+  private readonly isClosing = (handle: number): boolean => this.closing.has(handle);
 
   constructor(readonly slot: number, readonly name: string) {
-    this.handles = new HandleTable(0x4000_0000 + slot * 0x10_0000 + 1);
+    this.handles = new HandleTable(HANDLE_RANGE_START + slot * HANDLE_RANGE_BYTES, 1, HANDLE_RANGE_BYTES);
+    this.ntHandles = new HandleTable(NT_HANDLE_RANGE_START + slot * HANDLE_RANGE_BYTES, 4, HANDLE_RANGE_BYTES / 4, 4);
   }
 
-  allocHandle(): number { return 0x4000_0000 + this.slot * 0x10_0000 + this.nextHandle++; }
-  allocNtHandle(): number { return 0x8000_0000 + this.slot * 0x10_0000 + 4 * this.nextNt++; }
+  /** A new handle value of this process (enter it in `handles`); INSUFFICIENT_RESOURCES when all are in use. */
+  allocHandle(): number { return this.allocateIn(this.handles, '', this.isClosing); }
+  allocNtHandle(): number { return this.allocateIn(this.ntHandles, 'NT '); }
+
+  private allocateIn<E extends { readonly handle: number }>(table: HandleTable<E>, what: string, taken?: (handle: number) => boolean): number {
+    try {
+      return table.allocate(taken);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      throw new WddmError('INSUFFICIENT_RESOURCES', `process "${this.name}" holds ${table.space - 1} open ${what}handles, the most a process can; close some first`);
+    }
+  }
 
   mapUser(phys: number): bigint {
     const page = phys & ~0xfff;
     let m = this.userMappings.get(page);
-    if (!m) { m = { va: USER_VA_BASE + this.nextUserPage++ * 0x1000n, references: 0 }; this.userMappings.set(page, m); }
+    if (!m) {
+      const vaPage = this.nextUserPage++;
+      m = { va: USER_VA_BASE + BigInt(vaPage) * 0x1000n, references: 0 };
+      this.userMappings.set(page, m);
+      this.userPagesByVa.set(vaPage, page);
+    }
     m.references++;
     return m.va + BigInt(phys & 0xfff);
   }
   unmapUser(phys: number): void {
     const page = phys & ~0xfff;
     const m = this.userMappings.get(page);
-    if (m && --m.references === 0) this.userMappings.delete(page);
+    if (m && --m.references === 0) {
+      this.userMappings.delete(page);
+      this.userPagesByVa.delete(Number((m.va - USER_VA_BASE) >> 12n));
+    }
   }
   /** Physical address behind a user VA of this process (read-only mappings only). */
   translateUser(va: bigint): number | undefined {
-    for (const [page, m] of this.userMappings) if (va >= m.va && va < m.va + 0x1000n) return page + Number(va - m.va);
-    return undefined;
+    if (va < USER_VA_BASE) return undefined;
+    const offset = va - USER_VA_BASE;
+    if (offset >= BigInt(this.nextUserPage) * 0x1000n) return undefined;
+    const page = this.userPagesByVa.get(Number(offset >> 12n));
+    return page === undefined ? undefined : page + Number(offset & 0xfffn);
   }
 }
 

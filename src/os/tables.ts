@@ -39,52 +39,148 @@ export class FenceTable<Fence> {
 }
 
 /**
- * A process's handle table: what each handle names, in a flat array indexed by the handle's sequence number
- * (handles are made in order by Process.allocHandle; a Map entry cost ~30–45 B a handle, a slot costs 8).
- * A closed handle leaves an empty slot (its number is never reused; Process.retired remembers it).
+ * A process's handle table (its sync object handles, or its NT handles): what each handle names, bounded by
+ * the live handles, with the handle values issued from a sequence so a closed handle's value is not handed
+ * out again until the sequence wraps (`space` values later).
+ *
+ *   handle = rangeStart + stride × sequence        sequence 1 … space − 1, issued in order, then again from 1
+ *   slot   = sequence mod slots.length              direct-mapped: a slot holds at most one live handle
+ *
+ * The table is a flat array of 2^k slots (8 B each; a Map entry cost ~30–45 B a handle): a lookup reads one
+ * slot and checks the entry's own handle, so a stale handle whose slot holds a newer object does not resolve.
+ * allocate() skips sequence numbers whose slot is taken (a live handle with the same remainder), grows the
+ * array by doubling past half full and halves it below an eighth (when the live handles' slots still differ).
+ * What was closed needs no record: a value the sequence passed that resolves to nothing was closed
+ * (wasIssued), until the sequence wraps and issues it again.
  */
-export class HandleTable<Entry> {
-  private readonly slots: (Entry | undefined)[] = [];
+export class HandleTable<Entry extends { readonly handle: number }> {
+  private slots: (Entry | undefined)[] = [];
+  private mask = 0;
   private count = 0;
-  constructor(private readonly base: number) {}
+  /** The next sequence number to issue; `wrapped`: the sequence went past space − 1 at least once. */
+  private next = 1;
+  private wrapped = false;
+  /** Shrinking is not tried again until the live count falls below this (the last try found two slots that would meet). */
+  private shrinkBelow = Infinity;
+
+  constructor(
+    /** The value of sequence number 0 (never issued). */
+    private readonly rangeStart: number,
+    /** Distance between consecutive handle values (NT handles are multiples of 4). */
+    private readonly stride: number,
+    /** Sequence numbers per wrap: the table never holds more than space − 1 handles. */
+    readonly space: number,
+    private readonly initialSlots = 64,
+  ) {
+    if (!Number.isInteger(Math.log2(space)) || initialSlots > space) throw new RangeError(`handle table: space ${space} is not a power of two ≥ ${initialSlots}`);
+    this.resize(initialSlots);
+  }
 
   get size(): number { return this.count; }
+  /** Slots the table holds now (a power of two: at most about 2 × the live handles, 8 × after closes). */
+  get capacity(): number { return this.slots.length; }
 
-  private index(handle: number): number {
-    const index = handle - this.base;
-    return Number.isInteger(index) && index >= 0 && index < this.slots.length ? index : -1;
+  /** The sequence number of `handle`, or -1 when it is not a value of this table's range. */
+  private sequenceOf(handle: number): number {
+    const offset = handle - this.rangeStart;
+    if (!Number.isInteger(offset) || offset <= 0 || offset % this.stride !== 0) return -1;
+    const sequence = offset / this.stride;
+    return sequence < this.space ? sequence : -1;
   }
 
   get(handle: number): Entry | undefined {
-    const index = this.index(handle);
-    return index < 0 ? undefined : this.slots[index];
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0) return undefined;
+    const entry = this.slots[sequence & this.mask];
+    return entry !== undefined && entry.handle === handle ? entry : undefined;
   }
 
   has(handle: number): boolean { return this.get(handle) !== undefined; }
 
-  /** Enters `object` under `handle`, a handle of this process (Process.allocHandle). */
-  set(handle: number, object: Entry): this {
-    const index = handle - this.base;
-    if (!Number.isInteger(index) || index < 0 || index > this.slots.length + 0x10_0000) {
-      throw new RangeError(`handle table: ${handle} is not a handle this process made`);
+  /**
+   * The next handle value to give out: the next sequence number whose slot is free and that `taken` does not
+   * claim (handles closed but still in use elsewhere). Throws when space − 1 handles are live.
+   */
+  allocate(taken?: (handle: number) => boolean): number {
+    if ((this.count + 1) * 2 > this.slots.length && this.slots.length < this.space) this.resize(this.slots.length * 2);
+    for (let tries = 1; tries < this.space; tries++) {
+      const sequence = this.next;
+      if (sequence + 1 === this.space) { this.next = 1; this.wrapped = true; } else this.next = sequence + 1;
+      const handle = this.rangeStart + this.stride * sequence;
+      if (this.slots[sequence & this.mask] === undefined && !(taken?.(handle) ?? false)) return handle;
     }
-    while (this.slots.length < index) this.slots.push(undefined);
-    if (this.slots[index] === undefined) this.count++;
-    this.slots[index] = object;
+    throw new RangeError(`handle table: all ${this.space - 1} handle values are in use`);
+  }
+
+  /** Undoes the last allocate() for a handle that was never handed out (its value is issued again next). */
+  forget(handle: number): void {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0 || this.has(handle)) return;
+    if ((sequence + 1 === this.space ? 1 : sequence + 1) === this.next) this.next = sequence;
+  }
+
+  /** Did the sequence hand out `handle` (since it last wrapped past it)? A value of the range that no live entry holds then was closed. */
+  wasIssued(handle: number): boolean {
+    const sequence = this.sequenceOf(handle);
+    return sequence > 0 && (this.wrapped || sequence < this.next);
+  }
+
+  /** Enters `object` under `handle`, a value allocate() gave. */
+  set(handle: number, object: Entry): this {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0 || object.handle !== handle) throw new RangeError(`handle table: ${handle} is not a handle value of this table`);
+    let held = this.slots[sequence & this.mask];
+    // Two handles allocated before either was entered may share a slot: grow until they do not.
+    while (held !== undefined && held.handle !== handle) {
+      this.resize(this.slots.length * 2);
+      held = this.slots[sequence & this.mask];
+    }
+    if (held === undefined) this.count++;
+    this.slots[sequence & this.mask] = object;
     return this;
   }
 
   delete(handle: number): boolean {
-    const index = this.index(handle);
-    if (index < 0 || this.slots[index] === undefined) return false;
-    this.slots[index] = undefined;
+    if (this.get(handle) === undefined) return false;
+    this.slots[this.sequenceOf(handle) & this.mask] = undefined;
     this.count--;
+    if (this.count * 8 < this.slots.length && this.slots.length > this.initialSlots && this.count < this.shrinkBelow) this.shrink();
     return true;
   }
 
-  /** The objects in handle order. */
+  /** The objects in slot order (handle order until the sequence wraps or skips). */
   *values(): IterableIterator<Entry> {
     for (const object of this.slots) if (object !== undefined) yield object;
+  }
+
+  /** The live handle values in slot order. */
+  *keys(): IterableIterator<number> {
+    for (const object of this.slots) if (object !== undefined) yield object.handle;
+  }
+
+  private shrink(): void {
+    const length = this.slots.length / 2, mask = length - 1;
+    const seen = new Uint8Array(length);
+    for (const object of this.slots) {
+      if (object === undefined) continue;
+      const slot = this.sequenceOf(object.handle) & mask;
+      if (seen[slot]) { this.shrinkBelow = this.count / 2; return; }
+      seen[slot] = 1;
+    }
+    this.shrinkBelow = Infinity;
+    this.resize(length);
+  }
+
+  /** Moves the entries to a table of `length` slots (a power of two; their slots must differ there). */
+  private resize(length: number): void {
+    if (length > this.space) throw new RangeError(`handle table: ${length} slots is more than the ${this.space} values`);
+    const old = this.slots;
+    const slots: (Entry | undefined)[] = [];
+    for (let i = 0; i < length; i++) slots.push(undefined);
+    const mask = length - 1;
+    for (const object of old) if (object !== undefined) slots[this.sequenceOf(object.handle) & mask] = object;
+    this.slots = slots;
+    this.mask = mask;
   }
 }
 

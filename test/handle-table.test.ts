@@ -1,0 +1,83 @@
+// Handle tables bounded by the live handles (issue 14f): handle values from a
+// per-process sequence, slots reused, a closed handle still told apart.
+import { describe, it, expect } from 'vitest';
+import { WddmError } from '../src/index.js';
+import { HandleTable } from '../src/os/tables.js';
+import { world } from './helpers.js';
+
+const entry = (handle: number) => ({ handle });
+
+describe('handle tables', () => {
+  it('NF-16 thousands of fences made and destroyed: a closed handle still fails as closed, the tables stay as small as the live handles', async () => {
+    const { app, hDevice, machine } = await world();
+    const keep = app.createNativeFence({ hDevice }).hSyncObject;
+    const closed: number[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const h = app.createNativeFence({ hDevice }).hSyncObject;
+      app.signal({ objects: [h], values: [BigInt(i + 1)] });
+      expect(app.readFenceValue(h)).toBe(BigInt(i + 1));
+      app.destroySynchronizationObject(h);
+      closed.push(h);
+    }
+    // Values are never handed out twice within a sequence: 3,000 distinct, each now closed.
+    expect(new Set(closed).size).toBe(3000);
+    for (const h of [closed[0], closed[1500], closed[2999]]) {
+      expect(() => app.readFenceValue(h)).toThrow(/was closed or destroyed in process "app"/);
+      try { app.signal({ objects: [h], values: [1n] }); } catch (error) { expect((error as WddmError).status).toBe('INVALID_HANDLE'); }
+    }
+    expect(() => app.readFenceValue(closed[2999] + 1)).toThrow(/is not a handle of process "app"/);
+    expect(app.kernel.handles.size).toBe(3); // adapter, device, keep
+    expect(app.kernel.handles.capacity).toBeLessThanOrEqual(64);
+    expect(app.kernel.retired.size).toBe(3000);
+    expect(app.readFenceValue(keep)).toBe(0n);
+    expect(machine.summary().adapters[0].liveFences).toBe(1);
+  });
+
+  it('NF-16 a reused slot never resolves a stale handle to the new object, and a value comes back only when the sequence wraps', () => {
+    const table = new HandleTable<{ handle: number }>(1000, 1, 16, 4);
+    const a = table.allocate(); table.set(a, entry(a));
+    const b = table.allocate(); table.set(b, entry(b));
+    expect([a, b]).toEqual([1001, 1002]);
+    table.delete(a);
+    // Made and closed one at a time: each new value's slot is reused (4 slots), never by a stale value.
+    const seen: number[] = [];
+    for (let h = 0; h !== a && seen.length < 100;) {
+      h = table.allocate();
+      seen.push(h);
+      table.set(h, entry(h));
+      if (h !== a) expect(table.get(a)).toBeUndefined();
+      expect(table.get(b)).toEqual(entry(b));
+      table.delete(h);
+    }
+    // The closed value a comes back only once the sequence wrapped at 16; the live b never came out.
+    expect(seen.at(-1)).toBe(a);
+    const before = seen.slice(0, -1);
+    expect(new Set(before).size).toBe(before.length);
+    expect(before.every((h) => h > b && h < 1016)).toBe(true);
+    expect(before.length).toBeGreaterThanOrEqual(9);
+    expect(table.wasIssued(1015)).toBe(true);
+  });
+
+  it('NF-16 a table refuses a handle past its last free value, grows past half full and shrinks back', () => {
+    const table = new HandleTable<{ handle: number }>(0, 4, 64, 4);
+    const live: number[] = [];
+    for (let i = 0; i < 63; i++) { const h = table.allocate(); table.set(h, entry(h)); live.push(h); }
+    expect(live[62]).toBe(4 * 63);
+    expect(table.capacity).toBe(64);
+    expect(() => table.allocate()).toThrow(/all 63 handle values are in use/);
+    expect(table.get(6)).toBeUndefined(); // not a multiple of the stride
+    for (const h of live.slice(0, 60)) table.delete(h);
+    expect(table.size).toBe(3);
+    expect(table.capacity).toBeLessThanOrEqual(16); // 64 → 32 → 16: halved while under an eighth full
+    expect([...table.keys()].sort((x, y) => x - y)).toEqual(live.slice(60));
+    for (const h of live.slice(60)) expect(table.get(h)).toEqual(entry(h));
+  });
+
+  it('NF-16 a handle allocated and never handed out is not reported as closed', () => {
+    const table = new HandleTable<{ handle: number }>(0, 1, 16, 4);
+    const h = table.allocate();
+    table.forget(h);
+    expect(table.wasIssued(h)).toBe(false);
+    expect(table.allocate()).toBe(h);
+  });
+});
