@@ -20,7 +20,7 @@ import { u64 as asU64 } from '../core/bindings.js';
 import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import { HandleTable, type FenceTable, type ValueTable } from './tables.js';
+import { ClosedHandles, HandleTable, type FenceTable, type ValueTable } from './tables.js';
 import {
   KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
@@ -391,42 +391,10 @@ export const KIND_NAMES: Record<HandleObject['kind'], string> = {
   hwQueue: 'hardware queue (hHwQueue)', event: 'CPU event (hEvent)', context: 'kernel-mode context (hContext)',
 };
 
-/** Sync object, device, queue … handles: `0x40000000 + slot × 0x100000 + n`, n = 1 … 0xFFFFF. */
-export const HANDLE_RANGE_START = 0x4000_0000;
-/** NT handles: `0x80000000 + slot × 0x100000 + 4n`, n = 1 … 0x3FFFF. */
-export const NT_HANDLE_RANGE_START = 0x8000_0000;
-/** Values of one process's range (its slot's share of the handle range). */
-export const HANDLE_RANGE_BYTES = 0x10_0000;
-
-/**
- * A process's closed handles, as errors tell them apart from ones that never existed: a value of its ranges that
- * its tables issued and that no live object holds. Nothing is kept per closed handle (a Set of them grew with
- * every handle ever closed); `size` counts the closes.
- */
-export class ClosedHandles {
-  private closes = 0;
-  constructor(private readonly process: Process) {}
-  /** Handles closed (and not undone). */
-  get size(): number { return this.closes; }
-  /** `handle` was closed in this process (a sync object, device, queue … handle or an NT handle). */
-  has(handle: number): boolean {
-    const p = this.process;
-    return (p.handles.wasIssued(handle) && !p.handles.has(handle)) || (p.ntHandles.wasIssued(handle) && !p.ntHandles.has(handle));
-  }
-  /** The process closed `handle`. */
-  add(_handle: number): void { this.closes++; }
-  /** Undoes add() for a handle that never reached the caller: the value counts as never made (it is issued again). */
-  delete(handle: number): void {
-    this.closes--;
-    this.process.handles.forget(handle);
-    this.process.ntHandles.forget(handle);
-  }
-}
-
 export class Process {
   readonly handles: HandleTable<HandleObject>;
   readonly ntHandles: HandleTable<NtHandle>;
-  readonly retired = new ClosedHandles(this);
+  readonly retired: ClosedHandles;
   /**
    * Sync object handles the process closed whose close has not finished (GPU
    * commands still name them, or their log entries are being read): log
@@ -443,21 +411,17 @@ export class Process {
   private readonly isClosing = (handle: number): boolean => this.closing.has(handle);
 
   constructor(readonly slot: number, readonly name: string) {
-    this.handles = new HandleTable(HANDLE_RANGE_START + slot * HANDLE_RANGE_BYTES, 1, HANDLE_RANGE_BYTES);
-    this.ntHandles = new HandleTable(NT_HANDLE_RANGE_START + slot * HANDLE_RANGE_BYTES, 4, HANDLE_RANGE_BYTES / 4, 4);
+    // Handles 0x40000000 + slot × 0x100000 + n, n = 1 … 0xFFFFF; NT handles 0x80000000 + slot × 0x100000 + 4n, n = 1 … 0x3FFFF.
+    this.handles = new HandleTable(0x4000_0000 + slot * 0x10_0000, 1, 0x10_0000);
+    this.ntHandles = new HandleTable(0x8000_0000 + slot * 0x10_0000, 4, 0x4_0000, 4);
+    this.retired = new ClosedHandles([this.handles, this.ntHandles]);
   }
 
   /** A new handle value of this process (enter it in `handles`); INSUFFICIENT_RESOURCES when all are in use. */
-  allocHandle(): number { return this.allocateIn(this.handles, '', this.isClosing); }
-  allocNtHandle(): number { return this.allocateIn(this.ntHandles, 'NT '); }
-
-  private allocateIn<E extends { readonly handle: number }>(table: HandleTable<E>, what: string, taken?: (handle: number) => boolean): number {
-    try {
-      return table.allocate(taken);
-    } catch (error) {
-      if (!(error instanceof RangeError)) throw error;
-      throw new WddmError('INSUFFICIENT_RESOURCES', `process "${this.name}" holds ${table.space - 1} open ${what}handles, the most a process can; close some first`);
-    }
+  allocHandle(): number { return this.handles.allocate(this.isClosing) ?? this.full(this.handles, ''); }
+  allocNtHandle(): number { return this.ntHandles.allocate() ?? this.full(this.ntHandles, 'NT '); }
+  private full(table: { space: number }, what: string): never {
+    throw new WddmError('INSUFFICIENT_RESOURCES', `process "${this.name}" holds ${table.space - 1} open ${what}handles, the most a process can; close some first`);
   }
 
   mapUser(phys: number): bigint {

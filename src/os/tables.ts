@@ -99,9 +99,9 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   /**
    * The next handle value to give out: the next sequence number whose slot is free and that `taken` does not
-   * claim (handles closed but still in use elsewhere). Throws when space − 1 handles are live.
+   * claim (handles closed but still in use elsewhere). undefined when space − 1 handles are live.
    */
-  allocate(taken?: (handle: number) => boolean): number {
+  allocate(taken?: (handle: number) => boolean): number | undefined {
     if ((this.count + 1) * 2 > this.slots.length && this.slots.length < this.space) this.resize(this.slots.length * 2);
     for (let tries = 1; tries < this.space; tries++) {
       const sequence = this.next;
@@ -109,7 +109,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
       const handle = this.rangeStart + this.stride * sequence;
       if (this.slots[sequence & this.mask] === undefined && !(taken?.(handle) ?? false)) return handle;
     }
-    throw new RangeError(`handle table: all ${this.space - 1} handle values are in use`);
+    return undefined;
   }
 
   /** Undoes the last allocate() for a handle that was never handed out (its value is issued again next). */
@@ -181,6 +181,26 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     for (const object of old) if (object !== undefined) slots[this.sequenceOf(object.handle) & mask] = object;
     this.slots = slots;
     this.mask = mask;
+  }
+}
+
+/**
+ * A process's closed handles, as errors tell them apart from ones that never existed: a value of one of its
+ * tables' ranges that the table issued and that no live entry holds. Nothing is kept per closed handle (a Set
+ * of them grew with every handle ever closed); `size` counts the closes.
+ */
+export class ClosedHandles {
+  private closes = 0;
+  constructor(private readonly tables: readonly HandleTable<{ readonly handle: number }>[]) {}
+  /** Handles closed (and not undone). */
+  get size(): number { return this.closes; }
+  has(handle: number): boolean { return this.tables.some((table) => table.wasIssued(handle) && !table.has(handle)); }
+  /** The process closed `handle`. */
+  add(_handle: number): void { this.closes++; }
+  /** Undoes add() for a handle that never reached the caller: the value counts as never made (it is issued again). */
+  delete(handle: number): void {
+    this.closes--;
+    for (const table of this.tables) table.forget(handle);
   }
 }
 
