@@ -36,11 +36,13 @@ import {
   OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
+  PAGE_BYTES, StretchRecord, STRETCH_RECORD_OFFSET, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
 } from './layout';
 import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
+  logRunStart, logRunAdvance, logRunSlot, logRunWrite, logRunFlush,
 } from './log';
 import { doorbellPost, doorbellAdapterCount } from './doorbell';
 import { SYNC_FLAG_CROSS_ADAPTER } from './layout';
@@ -501,32 +503,204 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
 
 /**
  * Runs engineStep until a step needs the host (anything but STEP_DONE) or
- * `maxSteps` commands ran: the same execute() per command, so the same
- * exported steps. StepReport.steps = commands executed. Returns the last step.
+ * `maxSteps` commands ran: the same steps per command, with the log's header
+ * checked once per run and each entry written once (log.ts, "a run of
+ * commands"). StepReport.steps = commands executed. Returns the last step.
  */
 export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
-  if (!queueValid(id)) { report().steps = 0; return E_BAD_QUEUE; }
+  return runCommands(id, maxSteps, nowNs, false);
+}
+
+/**
+ * The simulator's stretch (src/gpu/hardware.ts): runs the queue's next
+ * commands for as long as each one needs no host (a passed wait, work, a
+ * signal that neither lowers CurrentValue nor raises the interrupt, of a fence
+ * that is not cross-adapter) and the host's scheduler would take the engine's
+ * next tick next anyway. Each command's time and the scheduler's tie-break and
+ * sequence are drawn here exactly as the host draws them per command
+ * (Random.jittered, Scheduler.atOrContinue): the StretchRecord at
+ * STRETCH_RECORD_OFFSET of the out buffer carries them in and out.
+ * Returns STEP_DONE (or STEP_BLOCKED / E_BAD_QUEUE, nothing run);
+ * StepReport.steps = commands executed, StretchRecord.stop says why it ended.
+ */
+export function engineRunStretch(id: u32, maxSteps: u32): i32 {
+  return runCommands(id, maxSteps, 0, true);
+}
+
+/** sfc32, exactly as src/base/rng.ts Random.nextU32. */
+@inline function sfcNext(r: StretchRecord, tie: bool): u32 {
+  const a = tie ? r.tieA : r.timingA, b = tie ? r.tieB : r.timingB, c = tie ? r.tieC : r.timingC, d = tie ? r.tieD : r.timingD;
+  const t = a + b + d;
+  const c2 = rotl<u32>(c, 21) + t;
+  if (tie) { r.tieD = d + 1; r.tieA = b ^ (b >>> 9); r.tieB = c + (c << 3); r.tieC = c2; }
+  else { r.timingD = d + 1; r.timingA = b ^ (b >>> 9); r.timingB = c + (c << 3); r.timingC = c2; }
+  return t;
+}
+
+@inline function runCommands(id: u32, maxSteps: u32, fixedNowNs: u64, timed: bool): i32 {
+  const rep = report();
+  const a = adapter();
+  const r = changetype<StretchRecord>(<usize>a.outBuffer + STRETCH_RECORD_OFFSET);
+  if (timed) { r.inPlace = 0; r.nextQueued = 0; r.stop = STRETCH_STOP_LOUD; }
+  if (!queueValid(id)) { rep.steps = 0; return E_BAD_QUEUE; }
   const q = queueAt(id);
-  const ringEnd = <usize>q.ring + <usize>adapter().ringEntries * COMMAND_BYTES;
-  let c = commandAt(q, q.head);
-  let last: usize = 0;
+  if (maxSteps > 0 && q.state == QUEUE_STATE_BLOCKED) { rep.steps = 0; return STEP_BLOCKED; }
+  const engine = q.engine;
+  const e = engineAt(engine);
+  const owner = q.owner;
+  const value32 = (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0;
+  const doorbellOn = a.doorbellDirectory != 0;
+  // The signal log, checked once (log.ts): its header word and the one-entry write buffer in locals.
+  const signalLog = q.signalLog;
+  let signalWord = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS);
+  let signalWordInMemory = signalWord;
+  let lastSignalValue: u64 = 0;
+  let bufferLoaded = false;   // the queue's own write buffer flushed (the first entry of the run does it)
+  let bufferAt: u32 = 0, bufferHandle: u32 = 0;
+  let bufferValue: u64 = 0, bufferEndNs: u64 = 0;
+  // The stretch's clock and the host scheduler's view (timed only).
+  let nowNs: f64 = timed ? r.nowNs : 0;
+  const untilNs: f64 = timed ? r.untilNs : 0, topTimeNs: f64 = timed ? r.topTimeNs : 0;
+  const topTieBreak: u32 = timed ? r.topTieBreak : 0;
+  const commandNs: f64 = timed ? r.commandNs : 0, spanPlusOne: f64 = timed ? r.jitterSpan + 1 : 0;
+  const jittered = timed && r.jitterSpan > 0;
+  let budget: u32 = timed ? r.budget : 0;
+  let inPlace: u32 = 0;
+  let stop: u32 = STRETCH_STOP_LOUD;
   let steps: u32 = 0;
-  let result: i32 = maxSteps > 0 && q.state == QUEUE_STATE_BLOCKED ? STEP_BLOCKED : STEP_DONE;
-  // Only execute() changes the queue during the run, and it stops the run when it blocks it.
+  let result: i32 = STEP_DONE;
+  let last: usize = 0;
+  let signalled = false;
   const pending = q.tail - q.head;
   const limit = min<u32>(maxSteps, pending);
-  if (result == STEP_DONE && limit > 0) engineAt(q.engine).runningQueue = id;
-  while (result == STEP_DONE && steps < limit) {
+  if (limit > 0) e.runningQueue = id;
+  let c = commandAt(q, q.head);
+  let head = q.head;
+  let gpuSignals: u64 = 0, cmpChecks: u64 = 0;
+  let cachedVaPage: u64 = 0, cachedPagePhys: u32 = 0;
+  let cachedFence: u32 = 0, cachedLive = false, cachedCross = false, cachedCvPhys: u32 = 0, cachedMvPhys: u32 = 0;
+  const ringEnd = <usize>q.ring + <usize>a.ringEntries * COMMAND_BYTES;
+  while (true) {
+    if (steps >= limit) { stop = steps == pending ? STRETCH_STOP_EMPTY : STRETCH_STOP_COUNT; break; }
+    const command = changetype<Command>(c);
+    const op = command.op;
+    const stamp: u64 = timed ? <u64>nowNs : fixedNowNs;
+    if (op == OP_SIGNAL && !doorbellOn) {
+      const fence = command.fence;
+      const value = command.value;
+      const va = command.gpuVa;
+      // The translation and the fence's record, looked up again only when the page or the fence changes.
+      let phys: u32 = 0;
+      if ((va & ~(<u64>PAGE_BYTES - 1)) == cachedVaPage && cachedPagePhys != 0) phys = cachedPagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
+      else {
+        phys = gpuVaTranslate(owner, va);
+        if (phys != 0) { cachedVaPage = va & ~(<u64>PAGE_BYTES - 1); cachedPagePhys = phys - <u32>(va & (<u64>PAGE_BYTES - 1)); }
+      }
+      if (phys == 0 || (phys & 7) != 0) { if (timed) break; result = E_GPU_PAGE_FAULT; break; }
+      if (fence != cachedFence) {
+        cachedFence = fence;
+        cachedLive = fenceValid(fence);
+        if (cachedLive) { const f = fenceAt(fence); cachedCvPhys = f.cvPhys; cachedMvPhys = f.mvPhys; cachedCross = (f.flags & SYNC_FLAG_CROSS_ADAPTER) != 0; }
+      }
+      const live = cachedLive;
+      if (timed) {
+        // Only a quiet signal: a live fence of this adapter only, no rewind (the host reports those), no interrupt.
+        if (!live || cachedCross) break;
+        if (value < atomic.load<u64>(<usize>cachedCvPhys) || value > atomic.load<u64>(<usize>cachedMvPhys)) break;
+      }
+      // 1. the store (an older one in the write buffer drains first); the command is consumed and counted
+      if (e.pendingPhys != 0) drain(e);
+      head++;
+      gpuSignals++;
+      // 2, 3. the log entry and the index advance
+      if (signalWord >= 0) {
+        if (!bufferLoaded) { logRunFlush(q); bufferLoaded = true; }
+        else if (bufferAt != 0) logRunWrite(bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
+        bufferAt = logRunSlot(signalLog, <u64>signalWord);
+        bufferHandle = command.handle; bufferValue = value; bufferEndNs = stamp;
+        signalWord = <i64>logRunAdvance(signalLog, <u64>signalWord);
+      }
+      // 4. the barrier: the value reaches memory
+      if (value32) atomic.store<u32>(<usize>phys, <u32>value);
+      else atomic.store<u64>(<usize>phys, value);
+      signalled = true;
+      lastSignalValue = value;
+      // 5. the CMP's conditional interrupt
+      if (live) {
+        cmpChecks++;
+        if (value > atomic.load<u64>(<usize>cachedMvPhys)) { raiseFor(engine, fence, id); result = STEP_INTERRUPT; }
+      }
+    } else {
+      if (timed) {
+        // A wait that passes and work need no host either; anything else does.
+        if (op == OP_WAIT) {
+          const phys = gpuVaTranslate(owner, command.gpuVa);
+          if (phys == 0 || atomic.load<u64>(<usize>phys) < command.value) break;
+        } else if (op != OP_WORK) break;
+      }
+      // The log's state back in the queue record, the command through execute(), the state again.
+      if (bufferLoaded && bufferAt != 0) storeBuffer(q, bufferAt, bufferHandle, bufferValue, bufferEndNs);
+      if (signalWord >= 0 && signalWord != signalWordInMemory) atomic.store<u64>(<usize>signalLog, <u64>signalWord);
+      signalled = false;
+      q.head = head; a.gpuSignals += gpuSignals; e.signals += gpuSignals; a.cmpChecks += cmpChecks; gpuSignals = 0; cmpChecks = 0;
+      result = execute(q, id, command, stamp);
+      head = q.head;
+      bufferLoaded = false; bufferAt = 0;
+      signalWord = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS);
+      signalWordInMemory = signalWord;
+      if (result < 0) break;
+    }
+    steps++;
     last = c;
-    result = execute(q, id, changetype<Command>(c), nowNs);
-    if (result >= 0) steps++;
     c += COMMAND_BYTES;                 // the head moved one command: next slot, wrapping
     if (c == ringEnd) c = <usize>q.ring;
+    if (!timed) { if (result != STEP_DONE) break; continue; }
+    // The next tick, drawn as the host draws it: its time (Random.jittered), then Scheduler.atOrContinue's sequence and tie-break.
+    let nextNs: f64 = jittered ? nowNs + (commandNs + Math.floor(<f64>sfcNext(r, false) / 4294967296.0 * spanPlusOne)) : nowNs + commandNs;
+    if (op == OP_WORK) nextNs = nowNs + <f64>command.value;
+    const tieBreak = sfcNext(r, true);
+    r.sequence += 1;
+    if (budget == 0 || !(nextNs <= untilNs) || !(nextNs < topTimeNs || (nextNs == topTimeNs && tieBreak < topTieBreak))) {
+      nowNs = nextNs;
+      r.nextQueued = 1;
+      r.nextTieBreak = tieBreak;
+      stop = STRETCH_STOP_QUEUED;
+      break;
+    }
+    budget--;
+    inPlace++;
+    nowNs = nextNs;
+  }
+  q.head = head; a.gpuSignals += gpuSignals; e.signals += gpuSignals; a.cmpChecks += cmpChecks;
+  // The log's state back in memory: the last entry stays in the queue's write buffer.
+  if (bufferLoaded && bufferAt != 0) storeBuffer(q, bufferAt, bufferHandle, bufferValue, bufferEndNs);
+  if (signalWord >= 0 && signalWord != signalWordInMemory) atomic.store<u64>(<usize>signalLog, <u64>signalWord);
+  if (signalled) {
+    // What the last signal's steps leave in the engine's (drained) write buffer and the StepReport.
+    e.pendingValue = lastSignalValue;
+    e.pendingValue32 = value32 ? 1 : 0;
+    rep.doorbellPosted = 0; rep.doorbellFull = 0;
+  }
+  if (last != 0) reportCommand(changetype<Command>(last));
+  rep.steps = steps;
+  if (timed) {
+    r.nowNs = nowNs;
+    r.inPlace = inPlace;
+    r.stop = stop;
+    return STEP_DONE;
   }
   if (result == STEP_DONE && steps == pending && steps < maxSteps) result = STEP_IDLE;
-  if (last != 0) reportCommand(changetype<Command>(last));
-  report().steps = steps;
   return result;
+}
+
+/** A run's last log entry into the queue's one-entry write buffer (where writeEntry leaves it). */
+@inline function storeBuffer(q: QueueRecord, at: u32, handle: u32, value: u64, endNs: u64): void {
+  q.logPendingPhys = at;
+  q.logPendingHandle = handle;
+  q.logPendingOperation = NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED;
+  q.logPendingValue = value;
+  q.logPendingObservedNs = 0;
+  q.logPendingEndNs = endNs;
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   AdapterHeader, EngineRecord, QueueRecord, RegionHeader,
 } from './layout';
 import { adapter, fenceAt, fenceValid } from './adapter';
-import { OK, E_BAD_FENCE } from './layout';
+import { OK, E_BAD_FENCE, StretchRecord } from './layout';
 
 export {
   PAGE_BYTES, STATIC_RESERVED_BYTES, REGION_MAGIC, LAYOUT_VERSION,
@@ -45,7 +45,7 @@ export {
   queueBlockedValue, queueBlockedSince, queueHeadOp, queueHeadValue, queueHeadFence, queueHeadHandle,
   engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, engineDoorbellPost, engineRaiseMonitoredFenceInterrupt,
   cmpWriteMonitoredValue, cmpBarrier, cmpPendingWrite, cmpPendingValue, cmpReadCurrentValue, cmpMonitoredValueCheck, engineRecordAddress,
-  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineStepBegin, engineRun, queueRecheck, queueRecheckAt,
+  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineStepBegin, engineRun, engineRunStretch, queueRecheck, queueRecheckAt,
   cpuWriteCurrentValue, cpuReadCurrentValue, cpuReadMonitoredValue, bareSignalLoop,
 } from './gpu';
 export {
@@ -63,6 +63,24 @@ export {
   DOORBELL_DIRECTORY_BYTES, DOORBELL_RING_HEADER_BYTES, DOORBELL_RECORD_BYTES,
 } from './doorbell';
 export { fenceWordSignal, fenceWordWait, fenceWordReached, fenceCpuSignal } from './cpuwait';
+export {
+  STRETCH_RECORD_BYTES, STRETCH_RECORD_OFFSET, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
+} from './layout';
+// engineRunStretch's StretchRecord (layout.ts); the two generator states are four u32 each (a, b, c, d).
+export const STRETCH_NOW_OFFSET: u32 = offsetof<StretchRecord>('nowNs');
+export const STRETCH_UNTIL_OFFSET: u32 = offsetof<StretchRecord>('untilNs');
+export const STRETCH_TOP_TIME_OFFSET: u32 = offsetof<StretchRecord>('topTimeNs');
+export const STRETCH_SEQUENCE_OFFSET: u32 = offsetof<StretchRecord>('sequence');
+export const STRETCH_COMMAND_NS_OFFSET: u32 = offsetof<StretchRecord>('commandNs');
+export const STRETCH_JITTER_SPAN_OFFSET: u32 = offsetof<StretchRecord>('jitterSpan');
+export const STRETCH_TIMING_STATE_OFFSET: u32 = offsetof<StretchRecord>('timingA');
+export const STRETCH_TIE_STATE_OFFSET: u32 = offsetof<StretchRecord>('tieA');
+export const STRETCH_TOP_TIE_BREAK_OFFSET: u32 = offsetof<StretchRecord>('topTieBreak');
+export const STRETCH_BUDGET_OFFSET: u32 = offsetof<StretchRecord>('budget');
+export const STRETCH_IN_PLACE_OFFSET: u32 = offsetof<StretchRecord>('inPlace');
+export const STRETCH_NEXT_QUEUED_OFFSET: u32 = offsetof<StretchRecord>('nextQueued');
+export const STRETCH_NEXT_TIE_BREAK_OFFSET: u32 = offsetof<StretchRecord>('nextTieBreak');
+export const STRETCH_STOP_OFFSET: u32 = offsetof<StretchRecord>('stop');
 export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_DOORBELL } from './layout';
 
 /**
@@ -74,7 +92,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 6;
+export const ABI_VERSION: u32 = 7;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

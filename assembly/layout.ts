@@ -463,6 +463,32 @@ export const STEP_REPORT_DOORBELL_POSTED_OFFSET: u32 = offsetof<StepReport>('doo
 export const STEP_REPORT_DOORBELL_FULL_OFFSET: u32 = offsetof<StepReport>('doorbellFull');
 export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs');
 
+//   engineRunStretch's record (STRETCH_RECORD_BYTES), at STRETCH_RECORD_OFFSET of the
+//   out buffer (after the StepReport): what the host's scheduler knows going in, what
+//   the stretch used coming out. Times are f64 whole nanoseconds (the host's numbers).
+@unmanaged export class StretchRecord {
+  nowNs: f64;        // in: virtual time of the first command (its tick already taken); out: time of the next tick
+  untilNs: f64;      // in: the run's bound (Infinity: none)
+  topTimeNs: f64;    // in: the earliest queued event's time (Infinity: none)
+  sequence: f64;     // in/out: the scheduler's next sequence number
+  commandNs: f64;    // in: Timing.commandNs
+  jitterSpan: f64;   // in: floor(commandNs × jitter): a command takes commandNs + [0, span]
+  timingA: u32; timingB: u32; timingC: u32; timingD: u32; // in/out: the timing stream (sfc32)
+  tieA: u32; tieB: u32; tieC: u32; tieD: u32;             // in/out: the tie-break stream (sfc32)
+  topTieBreak: u32;  // in: the earliest queued event's tie-break
+  budget: u32;       // in: events the run may still take in place
+  inPlace: u32;      // out: ticks taken in place (counted as executed events)
+  nextQueued: u32;   // out: 1 = the next tick must be queued at nowNs with nextTieBreak (sequence − 1)
+  nextTieBreak: u32; // out
+  stop: u32;         // out: STRETCH_STOP_*
+}
+export const STRETCH_RECORD_BYTES: u32 = (offsetof<StretchRecord>() + 7) & ~7;
+export const STRETCH_RECORD_OFFSET: u32 = (STEP_REPORT_BYTES + 7) & ~7;
+export const STRETCH_STOP_LOUD: u32 = 1;     // the next command needs the host (engineStep it at nowNs)
+export const STRETCH_STOP_COUNT: u32 = 2;    // maxSteps commands ran; the next tick runs in place at nowNs
+export const STRETCH_STOP_QUEUED: u32 = 3;   // the next tick is not the scheduler's next event: queue it
+export const STRETCH_STOP_EMPTY: u32 = 4;    // the ring is empty; the next tick runs in place at nowNs (it finds nothing here)
+
 /** engineTakeInterrupt's payload: one u32 driver handle per listed fence. */
 export const INTERRUPT_HANDLE_BYTES: u32 = 4;
 

@@ -276,6 +276,43 @@ export function queueRecordAddress(queue: u32): u32 { return queueLive(queue) ? 
   return <i32>index;
 }
 
+// ─────────────────────────── a run of commands (engineRun, engineRunStretch) ───────────────────────────
+//
+// A run checks each log's header once (nothing else writes a header while the core runs) and keeps
+// the index and the one-entry write buffer in locals: each entry is written to memory once, when
+// the next entry pushes it out of the buffer (as flush() would), the last one stays in the queue's
+// write buffer, and the header's index word is stored once at the end. What memory holds after the
+// run is what the same commands' logWriteEntry / logAdvance leave (test/core-run.test.ts).
+
+/** The header word of a log a run may write through (OK header), or -1 (no log, or a corrupt one: entries dropped). */
+@inline export function logRunStart(phys: u32, type: u32): i64 {
+  if (phys == 0 || checkHeader(phys, type) != OK) return -1;
+  return <i64>atomic.load<u64>(<usize>phys);
+}
+/** The header word after one more entry (logAdvance's arithmetic). */
+@inline export function logRunAdvance(phys: u32, word: u64): u64 {
+  const count = <u32>header(phys).NumberOfEntries;
+  let index = <u32>word + 1;
+  let wraps = <u32>(word >> 32);
+  if (index >= count) { index = 0; wraps++; }
+  return (<u64>wraps << 32) | <u64>index;
+}
+/** The slot address the header word `word` of log `phys` names. */
+@inline export function logRunSlot(phys: u32, word: u64): u32 { return <u32>entryAddress(phys, <u32>word); }
+/** An entry straight to memory (what flush() writes). */
+@inline export function logRunWrite(at: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): void {
+  const e = changetype<DXGK_NATIVE_FENCE_LOG_ENTRY>(<usize>at);
+  e.FenceValue = value;
+  e.hNativeFence = handle;
+  e.OperationType = operation;
+  e.Reserved0 = 0;
+  e.FenceObservedGpuTimestamp = observedNs;
+  e.Reserved1 = 0;
+  e.FenceEndGpuTimestamp = endNs;
+}
+/** The queue's write buffer drains (flush()). */
+@inline export function logRunFlush(q: QueueRecord): void { flush(q); }
+
 /**
  * Steps 2 and 3 together, built from them (what queueRecheckAt does for an
  * unblocked wait; engineStep calls the two exports itself).

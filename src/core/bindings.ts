@@ -258,7 +258,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 6;
+export const CORE_ABI_VERSION = 7;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
