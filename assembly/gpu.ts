@@ -36,7 +36,7 @@ import {
   OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
-  PAGE_BYTES, StretchRecord, STRETCH_RECORD_OFFSET, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
+  PAGE_BYTES, StretchRecord, STRETCH_RECORD_OFFSET, STRETCH_RECORD_BYTES, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
 } from './layout';
 import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
 import {
@@ -541,7 +541,10 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   const rep = report();
   const a = adapter();
   const r = changetype<StretchRecord>(<usize>a.outBuffer + STRETCH_RECORD_OFFSET);
-  if (timed) { r.inPlace = 0; r.nextQueued = 0; r.stop = STRETCH_STOP_LOUD; }
+  if (timed) {
+    if (<u64>a.outCapacity * 4 < <u64>(STRETCH_RECORD_OFFSET + STRETCH_RECORD_BYTES)) { rep.steps = 0; return E_BAD_ARGUMENT; } // no room for its record
+    r.inPlace = 0; r.nextQueued = 0; r.stop = STRETCH_STOP_LOUD; r.fenceCommands = 0;
+  }
   if (!queueValid(id)) { rep.steps = 0; return E_BAD_QUEUE; }
   const q = queueAt(id);
   if (maxSteps > 0 && q.state == QUEUE_STATE_BLOCKED) { rep.steps = 0; return STEP_BLOCKED; }
@@ -566,6 +569,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   const jittered = timed && r.jitterSpan > 0;
   let budget: u32 = timed ? r.budget : 0;
   let inPlace: u32 = 0;
+  let fenceCommands: u32 = 0;
   let stop: u32 = STRETCH_STOP_LOUD;
   let steps: u32 = 0;
   let result: i32 = STEP_DONE;
@@ -625,6 +629,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
       else atomic.store<u64>(<usize>phys, value);
       signalled = true;
       lastSignalValue = value;
+      fenceCommands++;
       // 5. the CMP's conditional interrupt
       if (live) {
         cmpChecks++;
@@ -661,7 +666,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
     const tieBreak = sfcNext(r, true);
     r.sequence += 1;
     if (budget == 0 || !(nextNs <= untilNs) || !(nextNs < topTimeNs || (nextNs == topTimeNs && tieBreak < topTieBreak))) {
-      nowNs = nextNs;
+      r.nextNs = nextNs;
       r.nextQueued = 1;
       r.nextTieBreak = tieBreak;
       stop = STRETCH_STOP_QUEUED;
@@ -685,8 +690,10 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   rep.steps = steps;
   if (timed) {
     r.nowNs = nowNs;
+    if (stop != STRETCH_STOP_QUEUED) r.nextNs = nowNs;
     r.inPlace = inPlace;
     r.stop = stop;
+    r.fenceCommands = fenceCommands;
     return STEP_DONE;
   }
   if (result == STEP_DONE && steps == pending && steps < maxSteps) result = STEP_IDLE;

@@ -81,6 +81,8 @@ export const STRETCH_IN_PLACE_OFFSET: u32 = offsetof<StretchRecord>('inPlace');
 export const STRETCH_NEXT_QUEUED_OFFSET: u32 = offsetof<StretchRecord>('nextQueued');
 export const STRETCH_NEXT_TIE_BREAK_OFFSET: u32 = offsetof<StretchRecord>('nextTieBreak');
 export const STRETCH_STOP_OFFSET: u32 = offsetof<StretchRecord>('stop');
+export const STRETCH_FENCE_COMMANDS_OFFSET: u32 = offsetof<StretchRecord>('fenceCommands');
+export const STRETCH_NEXT_OFFSET: u32 = offsetof<StretchRecord>('nextNs');
 export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_DOORBELL } from './layout';
 
 /**

@@ -467,7 +467,7 @@ export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs
 //   out buffer (after the StepReport): what the host's scheduler knows going in, what
 //   the stretch used coming out. Times are f64 whole nanoseconds (the host's numbers).
 @unmanaged export class StretchRecord {
-  nowNs: f64;        // in: virtual time of the first command (its tick already taken); out: time of the next tick
+  nowNs: f64;        // in: virtual time of the first command (its tick already taken); out: the scheduler's now after the stretch
   untilNs: f64;      // in: the run's bound (Infinity: none)
   topTimeNs: f64;    // in: the earliest queued event's time (Infinity: none)
   sequence: f64;     // in/out: the scheduler's next sequence number
@@ -481,6 +481,8 @@ export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs
   nextQueued: u32;   // out: 1 = the next tick must be queued at nowNs with nextTieBreak (sequence − 1)
   nextTieBreak: u32; // out
   stop: u32;         // out: STRETCH_STOP_*
+  fenceCommands: u32; // out: waits and signals among the commands executed
+  nextNs: f64;       // out: time of the engine's next tick (= nowNs unless it must be queued)
 }
 export const STRETCH_RECORD_BYTES: u32 = (offsetof<StretchRecord>() + 7) & ~7;
 export const STRETCH_RECORD_OFFSET: u32 = (STEP_REPORT_BYTES + 7) & ~7;

@@ -3,6 +3,7 @@
 // be the same run, event for event: these tests run one machine through machine.run() (stretches) and
 // the same machine through scheduler.step() one event at a time (never in place), and compare.
 import { describe, it, expect } from 'vitest';
+import { createHash } from 'node:crypto';
 import { createMachine, type Machine } from '../src/index.js';
 import { Scheduler } from '../src/base/scheduler.js';
 import { Random } from '../src/base/rng.js';
@@ -127,5 +128,127 @@ describe('engine stretches (a tick the scheduler would take next anyway runs in 
     scheduler.run(40);
     expect(ran).toEqual(['outside', 'first', 'at 10', 'bounded', 'later', 'under a policy']);
     expect(() => scheduler.atOrContinue(1, 'x', 'k', {}, 'in the past')).toThrow(/before now/);
+  });
+});
+
+// The core's stretches (GpuHardware.runStretch → engineRunStretch): with the trace off and nothing
+// watching each command, an engine's quiet commands (passed waits, work, signals that neither lower
+// CurrentValue nor raise the interrupt) run in one core call that draws each command's time, sequence
+// and tie-break as the host would. The run must still be the stepped one, memory byte for byte.
+
+interface CoreOutcome extends Omit<Outcome, 'trace' | 'continued'> { memory: string; stretches: number; stretchCommands: number; interrupts: number }
+
+/**
+ * One or two engines, long rings of signals with work and passed waits between them, CPU waiters on
+ * scattered values (interrupts the stretch must stop before, at the same virtual times), a CPU thread
+ * that signals and sleeps between GPU commands (events inside stretches' windows), optional slices of
+ * machine.run(untilNs) (the run's bound).
+ */
+async function runCoreWorkload(drive: 'run' | 'step' | 'traced', seed: number, options: { jitter: number; engines: number; sliceNs?: number }): Promise<CoreOutcome> {
+  const machine: Machine = await createMachine({ seed, trace: drive === 'traced', timing: { jitter: options.jitter }, adapters: [{ engines: options.engines }] });
+  const app = machine.createProcess('app');
+  const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+  const fences = [0, 1, 2].map(() => app.createNativeFence({ hDevice, initialValue: 0n }).hSyncObject);
+  const queues = Array.from({ length: options.engines }, (_, engine) => app.createHwQueue({ hDevice, engine }).hHwQueue);
+  const wakes: string[] = [];
+  for (const [k, value] of [7, 8, 9, 64, 65, 200, 333, 334, 335, 599].entries()) {
+    app.waitAsync({ objects: [fences[k % options.engines]], values: [BigInt(value)] }, `w${k}`).then((r) => wakes.push(`w${k} ${r.status} at ${r.timeNs} ns`));
+  }
+  for (let q = 0; q < queues.length; q++) {
+    const commands: Parameters<typeof app.submit>[0]['commands'] = [];
+    for (let v = 1; v <= 600; v++) {
+      commands.push({ signal: { hSyncObject: fences[q], value: BigInt(v) } });
+      if (v % 97 === 0) commands.push({ work: { durationNs: 333 + q } });
+      if (v % 41 === 0) commands.push({ wait: { hSyncObject: fences[q], value: BigInt(v - 1) } });
+      if (commands.length >= 4000) { app.submit({ hHwQueue: queues[q], commands: commands.splice(0) }); }
+    }
+    if (commands.length) app.submit({ hHwQueue: queues[q], commands });
+  }
+  app.createThread('cpu', function* (cpu) {
+    for (let i = 1; i <= 30; i++) {
+      yield cpu.sleep(997 * i % 2000 + 50);
+      app.signal({ objects: [fences[2]], values: [BigInt(i)] });
+    }
+  });
+  const scheduler = machine.scheduler;
+  if (drive === 'step') while (scheduler.step()) { /* one event at a time: nothing in place, no stretch */ }
+  else if (options.sliceNs) { for (let until = options.sliceNs; scheduler.pending > 0; until += options.sliceNs) machine.run(until); }
+  else machine.run();
+  await new Promise((resolve) => setImmediate(resolve));
+  const hardware = machine.adapter(0).hardware;
+  return {
+    values: fences.map((h) => app.readFenceValue(h)),
+    wakes,
+    summary: machine.summaryText(),
+    nowNs: scheduler.nowNs,
+    executed: scheduler.executed,
+    memory: memoryHash(machine),
+    stretches: hardware.stretches.runs,
+    stretchCommands: hardware.stretches.commands,
+    interrupts: machine.summary().adapters[0].interruptsRaised,
+  };
+}
+
+/** Linear memory's hash, out buffers left out (what a call hands back there lives only until the next call). */
+function memoryHash(machine: Machine): string {
+  const bytes = new Uint8Array(machine.memory.buffer).slice();
+  for (const adapter of machine.adapters) {
+    const at = adapter.core.outBufferAddress();
+    const words = new DataView(machine.memory.buffer).getUint32(adapter.privateBase + machine.layout.offsets.outCapacity, true);
+    bytes.fill(0, at, at + words * 4);
+  }
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+describe('core stretches (engineRunStretch: an engine\'s quiet commands in one core call)', () => {
+  const cases = [
+    { name: 'one engine, jitter 0.4', seeds: [1, 7, 20261121], options: { jitter: 0.4, engines: 1 } },
+    { name: 'two engines, no jitter (equal times: the seed\'s tie-breaks decide)', seeds: [2, 13], options: { jitter: 0, engines: 2 } },
+    { name: 'two engines, jitter 0.1, run in slices of 1,013 ns (the run\'s bound)', seeds: [5, 99], options: { jitter: 0.1, engines: 2, sliceNs: 1013 } },
+  ];
+  for (const { name, seeds, options } of cases) {
+    it(`NF-10 ${name}: machine.run() with core stretches ends exactly as stepped: values, wakes in order, counters, virtual time, events, linear memory byte for byte`, async () => {
+      for (const seed of seeds) {
+        // Slices end each run() at its bound, which stepping cannot: their reference is the same slices with the trace on (no core stretch).
+        const stepped = await runCoreWorkload(options.sliceNs ? 'traced' : 'step', seed, options);
+        const stretched = await runCoreWorkload('run', seed, options);
+        expect(stepped.stretches).toBe(0);
+        expect(stretched.stretches).toBeGreaterThan(5);
+        expect(stretched.stretchCommands).toBeGreaterThan(300 * options.engines);
+        expect(stretched.interrupts).toBeGreaterThan(3);
+        expect(stretched.values.slice(0, options.engines)).toEqual(Array(options.engines).fill(600n));
+        expect(stretched.wakes.length).toBeGreaterThan(5);
+        expect(stretched.values).toEqual(stepped.values);
+        expect(stretched.wakes).toEqual(stepped.wakes);
+        expect(stretched.summary).toBe(stepped.summary);
+        expect(stretched.nowNs).toBe(stepped.nowNs);
+        expect(stretched.executed).toBe(stepped.executed);
+        expect(stretched.interrupts).toBe(stepped.interrupts);
+        expect(stretched.memory).toBe(stepped.memory);
+      }
+    });
+  }
+
+  it('NF-10 different seeds still give different runs with core stretches', async () => {
+    const a = await runCoreWorkload('run', 1, { jitter: 0.4, engines: 1 });
+    const b = await runCoreWorkload('run', 2, { jitter: 0.4, engines: 1 });
+    expect(a.stretches).toBeGreaterThan(0);
+    expect(a.wakes).not.toEqual(b.wakes);
+    expect(a.nowNs).not.toBe(b.nowNs);
+  });
+
+  it('NF-10 a tool watching every step (a step listener of its own) turns core stretches off, and sees every command', async () => {
+    const machine: Machine = await createMachine({ seed: 3, trace: false, adapters: [{ engines: 1 }] });
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+    const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+    const seen: string[] = [];
+    machine.adapter(0).hardware.stepListeners.push((step) => seen.push(`${step.kind} ${step.value}`));
+    app.submit({ hHwQueue, commands: Array.from({ length: 50 }, (_, i) => ({ signal: { hSyncObject, value: BigInt(i + 1) } })) });
+    machine.run();
+    expect(machine.adapter(0).hardware.stretches.runs).toBe(0);
+    expect(seen).toHaveLength(50);
+    expect(seen[49]).toBe('signal 50');
   });
 });

@@ -29,6 +29,10 @@ export class Random {
     this.c = (this.c + t) >>> 0;
     return t;
   }
+  /** The generator's state (four u32) into `into` at `at`: a stretch run elsewhere (the core's engineRunStretch) draws on from it. */
+  saveState(into: Uint32Array, at: number): void { into[at] = this.a; into[at + 1] = this.b; into[at + 2] = this.c; into[at + 3] = this.d; }
+  /** Continues from a state saveState wrote and another copy of sfc32 advanced. */
+  loadState(from: Uint32Array, at: number): void { this.a = from[at]; this.b = from[at + 1]; this.c = from[at + 2]; this.d = from[at + 3]; }
   /** Uniform float in [0, 1). */
   next(): number { return this.nextU32() / 4294967296; }
   /** Uniform integer in [0, n). */

@@ -79,6 +79,19 @@ export interface ScheduledEvent {
 
 export type EventHandler = (event: ScheduledEvent) => void;
 
+/** Scheduler.inPlaceWindow: what decides whether a handler's next event runs in place (atOrContinue). */
+export interface InPlaceWindow {
+  /** The run's bound. */
+  untilNs: number;
+  /** Events the run may still take. */
+  budget: number;
+  /** The earliest queued event (Infinity and 0: none). */
+  topTimeNs: number;
+  topTieBreak: number;
+  /** The next sequence number. */
+  sequence: number;
+}
+
 /** Chooses the next event: `enabled` is scheduler.enabled() (never empty); returns an index into it. */
 export interface SchedulePolicy {
   choose(enabled: readonly ScheduledEvent[]): number;
@@ -148,6 +161,46 @@ export class Scheduler {
         return undefined;
       }
     }
+    const event: ScheduledEvent = { timeNs, sequence, tieBreak, owner, kind, args, label, cancelled: false };
+    this.push(event);
+    return event;
+  }
+
+  /**
+   * For a handler that runs a stretch of its own next events elsewhere (src/gpu/hardware.ts: the core's
+   * engineRunStretch draws each one's sequence and tie-break from `tieBreakRandom` exactly as
+   * atOrContinue would): what atOrContinue's in-place test compares against, or undefined when nothing
+   * may run in place (outside run(), under a policy or a gate). Fills and returns `window`.
+   */
+  inPlaceWindow(window: InPlaceWindow): InPlaceWindow | undefined {
+    if (this.runUntilNs === undefined || this.policy !== undefined || this.gate !== undefined) return undefined;
+    this.dropCancelledTop();
+    const top = this.heap[0];
+    window.untilNs = this.runUntilNs;
+    window.budget = Math.max(0, this.maxEventsPerRun - this.runCount);
+    window.topTimeNs = top === undefined ? Infinity : top.timeNs;
+    window.topTieBreak = top === undefined ? 0 : top.tieBreak;
+    window.sequence = this.sequence;
+    return window;
+  }
+  /** The stream atOrContinue and at() draw tie-breaks from (saved and loaded around a stretch). */
+  get tieBreakRandom(): Random { return this.random; }
+  /**
+   * A stretch ran: `inPlace` events were taken in place (counted as executed, as atOrContinue counts
+   * them), `sequence` numbers were drawn up to `sequence`, and virtual time is `nowNs`.
+   */
+  tookInPlace(inPlace: number, sequence: number, nowNs: number): void {
+    if (!(nowNs >= this.nowNs) || sequence < this.sequence || inPlace > this.maxEventsPerRun - this.runCount) {
+      throw new Error(`scheduler: a stretch ending at ${nowNs} ns (sequence ${sequence}, ${inPlace} in place) does not follow ${this.nowNs} ns (sequence ${this.sequence})`);
+    }
+    this.runCount += inPlace;
+    this.executed += inPlace;
+    this.sequence = sequence;
+    this.nowNs = nowNs;
+  }
+  /** Queues an event whose sequence and tie-break a stretch already drew (the one atOrContinue would have queued). */
+  queueDrawn(timeNs: number, sequence: number, tieBreak: number, owner: string, kind: string, args: EventArgs, label: string): ScheduledEvent {
+    if (!(timeNs >= this.nowNs) || sequence >= this.sequence) throw new Error(`scheduler: event "${label}" at ${timeNs} ns (sequence ${sequence}) was not drawn by a stretch`);
     const event: ScheduledEvent = { timeNs, sequence, tieBreak, owner, kind, args, label, cancelled: false };
     this.push(event);
     return event;

@@ -134,6 +134,8 @@ export interface CoreExports {
   engineRecordAddress(engine: number): number;
   queueRecordAddress(queue: number): number;
   engineRun(queue: number, nowNs: bigint, maxSteps: number): number;
+  /** The simulator's stretch of commands that need no host (docs/ABI.md): its StretchRecord at out.stretch. */
+  engineRunStretch(queue: number, maxSteps: number): number;
   queueRecheck(queue: number): number;
   cpuWriteCurrentValue(fence: number, value: bigint): number;
   cpuReadCurrentValue(fence: number): bigint;
@@ -211,7 +213,7 @@ export const GPU_CORE_EXPORTS = [
   'queueBlockedValue', 'queueBlockedSince', 'queueHeadOp', 'queueHeadValue', 'queueHeadFence', 'queueHeadHandle',
   'engineSignalWrite', 'engineDrain', 'enginePendingWrite', 'cmpSignalCheck', 'engineDoorbellPost', 'engineRaiseMonitoredFenceInterrupt',
   'cmpWriteMonitoredValue', 'cmpBarrier', 'cmpPendingWrite', 'cmpPendingValue', 'cmpReadCurrentValue', 'cmpMonitoredValueCheck',
-  'engineTakeInterrupt', 'engineInterruptLine', 'engineInterruptQueue', 'engineStep', 'engineStepBegin', 'engineRun', 'queueRecheck', 'queueRecheckAt',
+  'engineTakeInterrupt', 'engineInterruptLine', 'engineInterruptQueue', 'engineStep', 'engineStepBegin', 'engineRun', 'engineRunStretch', 'queueRecheck', 'queueRecheckAt',
   'queueSetLogBuffer', 'queueLogBuffer', 'logFlush', 'logPendingAddress', 'logWriteEntry', 'logAdvance', 'logRecord',
   'doorbellTake', 'doorbellPending', 'doorbellCounter',
 ] as const;
@@ -302,6 +304,13 @@ export interface CoreLayout {
     satisfied: { bytes: number; waiter: number; entry: number; completed: number };
     /** After doorbellTake (TakenDoorbellRecord records). */
     doorbell: { bytes: number; word: number; source: number; value: number };
+    /** engineRunStretch's StretchRecord (in and out), at `offset` of the out buffer, beside the StepReport. */
+    stretch: {
+      offset: number; bytes: number; nowNs: number; untilNs: number; topTimeNs: number; sequence: number; commandNs: number; jitterSpan: number;
+      timingState: number; tieState: number; topTieBreak: number; budget: number; inPlace: number; nextQueued: number; nextTieBreak: number;
+      stop: number; fenceCommands: number; nextNs: number;
+      stopLoud: number; stopCount: number; stopQueued: number; stopEmpty: number;
+    };
   };
 }
 
@@ -410,6 +419,15 @@ export function readLayout(core: CoreExports): CoreLayout {
       doorbell: {
         bytes: g('TAKEN_DOORBELL_RECORD_BYTES'), word: g('TAKEN_DOORBELL_WORD_OFFSET'),
         source: g('TAKEN_DOORBELL_SOURCE_OFFSET'), value: g('TAKEN_DOORBELL_VALUE_OFFSET'),
+      },
+      stretch: {
+        offset: g('STRETCH_RECORD_OFFSET'), bytes: g('STRETCH_RECORD_BYTES'), nowNs: g('STRETCH_NOW_OFFSET'), untilNs: g('STRETCH_UNTIL_OFFSET'),
+        topTimeNs: g('STRETCH_TOP_TIME_OFFSET'), sequence: g('STRETCH_SEQUENCE_OFFSET'), commandNs: g('STRETCH_COMMAND_NS_OFFSET'),
+        jitterSpan: g('STRETCH_JITTER_SPAN_OFFSET'), timingState: g('STRETCH_TIMING_STATE_OFFSET'), tieState: g('STRETCH_TIE_STATE_OFFSET'),
+        topTieBreak: g('STRETCH_TOP_TIE_BREAK_OFFSET'), budget: g('STRETCH_BUDGET_OFFSET'), inPlace: g('STRETCH_IN_PLACE_OFFSET'),
+        nextQueued: g('STRETCH_NEXT_QUEUED_OFFSET'), nextTieBreak: g('STRETCH_NEXT_TIE_BREAK_OFFSET'), stop: g('STRETCH_STOP_OFFSET'),
+        fenceCommands: g('STRETCH_FENCE_COMMANDS_OFFSET'), nextNs: g('STRETCH_NEXT_OFFSET'),
+        stopLoud: g('STRETCH_STOP_LOUD'), stopCount: g('STRETCH_STOP_COUNT'), stopQueued: g('STRETCH_STOP_QUEUED'), stopEmpty: g('STRETCH_STOP_EMPTY'),
       },
     },
   };

@@ -212,6 +212,32 @@ export interface GpuProgressReport {
   ObservedGpuTimeNs?: number;
 }
 
+/**
+ * Model-only callback data (DxgkrnlCallbacks.QueryGpuProgressStretch): may the GPU run this hardware
+ * queue's next commands as a stretch, reporting their count (NotifyGpuProgressStretch) instead of one
+ * NotifyGpuProgress each? Only commands whose reports would need nothing of the OS but counting run in a
+ * stretch (passed waits, work, signals that neither lower CurrentValue nor raise the interrupt).
+ */
+export interface GpuProgressStretchQuery {
+  hQueue: number;
+  QueueKind: 'HW_QUEUE' | 'CONTEXT';
+  /** Commands in the queue's ring now (the OS compares them with what it saw submitted). */
+  CommandsInRing: number;
+}
+
+/** Model-only callback data (DxgkrnlCallbacks.NotifyGpuProgressStretch): the queue's oldest `Commands` commands executed. */
+export interface GpuProgressStretch {
+  hQueue: number;
+  QueueKind: 'HW_QUEUE' | 'CONTEXT';
+  EngineOrdinal: number;
+  /** Commands executed, in ring order. */
+  Commands: number;
+  /** Of them, waits and signals. */
+  FenceCommands: number;
+  /** GPU time when the stretch ended. */
+  GpuTimeNs: number;
+}
+
 /** Model-only (XA-07): a signal's doorbell could not be posted to every adapter: the fence takes the interrupt path. */
 export interface DoorbellFallback {
   NodeOrdinal: number;
@@ -238,6 +264,10 @@ export interface DxgkrnlCallbacks {
   NotifyDmaPageFaulted(data: DmaPageFaultedInterrupt): void;
   /** Model-only: one executed GPU command (GpuProgressReport says why). */
   NotifyGpuProgress(data: GpuProgressReport): void;
+  /** Model-only: may the queue's next quiet commands be reported as a stretch (GpuProgressStretchQuery)? */
+  QueryGpuProgressStretch(data: GpuProgressStretchQuery): boolean;
+  /** Model-only: a stretch of quiet commands executed (instead of a NotifyGpuProgress each). */
+  NotifyGpuProgressStretch(data: GpuProgressStretch): void;
   /** Model-only (XA-07): a doorbell ring was full; the OS propagates the fence after the interrupt. */
   NotifyDoorbellFallback(data: DoorbellFallback): void;
 }

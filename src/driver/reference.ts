@@ -19,7 +19,7 @@
 import type { GpuCore } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
 import { check, WddmError } from '../base/errors.js';
-import type { GpuHardware, HwQueueInfo, StepRecord } from '../gpu/hardware.js';
+import type { GpuHardware, HwQueueInfo, StepRecord, StretchReport } from '../gpu/hardware.js';
 import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import {
   HWQUEUE_PRIVATE_DRIVER_DATA_BYTES,
@@ -91,7 +91,10 @@ export class ReferenceDriver implements KernelModeDriver {
     hardware.onInterrupt = (engine) => this.interruptServiceRoutine(engine);
     hardware.onDmaCompleted = (engine, queueId, submissionFenceId) => this.dmaCompletedServiceRoutine(engine, queueId, submissionFenceId);
     hardware.onFault = (message, queue) => this.faultServiceRoutine(message, queue);
-    hardware.stepListeners.push((step) => this.reportProgress(step));
+    const stepListener = (step: StepRecord) => this.reportProgress(step);
+    hardware.stepListeners.push(stepListener);
+    // Stretches of quiet commands are reported by count, when the OS takes them (QueryGpuProgressStretch).
+    hardware.stretchReporter = { stepListener, accepts: (queue) => this.acceptsStretch(queue), executed: (stretch) => this.reportStretch(stretch) };
     if (hardware.doorbell) {
       hardware.doorbell.onFallback = (engine, coreFence, posted, full) => {
         // The core keeps each fence's hGlobalNativeFence (fenceSetDriverHandle at create): no map of our own.
@@ -370,6 +373,25 @@ export class ReferenceDriver implements KernelModeDriver {
       hQueue: queue.handle, QueueKind: queue.kind, EngineOrdinal: step.queue.engine, Operation: PROGRESS_OPERATION[step.kind],
       hSyncObject: step.handle, Value: step.value, PreviousValue: step.previousValue, Interrupt: step.interrupt,
       GpuTimeNs: step.timeNs, ObservedGpuTimeNs: step.observedNs,
+    });
+  }
+
+  /** May the GPU run the queue's next quiet commands as a stretch? The OS says (QueryGpuProgressStretch). */
+  private acceptsStretch(info: HwQueueInfo): boolean {
+    if (!this.os || this.stopped) return true; // nobody hears progress reports
+    const queue = this.byCoreQueue.get(info.id);
+    if (!queue) return true; // a queue the OS never asked for: its steps are not reported either
+    return this.os.QueryGpuProgressStretch({ hQueue: queue.handle, QueueKind: queue.kind, CommandsInRing: this.core.queuePending(info.id) });
+  }
+
+  /** A stretch ran: its commands reported by count (NotifyGpuProgressStretch). */
+  private reportStretch(stretch: StretchReport): void {
+    if (!this.os || this.stopped) return;
+    const queue = this.byCoreQueue.get(stretch.queue.id);
+    if (!queue) return;
+    this.os.NotifyGpuProgressStretch({
+      hQueue: queue.handle, QueueKind: queue.kind, EngineOrdinal: stretch.queue.engine, Commands: stretch.commands,
+      FenceCommands: stretch.fenceCommands, GpuTimeNs: stretch.endNs,
     });
   }
 

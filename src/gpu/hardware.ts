@@ -73,6 +73,34 @@ export interface StepRecord {
   previousValue?: bigint;
 }
 
+/**
+ * A stretch (granularity 'command', nothing watching each command): commands one queue executed in
+ * one core call (engineRunStretch), each a passed wait, work, or a signal that neither lowered
+ * CurrentValue nor raised the interrupt, at the virtual times the scheduler would have run them one
+ * tick at a time. Its reporter hears the count instead of a StepRecord per command.
+ */
+export interface StretchReport {
+  queue: HwQueueInfo;
+  /** Commands executed. */
+  commands: number;
+  /** Of them, waits and signals (each held a fence reference). */
+  fenceCommands: number;
+  /** Virtual time when it ended (the scheduler's now). */
+  endNs: number;
+}
+
+/**
+ * Who hears stretches instead of step records (the driver that owns the GPU). Stretches run only while
+ * the step listeners are this reporter's `stepListener` alone (a tool watching every step turns them off)
+ * and `accepts` says yes for the queue.
+ */
+export interface StretchReporter {
+  readonly stepListener: (step: StepRecord) => void;
+  /** May the queue's next commands run as a stretch (nobody needs to hear each one)? */
+  accepts(queue: HwQueueInfo): boolean;
+  executed(stretch: StretchReport): void;
+}
+
 /** How much of a command one engine event executes (see the drawing on top). */
 export type Granularity = 'command' | 'step';
 
@@ -151,6 +179,10 @@ export class GpuHardware {
   doorbell?: DoorbellService;
   /** What one engine event executes: a whole command, or one core step of a signal (drawing on top). */
   granularity: Granularity = 'command';
+  /** Hears stretches of commands run in one core call (the owning driver; undefined: every command is a tick of its own). */
+  stretchReporter?: StretchReporter;
+  /** Stretches run and the commands in them (tests, tools). */
+  readonly stretches = { runs: 0, commands: 0 };
   /** Observers of the interrupt line's service: before the driver's ISR runs, and after it returned (the contract checker). */
   readonly interruptListeners: ((engine: number, phase: InterruptPhase) => void)[] = [];
   private firmwareState: GpuFirmware = DEFAULT_FIRMWARE;
@@ -297,6 +329,21 @@ export class GpuHardware {
     const tracing = this.trace.enabled; // trace arguments (and the core reads made only for them) are built only when tracing
     if (this.granularity === 'step' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalBegin(engine, queue); return false; }
     if (this.firmwareState.signalLogOrder === 'index-first' && this.core.queueHeadOp(queue.id) === L.opSignal) { this.signalIndexFirst(engine, queue); return false; }
+    if (!tracing && this.stretchable(engine, state, queue)) {
+      const outcome = this.runStretch(engine, state, queue);
+      if (outcome !== 'loud') return outcome === 'in-place';
+      // The next command needs the host: it runs below, at the time the stretch reached.
+      return this.commandAt(engine, state, queue);
+    }
+    return this.commandAt(engine, state, queue);
+  }
+
+  /** One command the ordinary way (engineStep), at the scheduler's now. */
+  private commandAt(engine: number, state: EngineState, queue: HwQueueInfo): boolean {
+    const now = this.scheduler.nowNs;
+    const L = this.layout;
+    const actor = state.actor;
+    const tracing = this.trace.enabled;
     const overwritten = this.valueUnderHeadSignal(queue.id);
     const result = this.core.engineStep(queue.id, this.timestamp(now));
     if (result < 0) { this.fault(`${actor} executing ${queue.label}`, result, queue); return false; }
@@ -348,6 +395,79 @@ export class GpuHardware {
     }
     state.event = this.scheduler.atOrContinue(nextNs, this.name, 'engine-tick', state.args, state.tickLabel);
     return state.event === undefined;
+  }
+
+  // ── stretches: the engine's next commands in one core call ──
+
+  private readonly window = { untilNs: 0, budget: 0, topTimeNs: 0, topTieBreak: 0, sequence: 0 };
+  private stretchWords?: Uint32Array;
+  private stretchNumbers?: Float64Array;
+
+  /**
+   * May the engine run `queue`'s next commands as a stretch? Only when nothing needs to see each one:
+   * trace off (checked by the caller), default firmware and granularity, no doorbell, the step listeners
+   * the reporter's own, no queue blocked on this GPU (a signal would rescan it), no other queue of the
+   * engine with work (round-robin), the scheduler letting ticks run in place, and the reporter accepting.
+   */
+  private stretchable(engine: number, state: EngineState, queue: HwQueueInfo): boolean {
+    const reporter = this.stretchReporter;
+    if (!reporter || this.granularity !== 'command' || this.doorbell || this.timestamp !== DEFAULT_FIRMWARE.timestamp) return false;
+    const listeners = this.stepListeners;
+    if (listeners.length > 1 || (listeners.length === 1 && listeners[0] !== reporter.stepListener)) return false;
+    if (this.blockedOn.size) for (const set of this.blockedOn.values()) if (set.size) return false;
+    const ids = state.queueIds;
+    if (ids.length > 1) {
+      for (const id of ids) {
+        if (id !== queue.id && this.core.queueState(id) === this.layout.queueStateReady && this.core.queuePending(id) > 0) return false;
+      }
+    }
+    if (this.core.queuePending(queue.id) < 2) return false; // one command: the ordinary tick is as cheap
+    return this.scheduler.inPlaceWindow(this.window) !== undefined && reporter.accepts(queue);
+  }
+
+  /**
+   * Runs the stretch in the core (engineRunStretch), which draws each command's time and the
+   * scheduler's sequence and tie-break exactly as commandAt + atOrContinue would, then hands the
+   * generators, the scheduler and the reporter what it used. 'in-place': the engine's next tick runs
+   * now, in place; 'queued': it is queued; 'loud': the command at the scheduler's (new) now needs commandAt.
+   */
+  private runStretch(engine: number, state: EngineState, queue: HwQueueInfo): 'in-place' | 'queued' | 'loud' {
+    const S = this.layout.out.stretch;
+    const memory = this.memory.buffer;
+    if (this.stretchWords?.buffer !== memory) { this.stretchWords = new Uint32Array(memory); this.stretchNumbers = new Float64Array(memory); }
+    const words = this.stretchWords!, numbers = this.stretchNumbers!;
+    const base = this.core.outBufferAddress() + S.offset;
+    const window = this.window;
+    const tieBreaks = this.scheduler.tieBreakRandom;
+    numbers[(base + S.nowNs) >> 3] = this.scheduler.nowNs;
+    numbers[(base + S.untilNs) >> 3] = window.untilNs;
+    numbers[(base + S.topTimeNs) >> 3] = window.topTimeNs;
+    numbers[(base + S.sequence) >> 3] = window.sequence;
+    numbers[(base + S.commandNs) >> 3] = this.timing.commandNs;
+    numbers[(base + S.jitterSpan) >> 3] = Math.floor(this.timing.commandNs * this.timing.jitter);
+    this.random.saveState(words, (base + S.timingState) >> 2);
+    tieBreaks.saveState(words, (base + S.tieState) >> 2);
+    words[(base + S.topTieBreak) >> 2] = window.topTieBreak;
+    words[(base + S.budget) >> 2] = Math.min(window.budget, 0xffffffff);
+    const result = this.core.engineRunStretch(queue.id, 0xffffffff);
+    const commands = words[(this.core.outBufferAddress() + this.layout.out.step.steps) >> 2];
+    if (result !== this.layout.stepDone || commands === 0) return 'loud';
+    this.random.loadState(words, (base + S.timingState) >> 2);
+    tieBreaks.loadState(words, (base + S.tieState) >> 2);
+    const nowNs = numbers[(base + S.nowNs) >> 3];
+    const nextNs = numbers[(base + S.nextNs) >> 3];
+    const sequence = numbers[(base + S.sequence) >> 3];
+    const stop = words[(base + S.stop) >> 2];
+    this.scheduler.tookInPlace(words[(base + S.inPlace) >> 2], sequence, nowNs);
+    this.stretches.runs++;
+    this.stretches.commands += commands;
+    state.busyUntilNs = nextNs;
+    this.stretchReporter!.executed({ queue, commands, fenceCommands: words[(base + S.fenceCommands) >> 2], endNs: nowNs });
+    if (stop === S.stopQueued) {
+      state.event = this.scheduler.queueDrawn(nextNs, sequence - 1, words[(base + S.nextTieBreak) >> 2], this.name, 'engine-tick', state.args, state.tickLabel);
+      return 'queued';
+    }
+    return stop === S.stopLoud ? 'loud' : 'in-place';
   }
 
   // ── granularity 'step': a signal, one core step per event ──

@@ -112,6 +112,8 @@ export class CrossAdapterFences {
   holds(fence: GlobalFence): boolean { return this.groups.size !== 0 && this.groups.has(fence); }
   groupByCurrentValue(cvPhys: number): CrossAdapterGroup | undefined { return this.byCurrentValue.get(cvPhys); }
   get groupCount(): number { return new Set(this.groups.values()).size; }
+  /** Is any cross-adapter fence open (its GPU progress reports feed the wake latency)? */
+  get hasGroups(): boolean { return this.groups.size > 0; }
 
   /** XA-03: in the default design the OS never moves a cross-adapter fence's MonitoredValue off 0. */
   holdsMonitoredValue(fence: GlobalFence): boolean {

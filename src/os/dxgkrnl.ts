@@ -244,6 +244,8 @@ export class Dxgkrnl {
       NotifyMonitoredFenceSignaled: (data) => this.interrupts.onMonitoredFenceSignaled(this.adapters[index], data),
       NotifyDmaPageFaulted: (data) => this.interrupts.onDmaPageFaulted(this.adapters[index], data),
       NotifyGpuProgress: (data) => this.interrupts.onGpuProgress(this.adapters[index], data),
+      QueryGpuProgressStretch: (data) => this.interrupts.acceptsStretch(this.adapters[index], data),
+      NotifyGpuProgressStretch: (data) => this.interrupts.onGpuProgressStretch(this.adapters[index], data),
       NotifyDoorbellFallback: (data) => this.crossAdapter.onDoorbellFallback(this.adapters[index], data),
     };
   }

@@ -15,7 +15,7 @@
 // or woke none but carried a cross-adapter signal on (a propagation
 // interrupt, XA-04); or neither (spurious).
 
-import type { DmaPageFaultedInterrupt, GpuProgressReport, MonitoredFenceSignaledInterrupt, NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
+import type { DmaPageFaultedInterrupt, GpuProgressReport, GpuProgressStretch, GpuProgressStretchQuery, MonitoredFenceSignaledInterrupt, NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { Trace } from '../base/trace.js';
 import { hex } from '../base/wddm.js';
 import type { KernelContexts } from './contexts.js';
@@ -74,6 +74,12 @@ export class Interrupts {
   };
   /** Other listeners of GPU progress (VidMm's data movement), after the fence lifetime and GPU rewinds. */
   readonly progressListeners: ((progress: GpuProgress) => void)[] = [];
+  /**
+   * One per progress listener that can do without the quiet commands of a stretch: true when it needs
+   * no report of a passed wait, work or a signal on `adapter` now (QueryGpuProgressStretch). A listener
+   * without one turns stretches off.
+   */
+  readonly progressQuiet: ((adapter: OsAdapter) => boolean)[] = [];
 
   constructor(private readonly os: InterruptsEnvironment) {}
 
@@ -180,6 +186,33 @@ export class Interrupts {
   }
 
   // ── GPU progress (model-only) ──
+
+  /**
+   * QueryGpuProgressStretch: the GPU may report the queue's next quiet commands (passed waits, work,
+   * signals that neither lower CurrentValue nor raise the interrupt) by count when nothing the OS does
+   * per report would do more than count them: a hardware queue whose ring holds what the OS saw
+   * submitted, no handle closing and no fence destroy-pending (their last reference has work to do),
+   * no cross-adapter fence (wake latency), and every other progress listener quiet.
+   */
+  acceptsStretch(adapter: OsAdapter, query: GpuProgressStretchQuery): boolean {
+    if (adapter.state !== 'running') return true; // reports are ignored anyway
+    if (query.QueueKind !== 'HW_QUEUE') return false;
+    const queue = this.os.hwQueues.byHandle(adapter, query.hQueue);
+    if (!queue || queue.gpu.inRing !== query.CommandsInRing) return false;
+    if (!this.os.lifetime.quietReleases() || this.os.crossAdapter.hasGroups) return false;
+    if (this.progressQuiet.length !== this.progressListeners.length) return false;
+    for (const quiet of this.progressQuiet) if (!quiet(adapter)) return false;
+    return true;
+  }
+
+  /** NotifyGpuProgressStretch: the queue's oldest commands executed, each as a quiet NotifyGpuProgress would have said. */
+  onGpuProgressStretch(adapter: OsAdapter, stretch: GpuProgressStretch): void {
+    if (adapter.state !== 'running' || stretch.QueueKind !== 'HW_QUEUE') return;
+    const queue = this.os.hwQueues.byHandle(adapter, stretch.hQueue);
+    if (!queue) return;
+    queue.gpu.inRing = Math.max(0, queue.gpu.inRing - stretch.Commands);
+    this.os.lifetime.releaseExecuted(queue, stretch.FenceCommands);
+  }
 
   /**
    * NotifyGpuProgress: what a queue or context executed. The OS keeps its picture of the queue

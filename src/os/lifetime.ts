@@ -62,6 +62,9 @@ export class FenceLifetime {
   /** Destroy-pending fences whose blocked waits must be looked at (one event at the same virtual time). */
   private readonly toCheck = new Set<GlobalFence>();
   private finishScheduled = false;
+  /** Locals closing and fences destroy-pending (their references' release has work to do): kept to answer quietReleases() at once. */
+  private readonly closingLocals = new Set<LocalFence>();
+  private readonly destroyPendingFences = new Set<GlobalFence>();
   private checkScheduled = false;
 
   constructor(
@@ -142,6 +145,29 @@ export class FenceLifetime {
     if (this.toCheck.size) this.scheduleCheck();
   }
 
+  /**
+   * Would releasing any reference now only count (no closing handle, no destroy-pending fence)? A GPU
+   * stretch reported by count (NotifyGpuProgressStretch) needs it.
+   */
+  quietReleases(): boolean {
+    if (this.closingLocals.size) for (const local of this.closingLocals) if (!local.closing) this.closingLocals.delete(local);
+    if (this.destroyPendingFences.size) for (const fence of this.destroyPendingFences) if (!fence.destroyPending) this.destroyPendingFences.delete(fence);
+    return this.closingLocals.size === 0 && this.destroyPendingFences.size === 0;
+  }
+
+  /** A stretch of the queue's commands executed (quietReleases() held): its `fenceCommands` oldest references are released. */
+  releaseExecuted(queue: OsHwQueue, fenceCommands: number): void {
+    const refs = queue.references;
+    const end = refs.head + fenceCommands;
+    if (end > refs.commands.length) {
+      this.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', { queue: queue.label, commands: fenceCommands });
+    }
+    const last = Math.min(end, refs.commands.length);
+    for (let at = refs.head; at < last; at++) this.release(refs.commands[at]);
+    refs.head = last;
+    this.compact(refs);
+  }
+
   private compact(refs: QueueReferences): void {
     if (refs.head === refs.commands.length) { refs.commands.length = 0; refs.head = 0; return; }
     if (refs.head >= 1024 && refs.head * 2 >= refs.commands.length) { refs.commands.splice(0, refs.head); refs.head = 0; }
@@ -172,6 +198,7 @@ export class FenceLifetime {
   deferClose(local: LocalFence): boolean {
     if (local.gpuReferences === 0) return false;
     local.closing = true;
+    this.closingLocals.add(local);
     this.counters.deferredCloses++;
     this.trace.record('os', 'dxgkrnl', 'handle closed; close deferred while GPU commands name it', {
       fence: local.global.label, process: local.process.name, hSyncObject: local.handle, gpuCommandsInFlight: local.gpuReferences,
@@ -227,6 +254,7 @@ export class FenceLifetime {
     for (const m of members) {
       if (m.destroyPending || m.destroyed) continue;
       m.destroyPending = true;
+      this.destroyPendingFences.add(m);
       this.trace.record('os', 'dxgkrnl', 'fence destroy pending: storage kept while GPU commands name it', {
         fence: m.label, gpuWaitsInFlight: m.gpuWaitsInFlight, gpuSignalsInFlight: m.gpuSignalsInFlight,
       });

@@ -181,6 +181,8 @@ export class VidMm {
       if ((report.Operation === 'SIGNAL' || report.Operation === 'FENCE_WRITE') && fence) this.gpuProgress(fence, report.Value);
       if (report.Operation === 'BUFFER_COMPLETED') this.contextCompleted(adapter, report.hQueue);
     });
+    // A stretch of quiet GPU commands (QueryGpuProgressStretch) may go unreported while no allocation use waits for a signal.
+    this.os.interrupts.progressQuiet.push(() => this.noUseWaitsForSignal());
   }
 
   // ── handles ──
@@ -776,6 +778,12 @@ export class VidMm {
   }
 
   /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
+  /** Does no allocation use wait for a fence signal (gpuProgress would do nothing)? */
+  private noUseWaitsForSignal(): boolean {
+    if (this.pending.size) for (const list of this.pending.values()) if (list.length) return false;
+    return true;
+  }
+
   private gpuProgress(fence: GlobalFence, value: bigint): void {
     const key = `${fence.adapter.index}:${fence.coreFence}`;
     const list = this.pending.get(key);
