@@ -38,7 +38,7 @@ import {
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
   PAGE_BYTES, StretchRecord, STRETCH_RECORD_OFFSET, STRETCH_RECORD_BYTES, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
 } from './layout';
-import { adapter, engineAt, fenceAt, fenceValid, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
+import { adapter, engineAt, fenceAt, fenceValid, fenceAtCurrentValue, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
@@ -110,6 +110,42 @@ export function queuePush(id: u32, op: u32, fence: u32, value: u64, gpuVa: u64, 
   const c = changetype<Command>(commandAt(q, q.tail));
   c.op = op; c.fence = fence; c.value = value; c.gpuVa = gpuVa; c.handle = handle; c.reserved = 0;
   q.tail++;
+  return OK;
+}
+
+/**
+ * The user-mode driver's ring write for `count` commands it staged as Command records at the
+ * start of the out buffer (op, value, gpuVa, handle; the fence field is ignored): each wait or
+ * signal gets the fence whose CurrentValue `gpuVa` maps to in process `slot` (0 when none, as
+ * fenceAtCurrentValue after gpuVaTranslate), and all go into the ring, or none: E_BAD_QUEUE,
+ * E_BAD_ARGUMENT (an op past OP_FENCE_WRITE, or more than the out buffer holds), E_RING_FULL.
+ */
+export function queuePushStaged(id: u32, count: u32, slot: u32): i32 {
+  if (!queueValid(id)) return E_BAD_QUEUE;
+  const a = adapter();
+  if (<u64>count * COMMAND_BYTES > <u64>a.outCapacity * 4) return E_BAD_ARGUMENT;
+  const q = queueAt(id);
+  if (<u64>(q.tail - q.head) + <u64>count > <u64>a.ringEntries) return E_RING_FULL;
+  const staged = <usize>a.outBuffer;
+  for (let i: u32 = 0; i < count; i++) if (changetype<Command>(staged + <usize>i * COMMAND_BYTES).op > OP_FENCE_WRITE) return E_BAD_ARGUMENT;
+  let lastVa: u64 = 0, lastFence: u32 = 0;
+  for (let i: u32 = 0; i < count; i++) {
+    const s = changetype<Command>(staged + <usize>i * COMMAND_BYTES);
+    const c = changetype<Command>(commandAt(q, q.tail));
+    const op = s.op;
+    let fence: u32 = 0;
+    if (op == OP_WAIT || op == OP_SIGNAL || op == OP_FENCE_WRITE) {
+      if (s.gpuVa == lastVa && lastFence != 0) fence = lastFence;
+      else {
+        const phys = gpuVaTranslate(slot, s.gpuVa);
+        const found = phys == 0 ? 0 : fenceAtCurrentValue(phys);
+        fence = found > 0 ? <u32>found : 0;
+        lastVa = s.gpuVa; lastFence = fence;
+      }
+    }
+    c.op = op; c.fence = fence; c.value = s.value; c.gpuVa = s.gpuVa; c.handle = s.handle; c.reserved = 0;
+    q.tail++;
+  }
   return OK;
 }
 

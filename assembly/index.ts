@@ -8,7 +8,7 @@ import {
   AdapterHeader, EngineRecord, QueueRecord, RegionHeader,
 } from './layout';
 import { adapter, fenceAt, fenceValid } from './adapter';
-import { OK, E_BAD_FENCE, StretchRecord } from './layout';
+import { OK, E_BAD_FENCE, StretchRecord, Command } from './layout';
 
 export {
   PAGE_BYTES, STATIC_RESERVED_BYTES, REGION_MAGIC, LAYOUT_VERSION,
@@ -45,7 +45,7 @@ export {
   queueBlockedValue, queueBlockedSince, queueHeadOp, queueHeadValue, queueHeadFence, queueHeadHandle,
   engineSignalWrite, engineDrain, enginePendingWrite, cmpSignalCheck, engineDoorbellPost, engineRaiseMonitoredFenceInterrupt,
   cmpWriteMonitoredValue, cmpBarrier, cmpPendingWrite, cmpPendingValue, cmpReadCurrentValue, cmpMonitoredValueCheck, engineRecordAddress,
-  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineStepBegin, engineRun, engineRunStretch, queueRecheck, queueRecheckAt,
+  engineTakeInterrupt, engineInterruptLine, engineInterruptQueue, engineStep, engineStepBegin, engineRun, engineRunStretch, queuePushStaged, queueRecheck, queueRecheckAt,
   cpuWriteCurrentValue, cpuReadCurrentValue, cpuReadMonitoredValue, bareSignalLoop,
 } from './gpu';
 export {
@@ -67,6 +67,11 @@ export {
   STRETCH_RECORD_BYTES, STRETCH_RECORD_OFFSET, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
 } from './layout';
 // engineRunStretch's StretchRecord (layout.ts); the two generator states are four u32 each (a, b, c, d).
+// A Command record's fields (queuePushStaged's staging area; the ring's records have the same shape).
+export const COMMAND_OP_OFFSET: u32 = offsetof<Command>('op');
+export const COMMAND_VALUE_OFFSET: u32 = offsetof<Command>('value');
+export const COMMAND_GPU_VA_OFFSET: u32 = offsetof<Command>('gpuVa');
+export const COMMAND_HANDLE_OFFSET: u32 = offsetof<Command>('handle');
 export const STRETCH_NOW_OFFSET: u32 = offsetof<StretchRecord>('nowNs');
 export const STRETCH_UNTIL_OFFSET: u32 = offsetof<StretchRecord>('untilNs');
 export const STRETCH_TOP_TIME_OFFSET: u32 = offsetof<StretchRecord>('topTimeNs');

@@ -183,8 +183,8 @@ async function runCoreWorkload(drive: 'run' | 'step' | 'traced', seed: number, o
     nowNs: scheduler.nowNs,
     executed: scheduler.executed,
     memory: memoryHash(machine),
-    stretches: hardware.stretches.runs,
-    stretchCommands: hardware.stretches.commands,
+    stretches: hardware.counts.stretches,
+    stretchCommands: hardware.counts.stretchedCommands,
     interrupts: machine.summary().adapters[0].interruptsRaised,
   };
 }
@@ -247,7 +247,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     machine.adapter(0).hardware.stepListeners.push((step) => seen.push(`${step.kind} ${step.value}`));
     app.submit({ hHwQueue, commands: Array.from({ length: 50 }, (_, i) => ({ signal: { hSyncObject, value: BigInt(i + 1) } })) });
     machine.run();
-    expect(machine.adapter(0).hardware.stretches.runs).toBe(0);
+    expect(machine.adapter(0).hardware.counts.stretches).toBe(0);
     expect(seen).toHaveLength(50);
     expect(seen[49]).toBe('signal 50');
   });

@@ -134,6 +134,8 @@ export interface CoreExports {
   engineRecordAddress(engine: number): number;
   queueRecordAddress(queue: number): number;
   engineRun(queue: number, nowNs: bigint, maxSteps: number): number;
+  /** The UMD's ring write of `count` Command records staged at the out buffer's start (docs/ABI.md). */
+  queuePushStaged(queue: number, count: number, slot: number): number;
   /** The simulator's stretch of commands that need no host (docs/ABI.md): its StretchRecord at out.stretch. */
   engineRunStretch(queue: number, maxSteps: number): number;
   queueRecheck(queue: number): number;
@@ -209,7 +211,7 @@ export const GPU_CORE_EXPORTS = [
   'outBufferAddress', 'gpuVaTranslate',
   'fenceAtCurrentValue', 'fenceIsLive', 'fenceFlags', 'fenceSetDriverHandle', 'fenceDriverHandle', 'fenceCurrentValueAddress',
   'cpuReadCurrentValue', 'cpuReadMonitoredValue', 'cpuWriteCurrentValue',
-  'queueCreate', 'queueDestroy', 'queuePush', 'queuePending', 'queueState', 'queueEngine', 'queueBlockedFence',
+  'queueCreate', 'queueDestroy', 'queuePush', 'queuePushStaged', 'queuePending', 'queueState', 'queueEngine', 'queueBlockedFence',
   'queueBlockedValue', 'queueBlockedSince', 'queueHeadOp', 'queueHeadValue', 'queueHeadFence', 'queueHeadHandle',
   'engineSignalWrite', 'engineDrain', 'enginePendingWrite', 'cmpSignalCheck', 'engineDoorbellPost', 'engineRaiseMonitoredFenceInterrupt',
   'cmpWriteMonitoredValue', 'cmpBarrier', 'cmpPendingWrite', 'cmpPendingValue', 'cmpReadCurrentValue', 'cmpMonitoredValueCheck',
@@ -304,6 +306,8 @@ export interface CoreLayout {
     satisfied: { bytes: number; waiter: number; entry: number; completed: number };
     /** After doorbellTake (TakenDoorbellRecord records). */
     doorbell: { bytes: number; word: number; source: number; value: number };
+    /** queuePushStaged's staging area: Command records (`bytes` apart) at the out buffer's start. */
+    command: { bytes: number; op: number; value: number; gpuVa: number; handle: number };
     /** engineRunStretch's StretchRecord (in and out), at `offset` of the out buffer, beside the StepReport. */
     stretch: {
       offset: number; bytes: number; nowNs: number; untilNs: number; topTimeNs: number; sequence: number; commandNs: number; jitterSpan: number;
@@ -420,6 +424,7 @@ export function readLayout(core: CoreExports): CoreLayout {
         bytes: g('TAKEN_DOORBELL_RECORD_BYTES'), word: g('TAKEN_DOORBELL_WORD_OFFSET'),
         source: g('TAKEN_DOORBELL_SOURCE_OFFSET'), value: g('TAKEN_DOORBELL_VALUE_OFFSET'),
       },
+      command: { bytes: g('COMMAND_BYTES'), op: g('COMMAND_OP_OFFSET'), value: g('COMMAND_VALUE_OFFSET'), gpuVa: g('COMMAND_GPU_VA_OFFSET'), handle: g('COMMAND_HANDLE_OFFSET') },
       stretch: {
         offset: g('STRETCH_RECORD_OFFSET'), bytes: g('STRETCH_RECORD_BYTES'), nowNs: g('STRETCH_NOW_OFFSET'), untilNs: g('STRETCH_UNTIL_OFFSET'),
         topTimeNs: g('STRETCH_TOP_TIME_OFFSET'), sequence: g('STRETCH_SEQUENCE_OFFSET'), commandNs: g('STRETCH_COMMAND_NS_OFFSET'),

@@ -55,6 +55,9 @@ interface DriverQueue { handle: number; coreQueue: number; processSlot: number; 
 /** 'WDQ1': the first word of a hardware queue's private driver data (then its hHwQueue). */
 const QUEUE_DATA_MAGIC = 0x3151_4457;
 
+/** Commands the UMD stages in the out buffer per queuePushStaged call (64 × 32 B: the machine's out buffer holds 128). */
+const STAGED_COMMANDS = 64;
+
 const PROGRESS_OPERATION: Record<StepRecord['kind'], GpuProgressOperation> = {
   'wait-passed': 'WAIT_PASSED', 'wait-blocked': 'WAIT_BLOCKED', 'wait-unblocked': 'WAIT_UNBLOCKED', signal: 'SIGNAL',
   work: 'WORK', 'fence-write': 'FENCE_WRITE', 'dma-completed': 'BUFFER_COMPLETED',
@@ -481,6 +484,10 @@ export { MonitoredValueUpdateSteps, type CmpStep };
 export class ReferenceUserModeDriver implements UserModeDriverInterface {
   constructor(private readonly kernelMode: ReferenceDriver) {}
 
+  /** Views of the machine's memory for staging ring writes (made once: the memory never grows). */
+  private words?: Uint32Array;
+  private bigWords?: BigUint64Array;
+
   submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void {
     const kmd = this.kernelMode;
     const queue = kmd.queueOfPrivateData(args.HwQueuePrivateDriverData);
@@ -495,11 +502,25 @@ export class ReferenceUserModeDriver implements UserModeDriverInterface {
       throw new WddmError('INSUFFICIENT_RESOURCES', `hardware queue ring has room for ${room} more command(s), the submission has ${commands.length}; let the GPU drain it (machine.run) or raise limits.ringEntries`,
         { parameter: 'commands', value: commands.length, expected: `at most ${room} commands` });
     }
+    // The commands are staged in the out buffer as the ring's Command records, STAGED_COMMANDS at a time,
+    // and written by queuePushStaged (which finds each fence from its CurrentValue VA, as fenceAtGpuVa does).
     const L = kmd.hardware.layout;
-    for (const c of commands) {
-      const op = c.op === 'wait' ? L.opWait : c.op === 'signal' ? L.opSignal : L.opWork;
-      const fence = c.op === 'work' ? 0 : kmd.fenceAtGpuVa(queue.processSlot, c.gpuVa);
-      check(core.queuePush(queue.coreQueue, op, fence, c.value, c.gpuVa, c.handle), 'UMD ring write');
+    const C = L.out.command;
+    const buffer = kmd.hardware.memory.buffer;
+    if (this.words?.buffer !== buffer) { this.words = new Uint32Array(buffer); this.bigWords = new BigUint64Array(buffer); }
+    const words = this.words!, bigWords = this.bigWords!;
+    const base = core.outBufferAddress();
+    for (let first = 0; first < commands.length; first += STAGED_COMMANDS) {
+      const count = Math.min(STAGED_COMMANDS, commands.length - first);
+      for (let i = 0; i < count; i++) {
+        const c = commands[first + i];
+        const at = base + i * C.bytes;
+        words[(at + C.op) >> 2] = c.op === 'wait' ? L.opWait : c.op === 'signal' ? L.opSignal : L.opWork;
+        bigWords[(at + C.value) >> 3] = c.value;
+        bigWords[(at + C.gpuVa) >> 3] = c.gpuVa;
+        words[(at + C.handle) >> 2] = c.handle;
+      }
+      check(core.queuePushStaged(queue.coreQueue, count, queue.processSlot), 'UMD ring write');
     }
     kmd.hardware.kick(queue.engine);
   }

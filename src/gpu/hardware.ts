@@ -181,8 +181,8 @@ export class GpuHardware {
   granularity: Granularity = 'command';
   /** Hears stretches of commands run in one core call (the owning driver; undefined: every command is a tick of its own). */
   stretchReporter?: StretchReporter;
-  /** Stretches run and the commands in them (tests, tools). */
-  readonly stretches = { runs: 0, commands: 0 };
+  /** Stretches run and the commands in them (tests, tools; counts only, no step reads them). */
+  readonly counts = { stretches: 0, stretchedCommands: 0 };
   /** Observers of the interrupt line's service: before the driver's ISR runs, and after it returned (the contract checker). */
   readonly interruptListeners: ((engine: number, phase: InterruptPhase) => void)[] = [];
   private firmwareState: GpuFirmware = DEFAULT_FIRMWARE;
@@ -459,8 +459,8 @@ export class GpuHardware {
     const sequence = numbers[(base + S.sequence) >> 3];
     const stop = words[(base + S.stop) >> 2];
     this.scheduler.tookInPlace(words[(base + S.inPlace) >> 2], sequence, nowNs);
-    this.stretches.runs++;
-    this.stretches.commands += commands;
+    this.counts.stretches++;
+    this.counts.stretchedCommands += commands;
     state.busyUntilNs = nextNs;
     this.stretchReporter!.executed({ queue, commands, fenceCommands: words[(base + S.fenceCommands) >> 2], endNs: nowNs });
     if (stop === S.stopQueued) {

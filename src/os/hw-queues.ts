@@ -140,6 +140,9 @@ export class HwQueues {
     const described: string[] = [];
     const references: InFlightCommand[] = [];
     const tracing = this.os.trace.enabled;
+    // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
+    let lastLocal: LocalFence | undefined;
+    let lastGpuVa = 0n;
     for (let i = 0; i < list.length; i++) {
       const raw = list[i];
       // The usual shape is read without building parameter paths; any other takes the full check.
@@ -171,8 +174,11 @@ export class HwQueues {
       }
       if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
-      commands.push({ op, gpuVa: local.cvGpuVa, value, handle: local.handle });
-      references.push(command);
+      if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
+      // One object is both what the UMD writes to the ring and the OS's in-flight reference (and queued record).
+      const entry: InFlightCommand & UserModeCommand = { op, local, value, gpuVa: lastGpuVa, handle: local.handle };
+      commands.push(entry);
+      references.push(entry);
       if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
     }
     let progressValue: bigint | undefined;

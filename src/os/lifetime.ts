@@ -62,9 +62,12 @@ export class FenceLifetime {
   /** Destroy-pending fences whose blocked waits must be looked at (one event at the same virtual time). */
   private readonly toCheck = new Set<GlobalFence>();
   private finishScheduled = false;
-  /** Locals closing and fences destroy-pending (their references' release has work to do): kept to answer quietReleases() at once. */
-  private readonly closingLocals = new Set<LocalFence>();
-  private readonly destroyPendingFences = new Set<GlobalFence>();
+  /**
+   * Locals closing and fences destroy-pending (their references' release has work to do), to answer
+   * quietReleases() at once. A cache of what the objects' own flags say, emptied lazily: kept behind
+   * functions, so a state digest that walks the OS's objects (the race explorer) does not see it.
+   */
+  private readonly lateReleases = lateReleaseCache();
   private checkScheduled = false;
 
   constructor(
@@ -149,11 +152,7 @@ export class FenceLifetime {
    * Would releasing any reference now only count (no closing handle, no destroy-pending fence)? A GPU
    * stretch reported by count (NotifyGpuProgressStretch) needs it.
    */
-  quietReleases(): boolean {
-    if (this.closingLocals.size) for (const local of this.closingLocals) if (!local.closing) this.closingLocals.delete(local);
-    if (this.destroyPendingFences.size) for (const fence of this.destroyPendingFences) if (!fence.destroyPending) this.destroyPendingFences.delete(fence);
-    return this.closingLocals.size === 0 && this.destroyPendingFences.size === 0;
-  }
+  quietReleases(): boolean { return this.lateReleases.none(); }
 
   /** A stretch of the queue's commands executed (quietReleases() held): its `fenceCommands` oldest references are released. */
   releaseExecuted(queue: OsHwQueue, fenceCommands: number): void {
@@ -198,7 +197,7 @@ export class FenceLifetime {
   deferClose(local: LocalFence): boolean {
     if (local.gpuReferences === 0) return false;
     local.closing = true;
-    this.closingLocals.add(local);
+    this.lateReleases.closing(local);
     this.counters.deferredCloses++;
     this.trace.record('os', 'dxgkrnl', 'handle closed; close deferred while GPU commands name it', {
       fence: local.global.label, process: local.process.name, hSyncObject: local.handle, gpuCommandsInFlight: local.gpuReferences,
@@ -254,7 +253,7 @@ export class FenceLifetime {
     for (const m of members) {
       if (m.destroyPending || m.destroyed) continue;
       m.destroyPending = true;
-      this.destroyPendingFences.add(m);
+      this.lateReleases.destroyPending(m);
       this.trace.record('os', 'dxgkrnl', 'fence destroy pending: storage kept while GPU commands name it', {
         fence: m.label, gpuWaitsInFlight: m.gpuWaitsInFlight, gpuSignalsInFlight: m.gpuSignalsInFlight,
       });
@@ -317,4 +316,19 @@ export class FenceLifetime {
     }
     return false;
   }
+}
+
+/** FenceLifetime.lateReleases: closing locals and destroy-pending fences, dropped once their flag is down. */
+function lateReleaseCache(): { closing(local: LocalFence): void; destroyPending(fence: GlobalFence): void; none(): boolean } {
+  const locals = new Set<LocalFence>();
+  const fences = new Set<GlobalFence>();
+  return {
+    closing: (local) => { locals.add(local); },
+    destroyPending: (fence) => { fences.add(fence); },
+    none: () => {
+      if (locals.size) for (const local of locals) if (!local.closing) locals.delete(local);
+      if (fences.size) for (const fence of fences) if (!fence.destroyPending) fences.delete(fence);
+      return locals.size === 0 && fences.size === 0;
+    },
+  };
 }

@@ -101,7 +101,7 @@ export class NativeFenceLogs {
   };
   // The timeline's records (LOG-08), each kind the most recent historyRecords.
   private readonly history = {
-    queued: new RecentRecords<QueuedEvent>(DEFAULT_HISTORY_RECORDS),
+    queued: new QueuedRecords(DEFAULT_HISTORY_RECORDS),
     entries: new RecentRecords<LogEntryRecord>(DEFAULT_HISTORY_RECORDS),
     interrupts: new RecentRecords<InterruptMark>(DEFAULT_HISTORY_RECORDS),
     overruns: new RecentRecords<LogOverrun>(DEFAULT_HISTORY_RECORDS),
@@ -265,15 +265,9 @@ export class NativeFenceLogs {
 
   /** The UMD wrote these waits and signals into the queue's ring at the current CPU time. */
   recordQueued(queue: OsHwQueue, commands: readonly InFlightCommand[]): void {
-    const adapter = queue.device.adapter;
-    for (const c of commands) {
-      const fence = c.local.global;
-      this.history.queued.push({
-        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: c.op,
-        hSyncObject: c.local.handle, fence: fence.label, coreFence: fence.coreFence, value: c.value,
-        cpuTimeNs: this.os.scheduler.nowNs,
-      });
-    }
+    const records = this.history.queued;
+    const nowNs = this.os.scheduler.nowNs;
+    for (let i = 0; i < commands.length; i++) records.push(queue, commands[i], nowNs);
   }
 
   // ── interrupts (INT-05, LOG-09) ──
@@ -552,5 +546,54 @@ export class NativeFenceLogs {
     }
     this.counts.contractViolations++;
     this.os.trace.record('fault', adapter.name, 'native fence log contract violation', { kind, message });
+  }
+}
+
+/**
+ * The queued events (LOG-08) as RecentRecords keeps them, without a record object per command: the
+ * ring holds the queue, the command (the in-flight reference the OS keeps anyway) and the CPU time,
+ * and list() makes the QueuedEvent records (a queue's and a fence's labels and ids never change).
+ */
+class QueuedRecords {
+  private queues: OsHwQueue[] = [];
+  private commands: InFlightCommand[] = [];
+  private times: number[] = [];
+  private start = 0;
+  dropped = 0;
+  constructor(public limit: number) {}
+  push(queue: OsHwQueue, command: InFlightCommand, cpuTimeNs: number): void {
+    if (this.limit === 0) { this.dropped++; return; }
+    if (this.commands.length < this.limit) { this.queues.push(queue); this.commands.push(command); this.times.push(cpuTimeNs); return; }
+    const at = this.start;
+    this.queues[at] = queue; this.commands[at] = command; this.times[at] = cpuTimeNs;
+    this.start = at + 1 === this.limit ? 0 : at + 1;
+    this.dropped++;
+  }
+  get length(): number { return this.commands.length; }
+  list(): QueuedEvent[] {
+    const out: QueuedEvent[] = [];
+    const n = this.commands.length;
+    for (let k = 0; k < n; k++) {
+      const i = (this.start + k) % n;
+      const queue = this.queues[i], command = this.commands[i];
+      const adapter = queue.device.adapter, fence = command.local.global;
+      out.push({
+        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: command.op,
+        hSyncObject: command.local.handle, fence: fence.label, coreFence: fence.coreFence, value: command.value, cpuTimeNs: this.times[i],
+      });
+    }
+    return out;
+  }
+  /** A new limit; keeps the newest records that fit. */
+  resize(limit: number): void {
+    const n = this.commands.length;
+    const order = Array.from({ length: n }, (_, k) => (this.start + k) % n);
+    const keep = order.slice(Math.max(0, n - limit));
+    this.dropped += n - keep.length;
+    this.queues = keep.map((i) => this.queues[i]);
+    this.commands = keep.map((i) => this.commands[i]);
+    this.times = keep.map((i) => this.times[i]);
+    this.start = 0;
+    this.limit = limit;
   }
 }
