@@ -682,7 +682,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
       // The log's state back in the queue record, the command through execute(), the state again.
       if (bufferLoaded && bufferAt != 0) storeBuffer(q, bufferAt, bufferHandle, bufferValue, bufferEndNs);
       if (signalWord >= 0 && signalWord != signalWordInMemory) atomic.store<u64>(<usize>signalLog, <u64>signalWord);
-      signalled = false;
+      if (signalled) { e.pendingValue = lastSignalValue; e.pendingValue32 = value32 ? 1 : 0; rep.doorbellPosted = 0; rep.doorbellFull = 0; signalled = false; }
       q.head = head; a.gpuSignals += gpuSignals; e.signals += gpuSignals; a.cmpChecks += cmpChecks; gpuSignals = 0; cmpChecks = 0;
       result = execute(q, id, command, stamp);
       head = q.head;
@@ -690,6 +690,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
       signalWord = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS);
       signalWordInMemory = signalWord;
       if (result < 0) break;
+      if (op == OP_WAIT || op == OP_SIGNAL) fenceCommands++;
     }
     steps++;
     last = c;

@@ -136,7 +136,7 @@ describe('engine stretches (a tick the scheduler would take next anyway runs in 
 // CurrentValue nor raise the interrupt) run in one core call that draws each command's time, sequence
 // and tie-break as the host would. The run must still be the stepped one, memory byte for byte.
 
-interface CoreOutcome extends Omit<Outcome, 'trace' | 'continued'> { memory: string; stretches: number; stretchCommands: number; interrupts: number }
+interface CoreOutcome extends Omit<Outcome, 'trace' | 'continued'> { memory: string; stretches: number; stretchCommands: number; interrupts: number; inFlight: string[] }
 
 /**
  * One or two engines, long rings of signals with work and passed waits between them, CPU waiters on
@@ -186,6 +186,8 @@ async function runCoreWorkload(drive: 'run' | 'step' | 'traced', seed: number, o
     stretches: hardware.counts.stretches,
     stretchCommands: hardware.counts.stretchedCommands,
     interrupts: machine.summary().adapters[0].interruptsRaised,
+    // What the OS follows of each ring (NotifyGpuProgress / NotifyGpuProgressStretch): references in flight, commands in the ring.
+    inFlight: [...machine.os.adapters[0].devices].flatMap((d) => [...d.queues].map((q) => `${q.label}: ${machine.os.lifetime.pending(q).length} references, ${q.gpu.inRing} in ring`)),
   };
 }
 
@@ -225,6 +227,8 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
         expect(stretched.executed).toBe(stepped.executed);
         expect(stretched.interrupts).toBe(stepped.interrupts);
         expect(stretched.memory).toBe(stepped.memory);
+        expect(stretched.inFlight).toEqual(stepped.inFlight);
+        expect(stretched.inFlight).toHaveLength(options.engines);
       }
     });
   }

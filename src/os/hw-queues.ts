@@ -143,6 +143,7 @@ export class HwQueues {
     // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
     let lastLocal: LocalFence | undefined;
     let lastGpuVa = 0n;
+    let lastOp: 'wait' | 'signal' | undefined;
     for (let i = 0; i < list.length; i++) {
       const raw = list[i];
       // The usual shape is read without building parameter paths; any other takes the full check.
@@ -164,6 +165,14 @@ export class HwQueues {
         command = { op, local, value };
       }
       const { op, local, value } = command;
+      // The checks below depend only on the handle and the op: a run of commands naming the same one passed them already.
+      if (local === lastLocal && op === lastOp) {
+        const entry: InFlightCommand & UserModeCommand = { op, local, value, gpuVa: lastGpuVa, handle: local.handle };
+        commands.push(entry);
+        references.push(entry);
+        if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
+        continue;
+      }
       if (local.global.kind === 'monitored') {
         throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} is a monitored fence: it has no MonitoredValue for the CMP, so hardware queues do not ${op} on it; use a kernel-mode context (submitCommand / ${op === 'wait' ? 'waitForSynchronizationObjectFromGpu' : 'fenceWrite or signalSynchronizationObjectFromGpu'})`,
           { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: 'a native fence' });
@@ -175,6 +184,7 @@ export class HwQueues {
       if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
       if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
+      lastOp = op;
       // One object is both what the UMD writes to the ring and the OS's in-flight reference (and queued record).
       const entry: InFlightCommand & UserModeCommand = { op, local, value, gpuVa: lastGpuVa, handle: local.handle };
       commands.push(entry);
@@ -197,7 +207,8 @@ export class HwQueues {
    */
   submitted(plan: SubmissionPlan): { progressValue?: bigint } {
     const { queue, references, progressValue } = plan;
-    for (const r of references) r.local.usedByGpu = true;
+    let last: LocalFence | undefined;
+    for (const r of references) if (r.local !== last) { last = r.local; last.usedByGpu = true; }
     queue.gpu.inRing += plan.commands.length;
     this.os.lifetime.submitted(queue, references);
     this.os.logs.recordQueued(queue, references);
