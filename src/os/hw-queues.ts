@@ -147,8 +147,9 @@ export class HwQueues {
     for (let i = 0; i < list.length; i++) {
       const raw = list[i];
       // The usual shape is read without building parameter paths; any other takes the full check.
-      let command = quickFenceCommand(process, raw);
-      if (command === undefined) {
+      let local = quickFenceCommand(process, raw, quick);
+      let op = quick.op, value = quick.value;
+      if (local === undefined) {
         const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
         const keys = Object.keys(c);
         if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
@@ -158,13 +159,11 @@ export class HwQueues {
           if (tracing) described.push(work.described);
           continue;
         }
-        const op = c.wait !== undefined ? 'wait' : 'signal';
+        op = c.wait !== undefined ? 'wait' : 'signal';
         const body = v.options(c[op], `commands[${i}].${op}`, ['hSyncObject', 'value']);
-        const local = this.os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
-        const value = v.u64(body.value, `commands[${i}].${op}.value`);
-        command = { op, local, value };
+        local = this.os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
+        value = v.u64(body.value, `commands[${i}].${op}.value`);
       }
-      const { op, local, value } = command;
       // The checks below depend only on the handle and the op: a run of commands naming the same one passed them already.
       if (local === lastLocal && op === lastOp) {
         const entry: InFlightCommand & UserModeCommand = { op, local, value, gpuVa: lastGpuVa, handle: local.handle };
@@ -220,7 +219,10 @@ export class HwQueues {
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /** A valid { signal } / { wait } command read as the full check reads it; undefined for any other shape (the full check then runs). */
-function quickFenceCommand(process: Process, raw: unknown): InFlightCommand | undefined {
+/** What quickFenceCommand read besides the handle (one object for every call: no allocation per command). */
+const quick: { op: 'wait' | 'signal'; value: bigint } = { op: 'signal', value: 0n };
+
+function quickFenceCommand(process: Process, raw: unknown, into: typeof quick): LocalFence | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const c = raw as Record<string, unknown>;
   let own = 0;
@@ -248,5 +250,7 @@ function quickFenceCommand(process: Process, raw: unknown): InFlightCommand | un
   } else {
     return undefined;
   }
-  return { op, local, value };
+  into.op = op;
+  into.value = value;
+  return local;
 }
