@@ -96,8 +96,10 @@ describe('the npm package', () => {
     // 3.8 MB before the race explorer (issue 13), which ships in the command and the library (about 0.45 MB with its sources and docs);
     // 4.2 MB before driver modules, the contract checker and the conformance suite (issue 12: about 0.3 MB in the three bundles,
     // the sources, declarations and docs); 4.54 MB before the OS's operations became steps of their own (issue 13's last stage:
-    // about 0.18 MB, its code in each of the three bundles, its sources and docs).
-    expect(packed!.unpackedSize).toBeLessThan(4_800_000);
+    // about 0.18 MB, its code in each of the three bundles, its sources and docs); 4.8 MB before the GPU's stretches (issue 14d:
+    // engineRunStretch's host side in the GPU, the scheduler and the RNG, the driver's and the OS's stretch reports, staged
+    // ring writes; about 0.2 MB, the code in each of the three bundles, its sources and docs).
+    expect(packed!.unpackedSize).toBeLessThan(5_100_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -15,6 +15,11 @@
 // Options let a test make it misbehave in one documented way at a time
 // (skip the feature query, leave the CMP barrier out, drop interrupt lists),
 // which is how the OS's checks and the NF-11 loss are shown.
+//
+// Why this file is long: it is one driver module, every DDI of ddi.ts over one
+// set of records (queues, contexts, fences by handle) that the kernel-mode half,
+// its ISR, its progress reports (per command and per stretch) and the user-mode
+// half's ring writes all read; split, each part would reach into the others.
 
 import type { GpuCore } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
