@@ -42,7 +42,7 @@ import { adapter, engineAt, fenceAt, fenceValid, fenceAtCurrentValue, gpuVaTrans
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
-  logRunStart, logRunAdvance, logRunSlot, logRunWrite, logRunFlush,
+  logRunStart, logRunCount, logRunAdvance, logRunSlot, logRunWrite, logRunFlush,
 } from './log';
 import { doorbellPost, doorbellAdapterCount } from './doorbell';
 import { SYNC_FLAG_CROSS_ADAPTER } from './layout';
@@ -593,6 +593,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   const signalLog = q.signalLog;
   let signalWord = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS);
   let signalWordInMemory = signalWord;
+  const signalCount: u32 = signalWord >= 0 ? logRunCount(signalLog) : 0;
   let lastSignalValue: u64 = 0;
   let bufferLoaded = false;   // the queue's own write buffer flushed (the first entry of the run does it)
   let bufferAt: u32 = 0, bufferHandle: u32 = 0;
@@ -614,6 +615,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   const pending = q.tail - q.head;
   const limit = min<u32>(maxSteps, pending);
   if (limit > 0) e.runningQueue = id;
+  let drained = false; // the engine's write buffer: the run's first signal drains it (its step 1); no step of the run leaves a store there
   let c = commandAt(q, q.head);
   let head = q.head;
   let gpuSignals: u64 = 0, cmpChecks: u64 = 0;
@@ -648,8 +650,8 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
         if (!live || cachedCross) break;
         if (value < atomic.load<u64>(<usize>cachedCvPhys) || value > atomic.load<u64>(<usize>cachedMvPhys)) break;
       }
-      // 1. the store (an older one in the write buffer drains first); the command is consumed and counted
-      if (e.pendingPhys != 0) drain(e);
+      // 1. the store (an older one in the write buffer drains first: only the run's first signal finds one); consumed and counted
+      if (!drained) { if (e.pendingPhys != 0) drain(e); drained = true; }
       head++;
       gpuSignals++;
       // 2, 3. the log entry and the index advance
@@ -658,7 +660,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
         else if (bufferAt != 0) logRunWrite(bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
         bufferAt = logRunSlot(signalLog, <u64>signalWord);
         bufferHandle = command.handle; bufferValue = value; bufferEndNs = stamp;
-        signalWord = <i64>logRunAdvance(signalLog, <u64>signalWord);
+        signalWord = <i64>logRunAdvance(signalCount, <u64>signalWord);
       }
       // 4. the barrier: the value reaches memory
       if (value32) atomic.store<u32>(<usize>phys, <u32>value);

@@ -289,9 +289,10 @@ export function queueRecordAddress(queue: u32): u32 { return queueLive(queue) ? 
   if (phys == 0 || checkHeader(phys, type) != OK) return -1;
   return <i64>atomic.load<u64>(<usize>phys);
 }
-/** The header word after one more entry (logAdvance's arithmetic). */
-@inline export function logRunAdvance(phys: u32, word: u64): u64 {
-  const count = <u32>header(phys).NumberOfEntries;
+/** NumberOfEntries of a log logRunStart accepted (read once per run). */
+@inline export function logRunCount(phys: u32): u32 { return <u32>header(phys).NumberOfEntries; }
+/** The header word after one more entry (logAdvance's arithmetic), `count` = logRunCount. */
+@inline export function logRunAdvance(count: u32, word: u64): u64 {
   let index = <u32>word + 1;
   let wraps = <u32>(word >> 32);
   if (index >= count) { index = 0; wraps++; }
