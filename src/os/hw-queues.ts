@@ -136,9 +136,11 @@ export class HwQueues {
     if (device.removed) throw new WddmError('DEVICE_REMOVED', `submit: hardware queue ${hex(queue.handle)} belongs to a removed device`);
     requireRunning(device.adapter, 'hHwQueue');
     const list = v.array(a.commands, 'commands', 1, 4096);
-    const commands: UserModeCommand[] = [];
+    // The waits and signals are each one object, the ring command and the in-flight reference at once; with no
+    // work among them the two lists are one array.
+    const commands: (UserModeCommand | (InFlightCommand & UserModeCommand))[] = [];
     const described: string[] = [];
-    const references: InFlightCommand[] = [];
+    let work = false;
     const tracing = this.os.trace.enabled;
     // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
     let lastLocal: LocalFence | undefined;
@@ -154,9 +156,10 @@ export class HwQueues {
         const keys = Object.keys(c);
         if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
         if (c.work !== undefined) {
-          const work = v.workCommand(c.work, `commands[${i}].work`);
-          commands.push(work.command);
-          if (tracing) described.push(work.described);
+          const checked = v.workCommand(c.work, `commands[${i}].work`);
+          commands.push(checked.command);
+          if (tracing) described.push(checked.described);
+          work = true;
           continue;
         }
         op = c.wait !== undefined ? 'wait' : 'signal';
@@ -166,9 +169,7 @@ export class HwQueues {
       }
       // The checks below depend only on the handle and the op: a run of commands naming the same one passed them already.
       if (local === lastLocal && op === lastOp) {
-        const entry: InFlightCommand & UserModeCommand = { op, local, value, gpuVa: lastGpuVa, handle: local.handle };
-        commands.push(entry);
-        references.push(entry);
+        commands.push({ op, local, value, gpuVa: lastGpuVa, handle: local.handle });
         if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
         continue;
       }
@@ -185,18 +186,16 @@ export class HwQueues {
       if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
       lastOp = op;
       // One object is both what the UMD writes to the ring and the OS's in-flight reference (and queued record).
-      const entry: InFlightCommand & UserModeCommand = { op, local, value, gpuVa: lastGpuVa, handle: local.handle };
-      commands.push(entry);
-      references.push(entry);
+      commands.push({ op, local, value, gpuVa: lastGpuVa, handle: local.handle });
       if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
     }
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
-      commands.push({ op: 'signal', gpuVa: queue.progress.cvGpuVa, value: progressValue, handle: queue.progress.handle });
-      references.push({ op: 'signal', local: queue.progress, value: progressValue });
+      commands.push({ op: 'signal', local: queue.progress, value: progressValue, gpuVa: queue.progress.cvGpuVa, handle: queue.progress.handle });
       if (tracing) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
+    const references = work ? commands.filter((c): c is InFlightCommand & UserModeCommand => 'local' in c) : commands as (InFlightCommand & UserModeCommand)[];
     return { process, queue, adapterIndex: device.adapter.index, commands, references, described, progressValue };
   }
 

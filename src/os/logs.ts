@@ -265,9 +265,7 @@ export class NativeFenceLogs {
 
   /** The UMD wrote these waits and signals into the queue's ring at the current CPU time. */
   recordQueued(queue: OsHwQueue, commands: readonly InFlightCommand[]): void {
-    const records = this.history.queued;
-    const nowNs = this.os.scheduler.nowNs;
-    for (let i = 0; i < commands.length; i++) records.push(queue, commands[i], nowNs);
+    this.history.queued.pushAll(queue, commands, this.os.scheduler.nowNs);
   }
 
   // ── interrupts (INT-05, LOG-09) ──
@@ -550,50 +548,54 @@ export class NativeFenceLogs {
 }
 
 /**
- * The queued events (LOG-08) as RecentRecords keeps them, without a record object per command: the
- * ring holds the queue, the command (the in-flight reference the OS keeps anyway) and the CPU time,
- * and list() makes the QueuedEvent records (a queue's and a fence's labels and ids never change).
+ * The queued events (LOG-08) as RecentRecords keeps them (the most recent `limit`, counting what it
+ * drops), without a record per command: one entry per submission holds the queue, its list of
+ * commands (the in-flight references the OS keeps anyway), the first one still kept and the CPU time;
+ * list() makes the QueuedEvent records (a queue's and a fence's labels and ids never change).
  */
 class QueuedRecords {
-  private queues: OsHwQueue[] = [];
-  private commands: InFlightCommand[] = [];
-  private times: number[] = [];
-  private start = 0;
+  private batches: { queue: OsHwQueue; commands: readonly InFlightCommand[]; from: number; cpuTimeNs: number }[] = [];
+  private head = 0;
+  private kept = 0;
   dropped = 0;
   constructor(public limit: number) {}
-  push(queue: OsHwQueue, command: InFlightCommand, cpuTimeNs: number): void {
-    if (this.limit === 0) { this.dropped++; return; }
-    if (this.commands.length < this.limit) { this.queues.push(queue); this.commands.push(command); this.times.push(cpuTimeNs); return; }
-    const at = this.start;
-    this.queues[at] = queue; this.commands[at] = command; this.times[at] = cpuTimeNs;
-    this.start = at + 1 === this.limit ? 0 : at + 1;
-    this.dropped++;
+  pushAll(queue: OsHwQueue, commands: readonly InFlightCommand[], cpuTimeNs: number): void {
+    if (!commands.length) return;
+    this.batches.push({ queue, commands, from: 0, cpuTimeNs });
+    this.kept += commands.length;
+    this.trim();
   }
-  get length(): number { return this.commands.length; }
+  private trim(): void {
+    while (this.kept > this.limit) {
+      const oldest = this.batches[this.head];
+      const excess = this.kept - this.limit;
+      const left = oldest.commands.length - oldest.from;
+      if (left <= excess) { this.head++; this.kept -= left; this.dropped += left; continue; }
+      oldest.from += excess;
+      this.kept -= excess;
+      this.dropped += excess;
+    }
+    if (this.head >= 64 && this.head * 2 >= this.batches.length) { this.batches.splice(0, this.head); this.head = 0; }
+  }
+  get length(): number { return this.kept; }
   list(): QueuedEvent[] {
     const out: QueuedEvent[] = [];
-    const n = this.commands.length;
-    for (let k = 0; k < n; k++) {
-      const i = (this.start + k) % n;
-      const queue = this.queues[i], command = this.commands[i];
-      const adapter = queue.device.adapter, fence = command.local.global;
-      out.push({
-        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: command.op,
-        hSyncObject: command.local.handle, fence: fence.label, coreFence: fence.coreFence, value: command.value, cpuTimeNs: this.times[i],
-      });
+    for (let b = this.head; b < this.batches.length; b++) {
+      const { queue, commands, from, cpuTimeNs } = this.batches[b];
+      const adapter = queue.device.adapter;
+      for (let i = from; i < commands.length; i++) {
+        const command = commands[i], fence = command.local.global;
+        out.push({
+          adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: command.op,
+          hSyncObject: command.local.handle, fence: fence.label, coreFence: fence.coreFence, value: command.value, cpuTimeNs,
+        });
+      }
     }
     return out;
   }
   /** A new limit; keeps the newest records that fit. */
   resize(limit: number): void {
-    const n = this.commands.length;
-    const order = Array.from({ length: n }, (_, k) => (this.start + k) % n);
-    const keep = order.slice(Math.max(0, n - limit));
-    this.dropped += n - keep.length;
-    this.queues = keep.map((i) => this.queues[i]);
-    this.commands = keep.map((i) => this.commands[i]);
-    this.times = keep.map((i) => this.times[i]);
-    this.start = 0;
     this.limit = limit;
+    this.trim();
   }
 }
