@@ -698,7 +698,42 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
     last = c;
     c += COMMAND_BYTES;                 // the head moved one command: next slot, wrapping
     if (c == ringEnd) c = <usize>q.ring;
-    if (!timed) { if (result != STEP_DONE) break; continue; }
+    if (!timed) {
+      if (result != STEP_DONE) break;
+      // The usual run: more signals of the same live fence through the same page: the same steps as
+      // above with fewer values to carry (the translation and the fence record are known).
+      if (op == OP_SIGNAL && cachedLive && command.fence == cachedFence && (signalWord < 0 || bufferLoaded)) {
+        const mvPhys = cachedMvPhys, pagePhys = cachedPagePhys, page = cachedVaPage;
+        while (steps < limit) {
+          const next = changetype<Command>(c);
+          const va = next.gpuVa;
+          if (next.op != OP_SIGNAL || next.fence != cachedFence || (va & ~(<u64>PAGE_BYTES - 1)) != page) break;
+          const phys = pagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
+          if ((phys & 7) != 0) break;
+          const value = next.value;
+          head++;
+          gpuSignals++;
+          if (signalWord >= 0) {
+            if (bufferAt != 0) logRunWrite(bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
+            bufferAt = logRunSlot(signalLog, <u64>signalWord);
+            bufferHandle = next.handle; bufferValue = value; bufferEndNs = fixedNowNs;
+            signalWord = <i64>logRunAdvance(signalCount, <u64>signalWord);
+          }
+          if (value32) atomic.store<u32>(<usize>phys, <u32>value);
+          else atomic.store<u64>(<usize>phys, value);
+          lastSignalValue = value;
+          fenceCommands++;
+          cmpChecks++;
+          steps++;
+          last = c;
+          c += COMMAND_BYTES;
+          if (c == ringEnd) c = <usize>q.ring;
+          if (value > atomic.load<u64>(<usize>mvPhys)) { raiseFor(engine, cachedFence, id); result = STEP_INTERRUPT; break; }
+        }
+        if (result != STEP_DONE) break;
+      }
+      continue;
+    }
     // The next tick, drawn as the host draws it: its time (Random.jittered), then Scheduler.atOrContinue's sequence and tie-break.
     let nextNs: f64 = jittered ? nowNs + (commandNs + Math.floor(<f64>sfcNext(r, false) / 4294967296.0 * spanPlusOne)) : nowNs + commandNs;
     if (op == OP_WORK) nextNs = nowNs + <f64>command.value;

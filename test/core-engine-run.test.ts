@@ -109,6 +109,45 @@ describe('core engine and heap paths timed by npm run bench', () => {
     }
   });
 
+  it('NF-05 engineRun over long runs of signals of one fence (its fast inner loop) leaves exactly what engineStep leaves: interrupts mid-run, ring wrap, a log buffer that wraps', async () => {
+    const random = new Random(29);
+    for (let trial = 0; trial < 24; trial++) {
+      const ops: Op[] = [];
+      let fence = random.below(3), value = 0n;
+      for (let i = 0; i < 60; i++) {
+        if (random.below(10) === 0) fence = random.below(3); // mostly long runs of one fence
+        const roll = random.below(20);
+        value += 1n;
+        ops.push(roll === 0 ? { op: 'work', fence: 0, value: 2n } : roll === 1 ? { op: 'wait', fence, value: 0n } : { op: 'signal', fence, value });
+      }
+      const waited = BigInt(random.below(60));
+      const a = await rig(3, 64), b = await rig(3, 64);
+      for (const r of [a, b]) {
+        if (waited > 0n) { r.core.cmpWriteMonitoredValue(r.fences[1], waited - 1n); r.core.cmpBarrier(); }
+        push(r, Array.from({ length: 20 + random.below(40) }, () => ({ op: 'work' as const, fence: 0, value: 1n })));
+        while (r.core.queuePending(r.queue) > 0) r.core.engineStep(r.queue, 0n);
+      }
+      push(a, ops); push(b, ops);
+      const L = a.machine.layout;
+      // Run both to the end: a one command at a time, b in engineRun calls (each stops at an interrupt or maxSteps).
+      for (let guard = 0; guard < 200 && a.core.queuePending(a.queue) > 0; guard++) {
+        const maxSteps = 1 + random.below(70);
+        let steps = 0, last = L.stepDone;
+        while (steps < maxSteps) {
+          last = a.core.engineStep(a.queue, 9n);
+          if (last !== L.stepIdle && last >= 0) steps++;
+          if (last !== L.stepDone) break;
+        }
+        const result = b.core.engineRun(b.queue, 9n, maxSteps);
+        expect(result).toBe(last);
+        expect(stepReport(b).steps).toBe(steps);
+        expect(snapshot(b)).toEqual(snapshot(a));
+        for (const r of [a, b]) r.core.engineTakeInterrupt(0);
+      }
+      expect(b.core.queuePending(b.queue)).toBe(0);
+    }
+  });
+
   it('LOG-04 engineStep leaves exactly what its exported steps leave, called one by one: a signal is engineSignalWrite, logWriteEntry, logAdvance, engineDrain, cmpSignalCheck; a passing wait logs; a fence write drains and raises', async () => {
     const random = new Random(17);
     const a = await rig(3, 64), b = await rig(3, 64);
