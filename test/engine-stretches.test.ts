@@ -241,6 +241,27 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     expect(a.nowNs).not.toBe(b.nowNs);
   });
 
+  it('NF-10 an observer on the driver port turns core stretches off: it sees a NotifyGpuProgress per command, as stepped', async () => {
+    const machine: Machine = await createMachine({ seed: 4, trace: false, adapters: [{ engines: 1 }] });
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+    const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+    const callbacks: string[] = [];
+    const stop = machine.port.observe({ beforeCallback: (call) => { callbacks.push(call.callback); } });
+    app.submit({ hHwQueue, commands: Array.from({ length: 40 }, (_, i) => ({ signal: { hSyncObject, value: BigInt(i + 1) } })) });
+    machine.run();
+    expect(machine.adapter(0).hardware.counts.stretches).toBe(0);
+    expect(callbacks.filter((c) => c === 'NotifyGpuProgress')).toHaveLength(40);
+    expect(callbacks.filter((c) => c.includes('Stretch'))).toEqual([]);
+    // Without it, the same work runs as a stretch, reported by count.
+    stop();
+    app.submit({ hHwQueue, commands: Array.from({ length: 40 }, (_, i) => ({ signal: { hSyncObject, value: BigInt(41 + i) } })) });
+    machine.run();
+    expect(machine.adapter(0).hardware.counts.stretches).toBeGreaterThan(0);
+    expect(app.readFenceValue(hSyncObject)).toBe(80n);
+  });
+
   it('NF-10 a tool watching every step (a step listener of its own) turns core stretches off, and sees every command', async () => {
     const machine: Machine = await createMachine({ seed: 3, trace: false, adapters: [{ engines: 1 }] });
     const app = machine.createProcess('app');

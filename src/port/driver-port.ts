@@ -400,7 +400,10 @@ export class DriverPort {
       const handler = callbacks[name] as (first?: unknown, second?: unknown) => unknown;
       // Every callback takes one argument but QueryFeatureInterface (FeatureId, Version): observers get those two as an array.
       const twoArguments = handler.length === 2;
+      const stretchQuery = name === 'QueryGpuProgressStretch';
       wrapped[name] = (first?: unknown, second?: unknown) => {
+        // While an observer watches, the GPU runs no stretch: every command comes as its own NotifyGpuProgress, as it would stepped.
+        if (stretchQuery && this.observers.length) return false;
         const sequence = ++this.sequence;
         if (!this.observers.length) return handler(first, second);
         const call: CallbackCall = { sequence, adapterIndex: a.index, adapter: a.name, callback: name, data: twoArguments ? [first, second] : first, timeNs: this.clock() };
