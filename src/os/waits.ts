@@ -61,9 +61,12 @@ export interface Completion {
   mode: 'all' | 'any';
   owner: WaiterOwner;
   onComplete: (result: WaitResult) => void;
-  /** The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these). */
-  fences: GlobalFence[];
-  values: bigint[];
+  /**
+   * The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these); a one-fence wait keeps its
+   * fence and value themselves, not arrays of one (two objects fewer per waiter). Read them with entryFence / entryValue.
+   */
+  fences: GlobalFence | GlobalFence[];
+  values: bigint | bigint[];
   /** The core's waiter record (its physical address), on `home`. */
   record: number;
   home: OsAdapter;
@@ -72,6 +75,11 @@ export interface Completion {
   timeout?: ScheduledEvent;
   timeoutNs?: number;
 }
+
+/** The fence of a waiter's entry i. */
+const entryFence = (c: Completion, i: number): GlobalFence => (Array.isArray(c.fences) ? c.fences[i] : c.fences);
+/** The value of a waiter's entry i. */
+const entryValue = (c: Completion, i: number): bigint => (Array.isArray(c.values) ? c.values[i] : c.values);
 
 export interface WaitCounters {
   waitersAdded: number;
@@ -219,7 +227,7 @@ export class Waits {
       });
     }
     return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete,
-      owner === undefined ? { process: process.name } : { process: process.name, ...owner });
+      owner === undefined ? process.waiterOwner : { process: process.name, ...owner });
   }
 
   /**
@@ -263,8 +271,8 @@ export class Waits {
       check(block, `adding a CPU waiter on ${fence.label}`);
     }
     const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode: 'all', owner: owner === undefined ? { process: process.name } : { process: process.name, ...owner },
-      onComplete, fences: [fence], values: [value], record, home: adapter, others: undefined,
+      id, sequence: this.nextSequence++, label, mode: 'all', owner: owner === undefined ? process.waiterOwner : { process: process.name, ...owner },
+      onComplete, fences: fence, values: value, record, home: adapter, others: undefined,
     };
     this.completions[id] = completion;
     this.live++;
@@ -330,7 +338,8 @@ export class Waits {
       }
     }
     const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode, owner, onComplete, fences, values, record, home, others,
+      id, sequence: this.nextSequence++, label, mode, owner, onComplete, fences: count === 1 ? fences[0] : fences, values: count === 1 ? values[0] : values,
+      record, home, others,
     };
     this.completions[id] = completion;
     this.live++;
@@ -689,7 +698,7 @@ export class Waits {
   pendingWaiterList(): PendingWaiter[] {
     return this.liveCompletions().map((c) => ({
       id: c.sequence, label: c.label, mode: c.mode, owner: c.owner, timed: c.timeout !== undefined && !c.timeout.cancelled,
-      waits: this.pendingEntries(c).map((i) => ({ fence: c.fences[i], value: c.values[i] })),
+      waits: this.pendingEntries(c).map((i) => ({ fence: entryFence(c, i), value: entryValue(c, i) })),
     }));
   }
 
@@ -698,8 +707,9 @@ export class Waits {
     const lost: { waiter: string; fence: string; value: bigint; currentValue: bigint }[] = [];
     for (const c of this.liveCompletions()) {
       for (const i of this.pendingEntries(c)) {
-        const current = c.fences[i].currentValue();
-        if (current >= c.values[i]) lost.push({ waiter: c.label, fence: c.fences[i].label, value: c.values[i], currentValue: current });
+        const fence = entryFence(c, i), value = entryValue(c, i);
+        const current = fence.currentValue();
+        if (current >= value) lost.push({ waiter: c.label, fence: fence.label, value, currentValue: current });
       }
     }
     return lost;

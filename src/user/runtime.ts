@@ -126,6 +126,10 @@ export class CpuThreadError extends Error {
   }
 }
 
+/** waitAsync's promise executor: hands the resolver back through `captured` (one function for every wait, not a closure each). */
+let captured: ((result: WaitResult) => void) | undefined;
+const capture = (resolve: (result: WaitResult) => void): void => { captured = resolve; };
+
 export class RuntimeProcess {
   readonly threads: CpuThread[] = [];
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
@@ -219,8 +223,9 @@ export class RuntimeProcess {
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
   waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
     // Bad input throws here, synchronously, before anything changes.
-    let settle!: (result: WaitResult) => void;
-    const settled = new Promise<WaitResult>((resolve) => { settle = resolve; });
+    const settled = new Promise<WaitResult>(capture); // no closure per wait: the resolver comes back through `captured`
+    const settle = captured!;
+    captured = undefined;
     this.os.waits.beginWait(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle);
     return settled;
   }
