@@ -214,7 +214,7 @@ export class KernelContexts {
 
   /** Contexts whose head packet is a GPU wait on one of `fences`: look at them again. */
   wake(fences: GlobalFence[]): void {
-    if (!fences.length) return;
+    if (!fences.length || !this.live.length) return; // no context at all (the common case): nothing to look at
     const set = new Set(fences);
     this.wakeContexts(this.live.filter((c) => {
       const head = c.packets[0];

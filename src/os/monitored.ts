@@ -186,14 +186,17 @@ export class MonitoredFences {
   /** Writes each value (a 64-bit kernel store), releases satisfied CPU waiters and held contexts at once. */
   cpuSignal(fences: GlobalFence[], values: bigint[]): void {
     const changed = new Set<GlobalFence>();
-    fences.forEach((fence, i) => {
-      if (fence.destroyed || fence.adapter.state !== 'running') return;
+    // No closure, and no message or trace arguments unless they are used (a CPU signal's path).
+    for (let i = 0; i < fences.length; i++) {
+      const fence = fences[i];
+      if (fence.destroyed || fence.adapter.state !== 'running') continue;
       const core = fence.adapter.core;
-      check(core.cpuWriteCurrentValue(fence.coreFence, values[i]), `writing monitored fence ${fence.label}`);
+      const written = core.cpuWriteCurrentValue(fence.coreFence, values[i]);
+      if (written < 0) check(written, `writing monitored fence ${fence.label}`);
       core.fenceSetLastSignaled(fence.coreFence, values[i]);
-      this.trace.record('os', 'dxgkrnl', 'monitored fence value written', { fence: fence.label, value: values[i] });
+      if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'monitored fence value written', { fence: fence.label, value: values[i] });
       this.waits.satisfy(fence, fence.currentValue(), changed);
-    });
+    }
     this.waits.refresh(changed);
     this.hooks.wakeContexts(fences);
     this.hooks.afterCpuSignal(fences); // XA-04/XA-05: a cross-adapter monitored fence tells the other adapters

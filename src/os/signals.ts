@@ -9,13 +9,13 @@ import { WddmError } from '../base/errors.js';
 import type { DXGKARG_UPDATECURRENTVALUESFROMCPU } from '../ddi/ddi.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
-import { u64 as asU64 } from '../core/bindings.js';
+import type { WasmMemory } from '../core/bindings.js';
 import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
-import { checkMonitoredSignal, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
+import { checkMonitoredSignal, narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import type { OperationEnd, Waits } from './waits.js';
 
 /** What a CPU signal does after its NF-09 loop (an OS operation's end when it runs in steps). */
@@ -48,6 +48,10 @@ export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
   readonly counters = { cpuSignals: 0 };
 
+  /** Linear memory as u64 words (a machine's memory is made at its final size and never grows: one view serves), and the memory it views. */
+  private values?: BigUint64Array;
+  private valuesOf?: WasmMemory;
+
   constructor(private readonly os: SignalsEnvironment) {}
 
   signalFromCpu(process: Process, args: unknown): void {
@@ -77,11 +81,13 @@ export class CpuSignals {
 
   /**
    * The common CPU signal, checked and done without building anything: one handle of this process to a native
-   * fence of a running adapter that no cross-adapter group holds, a bigint value not below CurrentValue, no flags,
-   * no hDevice, tracing off, no DDI observer, OS operations run whole. For any other call it returns false having
-   * changed nothing, and the general path checks the call whole: every refusal is the general path's. What it does
-   * is what the general path does for that call: UpdateCurrentValuesFromCpu, then the waiters the new value
-   * satisfies. (Cross-adapter propagation has nothing to do for a fence outside every group.)
+   * fence (or a monitored one, not on a No64BitAtomics adapter) of a running adapter that no cross-adapter group
+   * holds, a bigint value not below CurrentValue, no flags, no hDevice, tracing off, OS operations run whole. For
+   * any other call it returns false having changed nothing, and the general path checks the call whole: every
+   * refusal is the general path's. What it does is what the general path does for that call: for a native fence
+   * UpdateCurrentValuesFromCpu (its argument reused while no DDI observer could keep it), then the waiters the new
+   * value satisfies; for a monitored fence the kernel's own write (MonitoredFences.cpuSignal). (Cross-adapter
+   * propagation has nothing to do for a fence outside every group.)
    */
   private signalOne(process: Process, args: unknown): boolean {
     if (typeof args !== 'object' || args === null) return false;
@@ -97,12 +103,22 @@ export class CpuSignals {
     if (object === undefined || object.kind !== 'syncObject') return false;
     const fence = object.global;
     const adapter = fence.adapter;
-    if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
+    if (adapter.state !== 'running' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
+    // A monitored fence on a No64BitAtomics adapter has its value window and 32-bit extension (MF-07): the general path.
+    const monitored = fence.kind === 'monitored';
+    if (monitored && narrow(adapter)) return false;
     if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;
-    // A rewind is refused or allowed by flags: the general path's to say. (The core's u64 arrives signed.)
-    const raw = adapter.core.cpuReadCurrentValue(fence.coreFence);
-    if (raw < 0n ? value < asU64(raw) : value < raw) return false;
+    // A rewind is refused or allowed by flags: the general path's to say. CurrentValue is read as the core's
+    // cpuReadCurrentValue reads it, one aligned 64-bit load, but through a view: an export call is polymorphic once
+    // a process has several machines (each core instance its own exports object), and twice as slow then.
+    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
+    if (value < this.values![fence.cvPhys >>> 3]) return false;
     this.counters.cpuSignals++;
+    if (monitored) {
+      // The kernel writes it itself, no DDI (src/os/monitored.ts).
+      this.os.monitored.cpuSignal([fence], [value]);
+      return true;
+    }
     const port = this.os.port;
     if (port.observed || scratch.busy) {
       // An observer may keep the argument; a signal made inside the DDI gets its own.
@@ -127,10 +143,10 @@ export class CpuSignals {
     }
     // NF-02: the OS keeps MonitoredValue just below the fence's smallest waited value (UINT64_MAX with none, and
     // a wait for UINT64_MAX keeps it one below), so only a value past it satisfies a waiter: with none nothing is read.
-    const monitored = fence.monitoredValue;
-    if (monitored === UINT64_MAX) return true;
+    const monitoredValue = fence.monitoredValue;
+    if (monitoredValue === UINT64_MAX) return true;
     const current = fence.currentValue();
-    if (current > monitored) {
+    if (current > monitoredValue) {
       const changed = new Set<GlobalFence>();
       this.os.waits.satisfy(fence, current, changed);
       this.os.waits.refresh(changed);

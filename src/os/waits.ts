@@ -153,9 +153,11 @@ export class Waits {
   private readonly freeIds: number[] = [];
   private live = 0;
   private nextSequence = 1;
-  /** Linear memory as u32 words (satisfy reads the out buffer through it), and the memory it views. */
+  /** Linear memory as u32 words (satisfy reads the out buffer through it) and as u64 words (waitOne reads CurrentValue), and the memory each views. */
   private words?: Uint32Array;
   private wordsOf?: WasmMemory;
+  private values?: BigUint64Array;
+  private valuesOf?: WasmMemory;
   /** OS operations run in steps (schedule granularity 'step'; dxgkrnl.ts sets it). */
   stepwise = false;
   /** The OS operation in flight (stepwise only): while it is, the OS's lock is held. */
@@ -254,8 +256,9 @@ export class Waits {
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_WAIT_FLAG) !== 0 || fence.monitoredValueHeld) return NOT_TAKEN;
     const core = adapter.core;
-    const raw = core.cpuReadCurrentValue(fence.coreFence); // the core's u64 arrives signed
-    if (raw < 0n ? asU64(raw) >= value : raw >= value) {
+    // CurrentValue as cpuReadCurrentValue reads it (one aligned 64-bit load), through a view (CpuSignals.signalOne says why).
+    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
+    if (this.values![fence.cvPhys >>> 3] >= value) {
       this.counters.waitsSatisfiedAtOnce++;
       const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: true, index: undefined };
       onComplete(result);
