@@ -393,8 +393,6 @@ export const KIND_NAMES: Record<HandleObject['kind'], string> = {
 
 export class Process {
   readonly handles: HandleTable<HandleObject>;
-  /** The owner of this process's CPU waits that name nothing else (one object for all of them: tools only read it). */
-  readonly waiterOwner: WaiterOwner;
   readonly ntHandles: HandleTable<NtHandle>;
   readonly retired: ClosedHandles;
   /**
@@ -417,7 +415,6 @@ export class Process {
     this.handles = new HandleTable(0x4000_0000 + slot * 0x10_0000, 1, 0x10_0000);
     this.ntHandles = new HandleTable(0x8000_0000 + slot * 0x10_0000, 4, 0x4_0000, 4);
     this.retired = new ClosedHandles([this.handles, this.ntHandles]);
-    this.waiterOwner = { process: name };
   }
 
   /** A new handle value of this process (enter it in `handles`); INSUFFICIENT_RESOURCES when all are in use. */

@@ -76,6 +76,13 @@ export interface Completion {
   timeoutNs?: number;
 }
 
+/**
+ * Who a wait of `process` belongs to: `owner` itself when it names the process already (a caller's one record for
+ * many waits: tools only read it), else a record with the process's name added.
+ */
+const ownerOf = (process: Process, owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined): WaiterOwner =>
+  owner === undefined ? { process: process.name } : 'process' in owner ? owner : { process: process.name, ...owner };
+
 /** The fence of a waiter's entry i. */
 const entryFence = (c: Completion, i: number): GlobalFence => (Array.isArray(c.fences) ? c.fences[i] : c.fences);
 /** The value of a waiter's entry i. */
@@ -195,7 +202,7 @@ export class Waits {
    * `owner`: the caller's object behind the wait (a CpuThread, a CpuEvent), kept for tools (machine.stuck()).
    */
   beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
-            owner?: Omit<WaiterOwner, 'process'>): WaitResult | undefined {
+            owner?: Omit<WaiterOwner, 'process'> | WaiterOwner): WaitResult | undefined {
     const short = this.waitOne(process, args, label, onComplete, owner);
     if (short !== NOT_TAKEN) return short;
     const a = v.options(args, 'wait(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
@@ -229,7 +236,7 @@ export class Waits {
       });
     }
     return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete,
-      owner === undefined ? process.waiterOwner : { process: process.name, ...owner });
+      ownerOf(process, owner));
   }
 
   /**
@@ -241,7 +248,7 @@ export class Waits {
    * the new value is at or below it, since a value past it leaves the smallest waited value where it is (NF-02).
    */
   private waitOne(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
-                  owner: Omit<WaiterOwner, 'process'> | undefined): WaitResult | undefined | typeof NOT_TAKEN {
+                  owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined): WaitResult | undefined | typeof NOT_TAKEN {
     if (typeof args !== 'object' || args === null || this.trace.enabled || this.stepwise) return NOT_TAKEN;
     for (const key in args) if (key !== 'objects' && key !== 'values') return NOT_TAKEN;
     const { objects, values } = args as { objects?: unknown; values?: unknown };
@@ -274,7 +281,7 @@ export class Waits {
       check(block, `adding a CPU waiter on ${fence.label}`);
     }
     const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode: 'all', owner: owner === undefined ? process.waiterOwner : { process: process.name, ...owner },
+      id, sequence: this.nextSequence++, label, mode: 'all', owner: ownerOf(process, owner),
       onComplete, fences: fence, values: value, record, home: adapter, others: undefined,
     };
     this.completions[id] = completion;

@@ -20,7 +20,7 @@
 // half (UserModeDriverInterface): user-mode submission writes the ring there,
 // then tells the OS what it submitted. It never writes a kernel table.
 
-import type { CpuEvent, Dxgkrnl, LocalFence, NativeFenceMapping, Process, WaitResult } from '../os/dxgkrnl.js';
+import type { CpuEvent, Dxgkrnl, LocalFence, NativeFenceMapping, Process, WaitResult, WaiterOwner } from '../os/dxgkrnl.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import type { WasmMemory } from '../core/bindings.js';
 import { WddmError, invalid } from '../base/errors.js';
@@ -135,11 +135,13 @@ export class RuntimeProcess {
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
   /** The UMD's own record of its hardware queues: adapter, and the private data the kernel-mode driver left for it. */
   private readonly hwQueues = new Map<number, { adapterIndex: number; privateDriverData: Uint8Array }>();
-  /** The label of a waitAsync without one (a waiter keeps its label: one string for all of them). */
+  /** The label of a waitAsync without one, and the owner of every waitAsync (a waiter keeps both: one of each for all of them). */
   private readonly asyncLabel: string;
+  private readonly asyncOwner: WaiterOwner;
   constructor(readonly machine: UserModeSystem, readonly kernel: Process) {
     machine.scheduler.register(this.owner, (event) => this.onEvent(event));
     this.asyncLabel = `${kernel.name}:async`;
+    this.asyncOwner = { process: kernel.name };
   }
 
   /** Its scheduler owner: the events that resume its threads. */
@@ -226,7 +228,7 @@ export class RuntimeProcess {
     const settled = new Promise<WaitResult>(capture); // no closure per wait: the resolver comes back through `captured`
     const settle = captured!;
     captured = undefined;
-    this.os.waits.beginWait(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle);
+    this.os.waits.beginWait(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle, this.asyncOwner);
     return settled;
   }
 
