@@ -24,6 +24,7 @@
 import type { GpuCore } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
 import { check, WddmError } from '../base/errors.js';
+import { IntMap } from '../base/int-map.js';
 import type { GpuHardware, HwQueueInfo, StepRecord, StretchReport } from '../gpu/hardware.js';
 import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import {
@@ -75,9 +76,9 @@ export class ReferenceDriver implements KernelModeDriver {
   private nextGlobal = 0x1000;
   private nextLocal = 0x2000;
   private nextQueue = 0x3000;
-  /** hGlobalNativeFence → the core's fence id; hLocalNativeFence → its hGlobalNativeFence (small integers: no record per fence). */
-  private readonly fences = new Map<number, number>();
-  private readonly locals = new Map<number, number>();
+  /** hGlobalNativeFence → the core's fence id; hLocalNativeFence → its hGlobalNativeFence (small integers in typed arrays: no record or Map entry per fence). */
+  private readonly fences = new IntMap();
+  private readonly locals = new IntMap();
   /** Open local handles per core fence id (grown by doubling; the core bounds the ids by its fence limit). */
   private openLocals = new Uint32Array(64);
   private readonly queues = new Map<number, DriverQueue>(); // hHwQueue → queue

@@ -45,7 +45,7 @@ import { hex, type NativeFenceTypeName } from '../base/wddm.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { MonitoredFences } from './monitored.js';
 import {
-  GlobalFence, requireRunning, updateCurrentValuesFromCpu,
+  fenceByGlobalHandle, GlobalFence, requireRunning, updateCurrentValuesFromCpu,
   type GpuProgress, LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
 import type { Waits } from './waits.js';
@@ -361,7 +361,7 @@ export class CrossAdapterFences {
   /** NotifyDoorbellFallback: a signal's doorbell found a ring full; the fence is propagated after the interrupt. */
   onDoorbellFallback(adapter: OsAdapter, data: DoorbellFallback): void {
     if (adapter.state !== 'running') return;
-    const fence = adapter.byGlobalHandle.get(data.hGlobalNativeFence);
+    const fence = fenceByGlobalHandle(adapter, data.hGlobalNativeFence);
     this.counters.doorbellFallbacks++;
     this.os.trace.record('fault', adapter.name, 'doorbell ring full: falling back to the interrupt path', { fence: fence?.label ?? data.hGlobalNativeFence, fullRings: data.RingsFull });
     if (fence) this.fallbackPending.add(fence);

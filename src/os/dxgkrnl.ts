@@ -36,7 +36,8 @@ import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
 import type { BugCheckReport, GlobalFence, OsAdapter, Process } from './objects.js';
-import { FenceTable, ValueTable } from './tables.js';
+import { FenceTable, RecentValues, ValueTable } from './tables.js';
+import { IntMap } from '../base/int-map.js';
 import { Resets } from './resets.js';
 import { CpuSignals, type CpuSignalEnd } from './signals.js';
 import { Waits } from './waits.js';
@@ -203,8 +204,8 @@ export class Dxgkrnl {
       throw new WddmError('NOT_SUPPORTED', message, { parameter: `adapters[${adapter.index}].caps`, value: 'NativeGpuFence | No64BitAtomics', expected: 'a driver that advertises NativeGpuFence only with 64-bit atomic GPU writes' });
     }
     const full: OsAdapter = {
-      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new FenceTable<GlobalFence>(), kernelCurrentValueVas: new ValueTable(), byGlobalHandle: new Map(),
-      destroyedGlobalHandles: new Set(), withWaiters: new Set(), devices: new Set(),
+      ...adapter, caps, nativeFence: advertises, state: 'running', fences: new FenceTable<GlobalFence>(), kernelCurrentValueVas: new ValueTable(), byGlobalHandle: new IntMap(),
+      destroyedGlobalHandles: new RecentValues(4096), withWaiters: new Set(), devices: new Set(),
     };
     this.adapters.push(full);
     return full;

@@ -121,7 +121,7 @@ export class NativeFences {
     if (!created) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
     global.hGlobal = created.hGlobalNativeFence;
     adapter.fences.set(coreFence, global);
-    adapter.byGlobalHandle.set(global.hGlobal, global);
+    adapter.byGlobalHandle.set(global.hGlobal, coreFence);
     if ((flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0) this.os.crossAdapter.attach(global, crossRoot);
     return global;
   }

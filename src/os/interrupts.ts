@@ -25,7 +25,7 @@ import type { HwQueues } from './hw-queues.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import type { GlobalFence, GpuProgress, LocalFence, OsAdapter, OsContext, OsHwQueue, Process } from './objects.js';
+import { fenceByGlobalHandle, type GlobalFence, type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsHwQueue, type Process } from './objects.js';
 import type { Resets } from './resets.js';
 import type { OperationEnd, Waits } from './waits.js';
 
@@ -104,7 +104,7 @@ export class Interrupts {
     if (list) {
       fences = [];
       for (const handle of list) {
-        const fence = adapter.byGlobalHandle.get(handle);
+        const fence = fenceByGlobalHandle(adapter, handle);
         if (!fence) {
           const what = adapter.destroyedGlobalHandles.has(handle) ? 'a destroyed native fence' : 'no native fence of this adapter';
           os.resets.bugCheckAdapter(adapter, 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE',

@@ -5,6 +5,9 @@
 //
 // Every other file of src/os/ imports this one; it imports none of them but
 // tables.ts (the flat tables the records are kept in).
+// Why this file is long: the records are packed (flags, counts and rare
+// fields folded into few fields, a field costs 8 B a fence) and their
+// accessors sit with them; every module shares them, so they stay in one file.
 // The records are plain data the modules own between them:
 //
 //   OsAdapter ──devices──▶ OsDevice ──queues──▶ OsHwQueue
@@ -20,7 +23,8 @@ import { u64 as asU64 } from '../core/bindings.js';
 import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
-import { ClosedHandles, HandleTable, type FenceTable, type ValueTable } from './tables.js';
+import { ClosedHandles, HandleTable, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
+import type { IntMap } from '../base/int-map.js';
 import {
   KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
@@ -53,8 +57,12 @@ export interface OsAdapter {
   fences: FenceTable<GlobalFence>;
   /** Each live fence's kernel CurrentValue VA by core id (read on every CPU signal: cheaper than deriving it). */
   kernelCurrentValueVas: ValueTable;
-  byGlobalHandle: Map<number, GlobalFence>;
-  destroyedGlobalHandles: Set<number>;
+  /** The System process's GPU page mappings on this adapter (MapToGpuSystemProcess), once a fence is mapped there. */
+  systemPages?: ReadonlyMap<number, { va: bigint }>;
+  /** The driver's global handle → core fence id of the live native fences (fenceByGlobalHandle). */
+  byGlobalHandle: IntMap;
+  /** The most recent destroyed fences' global handles (an interrupt naming one gets the clearer bug check). */
+  destroyedGlobalHandles: RecentValues;
   /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
   withWaiters: Set<GlobalFence>;
   devices: Set<OsDevice>;
@@ -64,6 +72,9 @@ export interface OsAdapter {
 export function narrow(adapter: OsAdapter): boolean {
   return (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
 }
+
+/** The live native fence the driver knows as `hGlobal` on `adapter`. */
+export const fenceByGlobalHandle = (adapter: OsAdapter, hGlobal: number): GlobalFence | undefined => adapter.fences.get(adapter.byGlobalHandle.get(hGlobal) ?? -1);
 
 export function requireRunning(adapter: OsAdapter, parameter: string): void {
   if (adapter.state === 'stopped') {
@@ -109,8 +120,11 @@ export class FenceLocals implements Iterable<LocalFence> {
   }
 }
 
-/** GlobalFence's yes/no state, packed in one field (a field costs 8 B a fence). */
-const DESTROYED = 1, DESTROY_PENDING = 2, MONITORED = 4, MONITORED_VALUE_HELD = 8, INTRA_GPU = 16, SHAREABLE = 32;
+/** GlobalFence's yes/no state, packed in one field with its sync flags (bits 8 and up): a field costs 8 B a fence. */
+const DESTROYED = 1, DESTROY_PENDING = 2, MONITORED = 4, MONITORED_VALUE_HELD = 8, INTRA_GPU = 16, SHAREABLE = 32, SYSTEM_MAPPED = 64, FLAGS_SHIFT = 8;
+
+/** What few fences have (a name, NT handles), out of line: one field for both. */
+interface RareFenceState { name: string | undefined; ntReferences: number }
 
 /**
  * A fence's record on one adapter. Its handles are kept by the FenceLocals it extends (`locals` is the record
@@ -118,34 +132,43 @@ const DESTROYED = 1, DESTROY_PENDING = 2, MONITORED = 4, MONITORED_VALUE_HELD = 
  */
 export class GlobalFence extends FenceLocals {
   monitoredValue = UINT64_MAX;
-  ntReferences = 0;
   /** Submitted GPU waits / signals naming it that have not executed yet (any process, any queue). */
   gpuWaitsInFlight = 0;
   gpuSignalsInFlight = 0;
   hGlobal = 0;
   private bits: number;
+  private rare: RareFenceState | undefined;
   constructor(
     readonly adapter: OsAdapter,
     readonly coreFence: number,
     type: NativeFenceTypeName,
-    readonly flags: number,
+    flags: number,
     shareable: boolean,
     readonly cvPhys: number,
     readonly mvPhys: number,
     /**
      * MapToGpuSystemProcess: the System process's page mappings on this adapter (Process.gpuMappings), which hold
      * the values' pages while the fence lives; undefined: not mapped there. The VAs are derived, not stored (a BigInt each).
+     * Kept once per adapter (OsAdapter.systemPages), a bit here.
      */
-    readonly systemPages: ReadonlyMap<number, { va: bigint }> | undefined,
+    systemPages: ReadonlyMap<number, { va: bigint }> | undefined,
     /** Undefined: the label is derived from the core id. */
-    private readonly name: string | undefined,
+    name: string | undefined,
   ) {
     super();
-    this.bits = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0);
+    if (systemPages !== undefined && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
+    this.bits = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemPages !== undefined ? SYSTEM_MAPPED : 0) | (flags << FLAGS_SHIFT);
+    this.rare = name === undefined ? undefined : { name, ntReferences: 0 };
     adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(cvPhys));
   }
   /** The fence's handles in the order opened. */
   get locals(): FenceLocals { return this; }
+  /** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS it was created with. */
+  get flags(): number { return this.bits >>> FLAGS_SHIFT; }
+  /** NT handles (any process) that hold it. */
+  get ntReferences(): number { return this.rare?.ntReferences ?? 0; }
+  set ntReferences(count: number) { (this.rare ??= { name: undefined, ntReferences: 0 }).ntReferences = count; }
+  get systemPages(): ReadonlyMap<number, { va: bigint }> | undefined { return (this.bits & SYSTEM_MAPPED) !== 0 ? this.adapter.systemPages : undefined; }
   get type(): NativeFenceTypeName { return (this.bits & INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT'; }
   get shareable(): boolean { return (this.bits & SHAREABLE) !== 0; }
   /** Storage freed, Destroy DDI called. */
@@ -162,7 +185,7 @@ export class GlobalFence extends FenceLocals {
   set monitoredValueHeld(on: boolean) { this.setBit(MONITORED_VALUE_HELD, on); }
   private setBit(bit: number, on: boolean): void { this.bits = on ? this.bits | bit : this.bits & ~bit; }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
-  get label(): string { return this.name ?? `fence${this.coreFence}`; }
+  get label(): string { return this.rare?.name ?? `fence${this.coreFence}`; }
   /** Kernel CPU VAs (a stored BigInt costs ~32 B a fence): CurrentValue's from the adapter's table, MonitoredValue's derived. */
   get kernelCvVa(): bigint {
     // The table by core id while this record holds the id; a destroyed record's id may be another fence's by now.
@@ -238,10 +261,8 @@ function windowError(fence: GlobalFence, value: bigint, last: bigint, parameter:
  * values' pages while the handle is open (a stored BigInt costs ~24 B a handle); 0n once unmapped.
  */
 export class LocalFence {
-  /** Submitted GPU commands written through this handle that have not executed yet (src/os/lifetime.ts). */
-  gpuReferences = 0;
-  /** closing, usedByGpu: packed in one field (a field costs 8 B a handle). */
-  private bits = 0;
+  /** closing (1), usedByGpu (2) and 4 × gpuReferences, in one field (a field costs 8 B a handle): arithmetic, not bitwise, past 2^31. */
+  private state = 0;
   constructor(
     process: Process,
     readonly handle: number,
@@ -256,11 +277,14 @@ export class LocalFence {
   get kind(): 'syncObject' { return 'syncObject'; }
   get process(): Process { return this.device.process; }
   /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
-  get closing(): boolean { return (this.bits & 1) !== 0; }
-  set closing(on: boolean) { this.bits = on ? this.bits | 1 : this.bits & ~1; }
+  get closing(): boolean { return this.state % 2 === 1; }
+  set closing(on: boolean) { if (on !== this.closing) this.state += on ? 1 : -1; }
   /** A submitted GPU command named this handle: its queues' logs may name it (read before the close finishes). */
-  get usedByGpu(): boolean { return (this.bits & 2) !== 0; }
-  set usedByGpu(on: boolean) { this.bits = on ? this.bits | 2 : this.bits & ~2; }
+  get usedByGpu(): boolean { return this.state % 4 >= 2; }
+  set usedByGpu(on: boolean) { if (on !== this.usedByGpu) this.state += on ? 2 : -2; }
+  /** Submitted GPU commands written through this handle that have not executed yet (src/os/lifetime.ts). */
+  get gpuReferences(): number { return Math.floor(this.state / 4); }
+  set gpuReferences(count: number) { this.state = this.state % 4 + 4 * count; }
   /** CurrentValue's GPU VA in the process (on the fence record's adapter). */
   get cvGpuVa(): bigint { return pageVa(this.process.gpuMappings.get(this.global.adapter.index), this.global.cvPhys); }
   /** MonitoredValue's GPU VA in the process (0n: a monitored fence has none). */

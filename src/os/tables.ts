@@ -204,6 +204,15 @@ export class ClosedHandles {
   }
 }
 
+/** The last `capacity` values added (older ones are forgotten): a ring, searched only on error paths. */
+export class RecentValues {
+  private readonly ring: Float64Array;
+  private added = 0;
+  constructor(readonly capacity: number) { this.ring = new Float64Array(capacity).fill(NaN); }
+  add(value: number): void { this.ring[this.added++ % this.capacity] = value; }
+  has(value: number): boolean { return this.ring.includes(value); }
+}
+
 /**
  * A 64-bit value per core fence id (an adapter's fences' kernel CurrentValue VAs): a BigUint64Array grown
  * by doubling. Reading one costs less than deriving it (a BigInt add, ~50 ns) and 8 B a fence where a
