@@ -58,6 +58,12 @@ export interface ReferenceDriverOptions {
 /** A hardware queue or context: its core queue (ring), the process whose GPU VA space it runs in. */
 interface DriverQueue { handle: number; coreQueue: number; processSlot: number; engine: number; kind: 'HW_QUEUE' | 'CONTEXT' }
 
+/**
+ * hGlobalNativeFence = GLOBAL_HANDLE_BASE + generation (4 bits) × 2^24 + core fence id; a fence's first
+ * hLocalNativeFence is the same value moved to LOCAL_HANDLE_BASE, later ones count up from 0x2000.
+ */
+const GLOBAL_HANDLE_BASE = 0x1000_0000, LOCAL_HANDLE_BASE = 0x2000_0000, FENCE_ID_MASK = 0xff_ffff, PRIMARY_OPEN = 0x8000_0000;
+
 /** 'WDQ1': the first word of a hardware queue's private driver data (then its hHwQueue). */
 const QUEUE_DATA_MAGIC = 0x3151_4457;
 
@@ -73,13 +79,19 @@ export class ReferenceDriver implements KernelModeDriver {
   private os?: DxgkrnlCallbacks;
   private osCaps?: NativeFenceOsCaps;
   private nativeFenceEnabled = false;
-  private nextGlobal = 0x1000;
+  /** Bits 24–27 of the next hGlobalNativeFence (a stale handle of a reused core id differs from the new one's). */
+  private generation = 0;
   private nextLocal = 0x2000;
   private nextQueue = 0x3000;
-  /** hGlobalNativeFence → the core's fence id; hLocalNativeFence → its hGlobalNativeFence (small integers in typed arrays: no record or Map entry per fence). */
-  private readonly fences = new IntMap();
+  /**
+   * hLocalNativeFence → its hGlobalNativeFence for a fence's second and later opens (a shared fence opened by
+   * several processes); the first open's handle is derived from the global one (no entry per fence).
+   */
   private readonly locals = new IntMap();
-  /** Open local handles per core fence id (grown by doubling; the core bounds the ids by its fence limit). */
+  /**
+   * Per core fence id (grown by doubling; the core bounds the ids by its fence limit): open local handles, and
+   * PRIMARY_OPEN while the derived local handle is out.
+   */
   private openLocals = new Uint32Array(64);
   private readonly queues = new Map<number, DriverQueue>(); // hHwQueue → queue
   private nextContext = 0x4000;
@@ -108,7 +120,7 @@ export class ReferenceDriver implements KernelModeDriver {
       hardware.doorbell.onFallback = (engine, coreFence, posted, full) => {
         // The core keeps each fence's hGlobalNativeFence (fenceSetDriverHandle at create): no map of our own.
         const hGlobal = this.core.fenceIsLive(coreFence) ? this.core.fenceDriverHandle(coreFence) : 0;
-        if (this.os && !this.stopped && this.fences.has(hGlobal)) this.os.NotifyDoorbellFallback({ NodeOrdinal: engine, hGlobalNativeFence: hGlobal, RecordsPosted: posted, RingsFull: full });
+        if (this.os && !this.stopped && this.fenceOf(hGlobal) >= 0) this.os.NotifyDoorbellFallback({ NodeOrdinal: engine, hGlobalNativeFence: hGlobal, RecordsPosted: posted, RingsFull: full });
       };
     }
     this.userMode = new ReferenceUserModeDriver(this);
@@ -150,9 +162,10 @@ export class ReferenceDriver implements KernelModeDriver {
     const cvPhys = Number(args.CurrentValueKernelCpuVa - KERNEL_VA_BASE);
     const coreFence = this.core.fenceAtCurrentValue(cvPhys);
     if (coreFence <= 0) throw new Error(`DxgkDdiCreateNativeFence: no fence storage at CurrentValueKernelCpuVa ${hex(args.CurrentValueKernelCpuVa)}`);
-    const hGlobal = this.nextGlobal++;
+    if (coreFence > FENCE_ID_MASK) throw new Error(`DxgkDdiCreateNativeFence: core fence id ${coreFence} does not fit the handle's 24 bits`);
+    // The handle names the core id (the core keeps the handle, so it is checked against it): no table of our own.
+    const hGlobal = GLOBAL_HANDLE_BASE + (this.generation++ & 0xf) * 0x100_0000 + coreFence;
     check(this.core.fenceSetDriverHandle(coreFence, hGlobal), 'DxgkDdiCreateNativeFence');
-    this.fences.set(hGlobal, coreFence);
     if (coreFence >= this.openLocals.length) {
       let length = this.openLocals.length;
       while (length <= coreFence) length *= 2;
@@ -167,27 +180,38 @@ export class ReferenceDriver implements KernelModeDriver {
   }
 
   openNativeFence(args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number } {
-    const coreFence = this.fences.get(args.hGlobalNativeFence);
-    if (coreFence === undefined) throw new Error(`DxgkDdiOpenNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
-    const hLocal = this.nextLocal++;
+    const coreFence = this.fence(args.hGlobalNativeFence, 'DxgkDdiOpenNativeFence');
+    let hLocal: number;
+    if ((this.openLocals[coreFence] & PRIMARY_OPEN) === 0) {
+      hLocal = args.hGlobalNativeFence - GLOBAL_HANDLE_BASE + LOCAL_HANDLE_BASE;
+      this.openLocals[coreFence] |= PRIMARY_OPEN;
+    } else {
+      hLocal = this.nextLocal++;
+      this.locals.set(hLocal, args.hGlobalNativeFence);
+    }
     this.openLocals[coreFence]++;
-    this.locals.set(hLocal, args.hGlobalNativeFence);
     return { hLocalNativeFence: hLocal };
   }
 
   closeNativeFence(args: DXGKARG_CLOSENATIVEFENCE): void {
-    const hGlobal = this.locals.get(args.hLocalNativeFence);
-    if (hGlobal === undefined) throw new Error(`DxgkDdiCloseNativeFence: unknown hLocalNativeFence 0x${args.hLocalNativeFence.toString(16)}`);
-    this.openLocals[this.fences.get(hGlobal)!]--;
-    this.locals.delete(args.hLocalNativeFence);
+    const hLocal = args.hLocalNativeFence;
+    const derived = Number.isInteger(hLocal) && hLocal >= LOCAL_HANDLE_BASE && hLocal < LOCAL_HANDLE_BASE + 0x1000_0000;
+    const hGlobal = derived ? hLocal - LOCAL_HANDLE_BASE + GLOBAL_HANDLE_BASE : this.locals.get(hLocal);
+    const coreFence = hGlobal === undefined ? -1 : this.fenceOf(hGlobal);
+    if (coreFence < 0 || (derived && (this.openLocals[coreFence] & PRIMARY_OPEN) === 0)) {
+      throw new Error(`DxgkDdiCloseNativeFence: unknown hLocalNativeFence 0x${hLocal.toString(16)}`);
+    }
+    this.openLocals[coreFence]--;
+    if (derived) this.openLocals[coreFence] &= ~PRIMARY_OPEN;
+    else this.locals.delete(hLocal);
   }
 
   destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void {
-    const coreFence = this.fences.get(args.hGlobalNativeFence);
-    if (coreFence === undefined) throw new Error(`DxgkDdiDestroyNativeFence: unknown hGlobalNativeFence 0x${args.hGlobalNativeFence.toString(16)}`);
-    const open = this.openLocals[coreFence];
+    const coreFence = this.fence(args.hGlobalNativeFence, 'DxgkDdiDestroyNativeFence');
+    const open = this.openLocals[coreFence] & ~PRIMARY_OPEN;
     if (open) throw new Error(`DxgkDdiDestroyNativeFence: 0x${args.hGlobalNativeFence.toString(16)} still has ${open} open local handle(s)`);
-    this.fences.delete(args.hGlobalNativeFence);
+    // Forgotten: interrupt lists the core still builds name handle 0 until the storage is freed (dropped below).
+    check(this.core.fenceSetDriverHandle(coreFence, 0), 'DxgkDdiDestroyNativeFence');
     // The storage is freed after this DDI returns: where CurrentValue is, is still the core's to say.
     if (this.hardware.doorbell) this.hardware.doorbell.unregister(this.core.fenceCurrentValueAddress(coreFence));
   }
@@ -457,7 +481,7 @@ export class ReferenceDriver implements KernelModeDriver {
     let list: number[] | null = null;
     if (count >= 0 && this.options.interruptPayload === 'list') {
       // A correct driver never reports a fence it has been told to destroy.
-      list = raw.filter((h) => this.fences.has(h));
+      list = raw.filter((h) => this.fenceOf(h) >= 0);
     }
     this.os.NotifyInterrupt({
       InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED,
@@ -470,10 +494,17 @@ export class ReferenceDriver implements KernelModeDriver {
     });
   }
 
+  /** The core fence id of `hGlobal`, a live native fence this driver made; -1 otherwise. */
+  private fenceOf(hGlobal: number): number {
+    if (!Number.isInteger(hGlobal) || hGlobal < GLOBAL_HANDLE_BASE || hGlobal >= LOCAL_HANDLE_BASE) return -1;
+    const coreFence = hGlobal & FENCE_ID_MASK;
+    return coreFence > 0 && this.core.fenceIsLive(coreFence) && this.core.fenceDriverHandle(coreFence) === hGlobal ? coreFence : -1;
+  }
+
   /** The core fence id of `hGlobal`. */
   private fence(hGlobal: number, ddi: string): number {
-    const fence = this.fences.get(hGlobal);
-    if (fence === undefined) throw new Error(`${ddi}: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
+    const fence = this.fenceOf(hGlobal);
+    if (fence < 0) throw new Error(`${ddi}: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
     return fence;
   }
 }
