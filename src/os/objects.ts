@@ -122,6 +122,7 @@ export class FenceLocals implements Iterable<LocalFence> {
 
 /** GlobalFence's yes/no state, packed in one field with its sync flags (bits 8 and up): a field costs 8 B a fence. */
 const DESTROYED = 1, DESTROY_PENDING = 2, MONITORED = 4, MONITORED_VALUE_HELD = 8, INTRA_GPU = 16, SHAREABLE = 32, SYSTEM_MAPPED = 64, FLAGS_SHIFT = 8;
+const IN_FLIGHT_SIGNAL = 2 ** 26;
 
 /** What few fences have (a name, NT handles), out of line: one field for both. */
 interface RareFenceState { name: string | undefined; ntReferences: number }
@@ -132,9 +133,11 @@ interface RareFenceState { name: string | undefined; ntReferences: number }
  */
 export class GlobalFence extends FenceLocals {
   monitoredValue = UINT64_MAX;
-  /** Submitted GPU waits / signals naming it that have not executed yet (any process, any queue). */
-  gpuWaitsInFlight = 0;
-  gpuSignalsInFlight = 0;
+  /**
+   * Submitted GPU waits + 2^26 × signals naming it that have not executed yet (any process, any queue), one field:
+   * exact while waits < 2^26, which the rings' arena bounds (at most 2^30 bytes of 32-byte ring entries).
+   */
+  private inFlight = 0;
   hGlobal = 0;
   private bits: number;
   private rare: RareFenceState | undefined;
@@ -163,6 +166,10 @@ export class GlobalFence extends FenceLocals {
   }
   /** The fence's handles in the order opened. */
   get locals(): FenceLocals { return this; }
+  get gpuWaitsInFlight(): number { return this.inFlight % IN_FLIGHT_SIGNAL; }
+  set gpuWaitsInFlight(count: number) { this.inFlight += count - this.gpuWaitsInFlight; }
+  get gpuSignalsInFlight(): number { return Math.floor(this.inFlight / IN_FLIGHT_SIGNAL); }
+  set gpuSignalsInFlight(count: number) { this.inFlight += (count - this.gpuSignalsInFlight) * IN_FLIGHT_SIGNAL; }
   /** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS it was created with. */
   get flags(): number { return this.bits >>> FLAGS_SHIFT; }
   /** NT handles (any process) that hold it. */
