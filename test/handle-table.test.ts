@@ -80,4 +80,27 @@ describe('handle tables', () => {
     expect(table.wasIssued(h)).toBe(false);
     expect(table.allocate()).toBe(h);
   });
+  it('NF-16 after the handle sequence wraps, a new handle never takes the value of a live allocation (allocations are not in the handle table)', async () => {
+    const { app, hDevice } = await world();
+    const hFirst = app.createNativeFence({ hDevice }).hSyncObject;
+    const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, name: 'kept' });
+    app.destroySynchronizationObject(hFirst);
+    // Wind the process's sequence once round (values handed out and never entered) until it is back at hFirst:
+    // the next value the sequence reaches is the live allocation's.
+    let wound = 0;
+    for (let value = 0; value !== hFirst; wound++) {
+      if (wound > app.kernel.handles.space + 8) throw new Error('the handle sequence did not come back round');
+      value = app.kernel.handles.allocate()!;
+    }
+    expect(wound).toBeGreaterThan(0xF_0000);
+    const hNext = app.createNativeFence({ hDevice }).hSyncObject;
+    expect(hNext).not.toBe(hAllocation);
+    expect(hNext).not.toBe(hFirst);
+    app.signal({ objects: [hNext], values: [7n] });
+    expect(app.readFenceValue(hNext)).toBe(7n);
+    // The allocation is still itself: it locks and is destroyed by its handle.
+    app.lock2({ hDevice, hAllocation });
+    app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
+    expect(app.kernel.otherLiveHandles.has(hAllocation)).toBe(false);
+  });
 });

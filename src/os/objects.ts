@@ -432,6 +432,11 @@ export class Process {
    * entries written through them still resolve here. allocHandle() does not hand their values out again.
    */
   readonly closing = new Map<number, LocalFence>();
+  /**
+   * Live handle values of this process that are not entries of `handles` (VidMm's allocations): allocHandle()
+   * skips them once the sequence wraps, so a new object never takes the value of a live allocation.
+   */
+  readonly otherLiveHandles = new Set<number>();
   /** Per adapter: physical page → { GPU VA, references } (src/os/address-spaces.ts). */
   readonly gpuMappings = new Map<number, Map<number, { va: bigint; references: number }>>();
   /** Physical page → { user CPU VA (read-only), references }. */
@@ -439,7 +444,7 @@ export class Process {
   /** User VA page number (from USER_VA_BASE) → physical page: translateUser in one lookup. */
   private readonly userPagesByVa = new Map<number, number>();
   private nextUserPage = 0;
-  private readonly isClosing = (handle: number): boolean => this.closing.has(handle);
+  private readonly isTaken = (handle: number): boolean => this.closing.has(handle) || this.otherLiveHandles.has(handle);
 
   constructor(readonly slot: number, readonly name: string) {
     // Handles 0x40000000 + slot × 0x100000 + n, n = 1 … 0xFFFFF; NT handles 0x80000000 + slot × 0x100000 + 4n, n = 1 … 0x3FFFF.
@@ -449,7 +454,7 @@ export class Process {
   }
 
   /** A new handle value of this process (enter it in `handles`); INSUFFICIENT_RESOURCES when all are in use. */
-  allocHandle(): number { return this.handles.allocate(this.isClosing) ?? this.full(this.handles, ''); }
+  allocHandle(): number { return this.handles.allocate(this.isTaken) ?? this.full(this.handles, ''); }
   allocNtHandle(): number { return this.ntHandles.allocate() ?? this.full(this.ntHandles, 'NT '); }
   private full(table: { space: number }, what: string): never {
     throw new WddmError('INSUFFICIENT_RESOURCES', `process "${this.name}" holds ${table.space - 1} open ${what}handles, the most a process can; close some first`);

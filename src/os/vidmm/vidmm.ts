@@ -358,6 +358,7 @@ export class VidMm {
     const where = target && !target.descriptor.aperture ? 'local' : 'system';
     const pages = this.allocPages(memory, where, Math.ceil(sizeBytes / PAGE_BYTES), `createAllocation "${name}"`);
     const handle = process.allocHandle();
+    process.otherLiveHandles.add(handle);
     const allocation = new Allocation(handle, process, device, memory, name, sizeBytes, set, cpuAccess);
     allocation.pages = pages;
     allocation.pagesIn = where;
@@ -405,6 +406,7 @@ export class VidMm {
     if (!retired) this.retired.set(process, (retired = new Set()));
     for (const allocation of list) {
       this.allocations.delete(allocation.handle);
+      allocation.process.otherLiveHandles.delete(allocation.handle);
       this.destroyed.set(allocation.handle, allocation);
       retired.add(allocation.handle);
       allocation.state = 'destroyPending';
