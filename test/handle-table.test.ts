@@ -2,7 +2,7 @@
 // per-process sequence, slots reused, a closed handle still told apart.
 import { describe, it, expect } from 'vitest';
 import { WddmError } from '../src/index.js';
-import { HandleTable } from '../src/os/tables.js';
+import { HandleTable, RecentValues } from '../src/os/tables.js';
 import { world } from './helpers.js';
 
 const entry = (handle: number) => ({ handle });
@@ -102,5 +102,13 @@ describe('handle tables', () => {
     app.lock2({ hDevice, hAllocation });
     app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
     expect(app.kernel.otherLiveHandles.has(hAllocation)).toBe(false);
+  });
+  it('NF-16 RecentValues remembers the last `capacity` destroyed handles, no more, and holds only what was added', () => {
+    const recent = new RecentValues(4);
+    expect(recent.has(0)).toBe(false);
+    for (let value = 1; value <= 6; value++) recent.add(value);
+    expect([1, 2, 3, 4, 5, 6].map((value) => recent.has(value))).toEqual([false, false, true, true, true, true]);
+    recent.add(7);
+    expect([3, 4, 7].map((value) => recent.has(value))).toEqual([false, true, true]);
   });
 });

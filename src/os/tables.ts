@@ -204,12 +204,21 @@ export class ClosedHandles {
   }
 }
 
-/** The last `capacity` values added (older ones are forgotten): a ring, searched only on error paths. */
+/**
+ * The last `capacity` values added (older ones are forgotten): a ring, searched only on error paths. It
+ * grows with what is added up to `capacity`, so an adapter that destroyed few fences holds few values:
+ * the explorer copies and hashes every machine object per state (a 4,096-entry ring made up front doubled
+ * the time to exhaust the 2×2×3×3 machine).
+ */
 export class RecentValues {
-  private readonly ring: Float64Array;
+  private readonly ring: number[] = [];
   private added = 0;
-  constructor(readonly capacity: number) { this.ring = new Float64Array(capacity).fill(NaN); }
-  add(value: number): void { this.ring[this.added++ % this.capacity] = value; }
+  constructor(readonly capacity: number) {}
+  add(value: number): void {
+    if (this.ring.length < this.capacity) this.ring.push(value);
+    else this.ring[this.added % this.capacity] = value;
+    this.added++;
+  }
   has(value: number): boolean { return this.ring.includes(value); }
 }
 
