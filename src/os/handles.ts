@@ -14,10 +14,37 @@ import { WddmError, invalid, show } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, hex, syncFlagsValue, type SyncObjectFlagName, type SyncObjectFlags } from '../base/wddm.js';
+import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, UINT64_MAX, hex, syncFlagsValue, type SyncObjectFlagName, type SyncObjectFlags } from '../base/wddm.js';
 import {
-  KIND_NAMES, Process, requireRunning, type HandleObject, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
+  KIND_NAMES, Process, requireRunning, type HandleObject, type LocalFence, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
 } from './objects.js';
+
+/** What oneFenceCall found: read once each (a getter could answer differently twice); valid until its next call. */
+export interface OneFenceCall { readonly object: LocalFence; readonly value: bigint }
+const found: { object: LocalFence | undefined; value: bigint } = { object: undefined, value: 0n };
+
+/**
+ * The check the one-fence short paths share (CpuSignals.signalOne, Waits.waitOne), building nothing: `args` has
+ * only the keys `objects` and `values` (no inherited one), each an array of one, the value a 64-bit bigint and the
+ * handle one of `process`'s sync objects. Returns the sync object and the value (one record reused by every call:
+ * copy both out at once), or undefined for any other call, which the general path then checks whole and refuses
+ * saying what was wrong.
+ */
+export function oneFenceCall(process: Process, args: unknown): OneFenceCall | undefined {
+  if (typeof args !== 'object' || args === null) return undefined;
+  for (const key in args) if (key !== 'objects' && key !== 'values') return undefined;
+  const { objects, values } = args as { objects?: unknown; values?: unknown };
+  if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return undefined;
+  const value: unknown = values[0];
+  if (typeof value !== 'bigint' || value < 0n || value > UINT64_MAX) return undefined;
+  const handle: unknown = objects[0];
+  if (typeof handle !== 'number') return undefined;
+  const object = process.handles.get(handle);
+  if (object === undefined || object.kind !== 'syncObject') return undefined;
+  found.object = object;
+  found.value = value;
+  return found as OneFenceCall;
+}
 
 export class Handles {
   /** Every process, by slot; slot 0 is the System process (the paging process, MapToGpuSystemProcess). */

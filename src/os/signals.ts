@@ -13,7 +13,7 @@ import type { WasmMemory } from '../core/bindings.js';
 import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
-import type { Handles } from './handles.js';
+import { oneFenceCall, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
 import { checkMonitoredSignal, narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import type { OperationEnd, Waits } from './waits.js';
@@ -90,18 +90,10 @@ export class CpuSignals {
    * propagation has nothing to do for a fence outside every group.)
    */
   private signalOne(process: Process, args: unknown): boolean {
-    if (typeof args !== 'object' || args === null) return false;
-    // Only `objects` and `values` (flags, hDevice, an unknown key or an inherited one: the general path).
-    for (const key in args) if (key !== 'objects' && key !== 'values') return false;
-    const { objects, values } = args as { objects?: unknown; values?: unknown };
-    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return false;
-    const value: unknown = values[0];
-    if (typeof value !== 'bigint' || value < 0n || value > UINT64_MAX) return false;
-    const handle: unknown = objects[0];
-    if (typeof handle !== 'number') return false;
-    const object = process.handles.get(handle);
-    if (object === undefined || object.kind !== 'syncObject') return false;
-    const fence = object.global;
+    const call = oneFenceCall(process, args); // flags, hDevice, an unknown key or another shape: the general path
+    if (call === undefined) return false;
+    const value = call.value;
+    const fence = call.object.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
     // A monitored fence on a No64BitAtomics adapter has its value window and 32-bit extension (MF-07): the general path.

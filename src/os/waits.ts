@@ -44,8 +44,8 @@ import type { DriverPort, PendingDdi } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
-import type { Handles } from './handles.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
+import { oneFenceCall, type Handles } from './handles.js';
 import {
   checkMonitoredWait, rejectRepeat, requireRunning,
   type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
@@ -249,17 +249,11 @@ export class Waits {
    */
   private waitOne(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
                   owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined): WaitResult | undefined | typeof NOT_TAKEN {
-    if (typeof args !== 'object' || args === null || this.trace.enabled || this.stepwise) return NOT_TAKEN;
-    for (const key in args) if (key !== 'objects' && key !== 'values') return NOT_TAKEN;
-    const { objects, values } = args as { objects?: unknown; values?: unknown };
-    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return NOT_TAKEN;
-    const value: unknown = values[0];
-    if (typeof value !== 'bigint' || value < 0n || value > UINT64_MAX) return NOT_TAKEN;
-    const handle: unknown = objects[0];
-    if (typeof handle !== 'number') return NOT_TAKEN;
-    const object = process.handles.get(handle);
-    if (object === undefined || object.kind !== 'syncObject') return NOT_TAKEN;
-    const fence = object.global;
+    if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
+    const call = oneFenceCall(process, args);
+    if (call === undefined) return NOT_TAKEN;
+    const value = call.value;
+    const fence = call.object.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_WAIT_FLAG) !== 0 || fence.monitoredValueHeld) return NOT_TAKEN;
     const core = adapter.core;
