@@ -148,6 +148,49 @@ describe('VM-01 deferred destruction', () => {
     expectError(() => other.destroyAllocation2({ hDevice: otherDevice, hAllocations: [h2] }), 'INVALID_HANDLE', /belongs to process "app"/);
     expect(m.vidmm.info(h2)!.state).toBe('live');
   });
+
+  it('VM-01 allocation churn leaves a bounded record: info() knows the newest limits.allocationRecords freed allocations, older handles still get INVALID_HANDLE', async () => {
+    const limit = 8;
+    const { m, app, hDevice, hHwQueue } = await setup({ limits: { allocationRecords: limit } });
+    const handles: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, name: `churn${i}` });
+      handles.push(hAllocation);
+      // Every other one is destroyed behind queued work (deferred), the rest at once.
+      if (i % 2 === 0) app.submit({ hHwQueue, commands: work(500), reads: [hAllocation] });
+      app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
+    }
+    // Deferred destroys are all known while their memory is not freed, whatever the limit.
+    const pending = handles.filter((h) => m.vidmm.info(h)?.state === 'destroyPending');
+    expect(pending.length).toBeGreaterThan(limit);
+    m.run();
+    expect(m.vidmm.counters.allocationsFreed).toBe(40);
+    const known = handles.filter((h) => m.vidmm.info(h) !== undefined);
+    expect(known).toHaveLength(limit);
+    expect(m.vidmm.counters.freedAllocationsForgotten).toBe(40 - limit);
+    expect(known.every((h) => m.vidmm.info(h)!.state === 'freed')).toBe(true);
+    // The newest freed are kept, in the order they were freed.
+    const freedOrder = m.trace.find({ name: 'allocation freed' }).map((e) => e.args.hAllocation as number);
+    expect(known.sort((x, y) => x - y)).toEqual(freedOrder.slice(-limit).sort((x, y) => x - y));
+    // A kept one is "already destroyed"; a forgotten one is still refused, as closed.
+    expectError(() => app.lock2({ hDevice, hAllocation: known[0] }), 'INVALID_HANDLE', /already destroyed/);
+    const forgotten = handles.find((h) => m.vidmm.info(h) === undefined)!;
+    expectError(() => app.lock2({ hDevice, hAllocation: forgotten }), 'INVALID_HANDLE', /was closed or destroyed in process "app"/);
+    expect(m.vidmm.counters.locks).toBe(0);
+    // The segments got every byte back.
+    expect(m.vidmm.segmentUsage(0).every((s) => s.usedBytes === 0)).toBe(true);
+  });
+
+  it('VM-01 a live allocation handle named as another kind of handle, and a sync object named as an allocation, are type mismatches', async () => {
+    const { m, app, hDevice } = await setup();
+    const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, name: 'vb' });
+    const hSyncObject = app.createNativeFence({ hDevice, initialValue: 0n }).hSyncObject;
+    expectError(() => app.signal({ objects: [hAllocation], values: [1n] }), 'OBJECT_TYPE_MISMATCH', /is an allocation \(hAllocation\); expected a sync object/);
+    expectError(() => app.createHwQueue({ hDevice: hAllocation, engine: 0 }), 'OBJECT_TYPE_MISMATCH', /is an allocation \(hAllocation\); expected a device/);
+    expectError(() => app.lock2({ hDevice, hAllocation: hSyncObject }), 'OBJECT_TYPE_MISMATCH', /is a sync object \(hSyncObject\); expected an allocation/);
+    expect(m.vidmm.info(hAllocation)!.state).toBe('live');
+    expect(m.vidmm.counters.locks).toBe(0);
+  });
 });
 
 describe('VM-02..04 Lock2 through the user-mode driver', () => {
@@ -540,6 +583,41 @@ describe('VM-08 I/O coherence', () => {
     app.submit({ hHwQueue, commands: work(100), writes: [{ hAllocation, Offset: 0, Length: 256 }] });
     m.run();
     expect(m.vidmm.coherenceFaults.map((f) => [f.kind, f.offset, f.length])).toEqual([['lost write', 64, 64]]);
+  });
+
+  it('VM-08 gpuReads and coherenceFaults keep the newest limits.allocationRecords and count the rest: a long run does not grow them', async () => {
+    const limit = 16;
+    const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false, limits: { allocationRecords: limit } });
+    const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
+    const { pData } = app.lock2({ hDevice, hAllocation });
+    const draws = 200;
+    for (let k = 0; k < draws; k++) {
+      // A CPU write with no invalidation before the GPU reads it: a stale GPU read every draw.
+      app.cpuStore(pData, bytes(1, () => k));
+      app.submit({ hHwQueue, commands: work(100), reads: [{ hAllocation, Offset: 0, Length: 64 }] });
+      m.run();
+    }
+    const { gpuReads, coherenceFaults, counters } = m.vidmm;
+    expect(counters.staleGpuReads).toBe(draws);
+    expect(gpuReads.length).toBeGreaterThanOrEqual(limit);
+    expect(gpuReads.length).toBeLessThanOrEqual(limit + limit / 4);
+    expect(gpuReads.length + counters.gpuReadsDropped).toBe(draws);
+    expect(coherenceFaults.length + counters.coherenceFaultsDropped).toBe(draws);
+    expect(coherenceFaults.length).toBeLessThanOrEqual(limit + limit / 4);
+    // What is kept is the newest, oldest first.
+    const times = gpuReads.map((r) => r.timeNs);
+    expect(times).toEqual([...times].sort((x, y) => x - y));
+    expect(times.at(-1)).toBe(m.trace.find({ name: 'GPU read allocation' }).at(-1)!.timeNs);
+    expect(m.summary().vidmm).toMatchObject({ gpuReadsDropped: counters.gpuReadsDropped, coherenceFaultsDropped: counters.coherenceFaultsDropped });
+    expect(m.summaryText()).toContain(`allocation records let go (only the newest ${limit} of each kind are kept: limits.allocationRecords): gpuReads=${counters.gpuReadsDropped} coherenceFaults=${counters.coherenceFaultsDropped} freedAllocations=0`);
+  });
+
+  it('VM-08 limits.allocationRecords is checked at createMachine: out of range or not an integer is refused', async () => {
+    for (const bad of [0, -1, 1.5, 2 ** 24 + 1, '16']) {
+      await expect(createMachine({ adapters: [{}], limits: { allocationRecords: bad as never } })).rejects.toThrow(/limits\.allocationRecords/);
+    }
+    const m = await createMachine({ adapters: [{}], limits: { allocationRecords: 1 } });
+    expect(m.vidmm.records).toBe(1);
   });
 
   it('VM-08 uncached allocations need no maintenance even on a non-coherent platform', async () => {

@@ -294,6 +294,9 @@ export class Machine implements UserModeSystem {
     const m = s.vidmm;
     if (m.allocationsCreated) {
       lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
+      if (m.gpuReadsDropped || m.coherenceFaultsDropped || m.freedAllocationsForgotten) {
+        lines.push(`  allocation records let go (only the newest ${this.vidmm.records} of each kind are kept: limits.allocationRecords): gpuReads=${m.gpuReadsDropped} coherenceFaults=${m.coherenceFaultsDropped} freedAllocations=${m.freedAllocationsForgotten}`);
+      }
     }
     const cross = this.os.crossAdapter.summaryLine(this.doorbellCounts());
     if (cross) lines.push(cross);
@@ -354,7 +357,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WasmModule): Machine {
-  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, osGranularity, observers } = parseMachineOptions(options);
+  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, observers } = parseMachineOptions(options);
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -385,7 +388,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     machine.scheduler.gate = (event) => !os.lockHeld || (event.owner === 'dxgkrnl' && event.kind === 'os-step')
       || event.kind === 'engine-tick' || event.kind === 'engine-step' || event.kind === 'doorbell';
   }
-  machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent);
+  machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent, allocationRecords);
   for (const observer of observers) observer.machineCreated?.(machine);
   trace.record('machine', 'machine', 'created', {
     seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,

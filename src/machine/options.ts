@@ -10,6 +10,7 @@ import * as v from '../base/validate.js';
 import type { GpuHardware, Granularity, Timing } from '../gpu/hardware.js';
 import type { GpuCore } from '../core/bindings.js';
 import { DEFAULT_HISTORY_RECORDS } from '../os/logs.js';
+import { DEFAULT_ALLOCATION_RECORDS } from '../os/vidmm/vidmm.js';
 import { parseSegments, type SegmentDescriptor, type SegmentOptions } from '../os/vidmm/segments.js';
 import { checkDriverModule, referenceDriverModule, type DriverModule, type PluggableDriver } from '../driver/module.js';
 
@@ -125,6 +126,13 @@ export interface MachineLimits {
    * dropped and counted in summary().logs (queuedDropped, entriesDropped, …).
    */
   timelineRecords?: number;
+  /**
+   * VidMm's records of each kind (GPU reads with their bytes, coherence faults, freed allocations for
+   * vidmm.info() and the "already destroyed" error), the newest (1 … 16,777,216; default 16,384); older
+   * ones are dropped and counted in vidmm.counters (gpuReadsDropped, coherenceFaultsDropped,
+   * freedAllocationsForgotten).
+   */
+  allocationRecords?: number;
 }
 export interface DoorbellOptions {
   enabled?: boolean;
@@ -249,7 +257,7 @@ export function parseMachineOptions(options: MachineOptions) {
     names.add(a.name);
   }
   const systemMemoryBytes = o.systemMemoryBytes === undefined ? 4 << 20 : v.integer(o.systemMemoryBytes, 'systemMemoryBytes', 64 << 10, 1 << 30);
-  const limits = v.options(o.limits, 'limits', ['processes', 'eventsPerRun', 'traceEvents', 'timelineRecords']);
+  const limits = v.options(o.limits, 'limits', ['processes', 'eventsPerRun', 'traceEvents', 'timelineRecords', 'allocationRecords']);
   const processes = (limits.processes === undefined ? 16 : v.integer(limits.processes, 'limits.processes', 1, MAX_PROCESSES)) + 1;
   const bounds = {
     eventsPerRun: limits.eventsPerRun === undefined ? DEFAULT_EVENTS_PER_RUN : v.integer(limits.eventsPerRun, 'limits.eventsPerRun', 1, Number.MAX_SAFE_INTEGER),
@@ -263,6 +271,7 @@ export function parseMachineOptions(options: MachineOptions) {
   };
   const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
   const timelineRecords = limits.timelineRecords === undefined ? DEFAULT_HISTORY_RECORDS : v.integer(limits.timelineRecords, 'limits.timelineRecords', 1, 1 << 24);
+  const allocationRecords = limits.allocationRecords === undefined ? DEFAULT_ALLOCATION_RECORDS : v.integer(limits.allocationRecords, 'limits.allocationRecords', 1, 1 << 24);
   const ioCoherent = o.ioCoherent === undefined ? true : v.bool(o.ioCoherent, 'ioCoherent');
   const doorbellIn = v.options(o.doorbell, 'doorbell', ['enabled', 'ringEntries', 'latencyNs']);
   const doorbell = {
@@ -288,5 +297,5 @@ export function parseMachineOptions(options: MachineOptions) {
     return observer as MachineObserver;
   });
 
-  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, ioCoherent, doorbell, granularity, osGranularity, observers };
+  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, observers };
 }

@@ -90,6 +90,10 @@ export class Handles {
         throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} belongs to process "${owner.name}", not "${process.name}": a handle is valid only in the process that made it`,
           { parameter, value: handle, expected: `a handle of process "${process.name}"` });
       }
+      if (process.otherLiveHandles.has(handle)) {
+        throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is an allocation (hAllocation); expected a ${KIND_NAMES[kind]}`,
+          { parameter, value: handle, expected: KIND_NAMES[kind] });
+      }
       if (process.retired.has(handle)) {
         throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} was closed or destroyed in process "${process.name}"`,
           { parameter, value: handle, expected: 'a live handle' });

@@ -103,7 +103,8 @@ const WAIT_OUTCOME = { enum: ['woken', 'satisfiedAtOnce', 'timedOut', 'pending',
 const LEGACY_COUNTER_NAMES = ['dmaCompletedInterrupts', 'monitoredFenceInterrupts', 'scans', 'legacyScans', 'fencesExamined', 'gpuWaitsHeld',
   'heldWaitsReleased', 'softwareSignals', 'commandBuffers'];
 const VIDMM_COUNTER_NAMES = ['allocationsCreated', 'allocationsFreed', 'destroysDeferred', 'destroysAtOnce', 'locks', 'relocations', 'cacheInvalidations',
-  'linesWrittenBack', 'staleGpuReads', 'staleCpuReads', 'lostWrites', 'gpuUseAfterFree'];
+  'linesWrittenBack', 'staleGpuReads', 'staleCpuReads', 'lostWrites', 'gpuUseAfterFree', 'gpuReadsDropped', 'coherenceFaultsDropped',
+  'freedAllocationsForgotten'];
 const LOG_COUNTER_NAMES = ['buffersCreated', 'buffersRecreated', 'logReads', 'entriesRead', 'updateNativeFenceLogsCalls', 'overruns', 'entriesLost',
   'fallbackScans', 'contractViolations', 'optimizedInterrupts'];
 const COUNTER_NAMES = ['cpuSignals', 'interruptsHandled', 'spuriousInterrupts', 'propagationInterrupts', 'waitersAdded', 'waitersWoken', 'waitsSatisfiedAtOnce',
@@ -127,6 +128,7 @@ export const SCENARIO_SCHEMA = strict({
       eventsPerRun: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'scheduler events before the livelock guard stops the run (default 50000000)' },
       traceEvents: { type: 'integer', minimum: 1, maximum: 1 << 24, description: 'trace events kept in memory, the newest (default 262144)' },
       timelineRecords: { type: 'integer', minimum: 1, maximum: 1 << 24, description: 'LOG-08 records of each kind kept for the timeline, the newest (default 16384)' },
+      allocationRecords: { type: 'integer', minimum: 1, maximum: 1 << 24, description: 'VidMm records of each kind kept (GPU reads, coherence faults, freed allocations), the newest (default 16384)' },
     }),
   }, ['adapters']),
   processes: { type: 'array', minItems: 1, maxItems: L.processes, items: strict({ name: NAME }, ['name']) },

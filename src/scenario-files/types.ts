@@ -50,7 +50,7 @@ export interface Scenario {
   name: string;
   description?: string;
   machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; ioCoherent?: boolean; doorbell?: { enabled?: boolean; ringEntries?: number; latencyNs?: number }; timing?: { commandNs?: number; interruptLatencyNs?: number; jitter?: number }; adapters: ScenarioAdapter[];
-    limits?: { processes?: number; eventsPerRun?: number; traceEvents?: number; timelineRecords?: number } };
+    limits?: { processes?: number; eventsPerRun?: number; traceEvents?: number; timelineRecords?: number; allocationRecords?: number } };
   processes: { name: string }[];
   fences?: { name: string; process: string; adapter: string; kind?: 'native' | 'monitored'; type?: 'DEFAULT' | 'INTRA_GPU';
     flags?: Record<string, boolean>; initialValue?: RawValue; sharedWith?: string[]; crossAdapter?: string[] }[];

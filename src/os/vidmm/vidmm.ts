@@ -36,6 +36,7 @@
 import type { OsCore, WasmMemory } from '../../core/bindings.js';
 import { WddmError, invalid } from '../../base/errors.js';
 import type { CpuEvent, Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsDevice, OsHwQueue, Process, WaitResult } from '../dxgkrnl.js';
+import { KIND_NAMES } from '../objects.js';
 import type { OsContext } from '../contexts.js';
 import type { Trace } from '../../base/trace.js';
 import * as v from '../../base/validate.js';
@@ -130,6 +131,23 @@ export interface VidMmCounters {
   allocationsCreated: number; allocationsFreed: number; destroysDeferred: number; destroysAtOnce: number;
   locks: number; relocations: number; cacheInvalidations: number; linesWrittenBack: number;
   staleGpuReads: number; staleCpuReads: number; lostWrites: number; gpuUseAfterFree: number;
+  /** Records older than the newest limits.allocationRecords that were let go (see VidMm's bounds). */
+  gpuReadsDropped: number; coherenceFaultsDropped: number; freedAllocationsForgotten: number;
+}
+
+/** Default of createMachine's limits.allocationRecords: records of each kind VidMm keeps, the newest. */
+export const DEFAULT_ALLOCATION_RECORDS = 16_384;
+
+/**
+ * The newest `capacity` records of a list that grows with the commands run, in the array the caller reads:
+ * once it holds a quarter more than `capacity`, the oldest go at once (one splice per capacity ÷ 4 records,
+ * not one shift per record). Returns how many were dropped.
+ */
+function keepNewest<T>(list: T[], capacity: number): number {
+  const over = list.length - capacity;
+  if (over <= 0 || list.length < capacity + Math.max(1, capacity >> 2)) return 0;
+  list.splice(0, over);
+  return over;
 }
 
 interface UserMapping { va: bigint; bytes: number; allocation: Allocation }
@@ -139,12 +157,24 @@ export class VidMm {
   readonly counters: VidMmCounters = {
     allocationsCreated: 0, allocationsFreed: 0, destroysDeferred: 0, destroysAtOnce: 0, locks: 0, relocations: 0,
     cacheInvalidations: 0, linesWrittenBack: 0, staleGpuReads: 0, staleCpuReads: 0, lostWrites: 0, gpuUseAfterFree: 0,
+    gpuReadsDropped: 0, coherenceFaultsDropped: 0, freedAllocationsForgotten: 0,
   };
-  /** Every GPU read of an allocation range, with the bytes the GPU saw. */
+  /**
+   * GPU reads of allocation ranges, with the bytes the GPU saw, oldest first: the newest
+   * limits.allocationRecords at least (up to a quarter more); older ones are dropped and counted.
+   */
   readonly gpuReads: GpuRead[] = [];
+  /** Coherence faults (VM-08), oldest first, bounded as gpuReads. */
   readonly coherenceFaults: CoherenceFault[] = [];
   private readonly allocations = new Map<number, Allocation>();
-  private readonly retired = new Map<Process, Set<number>>();
+  /** Destroyed allocations whose memory is not freed yet (deferred destruction, VM-01). */
+  private readonly destroyPending = new Map<number, Allocation>();
+  /**
+   * Freed allocations, oldest first, for info() and for the "already destroyed" error: the newest
+   * limits.allocationRecords (a Map iterates in insertion order, so the oldest is its first key).
+   * An older handle still gets INVALID_HANDLE, told as closed by the process's handle sequence.
+   */
+  private readonly freed = new Map<number, Allocation>();
   private readonly mappings = new Map<Process, UserMapping[]>();
   private readonly nextVa = new Map<Process, bigint>();
   /** Per completion fence (adapter index : core fence id): submissions whose declared accesses the GPU has not done yet. */
@@ -158,6 +188,8 @@ export class VidMm {
     readonly systemBase: number,
     /** Machine option ioCoherent: the platform keeps CPU caches coherent with GPU accesses. */
     readonly ioCoherent: boolean,
+    /** Machine option limits.allocationRecords: GPU reads, coherence faults and freed allocations kept, the newest of each. */
+    readonly records: number = DEFAULT_ALLOCATION_RECORDS,
   ) {}
 
   private get nowNs(): number { return this.os.scheduler.nowNs; }
@@ -197,8 +229,18 @@ export class VidMm {
         { parameter, value: handle, expected: `an allocation handle of process "${process.name}"` });
     }
     if (!allocation) {
-      if (this.retired.get(process)?.has(handle)) {
+      const gone = this.destroyPending.get(handle) ?? this.freed.get(handle);
+      if (gone && gone.process === process) {
         throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} is an allocation that was already destroyed in process "${process.name}"`,
+          { parameter, value: handle, expected: 'a live allocation handle' });
+      }
+      const object = process.handles.get(handle);
+      if (object) {
+        throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is a ${KIND_NAMES[object.kind]}; expected an allocation (hAllocation)`,
+          { parameter, value: handle, expected: `an allocation handle of process "${process.name}"` });
+      }
+      if (process.retired.has(handle)) {
+        throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} was closed or destroyed in process "${process.name}"`,
           { parameter, value: handle, expected: 'a live allocation handle' });
       }
       throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} is not an allocation handle of process "${process.name}"`,
@@ -402,13 +444,11 @@ export class VidMm {
       hDevice: device.handle, AllocationCount: list.length, phAllocationList: list.map((x) => x.handle),
       AssumeNotInUse: assumeNotInUse, SynchronousDestroy: synchronous,
     });
-    let retired = this.retired.get(process);
-    if (!retired) this.retired.set(process, (retired = new Set()));
     for (const allocation of list) {
       this.allocations.delete(allocation.handle);
       allocation.process.otherLiveHandles.delete(allocation.handle);
-      this.destroyed.set(allocation.handle, allocation);
-      retired.add(allocation.handle);
+      process.retired.add(allocation.handle);
+      this.destroyPending.set(allocation.handle, allocation);
       allocation.state = 'destroyPending';
       if (allocation.lock) this.dropLock(allocation, 'destroyed while locked: implicit Unlock2');
     }
@@ -474,6 +514,13 @@ export class VidMm {
     allocation.state = 'freed';
     allocation.freedAtNs = this.nowNs;
     this.counters.allocationsFreed++;
+    if (this.destroyPending.get(allocation.handle) === allocation) this.destroyPending.delete(allocation.handle);
+    this.freed.delete(allocation.handle);
+    this.freed.set(allocation.handle, allocation);
+    if (this.freed.size > this.records) {
+      this.freed.delete(this.freed.keys().next().value as number);
+      this.counters.freedAllocationsForgotten++;
+    }
     this.trace.record('os', 'vidmm', 'allocation freed', { hAllocation: allocation.handle, allocation: allocation.name, reason });
   }
 
@@ -711,6 +758,7 @@ export class VidMm {
     else if (kind === 'stale GPU read') this.counters.staleGpuReads++;
     else this.counters.lostWrites++;
     this.coherenceFaults.push({ kind, timeNs: this.nowNs, hAllocation: allocation.handle, allocation: allocation.name, offset: range.offset, length: range.length });
+    this.counters.coherenceFaultsDropped += keepNewest(this.coherenceFaults, this.records);
     this.trace.record('fault', 'vidmm', kind, { hAllocation: allocation.handle, allocation: allocation.name, Offset: range.offset, Length: range.length, why });
   }
 
@@ -779,20 +827,21 @@ export class VidMm {
     });
   }
 
-  /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
   /** Does no allocation use wait for a fence signal (gpuProgress would do nothing)? */
   private noUseWaitsForSignal(): boolean {
-    if (this.pending.size) for (const list of this.pending.values()) if (list.length) return false;
-    return true;
+    return this.pending.size === 0; // a fence's list is deleted when it empties (gpuProgress)
   }
 
+  /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
   private gpuProgress(fence: GlobalFence, value: bigint): void {
     const key = `${fence.adapter.index}:${fence.coreFence}`;
     const list = this.pending.get(key);
     if (!list) return;
     const done = list.filter((u) => u.progressValue <= value);
     if (!done.length) return;
-    this.pending.set(key, list.filter((u) => u.progressValue > value));
+    const left = list.filter((u) => u.progressValue > value);
+    if (left.length) this.pending.set(key, left);
+    else this.pending.delete(key); // a fence used once leaves nothing behind
     for (const use of done) {
       for (const r of use.reads) this.gpuRead(use, r, use.queueLabel);
       for (const w of use.writes) this.gpuWrite(use, w, use.queueLabel);
@@ -819,6 +868,7 @@ export class VidMm {
     }
     const bytes = this.backing(allocation).read(r.offset, r.length);
     this.gpuReads.push({ timeNs: this.nowNs, queue: queueLabel, progressValue: use.progressValue, hAllocation: allocation.handle, allocation: allocation.name, offset: r.offset, bytes });
+    this.counters.gpuReadsDropped += keepNewest(this.gpuReads, this.records);
     this.trace.record('gpu', 'vidmm', 'GPU read allocation', { queue: queueLabel, hAllocation: allocation.handle, allocation: allocation.name, Offset: r.offset, Length: r.length });
   }
 
@@ -836,9 +886,12 @@ export class VidMm {
 
   // ── inspection ──
 
-  /** A snapshot of an allocation, live or destroyed (by handle, any process). */
+  /**
+   * A snapshot of an allocation (by handle, any process): live, destroyed and not yet freed, or among the
+   * newest limits.allocationRecords freed ones; undefined otherwise.
+   */
   info(hAllocation: number): AllocationInfo | undefined {
-    const allocation = this.allocations.get(hAllocation) ?? this.destroyed.get(hAllocation);
+    const allocation = this.allocations.get(hAllocation) ?? this.destroyPending.get(hAllocation) ?? this.freed.get(hAllocation);
     if (!allocation) return undefined;
     return {
       hAllocation, name: allocation.name, sizeBytes: allocation.sizeBytes, state: allocation.state, cpuAccess: allocation.cpuAccess,
@@ -847,7 +900,6 @@ export class VidMm {
       keptOutOfLocalMemory: allocation.lock?.keptOutOfLocalMemory, freedAtNs: allocation.freedAtNs,
     };
   }
-  private readonly destroyed = new Map<number, Allocation>();
 
   segmentUsage(adapter: number): { id: number; name: string; sizeBytes: number; usedBytes: number }[] {
     return this.adapters[adapter].segments.map((s) => ({ id: s.descriptor.id, name: s.descriptor.name, sizeBytes: s.descriptor.sizeBytes, usedBytes: s.usedBytes }));
