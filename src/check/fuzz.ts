@@ -349,7 +349,7 @@ function digest(s: Sequence): string {
   for (const q of s.queues) {
     try {
       const queue = m.os.handles.resolve(s.processes[q.p].kernel, q.h, 'hwQueue', 'hHwQueue');
-      parts.push(`q${q.h}:${ringLength(m, queue)}:${queue.references.commands.length - queue.references.head}`);
+      parts.push(`q${q.h}:${ringLength(m, queue)}:${queue.references.pendingCount}`);
     } catch (error) { parts.push(`q${q.h}:${(error as Error).message}`); }
   }
   return parts.join('|');

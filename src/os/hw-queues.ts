@@ -23,7 +23,7 @@ import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
-import { requireRunning, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
+import { FenceCommandList, OP_SIGNAL, OP_WAIT, QueueReferences, requireRunning, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
 
 /** What hardware queues use of the rest of the OS (the OS wires it). */
 export interface HwQueuesEnvironment {
@@ -38,6 +38,9 @@ export interface HwQueuesEnvironment {
 export class HwQueues {
   /** Per adapter: the driver's hHwQueue → the OS's queue (progress reports name queues by it). */
   private readonly byDriverHandle = new Map<OsAdapter, Map<number, OsHwQueue>>();
+
+  /** The UMD's command list (SubmissionPlan.commands) and its wait / signal records, reused by every submission. */
+  private readonly umdCommands = umdCommandScratch();
 
   constructor(private readonly os: HwQueuesEnvironment) {}
 
@@ -82,7 +85,7 @@ export class HwQueues {
     }
     const queue: OsHwQueue = {
       kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label,
-      privateDriverData, references: { commands: [], head: 0 }, gpu: { inRing: 0 },
+      privateDriverData, references: new QueueReferences(), gpu: { inRing: 0 },
     };
     device.queues.add(queue);
     process.handles.set(queue.handle, queue);
@@ -136,11 +139,11 @@ export class HwQueues {
     if (device.removed) throw new WddmError('DEVICE_REMOVED', `submit: hardware queue ${hex(queue.handle)} belongs to a removed device`);
     requireRunning(device.adapter, 'hHwQueue');
     const list = v.array(a.commands, 'commands', 1, 4096);
-    // The waits and signals are each one object, the ring command and the in-flight reference at once; with no
-    // work among them the two lists are one array.
-    const commands: (UserModeCommand | (InFlightCommand & UserModeCommand))[] = [];
+    // What the UMD writes (its argument, the driver's during the call only: the list and its command records are
+    // reused by the next submission) and the OS's in-flight references (columns, no object per command).
+    const commands = this.umdCommands.list();
+    const references = new FenceCommandList(list.length + 1);
     const described: string[] = [];
-    let work = false;
     const tracing = this.os.trace.enabled;
     // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
     let lastLocal: LocalFence | undefined;
@@ -159,7 +162,6 @@ export class HwQueues {
           const checked = v.workCommand(c.work, `commands[${i}].work`);
           commands.push(checked.command);
           if (tracing) described.push(checked.described);
-          work = true;
           continue;
         }
         op = c.wait !== undefined ? 'wait' : 'signal';
@@ -169,7 +171,8 @@ export class HwQueues {
       }
       // The checks below depend only on the handle and the op: a run of commands naming the same one passed them already.
       if (local === lastLocal && op === lastOp) {
-        commands.push({ op, local, value, gpuVa: lastGpuVa, handle: local.handle });
+        commands.push(this.umdCommands.command(commands.length, op, lastGpuVa, value, local.handle));
+        references.push(local, op === 'wait' ? OP_WAIT : OP_SIGNAL, value);
         if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
         continue;
       }
@@ -185,17 +188,17 @@ export class HwQueues {
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
       if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
       lastOp = op;
-      // One object is both what the UMD writes to the ring and the OS's in-flight reference (and queued record).
-      commands.push({ op, local, value, gpuVa: lastGpuVa, handle: local.handle });
+      commands.push(this.umdCommands.command(commands.length, op, lastGpuVa, value, local.handle));
+      references.push(local, op === 'wait' ? OP_WAIT : OP_SIGNAL, value);
       if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
     }
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
-      commands.push({ op: 'signal', local: queue.progress, value: progressValue, gpuVa: queue.progress.cvGpuVa, handle: queue.progress.handle });
+      commands.push(this.umdCommands.command(commands.length, 'signal', queue.progress.cvGpuVa, progressValue, queue.progress.handle));
+      references.push(queue.progress, OP_SIGNAL, progressValue);
       if (tracing) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
-    const references = work ? commands.filter((c): c is InFlightCommand & UserModeCommand => 'local' in c) : commands as (InFlightCommand & UserModeCommand)[];
     return { process, queue, adapterIndex: device.adapter.index, commands, references, described, progressValue };
   }
 
@@ -205,8 +208,7 @@ export class HwQueues {
    */
   submitted(plan: SubmissionPlan): { progressValue?: bigint } {
     const { queue, references, progressValue } = plan;
-    let last: LocalFence | undefined;
-    for (const r of references) if (r.local !== last) { last = r.local; last.usedByGpu = true; }
+    for (const local of references.runLocals) local.usedByGpu = true;
     queue.gpu.inRing += plan.commands.length;
     this.os.lifetime.submitted(queue, references);
     this.os.logs.recordQueued(queue, references);
@@ -252,4 +254,32 @@ function quickFenceCommand(process: Process, raw: unknown, into: typeof quick): 
   into.op = op;
   into.value = value;
   return local;
+}
+
+/**
+ * HwQueues.umdCommands: the list handed to the UMD and its wait / signal records, reused by every
+ * submission (an argument is the driver's during the call only, docs/DRIVERS.md). Scratch space, not
+ * state: kept behind functions, so a state digest that walks the OS's objects (the race explorer) does
+ * not see what the last submission left in it.
+ */
+function umdCommandScratch(): {
+  /** The list, emptied. */
+  list(): UserModeCommand[];
+  /** The wait / signal record at position `at`, set to these fields. */
+  command(at: number, op: 'wait' | 'signal', gpuVa: bigint, value: bigint, handle: number): UserModeCommand;
+} {
+  const commands: UserModeCommand[] = [];
+  const records: UserModeCommand[] = [];
+  return {
+    list: () => { commands.length = 0; return commands; },
+    command: (at, op, gpuVa, value, handle) => {
+      while (records.length <= at) records.push({ op: 'signal', gpuVa: 0n, value: 0n, handle: 0 });
+      const command = records[at];
+      command.op = op;
+      command.gpuVa = gpuVa;
+      command.value = value;
+      command.handle = handle;
+      return command;
+    },
+  };
 }

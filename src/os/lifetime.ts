@@ -33,7 +33,7 @@
 
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
-import type { GlobalFence, GpuProgress, InFlightCommand, LocalFence, OsAdapter, OsHwQueue, QueueReferences } from './objects.js';
+import { OP_SIGNAL, OP_WAIT, type FenceCommandList, type GlobalFence, type GpuProgress, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue, type QueueReferences } from './objects.js';
 import type { Waits } from './waits.js';
 
 export type { InFlightCommand, QueueReferences };
@@ -82,35 +82,44 @@ export class FenceLifetime {
 
   // ── bookkeeping ──
 
-  /** The UMD wrote these commands to the queue's ring: each one holds its fence. */
-  submitted(queue: OsHwQueue, commands: InFlightCommand[]): void {
-    for (const command of commands) {
-      queue.references.commands.push(command);
-      this.take(command);
-    }
+  /** The UMD wrote these commands to the queue's ring: each one holds its fence (counted a run of one handle and op at a time). */
+  submitted(queue: OsHwQueue, commands: FenceCommandList): void {
+    queue.references.pushAll(commands);
+    const { runLocals, runOps, runEnds } = commands;
+    for (let r = 0, start = 0; r < runLocals.length; start = runEnds[r], r++) this.take(runLocals[r], runOps[r], runEnds[r] - start);
   }
 
-  /** Commands of `queue` not yet executed that name fences, oldest first (read-only view). */
+  /** Commands of `queue` not yet executed that name fences, oldest first (records made from the columns on each call). */
   pending(queue: OsHwQueue): readonly InFlightCommand[] {
-    return queue.references.commands.slice(queue.references.head);
+    return queue.references.toRecords(queue.references.head);
   }
 
-  private take(command: InFlightCommand): void {
-    command.local.gpuReferences++;
-    const global = command.local.global;
-    if (command.op === 'wait') global.gpuWaitsInFlight++;
-    else global.gpuSignalsInFlight++;
-  }
-
-  /** Releases one reference; returns true when it was the last one of a closing local. */
-  private release(command: InFlightCommand): boolean {
-    const { local } = command;
-    local.gpuReferences--;
+  /** `count` commands `op` through `local` were submitted. */
+  private take(local: LocalFence, op: number, count: number): void {
+    local.gpuReferences += count;
     const global = local.global;
-    if (command.op === 'wait') global.gpuWaitsInFlight--;
-    else global.gpuSignalsInFlight--;
-    if (global.destroyPending && command.op === 'signal') this.toCheck.add(global);
+    if (op === OP_WAIT) global.gpuWaitsInFlight += count;
+    else global.gpuSignalsInFlight += count;
+  }
+
+  /** Releases `count` references `op` through `local`; returns true when they were the last ones of a closing local. */
+  private release(local: LocalFence, op: number, count: number): boolean {
+    local.gpuReferences -= count;
+    const global = local.global;
+    if (op === OP_WAIT) global.gpuWaitsInFlight -= count;
+    else global.gpuSignalsInFlight -= count;
+    if (global.destroyPending && op === OP_SIGNAL) this.toCheck.add(global);
     return local.gpuReferences === 0 && local.closing;
+  }
+
+  /** Releases the queue's commands [head, to), a run at a time; the closing locals they drained go to `finished`. */
+  private releaseTo(refs: QueueReferences, to: number, finished?: LocalFence[]): void {
+    const { runLocals, runOps, runEnds } = refs;
+    for (let r = refs.runHead, at = refs.head; at < to; r++) {
+      const end = Math.min(runEnds[r], to);
+      if (this.release(runLocals[r], runOps[r], end - at)) finished?.push(runLocals[r]);
+      at = end;
+    }
   }
 
   /** Every GPU progress report (NotifyGpuProgress): a wait or signal a hardware queue executed releases its reference. */
@@ -125,26 +134,25 @@ export class FenceLifetime {
     if (operation !== 'WAIT_PASSED' && operation !== 'WAIT_UNBLOCKED' && operation !== 'SIGNAL') return;
     if (!queue) return; // a kernel-mode context, or a queue the OS did not create
     const refs = queue.references;
-    const op = operation === 'SIGNAL' ? 'signal' : 'wait';
+    const op = operation === 'SIGNAL' ? OP_SIGNAL : OP_WAIT;
     // The GPU executes a ring in order, so the step is normally the oldest reference.
-    let at = refs.head;
-    while (at < refs.commands.length) {
-      const c = refs.commands[at];
-      if (c.op === op && c.local === local && c.value === report.Value) break;
-      at++;
+    const { runLocals, runOps, runEnds, values, length } = refs;
+    let at = refs.head, r = refs.runHead;
+    for (; at < length; at++) {
+      if (runEnds[r] <= at) r++;
+      if (runOps[r] === op && runLocals[r] === local && values[at] === report.Value) break;
     }
-    if (at === refs.commands.length) {
+    if (at === length) {
       // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.
       this.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', {
-        queue: queue.label, op, hSyncObject: report.hSyncObject, value: report.Value,
+        queue: queue.label, op: op === OP_SIGNAL ? 'signal' : 'wait', hSyncObject: report.hSyncObject, value: report.Value,
       });
       return;
     }
-    const command = refs.commands[at];
-    if (at !== refs.head) refs.commands.splice(at, 1);
-    else refs.head++;
-    this.compact(refs);
-    if (this.release(command)) { this.toFinish.push(command.local); this.scheduleFinish(); }
+    const executed = runLocals[r];
+    if (at !== refs.head) refs.remove(at);
+    else refs.advance(1);
+    if (this.release(executed, op, 1)) { this.toFinish.push(executed); this.scheduleFinish(); }
     if (this.toCheck.size) this.scheduleCheck();
   }
 
@@ -158,27 +166,20 @@ export class FenceLifetime {
   releaseExecuted(queue: OsHwQueue, fenceCommands: number): void {
     const refs = queue.references;
     const end = refs.head + fenceCommands;
-    if (end > refs.commands.length) {
+    if (end > refs.length) {
       this.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', { queue: queue.label, commands: fenceCommands });
     }
-    const last = Math.min(end, refs.commands.length);
-    for (let at = refs.head; at < last; at++) this.release(refs.commands[at]);
-    refs.head = last;
-    this.compact(refs);
-  }
-
-  private compact(refs: QueueReferences): void {
-    if (refs.head === refs.commands.length) { refs.commands.length = 0; refs.head = 0; return; }
-    if (refs.head >= 1024 && refs.head * 2 >= refs.commands.length) { refs.commands.splice(0, refs.head); refs.head = 0; }
+    const last = Math.min(end, refs.length);
+    this.releaseTo(refs, last);
+    refs.advance(last - refs.head);
   }
 
   /** The queue is gone (destroyed, or its device reset): its commands will never execute. */
   queueGone(queue: OsHwQueue): void {
     const refs = queue.references;
     const finished: LocalFence[] = [];
-    for (let i = refs.head; i < refs.commands.length; i++) if (this.release(refs.commands[i])) finished.push(refs.commands[i].local);
-    refs.commands.length = 0;
-    refs.head = 0;
+    this.releaseTo(refs, refs.length, finished);
+    refs.clear();
     for (const local of finished) this.finish(local);
     if (this.toCheck.size) this.scheduleCheck();
   }
@@ -306,10 +307,13 @@ export class FenceLifetime {
       for (const device of adapter.devices) {
         if (device.removed) continue;
         for (const queue of device.queues) {
-          const refs = queue.references;
-          for (let i = refs.head; i < refs.commands.length; i++) {
-            const c = refs.commands[i];
-            if (c.op === 'signal' && c.value >= value && c.local.global.cvPhys === word) return true;
+          const { runLocals, runOps, runEnds, values, head, runHead, length } = queue.references;
+          for (let r = runHead, at = head; at < length; r++) {
+            const end = runEnds[r];
+            if (runOps[r] === OP_SIGNAL && runLocals[r].global.cvPhys === word) {
+              for (; at < end; at++) if (values[at] >= value) return true;
+            }
+            at = end;
           }
         }
       }

@@ -62,7 +62,7 @@ import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
-import { requireRunning, type GlobalFence, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
+import { requireRunning, type FenceCommandList, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
 import type { Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, RecentRecords,
@@ -264,7 +264,7 @@ export class NativeFenceLogs {
   // ── CPU-side queued events (LOG-08) ──
 
   /** The UMD wrote these waits and signals into the queue's ring at the current CPU time. */
-  recordQueued(queue: OsHwQueue, commands: readonly InFlightCommand[]): void {
+  recordQueued(queue: OsHwQueue, commands: FenceCommandList): void {
     this.history.queued.pushAll(queue, commands, this.os.scheduler.nowNs);
   }
 
@@ -549,17 +549,17 @@ export class NativeFenceLogs {
 
 /**
  * The queued events (LOG-08) as RecentRecords keeps them (the most recent `limit`, counting what it
- * drops), without a record per command: one entry per submission holds the queue, its list of
- * commands (the in-flight references the OS keeps anyway), the first one still kept and the CPU time;
+ * drops), without a record per command: one entry per submission holds the queue, its commands'
+ * columns (the submission's in-flight references), the first one still kept and the CPU time;
  * list() makes the QueuedEvent records (a queue's and a fence's labels and ids never change).
  */
 class QueuedRecords {
-  private batches: { queue: OsHwQueue; commands: readonly InFlightCommand[]; from: number; cpuTimeNs: number }[] = [];
+  private batches: { queue: OsHwQueue; commands: FenceCommandList; from: number; cpuTimeNs: number }[] = [];
   private head = 0;
   private kept = 0;
   dropped = 0;
   constructor(public limit: number) {}
-  pushAll(queue: OsHwQueue, commands: readonly InFlightCommand[], cpuTimeNs: number): void {
+  pushAll(queue: OsHwQueue, commands: FenceCommandList, cpuTimeNs: number): void {
     if (!commands.length) return;
     this.batches.push({ queue, commands, from: 0, cpuTimeNs });
     this.kept += commands.length;
@@ -583,11 +583,11 @@ class QueuedRecords {
     for (let b = this.head; b < this.batches.length; b++) {
       const { queue, commands, from, cpuTimeNs } = this.batches[b];
       const adapter = queue.device.adapter;
-      for (let i = from; i < commands.length; i++) {
-        const command = commands[i], fence = command.local.global;
+      for (const command of commands.toRecords(from)) {
+        const local = command.local, fence = local.global;
         out.push({
           adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: command.op,
-          hSyncObject: command.local.handle, fence: fence.label, coreFence: fence.coreFence, value: command.value, cpuTimeNs,
+          hSyncObject: local.handle, fence: fence.label, coreFence: fence.coreFence, value: command.value, cpuTimeNs,
         });
       }
     }

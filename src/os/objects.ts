@@ -331,17 +331,149 @@ export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: numb
 export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
 export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsAdapter }
 
-/** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
+/** A submitted GPU command that names a native fence: an in-flight reference of `local` (as QueueReferences.pending() lists them). */
 export interface InFlightCommand {
   op: 'wait' | 'signal';
   local: LocalFence;
   value: bigint;
 }
 
-/** Per hardware queue: its in-flight fence commands in ring order (a FIFO with a head index). */
-export interface QueueReferences {
-  commands: InFlightCommand[];
-  head: number;
+/** A wait / signal in a FenceCommandList's runs. */
+export const OP_WAIT = 0;
+export const OP_SIGNAL = 1;
+
+/** A FenceCommandList's first size, and what a queue's goes back to when it drains. */
+const LIST_INITIAL = 16;
+
+/**
+ * Waits and signals that name native fences, in ring order, as columns (no object per command): each
+ * command's value in `values` (a BigUint64Array, entries 0 … length − 1), and the handle and op by runs
+ * (a run: consecutive commands through one handle with one op, ending before `runEnds[r]`). Runs are
+ * maximal, so one list of commands has one encoding. Sized to what is used: `values` doubles from 16
+ * entries (a submission's list is made at its size).
+ */
+export class FenceCommandList {
+  runLocals: LocalFence[] = [];
+  runOps: number[] = [];
+  runEnds: number[] = [];
+  values: BigUint64Array;
+  length = 0;
+
+  constructor(capacity = LIST_INITIAL) { this.values = new BigUint64Array(Math.max(1, capacity)); }
+
+  push(local: LocalFence, op: number, value: bigint): void {
+    const at = this.length;
+    if (at === this.values.length) this.grow(at + 1);
+    this.values[at] = value;
+    this.length = at + 1;
+    const last = this.runLocals.length - 1;
+    if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = at + 1;
+    else { this.runLocals.push(local); this.runOps.push(op); this.runEnds.push(at + 1); }
+  }
+
+  /** Appends every command of `list`. */
+  pushAll(list: FenceCommandList): void {
+    const count = list.length;
+    if (count === 0) return;
+    const base = this.length;
+    if (base + count > this.values.length) this.grow(base + count);
+    this.values.set(list.values.subarray(0, count), base);
+    this.length = base + count;
+    for (let r = 0; r < list.runLocals.length; r++) {
+      const local = list.runLocals[r], op = list.runOps[r], end = base + list.runEnds[r];
+      const last = this.runLocals.length - 1;
+      if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = end;
+      else { this.runLocals.push(local); this.runOps.push(op); this.runEnds.push(end); }
+    }
+  }
+
+  /** The run holding command `at` (at < length), searched from run `from`. */
+  runOf(at: number, from = 0): number {
+    let r = from;
+    while (this.runEnds[r] <= at) r++;
+    return r;
+  }
+
+  /** The commands as records (tools, inspection), from `from`. */
+  toRecords(from = 0): InFlightCommand[] {
+    const out: InFlightCommand[] = [];
+    if (from >= this.length) return out;
+    for (let r = this.runOf(from), at = from; r < this.runLocals.length; r++) {
+      const local = this.runLocals[r], op: InFlightCommand['op'] = this.runOps[r] === OP_WAIT ? 'wait' : 'signal';
+      for (const end = this.runEnds[r]; at < end; at++) out.push({ op, local, value: this.values[at] });
+    }
+    return out;
+  }
+
+  private grow(length: number): void {
+    let capacity = this.values.length;
+    while (capacity < length) capacity *= 2;
+    const values = new BigUint64Array(capacity);
+    values.set(this.values.subarray(0, this.length));
+    this.values = values;
+  }
+}
+
+/**
+ * Per hardware queue: its in-flight fence commands in ring order (a FenceCommandList); the commands
+ * before `head` executed (`runHead`: the run holding `head`). The executed ones are dropped when the
+ * queue drains (the list goes back to 16 entries, zeroed), or once they are most of a long list; so two
+ * queues holding the same commands hold the same bytes (the race explorer copies and hashes them).
+ */
+export class QueueReferences extends FenceCommandList {
+  head = 0;
+  runHead = 0;
+
+  /** Commands not yet executed. */
+  get pendingCount(): number { return this.length - this.head; }
+
+  /** Commands [head, head + count) executed. */
+  advance(count: number): void {
+    this.head += count;
+    if (this.head < this.length) this.runHead = this.runOf(this.head, this.runHead);
+    this.compact();
+  }
+
+  /** Drops command `at` (executed out of ring order); the runs are re-encoded. */
+  remove(at: number): void {
+    const records = this.toRecords(0);
+    records.splice(at, 1);
+    const head = this.head;
+    this.clear();
+    for (const record of records) this.push(record.local, record.op === 'wait' ? OP_WAIT : OP_SIGNAL, record.value);
+    this.head = head;
+    if (head < this.length) this.runHead = this.runOf(head);
+    this.compact();
+  }
+
+  private compact(): void {
+    const length = this.length, head = this.head;
+    if (head >= length) { this.clear(); return; }
+    if (head >= 1024 && head * 2 >= length) {
+      const runs = this.runHead;
+      this.runLocals.splice(0, runs);
+      this.runOps.splice(0, runs);
+      this.runEnds.splice(0, runs);
+      for (let r = 0; r < this.runEnds.length; r++) this.runEnds[r] -= head;
+      this.values.copyWithin(0, head, length);
+      this.values.fill(0n, length - head, length);
+      this.length = length - head;
+      this.head = 0;
+      this.runHead = 0;
+    }
+  }
+
+  /** No command left: back to the first size. */
+  clear(): void {
+    this.runLocals.length = 0;
+    this.runOps.length = 0;
+    this.runEnds.length = 0;
+    if (this.values.length > LIST_INITIAL) this.values = new BigUint64Array(LIST_INITIAL);
+    else this.values.fill(0n, 0, this.length);
+    this.length = 0;
+    this.head = 0;
+    this.runHead = 0;
+  }
 }
 
 export interface OsHwQueue {
@@ -371,7 +503,7 @@ export interface SubmissionPlan {
   /** For the driver's user-mode half (UserModeDriverInterface.submitToHwQueue). */
   commands: UserModeCommand[];
   /** The waits and signals among them, each an in-flight reference of the handle it names. */
-  references: InFlightCommand[];
+  references: FenceCommandList;
   /** The commands in words, for the trace (left empty while tracing is off: nothing would read them). */
   described: string[];
   /** The progress fence value the submission signals last. */
