@@ -141,7 +141,8 @@ export class HwQueues {
     const list = v.array(a.commands, 'commands', 1, 4096);
     // What the UMD writes (its argument, the driver's during the call only: the list and its command records are
     // reused by the next submission) and the OS's in-flight references (columns, no object per command).
-    const commands = this.umdCommands.list();
+    const umd = this.umdCommands;
+    umd.begin();
     const references = new FenceCommandList(list.length + 1);
     const described: string[] = [];
     const tracing = this.os.trace.enabled;
@@ -152,7 +153,7 @@ export class HwQueues {
     for (let i = 0; i < list.length; i++) {
       const raw = list[i];
       // The usual shape is read without building parameter paths; any other takes the full check.
-      let local = quickFenceCommand(process, raw, quick);
+      let local = quickFenceCommand(process, raw, quick, lastLocal);
       let op = quick.op, value = quick.value;
       if (local === undefined) {
         const c = v.options(raw, `commands[${i}]`, ['wait', 'signal', 'work']);
@@ -160,7 +161,7 @@ export class HwQueues {
         if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
         if (c.work !== undefined) {
           const checked = v.workCommand(c.work, `commands[${i}].work`);
-          commands.push(checked.command);
+          umd.add(checked.command);
           if (tracing) described.push(checked.described);
           continue;
         }
@@ -171,7 +172,7 @@ export class HwQueues {
       }
       // The checks below depend only on the handle and the op: a run of commands naming the same one passed them already.
       if (local === lastLocal && op === lastOp) {
-        commands.push(this.umdCommands.command(commands.length, op, lastGpuVa, value, local.handle));
+        umd.fence(op, lastGpuVa, value, local.handle);
         references.push(local, op === 'wait' ? OP_WAIT : OP_SIGNAL, value);
         if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
         continue;
@@ -188,18 +189,18 @@ export class HwQueues {
       if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
       if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
       lastOp = op;
-      commands.push(this.umdCommands.command(commands.length, op, lastGpuVa, value, local.handle));
+      umd.fence(op, lastGpuVa, value, local.handle);
       references.push(local, op === 'wait' ? OP_WAIT : OP_SIGNAL, value);
       if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
     }
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
-      commands.push(this.umdCommands.command(commands.length, 'signal', queue.progress.cvGpuVa, progressValue, queue.progress.handle));
+      umd.fence('signal', queue.progress.cvGpuVa, progressValue, queue.progress.handle);
       references.push(queue.progress, OP_SIGNAL, progressValue);
       if (tracing) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }
-    return { process, queue, adapterIndex: device.adapter.index, commands, references, described, progressValue };
+    return { process, queue, adapterIndex: device.adapter.index, commands: umd.end(), references, described, progressValue };
   }
 
   /**
@@ -219,11 +220,14 @@ export class HwQueues {
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** A valid { signal } / { wait } command read as the full check reads it; undefined for any other shape (the full check then runs). */
 /** What quickFenceCommand read besides the handle (one object for every call: no allocation per command). */
 const quick: { op: 'wait' | 'signal'; value: bigint } = { op: 'signal', value: 0n };
 
-function quickFenceCommand(process: Process, raw: unknown, into: typeof quick): LocalFence | undefined {
+/**
+ * A valid { signal } / { wait } command read as the full check reads it; undefined for any other shape (the full check then runs).
+ * `last`: the handle the previous command named (its table lookup is not repeated: nothing changes during a submission's check).
+ */
+function quickFenceCommand(process: Process, raw: unknown, into: typeof quick, last: LocalFence | undefined): LocalFence | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const c = raw as Record<string, unknown>;
   let own = 0;
@@ -238,9 +242,14 @@ function quickFenceCommand(process: Process, raw: unknown, into: typeof quick): 
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
   for (const key in body) if (key !== 'hSyncObject' && key !== 'value' && hasOwn.call(body, key)) return undefined;
   const handle = body.hSyncObject;
-  if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0) return undefined;
-  const local = process.handles.get(handle);
-  if (local === undefined || local.kind !== 'syncObject') return undefined;
+  let local: LocalFence;
+  if (last !== undefined && handle === last.handle) local = last;
+  else {
+    if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0) return undefined;
+    const object = process.handles.get(handle);
+    if (object === undefined || object.kind !== 'syncObject') return undefined;
+    local = object;
+  }
   const raw64 = body.value;
   let value: bigint;
   if (typeof raw64 === 'bigint') {
@@ -263,23 +272,33 @@ function quickFenceCommand(process: Process, raw: unknown, into: typeof quick): 
  * not see what the last submission left in it.
  */
 function umdCommandScratch(): {
-  /** The list, emptied. */
-  list(): UserModeCommand[];
-  /** The wait / signal record at position `at`, set to these fields. */
-  command(at: number, op: 'wait' | 'signal', gpuVa: bigint, value: bigint, handle: number): UserModeCommand;
+  /** A new list: the last one's entries are overwritten (its backing store kept, so a list of the same size allocates nothing). */
+  begin(): void;
+  /** Appends a command made elsewhere (work). */
+  add(command: UserModeCommand): void;
+  /** Appends a wait / signal: the reused record at its position, set to these fields. */
+  fence(op: 'wait' | 'signal', gpuVa: bigint, value: bigint, handle: number): void;
+  /** The list, cut to what was added. */
+  end(): UserModeCommand[];
 } {
   const commands: UserModeCommand[] = [];
   const records: UserModeCommand[] = [];
+  let count = 0;
   return {
-    list: () => { commands.length = 0; return commands; },
-    command: (at, op, gpuVa, value, handle) => {
-      while (records.length <= at) records.push({ op: 'signal', gpuVa: 0n, value: 0n, handle: 0 });
-      const command = records[at];
+    begin: () => { count = 0; },
+    add: (command) => { commands[count++] = command; },
+    fence: (op, gpuVa, value, handle) => {
+      if (records.length <= count) while (records.length <= count) records.push({ op: 'signal', gpuVa: 0n, value: 0n, handle: 0 });
+      const command = records[count];
       command.op = op;
       command.gpuVa = gpuVa;
       command.value = value;
       command.handle = handle;
-      return command;
+      commands[count++] = command;
+    },
+    end: () => {
+      if (commands.length !== count) commands.length = count;
+      return commands;
     },
   };
 }
