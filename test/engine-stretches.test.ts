@@ -233,6 +233,58 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     });
   }
 
+  it('NF-10 the OS\'s in-flight references follow core stretches exactly as stepped: at every slice\'s end, each queue\'s commands in flight (op, handle, value) and each fence\'s counts, across submissions, a deferred close and a destroyed queue', async () => {
+    // What the OS holds at a point of the run: each queue's references in ring order and what inspectFence counts per fence.
+    const snapshot = (machine: Machine, app: ReturnType<Machine['createProcess']>, fences: number[]): string => {
+      const queues = [...machine.os.adapters[0].devices].flatMap((d) => [...d.queues]);
+      const refs = queues.map((q) => `${q.label}: ${machine.os.lifetime.pending(q).map((c) => `${c.op} ${c.local.handle} ${c.value}`).join(', ')}`);
+      const counts = fences.map((h) => { try { const i = machine.inspectFence(app, h); return `${h} ${i.gpuWaitsInFlight}/${i.gpuSignalsInFlight}`; } catch { return `${h} closed`; } });
+      return [...refs, ...counts].join(' | ');
+    };
+    const drive = async (mode: 'run' | 'traced', seed: number): Promise<{ points: string[]; stretches: number; values: bigint[] }> => {
+      const machine: Machine = await createMachine({ seed, trace: mode === 'traced', timing: { jitter: 0.2 }, adapters: [{ engines: 2 }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const fences = [0, 1, 2, 3].map(() => app.createNativeFence({ hDevice, initialValue: 0n }).hSyncObject);
+      const queues = [0, 1, 0].map((engine) => app.createHwQueue({ hDevice, engine }).hHwQueue);
+      // Submissions of different sizes whose runs of one handle and op continue from one submission into the next.
+      let value = 0;
+      for (const size of [5, 1, 64, 200, 3, 500, 17]) {
+        const from = value;
+        app.submit({ hHwQueue: queues[0], commands: Array.from({ length: size }, () => ({ signal: { hSyncObject: fences[0], value: BigInt(++value) } })) });
+        app.submit({ hHwQueue: queues[1], commands: [
+          ...Array.from({ length: size }, (_, i) => ({ signal: { hSyncObject: fences[1], value: BigInt(from + i + 1) } })),
+          { wait: { hSyncObject: fences[0], value: BigInt(from + 1) } },
+          { work: { durationNs: 120 } },
+          { signal: { hSyncObject: fences[3], value: BigInt(value) } },
+        ] });
+        app.submit({ hHwQueue: queues[2], commands: [{ signal: { hSyncObject: fences[2], value: BigInt(value) } }, { wait: { hSyncObject: fences[2], value: BigInt(from) } }] });
+      }
+      const points: string[] = [snapshot(machine, app, fences)];
+      let slice = 0;
+      for (let until = 997; machine.scheduler.pending > 0; until += 997) {
+        machine.run(until);
+        slice++;
+        // Part-way through: a handle closed while commands name it (its close deferred), then a queue destroyed with work in it.
+        if (slice === 3) app.destroySynchronizationObject(fences[3]);
+        if (slice === 6) app.destroyHwQueue(queues[2]);
+        points.push(snapshot(machine, app, fences));
+      }
+      return { points, stretches: machine.adapter(0).hardware.counts.stretches, values: fences.slice(0, 3).map((h) => app.readFenceValue(h)) };
+    };
+    for (const seed of [3, 20261121]) {
+      const stepped = await drive('traced', seed);
+      const stretched = await drive('run', seed);
+      expect(stepped.stretches).toBe(0);
+      expect(stretched.stretches).toBeGreaterThan(3);
+      expect(stretched.points.length).toBeGreaterThan(10);
+      // The slices see references part-way through: some still held, some released by stretches.
+      expect(stretched.points.some((p) => /signal \d+ \d+/.test(p))).toBe(true);
+      expect(stretched.points).toEqual(stepped.points);
+      expect(stretched.values).toEqual(stepped.values);
+    }
+  });
+
   it('NF-10 different seeds still give different runs with core stretches', async () => {
     const a = await runCoreWorkload('run', 1, { jitter: 0.4, engines: 1 });
     const b = await runCoreWorkload('run', 2, { jitter: 0.4, engines: 1 });

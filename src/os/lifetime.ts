@@ -8,7 +8,9 @@
 // that handle. So a slot is never reused while the GPU may still write it.
 //
 //   submit ──▶ every wait / signal command is an in-flight reference of the
-//              LocalFence it was written through (per queue, in ring order)
+//              LocalFence it was written through (per queue, in ring order: columns,
+//              QueueReferences in src/os/objects.ts — each command's value, the
+//              handle and op per run — taken and released a run at a time)
 //   GPU step (wait passed / unblocked, signal executed) ──▶ the queue's oldest
 //              reference is released
 //   queue destroyed, device removed (TDR), adapter bug-checked ──▶ every
