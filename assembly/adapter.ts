@@ -79,6 +79,7 @@ export function adapterFormat(
   if (monitoredValueStride < 8 || (monitoredValueStride & 7) != 0 || monitoredValueStride > PAGE_BYTES) return E_BAD_ARGUMENT;
   if (heapLimitClass < HEAP_MIN_CLASS || heapLimitClass > HEAP_MAX_CLASS) return E_BAD_ARGUMENT;
   if (engineCount == 0 || processCapacity == 0 || fenceCapacity == 0) return E_BAD_ARGUMENT;
+  if (processCapacity > 0x1_0000) return E_BAD_ARGUMENT; // a fence record keeps its owner in 16 bits
   if (ringEntries == 0 || arenaBlockBytes(ringEntries, COMMAND_BYTES) == 0) return E_BAD_ARGUMENT;
   const needed = adapterRegionBytes(fenceCapacity, processCapacity, waitBlockCapacity, heapArenaBytes,
     gpuVaPagesPerProcess, engineCount, queueCapacity, ringEntries, pendingCapacity, outCapacity);
@@ -425,13 +426,13 @@ export function fenceCreate(owner: u32, kind: u32, memoryKind: u32, shareable: b
   const mvPhys = load<u32>(outWord(0));
 
   let id = a.fenceFreeHead;
-  if (id != 0) a.fenceFreeHead = fenceAt(id).nextFree;
+  if (id != 0) a.fenceFreeHead = fenceAt(id).heapBlock; // a free record's next free record
   else id = ++a.fenceBump;
   const f = fenceAt(id);
-  const generation = f.generation + 1;
+  const generation = <u8>(f.generation + 1);
   memory.fill(changetype<usize>(f), 0, FENCE_RECORD_BYTES);
-  f.state = FENCE_STATE_LIVE;
-  f.kind = kind; f.memory = memoryKind; f.flags = flags; f.owner = owner;
+  f.state = <u8>FENCE_STATE_LIVE;
+  f.kind = <u8>kind; f.memory = <u8>memoryKind; f.flags = flags; f.owner = <u16>owner;
   f.shareable = shareable ? 1 : 0;
   f.cvPhys = cvPhys; f.mvPhys = mvPhys; f.cvPage = <u32>cvPage; f.mvPage = <u32>mvPage;
   f.generation = generation;
@@ -455,8 +456,8 @@ export function fenceDestroy(id: u32): i32 {
   fenceIndexDelete(id, f.cvPhys);
   if (f.cvPage != 0) valueFree(f.cvPage, f.cvPhys);
   valueFree(f.mvPage, f.mvPhys);
-  f.state = FENCE_STATE_FREE;
-  f.nextFree = a.fenceFreeHead;
+  f.state = <u8>FENCE_STATE_FREE;
+  f.heapBlock = a.fenceFreeHead; // a free record's heapBlock links the free list
   a.fenceFreeHead = id;
   a.fenceLive--;
   return OK;

@@ -174,7 +174,7 @@ let prefetchSink: u64 = 0;
 /** Grows the fence's heap block to the next class; false when it cannot. */
 function heapGrow(f: FenceRecord): bool {
   const a = adapter();
-  const nextClass = f.heapBlock == 0 ? HEAP_MIN_CLASS : f.heapClass + 1;
+  const nextClass: u32 = f.heapBlock == 0 ? HEAP_MIN_CLASS : <u32>f.heapClass + 1;
   if (nextClass > a.heapLimitClass) return false;
   const block = heapBlockAlloc(nextClass);
   if (block == 0) return false;
@@ -183,7 +183,7 @@ function heapGrow(f: FenceRecord): bool {
     heapBlockFree(f.heapBlock, f.heapClass);
   }
   f.heapBlock = block;
-  f.heapClass = nextClass;
+  f.heapClass = <u8>nextClass;
   return true;
 }
 

@@ -61,7 +61,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 9;
+export const LAYOUT_VERSION: u32 = 10;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -143,13 +143,14 @@ export const ADAPTER_HEADER_BYTES: u32 = (offsetof<AdapterHeader>() + 7) & ~7;
 
 // ───────────────────────────── fence records ─────────────────────────────
 //
-//   FenceRecord (FENCE_RECORD_BYTES)
-//   ┌───────┬──────┬────────┬───────┬───────┬───────┬────────┬────────┐
-//   │ state │ kind │ memory │ flags │ owner │cvPhys │ mvPhys │ pages… │
-//   ├───────┴──────┴────────┴───────┴───────┴───────┴────────┴────────┤
-//   │ heapBlock │ heapCount │ heapClass │ driverHandle │ nextFree      │
-//   │ lastSignaled u64 (monitored fences on 32-bit adapters)          │
-//   └─────────────────────────────────────────────────────────────────┘
+//   FenceRecord (FENCE_RECORD_BYTES = 48: a field costs 1 MB at a million fences)
+//   ┌───────┬──────┬────────┬───────────┬───────────┬────────────┬─────────┐
+//   │ state │ kind │ memory │ shareable │ heapClass │ generation │ owner   │  u8 × 6, u16
+//   ├───────┴──────┴────────┴───────────┴───────────┴────────────┴─────────┤
+//   │ flags │ cvPhys │ mvPhys │ cvPage │ mvPage │ heapBlock (next free     │  u32 × 8
+//   │ record while free) │ heapCount │ driverHandle                         │
+//   │ lastSignaled u64 (monitored fences on 32-bit adapters)               │
+//   └──────────────────────────────────────────────────────────────────────┘
 
 export const FENCE_STATE_FREE: u32 = 0;
 export const FENCE_STATE_LIVE: u32 = 1;
@@ -161,22 +162,21 @@ export const MEMORY_SYSTEM: u32 = 0;
 export const MEMORY_LOCAL: u32 = 1;
 
 @unmanaged export class FenceRecord {
-  state: u32;
-  kind: u32;
-  memory: u32;
+  state: u8;          // FENCE_STATE_*
+  kind: u8;           // FENCE_KIND_*
+  memory: u8;         // MEMORY_*
+  shareable: u8;
+  heapClass: u8;      // capacity = 1 << heapClass entries (≤ HEAP_MAX_CLASS)
+  generation: u8;     // bumped at every reuse (wraps at 256)
+  owner: u16;         // process slot that created it (< 1024)
   flags: u32;         // D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS
-  owner: u32;         // process slot that created it
-  shareable: u32;
   cvPhys: u32;        // CurrentValue physical address (8-byte aligned)
   mvPhys: u32;        // MonitoredValue physical address (8-byte aligned)
   cvPage: u32;        // PageDescriptor index + 1, 0 when the CV word is not ours
   mvPage: u32;
-  heapBlock: u32;     // physical address of the waiter heap block, 0 = none
+  heapBlock: u32;     // physical address of the waiter heap block, 0 = none; while the record is free: the next free record's id
   heapCount: u32;
-  heapClass: u32;     // capacity = 1 << heapClass entries
   driverHandle: u32;  // hGlobalNativeFence the driver made, for interrupt lists
-  nextFree: u32;
-  generation: u32;    // bumped at every reuse so stale ids are caught
   lastSignaled: u64;
 }
 export const FENCE_RECORD_BYTES: u32 = (offsetof<FenceRecord>() + 7) & ~7;

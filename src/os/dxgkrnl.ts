@@ -147,7 +147,7 @@ export class Dxgkrnl {
       packetsUsing: (fence) => contexts.packetsUsing(fence),
     }));
     const fences = (this.fences = new NativeFences({
-      handles, addressSpaces, waits, lifetime, logs, crossAdapter, monitored, port, trace, layout, nativeFenceFeature: options.nativeFence,
+      handles, addressSpaces, waits, lifetime, logs, crossAdapter, monitored, port, trace, layout, nativeFenceFeature: options.nativeFence, adapters,
     }));
     const signals = (this.signals = new CpuSignals({ handles, waits, monitored, crossAdapter, port, trace }));
     const hwQueues = (this.hwQueues = new HwQueues({ handles, fences, logs, lifetime, port, trace }));

@@ -14,14 +14,15 @@ import type { CoreLayout } from '../core/bindings.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { NATIVE_FENCE_TYPE, SYNC_FLAG_BITS, hex, type NativeFenceTypeName } from '../base/wddm.js';
+import { KERNEL_VA_BASE, NATIVE_FENCE_TYPE, SYNC_FLAG_BITS, hex, type NativeFenceTypeName } from '../base/wddm.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { GlobalFence, LocalFence, mappingOf, type NativeFenceMapping, type NtHandle, type OsDevice, type Process } from './objects.js';
+import { AdapterFenceRows, FenceHandleRows } from './fence-rows.js';
+import { GlobalFence, LocalFence, mappingOf, pageVa, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
 /** What native fences use of the rest of the OS (the OS wires it). */
@@ -38,10 +39,16 @@ export interface FencesEnvironment {
   readonly layout: CoreLayout;
   /** os.nativeFence: the OS enabled DXGK_FEATURE_NATIVE_FENCE. */
   readonly nativeFenceFeature: boolean;
+  /** The OS's adapters by index (the handle tables' fence rows name them). */
+  readonly adapters: readonly OsAdapter[];
 }
 
 export class NativeFences {
-  constructor(private readonly os: FencesEnvironment) {}
+  /** What every process's handle table asks for a creator handle kept as a row (src/os/fence-rows.ts). */
+  private readonly handleRows: FenceHandleRows;
+  constructor(private readonly os: FencesEnvironment) {
+    this.handleRows = new FenceHandleRows(os.adapters);
+  }
 
   createNativeFence(process: Process, args: unknown): { hSyncObject: number; mapping: NativeFenceMapping } {
     const a = v.options(args, 'createNativeFence(args)', ['hDevice', 'initialValue', 'type', 'flags', 'engineAffinity', 'privateDriverData', 'name']);
@@ -73,7 +80,9 @@ export class NativeFences {
   /** Creation after validation; also used for queue progress fences. */
   createNativeFenceOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
                       privateData: Uint8Array, name?: string): { hSyncObject: number; mapping: NativeFenceMapping } {
-    const global = this.createGlobalOn(process, device, type, flags, initialValue, privateData, name);
+    const row = name === undefined && (flags & (1 << SYNC_FLAG_BITS.crossAdapter)) === 0;
+    const global = this.createGlobal(process, device, type, flags, initialValue, privateData, name, undefined, row);
+    if (typeof global === 'number') return this.openRow(process, device, global);
     const local = this.openLocal(process, device, global);
     return { hSyncObject: local.handle, mapping: mappingOf(local) };
   }
@@ -85,6 +94,12 @@ export class NativeFences {
    */
   createGlobalOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
                  privateData: Uint8Array, name?: string, crossRoot?: GlobalFence): GlobalFence {
+    return this.createGlobal(process, device, type, flags, initialValue, privateData, name, crossRoot, false) as GlobalFence;
+  }
+
+  /** createGlobalOn; `row`: keep the fence as a row of its adapter (src/os/fence-rows.ts) and return its core id, when the id fits one. */
+  private createGlobal(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
+                       privateData: Uint8Array, name: string | undefined, crossRoot: GlobalFence | undefined, row: boolean): GlobalFence | number {
     const adapter = device.adapter;
     const L = this.os.layout;
     const shareable = (flags & ((1 << SYNC_FLAG_BITS.shared) | (1 << SYNC_FLAG_BITS.ntSecuritySharing) | (1 << SYNC_FLAG_BITS.crossAdapter))) !== 0;
@@ -105,40 +120,81 @@ export class NativeFences {
       adapter.core.fenceDestroy(coreFence);
       throw error;
     }
-    const global = new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys,
-      caps.MapToGpuSystemProcess ? system.gpuMappings.get(adapter.index) : undefined, name);
+    const systemPages = caps.MapToGpuSystemProcess ? system.gpuMappings.get(adapter.index) : undefined;
+    const rows = row ? (adapter.fences.deferred ??= new AdapterFenceRows(adapter)) as AdapterFenceRows : undefined;
+    // A row does what the GlobalFence constructor does besides keeping fields (its kernel VA table entry waits for the object).
+    const global = rows?.fits(coreFence) ? undefined : new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemPages, name);
+    if (global === undefined && systemPages !== undefined && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
     if (this.os.trace.enabled) {
       this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
-        fence: global.label, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
+        fence: global?.label ?? `fence${coreFence}`, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
         CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,
       });
     }
     const created = this.os.port.createNativeFence(adapter.index, {
       Type: NATIVE_FENCE_TYPE[type], CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
-      CurrentValueKernelCpuVa: global.kernelCvVa, MonitoredValueKernelCpuVa: global.kernelMvVa,
+      CurrentValueKernelCpuVa: KERNEL_VA_BASE + BigInt(cvPhys), MonitoredValueKernelCpuVa: KERNEL_VA_BASE + BigInt(mvPhys),
       InitialFenceValue: initialValue, PrivateDriverData: privateData,
     });
-    if (!created) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
+    if (!created) {
+      if (global === undefined) adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(cvPhys));
+      throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
+    }
+    adapter.byGlobalHandle.set(created.hGlobalNativeFence, coreFence);
+    if (global === undefined) {
+      rows!.write(coreFence, device, { type, flags, shareable, systemMapped: systemPages !== undefined, hGlobal: created.hGlobalNativeFence });
+      adapter.fences.defer(coreFence);
+      return coreFence;
+    }
     global.hGlobal = created.hGlobalNativeFence;
     adapter.fences.set(coreFence, global);
-    adapter.byGlobalHandle.set(global.hGlobal, coreFence);
     if ((flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0) this.os.crossAdapter.attach(global, crossRoot);
     return global;
   }
 
   /** DxgkDdiOpenNativeFence for one process: maps the values and makes its handle. */
   openLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
-    const adapter = global.adapter;
-    const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, global.cvPhys);
-    const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, global.mvPhys);
-    const cvCpuVa = process.mapUser(global.cvPhys);
-    const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: global.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
-    if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
-    const local = new LocalFence(process, process.allocHandle(), global, device, opened.hLocalNativeFence);
+    const opened = this.openOn(process, device, global.adapter, global.hGlobal, global.cvPhys, global.mvPhys, global.label);
+    const local = new LocalFence(process, opened.handle, global, device, opened.hLocal);
     global.locals.add(local);
     process.handles.set(local.handle, local);
-    if (this.os.trace.enabled) this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: local.handle, fence: global.label, CurrentValueCpuVa: cvCpuVa });
+    opened.traced?.();
     return local;
+  }
+
+  /** openLocal for the fence `coreFence` kept as a row: its handle is a row too. Failing, it leaves the GlobalFence openLocal would have. */
+  private openRow(process: Process, device: OsDevice, coreFence: number): { hSyncObject: number; mapping: NativeFenceMapping } {
+    const adapter = device.adapter;
+    const rows = adapter.fences.deferred as AdapterFenceRows;
+    const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence), mvPhys = adapter.core.fenceMonitoredValueAddress(coreFence);
+    let opened: { handle: number; hLocal: number; traced?: () => void };
+    try {
+      opened = this.openOn(process, device, adapter, rows.globalHandleOf(coreFence), cvPhys, mvPhys, `fence${coreFence}`);
+    } catch (error) {
+      adapter.fences.get(coreFence);
+      throw error;
+    }
+    rows.setHandle(coreFence, opened.handle, opened.hLocal);
+    process.handles.deferred ??= this.handleRows;
+    process.handles.defer(opened.handle, rows.token(coreFence));
+    opened.traced?.();
+    const gpuPages = process.gpuMappings.get(adapter.index);
+    return {
+      hSyncObject: opened.handle,
+      mapping: { CurrentValueCpuVa: pageVa(process.userMappings, cvPhys), CurrentValueGpuVa: pageVa(gpuPages, cvPhys), MonitoredValueGpuVa: mvPhys === 0 ? 0n : pageVa(gpuPages, mvPhys) },
+    };
+  }
+
+  /** The mappings, DxgkDdiOpenNativeFence and the handle value of openLocal; `traced` records the handle once it is entered. */
+  private openOn(process: Process, device: OsDevice, adapter: OsAdapter, hGlobal: number, cvPhys: number, mvPhys: number, label: string): { handle: number; hLocal: number; traced?: () => void } {
+    const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, cvPhys);
+    const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, mvPhys);
+    const cvCpuVa = process.mapUser(cvPhys);
+    const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
+    if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
+    const handle = process.allocHandle();
+    const trace = this.os.trace;
+    return { handle, hLocal: opened.hLocalNativeFence, traced: trace.enabled ? () => trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: handle, fence: label, CurrentValueCpuVa: cvCpuVa }) : undefined };
   }
 
   /** D3DKMTShareObjects: an NT handle for a shareable fence. */

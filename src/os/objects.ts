@@ -211,7 +211,7 @@ export class GlobalFence extends FenceLocals {
 }
 
 /** The VA of `phys` through a page mapping table (physical page → { va }); 0n when its page is not mapped. */
-function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
+export function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
   const mapping = pages?.get(phys & ~0xfff);
   return mapping === undefined ? 0n : mapping.va + BigInt(phys & 0xfff);
 }

@@ -5,36 +5,75 @@
 // it imports nothing).
 
 /**
+ * What a table asks its owner for an entry kept as a row (a number in its slot, the rest in the owner's typed
+ * columns) rather than as an object: the object, made on first use (it then replaces the number), and the
+ * handle a row of a handle table stands for.
+ */
+export interface DeferredEntries<Entry> {
+  /** The object for the row in `token` (a fence table's core id, a handle table's token), entered in the table before it returns. */
+  materialize(token: number): Entry;
+  /** A handle table's row: the handle value it was entered under. */
+  handleOf(token: number): number;
+}
+
+/**
  * An adapter's live fence records by core fence id: a flat array (the core's ids are small, bounded by
  * limits.fences, and reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order.
+ * A fence may be entered as a row (`defer`: its slot holds a number, its state sits in the owner's typed
+ * columns) until something asks for it: get() and values() make the object then (`deferred.materialize`).
  */
 export class FenceTable<Fence> {
-  private readonly slots: (Fence | undefined)[] = [];
+  private readonly slots: (Fence | number | undefined)[] = [];
   private count = 0;
+  /** Makes the object of a deferred fence (set by the owner before its first defer()). */
+  deferred: DeferredEntries<Fence> | undefined = undefined;
 
   get size(): number { return this.count; }
 
   get(coreFence: number): Fence | undefined {
-    return coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
+    const slot = coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
+    return typeof slot === 'number' ? this.deferred!.materialize(coreFence) : slot;
   }
 
+  /** Is `coreFence` entered as a row whose object was not made yet? */
+  isDeferred(coreFence: number): boolean { return typeof this.slots[coreFence] === 'number'; }
+
   set(coreFence: number, fence: Fence): this {
-    if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
-    while (this.slots.length < coreFence) this.slots.push(undefined);
+    this.reserve(coreFence);
     if (this.slots[coreFence] === undefined) this.count++;
     this.slots[coreFence] = fence;
     return this;
   }
 
+  /** Enters `coreFence` as a row of the owner's (its object is made by `deferred` when first asked for). */
+  defer(coreFence: number): this {
+    if (this.deferred === undefined) throw new Error('fence table: defer() before the owner set `deferred`');
+    this.reserve(coreFence);
+    if (this.slots[coreFence] !== undefined) throw new Error(`fence table: core fence id ${coreFence} is taken`);
+    this.count++;
+    this.slots[coreFence] = 0;
+    return this;
+  }
+
+  private reserve(coreFence: number): void {
+    if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
+    while (this.slots.length < coreFence) this.slots.push(undefined);
+  }
+
   delete(coreFence: number): boolean {
-    if (this.get(coreFence) === undefined) return false;
+    if (coreFence < 0 || coreFence >= this.slots.length || this.slots[coreFence] === undefined) return false;
     this.slots[coreFence] = undefined;
     this.count--;
     return true;
   }
 
+  /** The fences in core id order (deferred ones are made as they come). */
   *values(): IterableIterator<Fence> {
-    for (const fence of this.slots) if (fence !== undefined) yield fence;
+    for (let id = 0; id < this.slots.length; id++) {
+      const slot = this.slots[id];
+      if (slot === undefined) continue;
+      yield typeof slot === 'number' ? this.deferred!.materialize(id) : slot;
+    }
   }
 }
 
@@ -54,7 +93,8 @@ export class FenceTable<Fence> {
  * (wasIssued), until the sequence wraps and issues it again.
  */
 export class HandleTable<Entry extends { readonly handle: number }> {
-  private slots: (Entry | undefined)[] = [];
+  /** An object, or a token (a number) for an entry kept as a row of `deferred` until first asked for. */
+  private slots: (Entry | number | undefined)[] = [];
   private mask = 0;
   private count = 0;
   /** The next sequence number to issue; `wrapped`: the sequence went past space − 1 at least once. */
@@ -62,6 +102,8 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   private wrapped = false;
   /** Shrinking is not tried again until the live count falls below this (the last try found two slots that would meet). */
   private shrinkBelow = Infinity;
+  /** Makes the object of an entry entered as a token (set by the owner before its first defer()). */
+  deferred: DeferredEntries<Entry> | undefined = undefined;
 
   constructor(
     /** The value of sequence number 0 (never issued). */
@@ -92,10 +134,21 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     const sequence = this.sequenceOf(handle);
     if (sequence < 0) return undefined;
     const entry = this.slots[sequence & this.mask];
-    return entry !== undefined && entry.handle === handle ? entry : undefined;
+    if (entry === undefined) return undefined;
+    if (typeof entry !== 'number') return entry.handle === handle ? entry : undefined;
+    return this.deferred!.handleOf(entry) === handle ? this.deferred!.materialize(entry) : undefined;
   }
 
-  has(handle: number): boolean { return this.get(handle) !== undefined; }
+  /** The handle an object or a token in a slot stands for. */
+  private handleAt(entry: Entry | number): number { return typeof entry === 'number' ? this.deferred!.handleOf(entry) : entry.handle; }
+
+  /** Is `handle` live (an entry's object is not made for this)? */
+  has(handle: number): boolean {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0) return false;
+    const entry = this.slots[sequence & this.mask];
+    return entry !== undefined && this.handleAt(entry) === handle;
+  }
 
   /**
    * The next handle value to give out: the next sequence number whose slot is free and that `taken` does not
@@ -129,41 +182,59 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   set(handle: number, object: Entry): this {
     const sequence = this.sequenceOf(handle);
     if (sequence < 0 || object.handle !== handle) throw new RangeError(`handle table: ${handle} is not a handle value of this table`);
+    this.enter(sequence, handle, object);
+    return this;
+  }
+
+  /**
+   * Enters `handle`, a value allocate() gave, as `token`: a row the owner keeps (`deferred` makes its object
+   * when the handle is first looked up, and handleOf(token) must be `handle`).
+   */
+  defer(handle: number, token: number): this {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0 || this.deferred === undefined || this.deferred.handleOf(token) !== handle) throw new RangeError(`handle table: ${handle} is not a handle value of this table's rows`);
+    this.enter(sequence, handle, token);
+    return this;
+  }
+
+  private enter(sequence: number, handle: number, entry: Entry | number): void {
     let held = this.slots[sequence & this.mask];
     // Two handles allocated before either was entered may share a slot: grow until they do not.
-    while (held !== undefined && held.handle !== handle) {
+    while (held !== undefined && this.handleAt(held) !== handle) {
       this.resize(this.slots.length * 2);
       held = this.slots[sequence & this.mask];
     }
     if (held === undefined) this.count++;
-    this.slots[sequence & this.mask] = object;
-    return this;
+    this.slots[sequence & this.mask] = entry;
   }
 
   delete(handle: number): boolean {
-    if (this.get(handle) === undefined) return false;
+    if (!this.has(handle)) return false;
     this.slots[this.sequenceOf(handle) & this.mask] = undefined;
     this.count--;
     if (this.count * 8 < this.slots.length && this.slots.length > this.initialSlots && this.count < this.shrinkBelow) this.shrink();
     return true;
   }
 
-  /** The objects in slot order (handle order until the sequence wraps or skips). */
+  /** The objects in slot order (handle order until the sequence wraps or skips); rows are made as they come. */
   *values(): IterableIterator<Entry> {
-    for (const object of this.slots) if (object !== undefined) yield object;
+    for (let slot = 0; slot < this.slots.length; slot++) {
+      const entry = this.slots[slot];
+      if (entry !== undefined) yield typeof entry === 'number' ? this.deferred!.materialize(entry) : entry;
+    }
   }
 
   /** The live handle values in slot order. */
   *keys(): IterableIterator<number> {
-    for (const object of this.slots) if (object !== undefined) yield object.handle;
+    for (const entry of this.slots) if (entry !== undefined) yield this.handleAt(entry);
   }
 
   private shrink(): void {
     const length = this.slots.length / 2, mask = length - 1;
     const seen = new Uint8Array(length);
-    for (const object of this.slots) {
-      if (object === undefined) continue;
-      const slot = this.sequenceOf(object.handle) & mask;
+    for (const entry of this.slots) {
+      if (entry === undefined) continue;
+      const slot = this.sequenceOf(this.handleAt(entry)) & mask;
       if (seen[slot]) { this.shrinkBelow = this.count / 2; return; }
       seen[slot] = 1;
     }
@@ -175,10 +246,10 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   private resize(length: number): void {
     if (length > this.space) throw new RangeError(`handle table: ${length} slots is more than the ${this.space} values`);
     const old = this.slots;
-    const slots: (Entry | undefined)[] = [];
+    const slots: (Entry | number | undefined)[] = [];
     for (let i = 0; i < length; i++) slots.push(undefined);
     const mask = length - 1;
-    for (const object of old) if (object !== undefined) slots[this.sequenceOf(object.handle) & mask] = object;
+    for (const entry of old) if (entry !== undefined) slots[this.sequenceOf(this.handleAt(entry)) & mask] = entry;
     this.slots = slots;
     this.mask = mask;
   }
