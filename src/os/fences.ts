@@ -22,7 +22,7 @@ import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
 import { AdapterFenceRows, FenceHandleRows } from './fence-rows.js';
-import { GlobalFence, LocalFence, mappingOf, pageVa, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
+import { GlobalFence, LocalFence, mappingAt, mappingOf, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
 /** What native fences use of the rest of the OS (the OS wires it). */
@@ -77,14 +77,15 @@ export class NativeFences {
     return this.createNativeFenceOn(process, device, type, flags, initialValue, privateData, name);
   }
 
-  /** Creation after validation; also used for queue progress fences. */
+  /** Creation after validation; also used for queue progress fences. No name, not cross-adapter: kept as rows (src/os/fence-rows.ts). */
   createNativeFenceOn(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
                       privateData: Uint8Array, name?: string): { hSyncObject: number; mapping: NativeFenceMapping } {
     const row = name === undefined && (flags & (1 << SYNC_FLAG_BITS.crossAdapter)) === 0;
     const global = this.createGlobal(process, device, type, flags, initialValue, privateData, name, undefined, row);
-    if (typeof global === 'number') return this.openRow(process, device, global);
-    const local = this.openLocal(process, device, global);
-    return { hSyncObject: local.handle, mapping: mappingOf(local) };
+    const opened = this.open(process, device, global);
+    if (typeof opened !== 'number') return { hSyncObject: opened.handle, mapping: mappingOf(opened) };
+    const core = device.adapter.core, coreFence = global as number;
+    return { hSyncObject: opened, mapping: mappingAt(process, device.adapter.index, core.fenceCurrentValueAddress(coreFence), core.fenceMonitoredValueAddress(coreFence)) };
   }
 
   /**
@@ -97,7 +98,7 @@ export class NativeFences {
     return this.createGlobal(process, device, type, flags, initialValue, privateData, name, crossRoot, false) as GlobalFence;
   }
 
-  /** createGlobalOn; `row`: keep the fence as a row of its adapter (src/os/fence-rows.ts) and return its core id, when the id fits one. */
+  /** createGlobalOn; `row`: kept as a row, its core id returned (unless the id is too large for a token). */
   private createGlobal(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
                        privateData: Uint8Array, name: string | undefined, crossRoot: GlobalFence | undefined, row: boolean): GlobalFence | number {
     const adapter = device.adapter;
@@ -122,9 +123,10 @@ export class NativeFences {
     }
     const systemPages = caps.MapToGpuSystemProcess ? system.gpuMappings.get(adapter.index) : undefined;
     const rows = row ? (adapter.fences.deferred ??= new AdapterFenceRows(adapter)) as AdapterFenceRows : undefined;
-    // A row does what the GlobalFence constructor does besides keeping fields (its kernel VA table entry waits for the object).
-    const global = rows?.fits(coreFence) ? undefined : new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemPages, name);
-    if (global === undefined && systemPages !== undefined && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
+    const global = rows && rows.token(coreFence) >= 0 ? undefined : new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemPages, name);
+    const kernelCvVa = KERNEL_VA_BASE + BigInt(cvPhys);
+    // A row does what the constructor does but its kernel VA entry (made with the object).
+    if (!global && systemPages && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
     if (this.os.trace.enabled) {
       this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
         fence: global?.label ?? `fence${coreFence}`, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
@@ -133,16 +135,16 @@ export class NativeFences {
     }
     const created = this.os.port.createNativeFence(adapter.index, {
       Type: NATIVE_FENCE_TYPE[type], CurrentValueSystemProcessGpuVa: systemCvVa, MonitoredValueSystemProcessGpuVa: systemMvVa,
-      CurrentValueKernelCpuVa: KERNEL_VA_BASE + BigInt(cvPhys), MonitoredValueKernelCpuVa: KERNEL_VA_BASE + BigInt(mvPhys),
+      CurrentValueKernelCpuVa: kernelCvVa, MonitoredValueKernelCpuVa: KERNEL_VA_BASE + BigInt(mvPhys),
       InitialFenceValue: initialValue, PrivateDriverData: privateData,
     });
     if (!created) {
-      if (global === undefined) adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(cvPhys));
+      if (!global) adapter.kernelCurrentValueVas.set(coreFence, kernelCvVa);
       throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
     }
     adapter.byGlobalHandle.set(created.hGlobalNativeFence, coreFence);
-    if (global === undefined) {
-      rows!.write(coreFence, device, { type, flags, shareable, systemMapped: systemPages !== undefined, hGlobal: created.hGlobalNativeFence });
+    if (!global) {
+      rows!.write(coreFence, device, type, flags, shareable, systemPages !== undefined, created.hGlobalNativeFence);
       adapter.fences.defer(coreFence);
       return coreFence;
     }
@@ -154,47 +156,39 @@ export class NativeFences {
 
   /** DxgkDdiOpenNativeFence for one process: maps the values and makes its handle. */
   openLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
-    const opened = this.openOn(process, device, global.adapter, global.hGlobal, global.cvPhys, global.mvPhys, global.label);
-    const local = new LocalFence(process, opened.handle, global, device, opened.hLocal);
-    global.locals.add(local);
-    process.handles.set(local.handle, local);
-    opened.traced?.();
-    return local;
+    return this.open(process, device, global) as LocalFence;
   }
 
-  /** openLocal for the fence `coreFence` kept as a row: its handle is a row too. Failing, it leaves the GlobalFence openLocal would have. */
-  private openRow(process: Process, device: OsDevice, coreFence: number): { hSyncObject: number; mapping: NativeFenceMapping } {
-    const adapter = device.adapter;
+  /** openLocal; a row's (core id) handle is a row too, returned. Failing, the row becomes the GlobalFence openLocal leaves. */
+  private open(process: Process, device: OsDevice, fence: GlobalFence | number): LocalFence | number {
+    const adapter = device.adapter, core = adapter.core, row = typeof fence === 'number';
     const rows = adapter.fences.deferred as AdapterFenceRows;
-    const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence), mvPhys = adapter.core.fenceMonitoredValueAddress(coreFence);
-    let opened: { handle: number; hLocal: number; traced?: () => void };
+    const cvPhys = row ? core.fenceCurrentValueAddress(fence) : fence.cvPhys, mvPhys = row ? core.fenceMonitoredValueAddress(fence) : fence.mvPhys;
+    let cvCpuVa: bigint, handle: number, hLocal: number;
     try {
-      opened = this.openOn(process, device, adapter, rows.globalHandleOf(coreFence), cvPhys, mvPhys, `fence${coreFence}`);
+      const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, cvPhys);
+      const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, mvPhys);
+      cvCpuVa = process.mapUser(cvPhys);
+      const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: row ? rows.globalHandleOf(fence) : fence.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
+      if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
+      hLocal = opened.hLocalNativeFence;
+      handle = process.allocHandle();
     } catch (error) {
-      adapter.fences.get(coreFence);
+      if (row) adapter.fences.get(fence);
       throw error;
     }
-    rows.setHandle(coreFence, opened.handle, opened.hLocal);
-    process.handles.deferred ??= this.handleRows;
-    process.handles.defer(opened.handle, rows.token(coreFence));
-    opened.traced?.();
-    const gpuPages = process.gpuMappings.get(adapter.index);
-    return {
-      hSyncObject: opened.handle,
-      mapping: { CurrentValueCpuVa: pageVa(process.userMappings, cvPhys), CurrentValueGpuVa: pageVa(gpuPages, cvPhys), MonitoredValueGpuVa: mvPhys === 0 ? 0n : pageVa(gpuPages, mvPhys) },
-    };
-  }
-
-  /** The mappings, DxgkDdiOpenNativeFence and the handle value of openLocal; `traced` records the handle once it is entered. */
-  private openOn(process: Process, device: OsDevice, adapter: OsAdapter, hGlobal: number, cvPhys: number, mvPhys: number, label: string): { handle: number; hLocal: number; traced?: () => void } {
-    const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, cvPhys);
-    const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, mvPhys);
-    const cvCpuVa = process.mapUser(cvPhys);
-    const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
-    if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
-    const handle = process.allocHandle();
-    const trace = this.os.trace;
-    return { handle, hLocal: opened.hLocalNativeFence, traced: trace.enabled ? () => trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: handle, fence: label, CurrentValueCpuVa: cvCpuVa }) : undefined };
+    let local: LocalFence | undefined;
+    if (row) {
+      rows.setHandle(fence, handle, hLocal);
+      process.handles.deferred ??= this.handleRows;
+      process.handles.defer(handle, rows.token(fence));
+    } else {
+      local = new LocalFence(process, handle, fence, device, hLocal);
+      fence.locals.add(local);
+      process.handles.set(handle, local);
+    }
+    if (this.os.trace.enabled) this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: handle, fence: local?.global.label ?? `fence${fence}`, CurrentValueCpuVa: cvCpuVa });
+    return local ?? handle;
   }
 
   /** D3DKMTShareObjects: an NT handle for a shareable fence. */

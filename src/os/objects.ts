@@ -30,7 +30,7 @@ import {
   type NativeFenceTypeName, type SyncObjectFlagName,
 } from '../base/wddm.js';
 
-// ───────────────────────────── adapters ─────────────────────────────
+// ── adapters ──
 
 export type AdapterState = 'running' | 'stopped';
 
@@ -83,7 +83,7 @@ export function requireRunning(adapter: OsAdapter, parameter: string): void {
   }
 }
 
-// ───────────────────────────── fences ─────────────────────────────
+// ── fences ──
 
 /**
  * A fence's handles in the order opened, as much of a Set as its users need: the usual one handle in the one
@@ -211,7 +211,7 @@ export class GlobalFence extends FenceLocals {
 }
 
 /** The VA of `phys` through a page mapping table (physical page → { va }); 0n when its page is not mapped. */
-export function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
+function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
   const mapping = pages?.get(phys & ~0xfff);
   return mapping === undefined ? 0n : mapping.va + BigInt(phys & 0xfff);
 }
@@ -308,7 +308,13 @@ export interface NativeFenceMapping {
 }
 
 export function mappingOf(local: LocalFence): NativeFenceMapping {
-  return { CurrentValueCpuVa: local.cvCpuVa, CurrentValueGpuVa: local.cvGpuVa, MonitoredValueGpuVa: local.mvGpuVa };
+  return mappingAt(local.process, local.global.adapter.index, local.global.cvPhys, local.global.mvPhys);
+}
+
+/** mappingOf for a handle of `process` to a fence with values at `cvPhys`, `mvPhys` on adapter `adapterIndex`. */
+export function mappingAt(process: Process, adapterIndex: number, cvPhys: number, mvPhys: number): NativeFenceMapping {
+  const pages = process.gpuMappings.get(adapterIndex);
+  return { CurrentValueCpuVa: pageVa(process.userMappings, cvPhys), CurrentValueGpuVa: pageVa(pages, cvPhys), MonitoredValueGpuVa: mvPhys === 0 ? 0n : pageVa(pages, mvPhys) };
 }
 
 /**
@@ -326,7 +332,7 @@ export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: numb
     { parameter: `objects[${index}]`, value: local.handle, expected: `a fence not already named by objects[${first}]` });
 }
 
-// ───────────────────────────── devices, queues, contexts ─────────────────────────────
+// ── devices, queues, contexts ──
 
 export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
 export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsAdapter }
@@ -544,7 +550,7 @@ export interface GpuProgress {
   fence?: GlobalFence;
 }
 
-// ───────────────────────────── events, handles, processes ─────────────────────────────
+// ── events, handles, processes ──
 
 export interface CpuEvent { kind: 'event'; handle: number; name: string; signaled: boolean; signaledAtNs?: number; waiters: (() => void)[] }
 export interface NtHandle { kind: 'nt'; handle: number; global: GlobalFence }
@@ -622,7 +628,7 @@ export class Process {
   }
 }
 
-// ───────────────────────────── waits ─────────────────────────────
+// ── waits ──
 
 export type WaitStatus = 'SUCCESS' | 'TIMEOUT' | 'DEVICE_REMOVED' | 'ADAPTER_STOPPED' | 'OBJECT_DESTROYED';
 export interface WaitResult {

@@ -4,28 +4,22 @@
 // src/os/objects.ts keeps the records; this file only the tables (generic:
 // it imports nothing).
 
-/**
- * What a table asks its owner for an entry kept as a row (a number in its slot, the rest in the owner's typed
- * columns) rather than as an object: the object, made on first use (it then replaces the number), and the
- * handle a row of a handle table stands for.
- */
+/** What a table asks its owner about an entry kept as a row (a number in its slot) until first asked for (src/os/fence-rows.ts). */
 export interface DeferredEntries<Entry> {
-  /** The object for the row in `token` (a fence table's core id, a handle table's token), entered in the table before it returns. */
+  /** Makes the row's object and enters it in the table in place of the number. */
   materialize(token: number): Entry;
-  /** A handle table's row: the handle value it was entered under. */
+  /** The handle a handle table's token was entered under. */
   handleOf(token: number): number;
 }
 
 /**
  * An adapter's live fence records by core fence id: a flat array (the core's ids are small, bounded by
  * limits.fences, and reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order.
- * A fence may be entered as a row (`defer`: its slot holds a number, its state sits in the owner's typed
- * columns) until something asks for it: get() and values() make the object then (`deferred.materialize`).
+ * A fence entered with defer() is a row of `deferred` until get() or values() makes its object.
  */
 export class FenceTable<Fence> {
   private readonly slots: (Fence | number | undefined)[] = [];
   private count = 0;
-  /** Makes the object of a deferred fence (set by the owner before its first defer()). */
   deferred: DeferredEntries<Fence> | undefined = undefined;
 
   get size(): number { return this.count; }
@@ -35,29 +29,17 @@ export class FenceTable<Fence> {
     return typeof slot === 'number' ? this.deferred!.materialize(coreFence) : slot;
   }
 
-  /** Is `coreFence` entered as a row whose object was not made yet? */
-  isDeferred(coreFence: number): boolean { return typeof this.slots[coreFence] === 'number'; }
+  set(coreFence: number, fence: Fence): this { return this.enter(coreFence, fence); }
 
-  set(coreFence: number, fence: Fence): this {
-    this.reserve(coreFence);
-    if (this.slots[coreFence] === undefined) this.count++;
-    this.slots[coreFence] = fence;
-    return this;
-  }
+  /** Enters `coreFence` as a row of `deferred`. */
+  defer(coreFence: number): this { return this.enter(coreFence, 0); }
 
-  /** Enters `coreFence` as a row of the owner's (its object is made by `deferred` when first asked for). */
-  defer(coreFence: number): this {
-    if (this.deferred === undefined) throw new Error('fence table: defer() before the owner set `deferred`');
-    this.reserve(coreFence);
-    if (this.slots[coreFence] !== undefined) throw new Error(`fence table: core fence id ${coreFence} is taken`);
-    this.count++;
-    this.slots[coreFence] = 0;
-    return this;
-  }
-
-  private reserve(coreFence: number): void {
+  private enter(coreFence: number, entry: Fence | number): this {
     if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
     while (this.slots.length < coreFence) this.slots.push(undefined);
+    if (this.slots[coreFence] === undefined) this.count++;
+    this.slots[coreFence] = entry;
+    return this;
   }
 
   delete(coreFence: number): boolean {
@@ -67,7 +49,7 @@ export class FenceTable<Fence> {
     return true;
   }
 
-  /** The fences in core id order (deferred ones are made as they come). */
+  /** The fences in core id order (rows are made as they come). */
   *values(): IterableIterator<Fence> {
     for (let id = 0; id < this.slots.length; id++) {
       const slot = this.slots[id];
@@ -93,7 +75,7 @@ export class FenceTable<Fence> {
  * (wasIssued), until the sequence wraps and issues it again.
  */
 export class HandleTable<Entry extends { readonly handle: number }> {
-  /** An object, or a token (a number) for an entry kept as a row of `deferred` until first asked for. */
+  /** An object, or a token: an entry kept as a row of `deferred`. */
   private slots: (Entry | number | undefined)[] = [];
   private mask = 0;
   private count = 0;
@@ -102,7 +84,6 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   private wrapped = false;
   /** Shrinking is not tried again until the live count falls below this (the last try found two slots that would meet). */
   private shrinkBelow = Infinity;
-  /** Makes the object of an entry entered as a token (set by the owner before its first defer()). */
   deferred: DeferredEntries<Entry> | undefined = undefined;
 
   constructor(
@@ -139,10 +120,9 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     return this.deferred!.handleOf(entry) === handle ? this.deferred!.materialize(entry) : undefined;
   }
 
-  /** The handle an object or a token in a slot stands for. */
   private handleAt(entry: Entry | number): number { return typeof entry === 'number' ? this.deferred!.handleOf(entry) : entry.handle; }
 
-  /** Is `handle` live (an entry's object is not made for this)? */
+  /** Is `handle` live? (A row stays a row.) */
   has(handle: number): boolean {
     const sequence = this.sequenceOf(handle);
     if (sequence < 0) return false;
@@ -186,13 +166,10 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     return this;
   }
 
-  /**
-   * Enters `handle`, a value allocate() gave, as `token`: a row the owner keeps (`deferred` makes its object
-   * when the handle is first looked up, and handleOf(token) must be `handle`).
-   */
+  /** Enters `handle`, a value allocate() gave, as `token`, a row of `deferred` (whose handleOf(token) is `handle`). */
   defer(handle: number, token: number): this {
     const sequence = this.sequenceOf(handle);
-    if (sequence < 0 || this.deferred === undefined || this.deferred.handleOf(token) !== handle) throw new RangeError(`handle table: ${handle} is not a handle value of this table's rows`);
+    if (sequence < 0 || this.deferred?.handleOf(token) !== handle) throw new RangeError(`handle table: ${handle} is not a handle value of this table's rows`);
     this.enter(sequence, handle, token);
     return this;
   }
