@@ -8,7 +8,7 @@ import {
   AdapterHeader, EngineRecord, QueueRecord, RegionHeader,
 } from './layout';
 import { adapter, fenceAt, fenceValid } from './adapter';
-import { OK, E_BAD_FENCE, StretchRecord, Command } from './layout';
+import { OK, E_BAD_FENCE, StretchRecord, Command, FenceRecord, FENCE_STATE_LIVE } from './layout';
 
 export {
   PAGE_BYTES, STATIC_RESERVED_BYTES, REGION_MAGIC, LAYOUT_VERSION,
@@ -99,7 +99,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 7;
+export const ABI_VERSION: u32 = 8;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');
@@ -113,6 +113,14 @@ export const ADAPTER_PAGE_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('pageLive')
 export const ADAPTER_WAIT_BLOCK_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waitBlockLive');
 export const ADAPTER_WAITER_LIVE_OFFSET: u32 = offsetof<AdapterHeader>('waiterLive');
 export const ADAPTER_OUT_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('outCapacity');
+// A driver finds a fence's record from its id (fence table + (id - 1) × FENCE_RECORD_BYTES) and reads these fields
+// through a view of linear memory on its hot paths (a core call per field is polymorphic with several instances).
+export const ADAPTER_FENCE_TABLE_OFFSET: u32 = offsetof<AdapterHeader>('fenceTable');
+export const ADAPTER_FENCE_CAPACITY_OFFSET: u32 = offsetof<AdapterHeader>('fenceCapacity');
+export const FENCE_STATE_OFFSET: u32 = offsetof<FenceRecord>('state');
+export const FENCE_CURRENT_VALUE_OFFSET: u32 = offsetof<FenceRecord>('cvPhys');
+export const FENCE_DRIVER_HANDLE_OFFSET: u32 = offsetof<FenceRecord>('driverHandle');
+export { FENCE_STATE_LIVE };
 export const QUEUE_LOG_PENDING_OFFSET: u32 = offsetof<QueueRecord>('logPendingPhys');
 export const QUEUE_LOG_PENDING_BYTES: u32 = offsetof<QueueRecord>() - offsetof<QueueRecord>('logPendingPhys');
 export const ENGINE_SIGNALS_OFFSET: u32 = offsetof<EngineRecord>('signals');

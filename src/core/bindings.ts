@@ -51,6 +51,8 @@ export interface CoreExports {
   WAITER_RECORD_BYTES: WasmGlobal; WAITER_MODE_ALL: WasmGlobal; WAITER_MODE_ANY: WasmGlobal; WAITER_MAX_ENTRIES: WasmGlobal;
   TAKEN_DOORBELL_RECORD_BYTES: WasmGlobal; TAKEN_DOORBELL_WORD_OFFSET: WasmGlobal;
   TAKEN_DOORBELL_SOURCE_OFFSET: WasmGlobal; TAKEN_DOORBELL_VALUE_OFFSET: WasmGlobal;
+  ADAPTER_FENCE_TABLE_OFFSET: WasmGlobal; ADAPTER_FENCE_CAPACITY_OFFSET: WasmGlobal; FENCE_STATE_OFFSET: WasmGlobal;
+  FENCE_CURRENT_VALUE_OFFSET: WasmGlobal; FENCE_DRIVER_HANDLE_OFFSET: WasmGlobal; FENCE_STATE_LIVE: WasmGlobal;
   [name: string]: unknown;
 
   regionFormat(base: number, sizeBytes: number, kind: number): number;
@@ -208,7 +210,7 @@ export const OS_CORE_EXPORTS = [
  * writes, interrupt lists, the doorbell, and finding a fence by the address the driver was given.
  */
 export const GPU_CORE_EXPORTS = [
-  'outBufferAddress', 'gpuVaTranslate',
+  'outBufferAddress', 'adapterBaseAddress', 'gpuVaTranslate',
   'fenceAtCurrentValue', 'fenceIsLive', 'fenceFlags', 'fenceSetDriverHandle', 'fenceDriverHandle', 'fenceCurrentValueAddress',
   'cpuReadCurrentValue', 'cpuReadMonitoredValue', 'cpuWriteCurrentValue',
   'queueCreate', 'queueDestroy', 'queuePush', 'queuePushStaged', 'queuePending', 'queueState', 'queueEngine', 'queueBlockedFence',
@@ -262,7 +264,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 7;
+export const CORE_ABI_VERSION = 8;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -292,7 +294,12 @@ export interface CoreLayout {
     /** From queueRecordAddress(queue): the queue's log write buffer. */
     queueLogPending: number; queueLogPendingBytes: number;
     regionMagic: number; regionFreePages: number; regionSize: number; regionVersion: number; regionKind: number;
+    /** From the adapter's base: the fence table's address and its capacity (u32 each). */
+    fenceTable: number; fenceCapacity: number;
+    /** From a fence record (fence table + (id - 1) × fenceRecordBytes): its state (u8: fenceStateLive when live), CurrentValue's address and the driver's handle (u32). */
+    fenceState: number; fenceCurrentValue: number; fenceDriverHandle: number;
   };
+  fenceStateLive: number;
   /** Where results sit in the out buffer (assembly/layout.ts draws it): byte offsets and record sizes. */
   out: {
     /** After engineStep / engineRun / queueRecheckAt (StepReport). */
@@ -407,7 +414,10 @@ export function readLayout(core: CoreExports): CoreLayout {
       queueLogPending: g('QUEUE_LOG_PENDING_OFFSET'), queueLogPendingBytes: g('QUEUE_LOG_PENDING_BYTES'),
       regionMagic: g('REGION_MAGIC_OFFSET'), regionFreePages: g('REGION_FREE_PAGES_OFFSET'), regionSize: g('REGION_SIZE_OFFSET'),
       regionVersion: g('REGION_VERSION_OFFSET'), regionKind: g('REGION_KIND_OFFSET'),
+      fenceTable: g('ADAPTER_FENCE_TABLE_OFFSET'), fenceCapacity: g('ADAPTER_FENCE_CAPACITY_OFFSET'),
+      fenceState: g('FENCE_STATE_OFFSET'), fenceCurrentValue: g('FENCE_CURRENT_VALUE_OFFSET'), fenceDriverHandle: g('FENCE_DRIVER_HANDLE_OFFSET'),
     },
+    fenceStateLive: g('FENCE_STATE_LIVE'),
     out: {
       step: {
         bytes: g('STEP_REPORT_BYTES'), workDurationNs: g('STEP_REPORT_WORK_DURATION_OFFSET'), fence: g('STEP_REPORT_FENCE_OFFSET'),

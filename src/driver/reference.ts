@@ -21,7 +21,7 @@
 // its ISR, its progress reports (per command and per stretch) and the user-mode
 // half's ring writes all read; split, each part would reach into the others.
 
-import type { GpuCore } from '../core/bindings.js';
+import type { CoreLayout, GpuCore } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
 import { check, WddmError } from '../base/errors.js';
 import { IntMap } from '../base/int-map.js';
@@ -103,12 +103,20 @@ export class ReferenceDriver implements KernelModeDriver {
   private optimizedInterrupt = false;
   /** DxgkDdiStopDevice: the adapter is stopped for good; nothing is reported any more. */
   private stopped = false;
+  /** Linear memory as bytes, u32 and u64 words, and this adapter's base address (makeViews). */
+  private bytes?: Uint8Array;
+  private words?: Uint32Array;
+  private values?: BigUint64Array;
+  private adapterBase = 0;
+  private sharedMemory = false;
+  private readonly layout: CoreLayout;
   /** Negotiation record, for the trace and tests. */
   readonly negotiation: string[] = [];
   /** The user-mode half of this driver module (the runtime calls it). */
   readonly userMode: ReferenceUserModeDriver;
 
   constructor(readonly hardware: GpuHardware, readonly core: GpuCore, readonly options: ReferenceDriverOptions) {
+    this.layout = hardware.layout;
     hardware.onInterrupt = (engine) => this.interruptServiceRoutine(engine);
     hardware.onDmaCompleted = (engine, queueId, submissionFenceId) => this.dmaCompletedServiceRoutine(engine, queueId, submissionFenceId);
     hardware.onFault = (message, queue) => this.faultServiceRoutine(message, queue);
@@ -218,9 +226,17 @@ export class ReferenceDriver implements KernelModeDriver {
 
   updateCurrentValuesFromCpu(args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
     if (!args.Flags.NotificationOnly) {
+      // Every CPU signal's DDI: each handle checked and each value written through views of linear memory (the
+      // fence record's fields, and cpuWriteCurrentValue's one aligned 64-bit atomic store), no core call.
       for (let i = 0; i < args.NumFences; i++) {
-        const fence = this.fence(args.NativeFenceArray[i], 'DxgkDdiUpdateCurrentValuesFromCpu');
-        check(this.core.cpuWriteCurrentValue(fence, args.UpdatedValueArray[i]), 'DxgkDdiUpdateCurrentValuesFromCpu');
+        const hGlobal = args.NativeFenceArray[i];
+        const record = this.recordOf(hGlobal);
+        if (record === 0) throw new Error(`DxgkDdiUpdateCurrentValuesFromCpu: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
+        const at = this.words![(record + this.layout.offsets.fenceCurrentValue) >>> 2] >>> 3;
+        // Shared memory (worker mode) may have readers on other threads: an atomic store, as the core's. Otherwise no
+        // one else can see the word mid-store, and a plain store is the same store (Atomics costs ~6 ns more).
+        if (this.sharedMemory) Atomics.store(this.values!, at, args.UpdatedValueArray[i]);
+        else this.values![at] = args.UpdatedValueArray[i];
       }
     }
     // Rescan the run list: hardware queues waiting on these fences may run now.
@@ -496,9 +512,31 @@ export class ReferenceDriver implements KernelModeDriver {
 
   /** The core fence id of `hGlobal`, a live native fence this driver made; -1 otherwise. */
   private fenceOf(hGlobal: number): number {
-    if (!Number.isInteger(hGlobal) || hGlobal < GLOBAL_HANDLE_BASE || hGlobal >= LOCAL_HANDLE_BASE) return -1;
-    const coreFence = hGlobal & FENCE_ID_MASK;
-    return coreFence > 0 && this.core.fenceIsLive(coreFence) && this.core.fenceDriverHandle(coreFence) === hGlobal ? coreFence : -1;
+    return this.recordOf(hGlobal) === 0 ? -1 : hGlobal & FENCE_ID_MASK;
+  }
+
+  /**
+   * The address of the live core fence record `hGlobal` names (its id live, and the handle the core keeps for it
+   * `hGlobal`), 0 for none. It reads the record through a view of linear memory, at the offsets the core exports
+   * (docs/ABI.md): a core call per field is polymorphic once a process holds several machines.
+   */
+  private recordOf(hGlobal: number): number {
+    if (!Number.isInteger(hGlobal) || hGlobal < GLOBAL_HANDLE_BASE || hGlobal >= LOCAL_HANDLE_BASE) return 0;
+    const id = hGlobal & FENCE_ID_MASK;
+    const words = this.words ?? this.makeViews();
+    const offsets = this.layout.offsets;
+    if (id === 0 || id > words[(this.adapterBase + offsets.fenceCapacity) >>> 2]) return 0;
+    const record = words[(this.adapterBase + offsets.fenceTable) >>> 2] + (id - 1) * this.layout.fenceRecordBytes;
+    return this.bytes![record + offsets.fenceState] === this.layout.fenceStateLive && words[(record + offsets.fenceDriverHandle) >>> 2] === hGlobal ? record : 0;
+  }
+
+  /** The views of linear memory (made at first use: a machine's memory is made at its final size and never grows). */
+  private makeViews(): Uint32Array {
+    this.adapterBase = this.core.adapterBaseAddress();
+    this.sharedMemory = typeof SharedArrayBuffer !== 'undefined' && this.hardware.memory.buffer instanceof SharedArrayBuffer;
+    this.values = new BigUint64Array(this.hardware.memory.buffer);
+    this.bytes = new Uint8Array(this.hardware.memory.buffer);
+    return (this.words = new Uint32Array(this.hardware.memory.buffer));
   }
 
   /** The core fence id of `hGlobal`. */

@@ -36,13 +36,19 @@ import { WddmError } from '../base/errors.js';
 import type { Trace } from '../base/trace.js';
 import { DXGKQAITYPE_NATIVE_FENCE_CAPS, NATIVE_FENCE_TYPE } from '../base/wddm.js';
 
-/** Every DDI the port carries, by its documented name. */
-export type DdiName =
-  | 'DxgkDdiStartDevice' | 'DxgkDdiStopDevice' | 'DxgkDdiResetFromTimeout' | 'DxgkDdiRestartFromTimeout'
-  | 'DxgkDdiQueryAdapterInfo' | 'DxgkDdiCreateNativeFence' | 'DxgkDdiOpenNativeFence' | 'DxgkDdiCloseNativeFence'
-  | 'DxgkDdiDestroyNativeFence' | 'DxgkDdiUpdateCurrentValuesFromCpu' | 'DxgkDdiUpdateMonitoredValues'
-  | 'DxgkDdiCreateHwQueue' | 'DxgkDdiDestroyHwQueue' | 'DxgkDdiSetNativeFenceLogBuffer' | 'DxgkDdiUpdateNativeFenceLogs'
-  | 'DxgkDdiCreateContext' | 'DxgkDdiDestroyContext' | 'DxgkDdiSubmitCommand';
+/** Every DDI the port carries, by its documented name; its place here is its slot in the port's tallies. */
+const DDI_NAMES = [
+  'DxgkDdiStartDevice', 'DxgkDdiStopDevice', 'DxgkDdiResetFromTimeout', 'DxgkDdiRestartFromTimeout',
+  'DxgkDdiQueryAdapterInfo', 'DxgkDdiCreateNativeFence', 'DxgkDdiOpenNativeFence', 'DxgkDdiCloseNativeFence',
+  'DxgkDdiDestroyNativeFence', 'DxgkDdiUpdateCurrentValuesFromCpu', 'DxgkDdiUpdateMonitoredValues',
+  'DxgkDdiCreateHwQueue', 'DxgkDdiDestroyHwQueue', 'DxgkDdiSetNativeFenceLogBuffer', 'DxgkDdiUpdateNativeFenceLogs',
+  'DxgkDdiCreateContext', 'DxgkDdiDestroyContext', 'DxgkDdiSubmitCommand',
+] as const;
+export type DdiName = typeof DDI_NAMES[number];
+const DDI_SLOT = Object.fromEntries(DDI_NAMES.map((name, slot) => [name, slot])) as Record<DdiName, number>;
+/** The slots of the DDIs every CPU signal and wait makes (their counting is written out). */
+const UPDATE_CURRENT_VALUES_SLOT = DDI_SLOT.DxgkDdiUpdateCurrentValuesFromCpu;
+const UPDATE_MONITORED_VALUES_SLOT = DDI_SLOT.DxgkDdiUpdateMonitoredValues;
 
 /** Every callback a driver makes, by its name in DxgkrnlCallbacks. */
 export type CallbackName = keyof DxgkrnlCallbacks;
@@ -111,10 +117,21 @@ export interface PortAdapterOptions {
 /** The KernelModeDriver methods that take one argument object. */
 type DriverMethod = Exclude<keyof KernelModeDriver, 'startDevice' | 'stopDevice' | 'resetFromTimeout' | 'restartFromTimeout' | 'queryNativeFenceCaps'>;
 
-interface PortAdapter extends PortAdapterOptions {
-  /** Calls and fences per DDI (plain objects: counting is on every call's path). */
-  calls: Partial<Record<DdiName, number>>;
-  fences: Partial<Record<DdiName, number>>;
+/** An attached adapter: one class, so every adapter's record has one shape (the port's reads of it stay monomorphic). */
+class PortAdapter {
+  readonly index: number;
+  readonly name: string;
+  readonly driver: KernelModeDriver;
+  readonly onDriverFault: (ddi: DdiName, error: unknown) => void;
+  /** Calls and fences per DDI, by DDI_SLOT (typed arrays: counting is on every call's path, and a plain object's shape depends on the order its DDIs came). */
+  readonly calls = new Float64Array(DDI_NAMES.length);
+  readonly fences = new Float64Array(DDI_NAMES.length);
+  constructor(options: PortAdapterOptions) {
+    this.index = options.index;
+    this.name = options.name;
+    this.driver = options.driver;
+    this.onDriverFault = options.onDriverFault;
+  }
 }
 
 export class DriverPort {
@@ -127,7 +144,7 @@ export class DriverPort {
   /** Hands the port an adapter's driver. Its index must be new. */
   attach(options: PortAdapterOptions): void {
     if (this.adapters[options.index]) throw new Error(`driver port: adapter ${options.index} is already attached`);
-    this.adapters[options.index] = { ...options, calls: {}, fences: {} };
+    this.adapters[options.index] = new PortAdapter(options);
   }
 
   /** Adds an observer of every DDI and callback from now on; returns the function that removes it. */
@@ -143,12 +160,12 @@ export class DriverPort {
   get observed(): boolean { return this.observers.length !== 0; }
 
   /** DDI calls made to an adapter's driver, by name (0 for none). */
-  calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls[ddi] ?? 0; }
+  calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls[DDI_SLOT[ddi]] ?? 0; }
   /** Fences named by the array DDIs (UpdateMonitoredValues, UpdateCurrentValuesFromCpu) of an adapter. */
-  fences(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.fences[ddi] ?? 0; }
+  fences(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.fences[DDI_SLOT[ddi]] ?? 0; }
   /** The same, summed over every adapter. */
-  totalCalls(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + (a.calls[ddi] ?? 0), 0); }
-  totalFences(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + (a.fences[ddi] ?? 0), 0); }
+  totalCalls(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + a.calls[DDI_SLOT[ddi]], 0); }
+  totalFences(ddi: DdiName): number { return this.adapters.reduce((n, a) => n + a.fences[DDI_SLOT[ddi]], 0); }
 
   // ── the DDIs ──
 
@@ -229,7 +246,7 @@ export class DriverPort {
   updateCurrentValuesFromCpu(adapterIndex: number, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
     const a = this.adapter(adapterIndex);
     const ddi = 'DxgkDdiUpdateCurrentValuesFromCpu';
-    a.fences.DxgkDdiUpdateCurrentValuesFromCpu = (a.fences.DxgkDdiUpdateCurrentValuesFromCpu ?? 0) + args.NumFences;
+    a.fences[UPDATE_CURRENT_VALUES_SLOT] += args.NumFences;
     let call: DdiCall | undefined;
     if (this.trace.enabled || this.observers.length) {
       call = this.begin(a, ddi, args, this.trace.enabled ? {
@@ -238,7 +255,7 @@ export class DriverPort {
       } : undefined);
     } else {
       // begin()'s counting without its keyed access, which every DDI's name goes through (this is every CPU signal's DDI).
-      a.calls.DxgkDdiUpdateCurrentValuesFromCpu = (a.calls.DxgkDdiUpdateCurrentValuesFromCpu ?? 0) + 1;
+      a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
       this.sequence++;
     }
     try {
@@ -258,7 +275,7 @@ export class DriverPort {
   updateMonitoredValues(adapterIndex: number, args: DXGKARG_UPDATEMONITOREDVALUES): PendingDdi | undefined {
     const a = this.adapter(adapterIndex);
     const ddi = 'DxgkDdiUpdateMonitoredValues';
-    a.fences[ddi] = (a.fences[ddi] ?? 0) + args.NumFences;
+    a.fences[UPDATE_MONITORED_VALUES_SLOT] += args.NumFences;
     const call = this.begin(a, ddi, args, this.trace.enabled ? {
       NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
       MonitoredValueKernelCpuVa: args.MonitoredValueKernelCpuVa,
@@ -354,7 +371,7 @@ export class DriverPort {
    * is off, say). Returns the call as observers see it (undefined with no observer: nothing to build).
    */
   private begin(a: PortAdapter, ddi: DdiName, args: unknown, traced: Record<string, unknown> | undefined): DdiCall | undefined {
-    a.calls[ddi] = (a.calls[ddi] ?? 0) + 1;
+    a.calls[DDI_SLOT[ddi]]++;
     if (traced) this.trace.record('ddi', a.name, ddi, traced);
     const sequence = ++this.sequence;
     if (!this.observers.length) return undefined;
