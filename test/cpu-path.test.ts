@@ -102,6 +102,48 @@ describe('the CPU signal and wait path', () => {
     }
   });
 
+  it('NF-07 waiters the short path started (kept as columns, not objects) are listed, released, timed and woken as the general path\'s are', async () => {
+    /** One machine's course: short-path waits, a tool's look, a destroy with waiters pending, more waits, signals, a device removal. */
+    const course = async (options: MachineOptions): Promise<string[]> => {
+      const machine = await createMachine({ seed: 3, ...options });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const [a, b, c] = [0, 1, 2].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+      const log: string[] = [];
+      const wait = (name: string, h: number, value: bigint, timeoutNs?: number) => {
+        void app.waitAsync(timeoutNs === undefined ? { objects: [h], values: [value] } : { objects: [h], values: [value], timeoutNs }, name)
+          .then((r) => { log.push(`woke ${name} ${r.status} ${r.immediate} ${r.timeNs}`); });
+      };
+      for (let i = 0; i < 12; i++) wait(`a${i}`, a, BigInt(1 + ((i * 5) % 7)));
+      for (let i = 0; i < 4; i++) wait(`b${i}`, b, BigInt(3 + i));
+      wait('c0', c, 2n);
+      wait('t0', a, 50n, 40); // a timeout: the general path, beside the short ones
+      const stuck = machine.stuck();
+      log.push(`stuck ${JSON.stringify(stuck, (k, v) => (typeof v === 'bigint' ? `${v}n` : v))}`);
+      log.push(`inspect ${machine.inspectFence(app, a).cpuWaiters} ${machine.inspectFence(app, b).cpuWaiters}`);
+      app.signal({ objects: [a], values: [3n] });
+      await new Promise((r) => setImmediate(r));
+      app.destroySynchronizationObject(b); // its waiters are released
+      await new Promise((r) => setImmediate(r));
+      for (let i = 12; i < 20; i++) wait(`a${i}`, a, BigInt(2 + (i % 5)));
+      machine.run();
+      app.signal({ objects: [a], values: [5n] });
+      await new Promise((r) => setImmediate(r));
+      machine.removeDevice(0); // the reset signals the fences: the rest wake
+      await new Promise((r) => setImmediate(r));
+      log.push(`end ${machine.summary().os.cpuSignals} ${JSON.stringify(machine.stuck().waiters ?? [])}`);
+      return log;
+    };
+    const short = await course({ trace: false });
+    expect(short).toEqual(await course({ trace: true }));
+    const text = short.join('\n');
+    expect(text).toMatch(/woke a\d+ SUCCESS false/);
+    expect(text).toMatch(/woke b\d+ OBJECT_DESTROYED/); // released with the fence
+    expect(text).toMatch(/woke t0 TIMEOUT/);
+    expect(text).toMatch(/woke c0 SUCCESS false 40\nend 2 \[\]/); // the device removal's reset signalled what was left
+    expect(text).toMatch(/stuck .*"app:a11"/);
+  });
+
   it('NF-07 a DDI observer gets each CPU signal\'s own UpdateCurrentValuesFromCpu arguments, as they were at the call', async () => {
     const kept: { NativeFenceArray: number[]; UpdatedValueArray: bigint[]; CurrentValueKernelCpuVa: bigint[] }[] = [];
     const machine = await createMachine({ seed: 1, trace: false });

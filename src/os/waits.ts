@@ -153,10 +153,65 @@ const SATISFY_BATCH = 64;
 /** Waiter host ids read per fenceWaiters call. */
 const WAITERS_BATCH = 256;
 
+/** completions' mark for a waiter whose state is in the ShortWaiters columns. */
+const SHORT = Symbol('short waiter');
+
+/**
+ * The waiters waitOne starts (one fence, no timeout, wait-all), as columns by host id: what a Completion holds, with
+ * no object per waiter. 10⁶ waiters pending at once are 10⁶ objects fewer for the garbage collector to copy, and a
+ * signal that wakes them touches a few typed arrays instead of an object each.
+ */
+class ShortWaiters {
+  sequences = new Float64Array(64);
+  records = new Uint32Array(64);
+  values = new BigUint64Array(64);
+  readonly callbacks: (((result: WaitResult) => void) | undefined)[] = [];
+  readonly fences: (GlobalFence | undefined)[] = [];
+  readonly labels: (string | undefined)[] = [];
+  readonly owners: (WaiterOwner | undefined)[] = [];
+
+  set(id: number, sequence: number, label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void, fence: GlobalFence, value: bigint, record: number): void {
+    if (id >= this.records.length) this.grow(id);
+    this.sequences[id] = sequence;
+    this.records[id] = record;
+    this.values[id] = value;
+    // The object columns are filled in id order (ids are dense), so they stay packed arrays.
+    this.callbacks[id] = onComplete;
+    this.fences[id] = fence;
+    this.labels[id] = label;
+    this.owners[id] = owner;
+  }
+
+  /** Drops what waiter `id` referenced (its slot is free, or its Completion holds it now). */
+  clear(id: number): void {
+    // Zeroed too: a race explorer hashes these columns into its state key, and a freed slot must not differ by what it held.
+    this.sequences[id] = 0;
+    this.records[id] = 0;
+    this.values[id] = 0n;
+    this.callbacks[id] = undefined;
+    this.fences[id] = undefined;
+    this.labels[id] = undefined;
+    this.owners[id] = undefined;
+  }
+
+  private grow(id: number): void {
+    let length = this.records.length;
+    while (length <= id) length *= 2;
+    const sequences = new Float64Array(length); sequences.set(this.sequences); this.sequences = sequences;
+    const records = new Uint32Array(length); records.set(this.records); this.records = records;
+    const values = new BigUint64Array(length); values.set(this.values); this.values = values;
+  }
+}
+
 export class Waits {
   readonly counters: WaitCounters = { waitersAdded: 0, waitersWoken: 0, waitsSatisfiedAtOnce: 0, waitsTimedOut: 0 };
-  /** Completions by host id (dense; a retired waiter's id is reused). */
-  private readonly completions: (Completion | undefined)[] = [];
+  /**
+   * Completions by host id (dense; a retired waiter's id is reused). A waiter waitOne started holds SHORT here and
+   * lives in the `short` columns instead (no object per waiter); completionAt makes its Completion when a slow path
+   * (a tool, a release) asks for one.
+   */
+  private readonly completions: (Completion | typeof SHORT | undefined)[] = [];
+  private readonly short = new ShortWaiters();
   private readonly freeIds: number[] = [];
   private live = 0;
   private nextSequence = 1;
@@ -274,11 +329,8 @@ export class Waits {
       this.freeIds.push(id);
       check(block, `adding a CPU waiter on ${fence.label}`);
     }
-    const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode: 'all', owner: ownerOf(process, owner),
-      onComplete, fences: fence, values: value, record, home: adapter, others: undefined,
-    };
-    this.completions[id] = completion;
+    this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, fence, value, record);
+    this.completions[id] = SHORT;
     this.live++;
     this.counters.waitersAdded++;
     adapter.withWaiters.add(fence);
@@ -365,7 +417,7 @@ export class Waits {
 
   /** A CPU wait's timeout event: the waiter is released with TIMEOUT, unless it completed meanwhile. */
   private waitTimedOut(event: ScheduledEvent): void {
-    const completion = this.completions[event.args.waiter as number];
+    const completion = this.completionAt(event.args.waiter as number);
     if (!completion || completion.timeout !== event) return;
     this.counters.waitsTimedOut++;
     this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: completion.label, timeoutNs: completion.timeoutNs });
@@ -391,6 +443,42 @@ export class Waits {
       this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
     }
     completion.onComplete(result);
+  }
+
+  /**
+   * finish for a waiter waitOne started, satisfied by its one fence (the caller's `satisfy` has that fence in its
+   * changed set already): the core retires its record and its one block, which is out of the heap (so no other
+   * fence changed), then its completion runs. What finish does for it, without making its Completion.
+   */
+  private finishShort(id: number, adapter: OsAdapter): void {
+    const short = this.short;
+    const n = adapter.core.waiterRetire(short.records[id]);
+    if (n < 0) check(n, `retiring waiter ${short.labels[id]}`);
+    const onComplete = short.callbacks[id]!;
+    const label = short.labels[id]!;
+    short.clear(id);
+    this.completions[id] = undefined;
+    this.freeIds.push(id);
+    this.live--;
+    this.counters.waitersWoken++;
+    const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: undefined };
+    if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'waiter woken', { waiter: label, status: result.status, index: result.index });
+    onComplete(result);
+  }
+
+  /** The completion of waiter `id`, made from its columns (and kept from then on) for a waiter waitOne started. */
+  private completionAt(id: number): Completion | undefined {
+    const held = this.completions[id];
+    if (held !== SHORT) return held;
+    const short = this.short;
+    const fence = short.fences[id]!;
+    const completion: Completion = {
+      id, sequence: short.sequences[id], label: short.labels[id]!, mode: 'all', owner: short.owners[id]!,
+      onComplete: short.callbacks[id]!, fences: fence, values: short.values[id], record: short.records[id], home: fence.adapter, others: undefined,
+    };
+    short.clear(id);
+    this.completions[id] = completion;
+    return completion;
   }
 
   /** Retires the waiter's blocks on `adapter`; the fences whose heaps lost one go into `changed`. */
@@ -429,7 +517,12 @@ export class Waits {
       const words = this.words!.slice(base, base + n * stride);
       for (let i = 0, at = 0; i < n; i++, at += stride) {
         if (words[at + completedAt] === 0) continue;
-        const completion = this.completions[words[at + waiterAt]];
+        const id = words[at + waiterAt];
+        if (this.completions[id] === SHORT && !operation) {
+          this.finishShort(id, adapter);
+          continue;
+        }
+        const completion = this.completionAt(id);
         if (!completion) continue;
         const entry = words[at + entryAt];
         const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: completion.mode === 'any' ? entry : undefined };
@@ -647,7 +740,7 @@ export class Waits {
       const n = check(core.fenceWaiters(fence.coreFence, start, WAITERS_BATCH), `listing the waiters of ${fence.label}`);
       const ids = new Uint32Array(fence.adapter.memory.buffer, core.outBufferAddress(), n);
       for (let k = 0; k < n; k++) {
-        const completion = this.completions[ids[k]];
+        const completion = this.completionAt(ids[k]);
         if (completion && !found.includes(completion)) found.push(completion);
       }
       if (n < WAITERS_BATCH) break;
@@ -688,7 +781,12 @@ export class Waits {
 
   /** The live completions, oldest first. */
   private liveCompletions(): Completion[] {
-    return this.completions.filter((c): c is Completion => c !== undefined).sort((x, y) => x.sequence - y.sequence);
+    const live: Completion[] = [];
+    for (let id = 0; id < this.completions.length; id++) {
+      const completion = this.completionAt(id);
+      if (completion !== undefined) live.push(completion);
+    }
+    return live.sort((x, y) => x.sequence - y.sequence);
   }
 
   /** The entries a waiter still waits for (the core's record), in call order. */
