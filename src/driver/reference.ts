@@ -231,7 +231,7 @@ export class ReferenceDriver implements KernelModeDriver {
       for (let i = 0; i < args.NumFences; i++) {
         const hGlobal = args.NativeFenceArray[i];
         const record = this.recordOf(hGlobal);
-        if (record === 0) throw new Error(`DxgkDdiUpdateCurrentValuesFromCpu: unknown hGlobalNativeFence 0x${hGlobal.toString(16)}`);
+        if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
         const at = this.words![(record + this.layout.offsets.fenceCurrentValue) >>> 2] >>> 3;
         // Shared memory (worker mode) may have readers on other threads: an atomic store, as the core's. Otherwise no
         // one else can see the word mid-store, and a plain store is the same store (Atomics costs ~6 ns more).

@@ -113,11 +113,7 @@ export class CpuSignals {
     }
     const port = this.os.port;
     if (port.observed || scratch.busy) {
-      // An observer may keep the argument; a signal made inside the DDI gets its own.
-      port.updateCurrentValuesFromCpu(adapter.index, {
-        NumFences: 1, NativeFenceArray: [fence.hGlobal], UpdatedValueArray: [value], CurrentValueKernelCpuVa: [fence.kernelCvVa],
-        Flags: { AlwaysSignaled: false, NotificationOnly: false },
-      });
+      this.updateOwnArgument(fence, value);
     } else {
       if (fence.cvPhys !== scratch.kernelVaOf) { scratch.kernelVa = fence.kernelCvVa; scratch.kernelVaOf = fence.cvPhys; }
       oneFence.NumFences = 1;
@@ -135,15 +131,26 @@ export class CpuSignals {
     }
     // NF-02: the OS keeps MonitoredValue just below the fence's smallest waited value (UINT64_MAX with none, and
     // a wait for UINT64_MAX keeps it one below), so only a value past it satisfies a waiter: with none nothing is read.
-    const monitoredValue = fence.monitoredValue;
-    if (monitoredValue === UINT64_MAX) return true;
+    if (fence.monitoredValue !== UINT64_MAX) this.wakeAfterOne(fence);
+    return true;
+  }
+
+  /** signalOne's DDI when an observer may keep the argument, or inside a DDI (a signal made there gets its own). */
+  private updateOwnArgument(fence: GlobalFence, value: bigint): void {
+    this.os.port.updateCurrentValuesFromCpu(fence.adapter.index, {
+      NumFences: 1, NativeFenceArray: [fence.hGlobal], UpdatedValueArray: [value], CurrentValueKernelCpuVa: [fence.kernelCvVa],
+      Flags: { AlwaysSignaled: false, NotificationOnly: false },
+    });
+  }
+
+  /** signalOne's waiters, when the fence has some: those the new CurrentValue satisfies, if it passed MonitoredValue. */
+  private wakeAfterOne(fence: GlobalFence): void {
     const current = fence.currentValue();
-    if (current > monitoredValue) {
+    if (current > fence.monitoredValue) {
       const changed = new Set<GlobalFence>();
       this.os.waits.satisfy(fence, current, changed);
       this.os.waits.refresh(changed);
     }
-    return true;
   }
 
   /** Checks objects[i] and values[i] of a CPU signal (handle, adapter, repeat, value, noSignal, monotonic, MF-07), then sets fences[i] and signalled[i]. */
