@@ -99,8 +99,9 @@ describe('the npm package', () => {
     // about 0.18 MB, its code in each of the three bundles, its sources and docs); 4.8 MB before the GPU's stretches (issue 14d:
     // engineRunStretch's host side in the GPU, the scheduler and the RNG, the driver's and the OS's stretch reports, staged
     // ring writes; about 0.2 MB, the code in each of the three bundles, its sources and docs); 5.09 MB before native fences kept
-    // as rows until first asked for (issue 14i: about 41 KB, the code in each of the three bundles, its sources, declarations and docs).
-    expect(packed!.unpackedSize).toBeLessThan(5_150_000);
+    // as rows until first asked for (issue 14i: about 41 KB, the code in each of the three bundles, its sources, declarations and docs); 5.14 MB
+    // before issue 14h's CPU path (waiters as columns, the driver's views of fence records, the port's typed tallies: about 40 KB).
+    expect(packed!.unpackedSize).toBeLessThan(5_200_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
