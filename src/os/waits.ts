@@ -455,7 +455,7 @@ export class Waits {
     const n = adapter.core.waiterRetire(short.records[id]);
     if (n < 0) check(n, `retiring waiter ${short.labels[id]}`);
     const onComplete = short.callbacks[id]!;
-    const label = short.labels[id]!;
+    const label = this.trace.enabled ? short.labels[id]! : undefined;
     short.clear(id);
     this.completions[id] = undefined;
     this.freeIds.push(id);

@@ -244,27 +244,35 @@ export class DriverPort {
   // The two DDIs every CPU signal and wait makes: written out (no generic dispatch), nothing built for nobody.
 
   updateCurrentValuesFromCpu(adapterIndex: number, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
+    if (this.trace.enabled || this.observers.length) { this.updateCurrentValuesFromCpuWatched(adapterIndex, args); return; }
+    // Nobody watches: begin()'s counting without its keyed access, and the call (small enough to compile into the caller).
+    const a = this.adapter(adapterIndex);
+    a.fences[UPDATE_CURRENT_VALUES_SLOT] += args.NumFences;
+    a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
+    this.sequence++;
+    try {
+      a.driver.updateCurrentValuesFromCpu(args);
+    } catch (error) {
+      this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
+    }
+  }
+
+  /** The same DDI traced, or seen by observers. */
+  private updateCurrentValuesFromCpuWatched(adapterIndex: number, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
     const a = this.adapter(adapterIndex);
     const ddi = 'DxgkDdiUpdateCurrentValuesFromCpu';
     a.fences[UPDATE_CURRENT_VALUES_SLOT] += args.NumFences;
-    let call: DdiCall | undefined;
-    if (this.trace.enabled || this.observers.length) {
-      call = this.begin(a, ddi, args, this.trace.enabled ? {
-        NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
-        CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: args.Flags.NotificationOnly,
-      } : undefined);
-    } else {
-      // begin()'s counting without its keyed access, which every DDI's name goes through (this is every CPU signal's DDI).
-      a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
-      this.sequence++;
-    }
+    const call = this.begin(a, ddi, args, this.trace.enabled ? {
+      NumFences: args.NumFences, NativeFenceArray: args.NativeFenceArray, UpdatedValueArray: args.UpdatedValueArray,
+      CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: args.Flags.NotificationOnly,
+    } : undefined);
     try {
       a.driver.updateCurrentValuesFromCpu(args);
     } catch (error) {
       this.failed(a, ddi, call, error);
       return;
     }
-    if (call) this.end(call, { ok: true, result: undefined });
+    this.end(call, { ok: true, result: undefined });
   }
 
   /**
