@@ -9,7 +9,11 @@ const WORDS = 5, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4;
 export class AdapterFenceRows implements DeferredEntries<GlobalFence> {
   /** u32 × 5 by core id: bits | flags << 8, hGlobal, device index, handle, hLocal; zeroed once made. */
   private words = new Uint32Array(8 * WORDS);
-  private readonly devices: OsDevice[] = [];
+  private devices: OsDevice[] = [];
+  /** Rows not made yet: at 0 the table shrinks back (every fence was looked at, as after a wait on each). */
+  private live = 0;
+  /** The LocalFence the last materialize() made, for FenceHandleRows (cleared there: never part of the state). */
+  made: LocalFence | undefined = undefined;
 
   constructor(private readonly adapter: OsAdapter) {}
 
@@ -26,12 +30,19 @@ export class AdapterFenceRows implements DeferredEntries<GlobalFence> {
       grown.set(this.words);
       this.words = grown;
     }
+    this.live++;
     let deviceIndex = this.devices.indexOf(device);
     if (deviceIndex < 0) deviceIndex = this.devices.push(device) - 1;
-    this.words.set([(type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemMapped ? SYSTEM_MAPPED : 0) | (flags << 8), hGlobal, deviceIndex, 0, 0], at);
+    const words = this.words;
+    words[at] = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemMapped ? SYSTEM_MAPPED : 0) | (flags << 8);
+    words[at + 1] = hGlobal;
+    words[at + 2] = deviceIndex;
   }
 
-  setHandle(coreFence: number, handle: number, hLocal: number): void { this.words.set([handle, hLocal], coreFence * WORDS + 3); }
+  setHandle(coreFence: number, handle: number, hLocal: number): void {
+    this.words[coreFence * WORDS + 3] = handle;
+    this.words[coreFence * WORDS + 4] = hLocal;
+  }
   globalHandleOf(coreFence: number): number { return this.words[coreFence * WORDS + 1]; }
   handleOf(coreFence: number): number { return this.words[coreFence * WORDS + 3]; }
 
@@ -45,11 +56,12 @@ export class AdapterFenceRows implements DeferredEntries<GlobalFence> {
     global.hGlobal = words[at + 1];
     adapter.fences.set(coreFence, global);
     if (handle !== 0) {
-      const local = new LocalFence(device.process, handle, global, device, words[at + 4]);
+      const local = this.made = new LocalFence(device.process, handle, global, device, words[at + 4]);
       global.locals.add(local);
       device.process.handles.set(handle, local); // the row still names the handle here
     }
     words.fill(0, at, at + WORDS);
+    if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; }
     return global;
   }
 }
@@ -60,8 +72,10 @@ export class FenceHandleRows implements DeferredEntries<HandleObject> {
   private rows(token: number): AdapterFenceRows { return this.adapters[token % 8].fences.deferred as AdapterFenceRows; }
   handleOf(token: number): number { return this.rows(token).handleOf(Math.floor(token / 8)); }
   materialize(token: number): HandleObject {
-    const handle = this.handleOf(token);
-    for (const local of this.rows(token).materialize(Math.floor(token / 8)).locals) if (local.handle === handle) return local;
-    throw new Error(`internal: fence row token ${token} made no handle ${handle}`);
+    const rows = this.rows(token);
+    rows.materialize(Math.floor(token / 8));
+    const local = rows.made!;
+    rows.made = undefined;
+    return local;
   }
 }
