@@ -41,6 +41,8 @@ export class HwQueues {
 
   /** The UMD's command list (SubmissionPlan.commands) and its wait / signal records, reused by every submission. */
   private readonly umdCommands = umdCommandScratch();
+  /** The in-flight references of the submission being checked (SubmissionPlan.references), reused by every submission. */
+  private readonly scratchReferences = referencesScratch();
 
   constructor(private readonly os: HwQueuesEnvironment) {}
 
@@ -143,7 +145,8 @@ export class HwQueues {
     // reused by the next submission) and the OS's in-flight references (columns, no object per command).
     const umd = this.umdCommands;
     umd.begin();
-    const references = new FenceCommandList(list.length + 1);
+    const references = this.scratchReferences();
+    references.reset();
     const described: string[] = [];
     const tracing = this.os.trace.enabled;
     // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
@@ -209,7 +212,7 @@ export class HwQueues {
    */
   submitted(plan: SubmissionPlan): { progressValue?: bigint } {
     const { queue, references, progressValue } = plan;
-    for (const local of references.runLocals) local.usedByGpu = true;
+    for (let r = 0; r < references.runCount; r++) references.runLocals[r].usedByGpu = true;
     queue.gpu.inRing += plan.commands.length;
     this.os.lifetime.submitted(queue, references);
     this.os.logs.recordQueued(queue, references);
@@ -301,4 +304,14 @@ function umdCommandScratch(): {
       return commands;
     },
   };
+}
+
+/**
+ * HwQueues.references: the submission's in-flight references, reused by every submission (its arrays keep
+ * what earlier submissions left past the counts). Scratch space, not state: the list is reached through a
+ * function, so a state digest that walks the OS's objects (the race explorer) does not see it.
+ */
+function referencesScratch(): () => FenceCommandList {
+  const list = new FenceCommandList();
+  return () => list;
 }

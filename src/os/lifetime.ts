@@ -88,7 +88,7 @@ export class FenceLifetime {
   submitted(queue: OsHwQueue, commands: FenceCommandList): void {
     queue.references.pushAll(commands);
     const { runLocals, runOps, runEnds } = commands;
-    for (let r = 0, start = 0; r < runLocals.length; start = runEnds[r], r++) this.take(runLocals[r], runOps[r], runEnds[r] - start);
+    for (let r = 0, start = 0; r < commands.runCount; start = runEnds[r], r++) this.take(runLocals[r], runOps[r], runEnds[r] - start);
   }
 
   /** Commands of `queue` not yet executed that name fences, oldest first (records made from the columns on each call). */

@@ -62,7 +62,7 @@ import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
-import { requireRunning, type FenceCommandList, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
+import { OP_WAIT, requireRunning, type FenceCommandList, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
 import type { Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, RecentRecords,
@@ -549,53 +549,95 @@ export class NativeFenceLogs {
 
 /**
  * The queued events (LOG-08) as RecentRecords keeps them (the most recent `limit`, counting what it
- * drops), without a record per command: one entry per submission holds the queue, its commands'
- * columns (the submission's in-flight references), the first one still kept and the CPU time;
- * list() makes the QueuedEvent records (a queue's and a fence's labels and ids never change).
+ * drops), without an object per command: a ring of columns (queue, handle, op, value, CPU time) that
+ * grows by doubling up to `limit` records as they come; list() makes the QueuedEvent records (a queue's
+ * and a fence's labels and ids never change).
  */
 class QueuedRecords {
-  private batches: { queue: OsHwQueue; commands: FenceCommandList; from: number; cpuTimeNs: number }[] = [];
-  private head = 0;
+  private queues: OsHwQueue[] = [];
+  private locals: LocalFence[] = [];
+  private ops = new Uint8Array(0);
+  private values = new BigUint64Array(0);
+  private times = new Float64Array(0);
+  /** The oldest record's slot, and how many are kept. */
+  private start = 0;
   private kept = 0;
   dropped = 0;
   constructor(public limit: number) {}
-  pushAll(queue: OsHwQueue, commands: FenceCommandList, cpuTimeNs: number): void {
-    if (!commands.length) return;
-    this.batches.push({ queue, commands, from: 0, cpuTimeNs });
-    this.kept += commands.length;
-    this.trim();
-  }
-  private trim(): void {
-    while (this.kept > this.limit) {
-      const oldest = this.batches[this.head];
-      const excess = this.kept - this.limit;
-      const left = oldest.commands.length - oldest.from;
-      if (left <= excess) { this.head++; this.kept -= left; this.dropped += left; continue; }
-      oldest.from += excess;
-      this.kept -= excess;
-      this.dropped += excess;
-    }
-    if (this.head >= 64 && this.head * 2 >= this.batches.length) { this.batches.splice(0, this.head); this.head = 0; }
-  }
+
   get length(): number { return this.kept; }
+
+  /** A submission's waits and signals, queued at `cpuTimeNs`. */
+  pushAll(queue: OsHwQueue, commands: FenceCommandList, cpuTimeNs: number): void {
+    const count = commands.length;
+    // Only the newest `limit` of them can be kept.
+    const first = Math.max(0, count - this.limit);
+    this.dropped += first;
+    if (first === count) return;
+    if (this.kept + count - first > this.ops.length && this.ops.length < this.limit) this.grow(Math.min(this.limit, this.kept + count - first));
+    const { runLocals, runOps, runEnds, values } = commands;
+    const capacity = this.ops.length;
+    for (let r = 0, at = 0; r < commands.runCount; r++) {
+      const local = runLocals[r], op = runOps[r], end = runEnds[r];
+      if (end <= first) { at = end; continue; }
+      for (at = Math.max(at, first); at < end; at++) {
+        let slot: number;
+        if (this.kept < capacity) slot = (this.start + this.kept++) % capacity;
+        else { slot = this.start; this.start = (this.start + 1) % capacity; this.dropped++; }
+        this.queues[slot] = queue;
+        this.locals[slot] = local;
+        this.ops[slot] = op;
+        this.values[slot] = values[at];
+        this.times[slot] = cpuTimeNs;
+      }
+    }
+  }
+
+  /** Room for `capacity` records (at most `limit`), the kept ones moved to the front in order. */
+  private grow(capacity: number): void {
+    let size = Math.max(16, this.ops.length);
+    while (size < capacity) size *= 2;
+    this.relayout(Math.min(size, this.limit));
+  }
+
+  /** The kept records, newest `capacity` of them, in columns of `capacity` from slot 0. */
+  private relayout(capacity: number): void {
+    const keep = Math.min(this.kept, capacity);
+    const skip = this.kept - keep;
+    this.dropped += skip;
+    const old = this.ops.length;
+    const queues: OsHwQueue[] = [], locals: LocalFence[] = [];
+    const ops = new Uint8Array(capacity), values = new BigUint64Array(capacity), times = new Float64Array(capacity);
+    for (let i = 0; i < keep; i++) {
+      const slot = (this.start + skip + i) % old;
+      queues.push(this.queues[slot]);
+      locals.push(this.locals[slot]);
+      ops[i] = this.ops[slot];
+      values[i] = this.values[slot];
+      times[i] = this.times[slot];
+    }
+    this.queues = queues; this.locals = locals; this.ops = ops; this.values = values; this.times = times;
+    this.start = 0;
+    this.kept = keep;
+  }
+
   list(): QueuedEvent[] {
     const out: QueuedEvent[] = [];
-    for (let b = this.head; b < this.batches.length; b++) {
-      const { queue, commands, from, cpuTimeNs } = this.batches[b];
-      const adapter = queue.device.adapter;
-      for (const command of commands.toRecords(from)) {
-        const local = command.local, fence = local.global;
-        out.push({
-          adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: command.op,
-          hSyncObject: local.handle, fence: fence.label, coreFence: fence.coreFence, value: command.value, cpuTimeNs,
-        });
-      }
+    const capacity = this.ops.length;
+    for (let i = 0; i < this.kept; i++) {
+      const slot = (this.start + i) % capacity;
+      const queue = this.queues[slot], local = this.locals[slot], adapter = queue.device.adapter, fence = local.global;
+      out.push({
+        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: this.ops[slot] === OP_WAIT ? 'wait' : 'signal',
+        hSyncObject: local.handle, fence: fence.label, coreFence: fence.coreFence, value: this.values[slot], cpuTimeNs: this.times[slot],
+      });
     }
     return out;
   }
+
   /** A new limit; keeps the newest records that fit. */
   resize(limit: number): void {
     this.limit = limit;
-    this.trim();
+    if (this.ops.length > limit) this.relayout(limit);
   }
 }

@@ -344,28 +344,93 @@ export interface InFlightCommand {
   value: bigint;
 }
 
-/** A wait / signal in a FenceCommandList's runs. */
+/** A wait / signal in the runs of a FenceCommandList or QueueReferences. */
 export const OP_WAIT = 0;
 export const OP_SIGNAL = 1;
 
-/** A FenceCommandList's first size, and what a queue's goes back to when it drains. */
-const LIST_INITIAL = 16;
+/**
+ * Runs of commands through one handle with one op, in ring order: run r is `runOps[r]` (OP_WAIT /
+ * OP_SIGNAL) through `runLocals[r]`, ending before command `runEnds[r]`. Runs are maximal (a command
+ * through the same handle with the same op as the last one extends its run), so one list of commands
+ * has one encoding.
+ */
+interface Runs {
+  runLocals: LocalFence[];
+  runOps: number[];
+  runEnds: number[];
+}
+
+/** The run holding command `at` (a command of `runs`), searched from run `from`. */
+function runOf(runs: Runs, at: number, from = 0): number {
+  let r = from;
+  while (runs.runEnds[r] <= at) r++;
+  return r;
+}
+
+/** Commands [from, length) of `runs` (its first `runCount` runs) as records, their values read by `valueAt`. */
+function records(runs: Runs, runCount: number, from: number, length: number, valueAt: (at: number) => bigint): InFlightCommand[] {
+  const out: InFlightCommand[] = [];
+  if (from >= length) return out;
+  for (let r = runOf(runs, from), at = from; r < runCount && at < length; r++) {
+    const local = runs.runLocals[r], op: InFlightCommand['op'] = runs.runOps[r] === OP_WAIT ? 'wait' : 'signal';
+    for (const end = runs.runEnds[r]; at < end; at++) out.push({ op, local, value: valueAt(at) });
+  }
+  return out;
+}
 
 /**
- * Waits and signals that name native fences, in ring order, as columns (no object per command): each
- * command's value in `values` (a BigUint64Array, entries 0 … length − 1), and the handle and op by runs
- * (a run: consecutive commands through one handle with one op, ending before `runEnds[r]`). Runs are
- * maximal, so one list of commands has one encoding. Sized to what is used: `values` doubles from 16
- * entries (a submission's list is made at its size).
+ * One submission's waits and signals that name native fences, in ring order (what HwQueues.prepareSubmission
+ * checked): the handle and op by runs (the first `runCount`), each command's value in `values` (the first
+ * `length`: the caller's BigInts). Scratch space reused by every submission: reset() keeps the arrays, so a
+ * submission allocates nothing here; what lies past the counts is left from earlier ones.
  */
-export class FenceCommandList {
+export class FenceCommandList implements Runs {
   runLocals: LocalFence[] = [];
   runOps: number[] = [];
   runEnds: number[] = [];
-  values: BigUint64Array;
+  values: bigint[] = [];
+  runCount = 0;
   length = 0;
 
-  constructor(capacity = LIST_INITIAL) { this.values = new BigUint64Array(Math.max(1, capacity)); }
+  reset(): void { this.runCount = 0; this.length = 0; }
+
+  push(local: LocalFence, op: number, value: bigint): void {
+    const at = this.length;
+    this.values[at] = value;
+    this.length = at + 1;
+    const last = this.runCount - 1;
+    if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = at + 1;
+    else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = at + 1; this.runCount = last + 2; }
+  }
+}
+
+/** The typed values' first size; a queue's goes back to it when it drains holding more than QUEUE_VALUES_KEPT. */
+const QUEUE_VALUES_INITIAL = 16;
+const QUEUE_VALUES_KEPT = 4096;
+
+/**
+ * Per hardware queue: its in-flight fence commands in ring order, as columns (no object per command): the
+ * handle and op by runs, each command's value in `values` (a BigUint64Array, entries 0 … length − 1); the
+ * commands before `head` executed (`runHead`: the run holding `head`). Sized to what is used: `values`
+ * doubles from 16 entries; the executed commands are dropped when the queue drains (the values zeroed, and
+ * back to 16 entries past 4,096), or once they are most of a long list. So a queue never used for more
+ * than 16 commands at once holds the same bytes for the same commands (the race explorer copies and
+ * hashes them with every state).
+ */
+export class QueueReferences implements Runs {
+  runLocals: LocalFence[] = [];
+  runOps: number[] = [];
+  runEnds: number[] = [];
+  values = new BigUint64Array(QUEUE_VALUES_INITIAL);
+  length = 0;
+  head = 0;
+  runHead = 0;
+
+  /** Commands not yet executed. */
+  get pendingCount(): number { return this.length - this.head; }
+
+  /** The commands from `from` as records (tools, inspection). */
+  toRecords(from = 0): InFlightCommand[] { return records(this, this.runLocals.length, from, this.length, (at) => this.values[at]); }
 
   push(local: LocalFence, op: number, value: bigint): void {
     const at = this.length;
@@ -383,9 +448,10 @@ export class FenceCommandList {
     if (count === 0) return;
     const base = this.length;
     if (base + count > this.values.length) this.grow(base + count);
-    this.values.set(list.values.subarray(0, count), base);
+    const values = this.values, from = list.values;
+    for (let i = 0; i < count; i++) values[base + i] = from[i];
     this.length = base + count;
-    for (let r = 0; r < list.runLocals.length; r++) {
+    for (let r = 0; r < list.runCount; r++) {
       const local = list.runLocals[r], op = list.runOps[r], end = base + list.runEnds[r];
       const last = this.runLocals.length - 1;
       if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = end;
@@ -393,22 +459,23 @@ export class FenceCommandList {
     }
   }
 
-  /** The run holding command `at` (at < length), searched from run `from`. */
-  runOf(at: number, from = 0): number {
-    let r = from;
-    while (this.runEnds[r] <= at) r++;
-    return r;
+  /** Commands [head, head + count) executed. */
+  advance(count: number): void {
+    this.head += count;
+    if (this.head < this.length) this.runHead = runOf(this, this.head, this.runHead);
+    this.compact();
   }
 
-  /** The commands as records (tools, inspection), from `from`. */
-  toRecords(from = 0): InFlightCommand[] {
-    const out: InFlightCommand[] = [];
-    if (from >= this.length) return out;
-    for (let r = this.runOf(from), at = from; r < this.runLocals.length; r++) {
-      const local = this.runLocals[r], op: InFlightCommand['op'] = this.runOps[r] === OP_WAIT ? 'wait' : 'signal';
-      for (const end = this.runEnds[r]; at < end; at++) out.push({ op, local, value: this.values[at] });
-    }
-    return out;
+  /** Drops command `at` (executed out of ring order); the runs are encoded again. */
+  remove(at: number): void {
+    const all = this.toRecords(0);
+    all.splice(at, 1);
+    const head = this.head;
+    this.clear();
+    for (const record of all) this.push(record.local, record.op === 'wait' ? OP_WAIT : OP_SIGNAL, record.value);
+    this.head = head;
+    if (head < this.length) this.runHead = runOf(this, head);
+    this.compact();
   }
 
   private grow(length: number): void {
@@ -418,49 +485,21 @@ export class FenceCommandList {
     values.set(this.values.subarray(0, this.length));
     this.values = values;
   }
-}
-
-/**
- * Per hardware queue: its in-flight fence commands in ring order (a FenceCommandList); the commands
- * before `head` executed (`runHead`: the run holding `head`). The executed ones are dropped when the
- * queue drains (the list goes back to 16 entries, zeroed), or once they are most of a long list; so two
- * queues holding the same commands hold the same bytes (the race explorer copies and hashes them).
- */
-export class QueueReferences extends FenceCommandList {
-  head = 0;
-  runHead = 0;
-
-  /** Commands not yet executed. */
-  get pendingCount(): number { return this.length - this.head; }
-
-  /** Commands [head, head + count) executed. */
-  advance(count: number): void {
-    this.head += count;
-    if (this.head < this.length) this.runHead = this.runOf(this.head, this.runHead);
-    this.compact();
-  }
-
-  /** Drops command `at` (executed out of ring order); the runs are re-encoded. */
-  remove(at: number): void {
-    const records = this.toRecords(0);
-    records.splice(at, 1);
-    const head = this.head;
-    this.clear();
-    for (const record of records) this.push(record.local, record.op === 'wait' ? OP_WAIT : OP_SIGNAL, record.value);
-    this.head = head;
-    if (head < this.length) this.runHead = this.runOf(head);
-    this.compact();
-  }
 
   private compact(): void {
     const length = this.length, head = this.head;
     if (head >= length) { this.clear(); return; }
     if (head >= 1024 && head * 2 >= length) {
-      const runs = this.runHead;
-      this.runLocals.splice(0, runs);
-      this.runOps.splice(0, runs);
-      this.runEnds.splice(0, runs);
-      for (let r = 0; r < this.runEnds.length; r++) this.runEnds[r] -= head;
+      // The executed runs go (moved down in place: splice would make an array of what it removes).
+      const runs = this.runHead, left = this.runLocals.length - runs;
+      for (let r = 0; r < left; r++) {
+        this.runLocals[r] = this.runLocals[r + runs];
+        this.runOps[r] = this.runOps[r + runs];
+        this.runEnds[r] = this.runEnds[r + runs] - head;
+      }
+      this.runLocals.length = left;
+      this.runOps.length = left;
+      this.runEnds.length = left;
       this.values.copyWithin(0, head, length);
       this.values.fill(0n, length - head, length);
       this.length = length - head;
@@ -469,12 +508,12 @@ export class QueueReferences extends FenceCommandList {
     }
   }
 
-  /** No command left: back to the first size. */
+  /** No command left. */
   clear(): void {
     this.runLocals.length = 0;
     this.runOps.length = 0;
     this.runEnds.length = 0;
-    if (this.values.length > LIST_INITIAL) this.values = new BigUint64Array(LIST_INITIAL);
+    if (this.values.length > QUEUE_VALUES_KEPT) this.values = new BigUint64Array(QUEUE_VALUES_INITIAL);
     else this.values.fill(0n, 0, this.length);
     this.length = 0;
     this.head = 0;
@@ -506,9 +545,9 @@ export interface SubmissionPlan {
   process: Process;
   queue: OsHwQueue;
   adapterIndex: number;
-  /** For the driver's user-mode half (UserModeDriverInterface.submitToHwQueue). */
+  /** For the driver's user-mode half (UserModeDriverInterface.submitToHwQueue; reused by the next submission). */
   commands: UserModeCommand[];
-  /** The waits and signals among them, each an in-flight reference of the handle it names. */
+  /** The waits and signals among them, each an in-flight reference of the handle it names (reused by the next submission). */
   references: FenceCommandList;
   /** The commands in words, for the trace (left empty while tracing is off: nothing would read them). */
   described: string[];
