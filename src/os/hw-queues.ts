@@ -39,10 +39,8 @@ export class HwQueues {
   /** Per adapter: the driver's hHwQueue → the OS's queue (progress reports name queues by it). */
   private readonly byDriverHandle = new Map<OsAdapter, Map<number, OsHwQueue>>();
 
-  /** The UMD's command list (SubmissionPlan.commands) and its wait / signal records, reused by every submission. */
-  private readonly umdCommands = umdCommandScratch();
-  /** The in-flight references of the submission being checked (SubmissionPlan.references), reused by every submission. */
-  private readonly scratchReferences = referencesScratch();
+  /** SubmissionPlan.commands and .references, reused by every submission. */
+  private readonly scratch = submissionScratch();
 
   constructor(private readonly os: HwQueuesEnvironment) {}
 
@@ -143,10 +141,9 @@ export class HwQueues {
     const list = v.array(a.commands, 'commands', 1, 4096);
     // What the UMD writes (its argument, the driver's during the call only: the list and its command records are
     // reused by the next submission) and the OS's in-flight references (columns, no object per command).
-    const umd = this.umdCommands;
+    const umd = this.scratch;
     umd.begin();
-    const references = this.scratchReferences();
-    references.reset();
+    const references = umd.references();
     const described: string[] = [];
     const tracing = this.os.trace.enabled;
     // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
@@ -269,29 +266,27 @@ function quickFenceCommand(process: Process, raw: unknown, into: typeof quick, l
 }
 
 /**
- * HwQueues.umdCommands: the list handed to the UMD and its wait / signal records, reused by every
- * submission (an argument is the driver's during the call only, docs/DRIVERS.md). Scratch space, not
- * state: kept behind functions, so a state digest that walks the OS's objects (the race explorer) does
- * not see what the last submission left in it.
+ * HwQueues.scratch: the list handed to the UMD with its wait / signal records, and the in-flight references,
+ * reused by every submission (an argument is the driver's during the call only, docs/DRIVERS.md). Kept
+ * behind functions, so a state digest that walks the OS's objects (the race explorer) does not see it.
  */
-function umdCommandScratch(): {
-  /** A new list: the last one's entries are overwritten (its backing store kept, so a list of the same size allocates nothing). */
+function submissionScratch(): {
   begin(): void;
-  /** Appends a command made elsewhere (work). */
   add(command: UserModeCommand): void;
-  /** Appends a wait / signal: the reused record at its position, set to these fields. */
   fence(op: 'wait' | 'signal', gpuVa: bigint, value: bigint, handle: number): void;
-  /** The list, cut to what was added. */
   end(): UserModeCommand[];
+  references(): FenceCommandList;
 } {
+  // The list's entries are overwritten and cut to length at the end, so a list of the same size allocates nothing.
   const commands: UserModeCommand[] = [];
   const records: UserModeCommand[] = [];
+  const references = new FenceCommandList();
   let count = 0;
   return {
-    begin: () => { count = 0; },
+    begin: () => { count = 0; references.reset(); },
     add: (command) => { commands[count++] = command; },
     fence: (op, gpuVa, value, handle) => {
-      if (records.length <= count) while (records.length <= count) records.push({ op: 'signal', gpuVa: 0n, value: 0n, handle: 0 });
+      while (records.length <= count) records.push({ op: 'signal', gpuVa: 0n, value: 0n, handle: 0 });
       const command = records[count];
       command.op = op;
       command.gpuVa = gpuVa;
@@ -303,15 +298,6 @@ function umdCommandScratch(): {
       if (commands.length !== count) commands.length = count;
       return commands;
     },
+    references: () => references,
   };
-}
-
-/**
- * HwQueues.references: the submission's in-flight references, reused by every submission (its arrays keep
- * what earlier submissions left past the counts). Scratch space, not state: the list is reached through a
- * function, so a state digest that walks the OS's objects (the race explorer) does not see it.
- */
-function referencesScratch(): () => FenceCommandList {
-  const list = new FenceCommandList();
-  return () => list;
 }

@@ -548,10 +548,8 @@ export class NativeFenceLogs {
 }
 
 /**
- * The queued events (LOG-08) as RecentRecords keeps them (the most recent `limit`, counting what it
- * drops), without an object per command: a ring of columns (queue, handle, op, value, CPU time) that
- * grows by doubling up to `limit` records as they come; list() makes the QueuedEvent records (a queue's
- * and a fence's labels and ids never change).
+ * The queued events (LOG-08) as RecentRecords keeps them (the newest `limit`, counting what it drops), in a
+ * ring of columns growing by doubling up to `limit`; list() makes the records (labels and ids never change).
  */
 class QueuedRecords {
   private queues: OsHwQueue[] = [];
@@ -559,7 +557,6 @@ class QueuedRecords {
   private ops = new Uint8Array(0);
   private values = new BigUint64Array(0);
   private times = new Float64Array(0);
-  /** The oldest record's slot, and how many are kept. */
   private start = 0;
   private kept = 0;
   dropped = 0;
@@ -567,7 +564,6 @@ class QueuedRecords {
 
   get length(): number { return this.kept; }
 
-  /** A submission's waits and signals, queued at `cpuTimeNs`. */
   pushAll(queue: OsHwQueue, commands: FenceCommandList, cpuTimeNs: number): void {
     const count = commands.length;
     // Only the newest `limit` of them can be kept.
@@ -593,14 +589,13 @@ class QueuedRecords {
     }
   }
 
-  /** Room for `capacity` records (at most `limit`), the kept ones moved to the front in order. */
   private grow(capacity: number): void {
     let size = Math.max(16, this.ops.length);
     while (size < capacity) size *= 2;
     this.relayout(Math.min(size, this.limit));
   }
 
-  /** The kept records, newest `capacity` of them, in columns of `capacity` from slot 0. */
+  /** The newest `capacity` records kept, from slot 0. */
   private relayout(capacity: number): void {
     const keep = Math.min(this.kept, capacity);
     const skip = this.kept - keep;

@@ -337,54 +337,22 @@ export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: numb
 export interface OsDevice { kind: 'device'; handle: number; process: Process; adapter: OsAdapter; removed: boolean; queues: Set<OsHwQueue> }
 export interface OsAdapterHandle { kind: 'adapter'; handle: number; adapter: OsAdapter }
 
-/** A submitted GPU command that names a native fence: an in-flight reference of `local` (as QueueReferences.pending() lists them). */
+/** A submitted GPU command that names a native fence: an in-flight reference of `local`. */
 export interface InFlightCommand {
   op: 'wait' | 'signal';
   local: LocalFence;
   value: bigint;
 }
 
-/** A wait / signal in the runs of a FenceCommandList or QueueReferences. */
 export const OP_WAIT = 0;
 export const OP_SIGNAL = 1;
 
-/**
- * Runs of commands through one handle with one op, in ring order: run r is `runOps[r]` (OP_WAIT /
- * OP_SIGNAL) through `runLocals[r]`, ending before command `runEnds[r]`. Runs are maximal (a command
- * through the same handle with the same op as the last one extends its run), so one list of commands
- * has one encoding.
- */
-interface Runs {
-  runLocals: LocalFence[];
-  runOps: number[];
-  runEnds: number[];
-}
+// Waits and signals in ring order as columns, no object per command: run r (commands through one
+// handle with one op, maximal) is runOps[r] (OP_WAIT / OP_SIGNAL) through runLocals[r], ending before
+// command runEnds[r]; command i's value is values[i].
 
-/** The run holding command `at` (a command of `runs`), searched from run `from`. */
-function runOf(runs: Runs, at: number, from = 0): number {
-  let r = from;
-  while (runs.runEnds[r] <= at) r++;
-  return r;
-}
-
-/** Commands [from, length) of `runs` (its first `runCount` runs) as records, their values read by `valueAt`. */
-function records(runs: Runs, runCount: number, from: number, length: number, valueAt: (at: number) => bigint): InFlightCommand[] {
-  const out: InFlightCommand[] = [];
-  if (from >= length) return out;
-  for (let r = runOf(runs, from), at = from; r < runCount && at < length; r++) {
-    const local = runs.runLocals[r], op: InFlightCommand['op'] = runs.runOps[r] === OP_WAIT ? 'wait' : 'signal';
-    for (const end = runs.runEnds[r]; at < end; at++) out.push({ op, local, value: valueAt(at) });
-  }
-  return out;
-}
-
-/**
- * One submission's waits and signals that name native fences, in ring order (what HwQueues.prepareSubmission
- * checked): the handle and op by runs (the first `runCount`), each command's value in `values` (the first
- * `length`: the caller's BigInts). Scratch space reused by every submission: reset() keeps the arrays, so a
- * submission allocates nothing here; what lies past the counts is left from earlier ones.
- */
-export class FenceCommandList implements Runs {
+/** One submission's waits and signals (SubmissionPlan.references): reused by every submission, its arrays kept past the counts. */
+export class FenceCommandList {
   runLocals: LocalFence[] = [];
   runOps: number[] = [];
   runEnds: number[] = [];
@@ -395,129 +363,100 @@ export class FenceCommandList implements Runs {
   reset(): void { this.runCount = 0; this.length = 0; }
 
   push(local: LocalFence, op: number, value: bigint): void {
-    const at = this.length;
+    const at = this.length++;
     this.values[at] = value;
-    this.length = at + 1;
     const last = this.runCount - 1;
     if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = at + 1;
-    else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = at + 1; this.runCount = last + 2; }
+    else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = at + 1; this.runCount++; }
   }
 }
 
-/** The typed values' first size; a queue's goes back to it when it drains holding more than QUEUE_VALUES_KEPT. */
-const QUEUE_VALUES_INITIAL = 16;
-const QUEUE_VALUES_KEPT = 4096;
-
 /**
- * Per hardware queue: its in-flight fence commands in ring order, as columns (no object per command): the
- * handle and op by runs, each command's value in `values` (a BigUint64Array, entries 0 … length − 1); the
- * commands before `head` executed (`runHead`: the run holding `head`). Sized to what is used: `values`
- * doubles from 16 entries; the executed commands are dropped when the queue drains (the values zeroed, and
- * back to 16 entries past 4,096), or once they are most of a long list. So a queue never used for more
- * than 16 commands at once holds the same bytes for the same commands (the race explorer copies and
- * hashes them with every state).
+ * A hardware queue's in-flight fence commands (src/os/lifetime.ts); those before `head` executed (run
+ * `runHead` holds it). `values` doubles from 16 entries; the executed commands go when the queue drains
+ * (values zeroed, back to 16 entries past 4,096) or when they are most of a long list, so a small queue
+ * holds the same bytes for the same commands (the race explorer copies and hashes them).
  */
-export class QueueReferences implements Runs {
+export class QueueReferences {
   runLocals: LocalFence[] = [];
   runOps: number[] = [];
   runEnds: number[] = [];
-  values = new BigUint64Array(QUEUE_VALUES_INITIAL);
+  values = new BigUint64Array(16);
   length = 0;
   head = 0;
   runHead = 0;
 
-  /** Commands not yet executed. */
   get pendingCount(): number { return this.length - this.head; }
 
-  /** The commands from `from` as records (tools, inspection). */
-  toRecords(from = 0): InFlightCommand[] { return records(this, this.runLocals.length, from, this.length, (at) => this.values[at]); }
-
-  push(local: LocalFence, op: number, value: bigint): void {
-    const at = this.length;
-    if (at === this.values.length) this.grow(at + 1);
-    this.values[at] = value;
-    this.length = at + 1;
-    const last = this.runLocals.length - 1;
-    if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = at + 1;
-    else { this.runLocals.push(local); this.runOps.push(op); this.runEnds.push(at + 1); }
+  /** The commands from `from` as records. */
+  toRecords(from = 0): InFlightCommand[] {
+    const out: InFlightCommand[] = [];
+    for (let r = this.runOf(from, 0), at = from; at < this.length; r++) {
+      const local = this.runLocals[r], op = this.runOps[r] === OP_WAIT ? 'wait' : 'signal';
+      for (const end = this.runEnds[r]; at < end; at++) out.push({ op, local, value: this.values[at] });
+    }
+    return out;
   }
 
-  /** Appends every command of `list`. */
   pushAll(list: FenceCommandList): void {
-    const count = list.length;
-    if (count === 0) return;
-    const base = this.length;
-    if (base + count > this.values.length) this.grow(base + count);
-    const values = this.values, from = list.values;
-    for (let i = 0; i < count; i++) values[base + i] = from[i];
+    const base = this.length, count = list.length;
+    if (base + count > this.values.length) {
+      let capacity = this.values.length;
+      while (capacity < base + count) capacity *= 2;
+      const values = new BigUint64Array(capacity);
+      values.set(this.values.subarray(0, base));
+      this.values = values;
+    }
+    for (let i = 0; i < count; i++) this.values[base + i] = list.values[i];
     this.length = base + count;
     for (let r = 0; r < list.runCount; r++) {
-      const local = list.runLocals[r], op = list.runOps[r], end = base + list.runEnds[r];
-      const last = this.runLocals.length - 1;
-      if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = end;
-      else { this.runLocals.push(local); this.runOps.push(op); this.runEnds.push(end); }
+      const local = list.runLocals[r], op = list.runOps[r], last = this.runLocals.length - 1;
+      if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = base + list.runEnds[r];
+      else { this.runLocals.push(local); this.runOps.push(op); this.runEnds.push(base + list.runEnds[r]); }
     }
   }
 
   /** Commands [head, head + count) executed. */
   advance(count: number): void {
-    this.head += count;
-    if (this.head < this.length) this.runHead = runOf(this, this.head, this.runHead);
-    this.compact();
+    const head = this.head += count, length = this.length;
+    if (head >= length) { this.clear(); return; }
+    this.runHead = this.runOf(head, this.runHead);
+    if (head < 1024 || head * 2 < length) return;
+    // The executed ones go, moved down in place (splice would make an array of them).
+    const runs = this.runHead, left = this.runLocals.length - runs;
+    for (let r = 0; r < left; r++) {
+      this.runLocals[r] = this.runLocals[r + runs];
+      this.runOps[r] = this.runOps[r + runs];
+      this.runEnds[r] = this.runEnds[r + runs] - head;
+    }
+    this.runLocals.length = this.runOps.length = this.runEnds.length = left;
+    this.values.copyWithin(0, head, length);
+    this.values.fill(0n, length - head, length);
+    this.length -= head;
+    this.head = this.runHead = 0;
   }
 
-  /** Drops command `at` (executed out of ring order); the runs are encoded again. */
+  /** Drops command `at`, executed out of ring order (after `head`). */
   remove(at: number): void {
-    const all = this.toRecords(0);
-    all.splice(at, 1);
+    const list = new FenceCommandList();
+    this.toRecords().forEach((c, i) => { if (i !== at) list.push(c.local, c.op === 'wait' ? OP_WAIT : OP_SIGNAL, c.value); });
     const head = this.head;
     this.clear();
-    for (const record of all) this.push(record.local, record.op === 'wait' ? OP_WAIT : OP_SIGNAL, record.value);
-    this.head = head;
-    if (head < this.length) this.runHead = runOf(this, head);
-    this.compact();
+    this.pushAll(list);
+    this.advance(head);
   }
 
-  private grow(length: number): void {
-    let capacity = this.values.length;
-    while (capacity < length) capacity *= 2;
-    const values = new BigUint64Array(capacity);
-    values.set(this.values.subarray(0, this.length));
-    this.values = values;
-  }
-
-  private compact(): void {
-    const length = this.length, head = this.head;
-    if (head >= length) { this.clear(); return; }
-    if (head >= 1024 && head * 2 >= length) {
-      // The executed runs go (moved down in place: splice would make an array of what it removes).
-      const runs = this.runHead, left = this.runLocals.length - runs;
-      for (let r = 0; r < left; r++) {
-        this.runLocals[r] = this.runLocals[r + runs];
-        this.runOps[r] = this.runOps[r + runs];
-        this.runEnds[r] = this.runEnds[r + runs] - head;
-      }
-      this.runLocals.length = left;
-      this.runOps.length = left;
-      this.runEnds.length = left;
-      this.values.copyWithin(0, head, length);
-      this.values.fill(0n, length - head, length);
-      this.length = length - head;
-      this.head = 0;
-      this.runHead = 0;
-    }
-  }
-
-  /** No command left. */
   clear(): void {
-    this.runLocals.length = 0;
-    this.runOps.length = 0;
-    this.runEnds.length = 0;
-    if (this.values.length > QUEUE_VALUES_KEPT) this.values = new BigUint64Array(QUEUE_VALUES_INITIAL);
+    this.runLocals.length = this.runOps.length = this.runEnds.length = 0;
+    if (this.values.length > 4096) this.values = new BigUint64Array(16);
     else this.values.fill(0n, 0, this.length);
-    this.length = 0;
-    this.head = 0;
-    this.runHead = 0;
+    this.length = this.head = this.runHead = 0;
+  }
+
+  private runOf(at: number, from: number): number {
+    let r = from;
+    while (this.runEnds[r] <= at) r++;
+    return r;
   }
 }
 
