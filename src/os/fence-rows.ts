@@ -1,24 +1,34 @@
 // Native fences kept as rows until something asks for them (src/os/README.md, "Fences as rows").
 
 import { GlobalFence, LocalFence, type HandleObject, type OsAdapter, type OsDevice } from './objects.js';
-import type { DeferredEntries } from './tables.js';
+import type { DeferredEntries, DeferredFences } from './tables.js';
 
-const WORDS = 5, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4;
+const WORDS = 4, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4, LIVE = 8;
 
 /** One adapter's rows by core fence id (its `fences` table's `deferred`). */
-export class AdapterFenceRows implements DeferredEntries<GlobalFence> {
-  /** u32 × 5 by core id: bits | flags << 8, hGlobal, device index, handle, hLocal; zeroed once made. */
+export class AdapterFenceRows implements DeferredFences<GlobalFence> {
+  /** u32 × 4 by core id: bits | flags << 4 | device index << 16, hGlobal, handle, hLocal; zeroed once made. */
   private words = new Uint32Array(8 * WORDS);
   private devices: OsDevice[] = [];
   /** Rows not made yet: at 0 the table shrinks back (every fence was looked at, as after a wait on each). */
-  private live = 0;
+  live = 0;
   /** The LocalFence the last materialize() made, for FenceHandleRows (cleared there: never part of the state). */
   made: LocalFence | undefined = undefined;
 
   constructor(private readonly adapter: OsAdapter) {}
 
-  /** The handle table token of `coreFence`'s handle, or -1 when it would not be a small integer (make objects then). */
-  token(coreFence: number): number { return coreFence < 2 ** 27 ? coreFence * 8 + this.adapter.index : -1; }
+  /** Can this fence be a row? Its handle's token must be a small integer, its flags and device fit the bits word. */
+  fits(coreFence: number, device: OsDevice, flags: number): boolean {
+    return coreFence < 2 ** 27 && flags < 2 ** 12 && (this.devices.length < 2 ** 16 || this.devices.includes(device));
+  }
+
+  /** The handle table token of `coreFence`'s handle. */
+  token(coreFence: number): number { return coreFence * 8 + this.adapter.index; }
+
+  /** Core ids below this may be rows. */
+  get extent(): number { return this.words.length / WORDS; }
+
+  has(coreFence: number): boolean { return (this.words[coreFence * WORDS] & LIVE) !== 0; }
 
   /** Enters the fence part of a row; the handle (0 until then) follows with setHandle. */
   write(coreFence: number, device: OsDevice, type: 'DEFAULT' | 'INTRA_GPU', flags: number, shareable: boolean, systemMapped: boolean, hGlobal: number): void {
@@ -34,33 +44,32 @@ export class AdapterFenceRows implements DeferredEntries<GlobalFence> {
     let deviceIndex = this.devices.indexOf(device);
     if (deviceIndex < 0) deviceIndex = this.devices.push(device) - 1;
     const words = this.words;
-    words[at] = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemMapped ? SYSTEM_MAPPED : 0) | (flags << 8);
+    words[at] = LIVE | (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemMapped ? SYSTEM_MAPPED : 0) | (flags << 4) | (deviceIndex << 16);
     words[at + 1] = hGlobal;
-    words[at + 2] = deviceIndex;
   }
 
   setHandle(coreFence: number, handle: number, hLocal: number): void {
-    this.words[coreFence * WORDS + 3] = handle;
-    this.words[coreFence * WORDS + 4] = hLocal;
+    this.words[coreFence * WORDS + 2] = handle;
+    this.words[coreFence * WORDS + 3] = hLocal;
   }
   globalHandleOf(coreFence: number): number { return this.words[coreFence * WORDS + 1]; }
-  handleOf(coreFence: number): number { return this.words[coreFence * WORDS + 3]; }
+  handleOf(coreFence: number): number { return this.words[coreFence * WORDS + 2]; }
 
-  /** Makes the row's GlobalFence and its handle's LocalFence and enters both (replacing the row's slot and token). */
+  /** Makes the row's GlobalFence and its handle's LocalFence and enters both (replacing the row and the token). */
   materialize(coreFence: number): GlobalFence {
     const { adapter, words } = this, at = coreFence * WORDS;
-    const bits = words[at], device = this.devices[words[at + 2]], handle = words[at + 3];
-    const global = new GlobalFence(adapter, coreFence, (bits & INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT', bits >>> 8, (bits & SHAREABLE) !== 0,
+    const bits = words[at], device = this.devices[bits >>> 16], handle = words[at + 2];
+    const global = new GlobalFence(adapter, coreFence, (bits & INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT', (bits >>> 4) & 0xfff, (bits & SHAREABLE) !== 0,
       adapter.core.fenceCurrentValueAddress(coreFence), adapter.core.fenceMonitoredValueAddress(coreFence),
       (bits & SYSTEM_MAPPED) !== 0 ? adapter.systemPages : undefined, undefined);
     global.hGlobal = words[at + 1];
-    adapter.fences.set(coreFence, global);
     if (handle !== 0) {
-      const local = this.made = new LocalFence(device.process, handle, global, device, words[at + 4]);
+      const local = this.made = new LocalFence(device.process, handle, global, device, words[at + 3]);
       global.locals.add(local);
       device.process.handles.set(handle, local); // the row still names the handle here
     }
     words.fill(0, at, at + WORDS);
+    adapter.fences.set(coreFence, global);
     if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; }
     return global;
   }

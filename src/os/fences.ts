@@ -98,7 +98,7 @@ export class NativeFences {
     return this.createGlobal(process, device, type, flags, initialValue, privateData, name, crossRoot, false) as GlobalFence;
   }
 
-  /** createGlobalOn; `row`: kept as a row, its core id returned (unless the id is too large for a token). */
+  /** createGlobalOn; `row`: kept as a row, its core id returned (when it fits one). */
   private createGlobal(process: Process, device: OsDevice, type: NativeFenceTypeName, flags: number, initialValue: bigint,
                        privateData: Uint8Array, name: string | undefined, crossRoot: GlobalFence | undefined, row: boolean): GlobalFence | number {
     const adapter = device.adapter;
@@ -123,7 +123,7 @@ export class NativeFences {
     }
     const systemPages = caps.MapToGpuSystemProcess ? system.gpuMappings.get(adapter.index) : undefined;
     const rows = row ? (adapter.fences.deferred ??= new AdapterFenceRows(adapter)) as AdapterFenceRows : undefined;
-    const global = rows && rows.token(coreFence) >= 0 ? undefined : new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemPages, name);
+    const global = rows?.fits(coreFence, device, flags) ? undefined : new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemPages, name);
     const kernelCvVa = KERNEL_VA_BASE + BigInt(cvPhys);
     // A row does what the constructor does but its kernel VA entry (made with the object).
     if (!global && systemPages && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
@@ -145,7 +145,6 @@ export class NativeFences {
     adapter.byGlobalHandle.set(created.hGlobalNativeFence, coreFence);
     if (!global) {
       rows!.write(coreFence, device, type, flags, shareable, systemPages !== undefined, created.hGlobalNativeFence);
-      adapter.fences.defer(coreFence);
       return coreFence;
     }
     global.hGlobal = created.hGlobalNativeFence;

@@ -12,38 +12,43 @@ export interface DeferredEntries<Entry> {
   handleOf(token: number): number;
 }
 
+/** A fence table's rows (src/os/fence-rows.ts): they take no slot of the table. */
+export interface DeferredFences<Fence> {
+  materialize(coreFence: number): Fence;
+  has(coreFence: number): boolean;
+  /** Rows not made yet. */
+  readonly live: number;
+  /** Core ids below this may be rows. */
+  readonly extent: number;
+}
+
 /**
  * An adapter's live fence records by core fence id: a flat array (the core's ids are small, bounded by
  * limits.fences, and reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order.
- * A fence entered with defer() is a row of `deferred` until get() or values() makes its object.
+ * A fence kept as a row of `deferred` has no slot until get() or values() makes its object.
  */
 export class FenceTable<Fence> {
-  private readonly slots: (Fence | number | undefined)[] = [];
+  private readonly slots: (Fence | undefined)[] = [];
   private count = 0;
-  deferred: DeferredEntries<Fence> | undefined = undefined;
+  deferred: DeferredFences<Fence> | undefined = undefined;
 
-  get size(): number { return this.count; }
+  get size(): number { return this.count + (this.deferred?.live ?? 0); }
 
   get(coreFence: number): Fence | undefined {
     const slot = coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
-    return typeof slot === 'number' ? this.deferred!.materialize(coreFence) : slot;
+    return slot ?? (this.deferred?.has(coreFence) ? this.deferred.materialize(coreFence) : undefined);
   }
 
-  set(coreFence: number, fence: Fence): this { return this.enter(coreFence, fence); }
-
-  /** Enters `coreFence` as a row of `deferred`. */
-  defer(coreFence: number): this { return this.enter(coreFence, 0); }
-
-  private enter(coreFence: number, entry: Fence | number): this {
+  set(coreFence: number, fence: Fence): this {
     if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
     while (this.slots.length < coreFence) this.slots.push(undefined);
     if (this.slots[coreFence] === undefined) this.count++;
-    this.slots[coreFence] = entry;
+    this.slots[coreFence] = fence;
     return this;
   }
 
   delete(coreFence: number): boolean {
-    if (coreFence < 0 || coreFence >= this.slots.length || this.slots[coreFence] === undefined) return false;
+    if (this.get(coreFence) === undefined) return false;
     this.slots[coreFence] = undefined;
     this.count--;
     return true;
@@ -51,10 +56,9 @@ export class FenceTable<Fence> {
 
   /** The fences in core id order (rows are made as they come). */
   *values(): IterableIterator<Fence> {
-    for (let id = 0; id < this.slots.length; id++) {
-      const slot = this.slots[id];
-      if (slot === undefined) continue;
-      yield typeof slot === 'number' ? this.deferred!.materialize(id) : slot;
+    for (let id = 0; id < Math.max(this.slots.length, this.deferred?.extent ?? 0); id++) {
+      const fence = this.get(id);
+      if (fence !== undefined) yield fence;
     }
   }
 }
