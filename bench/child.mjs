@@ -9,7 +9,9 @@
 // processBytesPerFence: N non-shareable fences through the public API in a machine
 //   sized for them. Measured after a full GC before the machine exists and after
 //   the fences do: the growth of resident memory (JS heap, the linear memory the
-//   core touched, everything else) per fence, and the JS heap part of it.
+//   core touched, everything else) per fence, and the JS heap part of it. Then
+//   each fence is signalled once from the CPU (a fence in use: the OS makes its
+//   objects at the first lookup) and the same is measured again.
 // millionFences: N fences, a CPU waiter on each (waitAsync for value 1), N GPU
 //   signal commands (each fence to 1) over 4 engines, one machine.run(): wall and
 //   CPU time of each phase and of the whole, and the process's peak RSS.
@@ -41,6 +43,11 @@ function processBytesPerFence(n) {
   fullGc();
   const after = process.memoryUsage();
   if (machine.summary().adapters[0].liveFences !== n || app.readFenceValue(handles[n - 1]) !== 0n) throw new Error('bench: fences missing');
+  const signal = { objects: [0], values: [1n] };
+  for (let i = 0; i < n; i++) { signal.objects[0] = handles[i]; app.signal(signal); }
+  fullGc();
+  const used = process.memoryUsage();
+  if (app.readFenceValue(handles[0]) !== 1n || app.readFenceValue(handles[n - 1]) !== 1n) throw new Error('bench: a signal did not land');
   return {
     fences: n,
     bytesPerFence: (after.rss - before.rss) / n,
@@ -48,6 +55,9 @@ function processBytesPerFence(n) {
     otherBytesPerFence: (after.rss - before.rss - (after.heapUsed - before.heapUsed)) / n,
     machineMemoryBytes: machine.memory.buffer.byteLength,
     rssBefore: before.rss, rssAfter: after.rss, heapUsedBefore: before.heapUsed, heapUsedAfter: after.heapUsed,
+    bytesPerSignalledFence: (used.rss - before.rss) / n,
+    jsHeapBytesPerSignalledFence: (used.heapUsed - before.heapUsed) / n,
+    rssAfterSignals: used.rss, heapUsedAfterSignals: used.heapUsed,
   };
 }
 
