@@ -466,8 +466,11 @@ export class Waits {
     onComplete(result);
   }
 
-  /** The completion of waiter `id`, made from its columns (and kept from then on) for a waiter waitOne started. */
-  private completionAt(id: number): Completion | undefined {
+  /**
+   * The completion of waiter `id`, made from its columns for a waiter waitOne started; `keep` (a path that will
+   * finish it): kept from then on in place of the columns. Tools, which only read, leave the waiter as it was.
+   */
+  private completionAt(id: number, keep = true): Completion | undefined {
     const held = this.completions[id];
     if (held !== SHORT) return held;
     const short = this.short;
@@ -476,8 +479,10 @@ export class Waits {
       id, sequence: short.sequences[id], label: short.labels[id]!, mode: 'all', owner: short.owners[id]!,
       onComplete: short.callbacks[id]!, fences: fence, values: short.values[id], record: short.records[id], home: fence.adapter, others: undefined,
     };
-    short.clear(id);
-    this.completions[id] = completion;
+    if (keep) {
+      short.clear(id);
+      this.completions[id] = completion;
+    }
     return completion;
   }
 
@@ -783,7 +788,7 @@ export class Waits {
   private liveCompletions(): Completion[] {
     const live: Completion[] = [];
     for (let id = 0; id < this.completions.length; id++) {
-      const completion = this.completionAt(id);
+      const completion = this.completionAt(id, false);
       if (completion !== undefined) live.push(completion);
     }
     return live.sort((x, y) => x.sequence - y.sequence);
