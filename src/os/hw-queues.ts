@@ -84,7 +84,7 @@ export class HwQueues {
       throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createHwQueue: the driver of "${adapter.name}" failed`);
     }
     const queue: OsHwQueue = {
-      kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, label,
+      kind: 'hwQueue', handle: process.allocHandle(), device, hHwQueue: created.hHwQueue, engine, progress, progressValue: 0n, progressGpuVa: progress ? progress.cvGpuVa : 0n, label,
       privateDriverData, references: new QueueReferences(), gpu: { inRing: 0 },
     };
     device.queues.add(queue);
@@ -196,7 +196,7 @@ export class HwQueues {
     let progressValue: bigint | undefined;
     if (queue.progress) {
       progressValue = queue.progressValue + 1n;
-      umd.fence('signal', queue.progress.cvGpuVa, progressValue, queue.progress.handle);
+      umd.fence('signal', queue.progressGpuVa, progressValue, queue.progress.handle);
       references.push(queue.progress, OP_SIGNAL, progressValue);
       if (tracing) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
     }

@@ -462,7 +462,8 @@ export class QueueReferences {
 
 export interface OsHwQueue {
   kind: 'hwQueue'; handle: number; device: OsDevice; hHwQueue: number; engine: number;
-  progress?: LocalFence; progressValue: bigint; label: string;
+  /** progressGpuVa: its CurrentValue's GPU VA (0n without one), mapped as long as the queue lives. */
+  progress?: LocalFence; progressValue: bigint; progressGpuVa: bigint; label: string;
   /** What DxgkDdiCreateHwQueue left for the driver's user-mode half (user mode got a copy with the handle). */
   privateDriverData: Uint8Array;
   /** Submitted wait / signal commands not yet executed, in ring order (src/os/lifetime.ts). */
