@@ -35,9 +35,10 @@ import * as v from '../base/validate.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import {
-  GlobalFence, checkMonitoredSignal, checkMonitoredWait, narrow, rejectRepeat,
+  GlobalFence, narrow, rejectRepeat,
   LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
+import { checkMonitoredSignal, checkMonitoredWait } from './monitored-window.js';
 import type { Waits } from './waits.js';
 
 export { extend32, observeMonitoredValue, narrow } from './objects.js';

@@ -26,7 +26,7 @@ import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import type { IntMap } from '../base/int-map.js';
 import {
-  KERNEL_VA_BASE, MONITORED_FENCE_WINDOW, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
+  KERNEL_VA_BASE, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
 } from '../base/wddm.js';
 
@@ -236,31 +236,6 @@ export function observeMonitoredValue(fence: GlobalFence, raw: bigint): bigint {
     Atomics.compareExchange(word, 0, raw, value);
   }
   return value;
-}
-
-/** MF-07: a wait more than UINT32_MAX/2 ahead of the last signalled value is refused (No64BitAtomics adapters only). */
-export function checkMonitoredWait(fence: GlobalFence, value: bigint, parameter: string): void {
-  if (!narrow(fence.adapter)) return;
-  const last = fence.currentValue();
-  if (value > last && value - last > MONITORED_FENCE_WINDOW) throw windowError(fence, value, last, parameter, 'wait');
-}
-
-/** MF-07: a signal more than UINT32_MAX/2 away (either way) from the last signalled value is refused (No64BitAtomics adapters only). */
-export function checkMonitoredSignal(fence: GlobalFence, value: bigint, parameter: string): void {
-  if (!narrow(fence.adapter)) return;
-  const last = fence.currentValue();
-  const distance = value > last ? value - last : last - value;
-  if (distance > MONITORED_FENCE_WINDOW) throw windowError(fence, value, last, parameter, 'signal');
-}
-
-function windowError(fence: GlobalFence, value: bigint, last: bigint, parameter: string, what: 'wait' | 'signal'): WddmError {
-  const low = last > MONITORED_FENCE_WINDOW ? last - MONITORED_FENCE_WINDOW : 0n;
-  const high = UINT64_MAX - last < MONITORED_FENCE_WINDOW ? UINT64_MAX : last + MONITORED_FENCE_WINDOW;
-  const expected = what === 'wait' ? `at most ${high} (last signalled value ${last} + UINT32_MAX/2)` : `${low} … ${high} (last signalled value ${last} ± UINT32_MAX/2)`;
-  return new WddmError('INVALID_PARAMETER',
-    `${parameter} ${value} is ${value > last ? value - last : last - value} away from the last signalled value ${last} of monitored fence ${fence.label}: ` +
-    `on adapter "${fence.adapter.name}" (No64BitAtomics) an outstanding ${what} must stay within UINT32_MAX/2 (${MONITORED_FENCE_WINDOW}) of the last signalled value (MF-07)`,
-    { parameter, value, expected });
 }
 
 /**

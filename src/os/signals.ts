@@ -15,7 +15,8 @@ import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/w
 import type { CrossAdapterFences } from './cross-adapter.js';
 import { oneFenceCall, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
-import { checkMonitoredSignal, narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
+import { checkMonitoredSignal } from './monitored-window.js';
+import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import type { OperationEnd, Waits } from './waits.js';
 
 /** What a CPU signal does after its NF-09 loop (an OS operation's end when it runs in steps). */

@@ -46,8 +46,9 @@ import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import { oneFenceCall, type Handles } from './handles.js';
+import { checkMonitoredWait } from './monitored-window.js';
 import {
-  checkMonitoredWait, rejectRepeat, requireRunning,
+  rejectRepeat, requireRunning,
   type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
 } from './objects.js';
 
