@@ -192,6 +192,16 @@ async function runCoreWorkload(drive: 'run' | 'step' | 'traced', seed: number, o
 }
 
 /** Linear memory's hash, out buffers left out (what a call hands back there lives only until the next call). */
+/** A machine with one engine, one native fence and one hardware queue without a progress fence. */
+async function oneQueueOneFence(seed: number) {
+  const machine: Machine = await createMachine({ seed, trace: false, adapters: [{ engines: 1 }] });
+  const app = machine.createProcess('app');
+  const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+  const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+  const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+  return { machine, app, hSyncObject, hHwQueue };
+}
+
 function memoryHash(machine: Machine): string {
   const bytes = new Uint8Array(machine.memory.buffer).slice();
   for (const adapter of machine.adapters) {
@@ -294,11 +304,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
   });
 
   it('NF-10 an observer on the driver port turns core stretches off: it sees a NotifyGpuProgress per command, as stepped', async () => {
-    const machine: Machine = await createMachine({ seed: 4, trace: false, adapters: [{ engines: 1 }] });
-    const app = machine.createProcess('app');
-    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
-    const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
-    const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+    const { machine, app, hSyncObject, hHwQueue } = await oneQueueOneFence(4);
     const callbacks: string[] = [];
     const stop = machine.port.observe({ beforeCallback: (call) => { callbacks.push(call.callback); } });
     app.submit({ hHwQueue, commands: Array.from({ length: 40 }, (_, i) => ({ signal: { hSyncObject, value: BigInt(i + 1) } })) });
@@ -315,11 +321,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
   });
 
   it('NF-10 a tool watching every step (a step listener of its own) turns core stretches off, and sees every command', async () => {
-    const machine: Machine = await createMachine({ seed: 3, trace: false, adapters: [{ engines: 1 }] });
-    const app = machine.createProcess('app');
-    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
-    const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
-    const { hHwQueue } = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false });
+    const { machine, app, hSyncObject, hHwQueue } = await oneQueueOneFence(3);
     const seen: string[] = [];
     machine.adapter(0).hardware.stepListeners.push((step) => seen.push(`${step.kind} ${step.value}`));
     app.submit({ hHwQueue, commands: Array.from({ length: 50 }, (_, i) => ({ signal: { hSyncObject, value: BigInt(i + 1) } })) });
