@@ -22,7 +22,7 @@ import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
 import { AdapterFenceRows, FenceHandleRows } from './fence-rows.js';
-import { GlobalFence, LocalFence, mappingAt, mappingOf, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
+import { GlobalFence, LocalFence, enterGlobalHandle, mappingAt, mappingOf, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
 /** What native fences use of the rest of the OS (the OS wires it). */
@@ -142,7 +142,7 @@ export class NativeFences {
       if (!global) adapter.kernelCurrentValueVas.set(coreFence, kernelCvVa);
       throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
     }
-    adapter.byGlobalHandle.set(created.hGlobalNativeFence, coreFence);
+    enterGlobalHandle(adapter, created.hGlobalNativeFence, coreFence);
     if (!global) {
       rows!.write(coreFence, device, type, flags, shareable, systemPages !== undefined, created.hGlobalNativeFence);
       return coreFence;

@@ -5,7 +5,7 @@
 // most recent `historyRecords` (RecentRecords), counting what it drops.
 // src/os/logs.ts is the reader.
 
-import type { OsAdapter, OsHwQueue } from './objects.js';
+import type { GlobalFence, OsAdapter, OsHwQueue } from './objects.js';
 
 export type LogKind = 'waits' | 'signals';
 /** Records of each kind the OS keeps for the timeline (LOG-08) unless createMachine says otherwise. */
@@ -36,6 +36,88 @@ export class RecentRecords<T> {
     this.ring = kept.slice(Math.max(0, kept.length - limit));
     this.start = 0;
     this.limit = limit;
+  }
+}
+
+/**
+ * The log entries read (LOG-08) as RecentRecords keeps them (the newest `limit`, counting what it drops), in a
+ * ring of columns growing by doubling up to `limit`: an entry read is its queue, its fence record and a few
+ * numbers, not an object with three BigInts and a label (~300 B, each kept long enough to reach V8's old
+ * generation: the million-fence run's 10⁶ entries left ~300 MiB for the major collector). list() makes the
+ * records (labels and ids never change).
+ */
+export class EntryRecords {
+  private queues: QueueLogs[] = [];
+  private fences: (GlobalFence | undefined)[] = [];
+  /** Per slot: handle, log slot | kind << 8 | operation << 9, generation. */
+  private words = new Uint32Array(0);
+  /** Per slot: FenceValue, FenceObservedGpuTimestamp, FenceEndGpuTimestamp. */
+  private values = new BigUint64Array(0);
+  private readAt = new Float64Array(0);
+  private capacity = 0;
+  private start = 0;
+  private kept = 0;
+  dropped = 0;
+  constructor(public limit: number) {}
+
+  get length(): number { return this.kept; }
+
+  push(ql: QueueLogs, buffer: LogBuffer, slot: number, handle: number, fence: GlobalFence | undefined, value: bigint, waitUnblocked: boolean,
+       observedNs: bigint, endNs: bigint, readAtNs: number): void {
+    if (this.limit === 0) { this.dropped++; return; }
+    if (this.kept === this.capacity && this.capacity < this.limit) this.relayout(Math.min(this.limit, Math.max(16, this.capacity * 2)));
+    let at: number;
+    if (this.kept < this.capacity) at = (this.start + this.kept++) % this.capacity;
+    else { at = this.start; this.start = (this.start + 1) % this.capacity; this.dropped++; }
+    this.queues[at] = ql;
+    this.fences[at] = fence;
+    this.words[at * 3] = handle;
+    this.words[at * 3 + 1] = slot | (buffer.kind === 'signals' ? 1 << 8 : 0) | (waitUnblocked ? 1 << 9 : 0);
+    this.words[at * 3 + 2] = buffer.generation;
+    this.values[at * 3] = value;
+    this.values[at * 3 + 1] = observedNs;
+    this.values[at * 3 + 2] = endNs;
+    this.readAt[at] = readAtNs;
+  }
+
+  /** The newest `capacity` records kept, from slot 0. */
+  private relayout(capacity: number): void {
+    const keep = Math.min(this.kept, capacity), skip = this.kept - keep, old = this.capacity;
+    this.dropped += skip;
+    const queues: QueueLogs[] = [], fences: (GlobalFence | undefined)[] = [];
+    const words = new Uint32Array(capacity * 3), values = new BigUint64Array(capacity * 3), readAt = new Float64Array(capacity);
+    for (let i = 0; i < keep; i++) {
+      const at = (this.start + skip + i) % old;
+      queues.push(this.queues[at]);
+      fences.push(this.fences[at]);
+      words.set(this.words.subarray(at * 3, at * 3 + 3), i * 3);
+      values.set(this.values.subarray(at * 3, at * 3 + 3), i * 3);
+      readAt[i] = this.readAt[at];
+    }
+    this.queues = queues; this.fences = fences; this.words = words; this.values = values; this.readAt = readAt;
+    this.capacity = capacity;
+    this.start = 0;
+    this.kept = keep;
+  }
+
+  list(): LogEntryRecord[] {
+    const out: LogEntryRecord[] = [];
+    for (let i = 0; i < this.kept; i++) {
+      const at = (this.start + i) % this.capacity, ql = this.queues[at], fence = this.fences[at], bits = this.words[at * 3 + 1];
+      out.push({
+        adapter: ql.adapter.name, adapterIndex: ql.adapter.index, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, kind: (bits & (1 << 8)) !== 0 ? 'signals' : 'waits',
+        generation: this.words[at * 3 + 2], slot: bits & 0xff, hNativeFence: this.words[at * 3], fence: fence?.label, coreFence: fence?.coreFence,
+        value: this.values[at * 3], operation: (bits & (1 << 9)) !== 0 ? 'WAIT_UNBLOCKED' : 'SIGNAL_EXECUTED',
+        observedNs: this.values[at * 3 + 1], endNs: this.values[at * 3 + 2], readAtNs: this.readAt[at],
+      });
+    }
+    return out;
+  }
+
+  /** A new limit; keeps the newest records that fit. */
+  resize(limit: number): void {
+    this.limit = limit;
+    if (this.capacity > limit) this.relayout(limit);
   }
 }
 

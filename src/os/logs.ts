@@ -65,7 +65,7 @@ import type { Handles } from './handles.js';
 import { OP_WAIT, requireRunning, type FenceCommandList, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
 import type { Waits } from './waits.js';
 import {
-  DEFAULT_HISTORY_RECORDS, RecentRecords,
+  DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
   type InterruptMark, type LogBuffer, type LogCounters, type LogEntryRecord, type LogFault, type LogFaultKind, type LogKind,
   type LogOverrun, type QueueLogs, type QueuedEvent,
 } from './log-records.js';
@@ -102,7 +102,7 @@ export class NativeFenceLogs {
   // The timeline's records (LOG-08), each kind the most recent historyRecords.
   private readonly history = {
     queued: new QueuedRecords(DEFAULT_HISTORY_RECORDS),
-    entries: new RecentRecords<LogEntryRecord>(DEFAULT_HISTORY_RECORDS),
+    entries: new EntryRecords(DEFAULT_HISTORY_RECORDS),
     interrupts: new RecentRecords<InterruptMark>(DEFAULT_HISTORY_RECORDS),
     overruns: new RecentRecords<LogOverrun>(DEFAULT_HISTORY_RECORDS),
     faults: new RecentRecords<LogFault>(DEFAULT_HISTORY_RECORDS),
@@ -395,22 +395,33 @@ export class NativeFenceLogs {
       for (let position = from; position < p.to; position++) {
         const slot = position % count;
         const at = b.phys + L.headerBytes + slot * L.entryBytes;
-        const record = this.readEntry(adapter, ql, b, slot, view, at, L, now);
-        this.history.entries.push(record);
+        // Kept as columns (EntryRecords): the BigInts read here die young.
+        const handle = view.getUint32(at + L.entryHandleOffset, true);
+        const named = this.fenceOfEntry(ql, handle);
+        const value = view.getBigUint64(at + L.entryValueOffset, true);
+        const waitUnblocked = view.getUint32(at + L.entryOperationOffset, true) === L.operationWaitUnblocked;
+        const observedNs = view.getBigUint64(at + L.entryObservedOffset, true), endNs = view.getBigUint64(at + L.entryEndOffset, true);
+        this.history.entries.push(ql, b, slot, handle, named, value, waitUnblocked, observedNs, endNs, now);
+        if (this.os.trace.enabled) {
+          this.os.trace.record('os', 'dxgkrnl', 'log entry read', {
+            queue: ql.queue.label, log: b.kind, slot, hNativeFence: handle, fence: named?.label ?? 'unknown', FenceValue: value,
+            OperationType: waitUnblocked ? 'WAIT_UNBLOCKED' : 'SIGNAL_EXECUTED', FenceObservedGpuTimestamp: observedNs, FenceEndGpuTimestamp: endNs,
+          });
+        }
         this.counts.entriesRead++;
-        if (record.endNs !== 0n) {
-          if (record.endNs < b.lastTimestampNs) {
-            this.fault('timestamp-decreased', adapter, ql, b.kind, `the ${b.kind} log of "${ql.queue.label}" went back in time at slot ${slot}: FenceEndGpuTimestamp ${record.endNs} after ${b.lastTimestampNs}`);
+        if (endNs !== 0n) {
+          if (endNs < b.lastTimestampNs) {
+            this.fault('timestamp-decreased', adapter, ql, b.kind, `the ${b.kind} log of "${ql.queue.label}" went back in time at slot ${slot}: FenceEndGpuTimestamp ${endNs} after ${b.lastTimestampNs}`);
           } else {
-            b.lastTimestampNs = record.endNs;
+            b.lastTimestampNs = endNs;
           }
         }
-        if (wake && b.kind === 'signals' && record.operation === 'SIGNAL_EXECUTED' && record.coreFence !== undefined) {
-          const fence = adapter.fences.get(record.coreFence);
+        if (wake && b.kind === 'signals' && !waitUnblocked && named !== undefined) {
+          const fence = adapter.fences.get(named.coreFence);
           // Capped by the live value: an entry written before a rewind (NF-19) must not wake a later waiter.
           if (fence && !fence.destroyed) {
             const current = fence.currentValue();
-            this.os.waits.satisfy(fence, record.value < current ? record.value : current, changed);
+            this.os.waits.satisfy(fence, value < current ? value : current, changed);
           }
         }
       }
@@ -514,25 +525,11 @@ export class NativeFenceLogs {
     return `FirstFreeEntryIndex ${index} is past the last entry (NumberOfEntries ${count})`;
   }
 
-  private readEntry(adapter: OsAdapter, ql: QueueLogs, b: LogBuffer, slot: number, view: DataView, at: number, L: NativeFenceLogLayout, now: number): LogEntryRecord {
-    const handle = view.getUint32(at + L.entryHandleOffset, true);
+  /** The fence record a log entry's handle names (a handle closed meanwhile still names its fence), if any. */
+  private fenceOfEntry(ql: QueueLogs, handle: number): GlobalFence | undefined {
     const process = ql.queue.device.process;
-    const object = process.handles.get(handle) ?? process.closing.get(handle); // a handle closed meanwhile still names its fence
-    const local = object && object.kind === 'syncObject' ? (object as LocalFence) : undefined;
-    const record: LogEntryRecord = {
-      adapter: adapter.name, adapterIndex: adapter.index, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, kind: b.kind,
-      generation: b.generation, slot, hNativeFence: handle, fence: local?.global.label, coreFence: local?.global.coreFence,
-      value: view.getBigUint64(at + L.entryValueOffset, true),
-      operation: view.getUint32(at + L.entryOperationOffset, true) === L.operationWaitUnblocked ? 'WAIT_UNBLOCKED' : 'SIGNAL_EXECUTED',
-      observedNs: view.getBigUint64(at + L.entryObservedOffset, true),
-      endNs: view.getBigUint64(at + L.entryEndOffset, true),
-      readAtNs: now,
-    };
-    this.os.trace.record('os', 'dxgkrnl', 'log entry read', {
-      queue: ql.queue.label, log: b.kind, slot, hNativeFence: handle, fence: record.fence ?? 'unknown', FenceValue: record.value,
-      OperationType: record.operation, FenceObservedGpuTimestamp: record.observedNs, FenceEndGpuTimestamp: record.endNs,
-    });
-    return record;
+    const object = process.handles.get(handle) ?? process.closing.get(handle);
+    return object && object.kind === 'syncObject' ? (object as LocalFence).global : undefined;
   }
 
   private fault(kind: LogFaultKind, adapter: OsAdapter, ql: QueueLogs | undefined, log: LogKind | undefined, message: string): void {

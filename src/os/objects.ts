@@ -59,7 +59,10 @@ export interface OsAdapter {
   kernelCurrentValueVas: ValueTable;
   /** The System process's GPU page mappings on this adapter (MapToGpuSystemProcess), once a fence is mapped there. */
   systemPages?: ReadonlyMap<number, { va: bigint }>;
-  /** The driver's global handle → core fence id of the live native fences (fenceByGlobalHandle). */
+  /**
+   * The driver's global handle → core fence id of the live native fences whose handle does not name its id in
+   * its low 24 bits (fenceByGlobalHandle; a driver that derives its handles from the ids needs no entry).
+   */
   byGlobalHandle: IntMap;
   /** The most recent destroyed fences' global handles (an interrupt naming one gets the clearer bug check). */
   destroyedGlobalHandles: RecentValues;
@@ -73,8 +76,34 @@ export function narrow(adapter: OsAdapter): boolean {
   return (adapter.caps.VidSchCaps & VIDSCHCAPS.No64BitAtomics) !== 0;
 }
 
+/**
+ * The core id a driver global handle is first looked for at: its low 24 bits. A driver that makes its handles from
+ * the core ids (the reference driver: base + generation + id) has every fence found there, with no map entry (an
+ * IntMap entry cost ~19 B a fence); the record's own handle decides, so any other handle goes through the map.
+ */
+const handleGuess = (hGlobal: number): number => hGlobal & 0xff_ffff;
+
+/** The driver's global handle of the live native fence `coreFence` on `adapter` (0: none), making no object. */
+function globalHandleAt(adapter: OsAdapter, coreFence: number): number {
+  const fence = adapter.fences.peek(coreFence);
+  if (fence !== undefined) return fence.kind === 'native' ? fence.hGlobal : 0;
+  const rows = adapter.fences.deferred;
+  return rows !== undefined && rows.has(coreFence) ? rows.globalHandleOf(coreFence) : 0;
+}
+
+/** The core id of the live native fence the driver knows as `hGlobal` on `adapter`, or -1. */
+export function coreFenceOfGlobalHandle(adapter: OsAdapter, hGlobal: number): number {
+  if (hGlobal !== 0 && globalHandleAt(adapter, handleGuess(hGlobal)) === hGlobal) return handleGuess(hGlobal);
+  return adapter.byGlobalHandle.get(hGlobal) ?? -1;
+}
+
+/** Enters a new native fence's global handle (before or after its record: the guess is checked against the record). */
+export function enterGlobalHandle(adapter: OsAdapter, hGlobal: number, coreFence: number): void {
+  if (handleGuess(hGlobal) !== coreFence) adapter.byGlobalHandle.set(hGlobal, coreFence);
+}
+
 /** The live native fence the driver knows as `hGlobal` on `adapter`. */
-export const fenceByGlobalHandle = (adapter: OsAdapter, hGlobal: number): GlobalFence | undefined => adapter.fences.get(adapter.byGlobalHandle.get(hGlobal) ?? -1);
+export const fenceByGlobalHandle = (adapter: OsAdapter, hGlobal: number): GlobalFence | undefined => adapter.fences.get(coreFenceOfGlobalHandle(adapter, hGlobal));
 
 export function requireRunning(adapter: OsAdapter, parameter: string): void {
   if (adapter.state === 'stopped') {

@@ -16,6 +16,8 @@ export interface DeferredEntries<Entry> {
 export interface DeferredFences<Fence> {
   materialize(coreFence: number): Fence;
   has(coreFence: number): boolean;
+  /** The driver's global handle of the row `coreFence` (has() true). */
+  globalHandleOf(coreFence: number): number;
   /** Rows not made yet. */
   readonly live: number;
   /** Core ids below this may be rows. */
@@ -37,6 +39,11 @@ export class FenceTable<Fence> {
   get(coreFence: number): Fence | undefined {
     const slot = coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
     return slot ?? (this.deferred?.has(coreFence) ? this.deferred.materialize(coreFence) : undefined);
+  }
+
+  /** The object in `coreFence`'s slot, never making one from a row. */
+  peek(coreFence: number): Fence | undefined {
+    return coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
   }
 
   set(coreFence: number, fence: Fence): this {
@@ -227,8 +234,8 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   private resize(length: number): void {
     if (length > this.space) throw new RangeError(`handle table: ${length} slots is more than the ${this.space} values`);
     const old = this.slots;
-    const slots: (Entry | number | undefined)[] = [];
-    for (let i = 0; i < length; i++) slots.push(undefined);
+    // Made at its length (8 B a slot): an array grown by push keeps up to half its length spare.
+    const slots: (Entry | number | undefined)[] = new Array<Entry | number | undefined>(length).fill(undefined);
     const mask = length - 1;
     for (const entry of old) if (entry !== undefined) slots[this.sequenceOf(this.handleAt(entry)) & mask] = entry;
     this.slots = slots;
