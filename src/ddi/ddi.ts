@@ -348,6 +348,26 @@ export interface UMDARG_SUBMITTOHWQUEUE {
   Commands: UserModeCommand[];
 }
 
+/** A command's op in the typed form's Ops column (UMDARG_SUBMITCOLUMNSTOHWQUEUE). */
+export const UMD_OP_WAIT = 0;
+export const UMD_OP_SIGNAL = 1;
+export const UMD_OP_WORK = 2;
+
+/**
+ * The same commands as UMDARG_SUBMITTOHWQUEUE in typed columns (no object per command): command i, for
+ * i < CommandCount, is Ops[i] (UMD_OP_WAIT / UMD_OP_SIGNAL / UMD_OP_WORK), GpuVas[i], Values[i] and
+ * Handles[i], with UserModeCommand's meanings. The columns may be longer than CommandCount (read only
+ * the first CommandCount entries); like every argument they are the driver's during the call only.
+ */
+export interface UMDARG_SUBMITCOLUMNSTOHWQUEUE {
+  HwQueuePrivateDriverData: Uint8Array;
+  CommandCount: number;
+  Ops: Uint8Array;
+  GpuVas: BigUint64Array;
+  Values: BigUint64Array;
+  Handles: Uint32Array;
+}
+
 /**
  * The user-mode half of a driver module (its UMD), as the runtime calls it for
  * user-mode submission: it writes commands into the hardware queue's ring and
@@ -356,4 +376,10 @@ export interface UMDARG_SUBMITTOHWQUEUE {
 export interface UserModeDriverInterface {
   /** Writes every command or none: throws a WddmError, writing nothing, when the ring has no room for all. */
   submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void;
+  /**
+   * Optional, the typed form of submitToHwQueue (the same rules): the runtime calls it instead when
+   * present and defined where submitToHwQueue is (the same object or prototype), so a driver that
+   * overrides only submitToHwQueue (an instance property, or a subclass) still sees every submission.
+   */
+  submitColumnsToHwQueue?(args: UMDARG_SUBMITCOLUMNSTOHWQUEUE): void;
 }

@@ -67,6 +67,8 @@ export const REQUIRED_DDIS = [
 export const OPTIONAL_DDIS = ['createContext', 'destroyContext', 'submitCommand'] as const satisfies readonly (keyof KernelModeDriver)[];
 /** What the user-mode half must implement. */
 export const REQUIRED_USER_MODE = ['submitToHwQueue'] as const satisfies readonly (keyof UserModeDriverInterface)[];
+/** What the user-mode half may leave out (the typed form of submission); when present it must be a function. */
+export const OPTIONAL_USER_MODE = ['submitColumnsToHwQueue'] as const satisfies readonly (keyof UserModeDriverInterface)[];
 
 /** Checks a driver module's shape; `where` names the option or file it came from. */
 export function checkDriverModule(value: unknown, where: string): DriverModule {
@@ -99,5 +101,7 @@ export function checkDriver(value: unknown, where: string): PluggableDriver {
   }
   const missingUser = REQUIRED_USER_MODE.filter((name) => typeof userMode[name] !== 'function');
   if (missingUser.length) throw invalid(`${where}.createDriver(context).userMode`, `a user-mode half without ${missingUser.join(', ')}`, 'submitToHwQueue(args) a function');
+  const wrongUser = OPTIONAL_USER_MODE.filter((name) => userMode[name] !== undefined && typeof userMode[name] !== 'function');
+  if (wrongUser.length) throw invalid(`${where}.createDriver(context).userMode`, `${wrongUser.join(', ')} not a function`, 'optional user-mode entry points absent or functions');
   return value as PluggableDriver;
 }

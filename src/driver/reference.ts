@@ -34,7 +34,7 @@ import {
   type DXGKARG_DESTROYNATIVEFENCE, type DXGKARG_OPENNATIVEFENCE, type DXGKARG_UPDATECURRENTVALUESFROMCPU,
   type DXGKARG_UPDATEMONITOREDVALUES, type DXGKARG_SETNATIVEFENCELOGBUFFER, type DXGKARG_UPDATENATIVEFENCELOGS, type DriverStartResult,
   type DxgkrnlCallbacks, type KernelModeDriver, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
-  type UMDARG_SUBMITTOHWQUEUE, type UserModeDriverInterface,
+  type UMDARG_SUBMITTOHWQUEUE, type UMDARG_SUBMITCOLUMNSTOHWQUEUE, type UserModeDriverInterface, UMD_OP_SIGNAL, UMD_OP_WAIT,
 } from '../ddi/ddi.js';
 
 export interface ReferenceDriverOptions {
@@ -563,29 +563,18 @@ export class ReferenceUserModeDriver implements UserModeDriverInterface {
   /** Views of the machine's memory for staging ring writes (made once: the memory never grows). */
   private words?: Uint32Array;
   private bigWords?: BigUint64Array;
+  private staging?: { words: Uint32Array; bigWords: BigUint64Array };
 
   submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void {
-    const kmd = this.kernelMode;
-    const queue = kmd.queueOfPrivateData(args.HwQueuePrivateDriverData);
-    if (!queue) {
-      throw new WddmError('INVALID_PARAMETER', 'submitToHwQueue: HwQueuePrivateDriverData names no live hardware queue of this driver (the queue was destroyed, or its device removed)',
-        { parameter: 'HwQueuePrivateDriverData', expected: 'the private data DxgkDdiCreateHwQueue returned for a live queue' });
-    }
-    const core = kmd.core;
     const commands = args.Commands;
-    const room = kmd.options.ringEntries - core.queuePending(queue.coreQueue);
-    if (commands.length > room) {
-      throw new WddmError('INSUFFICIENT_RESOURCES', `hardware queue ring has room for ${room} more command(s), the submission has ${commands.length}; let the GPU drain it (machine.run) or raise limits.ringEntries`,
-        { parameter: 'commands', value: commands.length, expected: `at most ${room} commands` });
-    }
+    const queue = this.writableQueue(args.HwQueuePrivateDriverData, commands.length);
     // The commands are staged in the out buffer as the ring's Command records, STAGED_COMMANDS at a time,
     // and written by queuePushStaged (which finds each fence from its CurrentValue VA, as fenceAtGpuVa does).
+    const kmd = this.kernelMode;
     const L = kmd.hardware.layout;
     const C = L.out.command;
-    const buffer = kmd.hardware.memory.buffer;
-    if (this.words?.buffer !== buffer) { this.words = new Uint32Array(buffer); this.bigWords = new BigUint64Array(buffer); }
-    const words = this.words!, bigWords = this.bigWords!;
-    const base = core.outBufferAddress();
+    const { words, bigWords } = this.views();
+    const base = kmd.core.outBufferAddress();
     for (let first = 0; first < commands.length; first += STAGED_COMMANDS) {
       const count = Math.min(STAGED_COMMANDS, commands.length - first);
       for (let i = 0; i < count; i++) {
@@ -596,8 +585,61 @@ export class ReferenceUserModeDriver implements UserModeDriverInterface {
         bigWords[(at + C.gpuVa) >> 3] = c.gpuVa;
         words[(at + C.handle) >> 2] = c.handle;
       }
-      check(core.queuePushStaged(queue.coreQueue, count, queue.processSlot), 'UMD ring write');
+      check(kmd.core.queuePushStaged(queue.coreQueue, count, queue.processSlot), 'UMD ring write');
     }
     kmd.hardware.kick(queue.engine);
+  }
+
+  /** The typed form: the same writes from the columns (a value is copied between typed arrays, no bigint made). */
+  submitColumnsToHwQueue(args: UMDARG_SUBMITCOLUMNSTOHWQUEUE): void {
+    const total = args.CommandCount;
+    const { Ops: ops, GpuVas: gpuVas, Values: values, Handles: handles } = args;
+    if (!Number.isInteger(total) || total < 0 || total > ops.length || total > gpuVas.length || total > values.length || total > handles.length) {
+      throw new WddmError('INVALID_PARAMETER', `submitColumnsToHwQueue: CommandCount ${total} is not a count of the columns' entries`,
+        { parameter: 'CommandCount', value: total, expected: 'an integer from 0 to the columns\' length' });
+    }
+    const queue = this.writableQueue(args.HwQueuePrivateDriverData, total);
+    const kmd = this.kernelMode;
+    const L = kmd.hardware.layout;
+    const C = L.out.command;
+    const { words, bigWords } = this.views();
+    const base = kmd.core.outBufferAddress();
+    const opWait = L.opWait, opSignal = L.opSignal, opWork = L.opWork;
+    for (let first = 0; first < total; first += STAGED_COMMANDS) {
+      const count = Math.min(STAGED_COMMANDS, total - first);
+      for (let i = 0, c = first; i < count; i++, c++) {
+        const at = base + i * C.bytes;
+        const op = ops[c];
+        words[(at + C.op) >> 2] = op === UMD_OP_WAIT ? opWait : op === UMD_OP_SIGNAL ? opSignal : opWork;
+        bigWords[(at + C.value) >> 3] = values[c];
+        bigWords[(at + C.gpuVa) >> 3] = gpuVas[c];
+        words[(at + C.handle) >> 2] = handles[c];
+      }
+      check(kmd.core.queuePushStaged(queue.coreQueue, count, queue.processSlot), 'UMD ring write');
+    }
+    kmd.hardware.kick(queue.engine);
+  }
+
+  /** The live queue the private data names, with ring room for `count` commands (else a WddmError: nothing is written). */
+  private writableQueue(privateDriverData: Uint8Array, count: number): DriverQueue {
+    const kmd = this.kernelMode;
+    const queue = kmd.queueOfPrivateData(privateDriverData);
+    if (!queue) {
+      throw new WddmError('INVALID_PARAMETER', 'submitToHwQueue: HwQueuePrivateDriverData names no live hardware queue of this driver (the queue was destroyed, or its device removed)',
+        { parameter: 'HwQueuePrivateDriverData', expected: 'the private data DxgkDdiCreateHwQueue returned for a live queue' });
+    }
+    const room = kmd.options.ringEntries - kmd.core.queuePending(queue.coreQueue);
+    if (count > room) {
+      throw new WddmError('INSUFFICIENT_RESOURCES', `hardware queue ring has room for ${room} more command(s), the submission has ${count}; let the GPU drain it (machine.run) or raise limits.ringEntries`,
+        { parameter: 'commands', value: count, expected: `at most ${room} commands` });
+    }
+    return queue;
+  }
+
+  /** Views of the machine's memory for staging ring writes (made again only if the buffer changed). */
+  private views(): { words: Uint32Array; bigWords: BigUint64Array } {
+    const buffer = this.kernelMode.hardware.memory.buffer;
+    if (this.words?.buffer !== buffer) { this.words = new Uint32Array(buffer); this.bigWords = new BigUint64Array(buffer); this.staging = { words: this.words, bigWords: this.bigWords }; }
+    return this.staging!;
   }
 }

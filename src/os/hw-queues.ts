@@ -14,11 +14,12 @@
 // buffers are src/os/logs.ts's.
 
 import { WddmError, invalid } from '../base/errors.js';
-import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, type UserModeCommand } from '../ddi/ddi.js';
+import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, UMD_OP_WORK as OP_WORK } from '../ddi/ddi.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
 import { UINT64_MAX, hex } from '../base/wddm.js';
+import { CommandList, MAX_SUBMISSION_COMMANDS, SubmissionCommands } from './command-list.js';
 import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
@@ -131,6 +132,8 @@ export class HwQueues {
    * User-mode submission, checked (NF-06, NF-17): what user mode may write into the queue's ring.
    * Changes nothing: the runtime hands `commands` to the driver's user-mode half, which writes the
    * ring and rings the doorbell, and then tells the OS with submitted() (the OS never sees the ring).
+   * `commands` is an array of { wait } / { signal } / { work } objects, or a CommandList (its shapes
+   * were checked as it was recorded: what is left is what depends on the OS's state).
    */
   prepareSubmission(process: Process, args: unknown): SubmissionPlan {
     const a = v.options(args, 'submit(args)', ['hHwQueue', 'commands']);
@@ -138,13 +141,28 @@ export class HwQueues {
     const device = queue.device;
     if (device.removed) throw new WddmError('DEVICE_REMOVED', `submit: hardware queue ${hex(queue.handle)} belongs to a removed device`);
     requireRunning(device.adapter, 'hHwQueue');
-    const list = v.array(a.commands, 'commands', 1, 4096);
-    // What the UMD writes (its argument, the driver's during the call only: the list and its command records are
-    // reused by the next submission) and the OS's in-flight references (columns, no object per command).
-    const umd = this.scratch;
-    umd.begin();
-    const references = umd.references();
+    // What the UMD writes (its argument, the driver's during the call only: the columns are reused by the next
+    // submission) and the OS's in-flight references (columns, no object per command).
+    const out = this.scratch.commands();
+    out.count = 0;
+    const references = this.scratch.references();
+    references.reset();
     const described: string[] = [];
+    if (a.commands instanceof CommandList) this.checkList(process, queue, a.commands, out, references, described);
+    else this.checkObjects(process, queue, a.commands, out, references, described);
+    let progressValue: bigint | undefined;
+    if (queue.progress) {
+      progressValue = queue.progressValue + 1n;
+      out.add(OP_SIGNAL, queue.progressGpuVa, progressValue, queue.progress.handle);
+      references.push(queue.progress, OP_SIGNAL, progressValue);
+      if (this.os.trace.enabled) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
+    }
+    return { process, queue, adapterIndex: device.adapter.index, commands: out, references, described, progressValue };
+  }
+
+  /** The object form: each command's shape, then what depends on the OS's state (once per run of one handle and op). */
+  private checkObjects(process: Process, queue: OsHwQueue, commands: unknown, out: SubmissionCommands, references: FenceCommandList, described: string[]): void {
+    const list = v.array(commands, 'commands', 1, MAX_SUBMISSION_COMMANDS);
     const tracing = this.os.trace.enabled;
     // A fence's CurrentValue VA is derived from its mappings (LocalFence.cvGpuVa): once per run of commands naming it.
     let lastLocal: LocalFence | undefined;
@@ -161,7 +179,7 @@ export class HwQueues {
         if (keys.length !== 1) throw invalid(`commands[${i}]`, raw, 'exactly one of { wait }, { signal }, { work }');
         if (c.work !== undefined) {
           const checked = v.workCommand(c.work, `commands[${i}].work`);
-          umd.add(checked.command);
+          out.add(OP_WORK, 0n, checked.command.value, 0);
           if (tracing) described.push(checked.described);
           continue;
         }
@@ -170,37 +188,63 @@ export class HwQueues {
         local = this.os.handles.resolve(process, body.hSyncObject, 'syncObject', `commands[${i}].${op}.hSyncObject`);
         value = v.u64(body.value, `commands[${i}].${op}.value`);
       }
-      // The checks below depend only on the handle and the op: a run of commands naming the same one passed them already.
-      if (local === lastLocal && op === lastOp) {
-        umd.fence(op, lastGpuVa, value, local.handle);
-        references.push(local, op === 'wait' ? OP_WAIT : OP_SIGNAL, value);
-        if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
-        continue;
+      const code = op === 'wait' ? OP_WAIT : OP_SIGNAL;
+      // The checks depend only on the handle and the op: a run of commands naming the same one passed them already.
+      if (local !== lastLocal || op !== lastOp) {
+        checkFenceCommand(queue, local, op, i);
+        if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
+        lastOp = op;
       }
-      if (local.global.kind === 'monitored') {
-        throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} is a monitored fence: it has no MonitoredValue for the CMP, so hardware queues do not ${op} on it; use a kernel-mode context (submitCommand / ${op === 'wait' ? 'waitForSynchronizationObjectFromGpu' : 'fenceWrite or signalSynchronizationObjectFromGpu'})`,
-          { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: 'a native fence' });
-      }
-      if (local.global.adapter !== device.adapter) {
-        throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} lives on adapter "${local.global.adapter.name}", not on the queue's "${device.adapter.name}"`,
-          { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: `a fence opened on "${device.adapter.name}"` });
-      }
-      if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
-      if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
-      if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
-      lastOp = op;
-      umd.fence(op, lastGpuVa, value, local.handle);
-      references.push(local, op === 'wait' ? OP_WAIT : OP_SIGNAL, value);
+      out.add(code, lastGpuVa, value, local.handle);
+      references.push(local, code, value);
       if (tracing) described.push(`${op}(${local.global.label}, ${value})`);
     }
-    let progressValue: bigint | undefined;
-    if (queue.progress) {
-      progressValue = queue.progressValue + 1n;
-      umd.fence('signal', queue.progressGpuVa, progressValue, queue.progress.handle);
-      references.push(queue.progress, OP_SIGNAL, progressValue);
-      if (tracing) described.push(`signal(${queue.progress.global.label}, ${progressValue})`);
+  }
+
+  /** A command list: its shapes were checked as it was recorded; what depends on the OS's state is checked once per run of one handle and op. */
+  private checkList(process: Process, queue: OsHwQueue, list: CommandList, out: SubmissionCommands, references: FenceCommandList, described: string[]): void {
+    if (list.process !== process) throw invalid('commands', 'a command list of another process', `a command list of process "${process.name}" (its createCommandList)`);
+    const count = list.length;
+    if (count < 1) {
+      throw new WddmError('INVALID_PARAMETER', `commands is an empty command list; expected 1 to ${MAX_SUBMISSION_COMMANDS} commands`,
+        { parameter: 'commands', value: 0, expected: `1 to ${MAX_SUBMISSION_COMMANDS} commands` });
     }
-    return { process, queue, adapterIndex: device.adapter.index, commands: umd.end(), references, described, progressValue };
+    const tracing = this.os.trace.enabled;
+    const { ops, handles, values } = list;
+    out.ops.set(ops.subarray(0, count));
+    out.values.set(values.subarray(0, count));
+    out.handles.set(handles.subarray(0, count));
+    out.count = count;
+    const gpuVas = out.gpuVas;
+    let lastLocal: LocalFence | undefined;
+    let lastGpuVa = 0n;
+    let lastHandle = 0, lastOp = -1;
+    // A run at a time: the commands naming one handle with one op in a row share the checks and the GPU VA.
+    for (let i = 0; i < count;) {
+      const code = ops[i];
+      if (code === OP_WORK) {
+        gpuVas[i] = 0n;
+        if (tracing) described.push(`work(${list.durationsNs[i]}ns)`);
+        i++;
+        continue;
+      }
+      const handle = handles[i];
+      let end = i + 1;
+      while (end < count && handles[end] === handle && ops[end] === code) end++;
+      const op = code === OP_WAIT ? 'wait' : 'signal';
+      if (handle !== lastHandle || code !== lastOp) {
+        const local = handle === lastHandle ? lastLocal! : this.os.handles.resolve(process, handle, 'syncObject', `commands[${i}].${op}.hSyncObject`);
+        checkFenceCommand(queue, local, op, i);
+        if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
+        lastHandle = handle;
+        lastOp = code;
+      }
+      if (end - i < 16) for (let k = i; k < end; k++) gpuVas[k] = lastGpuVa;
+      else gpuVas.fill(lastGpuVa, i, end);
+      references.pushRange(lastLocal!, code, values, i, end);
+      if (tracing) for (let k = i; k < end; k++) described.push(`${op}(${lastLocal!.global.label}, ${values[k]})`);
+      i = end;
+    }
   }
 
   /**
@@ -210,12 +254,27 @@ export class HwQueues {
   submitted(plan: SubmissionPlan): { progressValue?: bigint } {
     const { queue, references, progressValue } = plan;
     for (let r = 0; r < references.runCount; r++) references.runLocals[r].usedByGpu = true;
-    queue.gpu.inRing += plan.commands.length;
+    queue.gpu.inRing += plan.commands.count;
     this.os.lifetime.submitted(queue, references);
     this.os.logs.recordQueued(queue, references);
     if (progressValue !== undefined) queue.progressValue = progressValue;
     return { progressValue };
   }
+}
+
+/** What a wait or signal through `local` must be on `queue` (the same for every command of a run of one handle and op). */
+function checkFenceCommand(queue: OsHwQueue, local: LocalFence, op: 'wait' | 'signal', i: number): void {
+  const adapter = queue.device.adapter;
+  if (local.global.kind === 'monitored') {
+    throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} is a monitored fence: it has no MonitoredValue for the CMP, so hardware queues do not ${op} on it; use a kernel-mode context (submitCommand / ${op === 'wait' ? 'waitForSynchronizationObjectFromGpu' : 'fenceWrite or signalSynchronizationObjectFromGpu'})`,
+      { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: 'a native fence' });
+  }
+  if (local.global.adapter !== adapter) {
+    throw new WddmError('INVALID_PARAMETER', `commands[${i}].${op}.hSyncObject ${hex(local.handle)} lives on adapter "${local.global.adapter.name}", not on the queue's "${adapter.name}"`,
+      { parameter: `commands[${i}].${op}.hSyncObject`, value: local.handle, expected: `a fence opened on "${adapter.name}"` });
+  }
+  if (op === 'signal' && local.global.hasFlag('noSignal')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].signal.hSyncObject ${hex(local.handle)} was created with flags.noSignal`);
+  if (op === 'wait' && local.global.hasFlag('noWait')) throw new WddmError('INVALID_PARAMETER', `commands[${i}].wait.hSyncObject ${hex(local.handle)} was created with flags.noWait`);
 }
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -266,38 +325,12 @@ function quickFenceCommand(process: Process, raw: unknown, into: typeof quick, l
 }
 
 /**
- * HwQueues.scratch: the list handed to the UMD with its wait / signal records, and the in-flight references,
- * reused by every submission (an argument is the driver's during the call only, docs/DRIVERS.md). Kept
- * behind functions, so a state digest that walks the OS's objects (the race explorer) does not see it.
+ * HwQueues.scratch: the commands handed to the UMD and the in-flight references, reused by every submission (an
+ * argument is the driver's during the call only, docs/DRIVERS.md). Kept behind a function, so a state digest that
+ * walks the OS's objects (the race explorer) does not see it.
  */
-function submissionScratch(): {
-  begin(): void;
-  add(command: UserModeCommand): void;
-  fence(op: 'wait' | 'signal', gpuVa: bigint, value: bigint, handle: number): void;
-  end(): UserModeCommand[];
-  references(): FenceCommandList;
-} {
-  // The list's entries are overwritten and cut to length at the end, so a list of the same size allocates nothing.
-  const commands: UserModeCommand[] = [];
-  const records: UserModeCommand[] = [];
+function submissionScratch(): { commands(): SubmissionCommands; references(): FenceCommandList } {
+  const commands = new SubmissionCommands();
   const references = new FenceCommandList();
-  let count = 0;
-  return {
-    begin: () => { count = 0; references.reset(); },
-    add: (command) => { commands[count++] = command; },
-    fence: (op, gpuVa, value, handle) => {
-      while (records.length <= count) records.push({ op: 'signal', gpuVa: 0n, value: 0n, handle: 0 });
-      const command = records[count];
-      command.op = op;
-      command.gpuVa = gpuVa;
-      command.value = value;
-      command.handle = handle;
-      commands[count++] = command;
-    },
-    end: () => {
-      if (commands.length !== count) commands.length = count;
-      return commands;
-    },
-    references: () => references,
-  };
+  return { commands: () => commands, references: () => references };
 }

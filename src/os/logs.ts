@@ -570,18 +570,38 @@ class QueuedRecords {
     if (this.kept + count - first > this.ops.length && this.ops.length < this.limit) this.grow(Math.min(this.limit, this.kept + count - first));
     const { runLocals, runOps, runEnds, values } = commands;
     const capacity = this.ops.length;
+    // Each run's records go to the ring a contiguous stretch of slots at a time (filled, not one by one).
     for (let r = 0, at = 0; r < commands.runCount; r++) {
       const local = runLocals[r], op = runOps[r], end = runEnds[r];
       if (end <= first) { at = end; continue; }
-      for (at = Math.max(at, first); at < end; at++) {
-        let slot: number;
-        if (this.kept < capacity) slot = (this.start + this.kept++) % capacity;
-        else { slot = this.start; this.start = (this.start + 1) % capacity; this.dropped++; }
-        this.queues[slot] = queue;
-        this.locals[slot] = local;
-        this.ops[slot] = op;
-        this.values[slot] = values[at];
-        this.times[slot] = cpuTimeNs;
+      for (at = Math.max(at, first); at < end;) {
+        let slot: number, room: number;
+        if (this.kept < capacity) {
+          slot = (this.start + this.kept) % capacity;
+          room = Math.min(end - at, capacity - this.kept, capacity - slot);
+          this.kept += room;
+        } else {
+          slot = this.start;
+          room = Math.min(end - at, capacity - slot);
+          this.start = (slot + room) % capacity;
+          this.dropped += room;
+        }
+        if (room < 16) {
+          for (let k = 0; k < room; k++) {
+            this.queues[slot + k] = queue;
+            this.locals[slot + k] = local;
+            this.ops[slot + k] = op;
+            this.values[slot + k] = values[at + k];
+            this.times[slot + k] = cpuTimeNs;
+          }
+        } else {
+          this.queues.fill(queue, slot, slot + room);
+          this.locals.fill(local, slot, slot + room);
+          this.ops.fill(op, slot, slot + room);
+          this.values.set(values.subarray(at, at + room), slot);
+          this.times.fill(cpuTimeNs, slot, slot + room);
+        }
+        at += room;
       }
     }
   }
@@ -598,12 +618,13 @@ class QueuedRecords {
     const skip = this.kept - keep;
     this.dropped += skip;
     const old = this.ops.length;
-    const queues: OsHwQueue[] = [], locals: LocalFence[] = [];
+    // Every slot exists (fill() writes only existing ones); those past `keep` hold no record yet.
+    const queues = new Array<OsHwQueue>(capacity).fill(undefined as unknown as OsHwQueue), locals = new Array<LocalFence>(capacity).fill(undefined as unknown as LocalFence);
     const ops = new Uint8Array(capacity), values = new BigUint64Array(capacity), times = new Float64Array(capacity);
     for (let i = 0; i < keep; i++) {
       const slot = (this.start + skip + i) % old;
-      queues.push(this.queues[slot]);
-      locals.push(this.locals[slot]);
+      queues[i] = this.queues[slot];
+      locals[i] = this.locals[slot];
       ops[i] = this.ops[slot];
       values[i] = this.values[slot];
       times[i] = this.times[slot];

@@ -20,7 +20,8 @@
 
 import type { OsCore, WasmMemory } from '../core/bindings.js';
 import { u64 as asU64 } from '../core/bindings.js';
-import type { ContextCommand, DriverStartResult, GpuProgressReport, UserModeCommand } from '../ddi/ddi.js';
+import type { ContextCommand, DriverStartResult, GpuProgressReport } from '../ddi/ddi.js';
+import type { SubmissionCommands } from './command-list.js';
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
@@ -360,26 +361,50 @@ export class FenceCommandList {
   runLocals: LocalFence[] = [];
   runOps: number[] = [];
   runEnds: number[] = [];
-  values: bigint[] = [];
+  /** Command i's value (i < length); doubles from 16 entries as needed. */
+  values = new BigUint64Array(16);
   runCount = 0;
   length = 0;
 
   reset(): void { this.runCount = 0; this.length = 0; }
 
   push(local: LocalFence, op: number, value: bigint): void {
-    const at = this.length++;
+    const at = this.next(local, op);
     this.values[at] = value;
+  }
+
+  /** `to - from` commands `op` through `local`, their values source[from … to) (copied between typed arrays: no bigint is made). */
+  pushRange(local: LocalFence, op: number, source: BigUint64Array, from: number, to: number): void {
+    const count = to - from;
+    const at = this.next(local, op, count);
+    if (count < 16) for (let k = 0; k < count; k++) this.values[at + k] = source[from + k];
+    else this.values.set(source.subarray(from, to), at);
+  }
+
+  /** Room for `count` more commands `op` through `local`: returns the index of the first. */
+  private next(local: LocalFence, op: number, count = 1): number {
+    const at = this.length;
+    const length = this.length = at + count;
+    if (length > this.values.length) {
+      let capacity = this.values.length * 2;
+      while (capacity < length) capacity *= 2;
+      const values = new BigUint64Array(capacity);
+      values.set(this.values);
+      this.values = values;
+    }
     const last = this.runCount - 1;
-    if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = at + 1;
-    else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = at + 1; this.runCount++; }
+    if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = length;
+    else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = length; this.runCount++; }
+    return at;
   }
 }
 
 /**
  * A hardware queue's in-flight fence commands (src/os/lifetime.ts); those before `head` executed (run
- * `runHead` holds it). `values` doubles from 16 entries; the executed commands go when the queue drains
- * (values zeroed, back to 16 entries past 4,096) or when they are most of a long list, so a small queue
- * holds the same bytes for the same commands (the race explorer copies and hashes them).
+ * `runHead` holds it). `values` doubles from 16 entries and keeps its capacity (at most the ring's entries,
+ * so a queue that drains and fills again does not grow again); the executed commands go when the queue
+ * drains (values zeroed) or when they are most of a long list, so a queue holds the same bytes for the same
+ * commands once its capacity is reached (the race explorer copies and hashes them).
  */
 export class QueueReferences {
   runLocals: LocalFence[] = [];
@@ -411,7 +436,7 @@ export class QueueReferences {
       values.set(this.values.subarray(0, base));
       this.values = values;
     }
-    for (let i = 0; i < count; i++) this.values[base + i] = list.values[i];
+    this.values.set(list.values.subarray(0, count), base);
     this.length = base + count;
     for (let r = 0; r < list.runCount; r++) {
       const local = list.runLocals[r], op = list.runOps[r], last = this.runLocals.length - 1;
@@ -452,8 +477,7 @@ export class QueueReferences {
 
   clear(): void {
     this.runLocals.length = this.runOps.length = this.runEnds.length = 0;
-    if (this.values.length > 4096) this.values = new BigUint64Array(16);
-    else this.values.fill(0n, 0, this.length);
+    this.values.fill(0n, 0, this.length);
     this.length = this.head = this.runHead = 0;
   }
 
@@ -489,8 +513,8 @@ export interface SubmissionPlan {
   process: Process;
   queue: OsHwQueue;
   adapterIndex: number;
-  /** For the driver's user-mode half (UserModeDriverInterface.submitToHwQueue; reused by the next submission). */
-  commands: UserModeCommand[];
+  /** For the driver's user-mode half (UserModeDriverInterface; reused by the next submission). */
+  commands: SubmissionCommands;
   /** The waits and signals among them, each an in-flight reference of the handle it names (reused by the next submission). */
   references: FenceCommandList;
   /** The commands in words, for the trace (left empty while tracing is off: nothing would read them). */

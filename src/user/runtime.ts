@@ -30,6 +30,8 @@ import { hex } from '../base/wddm.js';
 import type { AllocationUse, CpuAccess, VidMm } from '../os/vidmm/vidmm.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
+import { CommandList } from '../os/command-list.js';
+import { writeRing } from './ring-write.js';
 
 /**
  * What a process's user mode runs on (the machine provides it): the kernel's
@@ -257,10 +259,16 @@ export class RuntimeProcess {
     this.hwQueues.delete(hHwQueue);
   }
   /**
-   * User-mode submission of { wait }, { signal }, { work } commands. Returns the progress fence value it will signal.
+   * A command list for submit (D3D12's sense): record wait / signal / work commands into it, submit it whole with
+   * submit({ hHwQueue, commands: list }), reset() it and record again. `capacity`: 1 … 4,096 commands (default 4,096).
+   */
+  createCommandList(options?: { capacity?: number }): CommandList { return new CommandList(this.kernel, options); }
+  /**
+   * User-mode submission of { wait }, { signal }, { work } commands, or of a command list (createCommandList).
+   * Returns the progress fence value it will signal.
    * Optional `reads` / `writes` declare the allocations the work accesses (src/os/vidmm/, docs/ALLOCATIONS.md).
    */
-  submit(args: { hHwQueue: number; commands: ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { progressValue?: bigint } {
+  submit(args: { hHwQueue: number; commands: CommandList | ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { progressValue?: bigint } {
     if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.submitToRing(args);
     const { reads, writes, ...rest } = args;
     const use = this.machine.vidmm.prepareUse(this.kernel, rest.hHwQueue, reads, writes);
@@ -278,7 +286,7 @@ export class RuntimeProcess {
     const plan = this.os.hwQueues.prepareSubmission(this.kernel, args);
     const queue = this.hwQueues.get(plan.queue.handle);
     if (!queue) throw invalid('hHwQueue', plan.queue.handle, 'a hardware queue this process created with createHwQueue');
-    this.machine.userModeDriver(queue.adapterIndex).submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: plan.commands });
+    writeRing(this.machine.userModeDriver(queue.adapterIndex), queue.privateDriverData, plan.commands);
     const result = this.os.hwQueues.submitted(plan);
     this.os.trace.record('umd', this.name, 'commands written to ring + doorbell', { queue: plan.queue.label, commands: plan.described });
     return result;
