@@ -30,14 +30,16 @@ export type { ScheduledEvent, EventArgs, EventHandler } from './base/scheduler.j
 export type { Timing } from './gpu/hardware.js';
 export { compileCore, compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION, osCoreView, gpuCoreView, OS_CORE_EXPORTS, GPU_CORE_EXPORTS } from './core/bindings.js';
 export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal, OsCore, GpuCore } from './core/bindings.js';
+export { CommandList } from './os/command-list.js';
+export { UMD_OP_WAIT, UMD_OP_SIGNAL, UMD_OP_WORK } from './ddi/ddi.js';
 export type {
-  KernelModeDriver, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE,
+  KernelModeDriver, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE, UserModeDriverColumns, UMDARG_SUBMITCOLUMNSTOHWQUEUE,
   GpuProgressReport, GpuProgressOperation, DmaPageFaultedInterrupt, DoorbellFallback,
 } from './ddi/ddi.js';
 export { DriverPort } from './port/driver-port.js';
 export { ReferenceDriver, ReferenceUserModeDriver } from './driver/reference.js';
 export type { ReferenceDriverOptions } from './driver/reference.js';
-export { referenceDriverModule, checkDriverModule, checkDriver, REQUIRED_DDIS, OPTIONAL_DDIS } from './driver/module.js';
+export { referenceDriverModule, checkDriverModule, checkDriver, REQUIRED_DDIS, OPTIONAL_DDIS, OPTIONAL_USER_MODE } from './driver/module.js';
 export type { DriverModule, DriverContext, PluggableDriver } from './driver/module.js';
 export { loadDriverModule } from './driver/load.js';
 export type { LoadDriverModuleOptions } from './driver/load.js';

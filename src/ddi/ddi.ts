@@ -376,10 +376,14 @@ export interface UMDARG_SUBMITCOLUMNSTOHWQUEUE {
 export interface UserModeDriverInterface {
   /** Writes every command or none: throws a WddmError, writing nothing, when the ring has no room for all. */
   submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void;
-  /**
-   * Optional, the typed form of submitToHwQueue (the same rules): the runtime calls it instead when
-   * present and defined where submitToHwQueue is (the same object or prototype), so a driver that
-   * overrides only submitToHwQueue (an instance property, or a subclass) still sees every submission.
-   */
-  submitColumnsToHwQueue?(args: UMDARG_SUBMITCOLUMNSTOHWQUEUE): void;
+}
+
+/**
+ * What a user-mode half may add (optional): the typed form of submitToHwQueue, with its rules. The
+ * runtime calls it instead of submitToHwQueue when it is a function defined where submitToHwQueue is
+ * (the same object of the prototype chain), so a driver that overrides only submitToHwQueue (an
+ * instance property, or a subclass) still sees every submission as records.
+ */
+export interface UserModeDriverColumns {
+  submitColumnsToHwQueue(args: UMDARG_SUBMITCOLUMNSTOHWQUEUE): void;
 }

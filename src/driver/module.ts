@@ -15,7 +15,7 @@
 // The shape is checked here, up front, in one place: a module without createDriver, or a driver
 // missing a required DDI or its user-mode half, is refused with an error naming what is missing.
 
-import type { KernelModeDriver, UserModeDriverInterface } from '../ddi/ddi.js';
+import type { KernelModeDriver, UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
 import type { GpuHardware } from '../gpu/hardware.js';
 import type { GpuCore } from '../core/bindings.js';
 import { invalid } from '../base/errors.js';
@@ -68,7 +68,7 @@ export const OPTIONAL_DDIS = ['createContext', 'destroyContext', 'submitCommand'
 /** What the user-mode half must implement. */
 export const REQUIRED_USER_MODE = ['submitToHwQueue'] as const satisfies readonly (keyof UserModeDriverInterface)[];
 /** What the user-mode half may leave out (the typed form of submission); when present it must be a function. */
-export const OPTIONAL_USER_MODE = ['submitColumnsToHwQueue'] as const satisfies readonly (keyof UserModeDriverInterface)[];
+export const OPTIONAL_USER_MODE = ['submitColumnsToHwQueue'] as const satisfies readonly (keyof UserModeDriverColumns)[];
 
 /** Checks a driver module's shape; `where` names the option or file it came from. */
 export function checkDriverModule(value: unknown, where: string): DriverModule {

@@ -34,7 +34,7 @@ import {
   type DXGKARG_DESTROYNATIVEFENCE, type DXGKARG_OPENNATIVEFENCE, type DXGKARG_UPDATECURRENTVALUESFROMCPU,
   type DXGKARG_UPDATEMONITOREDVALUES, type DXGKARG_SETNATIVEFENCELOGBUFFER, type DXGKARG_UPDATENATIVEFENCELOGS, type DriverStartResult,
   type DxgkrnlCallbacks, type KernelModeDriver, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
-  type UMDARG_SUBMITTOHWQUEUE, type UMDARG_SUBMITCOLUMNSTOHWQUEUE, type UserModeDriverInterface, UMD_OP_SIGNAL, UMD_OP_WAIT,
+  type UMDARG_SUBMITTOHWQUEUE, type UMDARG_SUBMITCOLUMNSTOHWQUEUE, type UserModeDriverColumns, type UserModeDriverInterface, UMD_OP_SIGNAL, UMD_OP_WAIT,
 } from '../ddi/ddi.js';
 
 export interface ReferenceDriverOptions {
@@ -557,7 +557,7 @@ export { MonitoredValueUpdateSteps, type CmpStep };
  * fence the way the engine needs it: the record at the command's GPU VA), and
  * rings the queue's doorbell (the engine looks for work). The OS never sees it.
  */
-export class ReferenceUserModeDriver implements UserModeDriverInterface {
+export class ReferenceUserModeDriver implements UserModeDriverInterface, UserModeDriverColumns {
   constructor(private readonly kernelMode: ReferenceDriver) {}
 
   /** Views of the machine's memory for staging ring writes (made once: the memory never grows). */

@@ -5,7 +5,7 @@
 // submitToHwQueue, on an instance or in a subclass of one that has the typed form, still sees every
 // submission through its override.
 
-import type { UserModeDriverInterface } from '../ddi/ddi.js';
+import type { UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
 import type { SubmissionCommands } from '../os/command-list.js';
 
 /** Per user-mode half: whether it takes the typed form (decided once: a driver's halves do not change shape). */
@@ -16,7 +16,7 @@ export function writeRing(umd: UserModeDriverInterface, privateDriverData: Uint8
   let columns = typed.get(umd);
   if (columns === undefined) typed.set(umd, (columns = takesColumns(umd)));
   if (columns) {
-    umd.submitColumnsToHwQueue!({
+    (umd as UserModeDriverInterface & UserModeDriverColumns).submitColumnsToHwQueue({
       HwQueuePrivateDriverData: privateDriverData, CommandCount: commands.count,
       Ops: commands.ops, GpuVas: commands.gpuVas, Values: commands.values, Handles: commands.handles,
     });
@@ -26,7 +26,7 @@ export function writeRing(umd: UserModeDriverInterface, privateDriverData: Uint8
 }
 
 /** True when `umd` has submitColumnsToHwQueue on the same object of its prototype chain as submitToHwQueue. */
-function takesColumns(umd: UserModeDriverInterface): boolean {
+function takesColumns(umd: UserModeDriverInterface & Partial<UserModeDriverColumns>): boolean {
   if (typeof umd.submitColumnsToHwQueue !== 'function') return false;
   return definer(umd, 'submitColumnsToHwQueue') === definer(umd, 'submitToHwQueue');
 }
