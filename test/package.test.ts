@@ -102,8 +102,10 @@ describe('the npm package', () => {
     // as rows until first asked for (issue 14i: about 41 KB, the code in each of the three bundles, its sources, declarations and docs); 5.14 MB
     // before issue 14h's CPU path (waiters as columns, the driver's views of fence records, the port's typed tallies: about 40 KB);
     // 5.2 MB before issue 14l's per-fence memory (log entries as columns, driver handles checked at their low bits: about 25 KB,
-    // the code in each of the three bundles and its sources; main was 5.198 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_250_000);
+    // the code in each of the three bundles and its sources; main was 5.198 MB); 5.25 MB before issue 14j's command lists
+    // (CommandList, the user-mode half's typed form, the OS's check of a list a run at a time: about 87 KB, the code in each of
+    // the three bundles, its sources, declarations and docs).
+    expect(packed!.unpackedSize).toBeLessThan(5_350_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
