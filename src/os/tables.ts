@@ -70,24 +70,31 @@ export class FenceTable<Fence> {
   }
 }
 
+/** A handle table's objects are kept in chunks of this many slots, made when an object is first entered in one. */
+const CHUNK_SHIFT = 10, CHUNK_SLOTS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_SLOTS - 1;
+
 /**
  * A process's handle table (its sync object handles, or its NT handles): what each handle names, bounded by
  * the live handles, with the handle values issued from a sequence so a closed handle's value is not handed
  * out again until the sequence wraps (`space` values later).
  *
  *   handle = rangeStart + stride × sequence        sequence 1 … space − 1, issued in order, then again from 1
- *   slot   = sequence mod slots.length              direct-mapped: a slot holds at most one live handle
+ *   slot   = sequence mod capacity                 direct-mapped: a slot holds at most one live handle
  *
- * The table is a flat array of 2^k slots (8 B each; a Map entry cost ~30–45 B a handle): a lookup reads one
- * slot and checks the entry's own handle, so a stale handle whose slot holds a newer object does not resolve.
- * allocate() skips sequence numbers whose slot is taken (a live handle with the same remainder), grows the
- * array by doubling past half full and halves it below an eighth (when the live handles' slots still differ).
- * What was closed needs no record: a value the sequence passed that resolves to nothing was closed
- * (wasIssued), until the sequence wraps and issues it again.
+ * The table is 2^k slots: an object per slot in chunks of 1024 (8 B a slot, a chunk made when an object is first
+ * entered in it), and a u32 token per slot for an entry kept as a row (4 B: a table of rows only, as after creating
+ * fences nothing looked up, is one typed array, which V8's young generation does not grow for while it fills; a Map
+ * entry cost ~30–45 B a handle). A lookup reads one slot and checks the entry's own handle, so a stale handle whose
+ * slot holds a newer entry does not resolve. allocate() skips sequence numbers whose slot is taken (a live handle
+ * with the same remainder), grows the table by doubling past half full and halves it below an eighth (when the
+ * live handles' slots still differ). What was closed needs no record: a value the sequence passed that resolves
+ * to nothing was closed (wasIssued), until the sequence wraps and issues it again.
  */
 export class HandleTable<Entry extends { readonly handle: number }> {
-  /** An object, or a token: an entry kept as a row of `deferred`. */
-  private slots: (Entry | number | undefined)[] = [];
+  /** Objects by slot, in chunks of CHUNK_SLOTS (fewer while the table is smaller); undefined: no object there. */
+  private chunks: ((Entry | undefined)[] | undefined)[] = [];
+  /** Tokens by slot (an entry kept as a row of `deferred`; tokens are positive), 0: none. */
+  private tokens = new Uint32Array(0);
   private mask = 0;
   private count = 0;
   /** The next sequence number to issue; `wrapped`: the sequence went past space − 1 at least once. */
@@ -112,7 +119,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   get size(): number { return this.count; }
   /** Slots the table holds now (a power of two: at most about 2 × the live handles, 8 × after closes). */
-  get capacity(): number { return this.slots.length; }
+  get capacity(): number { return this.tokens.length; }
 
   /** The sequence number of `handle`, or -1 when it is not a value of this table's range. */
   private sequenceOf(handle: number): number {
@@ -122,13 +129,34 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     return sequence < this.space ? sequence : -1;
   }
 
+  /** What slot `slot` holds: an object, a token, or undefined. */
+  private entryAt(slot: number): Entry | number | undefined {
+    const object = this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
+    if (object !== undefined) return object;
+    const token = this.tokens[slot];
+    return token === 0 ? undefined : token;
+  }
+
+  private put(slot: number, entry: Entry | number | undefined): void {
+    const chunk = this.chunks[slot >>> CHUNK_SHIFT];
+    if (typeof entry === 'object') {
+      this.tokens[slot] = 0;
+      (chunk ?? (this.chunks[slot >>> CHUNK_SHIFT] = new Array<Entry | undefined>(Math.min(CHUNK_SLOTS, this.tokens.length)).fill(undefined)))[slot & CHUNK_MASK] = entry;
+      return;
+    }
+    if (chunk !== undefined) chunk[slot & CHUNK_MASK] = undefined;
+    this.tokens[slot] = entry ?? 0;
+  }
+
   get(handle: number): Entry | undefined {
     const sequence = this.sequenceOf(handle);
     if (sequence < 0) return undefined;
-    const entry = this.slots[sequence & this.mask];
-    if (entry === undefined) return undefined;
-    if (typeof entry !== 'number') return entry.handle === handle ? entry : undefined;
-    return this.deferred!.handleOf(entry) === handle ? this.deferred!.materialize(entry) : undefined;
+    const slot = sequence & this.mask;
+    const object = this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
+    if (object !== undefined) return object.handle === handle ? object : undefined;
+    const token = this.tokens[slot];
+    if (token === 0) return undefined;
+    return this.deferred!.handleOf(token) === handle ? this.deferred!.materialize(token) : undefined;
   }
 
   private handleAt(entry: Entry | number): number { return typeof entry === 'number' ? this.deferred!.handleOf(entry) : entry.handle; }
@@ -137,7 +165,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   has(handle: number): boolean {
     const sequence = this.sequenceOf(handle);
     if (sequence < 0) return false;
-    const entry = this.slots[sequence & this.mask];
+    const entry = this.entryAt(sequence & this.mask);
     return entry !== undefined && this.handleAt(entry) === handle;
   }
 
@@ -146,12 +174,12 @@ export class HandleTable<Entry extends { readonly handle: number }> {
    * claim (handles closed but still in use elsewhere). undefined when space − 1 handles are live.
    */
   allocate(taken?: (handle: number) => boolean): number | undefined {
-    if ((this.count + 1) * 2 > this.slots.length && this.slots.length < this.space) this.resize(this.slots.length * 2);
+    if ((this.count + 1) * 2 > this.tokens.length && this.tokens.length < this.space) this.resize(this.tokens.length * 2);
     for (let tries = 1; tries < this.space; tries++) {
       const sequence = this.next;
       if (sequence + 1 === this.space) { this.next = 1; this.wrapped = true; } else this.next = sequence + 1;
       const handle = this.rangeStart + this.stride * sequence;
-      if (this.slots[sequence & this.mask] === undefined && !(taken?.(handle) ?? false)) return handle;
+      if (this.entryAt(sequence & this.mask) === undefined && !(taken?.(handle) ?? false)) return handle;
     }
     return undefined;
   }
@@ -177,54 +205,60 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     return this;
   }
 
-  /** Enters `handle`, a value allocate() gave, as `token`, a row of `deferred` (whose handleOf(token) is `handle`). */
+  /** Enters `handle`, a value allocate() gave, as `token` (a positive u32), a row of `deferred` (whose handleOf(token) is `handle`). */
   defer(handle: number, token: number): this {
     const sequence = this.sequenceOf(handle);
-    if (sequence < 0 || this.deferred?.handleOf(token) !== handle) throw new RangeError(`handle table: ${handle} is not a handle value of this table's rows`);
+    if (sequence < 0 || !(Number.isInteger(token) && token > 0 && token <= 0xffff_ffff) || this.deferred?.handleOf(token) !== handle) {
+      throw new RangeError(`handle table: ${handle} is not a handle value of this table's rows`);
+    }
     this.enter(sequence, handle, token);
     return this;
   }
 
   private enter(sequence: number, handle: number, entry: Entry | number): void {
-    let held = this.slots[sequence & this.mask];
+    let held = this.entryAt(sequence & this.mask);
     // Two handles allocated before either was entered may share a slot: grow until they do not.
     while (held !== undefined && this.handleAt(held) !== handle) {
-      this.resize(this.slots.length * 2);
-      held = this.slots[sequence & this.mask];
+      this.resize(this.tokens.length * 2);
+      held = this.entryAt(sequence & this.mask);
     }
     if (held === undefined) this.count++;
-    this.slots[sequence & this.mask] = entry;
+    this.put(sequence & this.mask, entry);
   }
 
   delete(handle: number): boolean {
     if (!this.has(handle)) return false;
-    this.slots[this.sequenceOf(handle) & this.mask] = undefined;
+    this.put(this.sequenceOf(handle) & this.mask, undefined);
     this.count--;
-    if (this.count * 8 < this.slots.length && this.slots.length > this.initialSlots && this.count < this.shrinkBelow) this.shrink();
+    if (this.count * 8 < this.tokens.length && this.tokens.length > this.initialSlots && this.count < this.shrinkBelow) this.shrink();
     return true;
   }
 
   /** The objects in slot order (handle order until the sequence wraps or skips); rows are made as they come. */
   *values(): IterableIterator<Entry> {
-    for (let slot = 0; slot < this.slots.length; slot++) {
-      const entry = this.slots[slot];
+    for (let slot = 0; slot < this.tokens.length; slot++) {
+      const entry = this.entryAt(slot);
       if (entry !== undefined) yield typeof entry === 'number' ? this.deferred!.materialize(entry) : entry;
     }
   }
 
   /** The live handle values in slot order. */
   *keys(): IterableIterator<number> {
-    for (const entry of this.slots) if (entry !== undefined) yield this.handleAt(entry);
+    for (let slot = 0; slot < this.tokens.length; slot++) {
+      const entry = this.entryAt(slot);
+      if (entry !== undefined) yield this.handleAt(entry);
+    }
   }
 
   private shrink(): void {
-    const length = this.slots.length / 2, mask = length - 1;
+    const length = this.tokens.length / 2, mask = length - 1;
     const seen = new Uint8Array(length);
-    for (const entry of this.slots) {
+    for (let slot = 0; slot < this.tokens.length; slot++) {
+      const entry = this.entryAt(slot);
       if (entry === undefined) continue;
-      const slot = this.sequenceOf(this.handleAt(entry)) & mask;
-      if (seen[slot]) { this.shrinkBelow = this.count / 2; return; }
-      seen[slot] = 1;
+      const at = this.sequenceOf(this.handleAt(entry)) & mask;
+      if (seen[at]) { this.shrinkBelow = this.count / 2; return; }
+      seen[at] = 1;
     }
     this.shrinkBelow = Infinity;
     this.resize(length);
@@ -233,13 +267,15 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   /** Moves the entries to a table of `length` slots (a power of two; their slots must differ there). */
   private resize(length: number): void {
     if (length > this.space) throw new RangeError(`handle table: ${length} slots is more than the ${this.space} values`);
-    const old = this.slots;
-    // Made at its length (8 B a slot): an array grown by push keeps up to half its length spare.
-    const slots: (Entry | number | undefined)[] = new Array<Entry | number | undefined>(length).fill(undefined);
-    const mask = length - 1;
-    for (const entry of old) if (entry !== undefined) slots[this.sequenceOf(this.handleAt(entry)) & mask] = entry;
-    this.slots = slots;
-    this.mask = mask;
+    const { chunks, tokens } = this;
+    this.chunks = [];
+    this.tokens = new Uint32Array(length);
+    this.mask = length - 1;
+    for (let slot = 0; slot < tokens.length; slot++) {
+      const object = chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
+      const entry = object ?? (tokens[slot] === 0 ? undefined : tokens[slot]);
+      if (entry !== undefined) this.put(this.sequenceOf(this.handleAt(entry)) & this.mask, entry);
+    }
   }
 }
 
