@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { WddmError, RuntimeProcess } from '../src/index.js';
+import { WddmError, RuntimeProcess, ReferenceDriver, createMachine, type DriverModule } from '../src/index.js';
 import { world, globalOf, UINT64_MAX } from './helpers.js';
 
 describe('fence storage', () => {
@@ -153,6 +153,37 @@ describe('lifecycle and handles', () => {
     const err = (() => { try { B.signal({ objects: [f.hSyncObject], values: [1n] }); } catch (e) { return e as WddmError; } })()!;
     expect(err.status).toBe('INVALID_HANDLE');
     expect(err.parameter).toBe('objects[0]');
+  });
+
+  it('NF-14 a driver whose local handles are not its global ones plus one difference gets each handle\'s own at Close', async () => {
+    // The OS keeps a fresh fence as a row that derives hLocalNativeFence from hGlobalNativeFence (src/os/fence-rows.ts);
+    // a driver numbering its local handles otherwise must still get back the one Open gave for each handle.
+    const opened: number[] = [], closed: number[] = [];
+    class RenumberingDriver extends ReferenceDriver {
+      private readonly own = new Map<number, number>();
+      override openNativeFence(args: Parameters<ReferenceDriver['openNativeFence']>[0]): { hLocalNativeFence: number } {
+        const hLocal = 0x5000_0000 + opened.length * (opened.length + 7); // differences from hGlobal that vary
+        this.own.set(hLocal, super.openNativeFence(args).hLocalNativeFence);
+        opened.push(hLocal);
+        return { hLocalNativeFence: hLocal };
+      }
+      override closeNativeFence(args: Parameters<ReferenceDriver['closeNativeFence']>[0]): void {
+        closed.push(args.hLocalNativeFence);
+        const reference = this.own.get(args.hLocalNativeFence);
+        if (reference === undefined) throw new Error(`unknown hLocalNativeFence 0x${args.hLocalNativeFence.toString(16)}`);
+        super.closeNativeFence({ hLocalNativeFence: reference });
+      }
+    }
+    const module: DriverModule = { name: 'renumbering', createDriver: (c) => new RenumberingDriver(c.hardware, c.core, c.options) };
+    const machine = await createMachine({ seed: 5, adapters: [{ driver: { module } }] });
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const fences = [0, 1, 2, 3].map((i) => app.createNativeFence({ hDevice, initialValue: BigInt(i) }).hSyncObject);
+    app.signal({ objects: [fences[2]], values: [9n] });
+    expect(fences.map((h) => app.readFenceValue(h))).toEqual([0n, 1n, 9n, 3n]);
+    for (const h of [...fences].reverse()) app.destroySynchronizationObject(h);
+    expect(closed).toEqual([...opened].reverse());
+    expect(machine.summary().adapters[0].liveFences).toBe(0);
   });
 
   it('NF-14 rejects a type that is not DEFAULT or INTRA_GPU and unknown option keys, changing nothing', async () => {

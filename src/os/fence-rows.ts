@@ -3,13 +3,19 @@
 import { GlobalFence, LocalFence, type HandleObject, type OsAdapter, type OsDevice } from './objects.js';
 import type { DeferredEntries, DeferredFences } from './tables.js';
 
-const WORDS = 4, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4, LIVE = 8;
+const WORDS = 3, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4, LIVE = 8;
 
 /** One adapter's rows by core fence id (its `fences` table's `deferred`). */
 export class AdapterFenceRows implements DeferredFences<GlobalFence> {
-  /** u32 × 4 by core id: bits | flags << 4 | device index << 16, hGlobal, handle, hLocal; zeroed once made. */
+  /** u32 × 3 by core id: bits | flags << 4 | device index << 16, hGlobal, handle; zeroed once made. */
   private words = new Uint32Array(8 * WORDS);
   private devices: OsDevice[] = [];
+  /**
+   * hLocalNativeFence − hGlobalNativeFence (mod 2^32) of every row's handle: the first row's, kept while rows live (a
+   * driver that derives its first local handle from the global one, as the reference driver, has one difference).
+   * A handle whose difference is another is not kept as a row (holdsLocal).
+   */
+  private localDelta: number | undefined = undefined;
   /** Rows not made yet: at 0 the table shrinks back (every fence was looked at, as after a wait on each). */
   live = 0;
   /** The LocalFence the last materialize() made, for FenceHandleRows (cleared there: never part of the state). */
@@ -48,9 +54,16 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
     words[at + 1] = hGlobal;
   }
 
-  setHandle(coreFence: number, handle: number, hLocal: number): void {
+  /** Can the row keep `hLocal` as its handle's hLocalNativeFence? (Derived from hGlobal by the rows' one difference.) */
+  holdsLocal(coreFence: number, hLocal: number): boolean {
+    const delta = (hLocal - this.words[coreFence * WORDS + 1]) >>> 0;
+    this.localDelta ??= delta;
+    return delta === this.localDelta;
+  }
+
+  /** Enters the row's handle (holdsLocal said its hLocalNativeFence fits). */
+  setHandle(coreFence: number, handle: number): void {
     this.words[coreFence * WORDS + 2] = handle;
-    this.words[coreFence * WORDS + 3] = hLocal;
   }
   globalHandleOf(coreFence: number): number { return this.words[coreFence * WORDS + 1]; }
   handleOf(coreFence: number): number { return this.words[coreFence * WORDS + 2]; }
@@ -64,13 +77,13 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
       (bits & SYSTEM_MAPPED) !== 0 ? adapter.systemPages : undefined, undefined);
     global.hGlobal = words[at + 1];
     if (handle !== 0) {
-      const local = this.made = new LocalFence(device.process, handle, global, device, words[at + 3]);
+      const local = this.made = new LocalFence(device.process, handle, global, device, (words[at + 1] + this.localDelta!) >>> 0);
       global.locals.add(local);
       device.process.handles.set(handle, local); // the row still names the handle here
     }
     words.fill(0, at, at + WORDS);
     adapter.fences.set(coreFence, global);
-    if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; }
+    if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; this.localDelta = undefined; }
     return global;
   }
 }

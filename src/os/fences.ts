@@ -177,13 +177,15 @@ export class NativeFences {
       throw error;
     }
     let local: LocalFence | undefined;
-    if (row) {
-      rows.setHandle(fence, handle, hLocal);
+    // A local handle the row cannot derive from its global one: the row becomes its GlobalFence, and the handle an object.
+    const target = row && !rows.holdsLocal(fence, hLocal) ? adapter.fences.get(fence)! : fence;
+    if (typeof target === 'number') {
+      rows.setHandle(target, handle);
       process.handles.deferred ??= this.handleRows;
-      process.handles.defer(handle, rows.token(fence));
+      process.handles.defer(handle, rows.token(target));
     } else {
-      local = new LocalFence(process, handle, fence, device, hLocal);
-      fence.locals.add(local);
+      local = new LocalFence(process, handle, target, device, hLocal);
+      target.locals.add(local);
       process.handles.set(handle, local);
     }
     if (this.os.trace.enabled) this.os.trace.record('os', 'dxgkrnl', 'handle', { process: process.name, hSyncObject: handle, fence: local?.global.label ?? `fence${fence}`, CurrentValueCpuVa: cvCpuVa });
