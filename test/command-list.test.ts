@@ -155,6 +155,23 @@ describe('command lists: submit', () => {
     expect(machine.summary().adapters[0].gpuSignals).toBe(0);
   });
 
+  it('NF-06 columns written around the recording methods are refused at submit, naming the command, and change nothing', async () => {
+    const { app, machine, hSyncObject, hHwQueue } = await rig();
+    const list = app.createCommandList().signal(hSyncObject, 1n).signal(hSyncObject, 2n).work(10);
+    list.ops[1] = 9;
+    expect(thrown(() => app.submit({ hHwQueue, commands: list }))).toMatchObject({ status: 'INVALID_PARAMETER', parameter: 'commands[1]' });
+    list.ops[1] = 1;
+    list.values[2] = 1n << 60n; // a duration past MAX_VIRTUAL_TIME_NS
+    expect(thrown(() => app.submit({ hHwQueue, commands: list }))).toMatchObject({ status: 'INVALID_PARAMETER', parameter: 'commands[2]' });
+    list.handles[0] = 0;
+    expect(thrown(() => app.submit({ hHwQueue, commands: list }))).toMatchObject({ status: 'INVALID_HANDLE', parameter: 'commands[0].signal.hSyncObject' });
+    machine.run();
+    expect(machine.summary().adapters[0].gpuSignals).toBe(0);
+    app.submit({ hHwQueue, commands: list.reset().signal(hSyncObject, 4n) });
+    machine.run();
+    expect(app.readFenceValue(hSyncObject)).toBe(4n);
+  });
+
   it('NF-06 a list is reused: submitted again as it is, or reset and recorded again', async () => {
     const { app, machine, hDevice, hSyncObject, hHwQueue } = await rig();
     const gate = app.createNativeFence({ hDevice, initialValue: 0n }).hSyncObject;

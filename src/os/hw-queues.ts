@@ -218,16 +218,19 @@ export class HwQueues {
     const gpuVas = out.gpuVas;
     let lastLocal: LocalFence | undefined;
     let lastGpuVa = 0n;
-    let lastHandle = 0, lastOp = -1;
+    let lastHandle = -1, lastOp = -1; // -1: no handle yet (a u32 column never holds it)
     // A run at a time: the commands naming one handle with one op in a row share the checks and the GPU VA.
     for (let i = 0; i < count;) {
       const code = ops[i];
       if (code === OP_WORK) {
+        // The columns are the list's public arrays: what was written into them around its methods is refused here.
+        if (values[i] > MAX_WORK_NS) throw tampered(i, `a work duration of ${values[i]} ns`);
         gpuVas[i] = 0n;
         if (tracing) described.push(`work(${list.durationsNs[i]}ns)`);
         i++;
         continue;
       }
+      if (code !== OP_WAIT && code !== OP_SIGNAL) throw tampered(i, `op code ${code}`);
       const handle = handles[i];
       let end = i + 1;
       while (end < count && handles[end] === handle && ops[end] === code) end++;
@@ -260,6 +263,14 @@ export class HwQueues {
     if (progressValue !== undefined) queue.progressValue = progressValue;
     return { progressValue };
   }
+}
+
+const MAX_WORK_NS = BigInt(v.MAX_VIRTUAL_TIME_NS);
+
+/** A list command no recording method writes (its columns were written directly). */
+function tampered(i: number, what: string): WddmError {
+  return new WddmError('INVALID_PARAMETER', `commands[${i}] holds ${what}, which no recording method writes: the command list's columns were written around signal() / wait() / work(); reset() it and record again`,
+    { parameter: `commands[${i}]`, expected: 'a command recorded by the list\'s methods' });
 }
 
 /** What a wait or signal through `local` must be on `queue` (the same for every command of a run of one handle and op). */
