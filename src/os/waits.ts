@@ -62,6 +62,8 @@ export interface Completion {
   mode: 'all' | 'any';
   owner: WaiterOwner;
   onComplete: (result: WaitResult) => void;
+  /** onComplete runs later, as a microtask after the OS is done (a caller's callback: waitWithCallback), not inside the OS. */
+  deferred: boolean;
   /**
    * The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these); a one-fence wait keeps its
    * fence and value themselves, not arrays of one (two objects fewer per waiter). Read them with entryFence / entryValue.
@@ -154,6 +156,42 @@ const SATISFY_BATCH = 64;
 /** Waiter host ids read per fenceWaiters call. */
 const WAITERS_BATCH = 256;
 
+// Callbacks run later (a Completion's `deferred`: waitWithCallback's): the OS is done with each wait before its callback
+// runs, as with a promise's `then`, so a callback never runs inside an OS call (it may call the OS itself) and one that
+// throws changes nothing in the OS. They run in the order their waits completed, all in one microtask; a callback that
+// throws ends that microtask with its error (an uncaught exception, as a `then` handler's error is an unhandled
+// rejection) and the rest run in the next. Kept outside every machine's object graph (the race explorer's state key
+// and snapshots walk it): nothing the OS does later reads them.
+const due: ((result: WaitResult) => void)[] = [];
+const dueResults: WaitResult[] = [];
+let dueNext = 0, dueScheduled = false;
+
+function runDue(): void {
+  try {
+    while (dueNext < due.length) {
+      const i = dueNext++;
+      due[i](dueResults[i]);
+    }
+  } finally {
+    if (dueNext < due.length) {
+      queueMicrotask(runDue); // a callback threw: its error leaves this microtask, the rest run in the next one
+    } else {
+      due.length = 0;
+      dueResults.length = 0;
+      dueNext = 0;
+      dueScheduled = false;
+    }
+  }
+}
+
+/** Runs `onComplete(result)` now, or (deferred) once the current JavaScript job is over, after those due before it. */
+function deliver(onComplete: (result: WaitResult) => void, result: WaitResult, deferred: boolean): void {
+  if (!deferred) { onComplete(result); return; }
+  due.push(onComplete);
+  dueResults.push(result);
+  if (!dueScheduled) { dueScheduled = true; queueMicrotask(runDue); }
+}
+
 /** completions' mark for a waiter whose state is in the ShortWaiters columns. */
 const SHORT = Symbol('short waiter');
 
@@ -166,16 +204,20 @@ class ShortWaiters {
   sequences = new Float64Array(64);
   records = new Uint32Array(64);
   values = new BigUint64Array(64);
+  /** 1: the callback is the caller's, run later (Completion.deferred). */
+  deferred = new Uint8Array(64);
   readonly callbacks: (((result: WaitResult) => void) | undefined)[] = [];
   readonly fences: (GlobalFence | undefined)[] = [];
   readonly labels: (string | undefined)[] = [];
   readonly owners: (WaiterOwner | undefined)[] = [];
 
-  set(id: number, sequence: number, label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void, fence: GlobalFence, value: bigint, record: number): void {
+  set(id: number, sequence: number, label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void, deferred: boolean,
+      fence: GlobalFence, value: bigint, record: number): void {
     if (id >= this.records.length) this.grow(id);
     this.sequences[id] = sequence;
     this.records[id] = record;
     this.values[id] = value;
+    this.deferred[id] = deferred ? 1 : 0;
     // The object columns are filled in id order (ids are dense), so they stay packed arrays.
     this.callbacks[id] = onComplete;
     this.fences[id] = fence;
@@ -189,6 +231,7 @@ class ShortWaiters {
     this.sequences[id] = 0;
     this.records[id] = 0;
     this.values[id] = 0n;
+    this.deferred[id] = 0;
     this.callbacks[id] = undefined;
     this.fences[id] = undefined;
     this.labels[id] = undefined;
@@ -201,6 +244,7 @@ class ShortWaiters {
     const sequences = new Float64Array(length); sequences.set(this.sequences); this.sequences = sequences;
     const records = new Uint32Array(length); records.set(this.records); this.records = records;
     const values = new BigUint64Array(length); values.set(this.values); this.values = values;
+    const deferred = new Uint8Array(length); deferred.set(this.deferred); this.deferred = deferred;
   }
 }
 
@@ -256,10 +300,11 @@ export class Waits {
   /**
    * Validates and starts a CPU wait; `onComplete` runs once, now or later.
    * `owner`: the caller's object behind the wait (a CpuThread, a CpuEvent), kept for tools (machine.stuck()).
+   * `deferred`: `onComplete` is the caller's own code, run after the OS is done (a microtask, `deliver`), never inside it.
    */
   beginWait(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
-            owner?: Omit<WaiterOwner, 'process'> | WaiterOwner): WaitResult | undefined {
-    const short = this.waitOne(process, args, label, onComplete, owner);
+            owner?: Omit<WaiterOwner, 'process'> | WaiterOwner, deferred = false): WaitResult | undefined {
+    const short = this.waitOne(process, args, label, onComplete, owner, deferred);
     if (short !== NOT_TAKEN) return short;
     const a = v.options(args, 'wait(args)', ['objects', 'values', 'waitAny', 'timeoutNs', 'hDevice', 'hAsyncEvent']);
     const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
@@ -292,7 +337,7 @@ export class Waits {
       });
     }
     return this.startWait(fences, waited, waitAny ? 'any' : 'all', timeoutNs, label, onComplete,
-      ownerOf(process, owner));
+      ownerOf(process, owner), deferred);
   }
 
   /**
@@ -304,7 +349,7 @@ export class Waits {
    * the new value is at or below it, since a value past it leaves the smallest waited value where it is (NF-02).
    */
   private waitOne(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
-                  owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined): WaitResult | undefined | typeof NOT_TAKEN {
+                  owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined, deferred: boolean): WaitResult | undefined | typeof NOT_TAKEN {
     if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
     const call = oneFenceCall(process, args);
     if (call === undefined) return NOT_TAKEN;
@@ -318,7 +363,7 @@ export class Waits {
     if (this.values![fence.cvPhys >>> 3] >= value) {
       this.counters.waitsSatisfiedAtOnce++;
       const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: true, index: undefined };
-      onComplete(result);
+      deliver(onComplete, result, deferred);
       return result;
     }
     const id = this.freeIds.length ? this.freeIds.pop()! : this.completions.length;
@@ -330,7 +375,7 @@ export class Waits {
       this.freeIds.push(id);
       check(block, `adding a CPU waiter on ${fence.label}`);
     }
-    this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, fence, value, record);
+    this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, fence, value, record);
     this.completions[id] = SHORT;
     this.live++;
     this.counters.waitersAdded++;
@@ -341,7 +386,7 @@ export class Waits {
 
   /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
   startWait(fences: GlobalFence[], values: bigint[], mode: 'all' | 'any', timeoutNs: number, label: string,
-            onComplete: (result: WaitResult) => void, owner: WaiterOwner = { process: 'System' }): WaitResult | undefined {
+            onComplete: (result: WaitResult) => void, owner: WaiterOwner = { process: 'System' }, deferred = false): WaitResult | undefined {
     // One wait block per (waiter, fence): a fence twice would pop twice in one batch (beginWait refuses it up front).
     const count = fences.length;
     for (let i = 1; i < count; i++) {
@@ -360,14 +405,14 @@ export class Waits {
       this.counters.waitsSatisfiedAtOnce++;
       if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
       const result: WaitResult = { status: 'SUCCESS', timeNs: now, immediate: true, index: mode === 'any' ? anyIndex : undefined };
-      onComplete(result);
+      deliver(onComplete, result, deferred);
       return result;
     }
     if (timeoutNs === 0) {
       this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: label, timeoutNs: 0 });
       this.counters.waitsTimedOut++;
       const result: WaitResult = { status: 'TIMEOUT', timeNs: now, immediate: true };
-      onComplete(result);
+      deliver(onComplete, result, deferred);
       return result;
     }
     // The entries left to wait for (a wait-all's reached ones are done already), and the adapters they are on.
@@ -395,7 +440,7 @@ export class Waits {
       }
     }
     const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode, owner, onComplete, fences: count === 1 ? fences[0] : fences, values: count === 1 ? values[0] : values,
+      id, sequence: this.nextSequence++, label, mode, owner, onComplete, deferred, fences: count === 1 ? fences[0] : fences, values: count === 1 ? values[0] : values,
       record, home, others,
     };
     this.completions[id] = completion;
@@ -443,7 +488,7 @@ export class Waits {
     if (this.trace.enabled) {
       this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
     }
-    completion.onComplete(result);
+    deliver(completion.onComplete, result, completion.deferred);
   }
 
   /**
@@ -456,6 +501,7 @@ export class Waits {
     const n = adapter.core.waiterRetire(short.records[id]);
     if (n < 0) check(n, `retiring waiter ${short.labels[id]}`);
     const onComplete = short.callbacks[id]!;
+    const deferred = short.deferred[id] === 1;
     const label = this.trace.enabled ? short.labels[id]! : undefined;
     short.clear(id);
     this.completions[id] = undefined;
@@ -464,7 +510,7 @@ export class Waits {
     this.counters.waitersWoken++;
     const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: undefined };
     if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'waiter woken', { waiter: label, status: result.status, index: result.index });
-    onComplete(result);
+    deliver(onComplete, result, deferred);
   }
 
   /**
@@ -478,7 +524,7 @@ export class Waits {
     const fence = short.fences[id]!;
     const completion: Completion = {
       id, sequence: short.sequences[id], label: short.labels[id]!, mode: 'all', owner: short.owners[id]!,
-      onComplete: short.callbacks[id]!, fences: fence, values: short.values[id], record: short.records[id], home: fence.adapter, others: undefined,
+      onComplete: short.callbacks[id]!, deferred: short.deferred[id] === 1, fences: fence, values: short.values[id], record: short.records[id], home: fence.adapter, others: undefined,
     };
     if (keep) {
       short.clear(id);
