@@ -156,12 +156,9 @@ const SATISFY_BATCH = 64;
 /** Waiter host ids read per fenceWaiters call. */
 const WAITERS_BATCH = 256;
 
-// Callbacks run later (a Completion's `deferred`: waitWithCallback's): the OS is done with each wait before its callback
-// runs, as with a promise's `then`, so a callback never runs inside an OS call (it may call the OS itself) and one that
-// throws changes nothing in the OS. They run in the order their waits completed, all in one microtask; a callback that
-// throws ends that microtask with its error (an uncaught exception, as a `then` handler's error is an unhandled
-// rejection) and the rest run in the next. Kept outside every machine's object graph (the race explorer's state key
-// and snapshots walk it): nothing the OS does later reads them.
+// Deferred callbacks (waitWithCallback's), in completion order, run in one microtask once the OS is done, as `then`
+// handlers would: never inside an OS call. One that throws leaves this microtask with its error (uncaught) and the rest
+// run in the next. Outside every machine's object graph (the race explorer walks it): the OS never reads them.
 const due: ((result: WaitResult) => void)[] = [];
 const dueResults: WaitResult[] = [];
 let dueNext = 0, dueScheduled = false;

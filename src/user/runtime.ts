@@ -235,15 +235,9 @@ export class RuntimeProcess {
   }
 
   /**
-   * The same wait with a callback instead of a promise (the JavaScript analogue of hAsyncEvent): `callback` gets the
-   * WaitResult once the wait completes. Same checks, errors (thrown here, nothing changed, the callback never
-   * called), semantics (waitAny, timeoutNs, results), labels and trace as waitAsync; no promise per wait, which is
-   * what makes it the form for many waits (README, "Performance"). Like a `then` handler, the callback runs after the
-   * OS is done with the wait, as a microtask once the current JavaScript job (a machine.run(), a signal(), this call
-   * when satisfied at once) is over, never inside an OS call, in the order the waits completed: the order waitAsync's
-   * promises settle for the same waits. One that throws changes nothing in the OS: the other callbacks still run (in
-   * a microtask of their own) and its error is an uncaught exception, as a throwing `then` handler's is an unhandled
-   * rejection.
+   * The same wait with a callback instead of a promise (hAsyncEvent's JavaScript analogue; the form for many waits):
+   * same checks, errors, results, labels and trace as waitAsync. Like a `then` handler, `callback` runs as a microtask
+   * after the OS is done, in completion order (docs/ARCHITECTURE.md); one that throws changes nothing in the OS.
    */
   waitWithCallback(args: WaitArgs, callback: (result: WaitResult) => void, label = 'async'): void {
     if (typeof callback !== 'function') throw invalid('callback', callback, 'a function (result: WaitResult) => void');
