@@ -12,7 +12,8 @@
 //   core touched, everything else) per fence, and the JS heap part of it. Then
 //   each fence is signalled once from the CPU (a fence in use: the OS makes its
 //   objects at the first lookup) and the same is measured again.
-// millionFences: N fences, a CPU waiter on each (waitAsync for value 1), N GPU
+// millionFences: N fences, a CPU waiter on each (waitWithCallback for value 1: the
+//   form README recommends for many waits), N GPU
 //   signal commands (each fence to 1, recorded into a command list 4,096 at a time)
 //   over 4 engines, one machine.run(): wall and CPU time of each phase and of the
 //   whole, resident memory after each phase, and the process's peak RSS.
@@ -94,7 +95,7 @@ async function millionFences(n) {
   phase('createFences');
   let woken = 0;
   const wake = (r) => { if (r.status === 'SUCCESS') woken++; };
-  for (let i = 0; i < n; i++) app.waitAsync({ objects: [handles[i]], values: [1n] }).then(wake);
+  for (let i = 0; i < n; i++) app.waitWithCallback({ objects: [handles[i]], values: [1n] }, wake);
   phase('addWaiters');
   // One command list, recorded and submitted 4,096 signals at a time: no object per command.
   const list = app.createCommandList();
