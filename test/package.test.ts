@@ -104,8 +104,9 @@ describe('the npm package', () => {
     // 5.2 MB before issue 14l's per-fence memory (log entries as columns, driver handles checked at their low bits: about 25 KB,
     // the code in each of the three bundles and its sources; main was 5.198 MB); 5.25 MB before issue 14j's command lists
     // (CommandList, the user-mode half's typed form, the OS's check of a list a run at a time: about 87 KB, the code in each of
-    // the three bundles, its sources, declarations and docs).
-    expect(packed!.unpackedSize).toBeLessThan(5_350_000);
+    // the three bundles, its sources, declarations and docs); 5.35 MB before issue 14k's waitWithCallback (about 17 KB: the
+    // code in each of the three bundles, its sources, declarations and docs; main was 5.334 MB).
+    expect(packed!.unpackedSize).toBeLessThan(5_370_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
