@@ -62,7 +62,7 @@ interface DriverQueue { handle: number; coreQueue: number; processSlot: number; 
  * hGlobalNativeFence = GLOBAL_HANDLE_BASE + generation (4 bits) × 2^24 + core fence id; a fence's first
  * hLocalNativeFence is the same value moved to LOCAL_HANDLE_BASE, later ones count up from 0x2000.
  */
-const GLOBAL_HANDLE_BASE = 0x1000_0000, LOCAL_HANDLE_BASE = 0x2000_0000, FENCE_ID_MASK = 0xff_ffff, PRIMARY_OPEN = 0x8000_0000;
+const GLOBAL_HANDLE_BASE = 0x1000_0000, LOCAL_HANDLE_BASE = 0x2000_0000, FENCE_ID_MASK = 0xff_ffff;
 
 /** 'WDQ1': the first word of a hardware queue's private driver data (then its hHwQueue). */
 const QUEUE_DATA_MAGIC = 0x3151_4457;
@@ -89,11 +89,10 @@ export class ReferenceDriver implements KernelModeDriver {
    * several processes); the first open's handle is derived from the global one (no entry per fence).
    */
   private readonly locals = new IntMap();
-  /**
-   * Per core fence id (grown by doubling; the core bounds the ids by its fence limit): open local handles, and
-   * PRIMARY_OPEN while the derived local handle is out.
-   */
-  private openLocals = new Uint32Array(64);
+  /** Per core fence id (grown by doubling; the core bounds the ids by its fence limit): 1 while the derived local handle is out. */
+  private primaryOpen = new Uint8Array(64);
+  /** Core fence id → its other open local handles (those in `locals`), for the few fences that have any. */
+  private readonly otherOpens = new Map<number, number>();
   private readonly queues = new Map<number, DriverQueue>(); // hHwQueue → queue
   private nextContext = 0x4000;
   private readonly contexts = new Map<number, DriverQueue>(); // hContext → its DMA ring
@@ -175,14 +174,15 @@ export class ReferenceDriver implements KernelModeDriver {
     // The handle names the core id (the core keeps the handle, so it is checked against it): no table of our own.
     const hGlobal = GLOBAL_HANDLE_BASE + (this.generation++ & 0xf) * 0x100_0000 + coreFence;
     check(this.core.fenceSetDriverHandle(coreFence, hGlobal), 'DxgkDdiCreateNativeFence');
-    if (coreFence >= this.openLocals.length) {
-      let length = this.openLocals.length;
+    if (coreFence >= this.primaryOpen.length) {
+      let length = this.primaryOpen.length;
       while (length <= coreFence) length *= 2;
-      const grown = new Uint32Array(length);
-      grown.set(this.openLocals);
-      this.openLocals = grown;
+      const grown = new Uint8Array(length);
+      grown.set(this.primaryOpen);
+      this.primaryOpen = grown;
     }
-    this.openLocals[coreFence] = 0;
+    this.primaryOpen[coreFence] = 0;
+    this.otherOpens.delete(coreFence);
     // XA-07: this adapter's doorbell scheduler learns which local fence a shared CurrentValue word is.
     this.hardware.doorbell?.register(cvPhys, coreFence);
     return { hGlobalNativeFence: hGlobal };
@@ -191,14 +191,14 @@ export class ReferenceDriver implements KernelModeDriver {
   openNativeFence(args: DXGKARG_OPENNATIVEFENCE): { hLocalNativeFence: number } {
     const coreFence = this.fence(args.hGlobalNativeFence, 'DxgkDdiOpenNativeFence');
     let hLocal: number;
-    if ((this.openLocals[coreFence] & PRIMARY_OPEN) === 0) {
+    if (this.primaryOpen[coreFence] === 0) {
       hLocal = args.hGlobalNativeFence - GLOBAL_HANDLE_BASE + LOCAL_HANDLE_BASE;
-      this.openLocals[coreFence] |= PRIMARY_OPEN;
+      this.primaryOpen[coreFence] = 1;
     } else {
       hLocal = this.nextLocal++;
       this.locals.set(hLocal, args.hGlobalNativeFence);
+      this.otherOpens.set(coreFence, (this.otherOpens.get(coreFence) ?? 0) + 1);
     }
-    this.openLocals[coreFence]++;
     return { hLocalNativeFence: hLocal };
   }
 
@@ -207,17 +207,18 @@ export class ReferenceDriver implements KernelModeDriver {
     const derived = Number.isInteger(hLocal) && hLocal >= LOCAL_HANDLE_BASE && hLocal < LOCAL_HANDLE_BASE + 0x1000_0000;
     const hGlobal = derived ? hLocal - LOCAL_HANDLE_BASE + GLOBAL_HANDLE_BASE : this.locals.get(hLocal);
     const coreFence = hGlobal === undefined ? -1 : this.fenceOf(hGlobal);
-    if (coreFence < 0 || (derived && (this.openLocals[coreFence] & PRIMARY_OPEN) === 0)) {
+    if (coreFence < 0 || (derived && this.primaryOpen[coreFence] === 0)) {
       throw new Error(`DxgkDdiCloseNativeFence: unknown hLocalNativeFence 0x${hLocal.toString(16)}`);
     }
-    this.openLocals[coreFence]--;
-    if (derived) this.openLocals[coreFence] &= ~PRIMARY_OPEN;
-    else this.locals.delete(hLocal);
+    if (derived) { this.primaryOpen[coreFence] = 0; return; }
+    this.locals.delete(hLocal);
+    const others = this.otherOpens.get(coreFence)! - 1;
+    if (others > 0) this.otherOpens.set(coreFence, others); else this.otherOpens.delete(coreFence);
   }
 
   destroyNativeFence(args: DXGKARG_DESTROYNATIVEFENCE): void {
     const coreFence = this.fence(args.hGlobalNativeFence, 'DxgkDdiDestroyNativeFence');
-    const open = this.openLocals[coreFence] & ~PRIMARY_OPEN;
+    const open = this.primaryOpen[coreFence] + (this.otherOpens.get(coreFence) ?? 0);
     if (open) throw new Error(`DxgkDdiDestroyNativeFence: 0x${args.hGlobalNativeFence.toString(16)} still has ${open} open local handle(s)`);
     // Forgotten: interrupt lists the core still builds name handle 0 until the storage is freed (dropped below).
     check(this.core.fenceSetDriverHandle(coreFence, 0), 'DxgkDdiDestroyNativeFence');
