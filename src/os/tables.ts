@@ -30,7 +30,8 @@ export interface DeferredFences<Fence> {
  * A fence kept as a row of `deferred` has no slot until get() or values() makes its object.
  */
 export class FenceTable<Fence> {
-  private readonly slots: (Fence | undefined)[] = [];
+  /** By core id, made at a power-of-two length (an array grown by push keeps up to half its length spare). */
+  private slots: (Fence | undefined)[] = [];
   private count = 0;
   deferred: DeferredFences<Fence> | undefined = undefined;
 
@@ -48,7 +49,13 @@ export class FenceTable<Fence> {
 
   set(coreFence: number, fence: Fence): this {
     if (!Number.isInteger(coreFence) || coreFence < 0) throw new RangeError(`fence table: ${coreFence} is not a core fence id`);
-    while (this.slots.length < coreFence) this.slots.push(undefined);
+    if (coreFence >= this.slots.length) {
+      let length = Math.max(8, this.slots.length);
+      while (length <= coreFence) length *= 2;
+      const slots = new Array<Fence | undefined>(length).fill(undefined);
+      for (let id = 0; id < this.slots.length; id++) slots[id] = this.slots[id];
+      this.slots = slots;
+    }
     if (this.slots[coreFence] === undefined) this.count++;
     this.slots[coreFence] = fence;
     return this;
