@@ -79,6 +79,8 @@ export class FenceTable<Fence> {
 
 /** A handle table's objects are kept in chunks of this many slots, made when an object is first entered in one. */
 const CHUNK_SHIFT = 10, CHUNK_SLOTS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_SLOTS - 1;
+/** The tokens of a table that holds none (shared: nothing is ever written to it). */
+const NO_TOKENS = new Uint32Array(0);
 
 /**
  * A process's handle table (its sync object handles, or its NT handles): what each handle names, bounded by
@@ -90,8 +92,8 @@ const CHUNK_SHIFT = 10, CHUNK_SLOTS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_SLOTS
  *
  * The table is 2^k slots: an object per slot in chunks of 1024 (8 B a slot, a chunk made when an object is first
  * entered in it), and a u32 token per slot for an entry kept as a row (4 B: a table of rows only, as after creating
- * fences nothing looked up, is one typed array, which V8's young generation does not grow for while it fills; a Map
- * entry cost ~30–45 B a handle). A lookup reads one slot and checks the entry's own handle, so a stale handle whose
+ * fences nothing looked up, is one typed array, which V8's young generation does not grow for while it fills; the
+ * array goes while no slot holds a token; a Map entry cost ~30–45 B a handle). A lookup reads one slot and checks the entry's own handle, so a stale handle whose
  * slot holds a newer entry does not resolve. allocate() skips sequence numbers whose slot is taken (a live handle
  * with the same remainder), grows the table by doubling past half full and halves it below an eighth (when the
  * live handles' slots still differ). What was closed needs no record: a value the sequence passed that resolves
@@ -100,8 +102,10 @@ const CHUNK_SHIFT = 10, CHUNK_SLOTS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_SLOTS
 export class HandleTable<Entry extends { readonly handle: number }> {
   /** Objects by slot, in chunks of CHUNK_SLOTS (fewer while the table is smaller); undefined: no object there. */
   private chunks: ((Entry | undefined)[] | undefined)[] = [];
-  /** Tokens by slot (an entry kept as a row of `deferred`; tokens are positive), 0: none. */
-  private tokens = new Uint32Array(0);
+  /** Tokens by slot (an entry kept as a row of `deferred`; tokens are positive), 0: none; empty while no slot holds one. */
+  private tokens = NO_TOKENS;
+  /** Slots holding a token. */
+  private tokenCount = 0;
   private mask = 0;
   private count = 0;
   /** The next sequence number to issue; `wrapped`: the sequence went past space − 1 at least once. */
@@ -126,7 +130,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   get size(): number { return this.count; }
   /** Slots the table holds now (a power of two: at most about 2 × the live handles, 8 × after closes). */
-  get capacity(): number { return this.tokens.length; }
+  get capacity(): number { return this.mask + 1; }
 
   /** The sequence number of `handle`, or -1 when it is not a value of this table's range. */
   private sequenceOf(handle: number): number {
@@ -141,18 +145,22 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     const object = this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
     if (object !== undefined) return object;
     const token = this.tokens[slot];
-    return token === 0 ? undefined : token;
+    return token === undefined || token === 0 ? undefined : token;
   }
 
   private put(slot: number, entry: Entry | number | undefined): void {
     const chunk = this.chunks[slot >>> CHUNK_SHIFT];
+    const token = typeof entry === 'number' ? entry : 0;
     if (typeof entry === 'object') {
-      this.tokens[slot] = 0;
-      (chunk ?? (this.chunks[slot >>> CHUNK_SHIFT] = new Array<Entry | undefined>(Math.min(CHUNK_SLOTS, this.tokens.length)).fill(undefined)))[slot & CHUNK_MASK] = entry;
-      return;
-    }
-    if (chunk !== undefined) chunk[slot & CHUNK_MASK] = undefined;
-    this.tokens[slot] = entry ?? 0;
+      (chunk ?? (this.chunks[slot >>> CHUNK_SHIFT] = new Array<Entry | undefined>(Math.min(CHUNK_SLOTS, this.mask + 1)).fill(undefined)))[slot & CHUNK_MASK] = entry;
+    } else if (chunk !== undefined) chunk[slot & CHUNK_MASK] = undefined;
+    const held = this.tokens[slot] ?? 0;
+    if (held === token) return;
+    if (token !== 0 && this.tokens.length === 0) this.tokens = new Uint32Array(this.mask + 1);
+    this.tokens[slot] = token;
+    this.tokenCount += (token !== 0 ? 1 : 0) - (held !== 0 ? 1 : 0);
+    // Every row made (as after a wait on each fence): the tokens' array goes until a row is entered again.
+    if (this.tokenCount === 0) this.tokens = NO_TOKENS;
   }
 
   get(handle: number): Entry | undefined {
@@ -162,7 +170,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     const object = this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
     if (object !== undefined) return object.handle === handle ? object : undefined;
     const token = this.tokens[slot];
-    if (token === 0) return undefined;
+    if (token === undefined || token === 0) return undefined;
     return this.deferred!.handleOf(token) === handle ? this.deferred!.materialize(token) : undefined;
   }
 
@@ -181,7 +189,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
    * claim (handles closed but still in use elsewhere). undefined when space − 1 handles are live.
    */
   allocate(taken?: (handle: number) => boolean): number | undefined {
-    if ((this.count + 1) * 2 > this.tokens.length && this.tokens.length < this.space) this.resize(this.tokens.length * 2);
+    if ((this.count + 1) * 2 > this.capacity && this.capacity < this.space) this.resize(this.capacity * 2);
     for (let tries = 1; tries < this.space; tries++) {
       const sequence = this.next;
       if (sequence + 1 === this.space) { this.next = 1; this.wrapped = true; } else this.next = sequence + 1;
@@ -226,7 +234,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     let held = this.entryAt(sequence & this.mask);
     // Two handles allocated before either was entered may share a slot: grow until they do not.
     while (held !== undefined && this.handleAt(held) !== handle) {
-      this.resize(this.tokens.length * 2);
+      this.resize(this.capacity * 2);
       held = this.entryAt(sequence & this.mask);
     }
     if (held === undefined) this.count++;
@@ -237,13 +245,13 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     if (!this.has(handle)) return false;
     this.put(this.sequenceOf(handle) & this.mask, undefined);
     this.count--;
-    if (this.count * 8 < this.tokens.length && this.tokens.length > this.initialSlots && this.count < this.shrinkBelow) this.shrink();
+    if (this.count * 8 < this.capacity && this.capacity > this.initialSlots && this.count < this.shrinkBelow) this.shrink();
     return true;
   }
 
   /** The objects in slot order (handle order until the sequence wraps or skips); rows are made as they come. */
   *values(): IterableIterator<Entry> {
-    for (let slot = 0; slot < this.tokens.length; slot++) {
+    for (let slot = 0; slot < this.capacity; slot++) {
       const entry = this.entryAt(slot);
       if (entry !== undefined) yield typeof entry === 'number' ? this.deferred!.materialize(entry) : entry;
     }
@@ -251,16 +259,16 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   /** The live handle values in slot order. */
   *keys(): IterableIterator<number> {
-    for (let slot = 0; slot < this.tokens.length; slot++) {
+    for (let slot = 0; slot < this.capacity; slot++) {
       const entry = this.entryAt(slot);
       if (entry !== undefined) yield this.handleAt(entry);
     }
   }
 
   private shrink(): void {
-    const length = this.tokens.length / 2, mask = length - 1;
+    const length = this.capacity / 2, mask = length - 1;
     const seen = new Uint8Array(length);
-    for (let slot = 0; slot < this.tokens.length; slot++) {
+    for (let slot = 0; slot < this.capacity; slot++) {
       const entry = this.entryAt(slot);
       if (entry === undefined) continue;
       const at = this.sequenceOf(this.handleAt(entry)) & mask;
@@ -274,13 +282,15 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   /** Moves the entries to a table of `length` slots (a power of two; their slots must differ there). */
   private resize(length: number): void {
     if (length > this.space) throw new RangeError(`handle table: ${length} slots is more than the ${this.space} values`);
-    const { chunks, tokens } = this;
+    const { chunks, tokens } = this, old = this.mask + 1;
     this.chunks = [];
-    this.tokens = new Uint32Array(length);
+    this.tokens = NO_TOKENS;
+    this.tokenCount = 0;
     this.mask = length - 1;
-    for (let slot = 0; slot < tokens.length; slot++) {
+    for (let slot = 0; slot < old; slot++) {
       const object = chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
-      const entry = object ?? (tokens[slot] === 0 ? undefined : tokens[slot]);
+      const token = tokens[slot];
+      const entry = object ?? (token === undefined || token === 0 ? undefined : token);
       if (entry !== undefined) this.put(this.sequenceOf(this.handleAt(entry)) & this.mask, entry);
     }
   }
