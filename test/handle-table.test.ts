@@ -112,3 +112,31 @@ describe('handle tables', () => {
     expect([3, 4, 7].map((value) => recent.has(value))).toEqual([false, true, true]);
   });
 });
+
+describe('refusals leave rows as rows', () => {
+  it('NF-16 a fresh fence named where a device, a queue or an allocation is expected is refused as a sync object, and stays a row (nothing made)', async () => {
+    const { app, machine } = await world();
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const { hSyncObject } = app.createNativeFence({ hDevice });
+    expect(app.kernel.handles.isRow(hSyncObject)).toBe(true); // nothing has looked it up yet
+    const rowsBefore = (machine.os.adapters[0].fences.deferred as unknown as { live: number }).live;
+    const refusals: [string, () => unknown][] = [
+      ['hDevice', () => app.createHwQueue({ hDevice: hSyncObject })],
+      ['hHwQueue', () => app.destroyHwQueue(hSyncObject)],
+      ['hAllocation', () => app.lock2({ hDevice, hAllocation: hSyncObject })],
+    ];
+    for (const [parameter, call] of refusals) {
+      let error: unknown;
+      try { call(); } catch (thrown) { error = thrown; }
+      expect(error, parameter).toBeInstanceOf(WddmError);
+      expect((error as WddmError).status, parameter).toBe('OBJECT_TYPE_MISMATCH');
+      expect((error as WddmError).message, parameter).toContain('is a sync object');
+      expect(app.kernel.handles.isRow(hSyncObject), parameter).toBe(true);
+    }
+    expect((machine.os.adapters[0].fences.deferred as unknown as { live: number }).live).toBe(rowsBefore);
+    // The first real lookup still makes it, and the fence works.
+    app.signal({ objects: [hSyncObject], values: [5n] });
+    expect(app.kernel.handles.isRow(hSyncObject)).toBe(false);
+    expect(app.readFenceValue(hSyncObject)).toBe(5n);
+  });
+});

@@ -83,6 +83,12 @@ export class Handles {
     if (typeof handle !== 'number' || !Number.isInteger(handle) || handle <= 0) {
       throw invalid(parameter, handle, `a ${KIND_NAMES[kind]} handle (a positive integer) made by process "${process.name}"`, 'INVALID_HANDLE');
     }
+    // A row (a native fence nothing has looked up, src/os/fence-rows.ts) named where another kind is expected is
+    // refused as a sync object without making its objects: a refused call changes nothing, not even that.
+    if (kind !== 'syncObject' && process.handles.isRow(handle)) {
+      throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is a ${KIND_NAMES.syncObject}; expected a ${KIND_NAMES[kind]}`,
+        { parameter, value: handle, expected: KIND_NAMES[kind] });
+    }
     const object = process.handles.get(handle);
     if (!object) {
       const ownerSlot = Math.floor((handle - 0x4000_0000) / 0x10_0000);

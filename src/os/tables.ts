@@ -176,6 +176,14 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   private handleAt(entry: Entry | number): number { return typeof entry === 'number' ? this.deferred!.handleOf(entry) : entry.handle; }
 
+  /** Does `handle` name a row not made into its object yet? (It stays a row: what a refusal asks, without changing anything.) */
+  isRow(handle: number): boolean {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0) return false;
+    const entry = this.entryAt(sequence & this.mask);
+    return typeof entry === 'number' && this.deferred!.handleOf(entry) === handle;
+  }
+
   /** Is `handle` live? (A row stays a row.) */
   has(handle: number): boolean {
     const sequence = this.sequenceOf(handle);

@@ -234,9 +234,10 @@ export class VidMm {
         throw new WddmError('INVALID_HANDLE', `${parameter} ${hex(handle)} is an allocation that was already destroyed in process "${process.name}"`,
           { parameter, value: handle, expected: 'a live allocation handle' });
       }
-      const object = process.handles.get(handle);
-      if (object) {
-        throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is a ${KIND_NAMES[object.kind]}; expected an allocation (hAllocation)`,
+      // A row (a native fence nothing has looked up) is named as a sync object without making its objects.
+      const objectKind = process.handles.isRow(handle) ? 'syncObject' : process.handles.get(handle)?.kind;
+      if (objectKind) {
+        throw new WddmError('OBJECT_TYPE_MISMATCH', `${parameter} ${hex(handle)} is a ${KIND_NAMES[objectKind]}; expected an allocation (hAllocation)`,
           { parameter, value: handle, expected: `an allocation handle of process "${process.name}"` });
       }
       if (process.retired.has(handle)) {
