@@ -25,6 +25,7 @@ import type { CoreLayout, GpuCore } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
 import { check, WddmError } from '../base/errors.js';
 import { IntMap } from '../base/int-map.js';
+import { grownTo } from '../base/grow.js';
 import type { GpuHardware, HwQueueInfo, StepRecord, StretchReport } from '../gpu/hardware.js';
 import { DXGK_FEATURE_NATIVE_FENCE, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import {
@@ -174,13 +175,7 @@ export class ReferenceDriver implements KernelModeDriver {
     // The handle names the core id (the core keeps the handle, so it is checked against it): no table of our own.
     const hGlobal = GLOBAL_HANDLE_BASE + (this.generation++ & 0xf) * 0x100_0000 + coreFence;
     check(this.core.fenceSetDriverHandle(coreFence, hGlobal), 'DxgkDdiCreateNativeFence');
-    if (coreFence >= this.primaryOpen.length) {
-      let length = this.primaryOpen.length;
-      while (length <= coreFence) length *= 2;
-      const grown = new Uint8Array(length);
-      grown.set(this.primaryOpen);
-      this.primaryOpen = grown;
-    }
+    this.primaryOpen = grownTo(this.primaryOpen, coreFence + 1);
     this.primaryOpen[coreFence] = 0;
     this.otherOpens.delete(coreFence);
     // XA-07: this adapter's doorbell scheduler learns which local fence a shared CurrentValue word is.
@@ -562,8 +557,6 @@ export class ReferenceUserModeDriver implements UserModeDriverInterface, UserMod
   constructor(private readonly kernelMode: ReferenceDriver) {}
 
   /** Views of the machine's memory for staging ring writes (made once: the memory never grows). */
-  private words?: Uint32Array;
-  private bigWords?: BigUint64Array;
   private staging?: { words: Uint32Array; bigWords: BigUint64Array };
 
   submitToHwQueue(args: UMDARG_SUBMITTOHWQUEUE): void {
@@ -640,7 +633,7 @@ export class ReferenceUserModeDriver implements UserModeDriverInterface, UserMod
   /** Views of the machine's memory for staging ring writes (made again only if the buffer changed). */
   private views(): { words: Uint32Array; bigWords: BigUint64Array } {
     const buffer = this.kernelMode.hardware.memory.buffer;
-    if (this.words?.buffer !== buffer) { this.words = new Uint32Array(buffer); this.bigWords = new BigUint64Array(buffer); this.staging = { words: this.words, bigWords: this.bigWords }; }
-    return this.staging!;
+    if (this.staging?.words.buffer !== buffer) this.staging = { words: new Uint32Array(buffer), bigWords: new BigUint64Array(buffer) };
+    return this.staging;
   }
 }

@@ -62,24 +62,10 @@ export class CommandList {
   get length(): number { return this.count; }
 
   /** Records a GPU signal of `hSyncObject` to `value` (a u64: a bigint, or a non-negative safe integer). */
-  signal(hSyncObject: number, value: bigint | number): this {
-    const at = this.count;
-    if (at >= this.capacity || !isHandle(hSyncObject) || !this.storeValue(at, value)) return this.recordChecked('signal', hSyncObject, value);
-    this.ops[at] = LIST_OP_SIGNAL;
-    this.handles[at] = hSyncObject;
-    this.count = at + 1;
-    return this;
-  }
+  signal(hSyncObject: number, value: bigint | number): this { return this.recordFence(LIST_OP_SIGNAL, hSyncObject, value); }
 
   /** Records a GPU wait until `hSyncObject` reaches `value`. */
-  wait(hSyncObject: number, value: bigint | number): this {
-    const at = this.count;
-    if (at >= this.capacity || !isHandle(hSyncObject) || !this.storeValue(at, value)) return this.recordChecked('wait', hSyncObject, value);
-    this.ops[at] = LIST_OP_WAIT;
-    this.handles[at] = hSyncObject;
-    this.count = at + 1;
-    return this;
-  }
+  wait(hSyncObject: number, value: bigint | number): this { return this.recordFence(LIST_OP_WAIT, hSyncObject, value); }
 
   /** Records `durationNs` of GPU work (0 … MAX_VIRTUAL_TIME_NS; run as whole ns, rounded). */
   work(durationNs: number): this {
@@ -96,6 +82,16 @@ export class CommandList {
   /** Empties the list for reuse (nothing submitted is affected: a submission's commands are in the ring). */
   reset(): this {
     this.count = 0;
+    return this;
+  }
+
+  /** A wait or signal: the quick checks and the columns' writes; anything they do not take goes to recordChecked. */
+  private recordFence(op: typeof LIST_OP_WAIT | typeof LIST_OP_SIGNAL, hSyncObject: number, value: bigint | number): this {
+    const at = this.count;
+    if (at >= this.capacity || !isHandle(hSyncObject) || !this.storeValue(at, value)) return this.recordChecked(op === LIST_OP_WAIT ? 'wait' : 'signal', hSyncObject, value);
+    this.ops[at] = op;
+    this.handles[at] = hSyncObject;
+    this.count = at + 1;
     return this;
   }
 

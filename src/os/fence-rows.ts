@@ -1,5 +1,6 @@
 // Native fences kept as rows until something asks for them (src/os/README.md, "Fences as rows").
 
+import { grownTo } from '../base/grow.js';
 import { GlobalFence, LocalFence, type HandleObject, type OsAdapter, type OsDevice } from './objects.js';
 import type { DeferredEntries, DeferredFences } from './tables.js';
 
@@ -39,13 +40,7 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
   /** Enters the fence part of a row; the handle (0 until then) follows with setHandle. */
   write(coreFence: number, device: OsDevice, type: 'DEFAULT' | 'INTRA_GPU', flags: number, shareable: boolean, systemMapped: boolean, hGlobal: number): void {
     const at = coreFence * WORDS;
-    if (at + WORDS > this.words.length) {
-      let length = this.words.length;
-      while (length < at + WORDS) length *= 2;
-      const grown = new Uint32Array(length);
-      grown.set(this.words);
-      this.words = grown;
-    }
+    this.words = grownTo(this.words, at + WORDS);
     this.live++;
     let deviceIndex = this.devices.indexOf(device);
     if (deviceIndex < 0) deviceIndex = this.devices.push(device) - 1;

@@ -23,6 +23,7 @@ import { u64 as asU64 } from '../core/bindings.js';
 import type { ContextCommand, DriverStartResult, GpuProgressReport } from '../ddi/ddi.js';
 import type { SubmissionCommands } from './command-list.js';
 import { WddmError } from '../base/errors.js';
+import { grownTo } from '../base/grow.js';
 import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import type { IntMap } from '../base/int-map.js';
@@ -385,13 +386,7 @@ export class FenceCommandList {
   private next(local: LocalFence, op: number, count = 1): number {
     const at = this.length;
     const length = this.length = at + count;
-    if (length > this.values.length) {
-      let capacity = this.values.length * 2;
-      while (capacity < length) capacity *= 2;
-      const values = new BigUint64Array(capacity);
-      values.set(this.values);
-      this.values = values;
-    }
+    this.values = grownTo(this.values, length);
     const last = this.runCount - 1;
     if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = length;
     else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = length; this.runCount++; }
@@ -429,13 +424,7 @@ export class QueueReferences {
 
   pushAll(list: FenceCommandList): void {
     const base = this.length, count = list.length;
-    if (base + count > this.values.length) {
-      let capacity = this.values.length;
-      while (capacity < base + count) capacity *= 2;
-      const values = new BigUint64Array(capacity);
-      values.set(this.values.subarray(0, base));
-      this.values = values;
-    }
+    this.values = grownTo(this.values, base + count); // past `length` it holds zeros (clear, advance): copied as they are
     this.values.set(list.values.subarray(0, count), base);
     this.length = base + count;
     for (let r = 0; r < list.runCount; r++) {

@@ -2,7 +2,9 @@
 // adapter's fence records by core id. Arrays indexed by a small integer the
 // OS hands out in order, not Maps: a Map entry cost ~30–45 B a fence, a slot 8.
 // src/os/objects.ts keeps the records; this file only the tables (generic:
-// it imports nothing).
+// it imports nothing of the OS, only src/base/grow.ts).
+
+import { grownTo } from '../base/grow.js';
 
 /** What a table asks its owner about an entry kept as a row (a number in its slot) until first asked for (src/os/fence-rows.ts). */
 export interface DeferredEntries<Entry> {
@@ -353,13 +355,7 @@ export class ValueTable {
   get(id: number): bigint { return this.values[id]; }
 
   set(id: number, value: bigint): void {
-    if (id >= this.values.length) {
-      let length = this.values.length;
-      while (length <= id) length *= 2;
-      const grown = new BigUint64Array(length);
-      grown.set(this.values);
-      this.values = grown;
-    }
+    this.values = grownTo(this.values, id + 1);
     this.values[id] = value;
   }
 }

@@ -39,6 +39,7 @@
 // started inside one of its steps joins it.
 
 import { check, WddmError } from '../base/errors.js';
+import { grownTo } from '../base/grow.js';
 import { u64 as asU64, type CoreLayout, type WasmMemory } from '../core/bindings.js';
 import type { DriverPort, PendingDdi } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
@@ -235,13 +236,12 @@ class ShortWaiters {
     this.owners[id] = undefined;
   }
 
+  /** The four typed columns, grown alike (same length before, so the same length after). */
   private grow(id: number): void {
-    let length = this.records.length;
-    while (length <= id) length *= 2;
-    const sequences = new Float64Array(length); sequences.set(this.sequences); this.sequences = sequences;
-    const records = new Uint32Array(length); records.set(this.records); this.records = records;
-    const values = new BigUint64Array(length); values.set(this.values); this.values = values;
-    const deferred = new Uint8Array(length); deferred.set(this.deferred); this.deferred = deferred;
+    this.sequences = grownTo(this.sequences, id + 1);
+    this.records = grownTo(this.records, id + 1);
+    this.values = grownTo(this.values, id + 1);
+    this.deferred = grownTo(this.deferred, id + 1);
   }
 }
 
