@@ -84,11 +84,14 @@ export function adapterFormat(
   const needed = adapterRegionBytes(fenceCapacity, processCapacity, waitBlockCapacity, heapArenaBytes,
     gpuVaPagesPerProcess, engineCount, queueCapacity, ringEntries, pendingCapacity, outCapacity);
   if (needed > sizeBytes) return E_TOO_SMALL;
-  // Header and tables start zeroed; the arena (the last heapArenaBytes) is not touched: every block
-  // is written before it is read (heap entries below heapCount, ring commands between head and tail).
-  // Neither are the fence records and page descriptors (sized for the limits, ~300 B a fence): the
-  // machine's memory is fresh (zero), and a record is zeroed when first handed out (fenceBump, pageBump),
-  // so resident memory grows with the fences made, not with limits.fences.
+  // The region must be fresh memory (zero, as a new WebAssembly.Memory is): only the header is zeroed
+  // here. The tables are not written (the fence index, the process, GPU VA, engine, queue and out
+  // tables start zero as they are), so a page of them becomes resident when it is first used, and
+  // resident memory grows with what is used, not with the limits. The fence records and page
+  // descriptors are zeroed when first handed out (fenceBump, pageBump); the arena (the last
+  // heapArenaBytes) is never zeroed: every block is written before it is read (heap entries below
+  // heapCount, ring commands between head and tail). The wait-block and waiter free lists are written
+  // below, a link per record.
   memory.fill(<usize>base, 0, ADAPTER_HEADER_BYTES);
 
   const a = changetype<AdapterHeader>(<usize>base);
@@ -111,7 +114,6 @@ export function adapterFormat(
   a.fenceTable = at;      a.fenceCapacity = fenceCapacity;         at += fenceCapacity * FENCE_RECORD_BYTES;
   const pageCapacity = <u32>pageDescriptorsFor(fenceCapacity, processCapacity); // fits: the region holds them
   a.pageTable = at;       a.pageCapacity = pageCapacity;           at += pageCapacity * PAGE_DESCRIPTOR_BYTES;
-  memory.fill(<usize>at, 0, needed - heapArenaBytes - (at - base));
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
   const indexSlots = <u32>fenceIndexSlots(fenceCapacity);
   a.fenceIndexTable = at; a.fenceIndexShift = 32 - ctz<u32>(indexSlots); at += indexSlots * 4;

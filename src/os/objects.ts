@@ -402,10 +402,13 @@ export class FenceCommandList {
  * commands once its capacity is reached (the race explorer copies and hashes them).
  */
 export class QueueReferences {
+  /** Run r's handle, for r < runCount (exactly runCount long). */
   runLocals: LocalFence[] = [];
-  runOps: number[] = [];
-  runEnds: number[] = [];
+  /** Run r's op and end, for r < runCount; past runCount zero (their capacity doubles from 16 and is kept, as `values`'s). */
+  runOps = new Uint8Array(16);
+  runEnds = new Uint32Array(16);
   values = new BigUint64Array(16);
+  runCount = 0;
   length = 0;
   head = 0;
   runHead = 0;
@@ -427,11 +430,18 @@ export class QueueReferences {
     this.values = grownTo(this.values, base + count); // past `length` it holds zeros (clear, advance): copied as they are
     this.values.set(list.values.subarray(0, count), base);
     this.length = base + count;
-    for (let r = 0; r < list.runCount; r++) {
-      const local = list.runLocals[r], op = list.runOps[r], last = this.runLocals.length - 1;
-      if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = base + list.runEnds[r];
-      else { this.runLocals.push(local); this.runOps.push(op); this.runEnds.push(base + list.runEnds[r]); }
+    let last = this.runCount - 1;
+    if (this.runEnds.length < this.runCount + list.runCount) {
+      this.runOps = grownTo(this.runOps, this.runCount + list.runCount);
+      this.runEnds = grownTo(this.runEnds, this.runCount + list.runCount);
     }
+    const { runLocals, runOps, runEnds } = this;
+    for (let r = 0; r < list.runCount; r++) {
+      const local = list.runLocals[r], op = list.runOps[r];
+      if (last >= 0 && runLocals[last] === local && runOps[last] === op) runEnds[last] = base + list.runEnds[r];
+      else { last++; runLocals.push(local); runOps[last] = op; runEnds[last] = base + list.runEnds[r]; }
+    }
+    this.runCount = last + 1;
   }
 
   /** Commands [head, head + count) executed. */
@@ -441,13 +451,15 @@ export class QueueReferences {
     this.runHead = this.runOf(head, this.runHead);
     if (head < 1024 || head * 2 < length) return;
     // The executed ones go, moved down in place (splice would make an array of them).
-    const runs = this.runHead, left = this.runLocals.length - runs;
+    const runs = this.runHead, left = this.runCount - runs;
     for (let r = 0; r < left; r++) {
       this.runLocals[r] = this.runLocals[r + runs];
-      this.runOps[r] = this.runOps[r + runs];
       this.runEnds[r] = this.runEnds[r + runs] - head;
     }
-    this.runLocals.length = this.runOps.length = this.runEnds.length = left;
+    this.runOps.copyWithin(0, runs, this.runCount);
+    this.runOps.fill(0, left, this.runCount);
+    this.runEnds.fill(0, left, this.runCount);
+    this.runLocals.length = this.runCount = left;
     this.values.copyWithin(0, head, length);
     this.values.fill(0n, length - head, length);
     this.length -= head;
@@ -465,14 +477,16 @@ export class QueueReferences {
   }
 
   clear(): void {
-    this.runLocals.length = this.runOps.length = this.runEnds.length = 0;
+    this.runOps.fill(0, 0, this.runCount);
+    this.runEnds.fill(0, 0, this.runCount);
+    this.runLocals.length = this.runCount = 0;
     this.values.fill(0n, 0, this.length);
     this.length = this.head = this.runHead = 0;
   }
 
   private runOf(at: number, from: number): number {
     let r = from;
-    while (this.runEnds[r] <= at) r++;
+    while (r < this.runCount && this.runEnds[r] <= at) r++;
     return r;
   }
 }
