@@ -41,7 +41,7 @@
 //   MonitoredValue target == entry(0).value - 1, or UINT64_MAX when empty
 
 import {
-  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_MIN_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
+  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
   OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_ARGUMENT, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
   SatisfiedWait, SATISFIED_WAIT_BYTES, WAIT_BLOCK_POPPED, WAIT_BLOCK_DONE, WAIT_BLOCK_BYTES,
   WaiterRecord, WAITER_RECORD_BYTES, WAITER_MODE_ANY, WAITER_COMPLETED, WAITER_TAG_LIVE, WAITER_TAG_MASK, WAITER_MAX_ENTRIES,
@@ -174,7 +174,7 @@ let prefetchSink: u64 = 0;
 /** Grows the fence's heap block to the next class; false when it cannot. */
 function heapGrow(f: FenceRecord): bool {
   const a = adapter();
-  const nextClass: u32 = f.heapBlock == 0 ? HEAP_MIN_CLASS : <u32>f.heapClass + 1;
+  const nextClass: u32 = f.heapBlock == 0 ? HEAP_FIRST_CLASS : <u32>f.heapClass + 1;
   if (nextClass > a.heapLimitClass) return false;
   const block = heapBlockAlloc(nextClass);
   if (block == 0) return false;

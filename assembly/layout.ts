@@ -283,11 +283,14 @@ export const PROCESS_RECORD_BYTES: u32 = (offsetof<ProcessRecord>() + 7) & ~7;
   waitBlock: u32;
 }
 export const HEAP_ENTRY_BYTES: u32 = (offsetof<HeapEntry>() + 7) & ~7;
-export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries
+export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries: the smallest heapLimitClass (waitersPerFence 1 … 4 allow 4)
+// A fence's first heap block holds one entry (most waited fences have one waiter: 16 bytes of arena, not 64);
+// it doubles from there (1, 2, 4, … entries) up to the limit class.
+export const HEAP_FIRST_CLASS: u32 = 0;
 export const HEAP_MAX_CLASS: u32 = 22;  // 4,194,304 entries
 
-// The arena hands out blocks of ARENA_BLOCK_BYTES << class bytes (class 2 … 25,
-// 64 B … 512 MiB): a waiter heap of class c is one block of class c; a queue's
+// The arena hands out blocks of ARENA_BLOCK_BYTES << class bytes (class 0 … 25,
+// 16 B … 512 MiB): a waiter heap of class c is one block of class c; a queue's
 // ring of ringEntries commands is one block of the smallest class that holds
 // it, taken at queueCreate and returned at queueDestroy, so the adapter never
 // reserves rings for queues that do not exist. Each class keeps a free list.

@@ -105,8 +105,10 @@ describe('the npm package', () => {
     // the code in each of the three bundles and its sources; main was 5.198 MB); 5.25 MB before issue 14j's command lists
     // (CommandList, the user-mode half's typed form, the OS's check of a list a run at a time: about 87 KB, the code in each of
     // the three bundles, its sources, declarations and docs); 5.35 MB before issue 14k's waitWithCallback (about 17 KB: the
-    // code in each of the three bundles, its sources, declarations and docs; main was 5.334 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_370_000);
+    // code in each of the three bundles, its sources, declarations and docs; main was 5.334 MB); 5.37 MB before issue 14m's
+    // lean waits (shared results, the run-length due callbacks, the waiter columns in one slot: a few KB, the code in each
+    // of the three bundles, its sources and docs).
+    expect(packed!.unpackedSize).toBeLessThan(5_400_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

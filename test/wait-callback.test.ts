@@ -180,3 +180,45 @@ describe('waitWithCallback', () => {
     expect(w.machine.stuck().waiters).toEqual([]);
   });
 });
+
+describe('what satisfied waits hold', () => {
+  it('NF-08 waiters woken at one time share one frozen SUCCESS result; one callback for many waiters that throws part-way still runs for every waiter, in order', async () => {
+    const w = await world({ trace: false });
+    const { app, hDevice } = w;
+    const f = app.createNativeFence({ hDevice }).hSyncObject;
+    const results: WaitResult[] = [];
+    const uncaught: unknown[] = [];
+    // One function for every waiter, as a caller of many waits passes (the due callbacks are kept run-length).
+    const callback = (r: WaitResult) => {
+      results.push(r);
+      if (results.length === 2 || results.length === 4) throw new Error(`call ${results.length} failed`);
+    };
+    for (let i = 0; i < 6; i++) app.waitWithCallback({ objects: [f], values: [1n] }, callback);
+    process.setUncaughtExceptionCaptureCallback((error) => { uncaught.push(error); });
+    try {
+      app.signal({ objects: [f], values: [1n] });
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.setUncaughtExceptionCaptureCallback(null);
+    }
+    expect(results).toHaveLength(6);
+    expect(uncaught.map((e) => (e as Error).message)).toEqual(['call 2 failed', 'call 4 failed']);
+    expect(new Set(results).size).toBe(1); // one object for the six
+    expect(results[0]).toEqual({ status: 'SUCCESS', timeNs: w.machine.nowNs, immediate: false, index: undefined });
+    expect(Object.isFrozen(results[0])).toBe(true);
+    expect(() => { 'use strict'; (results[0] as { status: string }).status = 'TIMEOUT'; }).toThrow(TypeError);
+    // Satisfied at the call: a result of its own kind; a wait-any keeps its own result (its index).
+    const g = app.createNativeFence({ hDevice }).hSyncObject;
+    const later: WaitResult[] = [];
+    app.waitWithCallback({ objects: [f], values: [1n] }, (r) => later.push(r));
+    app.waitWithCallback({ objects: [g, f], values: [5n, 7n], waitAny: true }, (r) => later.push(r));
+    app.signal({ objects: [f], values: [7n] });
+    await Promise.resolve();
+    expect(later).toEqual([
+      { status: 'SUCCESS', timeNs: w.machine.nowNs, immediate: true, index: undefined },
+      { status: 'SUCCESS', timeNs: w.machine.nowNs, immediate: false, index: 1 },
+    ]);
+    expect(Object.isFrozen(later[1])).toBe(false);
+    expect(w.machine.stuck().waiters).toEqual([]);
+  });
+});

@@ -146,3 +146,31 @@ describe('the core waiter heap', () => {
     }
   });
 });
+
+describe('the arena a waited fence takes', () => {
+  it('NF-03 a fence\'s first waiter takes a one-entry heap (16 bytes of the arena), doubled as waiters come: 4096 bytes hold 256 waited fences; the next wait is refused and changes nothing', async () => {
+    const machine = await createMachine({ seed: 1, trace: false, adapters: [{ limits: { heapArenaBytes: 4096, ringEntries: 2, waitersPerFence: 4 } }] });
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const fences = Array.from({ length: 257 }, () => app.createNativeFence({ hDevice }).hSyncObject);
+    let woken = 0;
+    for (const f of fences.slice(0, 256)) app.waitWithCallback({ objects: [f], values: [1n] }, () => { woken++; });
+    expect(() => app.waitWithCallback({ objects: [fences[256]], values: [1n] }, () => {})).toThrow(
+      expect.objectContaining({ status: 'INSUFFICIENT_RESOURCES', message: expect.stringMatching(/heap of this fence is full/) }));
+    expect(machine.inspectFence(app, fences[256]).cpuWaiters).toBe(0);
+    expect(machine.stuck().waiters).toHaveLength(256);
+    // A heap grows from one entry to the limit's four (its blocks of 1, 2 and 4 entries come from what the others freed or left).
+    const many = await createMachine({ seed: 1, trace: false, adapters: [{ limits: { heapArenaBytes: 4096, ringEntries: 2, waitersPerFence: 4 } }] });
+    const other = many.createProcess('app');
+    const f = other.createNativeFence({ hDevice: other.createDevice({ hAdapter: other.openAdapter(0) }) }).hSyncObject;
+    const order: number[] = [];
+    for (const value of [4n, 2n, 3n, 1n]) other.waitWithCallback({ objects: [f], values: [value] }, () => { order.push(Number(value)); });
+    expect(() => other.waitWithCallback({ objects: [f], values: [5n] }, () => {})).toThrow(expect.objectContaining({ status: 'INSUFFICIENT_RESOURCES' }));
+    other.signal({ objects: [f], values: [4n] });
+    for (const g of fences.slice(0, 256)) app.signal({ objects: [g], values: [1n] });
+    await Promise.resolve();
+    expect(order).toEqual([1, 2, 3, 4]);
+    expect(woken).toBe(256);
+    expect(machine.stuck().waiters).toEqual([]);
+  });
+});

@@ -154,29 +154,60 @@ const NOT_TAKEN = Symbol('not taken');
 
 /** SatisfiedWait records read per fenceSatisfy call. */
 const SATISFY_BATCH = 64;
+/**
+ * Where satisfy copies a batch of SatisfiedWait records out of the core's out buffer (SATISFY_BATCH records of at
+ * most 16 words). Outside every machine's object graph (the race explorer hashes that graph; this is scratch).
+ */
+const satisfiedWords = new Uint32Array(SATISFY_BATCH * 16);
 /** Waiter host ids read per fenceWaiters call. */
 const WAITERS_BATCH = 256;
+
+// The result of a wait-all satisfied (or a wait satisfied at once, not wait-any) at virtual time `timeNs`: one frozen
+// object for every such wait completed at that time, not one each (10⁶ waiters woken by one run held 10⁶ results
+// until their callbacks ran). Frozen, so a caller that writes to one cannot change what another waiter got. Outside
+// every machine's object graph, as the due callbacks below (the race explorer hashes that graph: a cache there would split states).
+let woken: WaitResult = Object.freeze({ status: 'SUCCESS', timeNs: -1, immediate: false, index: undefined });
+let atOnce: WaitResult = Object.freeze({ status: 'SUCCESS', timeNs: -1, immediate: true, index: undefined });
+function wokenAt(timeNs: number): WaitResult {
+  if (woken.timeNs !== timeNs) woken = Object.freeze({ status: 'SUCCESS', timeNs, immediate: false, index: undefined });
+  return woken;
+}
+function atOnceAt(timeNs: number): WaitResult {
+  if (atOnce.timeNs !== timeNs) atOnce = Object.freeze({ status: 'SUCCESS', timeNs, immediate: true, index: undefined });
+  return atOnce;
+}
 
 // Deferred callbacks (waitWithCallback's), in completion order, run in one microtask once the OS is done, as `then`
 // handlers would: never inside an OS call. One that throws leaves this microtask with its error (uncaught) and the rest
 // run in the next. Outside every machine's object graph (the race explorer walks it): the OS never reads them.
-const due: ((result: WaitResult) => void)[] = [];
+// Run-length kept: entry i is `dueCounts[i]` calls of dueCallbacks[i](dueResults[i]) in a row (waiters woken together
+// usually share their callback and, through wokenAt, their result: 10⁶ of them were 10⁶ entries of two arrays).
+const dueCallbacks: ((result: WaitResult) => void)[] = [];
 const dueResults: WaitResult[] = [];
-let dueNext = 0, dueScheduled = false;
+const dueCounts: number[] = [];
+/** The entry running, and how many of its calls were made. */
+let dueNext = 0, dueDone = 0, dueScheduled = false;
 
 function runDue(): void {
   try {
-    while (dueNext < due.length) {
-      const i = dueNext++;
-      due[i](dueResults[i]);
+    for (; dueNext < dueCallbacks.length; dueNext++, dueDone = 0) {
+      const callback = dueCallbacks[dueNext], result = dueResults[dueNext];
+      // The count is read again after each call: a callback's own wait, satisfied at once, may add to this entry.
+      while (dueDone < dueCounts[dueNext]) {
+        dueDone++;
+        callback(result);
+      }
     }
   } finally {
-    if (dueNext < due.length) {
+    if (dueNext < dueCallbacks.length && dueDone >= dueCounts[dueNext]) { dueNext++; dueDone = 0; } // the call that threw is done
+    if (dueNext < dueCallbacks.length) {
       queueMicrotask(runDue); // a callback threw: its error leaves this microtask, the rest run in the next one
     } else {
-      due.length = 0;
+      dueCallbacks.length = 0;
       dueResults.length = 0;
+      dueCounts.length = 0;
       dueNext = 0;
+      dueDone = 0;
       dueScheduled = false;
     }
   }
@@ -185,8 +216,14 @@ function runDue(): void {
 /** Runs `onComplete(result)` now, or (deferred) once the current JavaScript job is over, after those due before it. */
 function deliver(onComplete: (result: WaitResult) => void, result: WaitResult, deferred: boolean): void {
   if (!deferred) { onComplete(result); return; }
-  due.push(onComplete);
-  dueResults.push(result);
+  const last = dueCallbacks.length - 1;
+  if (last >= dueNext && dueCallbacks[last] === onComplete && dueResults[last] === result) {
+    dueCounts[last]++;
+  } else {
+    dueCallbacks.push(onComplete);
+    dueResults.push(result);
+    dueCounts.push(1);
+  }
   if (!dueScheduled) { dueScheduled = true; queueMicrotask(runDue); }
 }
 
@@ -245,6 +282,21 @@ class ShortWaiters {
   }
 }
 
+/** A stack of u32 ids in a typed array doubled as needed; popped slots are zeroed (a race explorer hashes it). */
+class FreeIds {
+  private ids = new Uint32Array(64);
+  length = 0;
+  push(id: number): void {
+    if (this.length === this.ids.length) this.ids = grownTo(this.ids, this.length + 1);
+    this.ids[this.length++] = id;
+  }
+  pop(): number {
+    const id = this.ids[--this.length];
+    this.ids[this.length] = 0;
+    return id;
+  }
+}
+
 export class Waits {
   readonly counters: WaitCounters = { waitersAdded: 0, waitersWoken: 0, waitsSatisfiedAtOnce: 0, waitsTimedOut: 0 };
   /**
@@ -254,7 +306,8 @@ export class Waits {
    */
   private readonly completions: (Completion | typeof SHORT | undefined)[] = [];
   private readonly short = new ShortWaiters();
-  private readonly freeIds: number[] = [];
+  /** Retired host ids, reused last-retired first (a stack of u32: a JavaScript array of 10⁶ ids was 8 MB and its copies). */
+  private readonly freeIds = new FreeIds();
   private live = 0;
   private nextSequence = 1;
   /** Linear memory as u32 words (satisfy reads the out buffer through it) and as u64 words (waitOne reads CurrentValue), and the memory each views. */
@@ -359,11 +412,11 @@ export class Waits {
     if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
     if (this.values![fence.cvPhys >>> 3] >= value) {
       this.counters.waitsSatisfiedAtOnce++;
-      const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: true, index: undefined };
+      const result = atOnceAt(this.scheduler.nowNs);
       deliver(onComplete, result, deferred);
       return result;
     }
-    const id = this.freeIds.length ? this.freeIds.pop()! : this.completions.length;
+    const id = this.freeIds.length ? this.freeIds.pop() : this.completions.length;
     const record = core.waiterCreate(id, this.layout.waiterModeAll);
     if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fence.label}`); }
     const block = core.waitBlockAdd(fence.coreFence, value, record, 0);
@@ -401,7 +454,7 @@ export class Waits {
     if (mode === 'all' ? reachedCount === count : anyIndex >= 0) {
       this.counters.waitsSatisfiedAtOnce++;
       if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
-      const result: WaitResult = { status: 'SUCCESS', timeNs: now, immediate: true, index: mode === 'any' ? anyIndex : undefined };
+      const result: WaitResult = mode === 'any' ? { status: 'SUCCESS', timeNs: now, immediate: true, index: anyIndex } : atOnceAt(now);
       deliver(onComplete, result, deferred);
       return result;
     }
@@ -422,7 +475,7 @@ export class Waits {
       const adapter = fences[i].adapter;
       if (adapter !== home && !(others ??= []).includes(adapter)) others.push(adapter);
     }
-    const id = this.freeIds.length ? this.freeIds.pop()! : this.completions.length;
+    const id = this.freeIds.length ? this.freeIds.pop() : this.completions.length;
     const record = home.core.waiterCreate(id, mode === 'any' ? this.layout.waiterModeAny : this.layout.waiterModeAll);
     if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fences[pending[0]].label}`); }
     // Every wait block first; any failure rolls back and changes nothing.
@@ -505,7 +558,7 @@ export class Waits {
     this.freeIds.push(id);
     this.live--;
     this.counters.waitersWoken++;
-    const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: undefined };
+    const result = wokenAt(this.scheduler.nowNs);
     if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'waiter woken', { waiter: label, status: result.status, index: result.index });
     deliver(onComplete, result, deferred);
   }
@@ -562,8 +615,9 @@ export class Waits {
       // made at its final size, so one view serves; records are little-endian u32s, as the host's typed arrays.)
       if (this.wordsOf !== adapter.memory) { this.words = new Uint32Array(adapter.memory.buffer); this.wordsOf = adapter.memory; }
       const stride = record.bytes >>> 2, completedAt = record.completed >>> 2, waiterAt = record.waiter >>> 2, entryAt = record.entry >>> 2;
-      const base = core.outBufferAddress() >>> 2;
-      const words = this.words!.slice(base, base + n * stride);
+      const base = core.outBufferAddress() >>> 2, count = n * stride, memoryWords = this.words!;
+      const words = satisfiedWords; // a copy: a completion may call the core again (no slice: a typed array per call)
+      for (let k = 0; k < count; k++) words[k] = memoryWords[base + k];
       for (let i = 0, at = 0; i < n; i++, at += stride) {
         if (words[at + completedAt] === 0) continue;
         const id = words[at + waiterAt];
@@ -574,7 +628,8 @@ export class Waits {
         const completion = this.completionAt(id);
         if (!completion) continue;
         const entry = words[at + entryAt];
-        const result: WaitResult = { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: completion.mode === 'any' ? entry : undefined };
+        const result: WaitResult = completion.mode === 'any'
+          ? { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: entry } : wokenAt(this.scheduler.nowNs);
         // In an operation's steps, each satisfied waiter is retired by a step of its own.
         if (operation) operation.retiring.push({ completion, result });
         else this.finish(completion, result, changed);
