@@ -34,7 +34,7 @@ import {
   type DXGKARG_CLOSENATIVEFENCE, type DXGKARG_CREATEHWQUEUE, type DXGKARG_CREATENATIVEFENCE, type DXGKARG_DESTROYHWQUEUE,
   type DXGKARG_DESTROYNATIVEFENCE, type DXGKARG_OPENNATIVEFENCE, type DXGKARG_UPDATECURRENTVALUESFROMCPU,
   type DXGKARG_UPDATEMONITOREDVALUES, type DXGKARG_SETNATIVEFENCELOGBUFFER, type DXGKARG_UPDATENATIVEFENCELOGS, type DriverStartResult,
-  type DxgkrnlCallbacks, type KernelModeDriver, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
+  type DxgkrnlCallbacks, type KernelModeDriver, type KernelModeDriverCpuSignal, type NativeFenceCaps, type NativeFenceOsCaps, type GpuProgressOperation,
   type UMDARG_SUBMITTOHWQUEUE, type UMDARG_SUBMITCOLUMNSTOHWQUEUE, type UserModeDriverColumns, type UserModeDriverInterface, UMD_OP_SIGNAL, UMD_OP_WAIT,
 } from '../ddi/ddi.js';
 
@@ -77,7 +77,7 @@ const PROGRESS_OPERATION: Record<StepRecord['kind'], GpuProgressOperation> = {
   work: 'WORK', 'fence-write': 'FENCE_WRITE', 'dma-completed': 'BUFFER_COMPLETED',
 };
 
-export class ReferenceDriver implements KernelModeDriver {
+export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSignal {
   private os?: DxgkrnlCallbacks;
   private osCaps?: NativeFenceOsCaps;
   private nativeFenceEnabled = false;
@@ -110,6 +110,17 @@ export class ReferenceDriver implements KernelModeDriver {
   private values?: BigUint64Array;
   private adapterBase = 0;
   private sharedMemory = false;
+  /**
+   * What recordOf reads, from the layout the core exports, kept as numbers of this object (makeViews): the u32 word
+   * indices of the adapter's fence table address and capacity, a record's size, and its fields' offsets.
+   */
+  private fenceTableWord = 0;
+  private fenceCapacityWord = 0;
+  private fenceRecordBytes = 0;
+  private fenceStateOffset = 0;
+  private fenceStateLive = 0;
+  private fenceHandleOffset = 0;
+  private fenceCurrentValueOffset = 0;
   private readonly layout: CoreLayout;
   /** Negotiation record, for the trace and tests. */
   readonly negotiation: string[] = [];
@@ -225,19 +236,31 @@ export class ReferenceDriver implements KernelModeDriver {
     if (!args.Flags.NotificationOnly) {
       // Every CPU signal's DDI: each handle checked and each value written through views of linear memory (the
       // fence record's fields, and cpuWriteCurrentValue's one aligned 64-bit atomic store), no core call.
-      for (let i = 0; i < args.NumFences; i++) {
-        const hGlobal = args.NativeFenceArray[i];
-        const record = this.recordOf(hGlobal);
-        if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
-        const at = this.words![(record + this.layout.offsets.fenceCurrentValue) >>> 2] >>> 3;
-        // Shared memory (worker mode) may have readers on other threads: an atomic store, as the core's. Otherwise no
-        // one else can see the word mid-store, and a plain store is the same store (Atomics costs ~6 ns more).
-        if (this.sharedMemory) Atomics.store(this.values!, at, args.UpdatedValueArray[i]);
-        else this.values![at] = args.UpdatedValueArray[i];
-      }
+      for (let i = 0; i < args.NumFences; i++) this.writeCurrentValue(args.NativeFenceArray[i], args.UpdatedValueArray[i]);
     }
     // Rescan the run list: hardware queues waiting on these fences may run now.
     this.hardware.rescanAll();
+  }
+
+  /**
+   * The one-fence form of DxgkDdiUpdateCurrentValuesFromCpu (KernelModeDriverCpuSignal; the OS uses it for a CPU signal
+   * of one fence while nobody watches the port): what updateCurrentValuesFromCpu does for NumFences 1 and no flag.
+   * The fence is found by its handle, as there; its kernel VA is not needed.
+   */
+  updateOneCurrentValueFromCpu(hGlobalNativeFence: number, updatedValue: bigint, _currentValueKernelCpuVa: bigint): void {
+    this.writeCurrentValue(hGlobalNativeFence, updatedValue);
+    this.hardware.rescanAll();
+  }
+
+  /** Checks hGlobal (a live fence of this driver) and writes CurrentValue through a view of linear memory (cpuWriteCurrentValue's store), no core call. */
+  private writeCurrentValue(hGlobal: number, value: bigint): void {
+    const record = this.recordOf(hGlobal);
+    if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
+    const at = this.words![(record + this.fenceCurrentValueOffset) >>> 2] >>> 3;
+    // Shared memory (worker mode) may have readers on other threads: an atomic store, as the core's. Otherwise no
+    // one else can see the word mid-store, and a plain store is the same store (Atomics costs ~6 ns more).
+    if (this.sharedMemory) Atomics.store(this.values!, at, value);
+    else this.values![at] = value;
   }
 
   /**
@@ -521,15 +544,22 @@ export class ReferenceDriver implements KernelModeDriver {
     if (!Number.isInteger(hGlobal) || hGlobal < GLOBAL_HANDLE_BASE || hGlobal >= LOCAL_HANDLE_BASE) return 0;
     const id = hGlobal & FENCE_ID_MASK;
     const words = this.words ?? this.makeViews();
-    const offsets = this.layout.offsets;
-    if (id === 0 || id > words[(this.adapterBase + offsets.fenceCapacity) >>> 2]) return 0;
-    const record = words[(this.adapterBase + offsets.fenceTable) >>> 2] + (id - 1) * this.layout.fenceRecordBytes;
-    return this.bytes![record + offsets.fenceState] === this.layout.fenceStateLive && words[(record + offsets.fenceDriverHandle) >>> 2] === hGlobal ? record : 0;
+    if (id === 0 || id > words[this.fenceCapacityWord]) return 0;
+    const record = words[this.fenceTableWord] + (id - 1) * this.fenceRecordBytes;
+    return this.bytes![record + this.fenceStateOffset] === this.fenceStateLive && words[(record + this.fenceHandleOffset) >>> 2] === hGlobal ? record : 0;
   }
 
   /** The views of linear memory (made at first use: a machine's memory is made at its final size and never grows). */
   private makeViews(): Uint32Array {
     this.adapterBase = this.core.adapterBaseAddress();
+    const { offsets } = this.layout;
+    this.fenceTableWord = (this.adapterBase + offsets.fenceTable) >>> 2;
+    this.fenceCapacityWord = (this.adapterBase + offsets.fenceCapacity) >>> 2;
+    this.fenceRecordBytes = this.layout.fenceRecordBytes;
+    this.fenceStateOffset = offsets.fenceState;
+    this.fenceStateLive = this.layout.fenceStateLive;
+    this.fenceHandleOffset = offsets.fenceDriverHandle;
+    this.fenceCurrentValueOffset = offsets.fenceCurrentValue;
     this.sharedMemory = typeof SharedArrayBuffer !== 'undefined' && this.hardware.memory.buffer instanceof SharedArrayBuffer;
     this.values = new BigUint64Array(this.hardware.memory.buffer);
     this.bytes = new Uint8Array(this.hardware.memory.buffer);

@@ -6,7 +6,6 @@
 //        ─▶ the NF-09 loop (src/os/waits.ts), then cross-adapter propagation (XA-04)
 
 import { WddmError } from '../base/errors.js';
-import type { DXGKARG_UPDATECURRENTVALUESFROMCPU } from '../ddi/ddi.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import type { WasmMemory } from '../core/bindings.js';
@@ -35,15 +34,10 @@ export interface SignalsEnvironment {
   readonly trace: Trace;
 }
 
-// The short path's scratch (signalOne), kept outside every machine's object graph: it holds nothing a later step
-// reads, and the race explorer's state key and snapshots walk that graph. The argument of a one-fence
-// UpdateCurrentValuesFromCpu is reused call after call while no observer can keep it; `busy` while a driver has it
-// (a signal made meanwhile gets its own). A kernel VA is a BigInt to make (~50 ns): the last one is kept with the
-// physical address it maps, from which it is derived (GlobalFence.kernelCvVa).
-const oneFence: DXGKARG_UPDATECURRENTVALUESFROMCPU = {
-  NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false },
-};
-const scratch = { busy: false, kernelVa: 0n, kernelVaOf: -1 };
+// The short path's kernel VA (signalOne), kept outside every machine's object graph: it holds nothing a later step
+// reads, and the race explorer's state key and snapshots walk that graph. A kernel VA is a BigInt to make (~50 ns): the
+// last one is kept with the physical address it maps, from which it is derived (GlobalFence.kernelCvVa).
+const lastKernelVa = { va: 0n, of: -1 };
 
 export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
@@ -97,51 +91,32 @@ export class CpuSignals {
     const fence = call.object.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
-    // A monitored fence on a No64BitAtomics adapter has its value window and 32-bit extension (MF-07): the general path.
-    const monitored = fence.kind === 'monitored';
-    if (monitored && narrow(adapter)) return false;
     if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;
     // A rewind is refused or allowed by flags: the general path's to say. CurrentValue is read as the core's
     // cpuReadCurrentValue reads it, one aligned 64-bit load, but through a view: an export call is polymorphic once
     // a process has several machines (each core instance its own exports object), and twice as slow then.
     if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
     if (value < this.values![fence.cvPhys >>> 3]) return false;
+    if (fence.kind === 'monitored') return this.signalOneMonitored(fence, value);
     this.counters.cpuSignals++;
-    if (monitored) {
-      // The kernel writes it itself, no DDI (src/os/monitored.ts).
-      this.os.monitored.cpuSignal([fence], [value]);
-      return true;
-    }
-    const port = this.os.port;
-    if (port.observed || scratch.busy) {
-      this.updateOwnArgument(fence, value);
-    } else {
-      if (fence.cvPhys !== scratch.kernelVaOf) { scratch.kernelVa = fence.kernelCvVa; scratch.kernelVaOf = fence.cvPhys; }
-      oneFence.NumFences = 1;
-      oneFence.NativeFenceArray[0] = fence.hGlobal;
-      oneFence.UpdatedValueArray[0] = value;
-      oneFence.CurrentValueKernelCpuVa[0] = scratch.kernelVa;
-      oneFence.Flags.AlwaysSignaled = false;
-      oneFence.Flags.NotificationOnly = false;
-      scratch.busy = true;
-      try {
-        port.updateCurrentValuesFromCpu(adapter.index, oneFence);
-      } finally {
-        scratch.busy = false;
-      }
-    }
+    // DxgkDdiUpdateCurrentValuesFromCpu for this one fence: the port hands it to the driver in the form it takes.
+    if (fence.cvPhys !== lastKernelVa.of) { lastKernelVa.va = fence.kernelCvVa; lastKernelVa.of = fence.cvPhys; }
+    this.os.port.updateOneCurrentValueFromCpu(adapter.index, fence.hGlobal, value, lastKernelVa.va);
     // NF-02: the OS keeps MonitoredValue just below the fence's smallest waited value (UINT64_MAX with none, and
     // a wait for UINT64_MAX keeps it one below), so only a value past it satisfies a waiter: with none nothing is read.
     if (fence.monitoredValue !== UINT64_MAX) this.wakeAfterOne(fence);
     return true;
   }
 
-  /** signalOne's DDI when an observer may keep the argument, or inside a DDI (a signal made there gets its own). */
-  private updateOwnArgument(fence: GlobalFence, value: bigint): void {
-    this.os.port.updateCurrentValuesFromCpu(fence.adapter.index, {
-      NumFences: 1, NativeFenceArray: [fence.hGlobal], UpdatedValueArray: [value], CurrentValueKernelCpuVa: [fence.kernelCvVa],
-      Flags: { AlwaysSignaled: false, NotificationOnly: false },
-    });
+  /**
+   * signalOne for a monitored fence: the kernel writes it itself, no DDI (src/os/monitored.ts). One on a
+   * No64BitAtomics adapter has its value window and 32-bit extension (MF-07): the general path (false, nothing changed).
+   */
+  private signalOneMonitored(fence: GlobalFence, value: bigint): boolean {
+    if (narrow(fence.adapter)) return false;
+    this.counters.cpuSignals++;
+    this.os.monitored.cpuSignal([fence], [value]);
+    return true;
   }
 
   /** signalOne's waiters, when the fence has some: those the new CurrentValue satisfies, if it passed MonitoredValue. */

@@ -116,6 +116,10 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   /** Shrinking is not tried again until the live count falls below this (the last try found two slots that would meet). */
   private shrinkBelow = Infinity;
   deferred: DeferredEntries<Entry> | undefined = undefined;
+  /** sequenceOf's arithmetic: log2(stride), stride − 1, and the first offset past the range (stride × space). */
+  private readonly strideShift: number;
+  private readonly strideMask: number;
+  private readonly offsetEnd: number;
 
   constructor(
     /** The value of sequence number 0 (never issued). */
@@ -127,6 +131,10 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     private readonly initialSlots = 64,
   ) {
     if (!Number.isInteger(Math.log2(space)) || initialSlots > space) throw new RangeError(`handle table: space ${space} is not a power of two ≥ ${initialSlots}`);
+    if (!Number.isInteger(Math.log2(stride)) || stride * space > 2 ** 31) throw new RangeError(`handle table: stride ${stride} is not a power of two with stride × space ≤ 2^31`);
+    this.strideShift = Math.log2(stride);
+    this.strideMask = stride - 1;
+    this.offsetEnd = stride * space;
     this.resize(initialSlots);
   }
 
@@ -136,10 +144,11 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   /** The sequence number of `handle`, or -1 when it is not a value of this table's range. */
   private sequenceOf(handle: number): number {
+    // Every CPU signal's and wait's lookup: shifts and masks (the stride is a power of two), no division. In range,
+    // `offset | 0` is offset itself exactly when it is an integer (NaN and fractions fail).
     const offset = handle - this.rangeStart;
-    if (!Number.isInteger(offset) || offset <= 0 || offset % this.stride !== 0) return -1;
-    const sequence = offset / this.stride;
-    return sequence < this.space ? sequence : -1;
+    if (!(offset > 0 && offset < this.offsetEnd) || (offset | 0) !== offset || (offset & this.strideMask) !== 0) return -1;
+    return offset >>> this.strideShift;
   }
 
   /** What slot `slot` holds: an object, a token, or undefined. */

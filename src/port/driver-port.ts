@@ -30,7 +30,7 @@ import type {
   DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATECONTEXT, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYCONTEXT,
   DXGKARG_DESTROYHWQUEUE, DXGKARG_DESTROYNATIVEFENCE, DXGKARG_OPENNATIVEFENCE, DXGKARG_SETNATIVEFENCELOGBUFFER,
   DXGKARG_SUBMITCOMMAND, DXGKARG_UPDATECURRENTVALUESFROMCPU, DXGKARG_UPDATEMONITOREDVALUES, DXGKARG_UPDATENATIVEFENCELOGS,
-  DdiInProgress, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, NativeFenceCaps,
+  DdiInProgress, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, KernelModeDriverCpuSignal, NativeFenceCaps,
 } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
 import type { Trace } from '../base/trace.js';
@@ -126,13 +126,48 @@ class PortAdapter {
   /** Calls and fences per DDI, by DDI_SLOT (typed arrays: counting is on every call's path, and a plain object's shape depends on the order its DDIs came). */
   readonly calls = new Float64Array(DDI_NAMES.length);
   readonly fences = new Float64Array(DDI_NAMES.length);
+  /**
+   * The driver's updateCurrentValuesFromCpu when it has the one-fence form where it has that one (takesOneFence,
+   * decided at attach), else undefined. A one-fence call takes that form only while the driver's
+   * updateCurrentValuesFromCpu is still this function: one replaced later (a test's spy) sees every call.
+   */
+  readonly oneFenceBeside: KernelModeDriver['updateCurrentValuesFromCpu'] | undefined;
   constructor(options: PortAdapterOptions) {
     this.index = options.index;
     this.name = options.name;
     this.driver = options.driver;
     this.onDriverFault = options.onDriverFault;
+    this.oneFenceBeside = takesOneFence(options.driver) ? options.driver.updateCurrentValuesFromCpu : undefined;
   }
 }
+
+/**
+ * True when `driver` has updateOneCurrentValueFromCpu on the same object of its prototype chain as
+ * updateCurrentValuesFromCpu (decided once, at attach: a driver that overrides only the array form, on its instance
+ * or in a subclass, is called through its override).
+ */
+function takesOneFence(driver: KernelModeDriver & Partial<KernelModeDriverCpuSignal>): boolean {
+  if (typeof driver.updateOneCurrentValueFromCpu !== 'function') return false;
+  return definer(driver, 'updateOneCurrentValueFromCpu') === definer(driver, 'updateCurrentValuesFromCpu');
+}
+
+function definer(object: object, key: string): object | null {
+  for (let at: object | null = object; at !== null; at = Object.getPrototypeOf(at)) {
+    if (Object.prototype.hasOwnProperty.call(at, key)) return at;
+  }
+  return null;
+}
+
+/**
+ * The argument of a one-fence updateCurrentValuesFromCpu for a driver without the one-fence form, reused call after
+ * call while no observer can keep it (`busy` while a driver has it: a signal made meanwhile gets its own). Kept
+ * outside every machine's object graph: it holds nothing a later step reads, and the race explorer's state key and
+ * snapshots walk that graph.
+ */
+const oneFenceArgument: DXGKARG_UPDATECURRENTVALUESFROMCPU = {
+  NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false },
+};
+let oneFenceArgumentBusy = false;
 
 export class DriverPort {
   private readonly adapters: PortAdapter[] = [];
@@ -254,6 +289,50 @@ export class DriverPort {
       a.driver.updateCurrentValuesFromCpu(args);
     } catch (error) {
       this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
+    }
+  }
+
+  /**
+   * DxgkDdiUpdateCurrentValuesFromCpu for one fence (a CPU signal's common case, NumFences 1, no flag). While nobody
+   * watches (no observer, tracing off) a driver with the one-fence form (KernelModeDriverCpuSignal) gets the values
+   * as they are, and one without it gets a reused argument; otherwise the call is updateCurrentValuesFromCpu's with an
+   * argument of its own, seen by observers and traced as every DDI is. Counted as that DDI in every case.
+   */
+  updateOneCurrentValueFromCpu(adapterIndex: number, hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void {
+    const a = this.adapters[adapterIndex];
+    const oneFence = a !== undefined && a.oneFenceBeside !== undefined && a.driver.updateCurrentValuesFromCpu === a.oneFenceBeside;
+    if (a === undefined || this.trace.enabled || this.observers.length !== 0 || (!oneFence && oneFenceArgumentBusy)) {
+      this.updateCurrentValuesFromCpu(adapterIndex, {
+        NumFences: 1, NativeFenceArray: [hGlobalNativeFence], UpdatedValueArray: [updatedValue], CurrentValueKernelCpuVa: [currentValueKernelCpuVa],
+        Flags: { AlwaysSignaled: false, NotificationOnly: false },
+      });
+      return;
+    }
+    a.fences[UPDATE_CURRENT_VALUES_SLOT]++;
+    a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
+    this.sequence++;
+    if (oneFence) {
+      try {
+        (a.driver as KernelModeDriver & KernelModeDriverCpuSignal).updateOneCurrentValueFromCpu(hGlobalNativeFence, updatedValue, currentValueKernelCpuVa);
+      } catch (error) {
+        this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
+      }
+      return;
+    }
+    const args = oneFenceArgument;
+    args.NumFences = 1;
+    args.NativeFenceArray[0] = hGlobalNativeFence;
+    args.UpdatedValueArray[0] = updatedValue;
+    args.CurrentValueKernelCpuVa[0] = currentValueKernelCpuVa;
+    args.Flags.AlwaysSignaled = false;
+    args.Flags.NotificationOnly = false;
+    oneFenceArgumentBusy = true;
+    try {
+      a.driver.updateCurrentValuesFromCpu(args);
+    } catch (error) {
+      this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
+    } finally {
+      oneFenceArgumentBusy = false;
     }
   }
 
