@@ -33,13 +33,13 @@ export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal, OsCor
 export { CommandList } from './os/command-list.js';
 export { UMD_OP_WAIT, UMD_OP_SIGNAL, UMD_OP_WORK } from './ddi/ddi.js';
 export type {
-  KernelModeDriver, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE, UserModeDriverColumns, UMDARG_SUBMITCOLUMNSTOHWQUEUE,
+  KernelModeDriver, KernelModeDriverCpuSignal, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE, UserModeDriverColumns, UMDARG_SUBMITCOLUMNSTOHWQUEUE,
   GpuProgressReport, GpuProgressOperation, DmaPageFaultedInterrupt, DoorbellFallback,
 } from './ddi/ddi.js';
 export { DriverPort } from './port/driver-port.js';
 export { ReferenceDriver, ReferenceUserModeDriver } from './driver/reference.js';
 export type { ReferenceDriverOptions } from './driver/reference.js';
-export { referenceDriverModule, checkDriverModule, checkDriver, REQUIRED_DDIS, OPTIONAL_DDIS, OPTIONAL_USER_MODE } from './driver/module.js';
+export { referenceDriverModule, checkDriverModule, checkDriver, REQUIRED_DDIS, OPTIONAL_DDIS, OPTIONAL_DDI_FORMS, OPTIONAL_USER_MODE } from './driver/module.js';
 export type { DriverModule, DriverContext, PluggableDriver } from './driver/module.js';
 export { loadDriverModule } from './driver/load.js';
 export type { LoadDriverModuleOptions } from './driver/load.js';

@@ -15,7 +15,7 @@
 // The shape is checked here, up front, in one place: a module without createDriver, or a driver
 // missing a required DDI or its user-mode half, is refused with an error naming what is missing.
 
-import type { KernelModeDriver, UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
+import type { KernelModeDriver, KernelModeDriverCpuSignal, UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
 import type { GpuHardware } from '../gpu/hardware.js';
 import type { GpuCore } from '../core/bindings.js';
 import { invalid } from '../base/errors.js';
@@ -65,6 +65,8 @@ export const REQUIRED_DDIS = [
 ] as const satisfies readonly (keyof KernelModeDriver)[];
 /** DDIs a driver may leave out; when present they must be functions. */
 export const OPTIONAL_DDIS = ['createContext', 'destroyContext', 'submitCommand'] as const satisfies readonly (keyof KernelModeDriver)[];
+/** Optional forms of a DDI a driver may add (the one-fence form of UpdateCurrentValuesFromCpu); when present they must be functions. */
+export const OPTIONAL_DDI_FORMS = ['updateOneCurrentValueFromCpu'] as const satisfies readonly (keyof KernelModeDriverCpuSignal)[];
 /** What the user-mode half must implement. */
 export const REQUIRED_USER_MODE = ['submitToHwQueue'] as const satisfies readonly (keyof UserModeDriverInterface)[];
 /** What the user-mode half may leave out (the typed form of submission); when present it must be a function. */
@@ -93,7 +95,7 @@ export function checkDriver(value: unknown, where: string): PluggableDriver {
     throw invalid(`${where}.createDriver(context)`, `a driver without ${missing.join(', ')}`,
       `a KernelModeDriver implementing every required DDI (missing or not a function: ${missing.join(', ')}; docs/DRIVERS.md)`);
   }
-  const wrong = OPTIONAL_DDIS.filter((name) => record[name] !== undefined && typeof record[name] !== 'function');
+  const wrong = [...OPTIONAL_DDIS, ...OPTIONAL_DDI_FORMS].filter((name) => record[name] !== undefined && typeof record[name] !== 'function');
   if (wrong.length) throw invalid(`${where}.createDriver(context)`, `${wrong.join(', ')} not a function`, 'optional DDIs absent or functions');
   const userMode = record.userMode as Record<string, unknown> | undefined;
   if (!userMode || typeof userMode !== 'object') {

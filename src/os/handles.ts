@@ -16,7 +16,7 @@ import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
 import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, hex, syncFlagsValue, type SyncObjectFlagName, type SyncObjectFlags } from '../base/wddm.js';
 import {
-  KIND_NAMES, Process, requireRunning, type HandleObject, type LocalFence, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
+  KIND_NAMES, LocalFence, Process, requireRunning, type HandleObject, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
 } from './objects.js';
 
 /** What oneFenceCall found: read once each (a getter could answer differently twice); valid until its next call. */
@@ -40,11 +40,25 @@ export function oneFenceCall(process: Process, args: unknown): OneFenceCall | un
   if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) return undefined;
   const handle: unknown = objects[0];
   if (typeof handle !== 'number') return undefined;
-  const object = process.handles.get(handle);
-  if (object === undefined || object.kind !== 'syncObject') return undefined;
+  const object = syncObjectOf(process, handle);
+  if (object === undefined) return undefined;
   found.object = object;
   found.value = value;
   return found as OneFenceCall;
+}
+
+/**
+ * The sync object `handle` names in `process`, or undefined (no live handle, or another kind): the short paths'
+ * lookup. The slot's object is checked by its class, then its handle, so the loads stay monomorphic; the table's
+ * `get`, which every kind of handle reaches (its loads of an entry's handle see every kind), is left for a row, made
+ * into its objects there as any lookup makes it.
+ */
+export function syncObjectOf(process: Process, handle: number): LocalFence | undefined {
+  const object = process.handles.objectAt(handle);
+  if (object instanceof LocalFence && object.handle === handle) return object;
+  if (object !== undefined) return undefined; // the slot holds another object: no row can be there
+  const made = process.handles.get(handle);
+  return made instanceof LocalFence ? made : undefined;
 }
 
 export class Handles {

@@ -12,7 +12,7 @@ import type { WasmMemory } from '../core/bindings.js';
 import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
-import { oneFenceCall, type Handles } from './handles.js';
+import { syncObjectOf, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
 import { checkMonitoredSignal } from './monitored-window.js';
 import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
@@ -85,10 +85,21 @@ export class CpuSignals {
    * propagation has nothing to do for a fence outside every group.)
    */
   private signalOne(process: Process, args: unknown): boolean {
-    const call = oneFenceCall(process, args); // flags, hDevice, an unknown key or another shape: the general path
-    if (call === undefined) return false;
-    const value = call.value;
-    const fence = call.object.global;
+    // oneFenceCall's checks (flags, hDevice, an unknown key or another shape: the general path), written out here
+    // rather than called: V8 keeps what it learns of the objects a function sees per function, and oneFenceCall also
+    // sees the waits' arguments (timeoutNs, waitAny …), which makes its property loads polymorphic. Each value is read once.
+    if (typeof args !== 'object' || args === null) return false;
+    for (const key in args) if (key !== 'objects' && key !== 'values') return false;
+    const { objects, values } = args as { objects?: unknown; values?: unknown };
+    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return false;
+    const value: unknown = values[0];
+    // 0 … UINT64_MAX: the value its low 64 bits make is itself (one truncation V8 compiles inline, not two BigInt compares).
+    if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) return false;
+    const handle: unknown = objects[0];
+    if (typeof handle !== 'number') return false;
+    const local = syncObjectOf(process, handle);
+    if (local === undefined) return false;
+    const fence = local.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
     if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;

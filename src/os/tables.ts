@@ -187,6 +187,17 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   private handleAt(entry: Entry | number): number { return typeof entry === 'number' ? this.deferred!.handleOf(entry) : entry.handle; }
 
+  /**
+   * The object in `handle`'s slot as it is, or undefined (no object there: nothing, or a row). Its own handle may be
+   * another (a newer entry in the slot): the caller compares. No row is made into its object (get does that).
+   */
+  objectAt(handle: number): Entry | undefined {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0) return undefined;
+    const slot = sequence & this.mask;
+    return this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
+  }
+
   /** Does `handle` name a row not made into its object yet? (It stays a row: what a refusal asks, without changing anything.) */
   isRow(handle: number): boolean {
     const sequence = this.sequenceOf(handle);

@@ -25,6 +25,11 @@
 //
 // The port imports only the driver interface and the shared base: it knows
 // adapters by index and name, not the OS's records.
+//
+// Why this file is long: it is one class, the one door between the OS and
+// every driver, with a method per DDI; the DDIs on every CPU signal's and
+// wait's path are written out (no generic dispatch), and a one-fence CPU
+// signal has a method of its own (updateOneCurrentValueFromCpu).
 
 import type {
   DXGKARG_CLOSENATIVEFENCE, DXGKARG_CREATECONTEXT, DXGKARG_CREATEHWQUEUE, DXGKARG_CREATENATIVEFENCE, DXGKARG_DESTROYCONTEXT,
