@@ -612,7 +612,11 @@ export class GpuHardware {
 
   /** The driver's full run-list rescan (UpdateCurrentValuesFromCpu). Returns queues unblocked. */
   rescanAll(): number {
-    if (this.blockedOn.size === 0) return 0;
+    // On every CPU signal's path, most often with no queue blocked: small enough to compile into its caller.
+    return this.blockedOn.size === 0 ? 0 : this.rescanBlocked();
+  }
+
+  private rescanBlocked(): number {
     let unblocked = 0;
     const fences = [...this.blockedOn.keys()].sort((a, b) => a - b);
     for (const fence of fences) {
