@@ -35,6 +35,39 @@ describe('the native fence signaled interrupt', () => {
     }
   });
 
+  it('INT-01 a no-list interrupt scans exactly the fences with CPU waiters (kept as a bit per core id, across many words), in core id order, and a fence leaves them with its last waiter', async () => {
+    const w = await world({ trace: false, adapters: [{ interrupts: { payload: 'noList' } }] });
+    const { app, hDevice, machine } = w;
+    const fences = Array.from({ length: 200 }, () => app.createNativeFence({ hDevice }).hSyncObject);
+    const adapter = globalOf(w, app, fences[0]).adapter;
+    const waited = [199, 3, 64, 65, 130, 31, 32]; // out of order, in five 32-bit words
+    const woken: number[] = [];
+    for (const i of waited) app.waitWithCallback({ objects: [fences[i]], values: [1n] }, () => { woken.push(i); });
+    app.waitWithCallback({ objects: [fences[64]], values: [2n] }, () => { woken.push(-64); }); // a second waiter on one fence
+    const idsOf = () => [...adapter.withWaiters].map((f) => f.coreFence);
+    const coreIds = (list: number[]) => list.map((i) => globalOf(w, app, fences[i]).coreFence).sort((x, y) => x - y);
+    expect(idsOf()).toEqual(coreIds(waited));
+    expect(adapter.withWaiters.size).toBe(7);
+    expect(adapter.withWaiters.has(globalOf(w, app, fences[4]))).toBe(false);
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    // Signal the first and the last waited fences (the scan's bounds move in) and 64 to 1 (its other waiter stays).
+    app.submit({ hHwQueue: q.hHwQueue, commands: [3, 199, 64, 150].map((i) => ({ signal: { hSyncObject: fences[i], value: 1n } })) });
+    machine.run();
+    await Promise.resolve();
+    expect(woken.sort((x, y) => x - y)).toEqual([3, 64, 199]);
+    expect(idsOf()).toEqual(coreIds([31, 32, 64, 65, 130]));
+    expect(machine.os.counters.fullScans).toBeGreaterThan(0);
+    // Every waiter gone: nothing is left to scan.
+    app.signal({ objects: [fences[31]], values: [1n] });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [32, 64, 65, 130].map((i) => ({ signal: { hSyncObject: fences[i], value: 2n } })) });
+    machine.run();
+    await Promise.resolve();
+    expect(idsOf()).toEqual([]);
+    expect(adapter.withWaiters.size).toBe(0);
+    expect(woken).toHaveLength(8);
+    expect(machine.os.waits.pendingWaiters).toBe(0);
+  });
+
   it('INT-02 several signals collapse into one interrupt; more fences than the list holds collapse to no list', async () => {
     const w = await world({ adapters: [{ limits: { interruptListEntries: 2 } }] });
     const { app, hDevice, machine } = w;

@@ -35,7 +35,7 @@ import { Interrupts, type InterruptEnd } from './interrupts.js';
 import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
-import type { BugCheckReport, GlobalFence, OsAdapter, Process } from './objects.js';
+import { FencesWithWaiters, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import { FenceTable, RecentValues, ValueTable } from './tables.js';
 import { IntMap } from '../base/int-map.js';
 import { Resets } from './resets.js';
@@ -206,11 +206,12 @@ export class Dxgkrnl {
     // Every field written here, in one order, those set later (bugCheck, systemPages) included: each adapter record
     // then has one shape. Made by spreading `adapter` and gaining fields as it went, the records of a process's
     // machines had many (19 for 31 machines), and every load of an adapter's field on the CPU signal's path was megamorphic.
+    const fences = new FenceTable<GlobalFence>();
     const full: OsAdapter = {
       index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, caps, nativeFence: advertises,
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined,
-      fences: new FenceTable<GlobalFence>(), kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
-      destroyedGlobalHandles: new RecentValues(4096), withWaiters: new Set(), devices: new Set(),
+      fences, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
+      destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),
     };
     this.adapters.push(full);
     return full;

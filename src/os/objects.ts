@@ -68,8 +68,8 @@ export interface OsAdapter {
   byGlobalHandle: IntMap;
   /** The most recent destroyed fences' global handles (an interrupt naming one gets the clearer bug check). */
   destroyedGlobalHandles: RecentValues;
-  /** Fences that currently have CPU waiters (scanned on a no-list interrupt). */
-  withWaiters: Set<GlobalFence>;
+  /** Fences that currently have CPU waiters (scanned on a no-list interrupt): a bit per core id. */
+  withWaiters: FencesWithWaiters;
   devices: Set<OsDevice>;
 }
 
@@ -115,6 +115,58 @@ export function requireRunning(adapter: OsAdapter, parameter: string): void {
 }
 
 // ── fences ──
+
+/**
+ * The fences of one adapter that have CPU waiters, as much of a Set as its users need: one bit per core id (a Set of
+ * 10⁶ waited fences was ~21 MB, and rehashed as it grew and as it emptied, waiter by waiter). Iterated in core id order
+ * (every user sorts by it anyway), through the adapter's fence table: a fence is one of its live records.
+ */
+export class FencesWithWaiters implements Iterable<GlobalFence> {
+  private bits = new Uint32Array(2);
+  /** Words [from, to): the first word with a set bit to the last (a scan reads only those); 0, 0 when empty. */
+  private from = 0;
+  private to = 0;
+  size = 0;
+
+  constructor(private readonly fences: FenceTable<GlobalFence>) {}
+
+  has(fence: GlobalFence): boolean {
+    const word = fence.coreFence >>> 5;
+    return word < this.bits.length && (this.bits[word] & (1 << (fence.coreFence & 31))) !== 0;
+  }
+
+  add(fence: GlobalFence): this {
+    const id = fence.coreFence, word = id >>> 5, bit = 1 << (id & 31);
+    if (word >= this.bits.length) this.bits = grownTo(this.bits, word + 1);
+    if ((this.bits[word] & bit) !== 0) return this;
+    this.bits[word] |= bit;
+    if (this.size++ === 0) { this.from = word; this.to = word + 1; }
+    else if (word < this.from) this.from = word;
+    else if (word >= this.to) this.to = word + 1;
+    return this;
+  }
+
+  delete(fence: GlobalFence): boolean {
+    const id = fence.coreFence, word = id >>> 5, bit = 1 << (id & 31);
+    if (word >= this.bits.length || (this.bits[word] & bit) === 0) return false;
+    const left = this.bits[word] &= ~bit;
+    if (--this.size === 0) { this.from = this.to = 0; return true; }
+    // The bounds stay tight (the first and the last word with a bit): the same set is the same fields (a race explorer
+    // hashes them into its state key).
+    if (left === 0 && word === this.from) while (this.bits[this.from] === 0) this.from++;
+    if (left === 0 && word === this.to - 1) while (this.bits[this.to - 1] === 0) this.to--;
+    return true;
+  }
+
+  *[Symbol.iterator](): IterableIterator<GlobalFence> {
+    for (let word = this.from; word < this.to; word++) {
+      for (let bits = this.bits[word]; bits !== 0; bits &= bits - 1) {
+        const fence = this.fences.peek(word * 32 + (31 - Math.clz32(bits & -bits)));
+        if (fence !== undefined) yield fence;
+      }
+    }
+  }
+}
 
 /**
  * A fence's handles in the order opened, as much of a Set as its users need: the usual one handle in the one
