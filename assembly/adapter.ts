@@ -17,7 +17,7 @@ import {
   EngineRecord, ENGINE_RECORD_BYTES, QUEUE_RECORD_BYTES, COMMAND_BYTES, UINT64_MAX,
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_NO_GPU_VA, E_BAD_PROCESS, E_BAD_ARGUMENT, align8,
-  FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS,
+  FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS, FENCE_KIND_MONITORED,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
 import { WaitBlock, WAIT_BLOCK_FREE, WaiterRecord, WAITER_RECORD_BYTES } from './layout';
@@ -29,6 +29,11 @@ export let adapterBase: u32 = 0;
 
 @inline export function fenceAt(id: u32): FenceRecord {
   return changetype<FenceRecord>(<usize>adapter().fenceTable + <usize>(id - 1) * FENCE_RECORD_BYTES);
+}
+/** Fence `id`'s lastSignaled slot (layout.ts: the u64 table right after the fence records). */
+@inline export function lastSignaledAddress(id: u32): usize {
+  const a = adapter();
+  return <usize>a.fenceTable + <usize>a.fenceCapacity * FENCE_RECORD_BYTES + (<usize>(id - 1) << 3);
 }
 @inline export function pageAt(index: u32): PageDescriptor {
   return changetype<PageDescriptor>(<usize>adapter().pageTable + <usize>index * PAGE_DESCRIPTOR_BYTES);
@@ -111,7 +116,7 @@ export function adapterFormat(
   a.gpuVaPagesPerProcess = gpuVaPagesPerProcess;
 
   let at = base + ADAPTER_HEADER_BYTES;
-  a.fenceTable = at;      a.fenceCapacity = fenceCapacity;         at += fenceCapacity * FENCE_RECORD_BYTES;
+  a.fenceTable = at;      a.fenceCapacity = fenceCapacity;         at += fenceCapacity * (FENCE_RECORD_BYTES + 8); // + lastSignaled u64[]
   const pageCapacity = <u32>pageDescriptorsFor(fenceCapacity, processCapacity); // fits: the region holds them
   a.pageTable = at;       a.pageCapacity = pageCapacity;           at += pageCapacity * PAGE_DESCRIPTOR_BYTES;
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
@@ -176,7 +181,7 @@ export function adapterRegionBytes(
   pendingCapacity: u32, outCapacity: u32,
 ): u32 {
   let bytes: u64 = ADAPTER_HEADER_BYTES;
-  bytes += <u64>fenceCapacity * FENCE_RECORD_BYTES;
+  bytes += <u64>fenceCapacity * (FENCE_RECORD_BYTES + 8); // the records, then lastSignaled u64[fences]
   bytes += fenceIndexSlots(fenceCapacity) * 4;
   bytes += pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
   bytes += <u64>processCapacity * PROCESS_RECORD_BYTES;
@@ -438,7 +443,7 @@ export function fenceCreate(owner: u32, kind: u32, memoryKind: u32, shareable: b
   f.shareable = shareable ? 1 : 0;
   f.cvPhys = cvPhys; f.mvPhys = mvPhys; f.cvPage = <u32>cvPage; f.mvPage = <u32>mvPage;
   f.generation = generation;
-  f.lastSignaled = initialValue;
+  if (kind == FENCE_KIND_MONITORED) store<u64>(lastSignaledAddress(id), initialValue); // a native fence never touches its slot
   if (cvPage > 0) atomic.store<u64>(<usize>cvPhys, initialValue);
   atomic.store<u64>(<usize>mvPhys, UINT64_MAX);
   fenceIndexInsert(id, cvPhys);
@@ -458,6 +463,7 @@ export function fenceDestroy(id: u32): i32 {
   fenceIndexDelete(id, f.cvPhys);
   if (f.cvPage != 0) valueFree(f.cvPage, f.cvPhys);
   valueFree(f.mvPage, f.mvPhys);
+  if (f.kind == <u8>FENCE_KIND_MONITORED) store<u64>(lastSignaledAddress(id), 0); // as a native fence's: zero
   f.state = <u8>FENCE_STATE_FREE;
   f.heapBlock = a.fenceFreeHead; // a free record's heapBlock links the free list
   a.fenceFreeHead = id;

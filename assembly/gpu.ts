@@ -32,7 +32,7 @@
 
 import {
   QueueRecord, QUEUE_RECORD_BYTES, QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
-  Command, COMMAND_BYTES, OP_WAIT, OP_SIGNAL, OP_WORK, OP_NOP, OP_FENCE_WRITE, EngineRecord,
+  Command, COMMAND_BYTES, RingCommand, RING_COMMAND_BYTES, RING_OP_SHIFT, RING_FENCE_MASK, OP_WAIT, OP_SIGNAL, OP_WORK, OP_NOP, OP_FENCE_WRITE, EngineRecord,
   OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
@@ -59,7 +59,7 @@ export const CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT: u32 = 1 << 12;
   return id != 0 && id <= a.queueCapacity && queueAt(id).state != QUEUE_STATE_FREE;
 }
 @inline function commandAt(q: QueueRecord, position: u32): usize {
-  return <usize>q.ring + <usize>(position % adapter().ringEntries) * COMMAND_BYTES;
+  return <usize>q.ring + <usize>(position % adapter().ringEntries) * RING_COMMAND_BYTES;
 }
 
 // ─────────────────────────────── queues ────────────────────────────────
@@ -104,11 +104,11 @@ export function queueDestroy(id: u32): i32 {
 /** Appends one command (the user-mode driver writing its ring). */
 export function queuePush(id: u32, op: u32, fence: u32, value: u64, gpuVa: u64, handle: u32): i32 {
   if (!queueValid(id)) return E_BAD_QUEUE;
-  if (op > OP_FENCE_WRITE) return E_BAD_ARGUMENT;
+  if (op > OP_FENCE_WRITE || fence > RING_FENCE_MASK) return E_BAD_ARGUMENT; // no fence id reaches 2^28 (RingCommand)
   const q = queueAt(id);
   if (q.tail - q.head >= adapter().ringEntries) return E_RING_FULL;
-  const c = changetype<Command>(commandAt(q, q.tail));
-  c.op = op; c.fence = fence; c.value = value; c.gpuVa = gpuVa; c.handle = handle; c.reserved = 0;
+  const c = changetype<RingCommand>(commandAt(q, q.tail));
+  c.opFence = op << RING_OP_SHIFT | fence; c.value = value; c.gpuVa = gpuVa; c.handle = handle;
   q.tail++;
   return OK;
 }
@@ -131,7 +131,7 @@ export function queuePushStaged(id: u32, count: u32, slot: u32): i32 {
   let lastVa: u64 = 0, lastFence: u32 = 0;
   for (let i: u32 = 0; i < count; i++) {
     const s = changetype<Command>(staged + <usize>i * COMMAND_BYTES);
-    const c = changetype<Command>(commandAt(q, q.tail));
+    const c = changetype<RingCommand>(commandAt(q, q.tail));
     const op = s.op;
     let fence: u32 = 0;
     if (op == OP_WAIT || op == OP_SIGNAL || op == OP_FENCE_WRITE) {
@@ -143,7 +143,7 @@ export function queuePushStaged(id: u32, count: u32, slot: u32): i32 {
         lastVa = s.gpuVa; lastFence = fence;
       }
     }
-    c.op = op; c.fence = fence; c.value = s.value; c.gpuVa = s.gpuVa; c.handle = s.handle; c.reserved = 0;
+    c.opFence = op << RING_OP_SHIFT | fence; c.value = s.value; c.gpuVa = s.gpuVa; c.handle = s.handle;
     q.tail++;
   }
   return OK;
@@ -156,10 +156,10 @@ export function queueBlockedFence(id: u32): u32 { return queueAt(id).blockedFenc
 export function queueBlockedValue(id: u32): u64 { return queueAt(id).blockedValue; }
 export function queueBlockedSince(id: u32): u64 { return queueAt(id).blockedSinceNs; }
 /** The command the queue will execute next: its op, value, fence and handle. */
-export function queueHeadOp(id: u32): u32 { const q = queueAt(id); return q.tail == q.head ? OP_NOP : changetype<Command>(commandAt(q, q.head)).op; }
-export function queueHeadValue(id: u32): u64 { const q = queueAt(id); return changetype<Command>(commandAt(q, q.head)).value; }
-export function queueHeadFence(id: u32): u32 { const q = queueAt(id); return changetype<Command>(commandAt(q, q.head)).fence; }
-export function queueHeadHandle(id: u32): u32 { const q = queueAt(id); return changetype<Command>(commandAt(q, q.head)).handle; }
+export function queueHeadOp(id: u32): u32 { const q = queueAt(id); return q.tail == q.head ? OP_NOP : changetype<RingCommand>(commandAt(q, q.head)).op; }
+export function queueHeadValue(id: u32): u64 { const q = queueAt(id); return changetype<RingCommand>(commandAt(q, q.head)).value; }
+export function queueHeadFence(id: u32): u32 { const q = queueAt(id); return changetype<RingCommand>(commandAt(q, q.head)).fence; }
+export function queueHeadHandle(id: u32): u32 { const q = queueAt(id); return changetype<RingCommand>(commandAt(q, q.head)).handle; }
 
 // ─────────────────────────── the out buffer ───────────────────────────
 
@@ -423,7 +423,7 @@ export function engineStep(id: u32, nowNs: u64): i32 {
   const q = queueAt(id);
   if (q.state == QUEUE_STATE_BLOCKED) return STEP_BLOCKED;
   if (q.head == q.tail) return STEP_IDLE;
-  const c = changetype<Command>(commandAt(q, q.head));
+  const c = changetype<RingCommand>(commandAt(q, q.head));
   engineAt(q.engine).runningQueue = id;
   reportCommand(c);
   return execute(q, id, c, nowNs);
@@ -444,7 +444,7 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
   const q = queueAt(id);
   if (q.state == QUEUE_STATE_BLOCKED) return STEP_BLOCKED;
   if (q.head == q.tail) return STEP_IDLE;
-  const c = changetype<Command>(commandAt(q, q.head));
+  const c = changetype<RingCommand>(commandAt(q, q.head));
   engineAt(q.engine).runningQueue = id;
   reportCommand(c);
   if (c.op != OP_SIGNAL) return execute(q, id, c, nowNs);
@@ -453,7 +453,7 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
 }
 
 /** The StepReport's fence, handle, value and op: the command a step executed. */
-@inline function reportCommand(c: Command): void {
+@inline function reportCommand(c: RingCommand): void {
   const r = report();
   r.fence = c.fence;
   r.handle = c.handle;
@@ -468,7 +468,7 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
  * reports only the last command it executed. A signal is the exported steps
  * in their documented order, called as they are (the drawing on top).
  */
-@inline function execute(q: QueueRecord, id: u32, c: Command, nowNs: u64): i32 {
+@inline function execute(q: QueueRecord, id: u32, c: RingCommand, nowNs: u64): i32 {
   const op = c.op;
   if (op == OP_WAIT) {
     const phys = gpuVaTranslate(q.owner, c.gpuVa);
@@ -528,7 +528,7 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
  * store into the engine's write buffer, then the command is consumed and
  * counted. A page fault consumes nothing.
  */
-@inline function signalWrite(q: QueueRecord, c: Command): i32 {
+@inline function signalWrite(q: QueueRecord, c: RingCommand): i32 {
   const written = engineSignalWrite(q.engine, q.owner, c.gpuVa, c.value);
   if (written != OK) return written;
   q.head++;
@@ -621,10 +621,10 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   let gpuSignals: u64 = 0, cmpChecks: u64 = 0;
   let cachedVaPage: u64 = 0, cachedPagePhys: u32 = 0;
   let cachedFence: u32 = 0, cachedLive = false, cachedCross = false, cachedCvPhys: u32 = 0, cachedMvPhys: u32 = 0;
-  const ringEnd = <usize>q.ring + <usize>a.ringEntries * COMMAND_BYTES;
+  const ringEnd = <usize>q.ring + <usize>a.ringEntries * RING_COMMAND_BYTES;
   while (true) {
     if (steps >= limit) { stop = steps == pending ? STRETCH_STOP_EMPTY : STRETCH_STOP_COUNT; break; }
-    const command = changetype<Command>(c);
+    const command = changetype<RingCommand>(c);
     const op = command.op;
     const stamp: u64 = timed ? <u64>nowNs : fixedNowNs;
     if (op == OP_SIGNAL && !doorbellOn) {
@@ -696,7 +696,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
     }
     steps++;
     last = c;
-    c += COMMAND_BYTES;                 // the head moved one command: next slot, wrapping
+    c += RING_COMMAND_BYTES;                 // the head moved one command: next slot, wrapping
     if (c == ringEnd) c = <usize>q.ring;
     if (!timed) {
       if (result != STEP_DONE) break;
@@ -705,7 +705,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
       if (op == OP_SIGNAL && cachedLive && command.fence == cachedFence && (signalWord < 0 || bufferLoaded)) {
         const mvPhys = cachedMvPhys, pagePhys = cachedPagePhys, page = cachedVaPage;
         while (steps < limit) {
-          const next = changetype<Command>(c);
+          const next = changetype<RingCommand>(c);
           const va = next.gpuVa;
           if (next.op != OP_SIGNAL || next.fence != cachedFence || (va & ~(<u64>PAGE_BYTES - 1)) != page) break;
           const phys = pagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
@@ -726,7 +726,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
           cmpChecks++;
           steps++;
           last = c;
-          c += COMMAND_BYTES;
+          c += RING_COMMAND_BYTES;
           if (c == ringEnd) c = <usize>q.ring;
           if (value > atomic.load<u64>(<usize>mvPhys)) { raiseFor(engine, cachedFence, id); result = STEP_INTERRUPT; break; }
         }
@@ -760,7 +760,7 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
     e.pendingValue32 = value32 ? 1 : 0;
     rep.doorbellPosted = 0; rep.doorbellFull = 0;
   }
-  if (last != 0) reportCommand(changetype<Command>(last));
+  if (last != 0) reportCommand(changetype<RingCommand>(last));
   rep.steps = steps;
   if (timed) {
     r.nowNs = nowNs;
@@ -803,7 +803,7 @@ export function queueRecheckAt(id: u32, nowNs: u64): i32 {
   if (!queueValid(id)) return E_BAD_QUEUE;
   const q = queueAt(id);
   if (q.state != QUEUE_STATE_BLOCKED) return STEP_DONE;
-  const c = changetype<Command>(commandAt(q, q.head));
+  const c = changetype<RingCommand>(commandAt(q, q.head));
   const phys = gpuVaTranslate(q.owner, c.gpuVa);
   if (phys == 0) return E_GPU_PAGE_FAULT;
   if (atomic.load<u64>(<usize>phys) < c.value) return STEP_BLOCKED;

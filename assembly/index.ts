@@ -7,8 +7,8 @@
 import {
   AdapterHeader, EngineRecord, QueueRecord, RegionHeader,
 } from './layout';
-import { adapter, fenceAt, fenceValid } from './adapter';
-import { OK, E_BAD_FENCE, StretchRecord, Command, FenceRecord, FENCE_STATE_LIVE } from './layout';
+import { adapter, fenceAt, fenceValid, lastSignaledAddress } from './adapter';
+import { OK, E_BAD_FENCE, StretchRecord, Command, FenceRecord, FENCE_STATE_LIVE, FENCE_KIND_MONITORED } from './layout';
 
 export {
   PAGE_BYTES, STATIC_RESERVED_BYTES, REGION_MAGIC, LAYOUT_VERSION,
@@ -147,7 +147,8 @@ export function fenceSetDriverHandle(fence: u32, handle: u32): i32 {
   return OK;
 }
 export function fenceDriverHandle(fence: u32): u32 { return fenceAt(fence).driverHandle; }
-export function fenceLastSignaled(fence: u32): u64 { return fenceAt(fence).lastSignaled; }
-export function fenceSetLastSignaled(fence: u32, value: u64): void { fenceAt(fence).lastSignaled = value; }
+export function fenceLastSignaled(fence: u32): u64 { return fenceMonitored(fence) ? load<u64>(lastSignaledAddress(fence)) : 0; }
+export function fenceSetLastSignaled(fence: u32, value: u64): void { if (fenceMonitored(fence)) store<u64>(lastSignaledAddress(fence), value); }
+@inline function fenceMonitored(fence: u32): bool { return fenceValid(fence) && fenceAt(fence).kind == <u8>FENCE_KIND_MONITORED; }
 
 

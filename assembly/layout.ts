@@ -61,7 +61,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 10;
+export const LAYOUT_VERSION: u32 = 11;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -143,14 +143,18 @@ export const ADAPTER_HEADER_BYTES: u32 = (offsetof<AdapterHeader>() + 7) & ~7;
 
 // ───────────────────────────── fence records ─────────────────────────────
 //
-//   FenceRecord (FENCE_RECORD_BYTES = 48: a field costs 1 MB at a million fences)
+//   FenceRecord (FENCE_RECORD_BYTES = 40: a field costs 1 MB at a million fences)
 //   ┌───────┬──────┬────────┬───────────┬───────────┬────────────┬─────────┐
 //   │ state │ kind │ memory │ shareable │ heapClass │ generation │ owner   │  u8 × 6, u16
 //   ├───────┴──────┴────────┴───────────┴───────────┴────────────┴─────────┤
 //   │ flags │ cvPhys │ mvPhys │ cvPage │ mvPage │ heapBlock (next free     │  u32 × 8
 //   │ record while free) │ heapCount │ driverHandle                         │
-//   │ lastSignaled u64 (monitored fences on 32-bit adapters)               │
 //   └──────────────────────────────────────────────────────────────────────┘
+//
+//   lastSignaled u64[fences], right after the records (id − 1 indexes it): the last signalled value
+//   of a monitored fence, which the OS extends 32-bit GPU writes from (No64BitAtomics, MF-07). Only a
+//   monitored fence writes its slot (at create, at a signal; zeroed at destroy): a native fence never
+//   touches it, so the table's pages become resident only with monitored fences (memory is fresh).
 
 export const FENCE_STATE_FREE: u32 = 0;
 export const FENCE_STATE_LIVE: u32 = 1;
@@ -177,7 +181,6 @@ export const MEMORY_LOCAL: u32 = 1;
   heapBlock: u32;     // physical address of the waiter heap block, 0 = none; while the record is free: the next free record's id
   heapCount: u32;
   driverHandle: u32;  // hGlobalNativeFence the driver made, for interrupt lists
-  lastSignaled: u64;
 }
 export const FENCE_RECORD_BYTES: u32 = (offsetof<FenceRecord>() + 7) & ~7;
 
@@ -415,6 +418,27 @@ export const OP_FENCE_WRITE: u32 = 4; // monitored fence: write, then always int
   reserved: u32;
 }
 export const COMMAND_BYTES: u32 = (offsetof<Command>() + 7) & ~7;
+
+//   RingCommand (RING_COMMAND_BYTES = 24): a command as a queue's ring holds it. The staged Command's
+//   fields with the op in the top 4 bits of the fence id's word (a fence id is below 2^28: a fence
+//   table that large does not fit in the core's memory) and no padding. A ring's arena block is sized
+//   at COMMAND_BYTES an entry (the limits and their errors are the staged size's); its commands use
+//   the first RING_COMMAND_BYTES × ringEntries bytes, and the block's pages are resident as written.
+//   ┌───────────┬─────────────────┬──────────────────────┬────────┐
+//   │ value u64 │ gpuVa u64 (CV)  │ op << 28 | fence u32 │ handle │
+//   └───────────┴─────────────────┴──────────────────────┴────────┘
+export const RING_OP_SHIFT: u32 = 28;
+export const RING_FENCE_MASK: u32 = (1 << RING_OP_SHIFT) - 1;
+
+@unmanaged export class RingCommand {
+  value: u64;
+  gpuVa: u64;
+  opFence: u32;   // op << RING_OP_SHIFT | fence id
+  handle: u32;    // user-mode fence handle, for log entries
+  @inline get op(): u32 { return this.opFence >>> RING_OP_SHIFT; }
+  @inline get fence(): u32 { return this.opFence & RING_FENCE_MASK; }
+}
+export const RING_COMMAND_BYTES: u32 = offsetof<RingCommand>();
 
 // ───────────────────────────── the out buffer ─────────────────────────────
 //
