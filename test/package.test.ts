@@ -111,8 +111,9 @@ describe('the npm package', () => {
     // reference driver's one-fence form of UpdateCurrentValuesFromCpu, the signal's own checks, their comments: about 33 KB,
     // the code in each of the three bundles, its sources, declarations and docs); 5.44 MB before issue 14m's second stage
     // (a short waiter's slot, the fences with waiters as bits, their docs: about 12 KB, the code in each of the three
-    // bundles, its sources and docs).
-    expect(packed!.unpackedSize).toBeLessThan(5_470_000);
+    // bundles, its sources and docs); 5.47 MB before issue 14m's third stage (a short waiter's label and owner as one
+    // shared pair: a few KB, the code in each of the three bundles, its sources and docs).
+    expect(packed!.unpackedSize).toBeLessThan(5_480_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -221,4 +221,28 @@ describe('what satisfied waits hold', () => {
     expect(Object.isFrozen(later[1])).toBe(false);
     expect(w.machine.stuck().waiters).toEqual([]);
   });
+
+  it('NF-08 waiters added through the short path keep their labels and owners (a run of one label and owner is one shared pair) through wakes, retirements and reuse, as tools list them', async () => {
+    const w = await world({ trace: false });
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice }).hSyncObject;
+    const other = machine.createProcess('other');
+    const g = other.createNativeFence({ hDevice: other.createDevice({ hAdapter: other.openAdapter(0) }) }).hSyncObject;
+    const wait = (p: typeof app, h: number, value: bigint, label?: string) => p.waitWithCallback({ objects: [h], values: [value] }, () => {}, label);
+    wait(app, f, 1n, 'a'); wait(app, f, 2n, 'a'); wait(app, f, 3n, 'a');
+    wait(app, f, 4n, 'b'); wait(app, f, 5n, 'b');
+    wait(other, g, 1n, 'a'); // the same label text, another process: another owner
+    wait(app, f, 6n, 'a'); wait(app, f, 7n);
+    const listed = () => machine.stuck().waiters.map((x) => `${x.label}/${x.process}/${x.waits.map((e) => e.value).join()}`);
+    expect(listed()).toEqual(['app:a/app/1', 'app:a/app/2', 'app:a/app/3', 'app:b/app/4', 'app:b/app/5', 'other:a/other/1', 'app:a/app/6', 'app:async/app/7']);
+    app.signal({ objects: [f], values: [4n] }); // the first three 'a' and the first 'b' go; their ids are reused below
+    wait(app, f, 8n, 'c'); wait(app, f, 9n, 'b'); wait(app, f, 10n, 'c');
+    expect(listed()).toEqual(['app:b/app/5', 'other:a/other/1', 'app:a/app/6', 'app:async/app/7', 'app:c/app/8', 'app:b/app/9', 'app:c/app/10']);
+    other.signal({ objects: [g], values: [1n] });
+    app.signal({ objects: [f], values: [10n] });
+    expect(listed()).toEqual([]);
+    wait(app, f, 11n, 'd');
+    expect(listed()).toEqual(['app:d/app/11']);
+    await new Promise((r) => setImmediate(r));
+  });
 });

@@ -231,10 +231,17 @@ function deliver(onComplete: (result: WaitResult) => void, result: WaitResult, d
 // or two cache lines, not one in each of six columns: at 10⁶ waiters woken in value order, not id order, each column
 // was a cache miss). Words: sequence (f64, 0–1), value (u64, 2–3), the core's record (4), state (5).
 const SLOT_WORDS = 6, RECORD_WORD = 4, STATE_WORD = 5;
-/** State bits: the slot holds a waiter waitOne started; its callback is the caller's, run later (Completion.deferred). */
-const SLOT_LIVE = 1, SLOT_DEFERRED = 2;
-/** Objects by host id: callback, fence, label, owner at OBJECTS × id … + 3. */
-const OBJECTS = 4;
+/**
+ * State bits: the slot holds a waiter waitOne started; its callback is the caller's, run later (Completion.deferred);
+ * above them its tag: the index of its (label, owner) pair in ShortWaiters' tags.
+ */
+const SLOT_LIVE = 1, SLOT_DEFERRED = 2, TAG_SHIFT = 2;
+/** Objects by host id: callback, fence at OBJECTS × id, + 1. */
+const OBJECTS = 2;
+
+// The tag the last short waiter got, and whose tags it is: the next waiter with the same label and owner (a caller's
+// many waits) takes it without a search. Outside every machine's object graph (a cache; the race explorer hashes the graph).
+let lastTagOf: object | undefined, lastTag = 0;
 
 // The f64 and u64 views of the slot buffer, made when another buffer is read. Outside every machine's object graph (the
 // race explorer copies and hashes each typed array it finds: one view of the slots is enough there).
@@ -246,12 +253,21 @@ function viewsOf(words: Uint32Array): void {
 /**
  * The waiters waitOne starts (one fence, no timeout, wait-all), as slots by host id: what a Completion holds, with no
  * object per waiter. 10⁶ waiters pending at once are 10⁶ objects fewer for the garbage collector to copy, and a
- * signal that wakes them touches a slot and four object references each.
+ * signal that wakes them touches a slot and two object references each.
  */
 class ShortWaiters {
   private words = new Uint32Array(64 * SLOT_WORDS);
-  /** callback, fence, label, owner of each host id (OBJECTS apart): filled in id order (ids are dense), a packed array. */
+  /** callback, fence of each host id (OBJECTS apart): filled in id order (ids are dense), a packed array. */
   private readonly objects: unknown[] = [];
+  /**
+   * The (label, owner) pairs the waiters name, by tag, each with the count of waiters naming it (a freed tag is
+   * cleared and reused last-freed first): a caller's many waits share one label and one owner, so 10⁶ waiters are one
+   * pair, not 16 MB of references. Tag 0 is never used.
+   */
+  private readonly tagLabels: (string | undefined)[] = [undefined];
+  private readonly tagOwners: (WaiterOwner | undefined)[] = [undefined];
+  private readonly tagCounts: number[] = [0];
+  private readonly freeTags: number[] = [];
 
   /** Does host id `id` hold a waiter waitOne started? */
   has(id: number): boolean {
@@ -263,18 +279,34 @@ class ShortWaiters {
       fence: GlobalFence, value: bigint, record: number): void {
     const at = id * SLOT_WORDS;
     if (at >= this.words.length) this.words = grownTo(this.words, at + SLOT_WORDS);
+    const tag = this.tagOf(label, owner);
     const words = this.words;
     viewsOf(words);
     slotNumbers[at >>> 1] = sequence;
     slotBigs[(at >>> 1) + 1] = value;
     words[at + RECORD_WORD] = record;
-    words[at + STATE_WORD] = deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE;
+    words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + tag * (1 << TAG_SHIFT);
     const o = id * OBJECTS, objects = this.objects;
     objects[o] = onComplete;
     objects[o + 1] = fence;
-    objects[o + 2] = label;
-    objects[o + 3] = owner;
   }
+
+  /** The tag of (label, owner), counted once more: the last one given when it matches, else a new one. */
+  private tagOf(label: string, owner: WaiterOwner): number {
+    if (lastTagOf === this && this.tagLabels[lastTag] === label && this.tagOwners[lastTag] === owner) {
+      this.tagCounts[lastTag]++;
+      return lastTag;
+    }
+    const tag = this.freeTags.length ? this.freeTags.pop()! : this.tagLabels.length;
+    this.tagLabels[tag] = label;
+    this.tagOwners[tag] = owner;
+    this.tagCounts[tag] = 1;
+    lastTagOf = this;
+    lastTag = tag;
+    return tag;
+  }
+
+  private tag(id: number): number { return Math.floor(this.words[id * SLOT_WORDS + STATE_WORD] / (1 << TAG_SHIFT)); }
 
   sequence(id: number): number { viewsOf(this.words); return slotNumbers[(id * SLOT_WORDS) >>> 1]; }
   value(id: number): bigint { viewsOf(this.words); return slotBigs[((id * SLOT_WORDS) >>> 1) + 1]; }
@@ -282,19 +314,26 @@ class ShortWaiters {
   deferred(id: number): boolean { return (this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DEFERRED) !== 0; }
   callback(id: number): (result: WaitResult) => void { return this.objects[id * OBJECTS] as (result: WaitResult) => void; }
   fence(id: number): GlobalFence { return this.objects[id * OBJECTS + 1] as GlobalFence; }
-  label(id: number): string { return this.objects[id * OBJECTS + 2] as string; }
-  owner(id: number): WaiterOwner { return this.objects[id * OBJECTS + 3] as WaiterOwner; }
+  label(id: number): string { return this.tagLabels[this.tag(id)]!; }
+  owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
 
   /** Drops what waiter `id` referenced (its slot is free, or its Completion holds it now). */
   clear(id: number): void {
+    const tag = this.tag(id);
+    if (--this.tagCounts[tag] === 0) {
+      // Cleared, so that the same waiters are the same fields whatever came and went (a race explorer hashes them).
+      this.tagLabels[tag] = undefined;
+      this.tagOwners[tag] = undefined;
+      if (tag === this.tagLabels.length - 1 && this.freeTags.length === 0) { this.tagLabels.length = this.tagOwners.length = this.tagCounts.length = tag; }
+      else this.freeTags.push(tag);
+      if (lastTagOf === this && lastTag === tag) lastTagOf = undefined;
+    }
     // Zeroed too: a race explorer hashes the slots into its state key, and a freed slot must not differ by what it held.
     const at = id * SLOT_WORDS, words = this.words;
     words[at] = 0; words[at + 1] = 0; words[at + 2] = 0; words[at + 3] = 0; words[at + 4] = 0; words[at + 5] = 0;
     const o = id * OBJECTS, objects = this.objects;
     objects[o] = undefined;
     objects[o + 1] = undefined;
-    objects[o + 2] = undefined;
-    objects[o + 3] = undefined;
   }
 }
 
