@@ -256,7 +256,8 @@ function viewsOf(words: Uint32Array): void {
  * signal that wakes them touches a slot and two object references each.
  */
 class ShortWaiters {
-  private words = new Uint32Array(64 * SLOT_WORDS);
+  /** Grown by doubling as ids come (grownTo); starts at 4 slots: the race explorer copies and hashes it per state. */
+  private words = new Uint32Array(4 * SLOT_WORDS);
   /** callback, fence of each host id (OBJECTS apart): filled in id order (ids are dense), a packed array. */
   private readonly objects: unknown[] = [];
   /**
@@ -339,7 +340,7 @@ class ShortWaiters {
 
 /** A stack of u32 ids in a typed array doubled as needed; popped slots are zeroed (a race explorer hashes it). */
 class FreeIds {
-  private ids = new Uint32Array(64);
+  private ids = new Uint32Array(4);
   length = 0;
   push(id: number): void {
     if (this.length === this.ids.length) this.ids = grownTo(this.ids, this.length + 1);
