@@ -3,8 +3,8 @@
 // calls, good and bad, on machines that take it and machines that cannot (tracing on, an observer), and
 // expect the same outcome call by call: values, errors, wakes in order, MonitoredValues, DDI counts.
 import { describe, it, expect } from 'vitest';
-import { createMachine, Random, WddmError, type MachineOptions, type WaitResult } from '../src/index.js';
-import { globalOf, monitoredValue, UINT64_MAX } from './helpers.js';
+import { createMachine, Random, type MachineOptions, type WaitResult } from '../src/index.js';
+import { attemptLogger, globalOf, monitoredValue, UINT64_MAX } from './helpers.js';
 
 const DDIS = ['DxgkDdiUpdateCurrentValuesFromCpu', 'DxgkDdiUpdateMonitoredValues'] as const;
 
@@ -29,15 +29,7 @@ async function run(options: MachineOptions, seed: number, steps: number): Promis
   const log: string[] = [];
   const w = { machine };
   const state = () => fences.map((h) => `${app.readFenceValue(h)}/${monitoredValue(w, app, h)}`).join(' ');
-  const attempt = (what: string, call: () => unknown) => {
-    try {
-      call();
-      log.push(`${what}: ok ${state()}`);
-    } catch (error) {
-      if (!(error instanceof WddmError)) throw error;
-      log.push(`${what}: ${error.status} ${error.message} ${state()}`);
-    }
-  };
+  const attempt = attemptLogger(log, state);
   const near = (h: number) => {
     const current = app.readFenceValue(h);
     const step = BigInt(random.nextU32() % 7) - 2n; // now and then behind: a refused rewind

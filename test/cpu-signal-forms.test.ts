@@ -5,8 +5,8 @@
 // DxgkDdiUpdateCurrentValuesFromCpu's array form. These tests expect the same course from both forms
 // call by call, and that a watcher or an override never misses a call.
 import { describe, it, expect } from 'vitest';
-import { checkDriver, createMachine, Random, ReferenceDriver, WddmError, type DriverModule, type Machine } from '../src/index.js';
-import { globalOf, monitoredValue, UINT64_MAX } from './helpers.js';
+import { checkDriver, createMachine, Random, ReferenceDriver, type DriverModule, type Machine } from '../src/index.js';
+import { attemptLogger, globalOf, monitoredValue, UINT64_MAX } from './helpers.js';
 
 type UpdateArgs = Parameters<ReferenceDriver['updateCurrentValuesFromCpu']>[0];
 
@@ -44,15 +44,7 @@ async function run(module: DriverModule | undefined, seed: number, steps: number
   const log: string[] = [];
   const w = { machine };
   const state = () => fences.map((h) => `${app.readFenceValue(h)}/${monitoredValue(w, app, h)}`).join(' ');
-  const attempt = (what: string, call: () => unknown) => {
-    try {
-      call();
-      log.push(`${what}: ok ${state()}`);
-    } catch (error) {
-      if (!(error instanceof WddmError)) throw error;
-      log.push(`${what}: ${error.status} ${error.message} ${state()}`);
-    }
-  };
+  const attempt = attemptLogger(log, state);
   let label = 0;
   for (let step = 0; step < steps; step++) {
     const pick = random.nextU32() % 8;

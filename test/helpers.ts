@@ -1,5 +1,5 @@
 // Shared set-up for tests: one machine, one process, one device.
-import { createMachine, type MachineOptions, type Machine, type RuntimeProcess } from '../src/index.js';
+import { createMachine, WddmError, type MachineOptions, type Machine, type RuntimeProcess } from '../src/index.js';
 import type { GlobalFence } from '../src/os/dxgkrnl.js';
 
 export interface World { machine: Machine; app: RuntimeProcess; hAdapter: number; hDevice: number }
@@ -27,3 +27,20 @@ export function ddiCalls(machine: Machine, name: string) {
 }
 
 export const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
+
+/**
+ * A seeded test's call logger: `attempt(what, call)` runs `call` and appends `what: ok <state>`, or for a refusal
+ * (a WddmError) `what: <status> [<parameter>] <message> <state>`; any other error is rethrown. Two runs that should
+ * behave alike (two DDI forms, two wait forms) are then compared log to log.
+ */
+export function attemptLogger(log: string[], state: () => string, options: { parameter?: boolean } = {}) {
+  return (what: string, call: () => unknown): void => {
+    try {
+      call();
+      log.push(`${what}: ok ${state()}`);
+    } catch (error) {
+      if (!(error instanceof WddmError)) throw error;
+      log.push(`${what}: ${error.status}${options.parameter ? ` ${error.parameter}` : ''} ${error.message} ${state()}`);
+    }
+  };
+}

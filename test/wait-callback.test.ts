@@ -2,8 +2,8 @@
 // every respect but the promise: the same checks and errors, results, completion order and trace, and a callback
 // that runs only once the OS is done (so one that throws, or calls the OS again, cannot leave the OS half-way).
 import { describe, it, expect } from 'vitest';
-import { createMachine, Random, WddmError, type MachineOptions, type WaitResult } from '../src/index.js';
-import { monitoredValue, UINT64_MAX, world } from './helpers.js';
+import { createMachine, Random, type MachineOptions, type WaitResult } from '../src/index.js';
+import { attemptLogger, monitoredValue, UINT64_MAX, world } from './helpers.js';
 
 type Form = 'promise' | 'callback';
 
@@ -28,15 +28,7 @@ async function course(form: Form, options: MachineOptions, seed: number, steps: 
     if (form === 'promise') void app.waitAsync(args, name).then(done);
     else app.waitWithCallback(args, done, name);
   };
-  const attempt = (what: string, call: () => void) => {
-    try {
-      call();
-      log.push(`${what}: ok ${state()}`);
-    } catch (error) {
-      if (!(error instanceof WddmError)) throw error;
-      log.push(`${what}: ${error.status} ${error.parameter} ${error.message} ${state()}`);
-    }
-  };
+  const attempt = attemptLogger(log, state, { parameter: true });
   for (let step = 0; step < steps; step++) {
     const pick = random.nextU32() % 10;
     const h = fences[random.nextU32() % 2];
@@ -70,6 +62,20 @@ async function course(form: Form, options: MachineOptions, seed: number, steps: 
   await new Promise((r) => setImmediate(r));
   log.push(`end ${state()} woken ${machine.summary().os.waitersWoken} stuck ${machine.stuck().waiters.length}`);
   return { log, trace: machine.trace.text() };
+}
+
+/**
+ * Runs `body`, then lets the microtasks and callbacks it queued run, with uncaught exceptions (a throwing callback's
+ * error) collected into `into` instead of failing the test run.
+ */
+async function capturingUncaught(into: unknown[], body: () => void): Promise<void> {
+  process.setUncaughtExceptionCaptureCallback((error) => { into.push(error); });
+  try {
+    body();
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.setUncaughtExceptionCaptureCallback(null);
+  }
 }
 
 describe('waitWithCallback', () => {
@@ -143,8 +149,7 @@ describe('waitWithCallback', () => {
     const g = app.createNativeFence({ hDevice }).hSyncObject;
     const seen: string[] = [];
     const uncaught: unknown[] = [];
-    process.setUncaughtExceptionCaptureCallback((error) => { uncaught.push(error); });
-    try {
+    await capturingUncaught(uncaught, () => {
       for (let i = 1; i <= 6; i++) {
         app.waitWithCallback({ objects: [f], values: [BigInt(i)] }, (r) => {
           seen.push(`f${i} ${r.status}`);
@@ -156,10 +161,7 @@ describe('waitWithCallback', () => {
       app.waitWithCallback({ objects: [f], values: [3n] }, () => { seen.push('signal g'); app.signal({ objects: [g], values: [1n] }); });
       app.waitWithCallback({ objects: [g], values: [1n] }, (r) => { seen.push(`g1 ${r.status}`); });
       app.signal({ objects: [f], values: [5n] });
-      await new Promise((r) => setImmediate(r));
-    } finally {
-      process.setUncaughtExceptionCaptureCallback(null);
-    }
+    });
     expect(seen).toEqual(['f1 SUCCESS', 'f2 SUCCESS', 'f3 SUCCESS', 'signal g', 'f4 SUCCESS', 'f5 SUCCESS', 'g1 SUCCESS']);
     expect(uncaught.map((e) => (e as Error).message)).toEqual(['callback 2 failed', 'callback 4 failed']);
     expect(w.machine.inspectFence(app, f).cpuWaiters).toBe(2); // 6 and 10
@@ -168,13 +170,9 @@ describe('waitWithCallback', () => {
     expect(w.machine.stuck().waiters.map((x) => x.label)).toEqual(['app:async', 'app:async']);
     expect(w.machine.summary().os.waitersWoken).toBe(7);
     // The OS goes on as before.
-    process.setUncaughtExceptionCaptureCallback((error) => { uncaught.push(error); });
-    try {
+    await capturingUncaught(uncaught, () => {
       app.signal({ objects: [f], values: [10n] });
-      await new Promise((r) => setImmediate(r));
-    } finally {
-      process.setUncaughtExceptionCaptureCallback(null);
-    }
+    });
     expect(uncaught).toHaveLength(3); // f6's
     expect(seen.slice(-2)).toEqual(['f6 SUCCESS', 'f10 SUCCESS']);
     expect(w.machine.stuck().waiters).toEqual([]);
@@ -194,13 +192,9 @@ describe('what satisfied waits hold', () => {
       if (results.length === 2 || results.length === 4) throw new Error(`call ${results.length} failed`);
     };
     for (let i = 0; i < 6; i++) app.waitWithCallback({ objects: [f], values: [1n] }, callback);
-    process.setUncaughtExceptionCaptureCallback((error) => { uncaught.push(error); });
-    try {
+    await capturingUncaught(uncaught, () => {
       app.signal({ objects: [f], values: [1n] });
-      await new Promise((r) => setImmediate(r));
-    } finally {
-      process.setUncaughtExceptionCaptureCallback(null);
-    }
+    });
     expect(results).toHaveLength(6);
     expect(uncaught.map((e) => (e as Error).message)).toEqual(['call 2 failed', 'call 4 failed']);
     expect(new Set(results).size).toBe(1); // one object for the six

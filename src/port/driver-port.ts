@@ -38,6 +38,7 @@ import type {
   DdiInProgress, DriverStartResult, DxgkrnlCallbacks, KernelModeDriver, KernelModeDriverCpuSignal, NativeFenceCaps,
 } from '../ddi/ddi.js';
 import { WddmError } from '../base/errors.js';
+import { hasFormBeside } from '../base/optional-form.js';
 import type { Trace } from '../base/trace.js';
 import { DXGKQAITYPE_NATIVE_FENCE_CAPS, NATIVE_FENCE_TYPE } from '../base/wddm.js';
 
@@ -132,7 +133,7 @@ class PortAdapter {
   readonly calls = new Float64Array(DDI_NAMES.length);
   readonly fences = new Float64Array(DDI_NAMES.length);
   /**
-   * The driver's updateCurrentValuesFromCpu when it has the one-fence form where it has that one (takesOneFence,
+   * The driver's updateCurrentValuesFromCpu when it has the one-fence form where it has that one (hasFormBeside,
    * decided at attach), else undefined. A one-fence call takes that form only while the driver's
    * updateCurrentValuesFromCpu is still this function: one replaced later (a test's spy) sees every call.
    */
@@ -142,25 +143,10 @@ class PortAdapter {
     this.name = options.name;
     this.driver = options.driver;
     this.onDriverFault = options.onDriverFault;
-    this.oneFenceBeside = takesOneFence(options.driver) ? options.driver.updateCurrentValuesFromCpu : undefined;
+    // Decided once, at attach: a driver that overrides only the array form, on its instance or in a subclass, is
+    // called through its override (src/base/optional-form.ts).
+    this.oneFenceBeside = hasFormBeside(options.driver, 'updateOneCurrentValueFromCpu', 'updateCurrentValuesFromCpu') ? options.driver.updateCurrentValuesFromCpu : undefined;
   }
-}
-
-/**
- * True when `driver` has updateOneCurrentValueFromCpu on the same object of its prototype chain as
- * updateCurrentValuesFromCpu (decided once, at attach: a driver that overrides only the array form, on its instance
- * or in a subclass, is called through its override).
- */
-function takesOneFence(driver: KernelModeDriver & Partial<KernelModeDriverCpuSignal>): boolean {
-  if (typeof driver.updateOneCurrentValueFromCpu !== 'function') return false;
-  return definer(driver, 'updateOneCurrentValueFromCpu') === definer(driver, 'updateCurrentValuesFromCpu');
-}
-
-function definer(object: object, key: string): object | null {
-  for (let at: object | null = object; at !== null; at = Object.getPrototypeOf(at)) {
-    if (Object.prototype.hasOwnProperty.call(at, key)) return at;
-  }
-  return null;
 }
 
 /**

@@ -5,6 +5,7 @@
 // submitToHwQueue, on an instance or in a subclass of one that has the typed form, still sees every
 // submission through its override.
 
+import { hasFormBeside } from '../base/optional-form.js';
 import type { UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
 import type { SubmissionCommands } from '../os/command-list.js';
 
@@ -14,7 +15,7 @@ const typed = new WeakMap<object, boolean>();
 /** Writes `commands` to a hardware queue's ring through `umd` (throws what the driver throws, having written nothing). */
 export function writeRing(umd: UserModeDriverInterface, privateDriverData: Uint8Array, commands: SubmissionCommands): void {
   let columns = typed.get(umd);
-  if (columns === undefined) typed.set(umd, (columns = takesColumns(umd)));
+  if (columns === undefined) typed.set(umd, (columns = hasFormBeside(umd, 'submitColumnsToHwQueue', 'submitToHwQueue')));
   if (columns) {
     (umd as UserModeDriverInterface & UserModeDriverColumns).submitColumnsToHwQueue({
       HwQueuePrivateDriverData: privateDriverData, CommandCount: commands.count,
@@ -23,17 +24,4 @@ export function writeRing(umd: UserModeDriverInterface, privateDriverData: Uint8
   } else {
     umd.submitToHwQueue({ HwQueuePrivateDriverData: privateDriverData, Commands: commands.toRecords() });
   }
-}
-
-/** True when `umd` has submitColumnsToHwQueue on the same object of its prototype chain as submitToHwQueue. */
-function takesColumns(umd: UserModeDriverInterface & Partial<UserModeDriverColumns>): boolean {
-  if (typeof umd.submitColumnsToHwQueue !== 'function') return false;
-  return definer(umd, 'submitColumnsToHwQueue') === definer(umd, 'submitToHwQueue');
-}
-
-function definer(object: object, key: string): object | null {
-  for (let at: object | null = object; at !== null; at = Object.getPrototypeOf(at)) {
-    if (Object.prototype.hasOwnProperty.call(at, key)) return at;
-  }
-  return null;
 }
