@@ -254,16 +254,9 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
 
   /** Checks hGlobal (a live fence of this driver) and writes CurrentValue through a view of linear memory (cpuWriteCurrentValue's store), no core call. */
   private writeCurrentValue(hGlobal: number, value: bigint): void {
-    // recordOf's check written out (every CPU signal's path: one call fewer), the same reads in the same order.
-    const words = this.words ?? this.makeViews();
-    const id = hGlobal & FENCE_ID_MASK;
-    let record = 0;
-    if (Number.isInteger(hGlobal) && hGlobal >= GLOBAL_HANDLE_BASE && hGlobal < LOCAL_HANDLE_BASE && id !== 0 && id <= words[this.fenceCapacityWord]) {
-      record = words[this.fenceTableWord] + (id - 1) * this.fenceRecordBytes;
-      if (this.bytes![record + this.fenceStateOffset] !== this.fenceStateLive || words[(record + this.fenceHandleOffset) >>> 2] !== hGlobal) record = 0;
-    }
+    const record = this.recordOf(hGlobal); // makes the views at first use
     if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
-    const at = words[(record + this.fenceCurrentValueOffset) >>> 2] >>> 3;
+    const at = this.words![(record + this.fenceCurrentValueOffset) >>> 2] >>> 3;
     // Shared memory (worker mode) may have readers on other threads: an atomic store, as the core's. Otherwise no
     // one else can see the word mid-store, and a plain store is the same store (Atomics costs ~6 ns more).
     if (this.sharedMemory) Atomics.store(this.values!, at, value);
