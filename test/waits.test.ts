@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import { coreWaiters } from './core-waiters.js';
 import { updateCurrentValuesFromCpu } from '../src/os/objects.js';
-import { Random, WddmError } from '../src/index.js';
+import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, Random, WddmError, type Machine, type RuntimeProcess } from '../src/index.js';
+import type { AdapterFenceRows } from '../src/os/fence-rows.js';
 import { world, globalOf, monitoredValue, ddiCalls, UINT64_MAX } from './helpers.js';
 
 describe('CPU waiters and MonitoredValue', () => {
@@ -442,5 +443,132 @@ describe('GPU faults', () => {
     expect(String(fault[0].args.message)).toMatch(/GPU page fault/);
     expect(machine.trace.find({ kind: 'fault', name: 'device removed (TDR)' })).toHaveLength(1);
     await expect(waitOther).resolves.toMatchObject({ status: 'SUCCESS' }); // signalled to UINT64_MAX, nobody hangs
+  });
+});
+
+describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
+  /** A fence's row view, read without making its objects: is it still a row, its core id, MonitoredValue and hGlobal. */
+  const rowView = (w: { machine: Machine }, app: RuntimeProcess, hSyncObject: number) => {
+    const adapter = w.machine.os.adapters[0];
+    const rows = adapter.fences.deferred as AdapterFenceRows;
+    const token = app.kernel.handles.rowToken(hSyncObject);
+    const coreFence = Math.floor(token / 8);
+    if (token === 0) return { isRow: false, coreFence: -1, rowsLive: rows.live, hGlobal: 0, monitoredValue: 0n, write: () => {} };
+    return {
+      isRow: app.kernel.handles.isRow(hSyncObject),
+      coreFence,
+      rowsLive: rows.live,
+      hGlobal: rows.globalHandleOf(coreFence),
+      monitoredValue: BigInt.asUintN(64, adapter.core.cpuReadMonitoredValue(coreFence)),
+      /** A GPU write of CurrentValue, as the engine makes it (the test plays the GPU; the driver's ISR is the interrupt below). */
+      write: (value: bigint) => { new BigUint64Array(adapter.memory.buffer)[adapter.core.fenceCurrentValueAddress(coreFence) / 8] = value; },
+    };
+  };
+  const interrupt = (machine: Machine, list: number[] | null) => machine.os.interrupts.notifyInterrupt(machine.os.adapters[0], {
+    InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: 0, EngineOrdinal: 0, SignaledNativeFenceCount: list ? list.length : 0,
+    pSignaledNativeFenceArray: list, hHWQueue: 0, Flags: { EvaluateLegacyMonitoredFences: false },
+  });
+
+  it('NF-08 a one-fence wait on a fence nothing looked up adds its waiter and moves MonitoredValue without making the fence\'s objects; refusals are unchanged', async () => {
+    const w = await world({ trace: false });
+    const { app, hDevice, machine } = w;
+    const other = machine.createProcess('other');
+    const foreign = other.createNativeFence({ hDevice: other.createDevice({ hAdapter: other.openAdapter(0) }) }).hSyncObject;
+    const f = app.createNativeFence({ hDevice }).hSyncObject;
+    const before = rowView(w, app, f);
+    expect(before.isRow).toBe(true);
+    expect(before.monitoredValue).toBe(UINT64_MAX);
+    const updates = () => machine.port.calls(0, 'DxgkDdiUpdateMonitoredValues');
+    const woken: string[] = [];
+    app.waitWithCallback({ objects: [f], values: [5n] }, (r) => { woken.push(`5 ${r.status}`); });
+    expect(rowView(w, app, f)).toMatchObject({ isRow: true, rowsLive: before.rowsLive, monitoredValue: 4n });
+    expect(updates()).toBe(1);
+    app.waitWithCallback({ objects: [f], values: [3n] }, (r) => { woken.push(`3 ${r.status}`); });
+    app.waitWithCallback({ objects: [f], values: [9n] }, (r) => { woken.push(`9 ${r.status}`); }); // above MonitoredValue: no DDI
+    expect(rowView(w, app, f)).toMatchObject({ isRow: true, rowsLive: before.rowsLive, monitoredValue: 2n });
+    expect(updates()).toBe(2);
+    expect(machine.os.waits.pendingWaiters).toBe(3);
+    expect(machine.os.adapters[0].withWaiters.hasId(before.coreFence)).toBe(true);
+    // Satisfied at the call: no waiter, and the fence stays a row.
+    const reached = app.createNativeFence({ hDevice, initialValue: 7n }).hSyncObject;
+    const result = await app.waitAsync({ objects: [reached], values: [7n] });
+    expect(result).toMatchObject({ status: 'SUCCESS', immediate: true });
+    expect(rowView(w, app, reached).isRow).toBe(true);
+    expect(machine.os.waits.pendingWaiters).toBe(3);
+    // Refused as before, and the foreign fence and a noWait fence stay rows only where nothing resolved them.
+    expect(() => app.waitWithCallback({ objects: [foreign], values: [1n] }, () => {})).toThrow(/belongs to process "other", not "app"/);
+    expect(other.kernel.handles.isRow(foreign)).toBe(true);
+    const noWait = app.createNativeFence({ hDevice, flags: { noWait: true } }).hSyncObject;
+    expect(() => app.waitWithCallback({ objects: [noWait], values: [1n] }, () => {})).toThrow(/created with flags\.noWait: it cannot be waited on/);
+    const closed = app.createNativeFence({ hDevice }).hSyncObject;
+    app.destroySynchronizationObject(closed);
+    expect(() => app.waitWithCallback({ objects: [closed], values: [1n] }, () => {})).toThrow(/was closed or destroyed in process "app"/);
+    expect(machine.os.waits.pendingWaiters).toBe(3);
+    // The first lookup makes the objects with the row's MonitoredValue; the waiters go on through them.
+    expect(globalOf(w, app, f).monitoredValue).toBe(2n);
+    expect(rowView(w, app, f).isRow).toBe(false);
+    app.signal({ objects: [f], values: [5n] });
+    await Promise.resolve();
+    expect(woken).toEqual(['3 SUCCESS', '5 SUCCESS']);
+    expect(monitoredValue(w, app, f)).toBe(8n);
+    expect(globalOf(w, app, f).monitoredValue).toBe(8n);
+  });
+
+  it('NF-09 an interrupt wakes the waiters of a fence kept as a row by its core id (a list or a full scan): MonitoredValue follows, the fence stays a row', async () => {
+    for (const payload of ['list', 'noList'] as const) {
+      const w = await world({ trace: false, adapters: [{ interrupts: { payload } }] });
+      const { app, hDevice, machine } = w;
+      const [a, b] = [0, 1].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+      const woken: string[] = [];
+      for (const [name, h, value] of [['a1', a, 1n], ['a3', a, 3n], ['b2', b, 2n]] as const) {
+        app.waitWithCallback({ objects: [h], values: [value] }, (r) => { woken.push(`${name} ${r.status} ${r.timeNs}`); });
+      }
+      const rowA = rowView(w, app, a), rowB = rowView(w, app, b);
+      const live = rowA.rowsLive;
+      expect([rowA.monitoredValue, rowB.monitoredValue]).toEqual([0n, 1n]);
+      const withWaiters = machine.os.adapters[0].withWaiters;
+      rowA.write(1n);
+      interrupt(machine, payload === 'list' ? [rowA.hGlobal] : null);
+      await Promise.resolve();
+      expect(woken).toEqual(['a1 SUCCESS 0']);
+      expect(rowView(w, app, a)).toMatchObject({ isRow: true, rowsLive: live, monitoredValue: 2n });
+      expect(machine.os.waits.pendingWaiters).toBe(2);
+      expect(machine.os.counters.fencesScanned).toBe(payload === 'list' ? 1 : 2); // a full scan reads both waited fences
+      // A value past every waiter of a: its last leaves, MonitoredValue goes back to UINT64_MAX, and it leaves the waited set.
+      rowA.write(7n);
+      interrupt(machine, payload === 'list' ? [rowA.hGlobal] : null);
+      await Promise.resolve();
+      expect(woken).toEqual(['a1 SUCCESS 0', 'a3 SUCCESS 0']);
+      expect(rowView(w, app, a)).toMatchObject({ isRow: true, rowsLive: live, monitoredValue: UINT64_MAX });
+      expect([withWaiters.hasId(rowA.coreFence), withWaiters.hasId(rowB.coreFence), withWaiters.size]).toEqual([false, true, 1]);
+      // NF-09's resample: a value written while the OS moves MonitoredValue is read again (here: before the interrupt's loop ends).
+      rowB.write(2n);
+      interrupt(machine, payload === 'list' ? [rowB.hGlobal] : null);
+      await Promise.resolve();
+      expect(woken).toHaveLength(3);
+      expect(rowView(w, app, b)).toMatchObject({ isRow: true, rowsLive: live, monitoredValue: UINT64_MAX });
+      expect(machine.os.waits.pendingWaiters).toBe(0);
+      expect(machine.os.counters.spuriousInterrupts).toBe(0);
+    }
+  });
+
+  it('NF-15 a fence kept as a row and closed while waited releases its waiters with OBJECT_DESTROYED; a device removal wakes the rest', async () => {
+    const w = await world({ trace: false });
+    const { app, hDevice, machine } = w;
+    const [a, b, c] = [0, 1, 2].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+    const results: string[] = [];
+    for (const [name, h] of [['a', a], ['b', b], ['c', c]] as const) {
+      app.waitWithCallback({ objects: [h], values: [10n] }, (r) => { results.push(`${name} ${r.status}`); });
+    }
+    expect([a, b, c].map((h) => rowView(w, app, h).isRow)).toEqual([true, true, true]);
+    app.destroySynchronizationObject(a);
+    await Promise.resolve();
+    expect(results).toEqual(['a OBJECT_DESTROYED']);
+    expect(machine.os.waits.pendingWaiters).toBe(2);
+    expect(() => app.waitWithCallback({ objects: [a], values: [1n] }, () => {})).toThrow(/was closed or destroyed/);
+    machine.removeDevice(0, 'test TDR'); // the reset signals b and c to UINT64_MAX
+    await Promise.resolve();
+    expect(results).toEqual(['a OBJECT_DESTROYED', 'b SUCCESS', 'c SUCCESS']);
+    expect(machine.os.waits.pendingWaiters).toBe(0);
   });
 });

@@ -1,10 +1,60 @@
 // Native fences kept as rows until something asks for them (src/os/README.md, "Fences as rows").
 
 import { grownTo } from '../base/grow.js';
+import { KERNEL_VA_BASE, UINT64_MAX } from '../base/wddm.js';
 import { GlobalFence, LocalFence, type HandleObject, type OsAdapter, type OsDevice } from './objects.js';
 import type { DeferredEntries, DeferredFences } from './tables.js';
 
 const WORDS = 3, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4, LIVE = 8;
+
+/**
+ * A native fence as the OS's paths that work on rows name it (src/os/README.md, "Fences as rows"): its GlobalFence
+ * once it has one, else its row key (`rowKey`: core id × 8 + adapter index, the same number as its creator handle's
+ * token). A fence that is a row has no object until something asks for one; a key of a fence made since resolves to
+ * it (`fenceKeyObject`), so paths that need the object (multi-fence waits, closes, tools) still get it.
+ */
+export type FenceKey = GlobalFence | number;
+
+/** The row key of core fence `coreFence` on adapter `adapterIndex` (index < 8). */
+export const rowKey = (adapterIndex: number, coreFence: number): number => coreFence * 8 + adapterIndex;
+/** The core id a key names. */
+export const keyCoreFence = (key: FenceKey): number => (typeof key === 'number' ? Math.floor(key / 8) : key.coreFence);
+/** The adapter a key names, of `adapters` (the OS's, by index). */
+export const keyAdapter = (key: FenceKey, adapters: readonly OsAdapter[]): OsAdapter => (typeof key === 'number' ? adapters[key % 8] : key.adapter);
+/** The rows of `adapter` (undefined: it never kept one). */
+export const rowsOf = (adapter: OsAdapter): AdapterFenceRows | undefined => adapter.fences.deferred as AdapterFenceRows | undefined;
+
+/**
+ * The object `key` names now, making none: the GlobalFence itself, a row key's GlobalFence made since, or undefined
+ * (the fence is still a row, or gone).
+ */
+export function fenceKeyPeek(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
+  return typeof key === 'number' ? adapters[key % 8].fences.peek(Math.floor(key / 8)) : key;
+}
+
+/** The GlobalFence `key` names, made from its row if it is still one (undefined: gone). */
+export function fenceKeyObject(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
+  return typeof key === 'number' ? adapters[key % 8].fences.get(Math.floor(key / 8)) : key;
+}
+
+/** The key of the live fence `coreFence` of `adapter`, making nothing: its GlobalFence, else its row's key, else undefined. */
+export function fenceKeyAt(adapter: OsAdapter, coreFence: number): FenceKey | undefined {
+  const object = adapter.fences.peek(coreFence);
+  if (object !== undefined) return object;
+  return rowsOf(adapter)?.has(coreFence) ? rowKey(adapter.index, coreFence) : undefined;
+}
+
+/**
+ * `key` as the paths that work on rows keep it: the GlobalFence when the fence has one by now (it stays for good),
+ * else the row key while the row lives, else undefined (gone).
+ */
+export function liveFenceKey(key: FenceKey, adapters: readonly OsAdapter[]): FenceKey | undefined {
+  if (typeof key !== 'number') return key;
+  const adapter = adapters[key % 8], coreFence = Math.floor(key / 8);
+  const object = adapter.fences.peek(coreFence);
+  if (object !== undefined) return object;
+  return rowsOf(adapter)?.has(coreFence) ? key : undefined;
+}
 
 /** One adapter's rows by core fence id (its `fences` table's `deferred`). */
 export class AdapterFenceRows implements DeferredFences<GlobalFence> {
@@ -21,6 +71,12 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
   live = 0;
   /** The LocalFence the last materialize() made, for FenceHandleRows (cleared there: never part of the state). */
   made: LocalFence | undefined = undefined;
+  /**
+   * Each row's MonitoredValue as the OS last set it (a row with CPU waiters has one of its own), XOR UINT64_MAX: 0 is
+   * UINT64_MAX, a fresh fence's. Grown by core id only when a row's first moves (grownTo), so rows nobody waits on
+   * cost nothing here; zeroed when the row is made into its objects (GlobalFence.monitoredValue holds it then).
+   */
+  private monitored = new BigUint64Array(0);
 
   constructor(private readonly adapter: OsAdapter) {}
 
@@ -47,6 +103,7 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
     const words = this.words;
     words[at] = LIVE | (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemMapped ? SYSTEM_MAPPED : 0) | (flags << 4) | (deviceIndex << 16);
     words[at + 1] = hGlobal;
+    if (coreFence < this.monitored.length) this.monitored[coreFence] = 0n;
   }
 
   /** Can the row keep `hLocal` as its handle's hLocalNativeFence? (Derived from hGlobal by the rows' one difference.) */
@@ -62,6 +119,24 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
   }
   globalHandleOf(coreFence: number): number { return this.words[coreFence * WORDS + 1]; }
   handleOf(coreFence: number): number { return this.words[coreFence * WORDS + 2]; }
+  /** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS of the row (has() true). */
+  flagsOf(coreFence: number): number { return (this.words[coreFence * WORDS] >>> 4) & 0xfff; }
+  /** The device that created the row's fence (has() true). */
+  deviceOf(coreFence: number): OsDevice { return this.devices[this.words[coreFence * WORDS] >>> 16]; }
+
+  /** The row's MonitoredValue as the OS last set it (GlobalFence.monitoredValue of a row): UINT64_MAX until a waiter moves it. */
+  monitoredValueOf(coreFence: number): bigint {
+    return coreFence < this.monitored.length ? this.monitored[coreFence] ^ UINT64_MAX : UINT64_MAX;
+  }
+  setMonitoredValue(coreFence: number, value: bigint): void {
+    if (coreFence >= this.monitored.length) {
+      if (value === UINT64_MAX) return;
+      this.monitored = grownTo(this.monitored, coreFence + 1);
+    }
+    this.monitored[coreFence] = value ^ UINT64_MAX;
+  }
+  /** The row's MonitoredValue kernel CPU VA (GlobalFence.kernelMvVa of a row: derived from the core's address, not stored). */
+  kernelMvVa(coreFence: number): bigint { return KERNEL_VA_BASE + BigInt(this.adapter.core.fenceMonitoredValueAddress(coreFence)); }
 
   /** Makes the row's GlobalFence and its handle's LocalFence and enters both (replacing the row and the token). */
   materialize(coreFence: number): GlobalFence {
@@ -71,6 +146,7 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
       adapter.core.fenceCurrentValueAddress(coreFence), adapter.core.fenceMonitoredValueAddress(coreFence),
       (bits & SYSTEM_MAPPED) !== 0 ? adapter.systemPages : undefined, undefined);
     global.hGlobal = words[at + 1];
+    if (coreFence < this.monitored.length) { global.monitoredValue = this.monitored[coreFence] ^ UINT64_MAX; this.monitored[coreFence] = 0n; }
     if (handle !== 0) {
       const local = this.made = new LocalFence(device.process, handle, global, device, (words[at + 1] + this.localDelta!) >>> 0);
       global.locals.add(local);
@@ -78,7 +154,7 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
     }
     words.fill(0, at, at + WORDS);
     adapter.fences.set(coreFence, global);
-    if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; this.localDelta = undefined; }
+    if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; this.localDelta = undefined; this.monitored = new BigUint64Array(0); }
     return global;
   }
 }

@@ -19,16 +19,20 @@ import {
   KIND_NAMES, LocalFence, Process, requireRunning, type HandleObject, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
 } from './objects.js';
 
-/** What oneFenceCall found: read once each (a getter could answer differently twice); valid until its next call. */
-export interface OneFenceCall { readonly object: LocalFence; readonly value: bigint }
-const found: { object: LocalFence | undefined; value: bigint } = { object: undefined, value: 0n };
+/**
+ * What oneFenceCall found: read once each (a getter could answer differently twice); valid until its next call.
+ * `object` the sync object, or undefined when the handle names a row (a native fence nothing has made objects for,
+ * src/os/fence-rows.ts): `row` is then its key (core id × 8 + adapter index), else 0. The row stays a row.
+ */
+export interface OneFenceCall { readonly object: LocalFence | undefined; readonly row: number; readonly value: bigint }
+const found: { object: LocalFence | undefined; row: number; value: bigint } = { object: undefined, row: 0, value: 0n };
 
 /**
- * The check the one-fence short paths share (CpuSignals.signalOne, Waits.waitOne), building nothing: `args` has
- * only the keys `objects` and `values` (no inherited one), each an array of one, the value a 64-bit bigint and the
- * handle one of `process`'s sync objects. Returns the sync object and the value (one record reused by every call:
- * copy both out at once), or undefined for any other call, which the general path then checks whole and refuses
- * saying what was wrong.
+ * The check the one-fence short path of the waits shares (Waits.waitOne), building nothing: `args` has only the
+ * keys `objects` and `values` (no inherited one), each an array of one, the value a 64-bit bigint and the handle
+ * one of `process`'s sync objects, or a row of one. Returns the sync object or the row's key and the value (one
+ * record reused by every call: copy them out at once), or undefined for any other call, which the general path then
+ * checks whole and refuses saying what was wrong.
  */
 export function oneFenceCall(process: Process, args: unknown): OneFenceCall | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
@@ -40,9 +44,17 @@ export function oneFenceCall(process: Process, args: unknown): OneFenceCall | un
   if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) return undefined;
   const handle: unknown = objects[0];
   if (typeof handle !== 'number') return undefined;
-  const object = syncObjectOf(process, handle);
-  if (object === undefined) return undefined;
-  found.object = object;
+  const object = process.handles.objectAt(handle);
+  if (object instanceof LocalFence && object.handle === handle) {
+    found.object = object;
+    found.row = 0;
+  } else {
+    if (object !== undefined) return undefined; // the slot holds another object: no row can be there
+    const row = process.handles.rowToken(handle);
+    if (row === 0) return undefined;
+    found.object = undefined;
+    found.row = row;
+  }
   found.value = value;
   return found as OneFenceCall;
 }
@@ -67,7 +79,8 @@ export class Handles {
   readonly system: Process;
 
   constructor(
-    private readonly adapters: readonly OsAdapter[],
+    /** The OS's adapters by index (a fence row's key names one). */
+    readonly adapters: readonly OsAdapter[],
     private readonly port: DriverPort,
     private readonly trace: Trace,
     /** Process slots, the System process's included (limits.processes + 1). */

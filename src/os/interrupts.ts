@@ -25,7 +25,8 @@ import type { HwQueues } from './hw-queues.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { fenceByGlobalHandle, type GlobalFence, type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsHwQueue, type Process } from './objects.js';
+import { fenceKeyAt, type FenceKey } from './fence-rows.js';
+import { coreFenceOfGlobalHandle, type GlobalFence, type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsHwQueue, type Process } from './objects.js';
 import type { Resets } from './resets.js';
 import type { OperationEnd, Waits } from './waits.js';
 
@@ -34,8 +35,8 @@ export interface InterruptEnd extends OperationEnd {
   readonly owner: 'interrupts';
   readonly adapter: OsAdapter;
   readonly data: NativeFenceSignaledInterrupt;
-  /** The fences the interrupt listed; null for a full scan. */
-  readonly fences: GlobalFence[] | null;
+  /** The fences the interrupt listed (a row by its key, src/os/fence-rows.ts); null for a full scan. */
+  readonly fences: FenceKey[] | null;
   /** waitersWoken when it began. */
   readonly wokenBefore: number;
 }
@@ -97,15 +98,17 @@ export class Interrupts {
     const before = os.waits.counters.waitersWoken;
     // INT-05: an optimized interrupt is served from the named queue's signal log.
     if (os.logs.onInterrupt(adapter, data)) {
-      this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before, os.crossAdapter.afterInterrupt(adapter, null)); // XA-04 too
+      this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before, this.propagate(adapter, null)); // XA-04 too
       return;
     }
-    let fences: GlobalFence[];
+    // The fences by key (src/os/fence-rows.ts): a fence kept as a row is satisfied as a row, its objects not made.
+    let fences: FenceKey[];
     if (list) {
       fences = [];
       for (const handle of list) {
-        const fence = fenceByGlobalHandle(adapter, handle);
-        if (!fence) {
+        const coreFence = coreFenceOfGlobalHandle(adapter, handle);
+        const fence = coreFence < 0 ? undefined : fenceKeyAt(adapter, coreFence);
+        if (fence === undefined) {
           const what = adapter.destroyedGlobalHandles.has(handle) ? 'a destroyed native fence' : 'no native fence of this adapter';
           os.resets.bugCheckAdapter(adapter, 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE',
             `native fence signaled interrupt lists hGlobalNativeFence ${hex(handle)}, which is ${what} (INT-03)`);
@@ -115,15 +118,19 @@ export class Interrupts {
       }
     } else {
       this.counters.fullScans++;
-      fences = [...adapter.withWaiters].filter((f) => f.kind === 'native').sort((x, y) => x.coreFence - y.coreFence);
+      fences = [];
+      for (const coreFence of adapter.withWaiters.ids()) { // in core id order
+        const fence = fenceKeyAt(adapter, coreFence);
+        if (fence !== undefined && (typeof fence === 'number' || fence.kind === 'native')) fences.push(fence);
+      }
       os.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
     }
     // In steps (src/os/waits.ts): each satisfied waiter is retired by a step of its own, then the NF-09 loop's steps.
     const operation = os.waits.operationFor(`interrupt ${adapter.name}/engine${data.NodeOrdinal}`);
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     for (const fence of fences) {
       this.counters.fencesScanned++;
-      os.waits.satisfy(fence, fence.currentValue(), changed, operation);
+      os.waits.satisfy(fence, os.waits.currentValueOf(fence), changed, operation);
     }
     if (operation) {
       const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: list ? fences : null, wokenBefore: before };
@@ -138,13 +145,24 @@ export class Interrupts {
    * The rest of a native fence interrupt after its NF-09 loop: INT-04's legacy scan, the logs, XA-04, the count.
    * `fences`: those it listed (null: a full scan); `wokenBefore`: waitersWoken when it began.
    */
-  finishInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt, fences: GlobalFence[] | null, wokenBefore: number): void {
+  finishInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt, fences: FenceKey[] | null, wokenBefore: number): void {
     const os = this.os;
     // INT-04: only with EvaluateLegacyMonitoredFences does a no-list interrupt look at monitored fences too.
     const legacyReleased = !fences && data.Flags.EvaluateLegacyMonitoredFences ? os.monitored.legacyScan(adapter) : 0;
     os.logs.afterInterrupt(adapter);
-    const propagated = os.crossAdapter.afterInterrupt(adapter, fences); // XA-04
+    const propagated = this.propagate(adapter, fences); // XA-04
     this.countInterrupt(adapter, os.waits.counters.waitersWoken !== wokenBefore || legacyReleased > 0, propagated);
+  }
+
+  /**
+   * XA-04 after an interrupt: CrossAdapterFences.afterInterrupt, for the listed fences (null: every fence). Only a
+   * member of a cross-adapter group propagates, and such a fence is never a row: with no group nothing is asked (its
+   * every-fence walk would make each row's objects), and a list's rows are left out.
+   */
+  private propagate(adapter: OsAdapter, fences: FenceKey[] | null): number {
+    const crossAdapter = this.os.crossAdapter;
+    if (!crossAdapter.hasGroups) return 0;
+    return crossAdapter.afterInterrupt(adapter, fences && fences.filter((f): f is GlobalFence => typeof f !== 'number'));
   }
 
   /**

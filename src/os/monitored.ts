@@ -208,7 +208,7 @@ export class MonitoredFences {
   /** Monitored fences of `adapter` (of `process` only, when given) with CPU waiters or a context held on them. */
   pendingFences(adapter: OsAdapter, process?: Process): GlobalFence[] {
     const set = new Set<GlobalFence>();
-    for (const fence of adapter.withWaiters) if (fence.kind === 'monitored') set.add(fence);
+    for (const fence of adapter.withWaiters.objects()) if (fence.kind === 'monitored') set.add(fence); // a row is a native fence
     for (const fence of this.hooks.heldOn(adapter)) set.add(fence);
     return [...set]
       .filter((f) => !f.destroyed && (!process || [...f.locals].some((l) => l.process === process)))

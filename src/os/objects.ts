@@ -130,13 +130,18 @@ export class FencesWithWaiters implements Iterable<GlobalFence> {
 
   constructor(private readonly fences: FenceTable<GlobalFence>) {}
 
-  has(fence: GlobalFence): boolean {
-    const word = fence.coreFence >>> 5;
-    return word < this.bits.length && (this.bits[word] & (1 << (fence.coreFence & 31))) !== 0;
+  has(fence: GlobalFence): boolean { return this.hasId(fence.coreFence); }
+  add(fence: GlobalFence): this { return this.addId(fence.coreFence); }
+  delete(fence: GlobalFence): boolean { return this.deleteId(fence.coreFence); }
+
+  /** has / add / delete by core id: a fence kept as a row (src/os/fence-rows.ts) is in the set without its object. */
+  hasId(id: number): boolean {
+    const word = id >>> 5;
+    return word < this.bits.length && (this.bits[word] & (1 << (id & 31))) !== 0;
   }
 
-  add(fence: GlobalFence): this {
-    const id = fence.coreFence, word = id >>> 5, bit = 1 << (id & 31);
+  addId(id: number): this {
+    const word = id >>> 5, bit = 1 << (id & 31);
     if (word >= this.bits.length) this.bits = grownTo(this.bits, word + 1);
     if ((this.bits[word] & bit) !== 0) return this;
     this.bits[word] |= bit;
@@ -146,8 +151,8 @@ export class FencesWithWaiters implements Iterable<GlobalFence> {
     return this;
   }
 
-  delete(fence: GlobalFence): boolean {
-    const id = fence.coreFence, word = id >>> 5, bit = 1 << (id & 31);
+  deleteId(id: number): boolean {
+    const word = id >>> 5, bit = 1 << (id & 31);
     if (word >= this.bits.length || (this.bits[word] & bit) === 0) return false;
     const left = this.bits[word] &= ~bit;
     if (--this.size === 0) { this.from = this.to = 0; return true; }
@@ -158,12 +163,26 @@ export class FencesWithWaiters implements Iterable<GlobalFence> {
     return true;
   }
 
-  *[Symbol.iterator](): IterableIterator<GlobalFence> {
+  /** The core ids in the set, in order (a fence kept as a row stays one). */
+  *ids(): IterableIterator<number> {
     for (let word = this.from; word < this.to; word++) {
-      for (let bits = this.bits[word]; bits !== 0; bits &= bits - 1) {
-        const fence = this.fences.peek(word * 32 + (31 - Math.clz32(bits & -bits)));
-        if (fence !== undefined) yield fence;
-      }
+      for (let bits = this.bits[word]; bits !== 0; bits &= bits - 1) yield word * 32 + (31 - Math.clz32(bits & -bits));
+    }
+  }
+
+  /** The fences that have their objects already, in core id order (rows, which are native fences, are skipped, not made). */
+  *objects(): IterableIterator<GlobalFence> {
+    for (const id of this.ids()) {
+      const fence = this.fences.peek(id);
+      if (fence !== undefined) yield fence;
+    }
+  }
+
+  /** The fences in core id order; a fence kept as a row is made into its objects (a path that needs them: use ids() not to). */
+  *[Symbol.iterator](): IterableIterator<GlobalFence> {
+    for (const id of this.ids()) {
+      const fence = this.fences.get(id);
+      if (fence !== undefined) yield fence;
     }
   }
 }

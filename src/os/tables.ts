@@ -198,6 +198,17 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     return this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
   }
 
+  /**
+   * The token of the row `handle` names, or 0 (no row there: an object, nothing, or another handle's row). The row
+   * stays a row: what a path that works on rows asks (src/os/fence-rows.ts).
+   */
+  rowToken(handle: number): number {
+    const sequence = this.sequenceOf(handle);
+    if (sequence < 0) return 0;
+    const token = this.tokens[sequence & this.mask];
+    return token === undefined || token === 0 || this.deferred!.handleOf(token) !== handle ? 0 : token;
+  }
+
   /** Does `handle` name a row not made into its object yet? (It stays a row: what a refusal asks, without changing anything.) */
   isRow(handle: number): boolean {
     const sequence = this.sequenceOf(handle);

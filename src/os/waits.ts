@@ -48,6 +48,7 @@ import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import { oneFenceCall, type Handles } from './handles.js';
 import { checkMonitoredWait } from './monitored-window.js';
+import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowsOf, type FenceKey } from './fence-rows.js';
 import {
   rejectRepeat, requireRunning,
   type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
@@ -100,7 +101,9 @@ export interface WaitCounters {
 }
 
 const NO_WAIT_FLAG = 1 << SYNC_FLAG_BITS.noWait;
-const byAdapterThenCoreId = (x: GlobalFence, y: GlobalFence): number => x.adapter.index - y.adapter.index || x.coreFence - y.coreFence;
+/** A key's adapter index (a row key's low 3 bits). */
+const keyAdapterIndex = (key: FenceKey): number => (typeof key === 'number' ? key % 8 : key.adapter.index);
+const byAdapterThenCoreId = (x: FenceKey, y: FenceKey): number => keyAdapterIndex(x) - keyAdapterIndex(y) || keyCoreFence(x) - keyCoreFence(y);
 
 /** The step an OS operation's next event runs (the header's drawing). */
 export type OperationPhase = 'retire' | 'monitored-write' | 'ddi' | 'resample';
@@ -135,7 +138,7 @@ export interface OsOperation {
   /** The step its next event runs. */
   phase: OperationPhase;
   /** Fences whose MonitoredValue may have to move: the NF-09 loop's next turn. */
-  readonly changed: Set<GlobalFence>;
+  readonly changed: Set<FenceKey>;
   /** This turn's adapters not yet updated, in index order, each with its fences. */
   turn: { adapter: OsAdapter; fences: GlobalFence[] }[];
   turns: number;
@@ -277,7 +280,7 @@ class ShortWaiters {
   }
 
   set(id: number, sequence: number, label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void, deferred: boolean,
-      fence: GlobalFence, value: bigint, record: number): void {
+      fence: FenceKey, value: bigint, record: number): void {
     const at = id * SLOT_WORDS;
     if (at >= this.words.length) this.words = grownTo(this.words, at + SLOT_WORDS);
     const tag = this.tagOf(label, owner);
@@ -314,7 +317,8 @@ class ShortWaiters {
   record(id: number): number { return this.words[id * SLOT_WORDS + RECORD_WORD]; }
   deferred(id: number): boolean { return (this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DEFERRED) !== 0; }
   callback(id: number): (result: WaitResult) => void { return this.objects[id * OBJECTS] as (result: WaitResult) => void; }
-  fence(id: number): GlobalFence { return this.objects[id * OBJECTS + 1] as GlobalFence; }
+  /** The waiter's fence: its GlobalFence, or its row key when waitOne found the fence a row (Waits.fenceOfWaiter resolves it). */
+  fence(id: number): FenceKey { return this.objects[id * OBJECTS + 1] as FenceKey; }
   label(id: number): string { return this.tagLabels[this.tag(id)]!; }
   owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
 
@@ -461,8 +465,9 @@ export class Waits {
     if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
     const call = oneFenceCall(process, args);
     if (call === undefined) return NOT_TAKEN;
-    const value = call.value;
-    const fence = call.object.global;
+    const value = call.value, object = call.object;
+    if (object === undefined) return this.waitOneRow(process, call.row, value, label, onComplete, owner, deferred);
+    const fence = object.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_WAIT_FLAG) !== 0 || fence.monitoredValueHeld) return NOT_TAKEN;
     const core = adapter.core;
@@ -488,6 +493,42 @@ export class Waits {
     this.counters.waitersAdded++;
     adapter.withWaiters.add(fence);
     if (value <= fence.monitoredValue) this.refresh(new Set([fence]));
+    return undefined;
+  }
+
+  /**
+   * waitOne for a handle that names a row (a native fence nothing has made objects for, src/os/fence-rows.ts): the
+   * same checks and the same waiter, read from the row and the core by core id, and the fence stays a row (its
+   * MonitoredValue is the row's, the waiter names it by its key). A row is a native fence of no cross-adapter group,
+   * so what waitOne checks of the object holds but the adapter's state and the flags, checked here as there.
+   */
+  private waitOneRow(process: Process, row: number, value: bigint, label: string, onComplete: (result: WaitResult) => void,
+                     owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined, deferred: boolean): WaitResult | undefined | typeof NOT_TAKEN {
+    const adapter = this.handles.adapters[row % 8], coreFence = Math.floor(row / 8);
+    const rows = rowsOf(adapter)!;
+    if (adapter.state !== 'running' || (rows.flagsOf(coreFence) & NO_WAIT_FLAG) !== 0) return NOT_TAKEN;
+    const core = adapter.core;
+    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
+    if (this.values![core.fenceCurrentValueAddress(coreFence) >>> 3] >= value) {
+      this.counters.waitsSatisfiedAtOnce++;
+      const result = atOnceAt(this.scheduler.nowNs);
+      deliver(onComplete, result, deferred);
+      return result;
+    }
+    const id = this.freeIds.length ? this.freeIds.pop() : this.idsMade++;
+    const record = core.waiterCreate(id, this.layout.waiterModeAll);
+    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on fence${coreFence}`); }
+    const block = core.waitBlockAdd(coreFence, value, record, 0);
+    if (block < 0) {
+      core.waiterRetire(record);
+      this.freeIds.push(id);
+      check(block, `adding a CPU waiter on fence${coreFence}`);
+    }
+    this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, row, value, record);
+    this.live++;
+    this.counters.waitersAdded++;
+    adapter.withWaiters.addId(coreFence);
+    if (value <= rows.monitoredValueOf(coreFence)) this.refresh(new Set([row]));
     return undefined;
   }
 
@@ -553,7 +594,7 @@ export class Waits {
     this.completions[id] = completion;
     this.live++;
     this.counters.waitersAdded++;
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     for (const i of pending) { fences[i].adapter.withWaiters.add(fences[i]); changed.add(fences[i]); }
     if (this.trace.enabled) {
       this.trace.record('os', 'dxgkrnl', 'waiter added', {
@@ -574,7 +615,7 @@ export class Waits {
     if (!completion || completion.timeout !== event) return;
     this.counters.waitsTimedOut++;
     this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: completion.label, timeoutNs: completion.timeoutNs });
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     this.finish(completion, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
     this.refresh(changed);
   }
@@ -583,7 +624,7 @@ export class Waits {
    * Ends a waiter: the core retires it on each adapter it has blocks on (the fences whose heaps lost
    * a block go into `changed`), then its completion runs.
    */
-  private finish(completion: Completion, result: WaitResult, changed: Set<GlobalFence>): void {
+  private finish(completion: Completion, result: WaitResult, changed: Set<FenceKey>): void {
     if (this.completions[completion.id] !== completion) return;
     this.scheduler.cancel(completion.timeout);
     if (completion.others) for (const adapter of completion.others) this.retire(completion, adapter, changed);
@@ -626,7 +667,7 @@ export class Waits {
   private completionAt(id: number, keep = true): Completion | undefined {
     const short = this.short;
     if (!short.has(id)) return this.completions[id];
-    const fence = short.fence(id);
+    const fence = this.fenceOfWaiter(id);
     const completion: Completion = {
       id, sequence: short.sequence(id), label: short.label(id), mode: 'all', owner: short.owner(id),
       onComplete: short.callback(id), deferred: short.deferred(id), fences: fence, values: short.value(id), record: short.record(id), home: fence.adapter, others: undefined,
@@ -638,31 +679,43 @@ export class Waits {
     return completion;
   }
 
+  /** The GlobalFence of short waiter `id` (made from its row when the waiter names one: a path that needs the object). */
+  private fenceOfWaiter(id: number): GlobalFence {
+    const key = this.short.fence(id);
+    const fence = fenceKeyObject(key, this.handles.adapters);
+    if (fence === undefined) throw new Error(`internal: waiter ${id} waits on fence${keyCoreFence(key)}, which is gone`);
+    return fence;
+  }
+
   /** Retires the waiter's blocks on `adapter`; the fences whose heaps lost one go into `changed`. */
-  private retire(completion: Completion, adapter: OsAdapter, changed: Set<GlobalFence>): void {
+  private retire(completion: Completion, adapter: OsAdapter, changed: Set<FenceKey>): void {
     const core = adapter.core;
     let n = core.waiterRetire(completion.record);
     if (n < 0) n = check(n, `retiring waiter ${completion.label}`); // the message is built only on failure
     if (n === 0) return;
     const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
     for (let k = 0; k < n; k++) {
-      const fence = adapter.fences.get(words[k]);
-      if (fence) changed.add(fence);
+      const fence = fenceKeyAt(adapter, words[k]);
+      if (fence !== undefined) changed.add(fence);
     }
   }
 
   /**
    * Pops every waiter of `fence` satisfied by `currentValue` (the core's heap),
    * completing those whose condition now holds. Returns the entries satisfied.
+   * `fence` may be a row's key (src/os/fence-rows.ts): a row's waiters are short waiters, finished without its
+   * objects, and the key goes into `changed` as it is (refresh takes keys).
    */
-  satisfy(fence: GlobalFence, currentValue: bigint, changed: Set<GlobalFence>, operation?: OsOperation): number {
-    const adapter = fence.adapter;
+  satisfy(fence: FenceKey, currentValue: bigint, changed: Set<FenceKey>, operation?: OsOperation): number {
+    const row = typeof fence === 'number';
+    const adapter = row ? this.handles.adapters[fence % 8] : fence.adapter;
+    const coreFence = row ? Math.floor(fence / 8) : fence.coreFence;
     const core = adapter.core;
     const record = this.layout.out.satisfied;
     let total = 0;
     for (;;) {
-      let n = core.fenceSatisfy(fence.coreFence, currentValue, SATISFY_BATCH);
-      if (n < 0) n = check(n, `satisfying waiters of ${fence.label}`); // the message is built only on failure
+      let n = core.fenceSatisfy(coreFence, currentValue, SATISFY_BATCH);
+      if (n < 0) n = check(n, `satisfying waiters of ${row ? `fence${coreFence}` : fence.label}`); // the message is built only on failure
       if (n === 0) break;
       changed.add(fence);
       total += n;
@@ -691,7 +744,7 @@ export class Waits {
       }
       if (n < SATISFY_BATCH) break;
     }
-    if (core.fenceWaiterCount(fence.coreFence) === 0) adapter.withWaiters.delete(fence);
+    if (core.fenceWaiterCount(coreFence) === 0) adapter.withWaiters.deleteId(coreFence);
     return total;
   }
 
@@ -701,32 +754,52 @@ export class Waits {
    * UpdateMonitoredValues), then read CurrentValue again and satisfy what it
    * unblocks, until nothing changes.
    */
-  refresh(changed: Set<GlobalFence>, label?: string): void {
+  refresh(changed: Set<FenceKey>, label?: string): void {
     if (this.stepwise) { this.run(this.operationFor(label ?? 'MonitoredValue update')!, changed); return; }
+    const adapters = this.handles.adapters;
     let turns = 0;
     while (changed.size) {
       if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
       // This turn's fences, adapters in index order and each adapter's fences in core id order (no Map, no closure).
-      const list: GlobalFence[] = new Array(changed.size);
+      // A row's key stays a key (its fence stays a row); a key whose fence has its object by now is that object.
+      const list: FenceKey[] = new Array(changed.size);
       let listed = 0;
-      for (const fence of changed) {
-        if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
+      for (const key of changed) {
+        const fence = liveFenceKey(key, adapters);
+        if (fence === undefined) continue;
+        if (typeof fence === 'number') { if (adapters[fence % 8].state !== 'running') continue; }
+        else if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
         list[listed++] = fence;
       }
       list.length = listed;
       changed.clear();
-      if (list.length > 1) list.sort(byAdapterThenCoreId);
+      if (list.length > 1) {
+        list.sort(byAdapterThenCoreId);
+        // A row's key and its object (made since the key went in) are the same fence: once.
+        let kept = 1;
+        for (let k = 1; k < list.length; k++) if (list[k] !== list[kept - 1]) list[kept++] = list[k];
+        list.length = kept;
+      }
       for (let start = 0; start < list.length;) {
-        const adapter = list[start].adapter;
+        const adapter = keyAdapter(list[start], adapters);
+        const rows = rowsOf(adapter);
         let end = start + 1;
-        while (end < list.length && list[end].adapter === adapter) end++;
-        let batch: GlobalFence[] | undefined;
+        while (end < list.length && keyAdapter(list[end], adapters) === adapter) end++;
+        let batch: FenceKey[] | undefined;
         let values: bigint[] | undefined;
         for (let k = start; k < end; k++) {
           const fence = list[k];
-          if (fence.monitoredValueHeld) continue; // XA-03: held at 0
-          const target = this.monitoredTarget(fence);
-          if (target !== fence.monitoredValue) { (batch ??= []).push(fence); (values ??= []).push(target); }
+          let target: bigint, monitoredValue: bigint;
+          if (typeof fence === 'number') {
+            const coreFence = Math.floor(fence / 8);
+            target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
+            monitoredValue = rows!.monitoredValueOf(coreFence);
+          } else {
+            if (fence.monitoredValueHeld) continue; // XA-03: held at 0
+            target = this.monitoredTarget(fence);
+            monitoredValue = fence.monitoredValue;
+          }
+          if (target !== monitoredValue) { (batch ??= []).push(fence); (values ??= []).push(target); }
         }
         start = end;
         if (!batch) continue;
@@ -734,27 +807,53 @@ export class Waits {
         if (adapter.state !== 'running' || !this.resampleAfterUpdate) continue;
         // Resample: the driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
         for (const fence of batch) {
-          const current = fence.currentValue();
+          const current = this.currentValueOf(fence);
           if (this.satisfy(fence, current, changed) > 0 && this.trace.enabled) {
-            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: fence.label, currentValue: current });
+            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: this.labelOf(fence), currentValue: current });
           }
         }
       }
     }
   }
 
-  /** DxgkDdiUpdateMonitoredValues for `fences` of one adapter, and the OS's record of what each is now. */
-  updateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): void {
+  /** CurrentValue of a fence or a row (GlobalFence.currentValue: a row is a native fence, read as it is). */
+  currentValueOf(fence: FenceKey): bigint {
+    if (typeof fence !== 'number') return fence.currentValue();
+    return asU64(this.handles.adapters[fence % 8].core.cpuReadCurrentValue(Math.floor(fence / 8)));
+  }
+
+  /** The fence's name for people (GlobalFence.label: a row has no name, so `fence<core id>`). */
+  labelOf(fence: FenceKey): string { return typeof fence === 'number' ? `fence${Math.floor(fence / 8)}` : fence.label; }
+
+  /**
+   * DxgkDdiUpdateMonitoredValues for `fences` of one adapter (objects, or rows' keys), and the OS's record of what
+   * each is now (a row's in its row, src/os/fence-rows.ts).
+   */
+  updateMonitoredValues(adapter: OsAdapter, fences: FenceKey[], values: bigint[]): void {
     const pending = this.callUpdateMonitoredValues(adapter, fences, values);
     // A driver that performs it in steps: all of them now (this caller runs it whole).
     if (pending) while (!this.port.continueDdi(pending));
-    for (let i = 0; i < fences.length; i++) fences[i].monitoredValue = values[i];
+    this.recordMonitoredValues(adapter, fences, values);
   }
 
-  private callUpdateMonitoredValues(adapter: OsAdapter, fences: GlobalFence[], values: bigint[]): PendingDdi | undefined {
+  /** The OS's record of each fence's MonitoredValue after the DDI returned: the object's field, or the row's. */
+  private recordMonitoredValues(adapter: OsAdapter, fences: FenceKey[], values: bigint[]): void {
+    for (let i = 0; i < fences.length; i++) {
+      const fence = fences[i];
+      if (typeof fence !== 'number') { fence.monitoredValue = values[i]; continue; }
+      const coreFence = Math.floor(fence / 8), made = adapter.fences.peek(coreFence);
+      if (made !== undefined) made.monitoredValue = values[i]; // made into its objects meanwhile
+      else rowsOf(adapter)!.setMonitoredValue(coreFence, values[i]);
+    }
+  }
+
+  private callUpdateMonitoredValues(adapter: OsAdapter, fences: FenceKey[], values: bigint[]): PendingDdi | undefined {
+    const rows = rowsOf(adapter);
     return this.port.updateMonitoredValues(adapter.index, {
-      NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
-      MonitoredValueKernelCpuVa: fences.map((f) => f.kernelMvVa),
+      NumFences: fences.length,
+      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows!.globalHandleOf(Math.floor(f / 8)) : f.hGlobal)),
+      UpdatedValueArray: values,
+      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows!.kernelMvVa(Math.floor(f / 8)) : f.kernelMvVa)),
     });
   }
 
@@ -773,7 +872,7 @@ export class Waits {
    * Goes on with `operation` after the work of the event that started it (or joined it): the
    * NF-09 loop for `changed` (and the waiters satisfied so far), then `end`.
    */
-  run(operation: OsOperation, changed: Set<GlobalFence>, end?: OperationEnd): void {
+  run(operation: OsOperation, changed: Set<FenceKey>, end?: OperationEnd): void {
     for (const fence of changed) operation.changed.add(fence);
     if (end) operation.ends.push(end);
     if (!operation.event && !this.inStep) this.proceed(operation);
@@ -871,9 +970,12 @@ export class Waits {
   }
 
   /** One turn of the NF-09 loop: the changed native fences of running adapters, by adapter (index order), each adapter's by core id. */
-  private turnOf(changed: Set<GlobalFence>): { adapter: OsAdapter; fences: GlobalFence[] }[] {
+  private turnOf(changed: Set<FenceKey>): { adapter: OsAdapter; fences: GlobalFence[] }[] {
     const turn: { adapter: OsAdapter; fences: GlobalFence[] }[] = [];
-    for (const fence of changed) {
+    for (const key of changed) {
+      // In steps, a row's key is made into its objects (operations in steps take the general paths, which make them).
+      const fence = fenceKeyObject(key, this.handles.adapters);
+      if (fence === undefined || (typeof key === 'number' && changed.has(fence))) continue; // the key's object is in the set too
       if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
       let entry = turn.find((t) => t.adapter === fence.adapter);
       if (!entry) turn.push((entry = { adapter: fence.adapter, fences: [] }));
@@ -913,7 +1015,7 @@ export class Waits {
    * follows too (UINT64_MAX once no waiter is left, NF-02).
    */
   releaseWaitersOf(fence: GlobalFence, status: WaitStatus, keepFence = false): void {
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     if (!fence.destroyed) {
       for (const completion of this.waitersOf(fence)) this.finish(completion, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
     }
@@ -927,7 +1029,7 @@ export class Waits {
     for (const fence of [...adapter.withWaiters].sort((x, y) => x.coreFence - y.coreFence)) {
       if (!fence.destroyed) for (const completion of this.waitersOf(fence)) waiting.add(completion);
     }
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     for (const completion of [...waiting].sort((x, y) => x.sequence - y.sequence)) {
       this.finish(completion, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
     }
