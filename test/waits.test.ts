@@ -552,6 +552,29 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
     }
   });
 
+  it('NF-05 a GPU progress report naming a fence kept as a row (a signal, a passed wait) makes none of its objects; a queue blocked on it and a GPU rewind of it do', async () => {
+    const w = await world({ trace: true });
+    const { app, hDevice, machine } = w;
+    const [signalled, passed, blocking, rewound] = [0, 1, 2, 3].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    const queue = machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
+    const adapter = machine.os.adapters[0];
+    // The driver's reports of commands written behind the OS's back (no in-flight reference: the OS traces each as a fault).
+    const report = (hSyncObject: number, Operation: 'SIGNAL' | 'WAIT_PASSED' | 'WAIT_BLOCKED', Value: bigint, PreviousValue?: bigint) =>
+      machine.os.interrupts.onGpuProgress(adapter, { hQueue: queue.hHwQueue, QueueKind: 'HW_QUEUE', EngineOrdinal: 0, Operation, hSyncObject, Value, PreviousValue, GpuTimeNs: 0 });
+    report(signalled, 'SIGNAL', 1n, 0n);
+    report(passed, 'WAIT_PASSED', 0n);
+    expect([signalled, passed].map((h) => rowView(w, app, h).isRow)).toEqual([true, true]);
+    const unseen = machine.trace.find({ kind: 'fault', name: 'GPU executed a command the OS never saw submitted' });
+    expect(unseen.map((e) => e.args.hSyncObject)).toEqual([signalled, passed]); // the same fault as for a fence with objects
+    report(blocking, 'WAIT_BLOCKED', 5n);
+    expect(rowView(w, app, blocking).isRow).toBe(false);
+    expect(queue.gpu.blocked).toMatchObject({ local: { handle: blocking }, value: 5n });
+    report(rewound, 'SIGNAL', 2n, 7n);
+    expect(rowView(w, app, rewound).isRow).toBe(false);
+    expect(machine.trace.find({ kind: 'gpu', name: 'gpu rewind' }).map((e) => e.args)).toMatchObject([{ fence: globalOf(w, app, rewound).label, from: '7', to: '2' }]);
+  });
+
   it('NF-15 a fence kept as a row and closed while waited releases its waiters with OBJECT_DESTROYED; a device removal wakes the rest', async () => {
     const w = await world({ trace: false });
     const { app, hDevice, machine } = w;

@@ -247,10 +247,20 @@ export class Interrupts {
       context = this.os.contexts.byDriverHandle(adapter, report.hQueue);
       process = context?.device.process;
     }
-    let local: LocalFence | undefined;
+    let local: LocalFence | undefined, row: number | undefined;
     if (process && report.hSyncObject) {
-      const object = process.handles.get(report.hSyncObject) ?? process.closing.get(report.hSyncObject);
-      if (object?.kind === 'syncObject') local = object;
+      // A handle that names a row (src/os/fence-rows.ts) is reported by its core id, the objects not made: a GPU
+      // signal's or a passed wait's report needs no more. A queue blocked on it (the OS's picture keeps the handle) and
+      // a GPU rewind (traced with the fence's label) make them, as any lookup.
+      const token = process.handles.rowToken(report.hSyncObject);
+      const op = report.Operation;
+      if (token !== 0 && token % 8 === adapter.index && op !== 'WAIT_BLOCKED'
+          && !(op === 'SIGNAL' && report.PreviousValue !== undefined && report.Value < report.PreviousValue)) {
+        row = Math.floor(token / 8);
+      } else {
+        const object = process.handles.get(report.hSyncObject) ?? process.closing.get(report.hSyncObject);
+        if (object?.kind === 'syncObject') local = object;
+      }
     }
     if (queue) {
       const op = report.Operation;
@@ -260,7 +270,7 @@ export class Interrupts {
         if (queue.gpu.inRing > 0) queue.gpu.inRing--;
       }
     }
-    const progress: GpuProgress = { adapter, report, queue, context, local, fence: local?.global };
+    const progress: GpuProgress = { adapter, report, queue, context, local, fence: local?.global, row };
     this.os.lifetime.onProgress(progress);
     this.os.gpuRewinds.observe(progress);
     for (const listener of this.progressListeners) listener(progress);

@@ -626,9 +626,18 @@ export interface GpuProgress {
   /** The hardware queue or the kernel-mode context that executed the command (undefined: not one the OS made). */
   queue?: OsHwQueue;
   context?: OsContext;
-  /** The handle the command named, and its fence (waits, signals, fence writes; undefined when the handle is gone). */
+  /**
+   * The handle the command named, and its fence (waits, signals, fence writes; undefined when the handle is gone, or
+   * when it names a fence kept as a row: `row`).
+   */
   local?: LocalFence;
   fence?: GlobalFence;
+  /**
+   * The core id (on `adapter`) of the fence kept as a row whose handle the command named (src/os/fence-rows.ts): its
+   * objects are not made for a report (a signal, a passed wait); undefined otherwise. A row is a native fence of no
+   * cross-adapter group and no allocation use, so only the in-flight references (src/os/lifetime.ts) look at it.
+   */
+  row?: number;
 }
 
 // ── events, handles, processes ──
