@@ -73,6 +73,29 @@ describe('handle tables', () => {
     for (const h of live.slice(60)) expect(table.get(h)).toEqual(entry(h));
   });
 
+  it('NF-16 a lookup finds only a live handle value of the range: fractions, off-stride values, NaN, the range ends and past them are nobody', () => {
+    // The NT-handle shape (stride 4) above 2^30, where handles are not small integers, and a stride-1 range.
+    for (const [start, stride] of [[0x8000_0000 + 3 * 0x10_0000, 4], [0x4000_0000 + 3 * 0x10_0000, 1]] as const) {
+      const table = new HandleTable<{ handle: number }>(start, stride, 1024, 4);
+      const live: number[] = [];
+      for (let i = 0; i < 5; i++) { const h = table.allocate()!; table.set(h, entry(h)); live.push(h); }
+      expect(live[0]).toBe(start + stride);
+      for (const h of live) {
+        expect(table.get(h)).toEqual(entry(h));
+        expect(table.objectAt(h)).toEqual(entry(h));
+        expect(table.has(h)).toBe(true);
+      }
+      const nobody = [start, start - stride, start + stride * 1024, start + stride * 1025, start + 0.5, live[1] + 0.25, live[1] - 0.5,
+        NaN, Infinity, -Infinity, -live[1], 0];
+      if (stride > 1) nobody.push(live[1] + 1, live[1] + 2, live[1] + 3, live[1] - 1);
+      for (const h of nobody) {
+        expect(table.get(h), `get(${h})`).toBeUndefined();
+        expect(table.objectAt(h), `objectAt(${h})`).toBeUndefined();
+        expect(table.has(h), `has(${h})`).toBe(false);
+      }
+    }
+  });
+
   it('NF-16 a handle allocated and never handed out is not reported as closed', () => {
     const table = new HandleTable<{ handle: number }>(0, 1, 16, 4);
     const h = table.allocate()!;

@@ -10,7 +10,7 @@ import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import type { WasmMemory } from '../core/bindings.js';
 import * as v from '../base/validate.js';
-import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
+import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import { syncObjectOf, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
@@ -118,9 +118,9 @@ export class CpuSignals {
     // DxgkDdiUpdateCurrentValuesFromCpu for this one fence: the port hands it to the driver in the form it takes.
     if (fence.cvPhys !== lastKernelVa.of) { lastKernelVa.va = fence.kernelCvVa; lastKernelVa.of = fence.cvPhys; }
     this.os.port.updateOneCurrentValueFromCpu(adapter.index, fence.hGlobal, value, lastKernelVa.va);
-    // NF-02: the OS keeps MonitoredValue just below the fence's smallest waited value (UINT64_MAX with none, and
-    // a wait for UINT64_MAX keeps it one below), so only a value past it satisfies a waiter: with none nothing is read.
-    if (fence.monitoredValue !== UINT64_MAX) this.wakeAfterOne(fence);
+    // Only a fence with CPU waiters (adapter.withWaiters, as the general path asks: a bit test, not a 64-bit compare) has
+    // waiters to satisfy; with none nothing is read.
+    if (adapter.withWaiters.has(fence)) this.wakeAfterOne(fence);
     return true;
   }
 
@@ -135,7 +135,10 @@ export class CpuSignals {
     return true;
   }
 
-  /** signalOne's waiters, when the fence has some: those the new CurrentValue satisfies, if it passed MonitoredValue. */
+  /**
+   * signalOne's waiters, when the fence has some: those the new CurrentValue satisfies, if it passed MonitoredValue (NF-02:
+   * the OS keeps MonitoredValue just below the fence's smallest waited value, so only a value past it satisfies one).
+   */
   private wakeAfterOne(fence: GlobalFence): void {
     const current = fence.currentValue();
     if (current > fence.monitoredValue) {

@@ -116,9 +116,8 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   /** Shrinking is not tried again until the live count falls below this (the last try found two slots that would meet). */
   private shrinkBelow = Infinity;
   deferred: DeferredEntries<Entry> | undefined = undefined;
-  /** sequenceOf's arithmetic: log2(stride), stride − 1, and the first offset past the range (stride × space). */
+  /** sequenceOf's arithmetic: log2(stride) and the first offset past the range (stride × space). */
   private readonly strideShift: number;
-  private readonly strideMask: number;
   private readonly offsetEnd: number;
 
   constructor(
@@ -133,7 +132,6 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     if (!Number.isInteger(Math.log2(space)) || initialSlots > space) throw new RangeError(`handle table: space ${space} is not a power of two ≥ ${initialSlots}`);
     if (!Number.isInteger(Math.log2(stride)) || stride * space > 2 ** 31) throw new RangeError(`handle table: stride ${stride} is not a power of two with stride × space ≤ 2^31`);
     this.strideShift = Math.log2(stride);
-    this.strideMask = stride - 1;
     this.offsetEnd = stride * space;
     this.resize(initialSlots);
   }
@@ -144,11 +142,13 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   /** The sequence number of `handle`, or -1 when it is not a value of this table's range. */
   private sequenceOf(handle: number): number {
-    // Every CPU signal's and wait's lookup: shifts and masks (the stride is a power of two), no division. In range,
-    // `offset | 0` is offset itself exactly when it is an integer (NaN and fractions fail).
+    // Every CPU signal's and wait's lookup: shifts, no division (the stride is a power of two). In range (NaN fails the
+    // compare), the sequence shifted back is offset itself exactly when offset is a whole multiple of the stride: a
+    // fraction or a remainder is dropped by the shifts. (offset < stride × space ≤ 2^31: no shift overflows.)
     const offset = handle - this.rangeStart;
-    if (!(offset > 0 && offset < this.offsetEnd) || (offset | 0) !== offset || (offset & this.strideMask) !== 0) return -1;
-    return offset >>> this.strideShift;
+    if (!(offset > 0 && offset < this.offsetEnd)) return -1;
+    const sequence = offset >>> this.strideShift;
+    return (sequence << this.strideShift) === offset ? sequence : -1;
   }
 
   /** What slot `slot` holds: an object, a token, or undefined. */

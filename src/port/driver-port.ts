@@ -290,9 +290,31 @@ export class DriverPort {
    * argument of its own, seen by observers and traced as every DDI is. Counted as that DDI in every case.
    */
   updateOneCurrentValueFromCpu(adapterIndex: number, hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void {
+    // Only the driver's one-fence form, unwatched, is here; every other case is updateOneThroughArgument's. Kept small
+    // (V8 compiles a function into its caller only under a size in bytecode, counted whole, cold branches included).
     const a = this.adapters[adapterIndex];
-    const oneFence = a !== undefined && a.oneFenceBeside !== undefined && a.driver.updateCurrentValuesFromCpu === a.oneFenceBeside;
-    if (a === undefined || this.trace.enabled || this.observers.length !== 0 || (!oneFence && oneFenceArgumentBusy)) {
+    if (a === undefined || a.oneFenceBeside === undefined || a.driver.updateCurrentValuesFromCpu !== a.oneFenceBeside || this.trace.enabled || this.observers.length !== 0) {
+      this.updateOneThroughArgument(adapterIndex, hGlobalNativeFence, updatedValue, currentValueKernelCpuVa);
+      return;
+    }
+    a.fences[UPDATE_CURRENT_VALUES_SLOT]++;
+    a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
+    this.sequence++;
+    try {
+      (a.driver as KernelModeDriver & KernelModeDriverCpuSignal).updateOneCurrentValueFromCpu(hGlobalNativeFence, updatedValue, currentValueKernelCpuVa);
+    } catch (error) {
+      this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
+    }
+  }
+
+  /**
+   * updateOneCurrentValueFromCpu through the array form: watched (an observer, tracing) or for a missing adapter with an
+   * argument of its own; unwatched, to a driver without the one-fence form, with the reused argument (while no call
+   * holds it).
+   */
+  private updateOneThroughArgument(adapterIndex: number, hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void {
+    const a = this.adapters[adapterIndex];
+    if (a === undefined || this.trace.enabled || this.observers.length !== 0 || oneFenceArgumentBusy) {
       this.updateCurrentValuesFromCpu(adapterIndex, {
         NumFences: 1, NativeFenceArray: [hGlobalNativeFence], UpdatedValueArray: [updatedValue], CurrentValueKernelCpuVa: [currentValueKernelCpuVa],
         Flags: { AlwaysSignaled: false, NotificationOnly: false },
@@ -302,14 +324,6 @@ export class DriverPort {
     a.fences[UPDATE_CURRENT_VALUES_SLOT]++;
     a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
     this.sequence++;
-    if (oneFence) {
-      try {
-        (a.driver as KernelModeDriver & KernelModeDriverCpuSignal).updateOneCurrentValueFromCpu(hGlobalNativeFence, updatedValue, currentValueKernelCpuVa);
-      } catch (error) {
-        this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
-      }
-      return;
-    }
     const args = oneFenceArgument;
     args.NumFences = 1;
     args.NativeFenceArray[0] = hGlobalNativeFence;
