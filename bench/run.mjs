@@ -908,14 +908,21 @@ function slope(points) {
   return num / den;
 }
 
+/**
+ * Rounds of scaling.waiterAddRetire: each round runs every size once, the sizes' order rotating from round to round,
+ * and each size's figure is the median of its rounds. Run size by size (the runs before issue 14r: 5 repetitions at
+ * 10^4, 3 at 10^5, one at 10^6), a size's runs shared one stretch of the machine's load, and the one run at 10^6 was
+ * the figure: the fit moved with whatever ran beside it (10^4 once came out slower a wait than 10^5).
+ */
+const WAIT_SCALING_ROUNDS = QUICK ? 3 : 5;
+
 async function benchScaling() {
   const series = { fenceCreate: [], waiterAddRetire: [], gpuSignal: [] };
   for (const n of SCALING_SIZES) {
     const reps = n <= 1e4 ? 5 : n <= 1e5 ? 3 : 1;
-    const create = [], wait = [], gpu = [];
+    const create = [], gpu = [];
     for (let r = 0; r < reps; r++) {
       create.push(fenceMemory(n, false).nsPerFence * n / 1e6);
-      wait.push((await cpuWaitRun(seededValues(n, SEED + r))).ms);
       const rig = gpuRig(n, n);
       rig.run(n); // warm
       const runs = Math.max(1, Math.round(1e5 / n)); // small rings: several runs, so the clock sees milliseconds
@@ -924,10 +931,23 @@ async function benchScaling() {
       gpu.push(ms / runs);
     }
     series.fenceCreate.push({ n, totalMs: median(create) });
-    series.waiterAddRetire.push({ n, totalMs: median(wait) });
     series.gpuSignal.push({ n, totalMs: median(gpu) });
-    log(`  scaling n=${n}: create ${median(create).toFixed(1)} ms, waiters ${median(wait).toFixed(1)} ms, gpu signals ${median(gpu).toFixed(1)} ms`);
+    log(`  scaling n=${n}: create ${median(create).toFixed(1)} ms, gpu signals ${median(gpu).toFixed(1)} ms`);
   }
+  // The waits: warmed up at the first fitted size (the first timed runs at 10^4 otherwise ran code V8 was still
+  // optimizing), then in rounds over every size. Round r uses the values of seed SEED + r at each size, as before.
+  for (let k = 0; k < 2; k++) await cpuWaitRun(seededValues(SCALING_FIT_FROM, SEED - 1 - k));
+  const waits = SCALING_SIZES.map(() => []);
+  for (let round = 0; round < WAIT_SCALING_ROUNDS; round++) {
+    for (let k = 0; k < SCALING_SIZES.length; k++) {
+      const i = (k + round) % SCALING_SIZES.length;
+      waits[i].push((await cpuWaitRun(seededValues(SCALING_SIZES[i], SEED + round))).ms);
+    }
+  }
+  SCALING_SIZES.forEach((n, i) => {
+    series.waiterAddRetire.push({ n, totalMs: median(waits[i]), roundMs: waits[i] });
+    log(`  scaling n=${n}: waiters ${median(waits[i]).toFixed(1)} ms (median of ${waits[i].length} rounds: ${waits[i].map((ms) => ms.toFixed(1)).join(', ')})`);
+  });
   for (const [name, points] of Object.entries(series)) {
     for (const p of points) p.nsPerOp = p.totalMs * 1e6 / p.n;
     const fitted = points.filter((p) => p.n >= SCALING_FIT_FROM);

@@ -118,8 +118,7 @@ export class CpuSignals {
     // DxgkDdiUpdateCurrentValuesFromCpu for this one fence: the port hands it to the driver in the form it takes.
     if (fence.cvPhys !== lastKernelVa.of) { lastKernelVa.va = fence.kernelCvVa; lastKernelVa.of = fence.cvPhys; }
     this.os.port.updateOneCurrentValueFromCpu(adapter.index, fence.hGlobal, value, lastKernelVa.va);
-    // Only a fence with CPU waiters (adapter.withWaiters, as the general path asks: a bit test, not a 64-bit compare) has
-    // waiters to satisfy; with none nothing is read.
+    // Only a fence with CPU waiters has any to satisfy (a bit test, as the general path asks; no 64-bit compare).
     if (adapter.withWaiters.has(fence)) this.wakeAfterOne(fence);
     return true;
   }
@@ -135,10 +134,7 @@ export class CpuSignals {
     return true;
   }
 
-  /**
-   * signalOne's waiters, when the fence has some: those the new CurrentValue satisfies, if it passed MonitoredValue (NF-02:
-   * the OS keeps MonitoredValue just below the fence's smallest waited value, so only a value past it satisfies one).
-   */
+  /** signalOne's waiters: those the new CurrentValue satisfies, if it passed MonitoredValue (NF-02: only then can it). */
   private wakeAfterOne(fence: GlobalFence): void {
     const current = fence.currentValue();
     if (current > fence.monitoredValue) {

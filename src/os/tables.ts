@@ -142,9 +142,8 @@ export class HandleTable<Entry extends { readonly handle: number }> {
 
   /** The sequence number of `handle`, or -1 when it is not a value of this table's range. */
   private sequenceOf(handle: number): number {
-    // Every CPU signal's and wait's lookup: shifts, no division (the stride is a power of two). In range (NaN fails the
-    // compare), the sequence shifted back is offset itself exactly when offset is a whole multiple of the stride: a
-    // fraction or a remainder is dropped by the shifts. (offset < stride × space ≤ 2^31: no shift overflows.)
+    // Every CPU signal's and wait's lookup: shifts (the stride is a power of two). Shifted back, the sequence is offset
+    // itself only for a whole multiple of the stride (offset < 2^31: no overflow; NaN fails the range).
     const offset = handle - this.rangeStart;
     if (!(offset > 0 && offset < this.offsetEnd)) return -1;
     const sequence = offset >>> this.strideShift;

@@ -290,8 +290,7 @@ export class DriverPort {
    * argument of its own, seen by observers and traced as every DDI is. Counted as that DDI in every case.
    */
   updateOneCurrentValueFromCpu(adapterIndex: number, hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void {
-    // Only the driver's one-fence form, unwatched, is here; every other case is updateOneThroughArgument's. Kept small
-    // (V8 compiles a function into its caller only under a size in bytecode, counted whole, cold branches included).
+    // Small, so it compiles into its caller (V8 counts a callee's whole bytecode): every other case is the next method's.
     const a = this.adapters[adapterIndex];
     if (a === undefined || a.oneFenceBeside === undefined || a.driver.updateCurrentValuesFromCpu !== a.oneFenceBeside || this.trace.enabled || this.observers.length !== 0) {
       this.updateOneThroughArgument(adapterIndex, hGlobalNativeFence, updatedValue, currentValueKernelCpuVa);
@@ -307,11 +306,7 @@ export class DriverPort {
     }
   }
 
-  /**
-   * updateOneCurrentValueFromCpu through the array form: watched (an observer, tracing) or for a missing adapter with an
-   * argument of its own; unwatched, to a driver without the one-fence form, with the reused argument (while no call
-   * holds it).
-   */
+  /** updateOneCurrentValueFromCpu in the array form (watched or no adapter: an argument of its own; else the reused one). */
   private updateOneThroughArgument(adapterIndex: number, hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void {
     const a = this.adapters[adapterIndex];
     if (a === undefined || this.trace.enabled || this.observers.length !== 0 || oneFenceArgumentBusy) {
