@@ -441,3 +441,85 @@ describe('lost wakeups the seeded random test found', () => {
   });
 });
 
+
+// Issue 14q: a fence kept as a row (src/os/fence-rows.ts) is submitted through its handle without its objects being
+// made; its in-flight references are counted by the adapter's RowReferences (src/os/objects.ts) until something
+// needs the objects, which then take the counts over.
+describe('in-flight references of fences kept as rows', () => {
+  type Rows = { live: number };
+  const rowsLeft = (machine: Awaited<ReturnType<typeof world>>['machine']) => (machine.os.adapters[0].fences.deferred as unknown as Rows).live;
+
+  async function blockedSignal() {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const gate = app.createNativeFence({ hDevice, name: 'gate' }); // named: an object from the start
+    const row = app.createNativeFence({ hDevice });
+    const coreFence = app.kernel.handles.rowToken(row.hSyncObject) >>> 3;
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    const list = app.createCommandList().wait(gate.hSyncObject, 1).signal(row.hSyncObject, 5);
+    const rowsBefore = rowsLeft(machine);
+    app.submit({ hHwQueue: q.hHwQueue, commands: list });
+    machine.run(); // the queue blocks on gate: the signal stays in flight
+    return { ...w, gate, row, coreFence, q, rowsBefore };
+  }
+
+  it('NF-15 a signal submitted through a fence kept as a row holds it in flight without making its objects; the row counts it', async () => {
+    const { app, machine, row, coreFence, gate, rowsBefore } = await blockedSignal();
+    const references = machine.os.adapters[0].rowReferences;
+    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(true);
+    expect(rowsLeft(machine)).toBe(rowsBefore); // no row made into objects by submit or by the blocked run
+    expect(references.inFlight(coreFence)).toBe(1);
+    expect(machine.stuck().queues.map((q) => q.queuedSignals)).toEqual([[{ fence: `fence${coreFence}`, value: 5n }]]);
+    // LOG-08's queued records name the handle and the fence as before (the progress fence is off).
+    expect(machine.os.logs.queued.map((e) => [e.kind, e.fence, e.hSyncObject])).toEqual([['wait', 'gate', gate.hSyncObject], ['signal', `fence${coreFence}`, row.hSyncObject]]);
+    app.signal({ objects: [gate.hSyncObject], values: [1n] });
+    machine.run();
+    expect(app.readMapping(row.mapping.CurrentValueCpuVa)).toBe(5n);
+    expect(references.inFlight(coreFence)).toBe(0);
+  });
+
+  it('NF-15 a row that is looked up while its signal is in flight takes its counts over: inspectFence sees the signal until it ran', async () => {
+    const { app, machine, row, coreFence, gate, rowsBefore } = await blockedSignal();
+    const references = machine.os.adapters[0].rowReferences;
+    expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ gpuSignalsInFlight: 1, gpuWaitsInFlight: 0 });
+    expect(rowsLeft(machine)).toBe(rowsBefore - 1); // the inspection made it
+    expect(references.inFlight(coreFence)).toBe(0); // moved to the objects
+    expect(references.adopted.size).toBe(1);
+    app.signal({ objects: [gate.hSyncObject], values: [1n] });
+    machine.run();
+    expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ currentValue: 5n, gpuSignalsInFlight: 0 });
+    expect(references.adopted.size).toBe(0); // drained: the core id names nothing in flight any more
+  });
+
+  it('NF-15 a row closed while its signal is in flight: the close is deferred, storage kept and not reused, Close and Destroy after the signal ran', async () => {
+    const w = await blockedSignal();
+    const { app, hDevice, machine, row, coreFence, gate } = w;
+    app.destroySynchronizationObject(row.hSyncObject);
+    expect(machine.summary().os.deferredCloses).toBe(1);
+    expect(machine.trace.find({ kind: 'os', name: 'handle closed; close deferred while GPU commands name it' })).toHaveLength(1);
+    const fresh = app.createNativeFence({ hDevice, initialValue: 7n });
+    expect(app.kernel.handles.rowToken(fresh.hSyncObject) >>> 3).not.toBe(coreFence); // its slot is still the GPU's
+    const before = ddiCalls(machine, 'DxgkDdiDestroyNativeFence').length;
+    app.signal({ objects: [gate.hSyncObject], values: [1n] });
+    machine.run();
+    const names = machine.trace.events.filter((e) => (e.kind === 'gpu' && e.name === 'signal') || (e.kind === 'ddi' && /^DxgkDdi(Close|Destroy)NativeFence$/.test(e.name))).map((e) => e.name);
+    expect(names.slice(-3)).toEqual(['signal', 'DxgkDdiCloseNativeFence', 'DxgkDdiDestroyNativeFence']);
+    expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence').length).toBe(before + 1);
+    expect(app.readMapping(fresh.mapping.CurrentValueCpuVa)).toBe(7n); // never written through
+    expect(machine.os.adapters[0].rowReferences.adopted.size).toBe(0);
+  });
+
+  it('NF-15 signals through rows that run in core stretches leave every fence a row: nothing looks them up', async () => {
+    const { app, hDevice, machine } = await world({ trace: false });
+    const fences = Array.from({ length: 64 }, () => app.createNativeFence({ hDevice }));
+    const rowsBefore = rowsLeft(machine);
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    const list = app.createCommandList();
+    for (const f of fences) list.signal(f.hSyncObject, 3);
+    app.submit({ hHwQueue: q.hHwQueue, commands: list });
+    machine.run();
+    expect(rowsLeft(machine)).toBe(rowsBefore);
+    expect(fences.map((f) => app.readMapping(f.mapping.CurrentValueCpuVa))).toEqual(fences.map(() => 3n));
+    expect(fences.every((f) => machine.os.adapters[0].rowReferences.inFlight(app.kernel.handles.rowToken(f.hSyncObject) >>> 3) === 0)).toBe(true);
+  });
+});

@@ -114,8 +114,10 @@ describe('the npm package', () => {
     // bundles, its sources and docs); 5.47 MB before issue 14m's third stage (a short waiter's label and owner as one
     // shared pair: a few KB, the code in each of the three bundles, its sources and docs); 5.48 MB before issue 14p's waits
     // on fences kept as rows (the waits, their satisfaction and MonitoredValue by a row's key, their comments: about 55 KB,
+    // the code in each of the three bundles, its sources, declarations and docs); 5.56 MB before issue 14q's
+    // in-flight references through rows (RowReferences, the list check's row path, the queued records' handles: about 40 KB,
     // the code in each of the three bundles, its sources, declarations and docs).
-    expect(packed!.unpackedSize).toBeLessThan(5_560_000);
+    expect(packed!.unpackedSize).toBeLessThan(5_620_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -35,7 +35,7 @@ import { Interrupts, type InterruptEnd } from './interrupts.js';
 import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
-import { FencesWithWaiters, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
+import { FencesWithWaiters, RowReferences, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import { FenceTable, RecentValues, ValueTable } from './tables.js';
 import { IntMap } from '../base/int-map.js';
 import { Resets } from './resets.js';
@@ -174,7 +174,7 @@ export class Dxgkrnl {
    * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
    * CAP-02. Throws when the driver breaks it.
    */
-  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices'>,
+  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rowReferences'>,
                driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
     this.port.attach({
@@ -212,6 +212,7 @@ export class Dxgkrnl {
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined,
       fences, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),
+      rowReferences: new RowReferences(),
     };
     this.adapters.push(full);
     return full;

@@ -147,13 +147,15 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
       (bits & SYSTEM_MAPPED) !== 0 ? adapter.systemPages : undefined, undefined);
     global.hGlobal = words[at + 1];
     if (coreFence < this.monitored.length) { global.monitoredValue = this.monitored[coreFence] ^ UINT64_MAX; this.monitored[coreFence] = 0n; }
+    let local: LocalFence | undefined;
     if (handle !== 0) {
-      const local = this.made = new LocalFence(device.process, handle, global, device, (words[at + 1] + this.localDelta!) >>> 0);
+      local = this.made = new LocalFence(device.process, handle, global, device, (words[at + 1] + this.localDelta!) >>> 0);
       global.locals.add(local);
       device.process.handles.set(handle, local); // the row still names the handle here
     }
     words.fill(0, at, at + WORDS);
     adapter.fences.set(coreFence, global);
+    adapter.rowReferences.adopt(coreFence, global, local); // GPU commands in flight through the row's handle
     if (--this.live === 0 && words.length > 8 * WORDS) { this.words = new Uint32Array(8 * WORDS); this.devices = []; this.localDelta = undefined; this.monitored = new BigUint64Array(0); }
     return global;
   }

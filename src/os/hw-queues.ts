@@ -18,13 +18,14 @@ import { HWQUEUE_PRIVATE_DRIVER_DATA_BYTES, UMD_OP_WORK as OP_WORK } from '../dd
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
-import { UINT64_MAX, hex } from '../base/wddm.js';
+import { SYNC_FLAG_BITS, UINT64_MAX, hex } from '../base/wddm.js';
 import { CommandList, MAX_SUBMISSION_COMMANDS, SubmissionCommands } from './command-list.js';
 import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
-import { FenceCommandList, OP_SIGNAL, OP_WAIT, QueueReferences, requireRunning, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
+import type { AdapterFenceRows } from './fence-rows.js';
+import { FenceCommandList, OP_SIGNAL, OP_WAIT, QueueReferences, fenceLabel, pageVa, requireRunning, type FenceReference, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
 
 /** What hardware queues use of the rest of the OS (the OS wires it). */
 export interface HwQueuesEnvironment {
@@ -216,7 +217,10 @@ export class HwQueues {
     out.handles.set(handles.subarray(0, count));
     out.count = count;
     const gpuVas = out.gpuVas;
-    let lastLocal: LocalFence | undefined;
+    const adapter = queue.device.adapter;
+    // What the run's commands name: a LocalFence, or the core id of a row (src/os/fence-rows.ts), whose checks and
+    // GPU VA come from the row and the core, so that submitting through it makes no object (FenceReference).
+    let lastFence: FenceReference | undefined;
     let lastGpuVa = 0n;
     let lastHandle = -1, lastOp = -1; // -1: no handle yet (a u32 column never holds it)
     // A run at a time: the commands naming one handle with one op in a row share the checks and the GPU VA.
@@ -236,16 +240,26 @@ export class HwQueues {
       while (end < count && handles[end] === handle && ops[end] === code) end++;
       const op = code === OP_WAIT ? 'wait' : 'signal';
       if (handle !== lastHandle || code !== lastOp) {
-        const local = handle === lastHandle ? lastLocal! : this.os.handles.resolve(process, handle, 'syncObject', `commands[${i}].${op}.hSyncObject`);
-        checkFenceCommand(queue, local, op, i);
-        if (local !== lastLocal) { lastLocal = local; lastGpuVa = local.cvGpuVa; }
+        const token = process.handles.rowToken(handle);
+        const coreFence = token !== 0 ? rowCommandFence(adapter, token, code) : -1;
+        let fence: FenceReference;
+        if (coreFence >= 0) fence = coreFence;
+        else {
+          const local = handle === lastHandle && typeof lastFence === 'object' ? lastFence : this.os.handles.resolve(process, handle, 'syncObject', `commands[${i}].${op}.hSyncObject`);
+          checkFenceCommand(queue, local, op, i);
+          fence = local;
+        }
+        if (fence !== lastFence) {
+          lastFence = fence;
+          lastGpuVa = typeof fence === 'number' ? pageVa(process.gpuMappings.get(adapter.index), adapter.core.fenceCurrentValueAddress(fence)) : fence.cvGpuVa;
+        }
         lastHandle = handle;
         lastOp = code;
       }
       if (end - i < 16) for (let k = i; k < end; k++) gpuVas[k] = lastGpuVa;
       else gpuVas.fill(lastGpuVa, i, end);
-      references.pushRange(lastLocal!, code, values, i, end);
-      if (tracing) for (let k = i; k < end; k++) described.push(`${op}(${lastLocal!.global.label}, ${values[k]})`);
+      references.pushRange(lastFence!, handle, code, values, i, end);
+      if (tracing) for (let k = i; k < end; k++) described.push(`${op}(${fenceLabel(lastFence!)}, ${values[k]})`);
       i = end;
     }
   }
@@ -256,7 +270,12 @@ export class HwQueues {
    */
   submitted(plan: SubmissionPlan): { progressValue?: bigint } {
     const { queue, references, progressValue } = plan;
-    for (let r = 0; r < references.runCount; r++) references.runLocals[r].usedByGpu = true;
+    const rows = queue.device.adapter.rowReferences;
+    for (let r = 0; r < references.runCount; r++) {
+      const fence = references.runLocals[r];
+      if (typeof fence === 'number') rows.markUsed(fence);
+      else fence.usedByGpu = true;
+    }
     queue.gpu.inRing += plan.commands.count;
     this.os.lifetime.submitted(queue, references);
     this.os.logs.recordQueued(queue, references);
@@ -272,6 +291,19 @@ function tampered(i: number, what: string): WddmError {
   return new WddmError('INVALID_PARAMETER', `commands[${i}] holds ${what}, which no recording method writes: the command list's columns were written around signal() / wait() / work(); reset() it and record again`,
     { parameter: `commands[${i}]`, expected: 'a command recorded by the list\'s methods' });
 }
+
+/**
+ * The core id of the row a handle's `token` names when a wait or signal (`code`) through it passes checkFenceCommand's
+ * checks on `adapter` (a row is a native fence: its adapter and flags are what is left to check); -1 when it does not
+ * (the caller then takes the object path, which throws the error).
+ */
+function rowCommandFence(adapter: OsAdapter, token: number, code: number): number {
+  if (token % 8 !== adapter.index) return -1;
+  const coreFence = Math.floor(token / 8);
+  const flags = (adapter.fences.deferred as AdapterFenceRows).flagsOf(coreFence);
+  return (flags & (code === OP_WAIT ? NO_WAIT : NO_SIGNAL)) === 0 ? coreFence : -1;
+}
+const NO_WAIT = 1 << SYNC_FLAG_BITS.noWait, NO_SIGNAL = 1 << SYNC_FLAG_BITS.noSignal;
 
 /** What a wait or signal through `local` must be on `queue` (the same for every command of a run of one handle and op). */
 function checkFenceCommand(queue: OsHwQueue, local: LocalFence, op: 'wait' | 'signal', i: number): void {

@@ -35,7 +35,7 @@
 
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
-import { OP_SIGNAL, OP_WAIT, type FenceCommandList, type GlobalFence, type GpuProgress, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue, type QueueReferences } from './objects.js';
+import { OP_SIGNAL, OP_WAIT, type FenceCommandList, type FenceReference, type GlobalFence, type GpuProgress, type InFlightCommand, type LocalFence, type OsAdapter, type OsHwQueue, type QueueReferences, type RowReferences } from './objects.js';
 import type { Waits } from './waits.js';
 
 export type { InFlightCommand, QueueReferences };
@@ -87,39 +87,58 @@ export class FenceLifetime {
   /** The UMD wrote these commands to the queue's ring: each one holds its fence (counted a run of one handle and op at a time). */
   submitted(queue: OsHwQueue, commands: FenceCommandList): void {
     queue.references.pushAll(commands);
+    const rows = queue.device.adapter.rowReferences;
     const { runLocals, runOps, runEnds } = commands;
-    for (let r = 0, start = 0; r < commands.runCount; start = runEnds[r], r++) this.take(runLocals[r], runOps[r], runEnds[r] - start);
+    for (let r = 0, start = 0; r < commands.runCount; start = runEnds[r], r++) this.take(rows, runLocals[r], runOps[r], runEnds[r] - start);
   }
 
-  /** Commands of `queue` not yet executed that name fences, oldest first (records made from the columns on each call). */
+  /**
+   * Commands of `queue` not yet executed that name fences, oldest first (records made from the columns on each call;
+   * a row a command names is made into its objects here: a diagnostic's path, not the GPU's).
+   */
   pending(queue: OsHwQueue): readonly InFlightCommand[] {
-    return queue.references.toRecords(queue.references.head);
+    const adapter = queue.device.adapter;
+    return queue.references.toRecords(queue.references.head, (fence) => localOfReference(adapter, fence));
   }
 
-  /** `count` commands `op` through `local` were submitted. */
-  private take(local: LocalFence, op: number, count: number): void {
-    local.gpuReferences += count;
-    const global = local.global;
+  /** `count` commands `op` through `fence` were submitted (a row's are counted by its adapter's RowReferences). */
+  private take(rows: RowReferences, fence: FenceReference, op: number, count: number): void {
+    if (typeof fence === 'number') { rows.take(fence, op, count); return; }
+    fence.gpuReferences += count;
+    const global = fence.global;
     if (op === OP_WAIT) global.gpuWaitsInFlight += count;
     else global.gpuSignalsInFlight += count;
   }
 
-  /** Releases `count` references `op` through `local`; returns true when they were the last ones of a closing local. */
-  private release(local: LocalFence, op: number, count: number): boolean {
+  /** Releases `count` references `op` through `fence`; returns its LocalFence when they were the last ones of a closing handle. */
+  private release(rows: RowReferences, fence: FenceReference, op: number, count: number): LocalFence | undefined {
+    let local: LocalFence;
+    if (typeof fence === 'number') {
+      const adopted = rows.adopted.get(fence);
+      if (adopted === undefined) { rows.release(fence, op, count); return undefined; } // still a row: only counts
+      local = adopted;
+    } else {
+      local = fence;
+    }
     local.gpuReferences -= count;
     const global = local.global;
     if (op === OP_WAIT) global.gpuWaitsInFlight -= count;
     else global.gpuSignalsInFlight -= count;
     if (global.destroyPending && op === OP_SIGNAL) this.toCheck.add(global);
-    return local.gpuReferences === 0 && local.closing;
+    if (local.gpuReferences !== 0) return undefined;
+    // No command names the handle any more: neither as its row's core id (whose id may be another fence's later).
+    if (rows.adopted.size !== 0 && rows.adopted.get(global.coreFence) === local) rows.adopted.delete(global.coreFence);
+    return local.closing ? local : undefined;
   }
 
   /** Releases the queue's commands [head, to), a run at a time; the closing locals they drained go to `finished`. */
-  private releaseTo(refs: QueueReferences, to: number, finished?: LocalFence[]): void {
+  private releaseTo(queue: OsHwQueue, to: number, finished?: LocalFence[]): void {
+    const refs = queue.references, rows = queue.device.adapter.rowReferences;
     const { runLocals, runOps, runEnds } = refs;
     for (let r = refs.runHead, at = refs.head; at < to; r++) {
       const end = Math.min(runEnds[r], to);
-      if (this.release(runLocals[r], runOps[r], end - at)) finished?.push(runLocals[r]);
+      const drained = this.release(rows, runLocals[r], runOps[r], end - at);
+      if (drained !== undefined) finished?.push(drained);
       at = end;
     }
   }
@@ -135,14 +154,17 @@ export class FenceLifetime {
     }
     if (operation !== 'WAIT_PASSED' && operation !== 'WAIT_UNBLOCKED' && operation !== 'SIGNAL') return;
     if (!queue) return; // a kernel-mode context, or a queue the OS did not create
-    const refs = queue.references;
+    const refs = queue.references, rows = queue.device.adapter.rowReferences;
     const op = operation === 'SIGNAL' ? OP_SIGNAL : OP_WAIT;
     // The GPU executes a ring in order, so the step is normally the oldest reference.
     const { runLocals, runOps, runEnds, values, length } = refs;
     let at = refs.head, r = refs.runHead;
     for (; at < length; at++) {
       if (runEnds[r] <= at) r++;
-      if (runOps[r] === op && runLocals[r] === local && values[at] === report.Value) break;
+      if (runOps[r] !== op || values[at] !== report.Value) continue;
+      const fence = runLocals[r];
+      // A row's core id: the report's handle resolved to the LocalFence it was made into.
+      if (fence === local || (typeof fence === 'number' && local !== undefined && rows.adopted.get(fence) === local)) break;
     }
     if (at === length) {
       // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.
@@ -154,7 +176,8 @@ export class FenceLifetime {
     const executed = runLocals[r];
     if (at !== refs.head) refs.remove(at);
     else refs.advance(1);
-    if (this.release(executed, op, 1)) { this.toFinish.push(executed); this.scheduleFinish(); }
+    const drained = this.release(rows, executed, op, 1);
+    if (drained !== undefined) { this.toFinish.push(drained); this.scheduleFinish(); }
     if (this.toCheck.size) this.scheduleCheck();
   }
 
@@ -172,7 +195,7 @@ export class FenceLifetime {
       this.trace.record('fault', 'dxgkrnl', 'GPU executed a command the OS never saw submitted', { queue: queue.label, commands: fenceCommands });
     }
     const last = Math.min(end, refs.length);
-    this.releaseTo(refs, last);
+    this.releaseTo(queue, last);
     refs.advance(last - refs.head);
   }
 
@@ -180,7 +203,7 @@ export class FenceLifetime {
   queueGone(queue: OsHwQueue): void {
     const refs = queue.references;
     const finished: LocalFence[] = [];
-    this.releaseTo(refs, refs.length, finished);
+    this.releaseTo(queue, refs.length, finished);
     refs.clear();
     for (const local of finished) this.finish(local);
     if (this.toCheck.size) this.scheduleCheck();
@@ -312,7 +335,7 @@ export class FenceLifetime {
           const { runLocals, runOps, runEnds, values, head, runHead, length } = queue.references;
           for (let r = runHead, at = head; at < length; r++) {
             const end = runEnds[r];
-            if (runOps[r] === OP_SIGNAL && runLocals[r].global.cvPhys === word) {
+            if (runOps[r] === OP_SIGNAL && cvPhysOfReference(adapter, runLocals[r]) === word) {
               for (; at < end; at++) if (values[at] >= value) return true;
             }
             at = end;
@@ -322,6 +345,21 @@ export class FenceLifetime {
     }
     return false;
   }
+}
+
+/** The CurrentValue word of the fence an in-flight command names (a row's from the core: no object made). */
+function cvPhysOfReference(adapter: OsAdapter, fence: FenceReference): number {
+  return typeof fence === 'number' ? adapter.core.fenceCurrentValueAddress(fence) : fence.global.cvPhys;
+}
+
+/** The LocalFence an in-flight command names on `adapter`: a row's is made from it (a slow path) or was adopted. */
+function localOfReference(adapter: OsAdapter, fence: FenceReference): LocalFence {
+  if (typeof fence !== 'number') return fence;
+  const rows = adapter.rowReferences;
+  let local = rows.adopted.get(fence);
+  if (local === undefined) { adapter.fences.get(fence); local = rows.adopted.get(fence); }
+  if (local === undefined) throw new Error(`internal: an in-flight command names fence${fence} of "${adapter.name}", which has neither a row nor an adopted handle`);
+  return local;
 }
 
 /** FenceLifetime.lateReleases: closing locals and destroy-pending fences, dropped once their flag is down. */

@@ -62,7 +62,7 @@ import { KERNEL_VA_BASE, VIDSCHCAPS, hex } from '../base/wddm.js';
 import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
-import { OP_WAIT, requireRunning, type FenceCommandList, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
+import { OP_WAIT, fenceLabel, requireRunning, type FenceCommandList, type FenceReference, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
 import type { Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
@@ -550,7 +550,9 @@ export class NativeFenceLogs {
  */
 class QueuedRecords {
   private queues: OsHwQueue[] = [];
-  private locals: LocalFence[] = [];
+  /** What each command named (a row's core id: no object made, FenceReference) and through which handle. */
+  private locals: FenceReference[] = [];
+  private handles = new Uint32Array(0);
   private ops = new Uint8Array(0);
   private values = new BigUint64Array(0);
   private times = new Float64Array(0);
@@ -568,11 +570,11 @@ class QueuedRecords {
     this.dropped += first;
     if (first === count) return;
     if (this.kept + count - first > this.ops.length && this.ops.length < this.limit) this.grow(Math.min(this.limit, this.kept + count - first));
-    const { runLocals, runOps, runEnds, values } = commands;
+    const { runLocals, runHandles, runOps, runEnds, values } = commands;
     const capacity = this.ops.length;
     // Each run's records go to the ring a contiguous stretch of slots at a time (filled, not one by one).
     for (let r = 0, at = 0; r < commands.runCount; r++) {
-      const local = runLocals[r], op = runOps[r], end = runEnds[r];
+      const local = runLocals[r], handle = runHandles[r], op = runOps[r], end = runEnds[r];
       if (end <= first) { at = end; continue; }
       for (at = Math.max(at, first); at < end;) {
         let slot: number, room: number;
@@ -590,6 +592,7 @@ class QueuedRecords {
           for (let k = 0; k < room; k++) {
             this.queues[slot + k] = queue;
             this.locals[slot + k] = local;
+            this.handles[slot + k] = handle;
             this.ops[slot + k] = op;
             this.values[slot + k] = values[at + k];
             this.times[slot + k] = cpuTimeNs;
@@ -597,6 +600,7 @@ class QueuedRecords {
         } else {
           this.queues.fill(queue, slot, slot + room);
           this.locals.fill(local, slot, slot + room);
+          this.handles.fill(handle, slot, slot + room);
           this.ops.fill(op, slot, slot + room);
           this.values.set(values.subarray(at, at + room), slot);
           this.times.fill(cpuTimeNs, slot, slot + room);
@@ -619,17 +623,18 @@ class QueuedRecords {
     this.dropped += skip;
     const old = this.ops.length;
     // Every slot exists (fill() writes only existing ones); those past `keep` hold no record yet.
-    const queues = new Array<OsHwQueue>(capacity).fill(undefined as unknown as OsHwQueue), locals = new Array<LocalFence>(capacity).fill(undefined as unknown as LocalFence);
-    const ops = new Uint8Array(capacity), values = new BigUint64Array(capacity), times = new Float64Array(capacity);
+    const queues = new Array<OsHwQueue>(capacity).fill(undefined as unknown as OsHwQueue), locals = new Array<FenceReference>(capacity).fill(undefined as unknown as FenceReference);
+    const handles = new Uint32Array(capacity), ops = new Uint8Array(capacity), values = new BigUint64Array(capacity), times = new Float64Array(capacity);
     for (let i = 0; i < keep; i++) {
       const slot = (this.start + skip + i) % old;
       queues[i] = this.queues[slot];
       locals[i] = this.locals[slot];
+      handles[i] = this.handles[slot];
       ops[i] = this.ops[slot];
       values[i] = this.values[slot];
       times[i] = this.times[slot];
     }
-    this.queues = queues; this.locals = locals; this.ops = ops; this.values = values; this.times = times;
+    this.queues = queues; this.locals = locals; this.handles = handles; this.ops = ops; this.values = values; this.times = times;
     this.start = 0;
     this.kept = keep;
   }
@@ -639,10 +644,11 @@ class QueuedRecords {
     const capacity = this.ops.length;
     for (let i = 0; i < this.kept; i++) {
       const slot = (this.start + i) % capacity;
-      const queue = this.queues[slot], local = this.locals[slot], adapter = queue.device.adapter, fence = local.global;
+      const queue = this.queues[slot], fence = this.locals[slot], adapter = queue.device.adapter;
       out.push({
         adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: this.ops[slot] === OP_WAIT ? 'wait' : 'signal',
-        hSyncObject: local.handle, fence: fence.label, coreFence: fence.coreFence, value: this.values[slot], cpuTimeNs: this.times[slot],
+        hSyncObject: this.handles[slot], fence: fenceLabel(fence), coreFence: typeof fence === 'number' ? fence : fence.global.coreFence,
+        value: this.values[slot], cpuTimeNs: this.times[slot],
       });
     }
     return out;

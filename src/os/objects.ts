@@ -71,6 +71,8 @@ export interface OsAdapter {
   /** Fences that currently have CPU waiters (scanned on a no-list interrupt): a bit per core id. */
   withWaiters: FencesWithWaiters;
   devices: Set<OsDevice>;
+  /** GPU commands in flight through the handles of fences kept as rows, by core id (src/os/lifetime.ts). */
+  rowReferences: RowReferences;
 }
 
 /** Does the adapter's GPU write only 32 bits atomically (DXGK_VIDSCHCAPS::No64BitAtomics)? */
@@ -313,7 +315,7 @@ export class GlobalFence extends FenceLocals {
 }
 
 /** The VA of `phys` through a page mapping table (physical page → { va }); 0n when its page is not mapped. */
-function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
+export function pageVa(pages: ReadonlyMap<number, { va: bigint }> | undefined, phys: number): bigint {
   const mapping = pages?.get(phys & ~0xfff);
   return mapping === undefined ? 0n : mapping.va + BigInt(phys & 0xfff);
 }
@@ -424,13 +426,25 @@ export interface InFlightCommand {
 export const OP_WAIT = 0;
 export const OP_SIGNAL = 1;
 
+/**
+ * What an in-flight command names: the LocalFence of the handle it was written through, or, for a handle of a fence
+ * still kept as a row (src/os/fence-rows.ts: no object made), the row's core id on the queue's adapter (a row has one
+ * handle). Submitting through a row makes no object; its references are counted in the adapter's RowReferences.
+ */
+export type FenceReference = LocalFence | number;
+
+/** The label of the fence an in-flight command names: a row's is its core id's (a row has no name), as its GlobalFence's would be. */
+export function fenceLabel(fence: FenceReference): string { return typeof fence === 'number' ? `fence${fence}` : fence.global.label; }
+
 // Waits and signals in ring order as columns, no object per command: run r (commands through one
 // handle with one op, maximal) is runOps[r] (OP_WAIT / OP_SIGNAL) through runLocals[r], ending before
 // command runEnds[r]; command i's value is values[i].
 
 /** One submission's waits and signals (SubmissionPlan.references): reused by every submission, its arrays kept past the counts. */
 export class FenceCommandList {
-  runLocals: LocalFence[] = [];
+  runLocals: FenceReference[] = [];
+  /** Run r's handle (the LocalFence's, or the row's handle value). */
+  runHandles: number[] = [];
   runOps: number[] = [];
   runEnds: number[] = [];
   /** Command i's value (i < length); doubles from 16 entries as needed. */
@@ -441,27 +455,81 @@ export class FenceCommandList {
   reset(): void { this.runCount = 0; this.length = 0; }
 
   push(local: LocalFence, op: number, value: bigint): void {
-    const at = this.next(local, op);
+    const at = this.next(local, local.handle, op);
     this.values[at] = value;
   }
 
-  /** `to - from` commands `op` through `local`, their values source[from … to) (copied between typed arrays: no bigint is made). */
-  pushRange(local: LocalFence, op: number, source: BigUint64Array, from: number, to: number): void {
+  /** `to - from` commands `op` through `fence` (handle `handle`), their values source[from … to) (copied between typed arrays: no bigint is made). */
+  pushRange(fence: FenceReference, handle: number, op: number, source: BigUint64Array, from: number, to: number): void {
     const count = to - from;
-    const at = this.next(local, op, count);
+    const at = this.next(fence, handle, op, count);
     if (count < 16) for (let k = 0; k < count; k++) this.values[at + k] = source[from + k];
     else this.values.set(source.subarray(from, to), at);
   }
 
-  /** Room for `count` more commands `op` through `local`: returns the index of the first. */
-  private next(local: LocalFence, op: number, count = 1): number {
+  /** Room for `count` more commands `op` through `fence`: returns the index of the first. */
+  private next(fence: FenceReference, handle: number, op: number, count = 1): number {
     const at = this.length;
     const length = this.length = at + count;
     this.values = grownTo(this.values, length);
     const last = this.runCount - 1;
-    if (last >= 0 && this.runLocals[last] === local && this.runOps[last] === op) this.runEnds[last] = length;
-    else { this.runLocals[last + 1] = local; this.runOps[last + 1] = op; this.runEnds[last + 1] = length; this.runCount++; }
+    if (last >= 0 && this.runLocals[last] === fence && this.runOps[last] === op) this.runEnds[last] = length;
+    else { this.runLocals[last + 1] = fence; this.runHandles[last + 1] = handle; this.runOps[last + 1] = op; this.runEnds[last + 1] = length; this.runCount++; }
     return at;
+  }
+}
+
+/**
+ * One adapter's in-flight GPU references through handles of fences kept as rows (FenceReference's core ids), by
+ * core id: what LocalFence.gpuReferences, usedByGpu and GlobalFence's in-flight counts are for a fence with objects.
+ * When a row is made into its objects (any lookup: a close, a wait, an inspection), adopt() moves its counts to
+ * them; runs that still name the core id then count through `adopted` until that handle's references drained.
+ * The columns start at 8 entries and double (src/base/grow.ts); a count back at 0 is 0 again, so the same
+ * references are the same bytes (the race explorer copies and hashes them).
+ */
+export class RowReferences {
+  /** u32 × 2 by core id: GPU waits and GPU signals in flight through the row's handle. */
+  counts = new Uint32Array(16);
+  /** By core id: 1 once a submitted command named the row's handle (LocalFence.usedByGpu). */
+  used = new Uint8Array(8);
+  /** Rows made into their objects while references through their handle were in flight: that handle, until they drain. */
+  adopted = new Map<number, LocalFence>();
+
+  take(coreFence: number, op: number, count: number): void {
+    const at = coreFence * 2 + op;
+    this.counts = grownTo(this.counts, at + 1);
+    this.counts[at] += count;
+  }
+
+  release(coreFence: number, op: number, count: number): void { this.counts[coreFence * 2 + op] -= count; }
+
+  markUsed(coreFence: number): void {
+    if (coreFence >= this.used.length) this.used = grownTo(this.used, coreFence + 1);
+    this.used[coreFence] = 1;
+  }
+
+  /** Commands in flight through the row `coreFence`'s handle (the row not made into objects yet). */
+  inFlight(coreFence: number): number {
+    const at = coreFence * 2;
+    return at < this.counts.length ? this.counts[at] + this.counts[at + 1] : 0;
+  }
+
+  /** The row `coreFence` became `global` and its handle `local`: its counts move to them (src/os/fence-rows.ts calls this). */
+  adopt(coreFence: number, global: GlobalFence, local: LocalFence | undefined): void {
+    const at = coreFence * 2;
+    if (coreFence < this.used.length && this.used[coreFence] !== 0) {
+      this.used[coreFence] = 0;
+      if (local !== undefined) local.usedByGpu = true;
+    }
+    if (at >= this.counts.length) return;
+    const waits = this.counts[at], signals = this.counts[at + 1];
+    if (waits + signals === 0) return;
+    this.counts[at] = this.counts[at + 1] = 0;
+    global.gpuWaitsInFlight += waits;
+    global.gpuSignalsInFlight += signals;
+    if (local === undefined) throw new Error(`internal: fence${coreFence} has GPU commands in flight through a handle its row does not hold`);
+    local.gpuReferences += waits + signals;
+    this.adopted.set(coreFence, local);
   }
 }
 
@@ -473,8 +541,8 @@ export class FenceCommandList {
  * commands once its capacity is reached (the race explorer copies and hashes them).
  */
 export class QueueReferences {
-  /** Run r's handle, for r < runCount (exactly runCount long). */
-  runLocals: LocalFence[] = [];
+  /** Run r's handle (a LocalFence, or a row's core id on the queue's adapter), for r < runCount (exactly runCount long). */
+  runLocals: FenceReference[] = [];
   /** Run r's op and end, for r < runCount; past runCount zero (their capacity doubles from 16 and is kept, as `values`'s). */
   runOps = new Uint8Array(16);
   runEnds = new Uint32Array(16);
@@ -486,11 +554,11 @@ export class QueueReferences {
 
   get pendingCount(): number { return this.length - this.head; }
 
-  /** The commands from `from` as records. */
-  toRecords(from = 0): InFlightCommand[] {
+  /** The commands from `from` as records; `localOf` gives a row's LocalFence (made from the row: a slow path). */
+  toRecords(from: number, localOf: (fence: FenceReference) => LocalFence): InFlightCommand[] {
     const out: InFlightCommand[] = [];
     for (let r = this.runOf(from, 0), at = from; at < this.length; r++) {
-      const local = this.runLocals[r], op = this.runOps[r] === OP_WAIT ? 'wait' : 'signal';
+      const local = localOf(this.runLocals[r]), op = this.runOps[r] === OP_WAIT ? 'wait' : 'signal';
       for (const end = this.runEnds[r]; at < end; at++) out.push({ op, local, value: this.values[at] });
     }
     return out;
@@ -540,7 +608,9 @@ export class QueueReferences {
   /** Drops command `at`, executed out of ring order (after `head`). */
   remove(at: number): void {
     const list = new FenceCommandList();
-    this.toRecords().forEach((c, i) => { if (i !== at) list.push(c.local, c.op === 'wait' ? OP_WAIT : OP_SIGNAL, c.value); });
+    for (let r = 0, i = 0; r < this.runCount; r++) {
+      for (const end = this.runEnds[r]; i < end; i++) if (i !== at) list.pushRange(this.runLocals[r], 0, this.runOps[r], this.values, i, i + 1);
+    }
     const head = this.head;
     this.clear();
     this.pushAll(list);
