@@ -509,6 +509,44 @@ describe('in-flight references of fences kept as rows', () => {
     expect(machine.os.adapters[0].rowReferences.adopted.size).toBe(0);
   });
 
+  it('INT-05 a GPU signal through a row wakes its CPU waiter from the signal log, and neither the progress report nor the log reader makes its objects', async () => {
+    const { app, hDevice, machine } = await world({ trace: false }); // the wait's short path (issue 14p) keeps the row
+    const row = app.createNativeFence({ hDevice });
+    const coreFence = app.kernel.handles.rowToken(row.hSyncObject) >>> 3;
+    const results: string[] = [];
+    app.waitWithCallback({ objects: [row.hSyncObject], values: [2n] }, (r) => results.push(r.status));
+    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(true);
+    const rowsBefore = rowsLeft(machine);
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: app.createCommandList().signal(row.hSyncObject, 1).signal(row.hSyncObject, 2) });
+    machine.run();
+    await Promise.resolve();
+    expect(results).toEqual(['SUCCESS']);
+    expect(machine.summary().logs.entriesRead).toBeGreaterThan(0); // woken through the log (INT-05), which named the row
+    expect(machine.os.logs.entries.filter((e) => e.coreFence === coreFence).map((e) => e.fence)).toContain(`fence${coreFence}`);
+    expect(rowsLeft(machine)).toBe(rowsBefore);
+    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(true);
+  });
+
+  it('NF-19 a GPU signal through a row that lowers it is a rewind: its report makes the objects while the signal is in flight, which take its reference over and release it', async () => {
+    const { app, hDevice, machine } = await world();
+    const row = app.createNativeFence({ hDevice });
+    const coreFence = app.kernel.handles.rowToken(row.hSyncObject) >>> 3;
+    const rewinds: GpuRewind[] = [];
+    machine.os.gpuRewinds.onRewind((r) => rewinds.push(r));
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: app.createCommandList().signal(row.hSyncObject, 5).signal(row.hSyncObject, 3) });
+    expect(machine.os.adapters[0].rowReferences.inFlight(coreFence)).toBe(2);
+    machine.run();
+    expect(rewinds.map((r) => [r.fence, r.hSyncObject, r.fromValue, r.toValue])).toEqual([[`fence${coreFence}`, row.hSyncObject, 5n, 3n]]);
+    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(false); // the rewind's report made it (traced with its label)
+    // The reference the report released was the row's, counted through the adopted handle: nothing is left in flight.
+    expect(machine.os.adapters[0].rowReferences.adopted.size).toBe(0);
+    expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ currentValue: 3n, gpuSignalsInFlight: 0, gpuWaitsInFlight: 0 });
+    expect(machine.os.lifetime.pending(machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue'))).toEqual([]);
+    expect(machine.trace.find({ kind: 'fault', name: 'GPU executed a command the OS never saw submitted' })).toEqual([]);
+  });
+
   it('NF-15 signals through rows that run in core stretches leave every fence a row: nothing looks them up', async () => {
     const { app, hDevice, machine } = await world({ trace: false });
     const fences = Array.from({ length: 64 }, () => app.createNativeFence({ hDevice }));

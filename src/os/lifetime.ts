@@ -145,7 +145,7 @@ export class FenceLifetime {
 
   /** Every GPU progress report (NotifyGpuProgress): a wait or signal a hardware queue executed releases its reference. */
   onProgress(progress: GpuProgress): void {
-    const { report, queue, local } = progress;
+    const { report, queue, local, row } = progress;
     const operation = report.Operation;
     if (operation === 'WAIT_BLOCKED') {
       const fence = local?.global;
@@ -163,8 +163,8 @@ export class FenceLifetime {
       if (runEnds[r] <= at) r++;
       if (runOps[r] !== op || values[at] !== report.Value) continue;
       const fence = runLocals[r];
-      // A row's core id: the report's handle resolved to the LocalFence it was made into.
-      if (fence === local || (typeof fence === 'number' && local !== undefined && rows.adopted.get(fence) === local)) break;
+      // A row's core id: the report's handle is still that row, or resolved to the LocalFence the row was made into.
+      if (fence === local || (typeof fence === 'number' && (fence === row || (local !== undefined && rows.adopted.get(fence) === local)))) break;
     }
     if (at === length) {
       // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.

@@ -48,7 +48,8 @@ export class RecentRecords<T> {
  */
 export class EntryRecords {
   private queues: QueueLogs[] = [];
-  private fences: (GlobalFence | undefined)[] = [];
+  /** The fence record, or the core id of a fence kept as a row (no object made to read its entries). */
+  private fences: (GlobalFence | number | undefined)[] = [];
   /** Per slot: handle, log slot | kind << 8 | operation << 9, generation. */
   private words = new Uint32Array(0);
   /** Per slot: FenceValue, FenceObservedGpuTimestamp, FenceEndGpuTimestamp. */
@@ -62,7 +63,7 @@ export class EntryRecords {
 
   get length(): number { return this.kept; }
 
-  push(ql: QueueLogs, buffer: LogBuffer, slot: number, handle: number, fence: GlobalFence | undefined, value: bigint, waitUnblocked: boolean,
+  push(ql: QueueLogs, buffer: LogBuffer, slot: number, handle: number, fence: GlobalFence | number | undefined, value: bigint, waitUnblocked: boolean,
        observedNs: bigint, endNs: bigint, readAtNs: number): void {
     if (this.limit === 0) { this.dropped++; return; }
     if (this.kept === this.capacity && this.capacity < this.limit) this.relayout(Math.min(this.limit, Math.max(16, this.capacity * 2)));
@@ -84,7 +85,7 @@ export class EntryRecords {
   private relayout(capacity: number): void {
     const keep = Math.min(this.kept, capacity), skip = this.kept - keep, old = this.capacity;
     this.dropped += skip;
-    const queues: QueueLogs[] = [], fences: (GlobalFence | undefined)[] = [];
+    const queues: QueueLogs[] = [], fences: (GlobalFence | number | undefined)[] = [];
     const words = new Uint32Array(capacity * 3), values = new BigUint64Array(capacity * 3), readAt = new Float64Array(capacity);
     for (let i = 0; i < keep; i++) {
       const at = (this.start + skip + i) % old;
@@ -106,7 +107,7 @@ export class EntryRecords {
       const at = (this.start + i) % this.capacity, ql = this.queues[at], fence = this.fences[at], bits = this.words[at * 3 + 1];
       out.push({
         adapter: ql.adapter.name, adapterIndex: ql.adapter.index, queue: ql.queue.label, hHwQueue: ql.queue.hHwQueue, kind: (bits & (1 << 8)) !== 0 ? 'signals' : 'waits',
-        generation: this.words[at * 3 + 2], slot: bits & 0xff, hNativeFence: this.words[at * 3], fence: fence?.label, coreFence: fence?.coreFence,
+        generation: this.words[at * 3 + 2], slot: bits & 0xff, hNativeFence: this.words[at * 3], fence: typeof fence === 'number' ? `fence${fence}` : fence?.label, coreFence: typeof fence === 'number' ? fence : fence?.coreFence,
         value: this.values[at * 3], operation: (bits & (1 << 9)) !== 0 ? 'WAIT_UNBLOCKED' : 'SIGNAL_EXECUTED',
         observedNs: this.values[at * 3 + 1], endNs: this.values[at * 3 + 2], readAtNs: this.readAt[at],
       });

@@ -63,6 +63,7 @@ import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import { OP_WAIT, fenceLabel, requireRunning, type FenceCommandList, type FenceReference, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
+import { fenceKeyAt, type FenceKey } from './fence-rows.js';
 import type { Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
@@ -379,7 +380,7 @@ export class NativeFenceLogs {
       if (adapter.state !== 'running') return;
     }
     // 3. + 4. overruns, entries, timestamps
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     for (const p of pending) {
       const { ql, buffer: b, count } = p;
       let from = p.from;
@@ -404,7 +405,7 @@ export class NativeFenceLogs {
         this.history.entries.push(ql, b, slot, handle, named, value, waitUnblocked, observedNs, endNs, now);
         if (this.os.trace.enabled) {
           this.os.trace.record('os', 'dxgkrnl', 'log entry read', {
-            queue: ql.queue.label, log: b.kind, slot, hNativeFence: handle, fence: named?.label ?? 'unknown', FenceValue: value,
+            queue: ql.queue.label, log: b.kind, slot, hNativeFence: handle, fence: typeof named === 'number' ? `fence${named}` : named?.label ?? 'unknown', FenceValue: value,
             OperationType: waitUnblocked ? 'WAIT_UNBLOCKED' : 'SIGNAL_EXECUTED', FenceObservedGpuTimestamp: observedNs, FenceEndGpuTimestamp: endNs,
           });
         }
@@ -417,10 +418,11 @@ export class NativeFenceLogs {
           }
         }
         if (wake && b.kind === 'signals' && !waitUnblocked && named !== undefined) {
-          const fence = adapter.fences.get(named.coreFence);
+          // A row is satisfied as a row (its key: no object made); a fence with objects by now, as its object.
+          const fence = fenceKeyAt(adapter, typeof named === 'number' ? named : named.coreFence);
           // Capped by the live value: an entry written before a rewind (NF-19) must not wake a later waiter.
-          if (fence && !fence.destroyed) {
-            const current = fence.currentValue();
+          if (fence !== undefined && (typeof fence === 'number' || !fence.destroyed)) {
+            const current = this.os.waits.currentValueOf(fence);
             this.os.waits.satisfy(fence, value < current ? value : current, changed);
           }
         }
@@ -525,9 +527,14 @@ export class NativeFenceLogs {
     return `FirstFreeEntryIndex ${index} is past the last entry (NumberOfEntries ${count})`;
   }
 
-  /** The fence record a log entry's handle names (a handle closed meanwhile still names its fence), if any. */
-  private fenceOfEntry(ql: QueueLogs, handle: number): GlobalFence | undefined {
+  /**
+   * The fence record a log entry's handle names (a handle closed meanwhile still names its fence), if any; the core id
+   * of a fence kept as a row when the handle is still that row's (no object made to read an entry, issue 14q).
+   */
+  private fenceOfEntry(ql: QueueLogs, handle: number): GlobalFence | number | undefined {
     const process = ql.queue.device.process;
+    const token = process.handles.rowToken(handle);
+    if (token !== 0 && token % 8 === ql.queue.device.adapter.index) return Math.floor(token / 8);
     const object = process.handles.get(handle) ?? process.closing.get(handle);
     return object && object.kind === 'syncObject' ? (object as LocalFence).global : undefined;
   }

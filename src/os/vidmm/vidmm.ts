@@ -835,6 +835,7 @@ export class VidMm {
 
   /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
   private gpuProgress(fence: GlobalFence, value: bigint): void {
+    if (this.pending.size === 0) return; // no key string per GPU signal when no use waits
     const key = `${fence.adapter.index}:${fence.coreFence}`;
     const list = this.pending.get(key);
     if (!list) return;
