@@ -239,8 +239,8 @@ const SLOT_WORDS = 6, RECORD_WORD = 4, STATE_WORD = 5;
  * above them its tag: the index of its (label, owner) pair in ShortWaiters' tags.
  */
 const SLOT_LIVE = 1, SLOT_DEFERRED = 2, TAG_SHIFT = 2;
-/** Objects by host id: callback, fence at OBJECTS × id, + 1. */
-const OBJECTS = 2;
+/** Objects by host id: callback, fence at OBJECTS × (id mod CHUNK_IDS), + 1 of chunk id / CHUNK_IDS. */
+const OBJECTS = 2, CHUNK_SHIFT = 11, CHUNK_IDS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_IDS - 1;
 
 // The tag the last short waiter got, and whose tags it is: the next waiter with the same label and owner (a caller's
 // many waits) takes it without a search. Outside every machine's object graph (a cache; the race explorer hashes the graph).
@@ -261,8 +261,12 @@ function viewsOf(words: Uint32Array): void {
 class ShortWaiters {
   /** Grown by doubling as ids come (grownTo); starts at 4 slots: the race explorer copies and hashes it per state. */
   private words = new Uint32Array(4 * SLOT_WORDS);
-  /** callback, fence of each host id (OBJECTS apart): filled in id order (ids are dense), a packed array. */
-  private readonly objects: unknown[] = [];
+  /**
+   * callback, fence of each host id (OBJECTS apart), in chunks of CHUNK_IDS ids: each filled in id order (ids are
+   * dense), a packed array. One array for 10⁶ waiters grew by copies in V8's large-object space (~3 × its 16 MB
+   * allocated, the dead copies kept until a major collection); a chunk is 32 KB at most and never copied once full.
+   */
+  private readonly chunks: unknown[][] = [];
   /**
    * The (label, owner) pairs the waiters name, by tag, each with the count of waiters naming it (a freed tag is
    * cleared and reused last-freed first): a caller's many waits share one label and one owner, so 10⁶ waiters are one
@@ -290,7 +294,7 @@ class ShortWaiters {
     slotBigs[(at >>> 1) + 1] = value;
     words[at + RECORD_WORD] = record;
     words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + tag * (1 << TAG_SHIFT);
-    const o = id * OBJECTS, objects = this.objects;
+    const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT] ??= [];
     objects[o] = onComplete;
     objects[o + 1] = fence;
   }
@@ -316,9 +320,9 @@ class ShortWaiters {
   value(id: number): bigint { viewsOf(this.words); return slotBigs[((id * SLOT_WORDS) >>> 1) + 1]; }
   record(id: number): number { return this.words[id * SLOT_WORDS + RECORD_WORD]; }
   deferred(id: number): boolean { return (this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DEFERRED) !== 0; }
-  callback(id: number): (result: WaitResult) => void { return this.objects[id * OBJECTS] as (result: WaitResult) => void; }
+  callback(id: number): (result: WaitResult) => void { return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS] as (result: WaitResult) => void; }
   /** The waiter's fence: its GlobalFence, or its row key when waitOne found the fence a row (Waits.fenceOfWaiter resolves it). */
-  fence(id: number): FenceKey { return this.objects[id * OBJECTS + 1] as FenceKey; }
+  fence(id: number): FenceKey { return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as FenceKey; }
   label(id: number): string { return this.tagLabels[this.tag(id)]!; }
   owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
 
@@ -336,7 +340,7 @@ class ShortWaiters {
     // Zeroed too: a race explorer hashes the slots into its state key, and a freed slot must not differ by what it held.
     const at = id * SLOT_WORDS, words = this.words;
     words[at] = 0; words[at + 1] = 0; words[at + 2] = 0; words[at + 3] = 0; words[at + 4] = 0; words[at + 5] = 0;
-    const o = id * OBJECTS, objects = this.objects;
+    const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT];
     objects[o] = undefined;
     objects[o + 1] = undefined;
   }
