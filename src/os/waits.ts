@@ -371,6 +371,8 @@ export class Waits {
   private readonly completions: (Completion | undefined)[] = [];
   /** Host ids handed out so far (a retired one is reused first): ids are below this. */
   private idsMade = 0;
+  /** The waiter id addShortCoreWaiter took last. */
+  private addedId = 0;
   private readonly short = new ShortWaiters();
   /** Retired host ids, reused last-retired first (a stack of u32: a JavaScript array of 10⁶ ids was 8 MB and its copies). */
   private readonly freeIds = new FreeIds();
@@ -474,24 +476,10 @@ export class Waits {
     const fence = object.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_WAIT_FLAG) !== 0 || fence.monitoredValueHeld) return NOT_TAKEN;
-    const core = adapter.core;
-    // CurrentValue as cpuReadCurrentValue reads it (one aligned 64-bit load), through a view (CpuSignals.signalOne says why).
-    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
-    if (this.values![fence.cvPhys >>> 3] >= value) {
-      this.counters.waitsSatisfiedAtOnce++;
-      const result = atOnceAt(this.scheduler.nowNs);
-      deliver(onComplete, result, deferred);
-      return result;
-    }
-    const id = this.freeIds.length ? this.freeIds.pop() : this.idsMade++;
-    const record = core.waiterCreate(id, this.layout.waiterModeAll);
-    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fence.label}`); }
-    const block = core.waitBlockAdd(fence.coreFence, value, record, 0);
-    if (block < 0) {
-      core.waiterRetire(record);
-      this.freeIds.push(id);
-      check(block, `adding a CPU waiter on ${fence.label}`);
-    }
+    const atOnce = this.reachedAtOnce(adapter, fence.cvPhys, value, onComplete, deferred);
+    if (atOnce !== undefined) return atOnce;
+    const record = this.addShortCoreWaiter(adapter, fence.coreFence, value, fence);
+    const id = this.addedId;
     this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, fence, value, record);
     this.live++;
     this.counters.waitersAdded++;
@@ -511,29 +499,50 @@ export class Waits {
     const adapter = this.handles.adapters[row % 8], coreFence = Math.floor(row / 8);
     const rows = rowsOf(adapter)!;
     if (adapter.state !== 'running' || (rows.flagsOf(coreFence) & NO_WAIT_FLAG) !== 0) return NOT_TAKEN;
-    const core = adapter.core;
-    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
-    if (this.values![core.fenceCurrentValueAddress(coreFence) >>> 3] >= value) {
-      this.counters.waitsSatisfiedAtOnce++;
-      const result = atOnceAt(this.scheduler.nowNs);
-      deliver(onComplete, result, deferred);
-      return result;
-    }
-    const id = this.freeIds.length ? this.freeIds.pop() : this.idsMade++;
-    const record = core.waiterCreate(id, this.layout.waiterModeAll);
-    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on fence${coreFence}`); }
-    const block = core.waitBlockAdd(coreFence, value, record, 0);
-    if (block < 0) {
-      core.waiterRetire(record);
-      this.freeIds.push(id);
-      check(block, `adding a CPU waiter on fence${coreFence}`);
-    }
+    const atOnce = this.reachedAtOnce(adapter, adapter.core.fenceCurrentValueAddress(coreFence), value, onComplete, deferred);
+    if (atOnce !== undefined) return atOnce;
+    const record = this.addShortCoreWaiter(adapter, coreFence, value, undefined);
+    const id = this.addedId;
     this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, row, value, record);
     this.live++;
     this.counters.waitersAdded++;
     adapter.withWaiters.addId(coreFence);
     if (value <= rows.monitoredValueOf(coreFence)) this.refresh(new Set([row]));
     return undefined;
+  }
+
+  /**
+   * The short paths' "already reached" check: CurrentValue at `cvPhys` read as cpuReadCurrentValue reads it (one
+   * aligned 64-bit load), through a view (CpuSignals.signalOne says why). Reached: the at-once result, delivered.
+   */
+  private reachedAtOnce(adapter: OsAdapter, cvPhys: number, value: bigint, onComplete: (result: WaitResult) => void,
+                        deferred: boolean): WaitResult | undefined {
+    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
+    if (this.values![cvPhys >>> 3] < value) return undefined;
+    this.counters.waitsSatisfiedAtOnce++;
+    const result = atOnceAt(this.scheduler.nowNs);
+    deliver(onComplete, result, deferred);
+    return result;
+  }
+
+  /**
+   * The short paths' core waiter: a waiter id, a wait-all record and its one wait block on `coreFence`. Returns the
+   * record; the id is left in `addedId` (no pair is made per wait). A refusal changes nothing (the id goes back, the
+   * record is retired) and throws the core's error naming the fence: `fence`'s label, or fence<id> for a row.
+   */
+  private addShortCoreWaiter(adapter: OsAdapter, coreFence: number, value: bigint, fence: GlobalFence | undefined): number {
+    const core = adapter.core;
+    const id = this.freeIds.length ? this.freeIds.pop() : this.idsMade++;
+    const record = core.waiterCreate(id, this.layout.waiterModeAll);
+    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`); }
+    const block = core.waitBlockAdd(coreFence, value, record, 0);
+    if (block < 0) {
+      core.waiterRetire(record);
+      this.freeIds.push(id);
+      check(block, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`);
+    }
+    this.addedId = id;
+    return record;
   }
 
   /** Starts a validated wait. Returns the result when satisfied at once, else undefined. */
