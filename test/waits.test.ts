@@ -469,6 +469,26 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
     pSignaledNativeFenceArray: list, hHWQueue: 0, Flags: { EvaluateLegacyMonitoredFences: false },
   });
 
+  it('NF-04 readFenceValue reads a fence kept as a row through the process\'s read-only mapping and keeps it a row; a foreign or closed handle is refused as before', async () => {
+    const w = await world({ trace: false });
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice, initialValue: 6n }).hSyncObject;
+    const mapping = app.createNativeFence({ hDevice, initialValue: 0n }).mapping;
+    const before = rowView(w, app, f);
+    expect(before.isRow).toBe(true);
+    expect(app.readFenceValue(f)).toBe(6n);
+    before.write(0x1234_5678_9abc_def0n); // the GPU's write: the read sees the value in memory, not a copy
+    expect(app.readFenceValue(f)).toBe(0x1234_5678_9abc_def0n);
+    expect(rowView(w, app, f)).toMatchObject({ isRow: true, rowsLive: before.rowsLive });
+    // The VA read is the one the fence's mapping names: the row's page mapping, the same as a created fence's.
+    expect(app.readMapping(mapping.CurrentValueCpuVa)).toBe(0n);
+    const other = machine.createProcess('other');
+    expect(() => other.readFenceValue(f)).toThrow(/hSyncObject/);
+    expect(() => app.readFenceValue('1' as unknown as number)).toThrow(/hSyncObject/);
+    app.destroySynchronizationObject(f);
+    expect(() => app.readFenceValue(f)).toThrow(/hSyncObject/);
+  });
+
   it('NF-08 a one-fence wait on a fence nothing looked up adds its waiter and moves MonitoredValue without making the fence\'s objects; refusals are unchanged', async () => {
     const w = await world({ trace: false });
     const { app, hDevice, machine } = w;

@@ -22,7 +22,7 @@ import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
 import { AdapterFenceRows, FenceHandleRows } from './fence-rows.js';
-import { GlobalFence, LocalFence, enterGlobalHandle, mappingAt, mappingOf, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
+import { GlobalFence, LocalFence, enterGlobalHandle, mappingAt, mappingOf, pageVa, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
 /** What native fences use of the rest of the OS (the OS wires it). */
@@ -48,6 +48,17 @@ export class NativeFences {
   private readonly handleRows: FenceHandleRows;
   constructor(private readonly os: FencesEnvironment) {
     this.handleRows = new FenceHandleRows(os.adapters);
+  }
+
+  /**
+   * The CPU VA of `hSyncObject`'s CurrentValue in `process`'s read-only mapping: what readFenceValue reads. A fence
+   * kept as a row stays one (its VA is derived from its core id and the process's mapping of the page, as its
+   * LocalFence's cvCpuVa would be); any other handle is resolved as before, with the same errors.
+   */
+  currentValueCpuVa(process: Process, hSyncObject: number): bigint {
+    const token = typeof hSyncObject === 'number' ? process.handles.rowToken(hSyncObject) : 0;
+    if (token !== 0) return pageVa(process.userMappings, this.os.adapters[token % 8].core.fenceCurrentValueAddress(Math.floor(token / 8)));
+    return (this.os.handles.resolve(process, hSyncObject, 'syncObject', 'hSyncObject') as LocalFence).cvCpuVa;
   }
 
   createNativeFence(process: Process, args: unknown): { hSyncObject: number; mapping: NativeFenceMapping } {

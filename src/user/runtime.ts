@@ -20,7 +20,7 @@
 // half (UserModeDriverInterface): user-mode submission writes the ring there,
 // then tells the OS what it submitted. It never writes a kernel table.
 
-import type { CpuEvent, Dxgkrnl, LocalFence, NativeFenceMapping, Process, WaitResult, WaiterOwner } from '../os/dxgkrnl.js';
+import type { CpuEvent, Dxgkrnl, NativeFenceMapping, Process, WaitResult, WaiterOwner } from '../os/dxgkrnl.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import type { WasmMemory } from '../core/bindings.js';
 import { WddmError, invalid } from '../base/errors.js';
@@ -202,8 +202,7 @@ export class RuntimeProcess {
 
   /** Reads CurrentValue through this process's read-only CPU mapping (a 64-bit atomic load). */
   readFenceValue(hSyncObject: number): bigint {
-    const local = this.os.handles.resolve(this.kernel, hSyncObject, 'syncObject', 'hSyncObject') as LocalFence;
-    return this.readMapping(local.cvCpuVa);
+    return this.readMapping(this.os.fences.currentValueCpuVa(this.kernel, hSyncObject));
   }
 
   /** Reads a 64-bit value at a user-mode CPU VA this process has mapped (read-only mappings only exist). */
