@@ -15,12 +15,20 @@ const WORDS = 3, INTRA_GPU = 1, SHAREABLE = 2, SYSTEM_MAPPED = 4, LIVE = 8;
  */
 export type FenceKey = GlobalFence | number;
 
-/** The row key of core fence `coreFence` on adapter `adapterIndex` (index < 8). */
-export const rowKey = (adapterIndex: number, coreFence: number): number => coreFence * 8 + adapterIndex;
+/** How many adapters a row key can name: its adapter index is the key's remainder by this, its core id the quotient. */
+export const ROW_KEY_ADAPTERS = 8;
+/** The row key of core fence `coreFence` on adapter `adapterIndex` (index < ROW_KEY_ADAPTERS). */
+export const rowKey = (adapterIndex: number, coreFence: number): number => coreFence * ROW_KEY_ADAPTERS + adapterIndex;
+/** The adapter index of a row key (or of a creator handle's token: the same number). */
+export const rowKeyAdapterIndex = (key: number): number => key % ROW_KEY_ADAPTERS;
+/** The core id of a row key (or of a creator handle's token). */
+export const rowKeyCoreFence = (key: number): number => Math.floor(key / ROW_KEY_ADAPTERS);
+/** The core id of the row a handle's token names if it is on adapter `adapterIndex`; -1 for no row (0) or another adapter's. */
+export const rowOnAdapter = (token: number, adapterIndex: number): number => (token !== 0 && rowKeyAdapterIndex(token) === adapterIndex ? rowKeyCoreFence(token) : -1);
 /** The core id a key names. */
-export const keyCoreFence = (key: FenceKey): number => (typeof key === 'number' ? Math.floor(key / 8) : key.coreFence);
+export const keyCoreFence = (key: FenceKey): number => (typeof key === 'number' ? rowKeyCoreFence(key) : key.coreFence);
 /** The adapter a key names, of `adapters` (the OS's, by index). */
-export const keyAdapter = (key: FenceKey, adapters: readonly OsAdapter[]): OsAdapter => (typeof key === 'number' ? adapters[key % 8] : key.adapter);
+export const keyAdapter = (key: FenceKey, adapters: readonly OsAdapter[]): OsAdapter => (typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)] : key.adapter);
 /** The rows of `adapter` (undefined: it never kept one). */
 export const rowsOf = (adapter: OsAdapter): AdapterFenceRows | undefined => adapter.fences.deferred as AdapterFenceRows | undefined;
 
@@ -29,12 +37,12 @@ export const rowsOf = (adapter: OsAdapter): AdapterFenceRows | undefined => adap
  * (the fence is still a row, or gone).
  */
 export function fenceKeyPeek(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
-  return typeof key === 'number' ? adapters[key % 8].fences.peek(Math.floor(key / 8)) : key;
+  return typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)].fences.peek(rowKeyCoreFence(key)) : key;
 }
 
 /** The GlobalFence `key` names, made from its row if it is still one (undefined: gone). */
 export function fenceKeyObject(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
-  return typeof key === 'number' ? adapters[key % 8].fences.get(Math.floor(key / 8)) : key;
+  return typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)].fences.get(rowKeyCoreFence(key)) : key;
 }
 
 /** The key of the live fence `coreFence` of `adapter`, making nothing: its GlobalFence, else its row's key, else undefined. */
@@ -50,7 +58,7 @@ export function fenceKeyAt(adapter: OsAdapter, coreFence: number): FenceKey | un
  */
 export function liveFenceKey(key: FenceKey, adapters: readonly OsAdapter[]): FenceKey | undefined {
   if (typeof key !== 'number') return key;
-  const adapter = adapters[key % 8], coreFence = Math.floor(key / 8);
+  const adapter = adapters[rowKeyAdapterIndex(key)], coreFence = rowKeyCoreFence(key);
   const object = adapter.fences.peek(coreFence);
   if (object !== undefined) return object;
   return rowsOf(adapter)?.has(coreFence) ? key : undefined;
@@ -164,11 +172,11 @@ export class AdapterFenceRows implements DeferredFences<GlobalFence> {
 /** What every process's handle table asks about a token (its `deferred`). */
 export class FenceHandleRows implements DeferredEntries<HandleObject> {
   constructor(private readonly adapters: readonly OsAdapter[]) {}
-  private rows(token: number): AdapterFenceRows { return this.adapters[token % 8].fences.deferred as AdapterFenceRows; }
-  handleOf(token: number): number { return this.rows(token).handleOf(Math.floor(token / 8)); }
+  private rows(token: number): AdapterFenceRows { return this.adapters[rowKeyAdapterIndex(token)].fences.deferred as AdapterFenceRows; }
+  handleOf(token: number): number { return this.rows(token).handleOf(rowKeyCoreFence(token)); }
   materialize(token: number): HandleObject {
     const rows = this.rows(token);
-    rows.materialize(Math.floor(token / 8));
+    rows.materialize(rowKeyCoreFence(token));
     const local = rows.made!;
     rows.made = undefined;
     return local;

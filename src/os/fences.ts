@@ -21,7 +21,7 @@ import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { AdapterFenceRows, FenceHandleRows } from './fence-rows.js';
+import { AdapterFenceRows, FenceHandleRows, rowKeyAdapterIndex, rowKeyCoreFence } from './fence-rows.js';
 import { GlobalFence, LocalFence, enterGlobalHandle, mappingAt, mappingOf, pageVa, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
@@ -57,7 +57,7 @@ export class NativeFences {
    */
   currentValueCpuVa(process: Process, hSyncObject: number): bigint {
     const token = typeof hSyncObject === 'number' ? process.handles.rowToken(hSyncObject) : 0;
-    if (token !== 0) return pageVa(process.userMappings, this.os.adapters[token % 8].core.fenceCurrentValueAddress(Math.floor(token / 8)));
+    if (token !== 0) return pageVa(process.userMappings, this.os.adapters[rowKeyAdapterIndex(token)].core.fenceCurrentValueAddress(rowKeyCoreFence(token)));
     return (this.os.handles.resolve(process, hSyncObject, 'syncObject', 'hSyncObject') as LocalFence).cvCpuVa;
   }
 

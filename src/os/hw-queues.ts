@@ -24,7 +24,7 @@ import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
-import type { AdapterFenceRows } from './fence-rows.js';
+import { rowOnAdapter, type AdapterFenceRows } from './fence-rows.js';
 import { FenceCommandList, OP_SIGNAL, OP_WAIT, QueueReferences, fenceLabel, pageVa, requireRunning, type FenceReference, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
 
 /** What hardware queues use of the rest of the OS (the OS wires it). */
@@ -298,8 +298,8 @@ function tampered(i: number, what: string): WddmError {
  * (the caller then takes the object path, which throws the error).
  */
 function rowCommandFence(adapter: OsAdapter, token: number, code: number): number {
-  if (token % 8 !== adapter.index) return -1;
-  const coreFence = Math.floor(token / 8);
+  const coreFence = rowOnAdapter(token, adapter.index);
+  if (coreFence < 0) return -1;
   const flags = (adapter.fences.deferred as AdapterFenceRows).flagsOf(coreFence);
   return (flags & (code === OP_WAIT ? NO_WAIT : NO_SIGNAL)) === 0 ? coreFence : -1;
 }

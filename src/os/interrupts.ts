@@ -25,7 +25,7 @@ import type { HwQueues } from './hw-queues.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { fenceKeyAt, type FenceKey } from './fence-rows.js';
+import { fenceKeyAt, rowOnAdapter, type FenceKey } from './fence-rows.js';
 import { coreFenceOfGlobalHandle, type GlobalFence, type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsHwQueue, type Process } from './objects.js';
 import type { Resets } from './resets.js';
 import type { OperationEnd, Waits } from './waits.js';
@@ -252,11 +252,11 @@ export class Interrupts {
       // A handle that names a row (src/os/fence-rows.ts) is reported by its core id, the objects not made: a GPU
       // signal's or a passed wait's report needs no more. A queue blocked on it (the OS's picture keeps the handle) and
       // a GPU rewind (traced with the fence's label) make them, as any lookup.
-      const token = process.handles.rowToken(report.hSyncObject);
+      const coreFence = rowOnAdapter(process.handles.rowToken(report.hSyncObject), adapter.index);
       const op = report.Operation;
-      if (token !== 0 && token % 8 === adapter.index && op !== 'WAIT_BLOCKED'
+      if (coreFence >= 0 && op !== 'WAIT_BLOCKED'
           && !(op === 'SIGNAL' && report.PreviousValue !== undefined && report.Value < report.PreviousValue)) {
-        row = Math.floor(token / 8);
+        row = coreFence;
       } else {
         const object = process.handles.get(report.hSyncObject) ?? process.closing.get(report.hSyncObject);
         if (object?.kind === 'syncObject') local = object;

@@ -63,7 +63,7 @@ import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import { OP_WAIT, fenceLabel, requireRunning, type FenceCommandList, type FenceReference, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
-import { fenceKeyAt, type FenceKey } from './fence-rows.js';
+import { fenceKeyAt, rowOnAdapter, type FenceKey } from './fence-rows.js';
 import type { Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
@@ -533,8 +533,8 @@ export class NativeFenceLogs {
    */
   private fenceOfEntry(ql: QueueLogs, handle: number): GlobalFence | number | undefined {
     const process = ql.queue.device.process;
-    const token = process.handles.rowToken(handle);
-    if (token !== 0 && token % 8 === ql.queue.device.adapter.index) return Math.floor(token / 8);
+    const row = rowOnAdapter(process.handles.rowToken(handle), ql.queue.device.adapter.index);
+    if (row >= 0) return row;
     const object = process.handles.get(handle) ?? process.closing.get(handle);
     return object && object.kind === 'syncObject' ? (object as LocalFence).global : undefined;
   }

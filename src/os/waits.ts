@@ -48,7 +48,7 @@ import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import { oneFenceCall, type Handles } from './handles.js';
 import { checkMonitoredWait } from './monitored-window.js';
-import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowsOf, type FenceKey } from './fence-rows.js';
+import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf, type FenceKey } from './fence-rows.js';
 import {
   rejectRepeat, requireRunning,
   type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
@@ -102,7 +102,7 @@ export interface WaitCounters {
 
 const NO_WAIT_FLAG = 1 << SYNC_FLAG_BITS.noWait;
 /** A key's adapter index (a row key's low 3 bits). */
-const keyAdapterIndex = (key: FenceKey): number => (typeof key === 'number' ? key % 8 : key.adapter.index);
+const keyAdapterIndex = (key: FenceKey): number => (typeof key === 'number' ? rowKeyAdapterIndex(key) : key.adapter.index);
 const byAdapterThenCoreId = (x: FenceKey, y: FenceKey): number => keyAdapterIndex(x) - keyAdapterIndex(y) || keyCoreFence(x) - keyCoreFence(y);
 
 /** The step an OS operation's next event runs (the header's drawing). */
@@ -496,7 +496,7 @@ export class Waits {
    */
   private waitOneRow(process: Process, row: number, value: bigint, label: string, onComplete: (result: WaitResult) => void,
                      owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined, deferred: boolean): WaitResult | undefined | typeof NOT_TAKEN {
-    const adapter = this.handles.adapters[row % 8], coreFence = Math.floor(row / 8);
+    const adapter = this.handles.adapters[rowKeyAdapterIndex(row)], coreFence = rowKeyCoreFence(row);
     const rows = rowsOf(adapter)!;
     if (adapter.state !== 'running' || (rows.flagsOf(coreFence) & NO_WAIT_FLAG) !== 0) return NOT_TAKEN;
     const atOnce = this.reachedAtOnce(adapter, adapter.core.fenceCurrentValueAddress(coreFence), value, onComplete, deferred);
@@ -721,8 +721,8 @@ export class Waits {
    */
   satisfy(fence: FenceKey, currentValue: bigint, changed: Set<FenceKey>, operation?: OsOperation): number {
     const row = typeof fence === 'number';
-    const adapter = row ? this.handles.adapters[fence % 8] : fence.adapter;
-    const coreFence = row ? Math.floor(fence / 8) : fence.coreFence;
+    const adapter = row ? this.handles.adapters[rowKeyAdapterIndex(fence)] : fence.adapter;
+    const coreFence = row ? rowKeyCoreFence(fence) : fence.coreFence;
     const core = adapter.core;
     const record = this.layout.out.satisfied;
     let total = 0;
@@ -780,7 +780,7 @@ export class Waits {
       for (const key of changed) {
         const fence = liveFenceKey(key, adapters);
         if (fence === undefined) continue;
-        if (typeof fence === 'number') { if (adapters[fence % 8].state !== 'running') continue; }
+        if (typeof fence === 'number') { if (adapters[rowKeyAdapterIndex(fence)].state !== 'running') continue; }
         else if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
         list[listed++] = fence;
       }
@@ -804,7 +804,7 @@ export class Waits {
           const fence = list[k];
           let target: bigint, monitoredValue: bigint;
           if (typeof fence === 'number') {
-            const coreFence = Math.floor(fence / 8);
+            const coreFence = rowKeyCoreFence(fence);
             target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
             monitoredValue = rows!.monitoredValueOf(coreFence);
           } else {
@@ -832,11 +832,11 @@ export class Waits {
   /** CurrentValue of a fence or a row (GlobalFence.currentValue: a row is a native fence, read as it is). */
   currentValueOf(fence: FenceKey): bigint {
     if (typeof fence !== 'number') return fence.currentValue();
-    return asU64(this.handles.adapters[fence % 8].core.cpuReadCurrentValue(Math.floor(fence / 8)));
+    return asU64(this.handles.adapters[rowKeyAdapterIndex(fence)].core.cpuReadCurrentValue(rowKeyCoreFence(fence)));
   }
 
   /** The fence's name for people (GlobalFence.label: a row has no name, so `fence<core id>`). */
-  labelOf(fence: FenceKey): string { return typeof fence === 'number' ? `fence${Math.floor(fence / 8)}` : fence.label; }
+  labelOf(fence: FenceKey): string { return typeof fence === 'number' ? `fence${rowKeyCoreFence(fence)}` : fence.label; }
 
   /**
    * DxgkDdiUpdateMonitoredValues for `fences` of one adapter (objects, or rows' keys), and the OS's record of what
@@ -854,7 +854,7 @@ export class Waits {
     for (let i = 0; i < fences.length; i++) {
       const fence = fences[i];
       if (typeof fence !== 'number') { fence.monitoredValue = values[i]; continue; }
-      const coreFence = Math.floor(fence / 8), made = adapter.fences.peek(coreFence);
+      const coreFence = rowKeyCoreFence(fence), made = adapter.fences.peek(coreFence);
       if (made !== undefined) made.monitoredValue = values[i]; // made into its objects meanwhile
       else rowsOf(adapter)!.setMonitoredValue(coreFence, values[i]);
     }
@@ -864,9 +864,9 @@ export class Waits {
     const rows = rowsOf(adapter);
     return this.port.updateMonitoredValues(adapter.index, {
       NumFences: fences.length,
-      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows!.globalHandleOf(Math.floor(f / 8)) : f.hGlobal)),
+      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows!.globalHandleOf(rowKeyCoreFence(f)) : f.hGlobal)),
       UpdatedValueArray: values,
-      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows!.kernelMvVa(Math.floor(f / 8)) : f.kernelMvVa)),
+      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows!.kernelMvVa(rowKeyCoreFence(f)) : f.kernelMvVa)),
     });
   }
 
