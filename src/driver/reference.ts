@@ -64,6 +64,11 @@ interface DriverQueue { handle: number; coreQueue: number; processSlot: number; 
  * hLocalNativeFence is the same value moved to LOCAL_HANDLE_BASE, later ones count up from 0x2000.
  */
 const GLOBAL_HANDLE_BASE = 0x1000_0000, LOCAL_HANDLE_BASE = 0x2000_0000, FENCE_ID_MASK = 0xff_ffff;
+/**
+ * writeCurrentValue's cache, under a symbol: the race explorer's state key and snapshots walk a machine's objects by
+ * their string keys (Object.keys), and a cache is no state; each use checks it against linear memory as it is.
+ */
+const LAST_RECORD = Symbol('writeCurrentValue.lastRecord');
 
 /** 'WDQ1': the first word of a hardware queue's private driver data (then its hHwQueue). */
 const QUEUE_DATA_MAGIC = 0x3151_4457;
@@ -121,6 +126,8 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
   private fenceStateLive = 0;
   private fenceHandleOffset = 0;
   private fenceCurrentValueOffset = 0;
+  /** writeCurrentValue's last fence: `handle`'s record (recordOf), checked live and that handle's again at each use. */
+  private readonly [LAST_RECORD] = { handle: 0, record: 0 };
   private readonly layout: CoreLayout;
   /** Negotiation record, for the trace and tests. */
   readonly negotiation: string[] = [];
@@ -254,8 +261,16 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
 
   /** Checks hGlobal (a live fence of this driver) and writes CurrentValue through a view of linear memory (cpuWriteCurrentValue's store), no core call. */
   private writeCurrentValue(hGlobal: number, value: bigint): void {
-    const record = this.recordOf(hGlobal); // makes the views at first use
-    if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
+    // The handle's record: where the last one was found when it is the same handle (a handle's record is where its id
+    // says, in a fence table made once), then recordOf's own last check, live and this handle's, made again each time.
+    const last = this[LAST_RECORD];
+    let record = hGlobal === last.handle ? last.record : 0;
+    if (record === 0 || this.bytes![record + this.fenceStateOffset] !== this.fenceStateLive || this.words![(record + this.fenceHandleOffset) >>> 2] !== hGlobal) {
+      record = this.recordOf(hGlobal); // makes the views at first use
+      if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
+      last.handle = hGlobal;
+      last.record = record;
+    }
     const at = this.words![(record + this.fenceCurrentValueOffset) >>> 2] >>> 3;
     // Shared memory (worker mode) may have readers on other threads: an atomic store, as the core's. Otherwise no
     // one else can see the word mid-store, and a plain store is the same store (Atomics costs ~6 ns more).

@@ -15,7 +15,8 @@ import type { CrossAdapterFences } from './cross-adapter.js';
 import { syncObjectOf, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
 import { checkMonitoredSignal } from './monitored-window.js';
-import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type OsAdapter, type Process } from './objects.js';
+import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type HandleObject, type LocalFence, type OsAdapter, type Process } from './objects.js';
+import type { HandleTable } from './tables.js';
 import type { OperationEnd, Waits } from './waits.js';
 
 /** What a CPU signal does after its NF-09 loop (an OS operation's end when it runs in steps). */
@@ -39,9 +40,20 @@ export interface SignalsEnvironment {
 // last one is kept with the physical address it maps, from which it is derived (GlobalFence.kernelCvVa).
 const lastKernelVa = { va: 0n, of: -1 };
 
+/**
+ * signalOne's last lookup, under a symbol: the race explorer's state key and snapshots walk a machine's objects by
+ * their string keys (Object.keys), and a cache is no state (two states that differ only in the handle signalled
+ * last are one state). It needs no restoring: each use checks it against the handle table as it is.
+ */
+const LAST_FOUND = Symbol('signalOne.lastFound');
+
 export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
   readonly counters = { cpuSignals: 0 };
+
+  /** signalOne's last lookup: `local` was `table`'s object for `handle`, in slot `slot` (HandleTable.slotOf). */
+  private readonly [LAST_FOUND]: { handle: number; table: HandleTable<HandleObject> | undefined; slot: number; local: LocalFence | undefined } =
+    { handle: -1, table: undefined, slot: -1, local: undefined };
 
   /** Linear memory as u64 words (a machine's memory is made at its final size and never grows: one view serves), and the memory it views. */
   private values?: BigUint64Array;
@@ -102,9 +114,20 @@ export class CpuSignals {
     if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) return false;
     const handle: unknown = objects[0];
     if (typeof handle !== 'number') return false;
-    const local = syncObjectOf(process, handle);
-    if (local === undefined) return false;
-    const fence = local.global;
+    // The handle's sync object: the last one found while its table's slot still holds it (HandleTable.holdsAt: the
+    // table as it is now decides, so a closed, reused or restored handle misses), else looked up.
+    const table = process.handles;
+    const last = this[LAST_FOUND];
+    let local = last.local;
+    if (handle !== last.handle || table !== last.table || !table.holdsAt(last.slot, local!)) {
+      local = syncObjectOf(process, handle);
+      if (local === undefined) return false;
+      last.handle = handle;
+      last.table = table;
+      last.slot = table.slotOf(handle);
+      last.local = local;
+    }
+    const fence = local!.global;
     const adapter = fence.adapter;
     if (adapter.state !== 'running' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
     if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;

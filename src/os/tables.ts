@@ -197,6 +197,21 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     return this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
   }
 
+  /** The slot `handle` is entered in while the table keeps its size, or -1 (not a value of this table): what a cache of a lookup keeps (holdsAt). */
+  slotOf(handle: number): number {
+    const sequence = this.sequenceOf(handle);
+    return sequence < 0 ? -1 : sequence & this.mask;
+  }
+
+  /**
+   * Does slot `slot` hold `object` itself? An entry is only ever in its own handle's slot (a resize moves it to its
+   * new one), so while slotOf(object.handle) found `slot` and the slot still holds the object, get(object.handle) is
+   * that object: a cache of a lookup is checked against the table as it is now (a snapshot's restore included).
+   */
+  holdsAt(slot: number, object: Entry): boolean {
+    return this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK] === object;
+  }
+
   /**
    * The token of the row `handle` names, or 0 (no row there: an object, nothing, or another handle's row). The row
    * stays a row: what a path that works on rows asks (src/os/fence-rows.ts).
