@@ -162,6 +162,8 @@ const SATISFY_BATCH = 64;
  * most 16 words). Outside every machine's object graph (the race explorer hashes that graph; this is scratch).
  */
 const satisfiedWords = new Uint32Array(SATISFY_BATCH * 16);
+/** Where satisfy leaves the word ShortWaiters.touch returns, so that no optimizer drops its reads. Outside every machine's object graph. */
+let touchSink = 0;
 /** Waiter host ids read per fenceWaiters call. */
 const WAITERS_BATCH = 256;
 
@@ -325,6 +327,24 @@ class ShortWaiters {
   fence(id: number): FenceKey { return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as FenceKey; }
   label(id: number): string { return this.tagLabels[this.tag(id)]!; }
   owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
+
+  /**
+   * Reads the slot and the callback reference of each waiter named in `records` (`count` SatisfiedWait records of
+   * `stride` words, the host id at `waiterAt`) and returns a word made of them: satisfy calls it on a batch before it
+   * finishes any, so that the batch's cache misses (slots made in arrival order, finished in value order) are in flight
+   * together instead of one finish at a time.
+   */
+  touch(records: Uint32Array, count: number, stride: number, waiterAt: number): number {
+    const words = this.words, chunks = this.chunks, length = words.length;
+    let seen = 0;
+    for (let i = 0, at = 0; i < count; i++, at += stride) {
+      const id = records[at + waiterAt], state = id * SLOT_WORDS + STATE_WORD;
+      if (state < length) seen ^= words[state];
+      const objects = chunks[id >>> CHUNK_SHIFT];
+      if (objects !== undefined && objects[(id & CHUNK_MASK) * OBJECTS] === undefined) seen ^= 1;
+    }
+    return seen;
+  }
 
   /** Drops what waiter `id` referenced (its slot is free, or its Completion holds it now). */
   clear(id: number): void {
@@ -739,6 +759,7 @@ export class Waits {
       const base = core.outBufferAddress() >>> 2, count = n * stride, memoryWords = this.words!;
       const words = satisfiedWords; // a copy: a completion may call the core again (no slice: a typed array per call)
       for (let k = 0; k < count; k++) words[k] = memoryWords[base + k];
+      if (!operation) touchSink ^= this.short.touch(words, n, stride, waiterAt);
       for (let i = 0, at = 0; i < n; i++, at += stride) {
         if (words[at + completedAt] === 0) continue;
         const id = words[at + waiterAt];
