@@ -147,6 +147,49 @@ describe('the core waiter heap', () => {
   });
 });
 
+describe('fenceSatisfy\'s batch', () => {
+  /** The SatisfiedWait records of one fenceSatisfy call: [host id, entry, completed] each, in the order written. */
+  function satisfyRecords(machine: Machine, core: CoreExports, fence: number, current: bigint, limit: number): number[][] {
+    const n = core.fenceSatisfy(fence, current, limit);
+    expect(n).toBeGreaterThanOrEqual(0);
+    const at = machine.layout.out.satisfied, base = core.outBufferAddress();
+    const view = new DataView(machine.memory.buffer);
+    return Array.from({ length: n }, (_, i) => [at.waiter, at.entry, at.completed].map((offset) => view.getUint32(base + i * at.bytes + offset, true)));
+  }
+
+  it('NF-03 one call\'s records name each popped block\'s own waiter, entry and completion, in (value, arrival) order, wait-all and wait-any mixed and across calls cut by the limit', async () => {
+    const { machine, core, fence } = await heapRig(64);
+    const L = machine.layout;
+    const f = fence(), g = fence();
+    // A: wait-all on g (entry 0, 7) and f (entry 1, 5); B: wait-any on f (entry 0, 5) and g (entry 1, 9);
+    // C: wait-all on f alone (entry 0, 2); D: wait-any on g (entry 0, 8) and f (entry 1, 6).
+    const add = (host: number, mode: number, blocks: [number, bigint][]) => {
+      const record = core.waiterCreate(host, mode);
+      expect(record).toBeGreaterThan(0);
+      blocks.forEach(([onFence, value], entry) => expect(core.waitBlockAdd(onFence, value, record, entry)).toBeGreaterThan(0));
+      return record;
+    };
+    const a = add(1, L.waiterModeAll, [[g, 7n], [f, 5n]]);
+    const b = add(2, L.waiterModeAny, [[f, 5n], [g, 9n]]);
+    const c = add(3, L.waiterModeAll, [[f, 2n]]);
+    const d = add(4, L.waiterModeAny, [[g, 8n], [f, 6n]]);
+    // f at 6, two records a call: C (2), then A and B (5, A added first), then D (6).
+    expect(satisfyRecords(machine, core, f, 6n, 2)).toEqual([[3, 0, 1], [1, 1, 0]]);
+    expect(core.waiterRetire(c)).toBe(0);
+    expect(satisfyRecords(machine, core, f, 6n, 2)).toEqual([[2, 0, 1], [4, 1, 1]]);
+    // B and D completed (wait-any): retired, their blocks on g leave g's heap (g is reported twice, once each).
+    expect(core.waiterRetire(b)).toBe(1);
+    expect(core.waiterRetire(d)).toBe(1);
+    expect(core.fenceWaiterCount(f)).toBe(0);
+    expect(core.fenceWaiterCount(g)).toBe(1);
+    expect(core.heapCheck(g)).toBe(0);
+    // A's last entry: g at 7 completes it.
+    expect(satisfyRecords(machine, core, g, 7n, 64)).toEqual([[1, 0, 1]]);
+    expect(core.waiterRetire(a)).toBe(0);
+    expect(core.waiterPending(a)).toBe(E_BAD_WAITER);
+  });
+});
+
 describe('the arena a waited fence takes', () => {
   it('NF-03 a fence\'s first waiter takes a one-entry heap (16 bytes of the arena), doubled as waiters come: 4096 bytes hold 256 waited fences; the next wait is refused and changes nothing', async () => {
     const machine = await createMachine({ seed: 1, trace: false, adapters: [{ limits: { heapArenaBytes: 4096, ringEntries: 2, waitersPerFence: 4 } }] });
