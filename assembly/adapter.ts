@@ -20,7 +20,7 @@ import {
   FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS, FENCE_KIND_MONITORED,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
-import { WaitBlock, WAIT_BLOCK_FREE, WaiterRecord, WAITER_RECORD_BYTES } from './layout';
+import { WaitBlock, WAIT_BLOCK_FREE, WaiterRecord, WAIT_PAIR_BYTES } from './layout';
 
 /** Physical base of the attached adapter's private region (per instance). */
 export let adapterBase: u32 = 0;
@@ -42,11 +42,11 @@ export let adapterBase: u32 = 0;
   return changetype<ProcessRecord>(<usize>adapter().processTable + <usize>slot * PROCESS_RECORD_BYTES);
 }
 @inline export function waitBlockAt(id: u32): WaitBlock {
-  return changetype<WaitBlock>(<usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_BLOCK_BYTES);
+  return changetype<WaitBlock>(<usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_PAIR_BYTES);
 }
 /** Physical address of wait block `id`. */
 @inline export function waitBlockAddress(id: u32): usize {
-  return <usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_BLOCK_BYTES;
+  return <usize>adapter().waitBlockTable + <usize>(id - 1) * WAIT_PAIR_BYTES;
 }
 /** Where wait block `id`'s heap index lives (the dense heapIndexTable). */
 @inline export function heapIndexAddress(id: u32): usize {
@@ -122,8 +122,9 @@ export function adapterFormat(
   a.processTable = at;    a.processCapacity = processCapacity;     at += processCapacity * PROCESS_RECORD_BYTES;
   const indexSlots = <u32>fenceIndexSlots(fenceCapacity);
   a.fenceIndexTable = at; a.fenceIndexShift = 32 - ctz<u32>(indexSlots); at += indexSlots * 4;
-  a.waitBlockTable = at;  a.waitBlockCapacity = waitBlockCapacity; at += waitBlockCapacity * WAIT_BLOCK_BYTES;
-  a.waiterTable = at;     a.waiterCapacity = waitBlockCapacity;    at += waitBlockCapacity * WAITER_RECORD_BYTES;
+  at = (at + WAIT_PAIR_BYTES - 1) & ~(WAIT_PAIR_BYTES - 1); // pairs never straddle a cache line
+  a.waitBlockTable = at;  a.waitBlockCapacity = waitBlockCapacity;
+  a.waiterTable = at + WAIT_BLOCK_BYTES; a.waiterCapacity = waitBlockCapacity; at += waitBlockCapacity * WAIT_PAIR_BYTES;
   a.heapIndexTable = at;                                           at += align8(waitBlockCapacity * 4);
   a.heapFreeTable = at;                                            at += align8(ARENA_CLASSES * 4);
   a.gpuVaTable = at;                                               at += align8(processCapacity * gpuVaPagesPerProcess * 4);
@@ -146,7 +147,7 @@ export function adapterFormat(
   }
   a.waitBlockFreeHead = waitBlockCapacity > 0 ? 1 : 0;
   for (let i: u32 = 0; i < waitBlockCapacity; i++) {
-    changetype<WaiterRecord>(<usize>a.waiterTable + <usize>i * WAITER_RECORD_BYTES).hostId = i + 2 <= waitBlockCapacity ? i + 2 : 0; // free-list link
+    changetype<WaiterRecord>(<usize>a.waiterTable + <usize>i * WAIT_PAIR_BYTES).hostId = i + 2 <= waitBlockCapacity ? i + 2 : 0; // free-list link
   }
   a.waiterFreeHead = waitBlockCapacity > 0 ? 1 : 0;
   for (let e: u32 = 0; e < engineCount; e++) {
@@ -185,7 +186,7 @@ export function adapterRegionBytes(
   bytes += fenceIndexSlots(fenceCapacity) * 4;
   bytes += pageDescriptorsFor(fenceCapacity, processCapacity) * PAGE_DESCRIPTOR_BYTES;
   bytes += <u64>processCapacity * PROCESS_RECORD_BYTES;
-  bytes += <u64>waitBlockCapacity * (WAIT_BLOCK_BYTES + WAITER_RECORD_BYTES);
+  bytes += <u64>waitBlockCapacity * WAIT_PAIR_BYTES + WAIT_PAIR_BYTES; // + the alignment of the pairs
   bytes += align8u64(<u64>waitBlockCapacity * 4);
   bytes += align8u64(<u64>ARENA_CLASSES * 4);
   bytes += align8u64(<u64>processCapacity * gpuVaPagesPerProcess * 4);

@@ -44,7 +44,7 @@ import {
   FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
   OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_ARGUMENT, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
   SatisfiedWait, SATISFIED_WAIT_BYTES, WAIT_BLOCK_POPPED, WAIT_BLOCK_DONE, WAIT_BLOCK_BYTES,
-  WaiterRecord, WAITER_RECORD_BYTES, WAITER_MODE_ANY, WAITER_COMPLETED, WAITER_TAG_LIVE, WAITER_TAG_MASK, WAITER_MAX_ENTRIES,
+  WaiterRecord, WAITER_RECORD_BYTES, WAIT_PAIR_BYTES, WAITER_MODE_ANY, WAITER_COMPLETED, WAITER_TAG_LIVE, WAITER_TAG_MASK, WAITER_MAX_ENTRIES,
   E_NO_WAITERS, E_BAD_WAITER,
 } from './layout';
 import { adapter, fenceAt, fenceValid, waitBlockAt, waitBlockAddress, heapIndexAddress, heapBlockAlloc, heapBlockFree, outWord } from './adapter';
@@ -234,7 +234,7 @@ export function waiterCreate(hostId: u32, mode: u32): i32 {
   const a = adapter();
   if (mode > WAITER_MODE_ANY) return E_BAD_ARGUMENT;
   if (a.waiterFreeHead == 0) return E_NO_WAITERS;
-  const address = <usize>a.waiterTable + <usize>(a.waiterFreeHead - 1) * WAITER_RECORD_BYTES;
+  const address = <usize>a.waiterTable + <usize>(a.waiterFreeHead - 1) * WAIT_PAIR_BYTES;
   const w = changetype<WaiterRecord>(address);
   a.waiterFreeHead = w.hostId;
   a.waiterLive++;
@@ -351,9 +351,12 @@ export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
   return <i32>written;
 }
 
-/** Is physical `address` inside this adapter's table at `base` of `count` records of `bytes`? */
-@inline function inTable(address: usize, base: u32, count: u32, bytes: u32): bool {
-  return address >= <usize>base && address < <usize>base + <usize>count * bytes;
+/**
+ * Is physical `address` one of this adapter's `count` records at `base` (its wait blocks' or its waiter
+ * records' column of the pairs, WAIT_PAIR_BYTES apart)?
+ */
+@inline function inPairs(address: usize, base: u32, count: u32): bool {
+  return address >= <usize>base && address < <usize>base + <usize>count * WAIT_PAIR_BYTES && (address - base) % WAIT_PAIR_BYTES == 0;
 }
 
 /**
@@ -374,8 +377,8 @@ export function waiterRetire(waiter: u32): i32 {
   while (block != 0) {
     const wb = changetype<WaitBlock>(<usize>block);
     const next = wb.next;
-    if (inTable(block, a.waitBlockTable, a.waitBlockCapacity, WAIT_BLOCK_BYTES)) {
-      const id = <u32>((<usize>block - a.waitBlockTable) / WAIT_BLOCK_BYTES) + 1;
+    if (inPairs(block, a.waitBlockTable, a.waitBlockCapacity)) {
+      const id = <u32>((<usize>block - a.waitBlockTable) / WAIT_PAIR_BYTES) + 1;
       const index = load<u32>(heapIndexAddress(id));
       if (index != WAIT_BLOCK_POPPED) {
         const f = fenceAt(wb.fence);
@@ -388,10 +391,10 @@ export function waiterRetire(waiter: u32): i32 {
     }
     block = next;
   }
-  if (inTable(waiter, a.waiterTable, a.waiterCapacity, WAITER_RECORD_BYTES)) {
+  if (inPairs(waiter, a.waiterTable, a.waiterCapacity)) {
     w.state = 0;
     w.hostId = a.waiterFreeHead;
-    a.waiterFreeHead = <u32>((<usize>waiter - a.waiterTable) / WAITER_RECORD_BYTES) + 1;
+    a.waiterFreeHead = <u32>((<usize>waiter - a.waiterTable) / WAIT_PAIR_BYTES) + 1;
     a.waiterLive--;
   }
   return <i32>changed;

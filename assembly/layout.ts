@@ -61,7 +61,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 11;
+export const LAYOUT_VERSION: u32 = 12;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -334,6 +334,14 @@ export const WAIT_BLOCK_DONE: u32 = 0x8000_0000;
   firstBlock: u32;  // physical address of the first wait block of its chain, 0 = none yet
 }
 export const WAITER_RECORD_BYTES: u32 = (offsetof<WaiterRecord>() + 7) & ~7;
+// Wait block i and waiter record i are one pair (the block first), WAIT_PAIR_BYTES (32) apart and
+// aligned to 32, so a pair is half of one cache line. The two free lists are apart, but both hand out
+// ids from 1 up and take them back last-freed first (waiterRetire frees the blocks, then the record),
+// so while waiters name one fence each (waiterCreate then one waitBlockAdd), a waiter gets a record
+// and a block of the same pair: satisfying and retiring it reads one line for both, not two lines of
+// two tables made in arrival order and read in value order (LAYOUT_VERSION 12). Nothing depends on
+// the pairing but speed.
+export const WAIT_PAIR_BYTES: u32 = WAIT_BLOCK_BYTES + WAITER_RECORD_BYTES;
 export const WAITER_MODE_ALL: u32 = 0;
 export const WAITER_MODE_ANY: u32 = 1;
 export const WAITER_COMPLETED: u32 = 2;

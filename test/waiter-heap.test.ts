@@ -190,6 +190,42 @@ describe('fenceSatisfy\'s batch', () => {
   });
 });
 
+describe('the wait pairs', () => {
+  it('NF-03 a waiter of one fence takes the waiter record and the wait block of one pair (the record right after the block, 32-aligned), also after retirements; a waiter of two fences shifts the next waiters\' records by one pair', async () => {
+    const { core, waiters, fence } = await heapRig(64);
+    const pair = (core.WAIT_PAIR_BYTES as WebAssembly.Global).value as number;
+    const blockBytes = core.WAIT_BLOCK_BYTES.value as number;
+    expect(pair).toBe(32);
+    const f = fence(), g = fence();
+    /** Each waiter's record against its block's pair: record − (first record + (block − first block) × pair); 0 = paired. */
+    const offsets = (blocks: number[]) => {
+      const first = blocks[0], record = waiters.recordOf(first);
+      expect(record % pair).toBe(blockBytes);
+      return blocks.map((block) => waiters.recordOf(block) - record - (block - first) * pair);
+    };
+    const blocks = Array.from({ length: 8 }, (_, i) => waiters.add(f, BigInt(10 + i), i));
+    expect(offsets(blocks)).toEqual(blocks.map(() => 0));
+    // Retire three (the middle ones), add three: the freed pairs come back whole.
+    for (const block of blocks.slice(2, 5)) expect(waiters.remove(block)).toBe(1);
+    const again = [100, 101, 102].map((host) => waiters.add(f, 50n, host));
+    expect([...again].sort((x, y) => x - y)).toEqual(blocks.slice(2, 5));
+    const live = [...blocks.slice(0, 2), ...again, ...blocks.slice(5)];
+    expect(offsets(live)).toEqual(live.map(() => 0));
+    // A waiter of two fences takes one record and two blocks (pairs 9 and 10): the next waiters' records are one
+    // pair before their blocks' (record 10 with block 11, …), still nothing but a matter of speed.
+    const two = core.waiterCreate(200, core.WAITER_MODE_ALL.value as number);
+    expect(core.waitBlockAdd(f, 60n, two, 0)).toBe(9);
+    expect(core.waitBlockAdd(g, 60n, two, 1)).toBe(10);
+    const after = [300, 301].map((host) => waiters.add(f, 70n, host));
+    expect(after).toEqual([11, 12]);
+    expect(offsets([blocks[0], ...after])).toEqual([0, -pair, -pair]);
+    expect(core.waiterRetire(two)).toBe(2);
+    expect(core.heapCheck(f)).toBe(0);
+    expect(core.heapCheck(g)).toBe(0);
+    expect(satisfy(waiters, f, 100n)).toEqual([0, 1, 5, 6, 7, 100, 101, 102, 300, 301]);
+  });
+});
+
 describe('the arena a waited fence takes', () => {
   it('NF-03 a fence\'s first waiter takes a one-entry heap (16 bytes of the arena), doubled as waiters come: 4096 bytes hold 256 waited fences; the next wait is refused and changes nothing', async () => {
     const machine = await createMachine({ seed: 1, trace: false, adapters: [{ limits: { heapArenaBytes: 4096, ringEntries: 2, waitersPerFence: 4 } }] });
