@@ -20,7 +20,7 @@ import {
   FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS, FENCE_KIND_MONITORED,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
-import { WaitBlock, WAIT_BLOCK_FREE, WaiterRecord, WAIT_PAIR_BYTES } from './layout';
+import { WaitBlock, WAIT_PAIR_BYTES } from './layout';
 
 /** Physical base of the attached adapter's private region (per instance). */
 export let adapterBase: u32 = 0;
@@ -142,14 +142,11 @@ export function adapterFormat(
   // format would give, without touching the table.
   a.fenceFreeHead = 0; a.fenceBump = 0;
   a.pageFreeHead = 0;  a.pageBump = 0;
-  for (let i: u32 = 0; i < waitBlockCapacity; i++) {
-    store<u32>(<usize>a.heapIndexTable + (<usize>i << 2), WAIT_BLOCK_FREE | (i + 2 <= waitBlockCapacity ? i + 2 : 0)); // tagged free-list link (layout.ts)
-  }
-  a.waitBlockFreeHead = waitBlockCapacity > 0 ? 1 : 0;
-  for (let i: u32 = 0; i < waitBlockCapacity; i++) {
-    changetype<WaiterRecord>(<usize>a.waiterTable + <usize>i * WAIT_PAIR_BYTES).hostId = i + 2 <= waitBlockCapacity ? i + 2 : 0; // free-list link
-  }
-  a.waiterFreeHead = waitBlockCapacity > 0 ? 1 : 0;
+  // Wait blocks and waiter records likewise (waitBlockBump, waiterBump; LAYOUT_VERSION 12): threading
+  // their lists here wrote a word of every pair and of the heap index table, resident memory sized by
+  // the limit (36 MiB at 10^6 wait blocks) before the first wait.
+  a.waitBlockFreeHead = 0; a.waitBlockBump = 0;
+  a.waiterFreeHead = 0;    a.waiterBump = 0;
   for (let e: u32 = 0; e < engineCount; e++) {
     changetype<EngineRecord>(<usize>a.engineTable + <usize>e * ENGINE_RECORD_BYTES).pendingList = pendingLists + e * pendingCapacity * 4;
   }

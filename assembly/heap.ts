@@ -194,14 +194,16 @@ function heapGrow(f: FenceRecord): bool {
  */
 @inline function blockPush(f: FenceRecord, fence: u32, value: u64): i32 {
   const a = adapter();
-  if (a.waitBlockFreeHead == 0) return E_NO_WAIT_BLOCKS;
+  if (a.waitBlockFreeHead == 0 && a.waitBlockBump >= a.waitBlockCapacity) return E_NO_WAIT_BLOCKS;
   if (f.heapBlock == 0 || f.heapCount == (<u32>1 << f.heapClass)) {
     if (!heapGrow(f)) return E_HEAP_FULL;
   }
   if (a.arrivalSequence == ARRIVAL_LAST) arrivalsRenumber();
   const indexTable = <usize>a.heapIndexTable;
-  const id = a.waitBlockFreeHead;
-  a.waitBlockFreeHead = load<u32>(indexSlot(indexTable, id)) & ~WAIT_BLOCK_FREE;
+  // A released block first (last released first), else the next never used: ids from 1 up.
+  let id = a.waitBlockFreeHead;
+  if (id != 0) a.waitBlockFreeHead = load<u32>(indexSlot(indexTable, id)) & ~WAIT_BLOCK_FREE;
+  else id = ++a.waitBlockBump;
   a.waitBlockLive++;
   waitBlockAt(id).fence = fence;
   const arrival = a.arrivalSequence++;
@@ -233,10 +235,13 @@ function heapGrow(f: FenceRecord): bool {
 export function waiterCreate(hostId: u32, mode: u32): i32 {
   const a = adapter();
   if (mode > WAITER_MODE_ANY) return E_BAD_ARGUMENT;
-  if (a.waiterFreeHead == 0) return E_NO_WAITERS;
-  const address = <usize>a.waiterTable + <usize>(a.waiterFreeHead - 1) * WAIT_PAIR_BYTES;
+  if (a.waiterFreeHead == 0 && a.waiterBump >= a.waiterCapacity) return E_NO_WAITERS;
+  // A released record first (last released first), else the next never used: as wait blocks are taken.
+  const index = a.waiterFreeHead != 0 ? a.waiterFreeHead : a.waiterBump + 1;
+  const address = <usize>a.waiterTable + <usize>(index - 1) * WAIT_PAIR_BYTES;
   const w = changetype<WaiterRecord>(address);
-  a.waiterFreeHead = w.hostId;
+  if (a.waiterFreeHead != 0) a.waiterFreeHead = w.hostId;
+  else a.waiterBump = index;
   a.waiterLive++;
   w.hostId = hostId;
   w.state = WAITER_TAG_LIVE | (0xFF << 8) | mode;

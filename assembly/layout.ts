@@ -138,6 +138,8 @@ export const REGION_HEADER_BYTES: u32 = (offsetof<RegionHeader>() + 7) & ~7;
   heapPops: u64;
   fenceBump: u32;             // fence records ever used: ids fenceBump + 1 … fenceCapacity were never touched (free, zero)
   pageBump: u32;              // page descriptors ever used, likewise: a table is touched only as far as it is used
+  waitBlockBump: u32;         // wait blocks ever used, likewise (LAYOUT_VERSION 12): adapterFormat threads no free list
+  waiterBump: u32;            // waiter records ever used, likewise
 }
 export const ADAPTER_HEADER_BYTES: u32 = (offsetof<AdapterHeader>() + 7) & ~7;
 
