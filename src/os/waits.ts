@@ -232,15 +232,17 @@ function deliver(onComplete: (result: WaitResult) => void, result: WaitResult, d
   if (!dueScheduled) { dueScheduled = true; queueMicrotask(runDue); }
 }
 
-// A short waiter's slot: 24 bytes by host id in ShortWaiters.words, what finishing it reads and clears in one place (one
-// or two cache lines, not one in each of six columns: at 10⁶ waiters woken in value order, not id order, each column
-// was a cache miss). Words: sequence (f64, 0–1), value (u64, 2–3), the core's record (4), state (5).
-const SLOT_WORDS = 6, RECORD_WORD = 4, STATE_WORD = 5;
+// A short waiter's slot: 32 bytes by host id in ShortWaiters.words (half a cache line, never two), what finishing it
+// reads and clears in one place (not one line in each of six columns: at 10⁶ waiters woken in value order, not id order,
+// each column was a cache miss). Words: sequence (f64, 0–1), value (u64, 2–3), the core's record (4), state (5), the
+// fence's row key when the waiter names a row (6; 0: its fence is an object, in the chunks), 7 unused (0).
+const SLOT_WORDS = 8, RECORD_WORD = 4, STATE_WORD = 5, ROW_WORD = 6;
 /**
  * State bits: the slot holds a waiter waitOne started; its callback is the caller's, run later (Completion.deferred);
- * above them its tag: the index of its (label, owner) pair in ShortWaiters' tags.
+ * its callback is its own, in the chunks (else it is its tag's); above them its tag: the index of its (label, owner)
+ * pair in ShortWaiters' tags.
  */
-const SLOT_LIVE = 1, SLOT_DEFERRED = 2, TAG_SHIFT = 2;
+const SLOT_LIVE = 1, SLOT_DEFERRED = 2, SLOT_OWN_CALLBACK = 4, TAG_SHIFT = 3;
 /** Objects by host id: callback, fence at OBJECTS × (id mod CHUNK_IDS), + 1 of chunk id / CHUNK_IDS. */
 const OBJECTS = 2, CHUNK_SHIFT = 11, CHUNK_IDS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_IDS - 1;
 
@@ -257,25 +259,27 @@ function viewsOf(words: Uint32Array): void {
 
 /**
  * The waiters waitOne starts (one fence, no timeout, wait-all), as slots by host id: what a Completion holds, with no
- * object per waiter. 10⁶ waiters pending at once are 10⁶ objects fewer for the garbage collector to copy, and a
- * signal that wakes them touches a slot and two object references each.
+ * object per waiter. 10⁶ waiters pending at once are 10⁶ objects fewer for the garbage collector to copy. A waiter
+ * whose callback is its tag's (a caller's many waits with one callback) and whose fence is a row is its slot alone:
+ * a signal that wakes it touches that slot and no object reference; another keeps its callback or fence in the chunks.
  */
 class ShortWaiters {
   /** Grown by doubling as ids come (grownTo); starts at 4 slots: the race explorer copies and hashes it per state. */
   private words = new Uint32Array(4 * SLOT_WORDS);
   /**
-   * callback, fence of each host id (OBJECTS apart), in chunks of CHUNK_IDS ids: each filled in id order (ids are
-   * dense), a packed array. One array for 10⁶ waiters grew by copies in V8's large-object space (~3 × its 16 MB
-   * allocated, the dead copies kept until a major collection); a chunk is 32 KB at most and never copied once full.
+   * callback, fence of each host id (OBJECTS apart) that keeps them here, in chunks of CHUNK_IDS ids, each a packed
+   * array (a gap is filled with undefined). One array for 10⁶ waiters grew by copies in V8's large-object space (~3 × its
+   * 16 MB allocated, the dead copies kept until a major collection); a chunk is 32 KB at most and never copied once full.
    */
   private readonly chunks: unknown[][] = [];
   /**
-   * The (label, owner) pairs the waiters name, by tag, each with the count of waiters naming it (a freed tag is
-   * cleared and reused last-freed first): a caller's many waits share one label and one owner, so 10⁶ waiters are one
-   * pair, not 16 MB of references. Tag 0 is never used.
+   * The (label, owner) pairs the waiters name, by tag, each with the count of waiters naming it and the callback of
+   * the waiter that made it (a freed tag is cleared and reused last-freed first): a caller's many waits share one
+   * label, one owner and usually one callback, so 10⁶ waiters are one pair, not 16 MB of references. Tag 0 is never used.
    */
   private readonly tagLabels: (string | undefined)[] = [undefined];
   private readonly tagOwners: (WaiterOwner | undefined)[] = [undefined];
+  private readonly tagCallbacks: (((result: WaitResult) => void) | undefined)[] = [undefined];
   private readonly tagCounts: number[] = [0];
   private readonly freeTags: number[] = [];
 
@@ -289,20 +293,24 @@ class ShortWaiters {
       fence: FenceKey, value: bigint, record: number): void {
     const at = id * SLOT_WORDS;
     if (at >= this.words.length) this.words = grownTo(this.words, at + SLOT_WORDS);
-    const tag = this.tagOf(label, owner);
+    const tag = this.tagOf(label, owner, onComplete);
+    const own = this.tagCallbacks[tag] !== onComplete, row = typeof fence === 'number';
     const words = this.words;
     viewsOf(words);
     slotNumbers[at >>> 1] = sequence;
     slotBigs[(at >>> 1) + 1] = value;
     words[at + RECORD_WORD] = record;
-    words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + tag * (1 << TAG_SHIFT);
+    words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + (own ? SLOT_OWN_CALLBACK : 0) + tag * (1 << TAG_SHIFT);
+    words[at + ROW_WORD] = row ? fence : 0;
+    if (!own && row) return;
     const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT] ??= [];
-    objects[o] = onComplete;
-    objects[o + 1] = fence;
+    while (objects.length < o) objects.push(undefined); // packed: no hole
+    objects[o] = own ? onComplete : undefined;
+    objects[o + 1] = row ? undefined : fence;
   }
 
-  /** The tag of (label, owner), counted once more: the last one given when it matches, else a new one. */
-  private tagOf(label: string, owner: WaiterOwner): number {
+  /** The tag of (label, owner), counted once more: the last one given when it matches, else a new one made with `onComplete`. */
+  private tagOf(label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void): number {
     if (lastTagOf === this && this.tagLabels[lastTag] === label && this.tagOwners[lastTag] === owner) {
       this.tagCounts[lastTag]++;
       return lastTag;
@@ -310,6 +318,7 @@ class ShortWaiters {
     const tag = this.freeTags.length ? this.freeTags.pop()! : this.tagLabels.length;
     this.tagLabels[tag] = label;
     this.tagOwners[tag] = owner;
+    this.tagCallbacks[tag] = onComplete;
     this.tagCounts[tag] = 1;
     lastTagOf = this;
     lastTag = tag;
@@ -322,26 +331,36 @@ class ShortWaiters {
   value(id: number): bigint { viewsOf(this.words); return slotBigs[((id * SLOT_WORDS) >>> 1) + 1]; }
   record(id: number): number { return this.words[id * SLOT_WORDS + RECORD_WORD]; }
   deferred(id: number): boolean { return (this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DEFERRED) !== 0; }
-  callback(id: number): (result: WaitResult) => void { return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS] as (result: WaitResult) => void; }
+  callback(id: number): (result: WaitResult) => void {
+    if ((this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_OWN_CALLBACK) === 0) return this.tagCallbacks[this.tag(id)]!;
+    return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS] as (result: WaitResult) => void;
+  }
   /** The waiter's fence: its GlobalFence, or its row key when waitOne found the fence a row (Waits.fenceOfWaiter resolves it). */
-  fence(id: number): FenceKey { return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as FenceKey; }
+  fence(id: number): FenceKey {
+    const row = this.words[id * SLOT_WORDS + ROW_WORD];
+    return row !== 0 ? row : this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as FenceKey;
+  }
   label(id: number): string { return this.tagLabels[this.tag(id)]!; }
   owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
 
   /**
-   * Reads the slot and the callback reference of each waiter named in `records` (`count` SatisfiedWait records of
-   * `stride` words, the host id at `waiterAt`) and returns a word made of them: satisfy calls it on a batch before it
-   * finishes any, so that the batch's cache misses (slots made in arrival order, finished in value order) are in flight
-   * together instead of one finish at a time.
+   * Reads the slot (and the chunk entry, for a waiter that keeps one) of each waiter named in `records` (`count`
+   * SatisfiedWait records of `stride` words, the host id at `waiterAt`) and returns a word made of them: satisfy calls
+   * it on a batch before it finishes any, so that the batch's cache misses (slots made in arrival order, finished in
+   * value order) are in flight together instead of one finish at a time.
    */
   touch(records: Uint32Array, count: number, stride: number, waiterAt: number): number {
     const words = this.words, chunks = this.chunks, length = words.length;
     let seen = 0;
     for (let i = 0, at = 0; i < count; i++, at += stride) {
-      const id = records[at + waiterAt], state = id * SLOT_WORDS + STATE_WORD;
-      if (state < length) seen ^= words[state];
-      const objects = chunks[id >>> CHUNK_SHIFT];
-      if (objects !== undefined && objects[(id & CHUNK_MASK) * OBJECTS] === undefined) seen ^= 1;
+      const id = records[at + waiterAt], slot = id * SLOT_WORDS;
+      if (slot >= length) continue;
+      const state = words[slot + STATE_WORD];
+      seen ^= state;
+      if ((state & SLOT_OWN_CALLBACK) !== 0 || words[slot + ROW_WORD] === 0) {
+        const objects = chunks[id >>> CHUNK_SHIFT];
+        if (objects !== undefined && objects[(id & CHUNK_MASK) * OBJECTS] === undefined) seen ^= 1;
+      }
     }
     return seen;
   }
@@ -353,13 +372,17 @@ class ShortWaiters {
       // Cleared, so that the same waiters are the same fields whatever came and went (a race explorer hashes them).
       this.tagLabels[tag] = undefined;
       this.tagOwners[tag] = undefined;
-      if (tag === this.tagLabels.length - 1 && this.freeTags.length === 0) { this.tagLabels.length = this.tagOwners.length = this.tagCounts.length = tag; }
-      else this.freeTags.push(tag);
+      this.tagCallbacks[tag] = undefined;
+      if (tag === this.tagLabels.length - 1 && this.freeTags.length === 0) {
+        this.tagLabels.length = this.tagOwners.length = this.tagCallbacks.length = this.tagCounts.length = tag;
+      } else this.freeTags.push(tag);
       if (lastTagOf === this && lastTag === tag) lastTagOf = undefined;
     }
     // Zeroed too: a race explorer hashes the slots into its state key, and a freed slot must not differ by what it held.
     const at = id * SLOT_WORDS, words = this.words;
-    words[at] = 0; words[at + 1] = 0; words[at + 2] = 0; words[at + 3] = 0; words[at + 4] = 0; words[at + 5] = 0;
+    const chunked = (words[at + STATE_WORD] & SLOT_OWN_CALLBACK) !== 0 || words[at + ROW_WORD] === 0;
+    words[at] = 0; words[at + 1] = 0; words[at + 2] = 0; words[at + 3] = 0; words[at + 4] = 0; words[at + 5] = 0; words[at + 6] = 0;
+    if (!chunked) return;
     const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT];
     objects[o] = undefined;
     objects[o + 1] = undefined;
