@@ -34,6 +34,10 @@
 //     summaries and the timeline exporter, never by a step: `counters`,
 //     `counts`, `history`, `sequence` (IGNORED_KEYS), and the driver port's
 //     tallies of calls per DDI (DriverPort.tallies);
+//   - a handle table's `editStamp` (IGNORED_KEYS): a number from one count
+//     for every table, new at each change, which a cache of a lookup checks
+//     (src/os/signals.ts); the table's entries are hashed, and two tables
+//     that hold the same may carry different stamps (a snapshot restores it);
 //   - fields that hold undefined: the model reads a field's value, never
 //     whether it exists (`engine.isr = undefined` is "no interrupt on its way",
 //     as is a field never set).
@@ -52,8 +56,8 @@ import { Trace } from '../base/trace.js';
 import { VIDSCHCAPS } from '../base/wddm.js';
 import type { World } from './model.js';
 
-/** Object keys whose values no step reads (counts and timeline history only). */
-export const IGNORED_KEYS: ReadonlySet<string> = new Set(['counters', 'counts', 'history', 'sequence', 'tieBreak']);
+/** Object keys whose values no step's outcome depends on (counts, timeline history, a cache's stamp). */
+export const IGNORED_KEYS: ReadonlySet<string> = new Set(['counters', 'counts', 'history', 'sequence', 'tieBreak', 'editStamp']);
 
 /** With the logs abstracted: the OS log reader's positions and last timestamp of each buffer. */
 export const LOG_READER_KEYS: readonly string[] = ['cachedIndex', 'cachedWraparound', 'lastTimestampNs'];
