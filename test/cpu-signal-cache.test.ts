@@ -1,12 +1,14 @@
-// The one-fence CPU signal's short path keeps its last lookup (src/os/signals.ts, signalOne: the handle's sync
-// object and its table slot) and the reference driver keeps the last fence record it wrote (writeCurrentValue).
-// Both are caches: each use is checked against the handle table or linear memory as they are now. These tests
+// The one-fence CPU signal's short path keeps its last lookup (src/os/signals.ts, signalOne: the handle, its table,
+// the table's editStamp and the sync object) and the reference driver keeps the last fence record it wrote
+// (writeCurrentValue). Both are caches: each use is checked against the handle table or linear memory as they are now. These tests
 // make the cached entry stale every way it can go stale (closed, its slot taken by another handle, the table
 // resized, a snapshot restored, another machine with the same handle values) and expect what a lookup expects.
 import { describe, it, expect } from 'vitest';
 import { createMachine, WddmError, type Machine, type RuntimeProcess } from '../src/index.js';
 import { takeSnapshot, restoreSnapshot } from '../src/explore/snapshot.js';
 import type { ReferenceDriver } from '../src/driver/reference.js';
+import { buildWorld, type ExploreModel } from '../src/explore/model.js';
+import { StateKeys } from '../src/explore/state.js';
 import { globalOf, world } from './helpers.js';
 
 /** What a call threw, as `status: message`, or 'ok'. */
@@ -20,7 +22,8 @@ function outcome(call: () => void): string {
   }
 }
 
-const slotOf = (app: RuntimeProcess, handle: number): number => app.kernel.handles.slotOf(handle);
+/** The slot of the process's handle table that `handle` is in (handles are 0x40000000 + process slot × 0x100000 + n, n in slot n mod the table's size). */
+const slotOf = (app: RuntimeProcess, handle: number): number => (handle - (0x4000_0000 + app.kernel.slot * 0x10_0000)) & (app.kernel.handles.capacity - 1);
 
 describe('the one-fence CPU signal short path: its last lookup', () => {
   it('NF-07 a handle closed since it was last signalled is refused as closed, also once another handle takes its table slot', async () => {
@@ -85,6 +88,17 @@ describe('the one-fence CPU signal short path: its last lookup', () => {
     expect(app.readFenceValue(again)).toBe(11n);
     app.signal({ objects: [kept], values: [1n] });
     expect(app.readFenceValue(kept)).toBe(1n);
+  });
+});
+
+describe('the handle table\'s editStamp and the race explorer', () => {
+  it('NF-10 the state key leaves a handle table\'s editStamp out: two worlds built alike have one key though their tables\' stamps differ', () => {
+    const model: ExploreModel = { machine: { fences: 2, waiters: 1, signals: 1, engines: 1, adapters: 1, cpuSignals: 1 }, variant: 'barrier', seed: 1, osGranularity: 'step' };
+    const worlds = [buildWorld(model), buildWorld(model)];
+    const stamps = worlds.map((w) => w.machine.os.handles.processes.map((p) => p.handles.editStamp));
+    for (const list of stamps) expect(list.some((stamp) => stamp > 0)).toBe(true);
+    expect(stamps[0]).not.toEqual(stamps[1]);
+    expect(new StateKeys(worlds[0]).key()).toBe(new StateKeys(worlds[1]).key());
   });
 });
 

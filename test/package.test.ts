@@ -117,7 +117,7 @@ describe('the npm package', () => {
     // the code in each of the three bundles, its sources, declarations and docs); 5.56 MB before issue 14q's
     // in-flight references through rows (RowReferences, the list check's row path, the queued records' handles: about 40 KB,
     // the code in each of the three bundles, its sources, declarations and docs); 5.62 MB before issue 14u's CPU signal
-    // caches (signalOne's last lookup, the reference driver's last record, HandleTable.slotOf/holdsAt, their comments: a
+    // caches (signalOne's last lookup, the reference driver's last record, HandleTable.editStamp, their comments: a
     // few KB, the code in each of the three bundles, its sources, declarations and docs; the branch measured 5.629 MB).
     expect(packed!.unpackedSize).toBeLessThan(5_660_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);

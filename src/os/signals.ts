@@ -43,7 +43,8 @@ const lastKernelVa = { va: 0n, of: -1 };
 /**
  * signalOne's last lookup, under a symbol: the race explorer's state key and snapshots walk a machine's objects by
  * their string keys (Object.keys), and a cache is no state (two states that differ only in the handle signalled
- * last are one state). It needs no restoring: each use checks it against the handle table as it is.
+ * last are one state). It needs no restoring: each use checks it against the table's editStamp, which a restore
+ * puts back with what the table held.
  */
 const LAST_FOUND = Symbol('signalOne.lastFound');
 
@@ -51,9 +52,9 @@ export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
   readonly counters = { cpuSignals: 0 };
 
-  /** signalOne's last lookup: `local` was `table`'s object for `handle`, in slot `slot` (HandleTable.slotOf). */
-  private readonly [LAST_FOUND]: { handle: number; table: HandleTable<HandleObject> | undefined; slot: number; local: LocalFence | undefined } =
-    { handle: -1, table: undefined, slot: -1, local: undefined };
+  /** signalOne's last lookup: `local` was `table`'s object for `handle` when the table's editStamp was `editStamp`. */
+  private readonly [LAST_FOUND]: { handle: number; table: HandleTable<HandleObject> | undefined; editStamp: number; local: LocalFence | undefined } =
+    { handle: -1, table: undefined, editStamp: -1, local: undefined };
 
   /** Linear memory as u64 words (a machine's memory is made at its final size and never grows: one view serves), and the memory it views. */
   private values?: BigUint64Array;
@@ -114,17 +115,17 @@ export class CpuSignals {
     if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) return false;
     const handle: unknown = objects[0];
     if (typeof handle !== 'number') return false;
-    // The handle's sync object: the last one found while its table's slot still holds it (HandleTable.holdsAt: the
-    // table as it is now decides, so a closed, reused or restored handle misses), else looked up.
+    // The handle's sync object: the last one found while its table holds what it held then (HandleTable.editStamp:
+    // any change of the table, a snapshot's restore included, misses), else looked up.
     const table = process.handles;
     const last = this[LAST_FOUND];
     let local = last.local;
-    if (handle !== last.handle || table !== last.table || !table.holdsAt(last.slot, local!)) {
+    if (handle !== last.handle || table !== last.table || table.editStamp !== last.editStamp) {
       local = syncObjectOf(process, handle);
       if (local === undefined) return false;
       last.handle = handle;
       last.table = table;
-      last.slot = table.slotOf(handle);
+      last.editStamp = table.editStamp;
       last.local = local;
     }
     const fence = local!.global;

@@ -101,7 +101,18 @@ const NO_TOKENS = new Uint32Array(0);
  * live handles' slots still differ). What was closed needs no record: a value the sequence passed that resolves
  * to nothing was closed (wasIssued), until the sequence wraps and issues it again.
  */
+/** HandleTable.editStamp's count, shared by every table in the process. */
+let editStamps = 0;
+
 export class HandleTable<Entry extends { readonly handle: number }> {
+  /**
+   * A new number at every change of what the table holds (put, which every entry, row, removal and resize goes
+   * through), from one count for all tables, so no number is given twice: while it is what it was, every handle
+   * names what it named then (what a lookup's cache checks, src/os/signals.ts). A snapshot's restore puts it back
+   * with what the table held; the race explorer's state key leaves it out (IGNORED_KEYS: tables that hold the
+   * same carry different numbers).
+   */
+  editStamp = 0;
   /** Objects by slot, in chunks of CHUNK_SLOTS (fewer while the table is smaller); undefined: no object there. */
   private chunks: ((Entry | undefined)[] | undefined)[] = [];
   /** Tokens by slot (an entry kept as a row of `deferred`; tokens are positive), 0: none; empty while no slot holds one. */
@@ -159,6 +170,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   }
 
   private put(slot: number, entry: Entry | number | undefined): void {
+    this.editStamp = ++editStamps;
     const chunk = this.chunks[slot >>> CHUNK_SHIFT];
     const token = typeof entry === 'number' ? entry : 0;
     if (typeof entry === 'object') {
@@ -195,21 +207,6 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     if (sequence < 0) return undefined;
     const slot = sequence & this.mask;
     return this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK];
-  }
-
-  /** The slot `handle` is entered in while the table keeps its size, or -1 (not a value of this table): what a cache of a lookup keeps (holdsAt). */
-  slotOf(handle: number): number {
-    const sequence = this.sequenceOf(handle);
-    return sequence < 0 ? -1 : sequence & this.mask;
-  }
-
-  /**
-   * Does slot `slot` hold `object` itself? An entry is only ever in its own handle's slot (a resize moves it to its
-   * new one), so while slotOf(object.handle) found `slot` and the slot still holds the object, get(object.handle) is
-   * that object: a cache of a lookup is checked against the table as it is now (a snapshot's restore included).
-   */
-  holdsAt(slot: number, object: Entry): boolean {
-    return this.chunks[slot >>> CHUNK_SHIFT]?.[slot & CHUNK_MASK] === object;
   }
 
   /**
