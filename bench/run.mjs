@@ -805,22 +805,30 @@ function benchLogReader(signals, every, fences) {
 
 // ───────────────────────── cross-worker wake: raw Atomics baseline ─────────────────────────
 
+// Round k: role 0 stores k in word 0 and waits until word 1 holds k; role 1 waits until word 0 holds k, then stores k
+// in word 1. Each wait looks at the value again after every wake-up, as the core's fenceWordWait does: a notify
+// that arrives late, from an earlier round, wakes a waiter that then finds its value short and sleeps again.
+// (A protocol that took any wake-up as its answer lost a round to such a notify, now and then, and both workers
+// then slept for ever.) A round that gets no answer in 10 s is an error, not a hang.
 const PING_PONG = `
 const { parentPort, workerData } = require('node:worker_threads');
-const flags = new Int32Array(workerData.buffer);
+const words = new Int32Array(workerData.buffer);
 const { role, rounds } = workerData;
+function waitUntil(index, k) {
+  for (let seen = Atomics.load(words, index); seen < k; seen = Atomics.load(words, index)) {
+    if (Atomics.wait(words, index, seen, 10000) === 'timed-out') throw new Error('ping-pong: round ' + k + ' got no answer in 10 s');
+  }
+}
 const times = [];
-for (let i = 0; i < rounds; i++) {
+for (let k = 1; k <= rounds; k++) {
   if (role === 0) {
     const t = performance.now();
-    Atomics.store(flags, 0, 1); Atomics.notify(flags, 0);
-    Atomics.wait(flags, 1, 0);
-    Atomics.store(flags, 1, 0);
+    Atomics.store(words, 0, k); Atomics.notify(words, 0);
+    waitUntil(1, k);
     times.push(performance.now() - t);
   } else {
-    Atomics.wait(flags, 0, 0);
-    Atomics.store(flags, 0, 0);
-    Atomics.store(flags, 1, 1); Atomics.notify(flags, 1);
+    waitUntil(0, k);
+    Atomics.store(words, 1, k); Atomics.notify(words, 1);
   }
 }
 parentPort.postMessage(times);
@@ -854,10 +862,10 @@ for (let k = 1; k <= rounds; k++) {
   if (role === 0) {
     const t = performance.now();
     if (core.fenceCpuSignal(signalFence, value) !== 0) throw new Error('fenceCpuSignal failed');
-    if (core.fenceWordWait(waitWord, value, -1n) === 2) throw new Error('fenceWordWait timed out');
+    if (core.fenceWordWait(waitWord, value, 10_000_000_000n) === 2) throw new Error('fenceWordWait: round ' + k + ' got no answer in 10 s');
     times.push(performance.now() - t);
   } else {
-    if (core.fenceWordWait(waitWord, value, -1n) === 2) throw new Error('fenceWordWait timed out');
+    if (core.fenceWordWait(waitWord, value, 10_000_000_000n) === 2) throw new Error('fenceWordWait: round ' + k + ' got no answer in 10 s');
     if (core.fenceCpuSignal(signalFence, value) !== 0) throw new Error('fenceCpuSignal failed');
   }
 }
