@@ -182,6 +182,52 @@ describe('timeline', () => {
     expect(violation.map((e) => [e.pid, e.name])).toEqual([[2, 'contract violation: timestamp-decreased']]);
   });
 
+  it('LOG-08 the queued window keeps each command\'s queue, fence, handle, op, value and time through many short runs (handles, ops and queues interleaved, submissions of 1 to 40 commands)', () => {
+    const limit = 16;
+    const m = createMachineSync({ seed: 9, trace: false, limits: { timelineRecords: limit } });
+    const app = m.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const fences = ['A', 'B', 'C'].map((name) => ({ name, ...app.createNativeFence({ hDevice, name }) }));
+    const queues = ['Q0', 'Q1'].map((name, engine) => ({ name, ...app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false, name }) }));
+    // Every command as the window must show it, in submission order; waits are on values already reached (they pass).
+    const expected: (string | number | bigint)[][] = [];
+    const next = [0, 0, 0];
+    let seen = 0;
+    for (let submission = 0; submission < 60; submission++) {
+      const queue = queues[submission % 2];
+      const size = 1 + ((submission * 7) % 40);
+      const list = app.createCommandList();
+      for (let k = 0; k < size; k++) {
+        // Runs of 1 to 3 commands of one fence and op, so a submission holds many runs.
+        const fence = Math.floor((k + submission) / (1 + (submission % 3))) % 3;
+        const op = (k + submission) % 5 === 0 && next[fence] > 0 ? 'wait' : 'signal';
+        const value = op === 'wait' ? next[fence] : ++next[fence];
+        if (op === 'wait') list.wait(fences[fence].hSyncObject, value); else list.signal(fences[fence].hSyncObject, value);
+        expected.push([queue.name, op, fences[fence].name, fences[fence].hSyncObject, BigInt(value)]);
+      }
+      const queuedAtNs = m.nowNs;
+      app.submit({ hHwQueue: queue.hHwQueue, commands: list });
+      m.run();
+      m.nativeFenceLogs.readAll();
+      seen += size;
+      const window = m.nativeFenceLogs.queued;
+      expect(window).toHaveLength(Math.min(limit, seen));
+      expect(window.map((e) => [e.queue, e.kind, e.fence, e.hSyncObject, e.value])).toEqual(expected.slice(-Math.min(limit, seen)));
+      // This submission's commands were queued at its time (every run of it), the older ones before it.
+      expect(window.slice(-Math.min(size, limit)).every((e) => e.cpuTimeNs === queuedAtNs)).toBe(true);
+      if (size < limit && seen > size) expect(window[window.length - size - 1].cpuTimeNs).toBeLessThan(queuedAtNs);
+      expect(m.nativeFenceLogs.counters.queuedDropped).toBe(seen - Math.min(limit, seen));
+    }
+    // Shrinking the window keeps the newest; growing it again keeps what is left, renumbered runs and all.
+    m.nativeFenceLogs.historyRecords = 5;
+    expect(m.nativeFenceLogs.queued.map((e) => [e.queue, e.kind, e.fence, e.hSyncObject, e.value])).toEqual(expected.slice(-5));
+    m.nativeFenceLogs.historyRecords = 64;
+    const list = app.createCommandList().signal(fences[0].hSyncObject, ++next[0]).signal(fences[1].hSyncObject, ++next[1]);
+    app.submit({ hHwQueue: queues[0].hHwQueue, commands: list });
+    expected.push(['Q0', 'signal', 'A', fences[0].hSyncObject, BigInt(next[0])], ['Q0', 'signal', 'B', fences[1].hSyncObject, BigInt(next[1])]);
+    expect(m.nativeFenceLogs.queued.map((e) => [e.queue, e.kind, e.fence, e.hSyncObject, e.value])).toEqual([...expected.slice(-7, -2), ...expected.slice(-2)]);
+  });
+
   it('LOG-08 the OS keeps only the most recent limits.timelineRecords records of each kind, counts the dropped ones, and the timeline is that window', () => {
     const limit = 8;
     const m = createMachineSync({ seed: 5, trace: false, limits: { timelineRecords: limit } });

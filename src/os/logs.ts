@@ -553,16 +553,23 @@ export class NativeFenceLogs {
 
 /**
  * The queued events (LOG-08) as RecentRecords keeps them (the newest `limit`, counting what it drops), in a
- * ring of columns growing by doubling up to `limit`; list() makes the records (labels and ids never change).
+ * ring of slots growing by doubling up to `limit`; list() makes the records (labels and ids never change).
+ * A slot holds its command's value and the index of its run (the commands of one submission naming one handle
+ * with one op): the queue, fence reference, handle, op and CPU time are the run's, written once a run, so a
+ * command costs its value and a u32 (no object reference per command). Runs are indexed by their number
+ * modulo the capacity: every live run holds at least one kept slot, so two live runs never share an index.
  */
 class QueuedRecords {
-  private queues: OsHwQueue[] = [];
-  /** What each command named (a row's core id: no object made, FenceReference) and through which handle. */
-  private locals: FenceReference[] = [];
-  private handles = new Uint32Array(0);
-  private ops = new Uint8Array(0);
   private values = new BigUint64Array(0);
-  private times = new Float64Array(0);
+  private runOf = new Uint32Array(0);
+  private runQueues: OsHwQueue[] = [];
+  /** What each run named (a row's core id: no object made, FenceReference) and through which handle. */
+  private runLocals: FenceReference[] = [];
+  private runHandles = new Uint32Array(0);
+  private runOps = new Uint8Array(0);
+  private runTimes = new Float64Array(0);
+  /** The index the next run takes. */
+  private nextRun = 0;
   private start = 0;
   private kept = 0;
   dropped = 0;
@@ -576,13 +583,21 @@ class QueuedRecords {
     const first = Math.max(0, count - this.limit);
     this.dropped += first;
     if (first === count) return;
-    if (this.kept + count - first > this.ops.length && this.ops.length < this.limit) this.grow(Math.min(this.limit, this.kept + count - first));
+    if (this.kept + count - first > this.values.length && this.values.length < this.limit) this.grow(Math.min(this.limit, this.kept + count - first));
     const { runLocals, runHandles, runOps, runEnds, values } = commands;
-    const capacity = this.ops.length;
-    // Each run's records go to the ring a contiguous stretch of slots at a time (filled, not one by one).
+    const capacity = this.values.length;
+    // Each run's slots go to the ring a contiguous stretch at a time (filled, not one by one).
     for (let r = 0, at = 0; r < commands.runCount; r++) {
-      const local = runLocals[r], handle = runHandles[r], op = runOps[r], end = runEnds[r];
+      const end = runEnds[r];
       if (end <= first) { at = end; continue; }
+      // The run's index: the run that had it holds no kept slot, or only the oldest one, which this run's first slot replaces.
+      const run = this.nextRun;
+      this.nextRun = run + 1 === capacity ? 0 : run + 1;
+      this.runQueues[run] = queue;
+      this.runLocals[run] = runLocals[r];
+      this.runHandles[run] = runHandles[r];
+      this.runOps[run] = runOps[r];
+      this.runTimes[run] = cpuTimeNs;
       for (at = Math.max(at, first); at < end;) {
         let slot: number, room: number;
         if (this.kept < capacity) {
@@ -597,20 +612,12 @@ class QueuedRecords {
         }
         if (room < 16) {
           for (let k = 0; k < room; k++) {
-            this.queues[slot + k] = queue;
-            this.locals[slot + k] = local;
-            this.handles[slot + k] = handle;
-            this.ops[slot + k] = op;
             this.values[slot + k] = values[at + k];
-            this.times[slot + k] = cpuTimeNs;
+            this.runOf[slot + k] = run;
           }
         } else {
-          this.queues.fill(queue, slot, slot + room);
-          this.locals.fill(local, slot, slot + room);
-          this.handles.fill(handle, slot, slot + room);
-          this.ops.fill(op, slot, slot + room);
           this.values.set(values.subarray(at, at + room), slot);
-          this.times.fill(cpuTimeNs, slot, slot + room);
+          this.runOf.fill(run, slot, slot + room);
         }
         at += room;
       }
@@ -618,44 +625,56 @@ class QueuedRecords {
   }
 
   private grow(capacity: number): void {
-    let size = Math.max(16, this.ops.length);
+    let size = Math.max(16, this.values.length);
     while (size < capacity) size *= 2;
     this.relayout(Math.min(size, this.limit));
   }
 
-  /** The newest `capacity` records kept, from slot 0. */
+  /** The newest `capacity` records kept, from slot 0, their runs renumbered from 0. */
   private relayout(capacity: number): void {
     const keep = Math.min(this.kept, capacity);
     const skip = this.kept - keep;
     this.dropped += skip;
-    const old = this.ops.length;
-    // Every slot exists (fill() writes only existing ones); those past `keep` hold no record yet.
-    const queues = new Array<OsHwQueue>(capacity).fill(undefined as unknown as OsHwQueue), locals = new Array<FenceReference>(capacity).fill(undefined as unknown as FenceReference);
-    const handles = new Uint32Array(capacity), ops = new Uint8Array(capacity), values = new BigUint64Array(capacity), times = new Float64Array(capacity);
+    const old = this.values.length;
+    const values = new BigUint64Array(capacity), runOf = new Uint32Array(capacity);
+    // Every run index exists (an array without holes); those past the runs kept hold no run yet.
+    const runQueues = new Array<OsHwQueue>(capacity).fill(undefined as unknown as OsHwQueue), runLocals = new Array<FenceReference>(capacity).fill(undefined as unknown as FenceReference);
+    const runHandles = new Uint32Array(capacity), runOps = new Uint8Array(capacity), runTimes = new Float64Array(capacity);
+    let runs = 0, lastOld = -1;
     for (let i = 0; i < keep; i++) {
       const slot = (this.start + skip + i) % old;
-      queues[i] = this.queues[slot];
-      locals[i] = this.locals[slot];
-      handles[i] = this.handles[slot];
-      ops[i] = this.ops[slot];
+      const was = this.runOf[slot];
+      // Consecutive slots of one run share its index (two live runs never do).
+      if (i === 0 || was !== lastOld) {
+        runQueues[runs] = this.runQueues[was];
+        runLocals[runs] = this.runLocals[was];
+        runHandles[runs] = this.runHandles[was];
+        runOps[runs] = this.runOps[was];
+        runTimes[runs] = this.runTimes[was];
+        runs++;
+        lastOld = was;
+      }
       values[i] = this.values[slot];
-      times[i] = this.times[slot];
+      runOf[i] = runs - 1;
     }
-    this.queues = queues; this.locals = locals; this.handles = handles; this.ops = ops; this.values = values; this.times = times;
+    this.values = values; this.runOf = runOf;
+    this.runQueues = runQueues; this.runLocals = runLocals; this.runHandles = runHandles; this.runOps = runOps; this.runTimes = runTimes;
+    this.nextRun = runs % Math.max(1, capacity);
     this.start = 0;
     this.kept = keep;
   }
 
   list(): QueuedEvent[] {
     const out: QueuedEvent[] = [];
-    const capacity = this.ops.length;
+    const capacity = this.values.length;
     for (let i = 0; i < this.kept; i++) {
       const slot = (this.start + i) % capacity;
-      const queue = this.queues[slot], fence = this.locals[slot], adapter = queue.device.adapter;
+      const run = this.runOf[slot];
+      const queue = this.runQueues[run], fence = this.runLocals[run], adapter = queue.device.adapter;
       out.push({
-        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: this.ops[slot] === OP_WAIT ? 'wait' : 'signal',
-        hSyncObject: this.handles[slot], fence: fenceLabel(fence), coreFence: typeof fence === 'number' ? fence : fence.global.coreFence,
-        value: this.values[slot], cpuTimeNs: this.times[slot],
+        adapter: adapter.name, adapterIndex: adapter.index, queue: queue.label, hHwQueue: queue.hHwQueue, kind: this.runOps[run] === OP_WAIT ? 'wait' : 'signal',
+        hSyncObject: this.runHandles[run], fence: fenceLabel(fence), coreFence: typeof fence === 'number' ? fence : fence.global.coreFence,
+        value: this.values[slot], cpuTimeNs: this.runTimes[run],
       });
     }
     return out;
@@ -664,6 +683,6 @@ class QueuedRecords {
   /** A new limit; keeps the newest records that fit. */
   resize(limit: number): void {
     this.limit = limit;
-    if (this.ops.length > limit) this.relayout(limit);
+    if (this.values.length > limit) this.relayout(limit);
   }
 }
