@@ -118,8 +118,10 @@ describe('the npm package', () => {
     // in-flight references through rows (RowReferences, the list check's row path, the queued records' handles: about 40 KB,
     // the code in each of the three bundles, its sources, declarations and docs); 5.62 MB before issue 14u's CPU signal
     // caches (signalOne's last lookup, the reference driver's last record, HandleTable.editStamp, their comments: a
-    // few KB, the code in each of the three bundles, its sources, declarations and docs; the branch measured 5.629 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_660_000);
+    // few KB, the code in each of the three bundles, its sources, declarations and docs; the branch measured 5.629 MB); 5.66 MB
+    // before issue 14s's queued records by run (QueuedRecords' run columns and their comments, about 4 KB with the docs of
+    // issues 14s and 14t: the branch on main a2b50d2 measured 5.665 MB).
+    expect(packed!.unpackedSize).toBeLessThan(5_680_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
