@@ -265,7 +265,7 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
     // says, in a fence table made once), then recordOf's own last check, live and this handle's, made again each time.
     const last = this[LAST_RECORD];
     let record = hGlobal === last.handle ? last.record : 0;
-    if (record === 0 || this.bytes![record + this.fenceStateOffset] !== this.fenceStateLive || this.words![(record + this.fenceHandleOffset) >>> 2] !== hGlobal) {
+    if (record === 0 || !this.holds(record, hGlobal)) {
       record = this.recordOf(hGlobal); // makes the views at first use
       if (record === 0) this.fence(hGlobal, 'DxgkDdiUpdateCurrentValuesFromCpu'); // throws the unknown handle's error
       last.handle = hGlobal;
@@ -561,7 +561,12 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
     const words = this.words ?? this.makeViews();
     if (id === 0 || id > words[this.fenceCapacityWord]) return 0;
     const record = words[this.fenceTableWord] + (id - 1) * this.fenceRecordBytes;
-    return this.bytes![record + this.fenceStateOffset] === this.fenceStateLive && words[(record + this.fenceHandleOffset) >>> 2] === hGlobal ? record : 0;
+    return this.holds(record, hGlobal) ? record : 0;
+  }
+
+  /** Is the fence record at `record` live and `hGlobal`'s? (recordOf's last check; writeCurrentValue's check of its last record) */
+  private holds(record: number, hGlobal: number): boolean {
+    return this.bytes![record + this.fenceStateOffset] === this.fenceStateLive && this.words![(record + this.fenceHandleOffset) >>> 2] === hGlobal;
   }
 
   /** The views of linear memory (made at first use: a machine's memory is made at its final size and never grows). */

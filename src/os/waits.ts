@@ -245,6 +245,8 @@ const SLOT_WORDS = 8, RECORD_WORD = 4, STATE_WORD = 5, ROW_WORD = 6;
 const SLOT_LIVE = 1, SLOT_DEFERRED = 2, SLOT_OWN_CALLBACK = 4, TAG_SHIFT = 3;
 /** Objects by host id: callback, fence at OBJECTS × (id mod CHUNK_IDS), + 1 of chunk id / CHUNK_IDS. */
 const OBJECTS = 2, CHUNK_SHIFT = 11, CHUNK_IDS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_IDS - 1;
+/** Does the slot at word `at` keep a chunk entry? Yes unless its callback is its tag's and its fence a row (set writes none then). */
+const keepsChunkEntry = (words: Uint32Array, at: number): boolean => (words[at + STATE_WORD] & SLOT_OWN_CALLBACK) !== 0 || words[at + ROW_WORD] === 0;
 
 // The tag the last short waiter got, and whose tags it is: the next waiter with the same label and owner (a caller's
 // many waits) takes it without a search. Outside every machine's object graph (a cache; the race explorer hashes the graph).
@@ -355,9 +357,8 @@ class ShortWaiters {
     for (let i = 0, at = 0; i < count; i++, at += stride) {
       const id = records[at + waiterAt], slot = id * SLOT_WORDS;
       if (slot >= length) continue;
-      const state = words[slot + STATE_WORD];
-      seen ^= state;
-      if ((state & SLOT_OWN_CALLBACK) !== 0 || words[slot + ROW_WORD] === 0) {
+      seen ^= words[slot + STATE_WORD];
+      if (keepsChunkEntry(words, slot)) {
         const objects = chunks[id >>> CHUNK_SHIFT];
         if (objects !== undefined && objects[(id & CHUNK_MASK) * OBJECTS] === undefined) seen ^= 1;
       }
@@ -380,7 +381,7 @@ class ShortWaiters {
     }
     // Zeroed too: a race explorer hashes the slots into its state key, and a freed slot must not differ by what it held.
     const at = id * SLOT_WORDS, words = this.words;
-    const chunked = (words[at + STATE_WORD] & SLOT_OWN_CALLBACK) !== 0 || words[at + ROW_WORD] === 0;
+    const chunked = keepsChunkEntry(words, at);
     words[at] = 0; words[at + 1] = 0; words[at + 2] = 0; words[at + 3] = 0; words[at + 4] = 0; words[at + 5] = 0; words[at + 6] = 0;
     if (!chunked) return;
     const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT];
