@@ -942,8 +942,16 @@ function slope(points) {
  * and each size's figure is the median of its rounds. Run size by size (the runs before issue 14r: 5 repetitions at
  * 10^4, 3 at 10^5, one at 10^6), a size's runs shared one stretch of the machine's load, and the one run at 10^6 was
  * the figure: the fit moved with whatever ran beside it (10^4 once came out slower a wait than 10^5).
+ *
+ * A round's sample at a size of at most WAIT_SMALL_SIZE is the median of WAIT_SMALL_RUNS runs back to back. A run at
+ * 10^4 takes ~4 ms, and one alone came out anywhere from 4.1 to 53 ms in the full runs after issue 14u (the collection
+ * of the previous size's garbage, or a compile, lands in whichever small run comes next): the median of five such
+ * runs was noise, and the fit of the medians (1.00 and 0.71) passed on it while the fastest rounds fit 1.125. The
+ * fit of each size's fastest round is kept beside the figure (fastestRoundSlope) and the README judges the goal on both.
  */
 const WAIT_SCALING_ROUNDS = QUICK ? 3 : 5;
+const WAIT_SMALL_SIZE = 1e4;
+const WAIT_SMALL_RUNS = 8;
 
 async function benchScaling() {
   const series = { fenceCreate: [], waiterAddRetire: [], gpuSignal: [] };
@@ -970,7 +978,10 @@ async function benchScaling() {
   for (let round = 0; round < WAIT_SCALING_ROUNDS; round++) {
     for (let k = 0; k < SCALING_SIZES.length; k++) {
       const i = (k + round) % SCALING_SIZES.length;
-      waits[i].push((await cpuWaitRun(seededValues(SCALING_SIZES[i], SEED + round))).ms);
+      const values = seededValues(SCALING_SIZES[i], SEED + round);
+      const runs = [];
+      for (let r = 0; r < (SCALING_SIZES[i] <= WAIT_SMALL_SIZE ? WAIT_SMALL_RUNS : 1); r++) runs.push((await cpuWaitRun(values)).ms);
+      waits[i].push(median(runs));
     }
   }
   SCALING_SIZES.forEach((n, i) => {
@@ -981,8 +992,13 @@ async function benchScaling() {
     for (const p of points) p.nsPerOp = p.totalMs * 1e6 / p.n;
     const fitted = points.filter((p) => p.n >= SCALING_FIT_FROM);
     const s = slope(fitted);
-    metric(`scaling.${name}`, s, `log-log slope of total time, ${fitted[0].n}…${fitted.at(-1).n}`, 1, s,
-      { goal: '<= 1.05', fittedFrom: SCALING_FIT_FROM, points });
+    const extra = { goal: '<= 1.05', fittedFrom: SCALING_FIT_FROM, points };
+    if (fitted[0].roundMs) {
+      extra.fastestRoundSlope = slope(fitted.map((p) => ({ n: p.n, totalMs: Math.min(...p.roundMs) })));
+      extra.goal = '<= 1.05, by the medians and by each size\'s fastest round (fastestRoundSlope)';
+      log(`  scaling.${name}: ${s.toFixed(3)} by the medians, ${extra.fastestRoundSlope.toFixed(3)} by the fastest rounds`);
+    }
+    metric(`scaling.${name}`, s, `log-log slope of total time, ${fitted[0].n}…${fitted.at(-1).n}`, 1, s, extra);
   }
   return series;
 }
