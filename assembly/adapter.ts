@@ -20,7 +20,7 @@ import {
   FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS, FENCE_KIND_MONITORED,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
-import { WaitBlock, WAIT_PAIR_BYTES } from './layout';
+import { WaitBlock, WAIT_PAIR_BYTES, LargeHeap, HEAP_LARGE_CLASS } from './layout';
 
 /** Physical base of the attached adapter's private region (per instance). */
 export let adapterBase: u32 = 0;
@@ -549,7 +549,11 @@ export function heapBlockFree(block: u32, heapClass: u32): void {
 }
 
 function heapRelease(f: FenceRecord): void {
-  if (f.heapBlock != 0) heapBlockFree(f.heapBlock, f.heapClass);
+  if (<u32>f.heapClass >= HEAP_LARGE_CLASS) {
+    // A large fence: its entries block, then the small block that holds its LargeHeap descriptor.
+    heapBlockFree(changetype<LargeHeap>(<usize>f.heapBlock).entries, f.heapClass);
+    heapBlockFree(f.heapBlock, HEAP_LARGE_CLASS - 1);
+  } else if (f.heapBlock != 0) heapBlockFree(f.heapBlock, f.heapClass);
   f.heapBlock = 0; f.heapClass = 0; f.heapCount = 0;
 }
 

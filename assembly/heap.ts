@@ -41,7 +41,7 @@
 //   MonitoredValue target == entry(0).value - 1, or UINT64_MAX when empty
 
 import {
-  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, WAIT_BLOCK_FREE, UINT64_MAX,
+  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, LargeHeap, HEAP_LARGE_CLASS, BUFFER_SORT_MIN, WAIT_BLOCK_BULK, WAIT_BLOCK_FREE, UINT64_MAX,
   OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_ARGUMENT, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
   SatisfiedWait, SATISFIED_WAIT_BYTES, WAIT_BLOCK_POPPED, WAIT_BLOCK_DONE, WAIT_BLOCK_BYTES,
   WaiterRecord, WAITER_RECORD_BYTES, WAIT_PAIR_BYTES, WAITER_MODE_ANY, WAITER_COMPLETED, WAITER_TAG_LIVE, WAITER_TAG_MASK, WAITER_MAX_ENTRIES,
@@ -171,7 +171,11 @@ function holeToLeaf(block: usize, indexTable: usize, count: u32): u32 {
 /** Where holeToLeaf leaves the words it loads early, so no optimizer drops the loads. */
 let prefetchSink: u64 = 0;
 
-/** Grows the fence's heap block to the next class; false when it cannot. */
+/**
+ * Grows a small fence's heap block to the next class; false when it cannot. Past class
+ * HEAP_LARGE_CLASS − 1 the fence becomes large: the entries move to a block of class
+ * HEAP_LARGE_CLASS (as its heap part) and the block they leave holds the LargeHeap descriptor.
+ */
 function heapGrow(f: FenceRecord): bool {
   const a = adapter();
   const nextClass: u32 = f.heapBlock == 0 ? HEAP_FIRST_CLASS : <u32>f.heapClass + 1;
@@ -180,6 +184,13 @@ function heapGrow(f: FenceRecord): bool {
   if (block == 0) return false;
   if (f.heapBlock != 0) {
     memory.copy(<usize>block, <usize>f.heapBlock, <usize>f.heapCount * HEAP_ENTRY_BYTES);
+    if (nextClass == HEAP_LARGE_CLASS) {
+      const h = changetype<LargeHeap>(<usize>f.heapBlock);
+      h.entries = block; h.heapCount = f.heapCount;
+      h.runHead = 0; h.runEnd = 0; h.bulkCount = 0; h.runLive = 0; h.bufferMin = 0; h.unused = 0;
+      f.heapClass = <u8>nextClass;
+      return true;
+    }
     heapBlockFree(f.heapBlock, f.heapClass);
   }
   f.heapBlock = block;
@@ -187,16 +198,260 @@ function heapGrow(f: FenceRecord): bool {
   return true;
 }
 
+// ───────────────────────────── large fences: heap, run, buffer ─────────────────────────────
+//
+// A fence past 64 waiters (layout: LargeHeap in assembly/layout.ts) appends every new wait to an
+// unsorted buffer (sequential writes, its index slot written in arrival order) and keeps the
+// buffer's smallest (value, arrival), so the fence's smallest, and so its MonitoredValue, is the
+// smallest of three: the heap's top, the run's head and the buffer's minimum. When a satisfy
+// reaches the buffer's minimum (or a retire takes it), the buffer is flushed: a large one (at least
+// BUFFER_SORT_MIN, and at least the run's live entries) is sorted with the run's rest into a new
+// run, which then pops from its head in order, streaming through memory; a small one goes into the
+// heap. Each wait is sorted into a run at most once (a run is sorted again only with a buffer at
+// least as large), so a wait costs O(log n) amortized, like a heap push and pop, without a heap's
+// ~log4(n) dependent cache misses per pop. Keys (value, arrival) are unique, so any sort gives the
+// one order. A retired run entry is a tombstone; a retired buffer entry is swapped with the last.
+// Every part stays inside the one entries block (heap from the bottom, bulk from the top), so a
+// flush never needs memory: only adding a wait grows or compacts the block, or fails.
+
+@inline function largeOf(f: FenceRecord): LargeHeap { return changetype<LargeHeap>(<usize>f.heapBlock); }
+@inline function isLarge(f: FenceRecord): bool { return <u32>f.heapClass >= HEAP_LARGE_CLASS; }
+/** One past the last byte of a large fence's entries block: bulk entry k is just below it. */
+@inline function bulkEnd(f: FenceRecord, h: LargeHeap): usize { return <usize>h.entries + (<usize>HEAP_ENTRY_BYTES << f.heapClass); }
+@inline function bulkAt(end: usize, k: u32): usize { return end - ((<usize>k + 1) << 4); }
+/** The address step from bulk entry k to k + 1 (the bulk grows down). */
+const STEP_DOWN: usize = <usize>0 - 16;
+
+/** Appends a new wait to a large fence's buffer, keeping bufferMin. */
+@inline function bufferAppend(f: FenceRecord, h: LargeHeap, indexTable: usize, value: u64, arrival: u32, id: u32): void {
+  const end = bulkEnd(f, h);
+  const k = h.bulkCount;
+  const e = bulkAt(end, k);
+  store<u64>(e, value, offsetof<HeapEntry>('value'));
+  store<u64>(e, payload(arrival, id), offsetof<HeapEntry>('arrival'));
+  store<u32>(indexSlot(indexTable, id), WAIT_BLOCK_BULK | k);
+  if (k == h.runEnd || before(value, arrival, bulkAt(end, h.bufferMin))) h.bufferMin = k;
+  h.bulkCount = k + 1;
+}
+
+/** Moves the run's head past popped and tombstoned entries; an empty run and buffer give the bulk back whole. */
+function runSettle(h: LargeHeap, end: usize): void {
+  let k = h.runHead;
+  if (h.runLive == 0) k = h.runEnd;
+  else while (entryBlock(bulkAt(end, k)) == 0) k++;
+  h.runHead = k;
+  if (h.runLive == 0 && h.bulkCount == h.runEnd) { h.runHead = 0; h.runEnd = 0; h.bulkCount = 0; }
+}
+
+/** Drops the bulk's dead entries (popped, tombstoned): the run's live entries to k = 0…, the buffer after them. */
+function bulkCompact(f: FenceRecord, h: LargeHeap): void {
+  const indexTable = <usize>adapter().heapIndexTable;
+  const end = bulkEnd(f, h);
+  let to: u32 = 0;
+  for (let k = h.runHead; k < h.runEnd; k++) {
+    const e = bulkAt(end, k);
+    if (entryBlock(e) == 0) continue;
+    if (to != k) moveEntry(indexTable, e, bulkAt(end, to), WAIT_BLOCK_BULK | to);
+    to++;
+  }
+  const shift = h.runEnd - to;
+  if (shift != 0) {
+    for (let k = h.runEnd; k < h.bulkCount; k++) moveEntry(indexTable, bulkAt(end, k), bulkAt(end, k - shift), WAIT_BLOCK_BULK | (k - shift));
+    if (h.bulkCount > h.runEnd) h.bufferMin -= shift;
+  }
+  h.runHead = 0;
+  h.runEnd = to;
+  h.bulkCount -= shift;
+}
+
+/** Doubles a large fence's entries block (the heap part to its bottom, the bulk to its top: no index changes). */
+function largeGrow(f: FenceRecord, h: LargeHeap): bool {
+  const nextClass = <u32>f.heapClass + 1;
+  if (nextClass > adapter().heapLimitClass) return false;
+  const block = heapBlockAlloc(nextClass);
+  if (block == 0) return false;
+  const old = <usize>h.entries;
+  const bulkBytes = <usize>h.bulkCount << 4;
+  memory.copy(<usize>block, old, <usize>h.heapCount << 4);
+  memory.copy(<usize>block + (<usize>HEAP_ENTRY_BYTES << nextClass) - bulkBytes, bulkEnd(f, h) - bulkBytes, bulkBytes);
+  heapBlockFree(h.entries, f.heapClass);
+  h.entries = block;
+  f.heapClass = <u8>nextClass;
+  return true;
+}
+
 /**
- * Pushes a new wait block of `fence` for `value` onto its heap; the block's
- * waiter fields are the caller's. Returns the block id, or E_NO_WAIT_BLOCKS /
- * E_HEAP_FULL with nothing changed.
+ * Makes room for one more entry in a full large fence: compacts when a quarter of the block is dead
+ * (so compaction costs O(1) a wait), else doubles the block, else compacts what dead there is.
+ */
+function largeMakeRoom(f: FenceRecord, h: LargeHeap): bool {
+  const dead = h.runEnd - h.runLive;
+  if (dead != 0 && (dead << 2) >= (<u32>1 << f.heapClass)) { bulkCompact(f, h); return true; }
+  if (largeGrow(f, h)) return true;
+  if (dead == 0) return false;
+  bulkCompact(f, h);
+  return true;
+}
+
+/**
+ * Empties a large fence's buffer: sorted with the run's rest into a new run when it is large (at
+ * least BUFFER_SORT_MIN and at least the run's live entries), else into the heap, last entry first
+ * (the heap grows into the slots the buffer frees: heapCount + bulkCount never grows).
+ */
+function bufferFlush(f: FenceRecord, h: LargeHeap): void {
+  const indexTable = <usize>adapter().heapIndexTable;
+  const end = bulkEnd(f, h);
+  const size = h.bulkCount - h.runEnd;
+  if (size >= BUFFER_SORT_MIN && size >= h.runLive) {
+    bulkCompact(f, h);
+    const count = h.bulkCount;
+    sortEntries(bulkAt(end, 0), STEP_DOWN, count, false);
+    for (let k: u32 = 0; k < count; k++) store<u32>(indexSlot(indexTable, entryBlock(bulkAt(end, k))), WAIT_BLOCK_BULK | k);
+    h.runHead = 0; h.runEnd = count; h.runLive = count;
+    return;
+  }
+  const block = <usize>h.entries;
+  let heapCount = h.heapCount;
+  for (let k = h.bulkCount; k > h.runEnd; k--) {
+    const e = bulkAt(end, k - 1);
+    const value = entryValue(e), pair = load<u64>(e, offsetof<HeapEntry>('arrival'));
+    const at = siftUp(block, indexTable, heapCount, value, <u32>pair);
+    place(block, indexTable, at, value, <u32>pair, payloadBlock(pair));
+    heapCount++;
+  }
+  h.heapCount = heapCount;
+  h.bulkCount = h.runEnd;
+  runSettle(h, end);
+}
+
+/** Before popping up to `currentValue`: a buffer whose smallest is reached is flushed (pops then merge heap and run). */
+@inline function satisfyPrepare(f: FenceRecord, currentValue: u64): void {
+  if (!isLarge(f)) return;
+  const h = largeOf(f);
+  if (h.bulkCount > h.runEnd && entryValue(bulkAt(bulkEnd(f, h), h.bufferMin)) <= currentValue) bufferFlush(f, h);
+}
+
+/** The value of the entry popOne popped last. */
+let poppedValue: u64 = 0;
+
+/**
+ * Pops the fence's smallest entry when its value <= currentValue: returns its wait block id, or 0
+ * (none). A large fence's buffer must have been through satisfyPrepare for this currentValue.
+ */
+@inline function popOne(f: FenceRecord, currentValue: u64): u32 {
+  if (isLarge(f)) return largePopOne(f, currentValue);
+  const count = f.heapCount;
+  if (count == 0) return 0;
+  const top = <usize>f.heapBlock;
+  const value = entryValue(top);
+  if (value > currentValue) return 0;
+  const id = entryBlock(top);
+  f.heapCount = count - 1;
+  heapRemove(top, count - 1, 0);
+  adapter().heapPops++;
+  poppedValue = value;
+  return id;
+}
+
+/** popOne of a large fence: the smaller of the heap's top and the run's head. */
+function largePopOne(f: FenceRecord, currentValue: u64): u32 {
+  const h = largeOf(f);
+  const block = <usize>h.entries;
+  const heapCount = h.heapCount;
+  const end = bulkEnd(f, h);
+  let e = block;
+  let fromRun = false;
+  if (h.runLive > 0) {
+    const r = bulkAt(end, h.runHead);
+    fromRun = heapCount == 0 || entryBefore(r, entryValue(r), block, entryValue(block));
+    if (fromRun) e = r;
+  } else if (heapCount == 0) return 0;
+  const value = entryValue(e);
+  if (value > currentValue) return 0;
+  const id = entryBlock(e);
+  if (fromRun) {
+    h.runLive--;
+    h.runHead++;
+    runSettle(h, end);
+  } else {
+    h.heapCount = heapCount - 1;
+    heapRemove(block, heapCount - 1, 0);
+  }
+  f.heapCount--;
+  adapter().heapPops++;
+  poppedValue = value;
+  return id;
+}
+
+/** The fence's smallest entry (heap top, run head or buffer minimum), 0 with no waiter. */
+function smallestEntry(f: FenceRecord): usize {
+  if (f.heapCount == 0) return 0;
+  if (!isLarge(f)) return <usize>f.heapBlock;
+  const h = largeOf(f);
+  const end = bulkEnd(f, h);
+  let best: usize = h.heapCount > 0 ? <usize>h.entries : 0;
+  if (h.runLive > 0) {
+    const r = bulkAt(end, h.runHead);
+    if (best == 0 || before(entryValue(r), entryArrival(r), best)) best = r;
+  }
+  if (h.bulkCount > h.runEnd) {
+    const b = bulkAt(end, h.bufferMin);
+    if (best == 0 || before(entryValue(b), entryArrival(b), best)) best = b;
+  }
+  return best;
+}
+
+/** Takes wait block `id` (heap index table slot `index`) out of fence f, whichever part holds it. */
+function removeWaitBlock(f: FenceRecord, id: u32, index: u32): void {
+  if (!isLarge(f)) {
+    assert(index < f.heapCount && entryBlock(entryAt(f.heapBlock, index)) == id, 'waiterRetire: heap index out of sync');
+    heapRemove(f.heapBlock, f.heapCount - 1, index);
+  } else {
+    const h = largeOf(f);
+    if ((index & WAIT_BLOCK_BULK) == 0) {
+      assert(index < h.heapCount && entryBlock(entryAt(h.entries, index)) == id, 'waiterRetire: heap index out of sync');
+      h.heapCount--;
+      heapRemove(h.entries, h.heapCount, index);
+    } else {
+      const end = bulkEnd(f, h);
+      const k = index & ~WAIT_BLOCK_BULK;
+      const e = bulkAt(end, k);
+      assert(k >= h.runHead && k < h.bulkCount && entryBlock(e) == id, 'waiterRetire: bulk index out of sync');
+      if (k < h.runEnd) {
+        // From the run: a tombstone (the run stays sorted); the head moves on when it was the head.
+        store<u32>(e, 0, offsetof<HeapEntry>('waitBlock'));
+        h.runLive--;
+        if (k == h.runHead || h.runLive == 0) runSettle(h, end);
+      } else {
+        // From the buffer: the last buffer entry fills the hole; a lost minimum flushes the buffer.
+        const last = h.bulkCount - 1;
+        if (k != last) moveEntry(<usize>adapter().heapIndexTable, bulkAt(end, last), e, WAIT_BLOCK_BULK | k);
+        h.bulkCount = last;
+        if (h.bufferMin == k) {
+          if (last > h.runEnd) bufferFlush(f, h);
+          else runSettle(h, end);
+        } else if (h.bufferMin == last) h.bufferMin = k;
+      }
+    }
+  }
+  f.heapCount--;
+  adapter().heapPops++;
+}
+
+/**
+ * Pushes a new wait block of `fence` for `value` (onto a small fence's heap, or
+ * a large fence's buffer); the block's waiter fields are the caller's. Returns
+ * the block id, or E_NO_WAIT_BLOCKS / E_HEAP_FULL with nothing changed.
  */
 @inline function blockPush(f: FenceRecord, fence: u32, value: u64): i32 {
   const a = adapter();
   if (a.waitBlockFreeHead == 0 && a.waitBlockBump >= a.waitBlockCapacity) return E_NO_WAIT_BLOCKS;
-  if (f.heapBlock == 0 || f.heapCount == (<u32>1 << f.heapClass)) {
+  if (!isLarge(f) && (f.heapBlock == 0 || f.heapCount == (<u32>1 << f.heapClass))) {
     if (!heapGrow(f)) return E_HEAP_FULL;
+  }
+  if (isLarge(f)) {
+    const h = largeOf(f);
+    if (h.heapCount + h.bulkCount == (<u32>1 << f.heapClass) && !largeMakeRoom(f, h)) return E_HEAP_FULL;
   }
   if (a.arrivalSequence == ARRIVAL_LAST) arrivalsRenumber();
   const indexTable = <usize>a.heapIndexTable;
@@ -207,12 +462,109 @@ function heapGrow(f: FenceRecord): bool {
   a.waitBlockLive++;
   waitBlockAt(id).fence = fence;
   const arrival = a.arrivalSequence++;
-  const block = <usize>f.heapBlock;
-  const index = siftUp(block, indexTable, f.heapCount, value, arrival);
-  place(block, indexTable, index, value, arrival, id);
+  if (isLarge(f)) bufferAppend(f, largeOf(f), indexTable, value, arrival, id);
+  else {
+    const block = <usize>f.heapBlock;
+    const index = siftUp(block, indexTable, f.heapCount, value, arrival);
+    place(block, indexTable, index, value, arrival, id);
+  }
   f.heapCount++;
   a.heapPushes++;
   return <i32>id;
+}
+
+// ───────────────────────────── sorting entries ─────────────────────────────
+//
+// Entries at origin + p·step, p in [0, count): step 16 for a heap part, STEP_DOWN for the bulk (k order).
+// Introsort: median-of-three quicksort, insertion sort below 16 entries, heapsort past 2·log2(count)
+// levels. By (value, arrival), or by arrival alone (arrivalsRenumber). Keys are unique either way.
+
+@inline function at(origin: usize, step: usize, p: u32): usize { return origin + <usize>p * step; }
+
+@inline function keyBefore(a: usize, b: usize, byArrival: bool): bool {
+  if (byArrival) return entryArrival(a) < entryArrival(b);
+  const va = entryValue(a), vb = entryValue(b);
+  return va < vb || (va == vb && entryArrival(a) < entryArrival(b));
+}
+
+@inline function swapAt(a: usize, b: usize): void {
+  const av = load<u64>(a), ap = load<u64>(a, 8);
+  store<u64>(a, load<u64>(b)); store<u64>(a, load<u64>(b, 8), 8);
+  store<u64>(b, av); store<u64>(b, ap, 8);
+}
+
+function insertionSort(origin: usize, step: usize, lo: u32, hi: u32, byArrival: bool): void {
+  for (let i = lo + 1; i < hi; i++) {
+    const e = at(origin, step, i);
+    const value = load<u64>(e), pair = load<u64>(e, 8);
+    const arrival = <u32>pair;
+    let j = i;
+    while (j > lo) {
+      const previous = at(origin, step, j - 1);
+      const pv = entryValue(previous);
+      const earlier = byArrival ? arrival < entryArrival(previous) : (value < pv || (value == pv && arrival < entryArrival(previous)));
+      if (!earlier) break;
+      const to = at(origin, step, j);
+      store<u64>(to, pv); store<u64>(to, load<u64>(previous, 8), 8);
+      j--;
+    }
+    const to = at(origin, step, j);
+    store<u64>(to, value); store<u64>(to, pair, 8);
+  }
+}
+
+function heapSortSift(origin: usize, step: usize, count: u32, index: u32, byArrival: bool): void {
+  while (true) {
+    let largest = index;
+    const left = (index << 1) + 1, right = left + 1;
+    if (left < count && keyBefore(at(origin, step, largest), at(origin, step, left), byArrival)) largest = left;
+    if (right < count && keyBefore(at(origin, step, largest), at(origin, step, right), byArrival)) largest = right;
+    if (largest == index) return;
+    swapAt(at(origin, step, index), at(origin, step, largest));
+    index = largest;
+  }
+}
+
+function heapSortRange(origin: usize, step: usize, count: u32, byArrival: bool): void {
+  for (let i = count >> 1; i > 0; i--) heapSortSift(origin, step, count, i - 1, byArrival);
+  for (let end = count - 1; end > 0; end--) {
+    swapAt(origin, at(origin, step, end));
+    heapSortSift(origin, step, end, 0, byArrival);
+  }
+}
+
+function introSort(origin: usize, step: usize, lo: u32, hi: u32, depth: u32, byArrival: bool): void {
+  while (hi - lo > 16) {
+    if (depth == 0) { heapSortRange(at(origin, step, lo), step, hi - lo, byArrival); return; }
+    depth--;
+    // The median of the first, middle and last entries becomes the pivot, at lo.
+    const first = at(origin, step, lo), middle = at(origin, step, lo + ((hi - lo) >> 1)), last = at(origin, step, hi - 1);
+    if (keyBefore(middle, first, byArrival)) swapAt(first, middle);
+    if (keyBefore(last, middle, byArrival)) {
+      swapAt(middle, last);
+      if (keyBefore(middle, first, byArrival)) swapAt(first, middle);
+    }
+    swapAt(first, middle);
+    let i = lo + 1, j = hi - 1;
+    while (true) {
+      while (i <= j && keyBefore(at(origin, step, i), first, byArrival)) i++;
+      while (i <= j && !keyBefore(at(origin, step, j), first, byArrival)) j--;
+      if (i >= j) break;
+      swapAt(at(origin, step, i), at(origin, step, j));
+      i++; j--;
+    }
+    swapAt(first, at(origin, step, j));
+    // The smaller side by recursion, the larger by the loop: the stack stays O(log count).
+    if (j - lo < hi - j - 1) { introSort(origin, step, lo, j, depth, byArrival); lo = j + 1; }
+    else { introSort(origin, step, j + 1, hi, depth, byArrival); hi = j; }
+  }
+  insertionSort(origin, step, lo, hi, byArrival);
+}
+
+/** Sorts the `count` entries at origin + p·step by (value, arrival), or by arrival. */
+function sortEntries(origin: usize, step: usize, count: u32, byArrival: bool): void {
+  if (count < 2) return;
+  introSort(origin, step, 0, count, (31 - clz<u32>(count)) << 1, byArrival);
 }
 
 /** Is `address` a waiter record in use (of any adapter: the tag says so)? Checked before it is read as one. */
@@ -280,15 +632,10 @@ function waitBlockRelease(id: u32): void {
   a.waitBlockLive--;
 }
 
-/** Removes heap entry `index` of fence f (the hole is refilled by the last entry). */
-function removeAt(f: FenceRecord, index: u32): void {
-  const a = adapter();
-  const count = f.heapCount - 1;
-  f.heapCount = count;
-  a.heapPops++;
+/** Removes entry `index` of the heap at `block`, which holds `count` entries after it (the last, at `count`, refills the hole). */
+function heapRemove(block: usize, count: u32, index: u32): void {
   if (index == count) return;
-  const block = <usize>f.heapBlock;
-  const indexTable = <usize>a.heapIndexTable;
+  const indexTable = <usize>adapter().heapIndexTable;
   const last = entryAt(block, count);
   const value = entryValue(last), arrival = entryArrival(last), waitBlock = entryBlock(last);
   let at: u32;
@@ -324,11 +671,10 @@ export function fenceSatisfy(fence: u32, currentValue: u64, limit: u32): i32 {
   // record's and its index slot's lines are made in arrival order and read here in value order: at 10^6 waiters
   // each is a miss; one after another in one loop they were a chain of dependent misses per waiter.
   let written: u32 = 0;
-  while (written < max && f.heapCount > 0) {
-    const top = <usize>f.heapBlock;
-    if (entryValue(top) > currentValue) break;
-    const id = entryBlock(top);
-    removeAt(f, 0);
+  satisfyPrepare(f, currentValue);
+  while (written < max) {
+    const id = popOne(f, currentValue);
+    if (id == 0) break;
     changetype<SatisfiedWait>(out + <usize>written * SATISFIED_WAIT_BYTES).waiter = id;
     written++;
   }
@@ -386,9 +732,7 @@ export function waiterRetire(waiter: u32): i32 {
       const id = <u32>((<usize>block - a.waitBlockTable) / WAIT_PAIR_BYTES) + 1;
       const index = load<u32>(heapIndexAddress(id));
       if (index != WAIT_BLOCK_POPPED) {
-        const f = fenceAt(wb.fence);
-        assert(index < f.heapCount && entryBlock(entryAt(f.heapBlock, index)) == id, 'waiterRetire: heap index out of sync');
-        removeAt(f, index);
+        removeWaitBlock(fenceAt(wb.fence), id, index);
         assert(changed < capacity, 'waiterRetire: more fences than the out buffer holds');
         store<u32>(outWord(changed++), wb.fence);
       }
@@ -435,23 +779,38 @@ export function fenceWaiters(fence: u32, start: u32, limit: u32): i32 {
   const f = fenceAt(fence);
   const max = min<u32>(limit, a.outCapacity);
   let written: u32 = 0;
-  for (let i = start; i < f.heapCount && written < max; i++) {
-    const wb = waitBlockAt(entryBlock(entryAt(f.heapBlock, i)));
+  const large = isLarge(f);
+  const heapBase = large ? <usize>largeOf(f).entries : <usize>f.heapBlock;
+  const heapCount = large ? largeOf(f).heapCount : f.heapCount;
+  for (let i = start; i < heapCount && written < max; i++) {
+    const wb = waitBlockAt(entryBlock(entryAt(heapBase, i)));
     store<u32>(outWord(written++), changetype<WaiterRecord>(<usize>wb.waiter).hostId);
+  }
+  if (large) {
+    // Then the run's live entries and the buffer's, in k order.
+    const h = largeOf(f);
+    const end = bulkEnd(f, h);
+    let position = heapCount;
+    for (let k = h.runHead; k < h.bulkCount && written < max; k++) {
+      const id = entryBlock(bulkAt(end, k));
+      if (id == 0) continue;
+      if (position++ < start) continue;
+      store<u32>(outWord(written++), changetype<WaiterRecord>(<usize>waitBlockAt(id).waiter).hostId);
+    }
   }
   return <i32>written;
 }
 
 /** Smallest waited value of the fence, UINT64_MAX with no waiter. */
 export function fenceMinWaited(fence: u32): u64 {
-  const f = fenceAt(fence);
-  return f.heapCount == 0 ? UINT64_MAX : entryValue(f.heapBlock);
+  const e = smallestEntry(fenceAt(fence));
+  return e == 0 ? UINT64_MAX : entryValue(e);
 }
 
 /** What MonitoredValue must be (NF-02): smallest waited value − 1, or UINT64_MAX. */
 export function fenceMonitoredTarget(fence: u32): u64 {
-  const f = fenceAt(fence);
-  return f.heapCount == 0 ? UINT64_MAX : entryValue(f.heapBlock) - 1;
+  const e = smallestEntry(fenceAt(fence));
+  return e == 0 ? UINT64_MAX : entryValue(e) - 1;
 }
 
 export function fenceWaiterCount(fence: u32): u32 { return fenceAt(fence).heapCount; }
@@ -464,36 +823,8 @@ export function fenceWaiterCount(fence: u32): u32 { return fenceAt(fence).heapCo
 // adapter's sequence continues after the largest heap. Relative order inside
 // every heap is unchanged, so no wake order changes; only the numbers do.
 
-/** Swaps entries i and j (16 bytes each). */
-@inline function swapEntries(block: usize, i: u32, j: u32): void {
-  const a = entryAt(block, i), b = entryAt(block, j);
-  const av = load<u64>(a), ap = load<u64>(a, 8);
-  store<u64>(a, load<u64>(b)); store<u64>(a, load<u64>(b, 8), 8);
-  store<u64>(b, av); store<u64>(b, ap, 8);
-}
-
-/** Binary max-heap sift on arrival over entries [0, count). */
-function arrivalSiftDown(block: usize, count: u32, index: u32): void {
-  while (true) {
-    let largest = index;
-    const left = (index << 1) + 1, right = left + 1;
-    if (left < count && entryArrival(entryAt(block, left)) > entryArrival(entryAt(block, largest))) largest = left;
-    if (right < count && entryArrival(entryAt(block, right)) > entryArrival(entryAt(block, largest))) largest = right;
-    if (largest == index) return;
-    swapEntries(block, index, largest);
-    index = largest;
-  }
-}
-
-function heapRenumber(block: usize, indexTable: usize, count: u32): void {
-  // Heapsort by arrival: ascending order of arrival, in place.
-  for (let i = count >> 1; i > 0; i--) arrivalSiftDown(block, count, i - 1);
-  for (let end = count - 1; end > 0; end--) {
-    swapEntries(block, 0, end);
-    arrivalSiftDown(block, end, 0);
-  }
-  for (let i: u32 = 0; i < count; i++) store<u32>(entryAt(block, i), i, offsetof<HeapEntry>('arrival'));
-  // Floyd's heapify by (value, arrival), then every entry's index afresh.
+/** Floyd's heapify by (value, arrival) of the `count` entries at `block`, then every entry's index afresh. */
+function heapRestore(block: usize, indexTable: usize, count: u32): void {
   if (count > 1) {
     for (let i = ((count - 2) >> 2) + 1; i > 0; i--) {
       const e = entryAt(block, i - 1);
@@ -506,6 +837,35 @@ function heapRenumber(block: usize, indexTable: usize, count: u32): void {
   for (let i: u32 = 0; i < count; i++) store<u32>(indexSlot(indexTable, entryBlock(entryAt(block, i))), i);
 }
 
+function heapRenumber(block: usize, indexTable: usize, count: u32): void {
+  sortEntries(block, HEAP_ENTRY_BYTES, count, true);
+  for (let i: u32 = 0; i < count; i++) store<u32>(entryAt(block, i), i, offsetof<HeapEntry>('arrival'));
+  heapRestore(block, indexTable, count);
+}
+
+/**
+ * A large fence: the bulk compacted, the heap part and the bulk each sorted by arrival and numbered
+ * together (a merge), the heap heapified again and the bulk sorted by (value, arrival) into one run.
+ */
+function largeRenumber(f: FenceRecord, indexTable: usize): void {
+  const h = largeOf(f);
+  bulkCompact(f, h);
+  const end = bulkEnd(f, h);
+  const heapBase = <usize>h.entries, heapCount = h.heapCount, bulkCount = h.bulkCount;
+  sortEntries(heapBase, HEAP_ENTRY_BYTES, heapCount, true);
+  sortEntries(bulkAt(end, 0), STEP_DOWN, bulkCount, true);
+  let i: u32 = 0, k: u32 = 0, rank: u32 = 0;
+  while (i < heapCount || k < bulkCount) {
+    const fromHeap = k >= bulkCount || (i < heapCount && entryArrival(entryAt(heapBase, i)) < entryArrival(bulkAt(end, k)));
+    const e = fromHeap ? entryAt(heapBase, i++) : bulkAt(end, k++);
+    store<u32>(e, rank++, offsetof<HeapEntry>('arrival'));
+  }
+  heapRestore(heapBase, indexTable, heapCount);
+  sortEntries(bulkAt(end, 0), STEP_DOWN, bulkCount, false);
+  for (let j: u32 = 0; j < bulkCount; j++) store<u32>(indexSlot(indexTable, entryBlock(bulkAt(end, j))), WAIT_BLOCK_BULK | j);
+  h.runHead = 0; h.runEnd = bulkCount; h.runLive = bulkCount;
+}
+
 /** Gives every live heap's entries their arrival rank; the sequence restarts after the largest heap. */
 function arrivalsRenumber(): void {
   const a = adapter();
@@ -514,30 +874,73 @@ function arrivalsRenumber(): void {
   for (let id: u32 = 1; id <= a.fenceCapacity; id++) {
     const f = changetype<FenceRecord>(<usize>a.fenceTable + <usize>(id - 1) * FENCE_RECORD_BYTES);
     if (f.state != FENCE_STATE_LIVE || f.heapCount == 0) continue;
-    heapRenumber(<usize>f.heapBlock, indexTable, f.heapCount);
+    if (isLarge(f)) largeRenumber(f, indexTable);
+    else heapRenumber(<usize>f.heapBlock, indexTable, f.heapCount);
     next = max<u32>(next, f.heapCount);
   }
   a.arrivalSequence = next;
 }
 
-/** Checks every heap invariant of a fence; returns OK or the first bad index + 1 as a negative. */
+/** Checks the heap invariants of the `count` entries at `block`; returns 0 or the first bad index + 1. */
+function heapPartCheck(fence: u32, block: usize, count: u32): u32 {
+  for (let i: u32 = 0; i < count; i++) {
+    const e = entryAt(block, i);
+    if (load<u32>(heapIndexAddress(entryBlock(e))) != i) return i + 1; // also fails when tagged free
+    if (waitBlockAt(entryBlock(e)).fence != fence) return i + 1;
+    if (i > 0 && before(entryValue(e), entryArrival(e), entryAt(block, (i - 1) >> 2))) return i + 1;
+  }
+  return 0;
+}
+
+/**
+ * Checks every invariant of a fence's waiters; returns OK or, for the first bad entry, a negative:
+ * −(heap index + 1), or for a large fence's bulk entry k −(heap part count + k + 1), or for its
+ * counts −(1 << 30).
+ */
 export function heapCheck(fence: u32): i32 {
   if (!fenceValid(fence)) return E_BAD_FENCE;
   const f = fenceAt(fence);
-  const block = <usize>f.heapBlock;
-  for (let i: u32 = 0; i < f.heapCount; i++) {
-    const e = entryAt(block, i);
-    if (load<u32>(heapIndexAddress(entryBlock(e))) != i) return -(<i32>i + 1); // also fails when tagged free
-    if (waitBlockAt(entryBlock(e)).fence != fence) return -(<i32>i + 1);
-    if (i > 0 && before(entryValue(e), entryArrival(e), entryAt(block, (i - 1) >> 2))) return -(<i32>i + 1);
+  if (!isLarge(f)) {
+    const bad = heapPartCheck(fence, <usize>f.heapBlock, f.heapCount);
+    return bad == 0 ? OK : -(<i32>bad);
   }
+  const h = largeOf(f);
+  const COUNTS = -(1 << 30);
+  if (h.runHead > h.runEnd || h.runEnd > h.bulkCount || <u64>h.heapCount + h.bulkCount > (<u64>1 << f.heapClass)) return COUNTS;
+  if (h.heapCount + h.runLive + (h.bulkCount - h.runEnd) != f.heapCount) return COUNTS;
+  const bad = heapPartCheck(fence, <usize>h.entries, h.heapCount);
+  if (bad != 0) return -(<i32>bad);
+  const end = bulkEnd(f, h);
+  const bufferMin = bulkAt(end, h.bufferMin);
+  if (h.bulkCount > h.runEnd && (h.bufferMin < h.runEnd || h.bufferMin >= h.bulkCount)) return COUNTS;
+  let live: u32 = 0;
+  let previous: usize = 0;
+  for (let k = h.runHead; k < h.bulkCount; k++) {
+    const e = bulkAt(end, k);
+    const id = entryBlock(e);
+    const failed = -(<i32>(h.heapCount + k) + 1);
+    const inRun = k < h.runEnd;
+    if (id == 0) {
+      // A tombstone: only inside the run, never at a live run's head.
+      if (!inRun || k == h.runHead) return failed;
+      continue;
+    }
+    if (load<u32>(heapIndexAddress(id)) != (WAIT_BLOCK_BULK | k)) return failed;
+    if (waitBlockAt(id).fence != fence) return failed;
+    if (inRun) {
+      if (previous != 0 && before(entryValue(e), entryArrival(e), previous)) return failed;
+      previous = e;
+      live++;
+    } else if (e != bufferMin && before(entryValue(e), entryArrival(e), bufferMin)) return failed;
+  }
+  if (live != h.runLive) return COUNTS;
   return OK;
 }
 
 /**
  * Benchmark driver (waiterHeap.vsFlatqueue): pushes `count` values read from
  * `values` (u64[]) onto the fence's heap through waitBlockAdd, then pops them
- * all through removeAt + waitBlockRelease, the pop path fenceSatisfy uses. Returns a checksum of
+ * all through satisfyPrepare + popOne + waitBlockRelease, the pop path fenceSatisfy uses. Returns a checksum of
  * the popped order so the work cannot be optimized away.
  */
 export function heapBench(fence: u32, values: u32, count: u32): u64 {
@@ -551,13 +954,12 @@ export function heapBench(fence: u32, values: u32, count: u32): u64 {
   let checksum: u64 = 0;
   let previous: u64 = 0;
   const f = fenceAt(fence);
+  satisfyPrepare(f, UINT64_MAX);
   while (f.heapCount > 0) {
-    const top = <usize>f.heapBlock;
-    const value = entryValue(top);
+    const id = popOne(f, UINT64_MAX);
+    const value = poppedValue;
     assert(value >= previous, 'heapBench: popped out of order');
     previous = value;
-    const id = entryBlock(top);
-    removeAt(f, 0);
     waitBlockRelease(id);
     checksum = checksum * 31 + value;
   }

@@ -61,7 +61,7 @@ export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 12;
+export const LAYOUT_VERSION: u32 = 13;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -294,6 +294,43 @@ export const HEAP_MIN_CLASS: u32 = 2;   // 4 entries: the smallest heapLimitClas
 export const HEAP_FIRST_CLASS: u32 = 0;
 export const HEAP_MAX_CLASS: u32 = 22;  // 4,194,304 entries
 
+// A fence whose waiters outgrow a block of 64 entries (class HEAP_LARGE_CLASS and up; LAYOUT_VERSION 13)
+// keeps them in three parts of one entries block, described by a LargeHeap that lives in its last small
+// heap block (the class HEAP_LARGE_CLASS − 1 block it outgrew: the first 32 bytes are the descriptor).
+// FenceRecord.heapBlock then names the descriptor, heapClass is the entries block's class and heapCount
+// counts the waiters of all three parts.
+//
+//   entries block (1 << heapClass entries)
+//   ┌────────────────────────────┬──────────── free ───────────┬───────────────────────────────────┐
+//   │ heap: HeapEntry 0 … h − 1  │                             │ bulk: k = bulkCount − 1 … 1, 0    │
+//   └────────────────────────────┴─────────────────────────────┴───────────────────────────────────┘
+//   heap  entries [0, heapCount): a 4-ary heap as a small fence's (heap index table: its index)
+//   bulk  entry k at entry index (1 << heapClass) − 1 − k, so k survives a doubling of the block
+//         [0, runHead)          popped from the run (dead until compacted)
+//         [runHead, runEnd)     the run: sorted by (value, arrival); a retired one is a tombstone (waitBlock 0);
+//                               runLive of them live; the entry at runHead is live whenever runLive > 0
+//         [runEnd, bulkCount)   the buffer: unsorted, appended to by every new wait; bufferMin is its smallest
+//         heap index table: WAIT_BLOCK_BULK | k
+//
+//   LargeHeap (32 bytes, in the class HEAP_LARGE_CLASS − 1 block)
+//   ┌─────────┬───────────┬─────────┬────────┬───────────┬─────────┬───────────┬────────┐
+//   │ entries │ heapCount │ runHead │ runEnd │ bulkCount │ runLive │ bufferMin │ unused │  u32 × 8
+//   └─────────┴───────────┴─────────┴────────┴───────────┴─────────┴───────────┴────────┘
+@unmanaged export class LargeHeap {
+  entries: u32;     // physical address of the entries block
+  heapCount: u32;   // entries in the heap part
+  runHead: u32;     // first k of the run not yet popped
+  runEnd: u32;      // the run is [runHead, runEnd), the buffer [runEnd, bulkCount)
+  bulkCount: u32;
+  runLive: u32;     // live (not tombstoned) entries in [runHead, runEnd)
+  bufferMin: u32;   // k of the buffer's smallest (value, arrival) while the buffer is not empty
+  unused: u32;
+}
+export const LARGE_HEAP_BYTES: u32 = offsetof<LargeHeap>();
+export const HEAP_LARGE_CLASS: u32 = 7;  // 128 entries: the first class of the three-part layout
+/** A buffer this large (and at least as large as the run's live entries) is sorted into the run; a smaller one goes into the heap. */
+export const BUFFER_SORT_MIN: u32 = 64;
+
 // The arena hands out blocks of ARENA_BLOCK_BYTES << class bytes (class 0 … 25,
 // 16 B … 512 MiB): a waiter heap of class c is one block of class c; a queue's
 // ring of ringEntries commands is one block of the smallest class that holds
@@ -315,6 +352,7 @@ export const ARENA_CLASSES: u32 = ARENA_MAX_CLASS + 1;
 //   heap index table u32[waitBlocks]
 //   ┌──────────────────────────────────────────────────┐
 //   │ in a heap: its index (< 2^22)                    │
+//   │ in a large fence's run or buffer: BULK | k       │
 //   │ satisfied, waiter not retired: WAIT_BLOCK_POPPED │
 //   │ free: WAIT_BLOCK_FREE | next free block id       │
 //   └──────────────────────────────────────────────────┘
@@ -327,6 +365,7 @@ export const ARENA_CLASSES: u32 = ARENA_MAX_CLASS + 1;
 export const WAIT_BLOCK_BYTES: u32 = (offsetof<WaitBlock>() + 7) & ~7;
 export const WAIT_BLOCK_FREE: u32 = 0x8000_0000;
 export const WAIT_BLOCK_POPPED: u32 = 0x7FFF_FFFF;
+export const WAIT_BLOCK_BULK: u32 = 0x4000_0000;   // | k: in a large fence's run or buffer (see LargeHeap)
 export const WAIT_BLOCK_DONE: u32 = 0x8000_0000;
 
 @unmanaged export class WaiterRecord {
