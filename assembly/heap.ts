@@ -298,14 +298,15 @@ function largeMakeRoom(f: FenceRecord, h: LargeHeap): bool {
  * least BUFFER_SORT_MIN and at least the run's live entries), else into the heap, last entry first
  * (the heap grows into the slots the buffer frees: heapCount + bulkCount never grows).
  */
-function bufferFlush(f: FenceRecord, h: LargeHeap): void {
+function bufferFlush(f: FenceRecord, h: LargeHeap, scratch: usize): void {
   const indexTable = <usize>adapter().heapIndexTable;
   const end = bulkEnd(f, h);
   const size = h.bulkCount - h.runEnd;
   if (size >= BUFFER_SORT_MIN && size >= h.runLive) {
     bulkCompact(f, h);
     const count = h.bulkCount;
-    sortEntries(bulkAt(end, 0), STEP_DOWN, count, false);
+    if (scratch != 0) radixSort(bulkAt(end, 0), STEP_DOWN, 0, count, 0, scratch);
+    else sortEntries(bulkAt(end, 0), STEP_DOWN, count, false);
     for (let k: u32 = 0; k < count; k++) store<u32>(indexSlot(indexTable, entryBlock(bulkAt(end, k))), WAIT_BLOCK_BULK | k);
     h.runHead = 0; h.runEnd = count; h.runLive = count;
     return;
@@ -324,11 +325,17 @@ function bufferFlush(f: FenceRecord, h: LargeHeap): void {
   runSettle(h, end);
 }
 
-/** Before popping up to `currentValue`: a buffer whose smallest is reached is flushed (pops then merge heap and run). */
+/**
+ * Before popping up to `currentValue`: a buffer whose smallest is reached is flushed (pops then merge
+ * heap and run). Nothing is in the out buffer yet, so its first RADIX_SCRATCH_BYTES are the sort's counts.
+ */
 @inline function satisfyPrepare(f: FenceRecord, currentValue: u64): void {
   if (!isLarge(f)) return;
   const h = largeOf(f);
-  if (h.bulkCount > h.runEnd && entryValue(bulkAt(bulkEnd(f, h), h.bufferMin)) <= currentValue) bufferFlush(f, h);
+  if (h.bulkCount > h.runEnd && entryValue(bulkAt(bulkEnd(f, h), h.bufferMin)) <= currentValue) {
+    const a = adapter();
+    bufferFlush(f, h, (a.outCapacity << 2) >= RADIX_SCRATCH_BYTES ? <usize>a.outBuffer : 0);
+  }
 }
 
 /** The value of the entry popOne popped last. */
@@ -428,7 +435,7 @@ function removeWaitBlock(f: FenceRecord, id: u32, index: u32): void {
         if (k != last) moveEntry(<usize>adapter().heapIndexTable, bulkAt(end, last), e, WAIT_BLOCK_BULK | k);
         h.bulkCount = last;
         if (h.bufferMin == k) {
-          if (last > h.runEnd) bufferFlush(f, h);
+          if (last > h.runEnd) bufferFlush(f, h, 0); // the out buffer holds waiterRetire's fence ids: no scratch
           else runSettle(h, end);
         } else if (h.bufferMin == last) h.bufferMin = k;
       }
@@ -559,6 +566,73 @@ function introSort(origin: usize, step: usize, lo: u32, hi: u32, depth: u32, byA
     else { introSort(origin, step, j + 1, hi, depth, byArrival); hi = j; }
   }
   insertionSort(origin, step, lo, hi, byArrival);
+}
+
+/** Byte d (0 the most significant) of the 12-byte key (value, arrival). */
+@inline function keyByte(value: u64, arrival: u32, d: u32): u32 {
+  return d < 8 ? <u32>(value >> (<u64>(56 - (d << 3)))) & 0xFF : (arrival >> (24 - ((d - 8) << 3))) & 0xFF;
+}
+@inline function entryByte(e: usize, d: u32): u32 { return keyByte(entryValue(e), entryArrival(e), d); }
+
+/** Ranges this short are insertion-sorted. */
+const RADIX_SMALL: u32 = 32;
+/** The radix sort's counts: 256 next positions and 256 bucket ends (u32). */
+const RADIX_SCRATCH_BYTES: u32 = 2048;
+
+/**
+ * In-place MSD radix sort (American flag sort) of entries [lo, hi) by (value, arrival) from key byte d:
+ * a histogram of the byte, each entry swapped straight into its bucket, then each bucket by the next
+ * byte (its bounds found again by a scan, so the 2 KB of counts at `scratch` serve every level); a
+ * byte all entries share is skipped without a pass. At 10^6 random values: two passes, then
+ * insertion sorts of ~15 entries, each pass streaming through memory (256 write positions).
+ */
+function radixSort(origin: usize, step: usize, lo: u32, hi: u32, d: u32, scratch: usize): void {
+  while (hi - lo > RADIX_SMALL && d < 12) { // keys are unique: 12 bytes tell any two apart
+    const next = scratch, ends = scratch + 1024;
+    memory.fill(next, 0, 1024);
+    for (let p = lo; p < hi; p++) {
+      const slot = next + (<usize>entryByte(at(origin, step, p), d) << 2);
+      store<u32>(slot, load<u32>(slot) + 1);
+    }
+    if (load<u32>(next + (<usize>entryByte(at(origin, step, lo), d) << 2)) == hi - lo) { d++; continue; }
+    let sum = lo;
+    for (let b: usize = 0; b < 1024; b += 4) {
+      const c = load<u32>(next + b);
+      store<u32>(next + b, sum);
+      sum += c;
+      store<u32>(ends + b, sum);
+    }
+    for (let b: u32 = 0; b < 256; b++) {
+      const end = load<u32>(ends + (<usize>b << 2));
+      for (let i = load<u32>(next + (<usize>b << 2)); i < end; i++) {
+        const e = at(origin, step, i);
+        let value = load<u64>(e), pair = load<u64>(e, 8);
+        let digit = keyByte(value, <u32>pair, d);
+        while (digit != b) {
+          // Into its bucket's next free position; what was there is the next to place.
+          const slot = next + (<usize>digit << 2);
+          const j = load<u32>(slot);
+          store<u32>(slot, j + 1);
+          const t = at(origin, step, j);
+          const tv = load<u64>(t), tp = load<u64>(t, 8);
+          store<u64>(t, value); store<u64>(t, pair, 8);
+          value = tv; pair = tp;
+          digit = keyByte(value, <u32>pair, d);
+        }
+        store<u64>(e, value); store<u64>(e, pair, 8);
+      }
+    }
+    let start = lo;
+    while (start < hi) {
+      const b = entryByte(at(origin, step, start), d);
+      let end = start + 1;
+      while (end < hi && entryByte(at(origin, step, end), d) == b) end++;
+      if (end - start > 1) radixSort(origin, step, start, end, d + 1, scratch);
+      start = end;
+    }
+    return;
+  }
+  insertionSort(origin, step, lo, hi, false);
 }
 
 /** Sorts the `count` entries at origin + p·step by (value, arrival), or by arrival. */
