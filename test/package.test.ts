@@ -120,8 +120,10 @@ describe('the npm package', () => {
     // caches (signalOne's last lookup, the reference driver's last record, HandleTable.editStamp, their comments: a
     // few KB, the code in each of the three bundles, its sources, declarations and docs; the branch measured 5.629 MB); 5.66 MB
     // before issue 14s's queued records by run (QueuedRecords' run columns and their comments, about 4 KB with the docs of
-    // issues 14s and 14t: the branch on main a2b50d2 measured 5.665 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_680_000);
+    // issues 14s and 14t: the branch on main a2b50d2 measured 5.665 MB); 5.68 MB before issue 14v's large-fence waiter parts
+    // (heap, sorted run and buffer, the radix sort and its fallbacks, heapCheck's new cases: the core grew ~6.7 KB, in two
+    // wasm builds and base64 in each of the three bundles, with its sources, docs and their diagrams; the branch measured 5.751 MB).
+    expect(packed!.unpackedSize).toBeLessThan(5_760_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
