@@ -184,6 +184,25 @@ describe('a large fence\'s waiters: heap, sorted run and buffer', () => {
     r.satisfyAll(UINT64_MAX, 33);
   });
 
+  it('NF-08 fenceWaiters lists a large fence\'s waiters in heap, run and buffer, each once, page by page (what releasing its waiters reads)', async () => {
+    const r = await rig();
+    const random = new Random(29);
+    for (let i = 0; i < 500; i++) r.add(BigInt(100 + random.below(900)));
+    r.satisfyOnce(300n, 30);                         // a run with a popped start
+    for (const w of r.sorted().slice(40, 60)) r.remove(w.block); // tombstones
+    for (let i = 0; i < 90; i++) r.add(BigInt(100 + random.below(900))); // a buffer
+    r.check();
+    const listed: number[] = [];
+    for (let start = 0; ; start += 64) {
+      const n = r.core.fenceWaiters(r.fence, start, 64);
+      expect(n).toBeGreaterThanOrEqual(0);
+      listed.push(...new Uint32Array(r.machine.memory.buffer.slice(r.core.outBufferAddress(), r.core.outBufferAddress() + n * 4)));
+      if (n < 64) break;
+    }
+    expect(listed.length).toBe(r.live.size);
+    expect([...listed].sort((a, b) => a - b)).toEqual([...r.live.values()].map((w) => w.waiter).sort((a, b) => a - b));
+  });
+
   it('NF-03 at the limit (waitersPerFence 128) adding fails with E_HEAP_FULL and changes nothing; space the run popped is compacted for new waits; satisfying never fails', async () => {
     const r = await rig(128, 512);
     const random = new Random(3);
@@ -203,5 +222,15 @@ describe('a large fence\'s waiters: heap, sorted run and buffer', () => {
     r.satisfyAll(UINT64_MAX, 16);
     for (let i = 0; i < 128; i++) expect(r.add(BigInt(1 + random.below(9)))).toBeGreaterThan(0);
     r.satisfyAll(UINT64_MAX, 128);
+    // Compaction under a buffer: 64 in the heap, a run of 64 with 20 popped, then the block full again with a
+    // buffer whose minimum is its first entry; one tombstone, and the next add compacts with the buffer moving.
+    for (let i = 0; i < 64; i++) r.add(BigInt(1000 + i));
+    for (let i = 0; i < 64; i++) r.add(BigInt(1 + i));
+    r.satisfyOnce(20n, 20);
+    for (let i = 0; i < 20; i++) expect(r.add(BigInt(300 + i))).toBeGreaterThan(0); // the first compacts (an empty buffer)
+    r.remove(r.sorted()[5].block);                  // a tombstone in the run
+    expect(r.add(400n)).toBeGreaterThan(0);         // compacts: the buffer moves down by one
+    r.check();
+    r.satisfyAll(UINT64_MAX, 16);
   });
 });
