@@ -35,10 +35,16 @@
 // entries their rank (0, 1, 2, …) in arrival order, so ties stay exact no
 // matter how long a waiter waits.
 //
+// A fence past 64 waiters keeps them in a heap, a sorted run and an unsorted
+// buffer instead ("large fences" below; the layout: LargeHeap in layout.ts).
+//
 // Invariants (checked by heapCheck, used in tests):
 //   entry(parent(i)) <= entry(i)              for every i > 0, parent(i) = (i - 1) >> 2
 //   heapIndex(entry(i).waitBlock) == i         (the adapter's heapIndexTable, free tag clear)
-//   MonitoredValue target == entry(0).value - 1, or UINT64_MAX when empty
+//   a large fence: its run's live entries ascend; no buffer entry is before bufferMin; a bulk
+//   entry k's heapIndex is WAIT_BLOCK_BULK | k; the parts' counts add up to heapCount
+//   MonitoredValue target == smallest entry's value - 1 (entry(0), or for a large fence the
+//   smallest of heap top, run head, buffer minimum), or UINT64_MAX when empty
 
 import {
   FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, LargeHeap, HEAP_LARGE_CLASS, BUFFER_SORT_MIN, WAIT_BLOCK_BULK, WAIT_BLOCK_FREE, UINT64_MAX,
@@ -338,6 +344,16 @@ function bufferFlush(f: FenceRecord, h: LargeHeap, scratch: usize): void {
   }
 }
 
+/**
+ * waiterRetire's scratch for a flush: the out buffer's last RADIX_SCRATCH_BYTES, past the most fence
+ * ids one waiter lists there (one per entry, WAITER_MAX_ENTRIES); 0 (no radix sort) when it is smaller.
+ */
+@inline function retireScratch(): usize {
+  const a = adapter();
+  const bytes = a.outCapacity << 2;
+  return bytes >= RADIX_SCRATCH_BYTES + (WAITER_MAX_ENTRIES << 2) ? <usize>a.outBuffer + bytes - RADIX_SCRATCH_BYTES : 0;
+}
+
 /** The value of the entry popOne popped last. */
 let poppedValue: u64 = 0;
 
@@ -435,7 +451,7 @@ function removeWaitBlock(f: FenceRecord, id: u32, index: u32): void {
         if (k != last) moveEntry(<usize>adapter().heapIndexTable, bulkAt(end, last), e, WAIT_BLOCK_BULK | k);
         h.bulkCount = last;
         if (h.bufferMin == k) {
-          if (last > h.runEnd) bufferFlush(f, h, 0); // the out buffer holds waiterRetire's fence ids: no scratch
+          if (last > h.runEnd) bufferFlush(f, h, retireScratch());
           else runSettle(h, end);
         } else if (h.bufferMin == last) h.bufferMin = k;
       }
@@ -843,8 +859,9 @@ export function waiterPending(waiter: u32): i32 {
 }
 
 /**
- * Host ids of the waiters with a block in `fence`'s heap, heap entries
- * [start, start + limit) (u32 each, out buffer, heap order). Returns how many
+ * Host ids of the waiters with a block in `fence`'s heap, waiters
+ * [start, start + limit) in storage order (u32 each, out buffer; a large fence:
+ * its heap part, then its run, then its buffer). Returns how many
  * it wrote, or E_BAD_FENCE.
  */
 export function fenceWaiters(fence: u32, start: u32, limit: u32): i32 {

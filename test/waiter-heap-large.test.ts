@@ -118,6 +118,15 @@ describe('a large fence\'s waiters: heap, sorted run and buffer', () => {
     for (let k = 0; k < 150; k++) { const all = [...r.live.keys()]; r.remove(all[random.below(all.length)]); if (k % 10 === 0) r.check(); }
     r.check();
     r.satisfyAll(UINT64_MAX, 16);
+    // A buffer larger than the run (here the only part): retiring its minimum sorts it into a run, and the
+    // fence id waiterRetire lists in the out buffer survives the sort (its counts use the buffer's far end).
+    for (let i = 0; i < 600; i++) r.add(BigInt(1 + random.below(300)));
+    const minimum = r.sorted()[0];
+    r.remove(minimum.block);
+    expect(new Uint32Array(r.machine.memory.buffer, r.core.outBufferAddress(), 1)[0]).toBe(r.fence);
+    r.check();
+    r.satisfyAll(150n, 64);
+    r.satisfyAll(UINT64_MAX, 64);
   });
 
   it('NF-03 a satisfy cut by its limit mid-run, then waits below the run\'s head and tied with it: each pops in its place', async () => {
@@ -182,6 +191,23 @@ describe('a large fence\'s waiters: heap, sorted run and buffer', () => {
     r.satisfyAll(12n, 9);
     for (let i = 0; i < 100; i++) r.add(BigInt(12 + random.below(4)));  // new arrivals tie with renumbered ones
     r.satisfyAll(UINT64_MAX, 33);
+  });
+
+  it('NF-08 a wait on two fences retired while its block is a large buffer\'s minimum: both fence ids come back for the refresh, the buffer sorted', async () => {
+    const r = await rig();
+    const L = r.machine.layout;
+    const other = r.core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+    const random = new Random(41);
+    for (let i = 0; i < 700; i++) r.add(BigInt(100 + random.below(300)));
+    const record = r.core.waiterCreate(9999, L.waiterModeAll);
+    expect(r.core.waitBlockAdd(r.fence, 50n, record, 0)).toBeGreaterThan(0); // the buffer's minimum
+    expect(r.core.waitBlockAdd(other, 7n, record, 1)).toBeGreaterThan(0);   // listed first: the chain is newest first
+    expect(BigInt.asUintN(64, r.core.fenceMonitoredTarget(r.fence))).toBe(49n);
+    expect(r.core.waiterRetire(record)).toBe(2);
+    expect([...new Uint32Array(r.machine.memory.buffer, r.core.outBufferAddress(), 2)]).toEqual([other, r.fence]);
+    r.check();                                        // MonitoredValue back to the model's smallest − 1
+    expect(r.core.fenceWaiterCount(other)).toBe(0);
+    r.satisfyAll(UINT64_MAX, 64);
   });
 
   it('NF-08 fenceWaiters lists a large fence\'s waiters in heap, run and buffer, each once, page by page (what releasing its waiters reads)', async () => {
