@@ -260,3 +260,24 @@ describe('a large fence\'s waiters: heap, sorted run and buffer', () => {
     r.satisfyAll(UINT64_MAX, 16);
   });
 });
+
+describe('the arena a large fence takes', () => {
+  it('NF-03 a large fence destroyed gives back its entries block and the block of its parts\' descriptor: eight fences in turn grow to 256 waiters in a 12 KiB arena', async () => {
+    const machine = await createMachine({ seed: 1, trace: false, adapters: [{ limits: { heapArenaBytes: 12288, ringEntries: 2, waitersPerFence: 256, waitBlocks: 600 } }] });
+    const core = machine.adapter(0).core;
+    const L = machine.layout;
+    const waiters = coreWaiters(machine, core);
+    // One fence grown to 256 takes blocks of 1 … 256 entries (8,176 bytes); a second one's fresh blocks would not fit.
+    for (let round = 0; round < 8; round++) {
+      const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+      expect(fence).toBeGreaterThan(0);
+      for (let i = 0; i < 256; i++) expect(waiters.add(fence, BigInt(1000 - i), i + 1)).toBeGreaterThan(0);
+      expect(waiters.add(fence, 1n, 999)).toBe(E_HEAP_FULL);
+      expect(core.heapCheck(fence)).toBe(0);
+      const woken: number[] = [];
+      for (;;) { const popped = waiters.satisfy(fence, UINT64_MAX, 64); woken.push(...popped); if (popped.length < 64) break; }
+      expect(woken).toEqual(Array.from({ length: 256 }, (_, i) => 256 - i));
+      expect(core.fenceDestroy(fence)).toBe(0);
+    }
+  });
+});
