@@ -6,6 +6,7 @@
 import { describe, it, expect } from 'vitest';
 import { createMachine, Random, type CoreExports, type Machine } from '../src/index.js';
 import { coreWaiters, type CoreWaiters } from './core-waiters.js';
+import { takeSnapshot, restoreSnapshot } from '../src/explore/snapshot.js';
 
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
 const E_HEAP_FULL = -8;
@@ -279,5 +280,34 @@ describe('the arena a large fence takes', () => {
       expect(woken).toEqual(Array.from({ length: 256 }, (_, i) => 256 - i));
       expect(core.fenceDestroy(fence)).toBe(0);
     }
+  });
+});
+
+describe('a large fence and a snapshot', () => {
+  it('NF-03 a snapshot taken with a large fence\'s heap, run and buffer all holding waiters restores them: the same signals wake the same waiters in the same order', async () => {
+    const machine = await createMachine({ seed: 1, trace: false });
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const fence = app.createNativeFence({ hDevice }).hSyncObject;
+    const random = new Random(57);
+    const woken: number[] = [];
+    const wait = (i: number, value: bigint) => app.waitWithCallback({ objects: [fence], values: [value] }, () => { woken.push(i); });
+    for (let i = 0; i < 600; i++) wait(i, BigInt(10 + random.below(500)));
+    app.signal({ objects: [fence], values: [30n] });        // the buffer sorted into a run, its start woken
+    await new Promise((resolve) => setImmediate(resolve));  // (their callbacks run)
+    expect(woken.length).toBeGreaterThan(0);
+    for (let i = 600; i < 800; i++) wait(i, BigInt(31 + random.below(500))); // a new buffer
+    const snapshot = takeSnapshot(machine);
+    const wakeRest = async () => {
+      woken.length = 0;
+      for (const value of [200n, 201n, 350n, 10_000n]) app.signal({ objects: [fence], values: [value] });
+      await new Promise((resolve) => setImmediate(resolve));
+      return [...woken];
+    };
+    const first = await wakeRest();
+    expect(first.length).toBeGreaterThan(700);
+    restoreSnapshot(machine, snapshot);
+    expect(app.readFenceValue(fence)).toBe(30n);
+    expect(await wakeRest()).toEqual(first);
   });
 });
