@@ -122,8 +122,8 @@ describe('the npm package', () => {
     // before issue 14s's queued records by run (QueuedRecords' run columns and their comments, about 4 KB with the docs of
     // issues 14s and 14t: the branch on main a2b50d2 measured 5.665 MB); 5.68 MB before issue 14v's large-fence waiter parts
     // (heap, sorted run and buffer, the radix sort and its fallbacks, heapCheck's new cases: the core grew ~6.7 KB, in two
-    // wasm builds and base64 in each of the three bundles, with its sources, docs and their diagrams; the branch measured 5.751 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_760_000);
+    // wasm builds and base64 in each of the three bundles, with its sources, docs and their diagrams; the branch measured 5.758 MB).
+    expect(packed!.unpackedSize).toBeLessThan(5_775_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
