@@ -17,10 +17,14 @@
 //   signal commands (each fence to 1, recorded into a command list 4,096 at a time)
 //   over 4 engines, one machine.run(): wall and CPU time of each phase and of the
 //   whole, resident memory after each phase, and the process's peak RSS.
+// waiterScaling N SEED ROUNDS WARMUPS: scaling.waiterAddRetire's rounds (bench/waits.mjs)
+//   over the sizes whose largest is N (10^6, or 10^5 for --quick), after WARMUPS
+//   runs at 10^4: each size's median and its rounds' CPU ms.
 
 import { createMachineSync } from '../dist/wddm-fence.js';
+import { scalingSizes, waitScalingRounds } from './waits.mjs';
 
-const [figure, nArg, seedArg] = process.argv.slice(2);
+const [figure, nArg, seedArg, roundsArg, warmupsArg] = process.argv.slice(2);
 const N = Number(nArg);
 const SEED = Number(seedArg ?? 1) >>> 0;
 if (typeof globalThis.gc !== 'function') throw new Error('bench/child.mjs needs --expose-gc');
@@ -122,7 +126,18 @@ async function millionFences(n) {
   };
 }
 
+/** scaling.waiterAddRetire's rounds in this fresh process (the sizes of a full run when N is 10^6, else --quick's). */
+async function waiterScaling(n) {
+  const sizes = scalingSizes(n < 1e6);
+  if (sizes.at(-1) !== n) throw new Error(`bench/child.mjs waiterScaling: N is ${n}; expected 1000000 or 100000 (the largest scaling size)`);
+  const rounds = Number(roundsArg), warmups = Number(warmupsArg);
+  if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`bench/child.mjs waiterScaling: ROUNDS is ${roundsArg}; expected a positive integer`);
+  if (!Number.isSafeInteger(warmups) || warmups < 0) throw new Error(`bench/child.mjs waiterScaling: WARMUPS is ${warmupsArg}; expected a whole number`);
+  return { points: await waitScalingRounds({ sizes, rounds, seed: SEED, warmups }) };
+}
+
 const result = figure === 'processBytesPerFence' ? processBytesPerFence(N)
   : figure === 'millionFences' ? await millionFences(N)
-  : (() => { throw new Error(`bench/child.mjs: unknown figure ${figure}; expected processBytesPerFence or millionFences`); })();
+  : figure === 'waiterScaling' ? await waiterScaling(N)
+  : (() => { throw new Error(`bench/child.mjs: unknown figure ${figure}; expected processBytesPerFence, millionFences or waiterScaling`); })();
 process.stdout.write(JSON.stringify(result) + '\n');
