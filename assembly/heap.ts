@@ -47,7 +47,7 @@
 //   smallest of heap top, run head, buffer minimum), or UINT64_MAX when empty
 
 import {
-  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, LargeHeap, HEAP_LARGE_CLASS, BUFFER_SORT_MIN, WAIT_BLOCK_BULK, WAIT_BLOCK_FREE, UINT64_MAX,
+  FenceRecord, HeapEntry, HEAP_ENTRY_BYTES, HEAP_FIRST_CLASS, WaitBlock, LargeHeap, HEAP_LARGE_CLASS, LARGE_HEAP_BYTES, BUFFER_SORT_MIN, WAIT_BLOCK_BULK, WAIT_BLOCK_FREE, UINT64_MAX,
   OK, E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_ARGUMENT, FENCE_STATE_LIVE, FENCE_RECORD_BYTES,
   SatisfiedWait, SATISFIED_WAIT_BYTES, WAIT_BLOCK_POPPED, WAIT_BLOCK_DONE, WAIT_BLOCK_BYTES,
   WaiterRecord, WAITER_RECORD_BYTES, WAIT_PAIR_BYTES, WAITER_MODE_ANY, WAITER_COMPLETED, WAITER_TAG_LIVE, WAITER_TAG_MASK, WAITER_MAX_ENTRIES,
@@ -191,6 +191,7 @@ function heapGrow(f: FenceRecord): bool {
   if (f.heapBlock != 0) {
     memory.copy(<usize>block, <usize>f.heapBlock, <usize>f.heapCount * HEAP_ENTRY_BYTES);
     if (nextClass == HEAP_LARGE_CLASS) {
+      assert(LARGE_HEAP_BYTES <= HEAP_ENTRY_BYTES << (HEAP_LARGE_CLASS - 1), 'heapGrow: the LargeHeap descriptor must fit the block the fence outgrew');
       const h = changetype<LargeHeap>(<usize>f.heapBlock);
       h.entries = block; h.heapCount = f.heapCount;
       h.runHead = 0; h.runEnd = 0; h.bulkCount = 0; h.runLive = 0; h.bufferMin = 0; h.unused = 0;
@@ -592,8 +593,12 @@ function introSort(origin: usize, step: usize, lo: u32, hi: u32, depth: u32, byA
 
 /** Ranges this short are insertion-sorted. */
 const RADIX_SMALL: u32 = 32;
-/** The radix sort's counts: 256 next positions and 256 bucket ends (u32). */
-const RADIX_SCRATCH_BYTES: u32 = 2048;
+/** The values one key byte takes: the radix sort's buckets. */
+const RADIX_BUCKETS: u32 = 256;
+/** One u32 per bucket. */
+const RADIX_COUNTS_BYTES: u32 = RADIX_BUCKETS << 2;
+/** The radix sort's counts: each bucket's next position, then each bucket's end. */
+const RADIX_SCRATCH_BYTES: u32 = RADIX_COUNTS_BYTES << 1;
 
 /**
  * In-place MSD radix sort (American flag sort) of entries [lo, hi) by (value, arrival) from key byte d:
@@ -604,21 +609,21 @@ const RADIX_SCRATCH_BYTES: u32 = 2048;
  */
 function radixSort(origin: usize, step: usize, lo: u32, hi: u32, d: u32, scratch: usize): void {
   while (hi - lo > RADIX_SMALL && d < 12) { // keys are unique: 12 bytes tell any two apart
-    const next = scratch, ends = scratch + 1024;
-    memory.fill(next, 0, 1024);
+    const next = scratch, ends = scratch + RADIX_COUNTS_BYTES;
+    memory.fill(next, 0, RADIX_COUNTS_BYTES);
     for (let p = lo; p < hi; p++) {
       const slot = next + (<usize>entryByte(at(origin, step, p), d) << 2);
       store<u32>(slot, load<u32>(slot) + 1);
     }
     if (load<u32>(next + (<usize>entryByte(at(origin, step, lo), d) << 2)) == hi - lo) { d++; continue; }
     let sum = lo;
-    for (let b: usize = 0; b < 1024; b += 4) {
+    for (let b: usize = 0; b < RADIX_COUNTS_BYTES; b += 4) {
       const c = load<u32>(next + b);
       store<u32>(next + b, sum);
       sum += c;
       store<u32>(ends + b, sum);
     }
-    for (let b: u32 = 0; b < 256; b++) {
+    for (let b: u32 = 0; b < RADIX_BUCKETS; b++) {
       const end = load<u32>(ends + (<usize>b << 2));
       for (let i = load<u32>(next + (<usize>b << 2)); i < end; i++) {
         const e = at(origin, step, i);

@@ -22,7 +22,7 @@
 //   runs at 10^4: each size's median and its rounds' CPU ms.
 
 import { createMachineSync } from '../dist/wddm-fence.js';
-import { scalingSizes, waitScalingRounds } from './waits.mjs';
+import { now as cpuMs, scalingSizes, waitScalingRounds } from './waits.mjs';
 
 const [figure, nArg, seedArg, roundsArg, warmupsArg] = process.argv.slice(2);
 const N = Number(nArg);
@@ -30,7 +30,6 @@ const SEED = Number(seedArg ?? 1) >>> 0;
 if (typeof globalThis.gc !== 'function') throw new Error('bench/child.mjs needs --expose-gc');
 if (!Number.isSafeInteger(N) || N < 1) throw new Error(`bench/child.mjs: N is ${nArg}; expected a positive integer`);
 
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 const fullGc = () => { for (let i = 0; i < 3; i++) globalThis.gc(); };
 const MiB = 2 ** 20;
 
