@@ -498,6 +498,33 @@ describe('XA-07 doorbell', () => {
     expect(p.machine.os.waits.lostWakeups()).toEqual([]);
   });
 
+  it('NF-10 doorbell on, the waiting adapter with OptimizedNativeFenceSignaledInterrupt: a GPU signal from the other adapter wakes its CPU waiters (issue 27)', async () => {
+    // The iGPU serves its interrupts from its logs (INT-05); the doorbell's CMP check raises its interrupt, whose logs
+    // hold no entry of a signal written by the dGPU. With the iGPU's own queue running and idle, and with none.
+    for (const ownQueue of [false, true]) {
+      const p = await pair({ doorbell: { enabled: true }, adapters: [{ name: 'iGPU', integrated: true, engines: 1, caps: { optimizedNativeFenceSignaledInterrupt: true } }, { name: 'dGPU', engines: 1 }] });
+      const results: string[] = [];
+      p.app.waitAsync({ objects: [p.onI.hSyncObject], values: [1n] }).then((r) => results.push(`untimed ${r.status}`));
+      p.app.waitAsync({ objects: [p.onI.hSyncObject], values: [2n], timeoutNs: 1_000_000 }).then((r) => results.push(`timed ${r.status}`));
+      const waiter = p.app.createThread('cpu', function* (cpu) { return yield cpu.wait({ objects: [p.onI.hSyncObject], values: [2n] }); });
+      if (ownQueue) {
+        const qi = p.app.createHwQueue({ hDevice: p.iDevice, nativeProgressFence: false });
+        p.app.submit({ hHwQueue: qi.hHwQueue, commands: [{ work: { durationNs: 50_000 } }] });
+      }
+      const qd = p.app.createHwQueue({ hDevice: p.dDevice, nativeProgressFence: false });
+      p.app.submit({ hHwQueue: qd.hHwQueue, commands: [{ signal: { hSyncObject: p.onD.hSyncObject, value: 1n } }, { work: { durationNs: 5000 } }, { signal: { hSyncObject: p.onD.hSyncObject, value: 2n } }] });
+      p.machine.run();
+      await Promise.resolve();
+      expect(p.app.readFenceValue(p.onI.hSyncObject)).toBe(2n);
+      expect(p.machine.os.waits.lostWakeups()).toEqual([]);
+      expect(results.sort()).toEqual(['timed SUCCESS', 'untimed SUCCESS']);
+      expect(waiter.state).toBe('done');
+      expect(p.machine.os.crossAdapter.counters.propagations).toBe(0); // the doorbell carried the value, not the OS
+      expect(interruptsOf(p.machine, 'iGPU')).toBeGreaterThanOrEqual(1);
+      expect(p.machine.nowNs).toBeLessThan(ownQueue ? 100_000 : 50_000);
+    }
+  });
+
   it('XA-07 a full doorbell ring falls back to the interrupt path and loses nothing', async () => {
     const p = await pair({ doorbell: { enabled: true, ringEntries: 2, latencyNs: 50_000 } });
     const qi = p.app.createHwQueue({ hDevice: p.iDevice, nativeProgressFence: false });

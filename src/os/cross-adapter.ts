@@ -276,6 +276,26 @@ export class CrossAdapterFences {
   }
 
   /**
+   * XA-07 on an adapter whose interrupts are served from its logs (OptimizedNativeFenceSignaledInterrupt, INT-05):
+   * a doorbell record's CMP check raises this adapter's interrupt for a value another adapter's GPU wrote, which is
+   * in no log of this adapter, whatever queue the interrupt names. So after such an interrupt the OS also checks the
+   * waiters of this adapter's cross-adapter records against their CurrentValue (the logs cover every other fence:
+   * only a cross-adapter fence's word is written by another GPU), in core id order.
+   */
+  afterLogInterrupt(adapter: OsAdapter): void {
+    if (!this.doorbellEnabled || this.groups.size === 0) return;
+    const records: GlobalFence[] = [];
+    for (const fence of this.groups.keys()) {
+      if (fence.adapter === adapter && fence.kind === 'native' && !fence.destroyed && adapter.withWaiters.has(fence)) records.push(fence);
+    }
+    if (!records.length) return;
+    records.sort((x, y) => x.coreFence - y.coreFence);
+    const changed = new Set<GlobalFence>();
+    for (const fence of records) this.os.waits.satisfy(fence, fence.currentValue(), changed);
+    this.os.waits.refresh(changed);
+  }
+
+  /**
    * XA-05: a monitored fence signaled interrupt on an adapter without native
    * fences names no fence; the cross-adapter monitored records of that adapter
    * whose value moved past what was last propagated are propagated now.

@@ -2,7 +2,8 @@
 // fence signaled interrupt, the monitored fence signaled interrupt, the DMA
 // page fault, and the model-only GPU progress reports.
 //
-//   native fence signaled ─▶ optimized (INT-05): the named queue's signal log (src/os/logs.ts)
+//   native fence signaled ─▶ optimized (INT-05): the named queue's signal log (src/os/logs.ts), and with
+//        │                   the doorbell the adapter's cross-adapter records (XA-07: in no log of it)
 //        │                   list: the listed fences (a destroyed or foreign one: bug check, INT-03)
 //        │                   no list: every native fence with waiters (a full scan, INT-01)
 //        └─▶ satisfy ─▶ the NF-09 loop ─▶ INT-04 legacy scan ─▶ logs for the timeline ─▶ XA-04 propagation
@@ -98,6 +99,7 @@ export class Interrupts {
     const before = os.waits.counters.waitersWoken;
     // INT-05: an optimized interrupt is served from the named queue's signal log.
     if (os.logs.onInterrupt(adapter, data)) {
+      os.crossAdapter.afterLogInterrupt(adapter); // XA-07: a doorbell's value is in no log of this adapter
       this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before, this.propagate(adapter, null)); // XA-04 too
       return;
     }
