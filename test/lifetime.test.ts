@@ -2,7 +2,7 @@
 // work names a fence, GPU waits on destroyed fences, a fence twice in one
 // call, GPU rewinds, failed CPU threads, the stuck report, small API gaps.
 import { describe, it, expect } from 'vitest';
-import { CpuThreadError, WddmError, type GpuRewind } from '../src/index.js';
+import { CpuThreadError, WddmError, createMachine, type GpuRewind, type RuntimeProcess } from '../src/index.js';
 import { world, globalOf, ddiCalls, UINT64_MAX } from './helpers.js';
 
 describe('fence storage lifetime', () => {
@@ -144,6 +144,51 @@ describe('a fence twice in one call', () => {
     expect(() => machine.run()).not.toThrow();
     await expect(first).resolves.toMatchObject({ status: 'SUCCESS', index: 0 });
     await expect(second).resolves.toMatchObject({ status: 'SUCCESS' });
+  });
+});
+
+describe('one fence through two adapters in one call', () => {
+  it('NF-19 a signal or wait naming one cross-adapter fence through two adapters\' handles is refused naming both indexes, in any process, and changes nothing (issue 27)', async () => {
+    const machine = await createMachine({ seed: 3, adapters: [{ name: 'a0' }, { name: 'a1' }, { name: 'narrow', caps: { nativeGpuFence: false } }] });
+    const A = machine.createProcess('A'), B = machine.createProcess('B');
+    const device = (p: RuntimeProcess, a: string) => p.createDevice({ hAdapter: p.openAdapter(a) });
+    const x1 = A.createNativeFence({ hDevice: device(A, 'a1'), name: 'X', flags: { shared: true, crossAdapter: true } });
+    const nt = A.shareObject(x1.hSyncObject);
+    const x0 = A.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: device(A, 'a0') });
+    const xm = A.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: device(A, 'narrow') }); // XA-05: a monitored record, same word
+    const ntB = A.duplicateHandle(nt, B);
+    const b0 = B.openNativeFenceFromNtHandle({ hNtHandle: ntB, hDevice: device(B, 'a0') });
+    const b1 = B.openNativeFenceFromNtHandle({ hNtHandle: ntB, hDevice: device(B, 'a1') });
+    const other = A.createNativeFence({ hDevice: device(A, 'a0'), name: 'other' });
+    A.signal({ objects: [x1.hSyncObject], values: [4n] });
+    const woken: string[] = [];
+    B.waitAsync({ objects: [b1.hSyncObject], values: [9n] }).then((r) => woken.push(r.status));
+    machine.run();
+    const state = () => JSON.stringify([machine.trace.events.length, machine.os.waits.pendingWaiters, String(A.readFenceValue(x0.hSyncObject)), machine.summary().os]);
+    const before = state();
+    const refused = (call: () => unknown, pattern: RegExp) => {
+      let error: unknown;
+      try { call(); } catch (e) { error = e; }
+      expect(error).toBeInstanceOf(WddmError);
+      expect((error as WddmError).status).toBe('INVALID_PARAMETER');
+      expect((error as WddmError).message).toMatch(pattern);
+      expect(state()).toBe(before);
+    };
+    // The issue's reproduction: 9 then 8 through the two adapters would end the fence at 8 with no AllowFenceRewind.
+    refused(() => A.signal({ objects: [x0.hSyncObject, x1.hSyncObject], values: [9n, 8n] }), /^objects\[0\] and objects\[1\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\); a signal names each fence at most once/);
+    refused(() => A.signal({ objects: [other.hSyncObject, x1.hSyncObject, x0.hSyncObject], values: [1n, 9n, 9n] }), /^objects\[1\] and objects\[2\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\)/);
+    refused(() => A.signal({ objects: [x0.hSyncObject, xm.hSyncObject], values: [9n, 9n] }), /^objects\[0\] and objects\[1\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\)/);
+    refused(() => B.signal({ objects: [b1.hSyncObject, b0.hSyncObject], values: [9n, 8n], flags: { allowFenceRewind: true } }), /^objects\[0\] and objects\[1\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\)/);
+    refused(() => { void A.waitAsync({ objects: [x0.hSyncObject, x1.hSyncObject], values: [5n, 6n] }); }, /^objects\[0\] and objects\[1\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\); a wait names each fence at most once/);
+    refused(() => { void B.waitAsync({ objects: [b0.hSyncObject, b1.hSyncObject], values: [5n, 6n], waitAny: true }); }, /^objects\[0\] and objects\[1\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\)/);
+    refused(() => A.waitWithEvent({ objects: [xm.hSyncObject, x1.hSyncObject], values: [5n, 5n], hAsyncEvent: A.createEvent('e') }), /^objects\[0\] and objects\[1\] name the same fence \(X(@\w+)? and X(@\w+)?, one cross-adapter fence through the handles of two adapters\)/);
+    // Each handle alone still works, and the waiter at 9 wakes when 9 is written.
+    A.signal({ objects: [x0.hSyncObject, other.hSyncObject], values: [9n, 1n] });
+    machine.run();
+    await Promise.resolve();
+    expect(A.readFenceValue(x1.hSyncObject)).toBe(9n);
+    expect(woken).toEqual(['SUCCESS']);
+    expect(machine.os.waits.lostWakeups()).toEqual([]);
   });
 });
 

@@ -397,17 +397,31 @@ export function mappingAt(process: Process, adapterIndex: number, cvPhys: number
 }
 
 /**
+ * Is `a` the same fence as `b`? One fence is one CurrentValue word: the records a cross-adapter fence has on
+ * each adapter (XA-02, a monitored record of an adapter without native fences too, XA-05) are one fence, as
+ * are two handles of one record. A word holds one live fence at a time (its slot is reused only after the
+ * fence's storage is freed).
+ */
+export function sameFence(a: GlobalFence, b: GlobalFence): boolean {
+  return a === b || a.cvPhys === b.cvPhys;
+}
+
+/**
  * One fence may appear once per wait or signal call (D3DKMT takes an array of
- * distinct objects). Two handles of the same fence count as the same fence.
- * Throws before the call changes anything.
+ * distinct objects). Two handles of the same fence count as the same fence,
+ * through one adapter or two (sameFence). `seen` holds the fences of
+ * objects[0 … index − 1]. Throws before the call changes anything.
  */
 export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: number, call: 'wait' | 'signal'): void {
-  const first = seen.indexOf(local.global);
+  const fence = local.global;
+  let first = -1;
+  for (let i = 0; i < index; i++) if (sameFence(seen[i], fence)) { first = i; break; }
   if (first < 0) return;
   const hint = call === 'wait'
     ? 'name each fence once (wait-all: wait for the larger value; wait-any: the smaller one)'
     : 'name each fence once, with the value it must end at';
-  throw new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${local.global.label}); a ${call} names each fence at most once: ${hint}`,
+  const which = seen[first] === fence ? fence.label : `${seen[first].label} and ${fence.label}, one cross-adapter fence through the handles of two adapters`;
+  throw new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${which}); a ${call} names each fence at most once: ${hint}`,
     { parameter: `objects[${index}]`, value: local.handle, expected: `a fence not already named by objects[${first}]` });
 }
 
