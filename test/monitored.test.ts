@@ -426,6 +426,46 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
     expect(rawValue(machine, app, f.hSyncObject)).toBe(0x1_0000_0010n); // written back by the kernel
   });
 
+  it('MF-07 with nobody waiting, user-mode reads see the extended value once the OS handled the first interrupt after the GPU write; inspectFence writes nothing (issue 27)', async () => {
+    for (const inspect of [false, true]) {
+      const w = await world(narrow);
+      const { app, hDevice, machine } = w;
+      const other = machine.createProcess('other');
+      const otherDevice = other.createDevice({ hAdapter: other.openAdapter(0) });
+      const f = monitoredFence(app, hDevice, 0xffff_fff0n, 'F');
+      const g = monitoredFence(other, otherDevice, 0x2_ffff_ff00n, 'G');
+      const ctx = app.createContext({ hDevice, engine: 0 });
+      const otherCtx = other.createContext({ hDevice: otherDevice, engine: 1 });
+      const record = globalOf(w, app, f.hSyncObject);
+      const seen: string[] = [];
+      machine.adapters[0].hardware.stepListeners.push((step) => {
+        if (step.kind !== 'fence-write' || step.value !== 0x1_0000_0005n) return;
+        // Between the 32-bit write and the OS's look: the mapping shows the old high half (the bound, docs/ARCHITECTURE.md).
+        seen.push(`at write: raw ${rawValue(machine, app, f.hSyncObject).toString(16)} read ${app.readFenceValue(f.hSyncObject).toString(16)}`);
+        if (!inspect) return;
+        const inspected = machine.inspectFence(app, f.hSyncObject).currentValue;
+        seen.push(`inspect ${inspected.toString(16)}, raw after it ${rawValue(machine, app, f.hSyncObject).toString(16)}, last signalled ${BigInt.asUintN(64, record.adapter.core.fenceLastSignaled(record.coreFence)).toString(16)}`);
+      });
+      app.submitCommand({ hContext: ctx, commands: [{ work: { durationNs: 100 } }, { fenceWrite: { hSyncObject: f.hSyncObject, value: 0x1_0000_0005n } }, { work: { durationNs: 20_000 } }] });
+      other.submitCommand({ hContext: otherCtx, commands: [{ fenceWrite: { hSyncObject: g.hSyncObject, value: 0x3_0000_0100n } }] });
+      // Event by event: from the first interrupt the OS handled after the write on, every user-mode read is extended.
+      let handled = false;
+      while (machine.scheduler.pending > 0) {
+        machine.scheduler.step();
+        if (seen.length && machine.trace.find({ kind: 'interrupt' }).length) handled = true;
+        if (handled) {
+          expect(app.readFenceValue(f.hSyncObject)).toBe(0x1_0000_0005n);
+          expect(app.readMapping(f.FenceValueCPUVirtualAddress)).toBe(0x1_0000_0005n);
+        }
+      }
+      expect(seen).toEqual(['at write: raw 5 read 5', ...(inspect ? ['inspect 100000005, raw after it 5, last signalled fffffff0'] : [])]);
+      expect(handled).toBe(true);
+      expect(other.readFenceValue(g.hSyncObject)).toBe(0x3_0000_0100n);
+      expect(machine.inspectFence(app, f.hSyncObject).currentValue).toBe(0x1_0000_0005n);
+      expect(machine.os.waits.pendingWaiters).toBe(0);
+    }
+  });
+
   it('MF-07 a 64-bit adapter writes whole values and has no window', async () => {
     const w = await world();
     const { app, hDevice, machine } = w;

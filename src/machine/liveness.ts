@@ -96,7 +96,7 @@ interface Item {
 const waitText = (w: StuckWait) => `${w.fence} >= ${w.value} (CurrentValue ${w.currentValue}${w.fenceDestroyed ? ', fence destroyed' : ''})`;
 
 function stuckWait(fence: GlobalFence, value: bigint): StuckWait {
-  return { fence: fence.label, value, currentValue: fence.destroyed ? 0n : fence.currentValue(), fenceDestroyed: fence.destroyPending || fence.destroyed };
+  return { fence: fence.label, value, currentValue: fence.destroyed ? 0n : fence.peekValue(), fenceDestroyed: fence.destroyPending || fence.destroyed };
 }
 
 /** Builds the report from the OS and the processes' CPU threads. */
@@ -140,7 +140,7 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
     const c = held.context;
     const name = `context ${c.device.adapter.name}/${c.label}`;
     const item: Item = { name, alive: false, needs: [], signals: held.queuedSignals.map((s) => ({ word: s.fence.cvPhys, value: s.value })), anyValue: false };
-    const unmet = held.fences.map((fence, i) => ({ fence, value: held.values[i] })).filter((w) => w.fence.currentValue() < w.value);
+    const unmet = held.fences.map((fence, i) => ({ fence, value: held.values[i] })).filter((w) => w.fence.peekValue() < w.value);
     const entry: StuckQueue = {
       kind: 'kernel-mode context', adapter: c.device.adapter.name, process: c.device.process.name, queue: c.label,
       waits: unmet.map((w) => stuckWait(w.fence, w.value)), queuedSignals: held.queuedSignals.map((s) => ({ fence: s.fence.label, value: s.value })), deadlocked: false,

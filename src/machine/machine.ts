@@ -208,7 +208,7 @@ export class Machine implements UserModeSystem {
     if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
     const { global } = this.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject');
     return {
-      fence: global.label, adapter: global.adapter.name, kind: global.kind, currentValue: global.currentValue(),
+      fence: global.label, adapter: global.adapter.name, kind: global.kind, currentValue: global.peekValue(),
       monitoredValue: global.kind === 'native' ? u64(global.adapter.core.cpuReadMonitoredValue(global.coreFence)) : undefined,
       cpuWaiters: this.os.waits.fenceWaiterCount(global),
       gpuWaitsInFlight: global.gpuWaitsInFlight, gpuSignalsInFlight: global.gpuSignalsInFlight,

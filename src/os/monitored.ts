@@ -27,7 +27,7 @@
 //   └────────────────────────────────────────┴────────────────────────────────┘
 //   extended = last + signed32(low − low32(last))       (|difference| < 2^31)
 
-import type { CoreLayout } from '../core/bindings.js';
+import { u64 as asU64, type CoreLayout } from '../core/bindings.js';
 import { WddmError, check } from '../base/errors.js';
 import type { Trace } from '../base/trace.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
@@ -230,11 +230,32 @@ export class MonitoredFences {
     this.trace.record('os', 'dxgkrnl', 'scan of monitored fences with pending waits', {
       reason, process: process?.name, fences: fences.map((f) => f.label), values,
     });
+    if (narrow(adapter)) this.extendWritten(adapter, process);
     const changed = new Set<GlobalFence>();
     fences.forEach((fence, i) => this.waits.satisfy(fence, values[i], changed));
     this.waits.refresh(changed);
     this.hooks.wakeContexts(fences);
     return this.waits.counters.waitersWoken + this.hooks.heldWaitsReleased() - before;
+  }
+
+  /**
+   * MF-07 on a No64BitAtomics adapter, part of every scan: the kernel reads every monitored fence of the adapter
+   * (of `process`, after its command buffer completed), waited on or not, so a 32-bit GPU write that crossed 2^32
+   * is extended and written back for user-mode readers once the OS handled the interrupt after it. Every fence,
+   * because the kernel cannot know which ones a command buffer wrote: the user-mode driver puts fence writes in
+   * the command stream itself. The fences with pending waits were read by the scan already (reading again changes
+   * nothing). Traced when a value was written back.
+   */
+  private extendWritten(adapter: OsAdapter, process: Process | undefined): void {
+    let written: string[] | undefined;
+    for (const fence of adapter.fences.values()) {
+      if (fence.kind !== 'monitored' || fence.destroyed) continue;
+      if (process && ![...fence.locals].some((l) => l.process === process)) continue;
+      const raw = asU64(adapter.core.cpuReadCurrentValue(fence.coreFence));
+      const value = fence.currentValue();
+      if (value !== raw) (written ??= []).push(`${fence.label}=${value}`);
+    }
+    if (written) this.trace.record('os', 'dxgkrnl', 'No64BitAtomics: extended values written back', { reason: process ? `process ${process.name}` : 'adapter', fences: written });
   }
 
   /** INT-04: a native no-list interrupt with EvaluateLegacyMonitoredFences also scans monitored fence waiters. */

@@ -307,10 +307,23 @@ export class GlobalFence extends FenceLocals {
   get systemCvVa(): bigint { return pageVa(this.systemPages, this.cvPhys); }
   get systemMvVa(): bigint { return pageVa(this.systemPages, this.mvPhys); }
   hasFlag(name: SyncObjectFlagName): boolean { return (this.flags & (1 << SYNC_FLAG_BITS[name])) !== 0; }
-  /** The value as the OS sees it (a monitored fence on a No64BitAtomics adapter: extended from 32 bits, MF-07). */
+  /**
+   * The value as the OS reads it (a monitored fence on a No64BitAtomics adapter: extended from 32 bits, recorded
+   * as the last signalled value and written back for user-mode readers, MF-07). The OS's own look: tools use peekValue.
+   */
   currentValue(): bigint {
     const raw = asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence));
     return this.kind === 'monitored' ? observeMonitoredValue(this, raw) : raw;
+  }
+  /**
+   * The value currentValue() would return now, changing nothing: no last signalled value recorded, nothing
+   * written back. For tools that only look (machine.inspectFence, machine.stuck(), lostWakeups, the fuzz test).
+   */
+  peekValue(): bigint {
+    const core = this.adapter.core;
+    const raw = asU64(core.cpuReadCurrentValue(this.coreFence));
+    if (this.kind !== 'monitored' || !narrow(this.adapter)) return raw;
+    return extend32(raw & 0xffff_ffffn, asU64(core.fenceLastSignaled(this.coreFence)));
   }
 }
 

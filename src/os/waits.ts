@@ -1129,7 +1129,7 @@ export class Waits {
     for (const c of this.liveCompletions()) {
       for (const i of this.pendingEntries(c)) {
         const fence = entryFence(c, i), value = entryValue(c, i);
-        const current = fence.currentValue();
+        const current = fence.peekValue();
         if (current >= value) lost.push({ waiter: c.label, fence: fence.label, value, currentValue: current });
       }
     }
