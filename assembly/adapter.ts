@@ -17,6 +17,7 @@ import {
   EngineRecord, ENGINE_RECORD_BYTES, QUEUE_RECORD_BYTES, COMMAND_BYTES, UINT64_MAX,
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_NO_GPU_VA, E_BAD_PROCESS, E_BAD_ARGUMENT, align8,
+  GPU_VA_READ, GPU_VA_READ_WRITE, GPU_VA_ACCESS_MASK,
   FENCE_INDEX_MULTIPLIER, FENCE_INDEX_MIN_SLOTS, FENCE_KIND_MONITORED,
 } from './layout';
 import { regionCheck, regionAllocPage, regionFreePage } from './region';
@@ -222,14 +223,21 @@ export function adapterAttach(base: u32): i32 {
 // Each process slot owns a window of gpuVaPagesPerProcess pages starting at
 //   gpuVaBase + slot * gpuVaPagesPerProcess * PAGE_BYTES
 // Slot 0 is the system (paging) process, used for the CMP's mappings
-// (MapToGpuSystemProcess). The table maps each VA page to a physical page.
+// (MapToGpuSystemProcess). The table maps each VA page to a physical page and
+// the GPU's rights on it (GPU_VA_READ, or GPU_VA_READ_WRITE: layout.ts draws
+// the entry); 0 is unmapped.
 
 @inline function vaEntry(index: u32): usize { return <usize>adapter().gpuVaTable + (<usize>index << 2); }
 
-/** Maps physical page `phys` into process `slot`'s GPU VA space; returns the VA or 0 when full. */
-export function gpuVaMap(slot: u32, phys: u32): u64 {
+/**
+ * Maps physical page `phys` into process `slot`'s GPU VA space with `access` (GPU_VA_READ or
+ * GPU_VA_READ_WRITE); returns the VA, or 0 when the slot is out of range, its window is full or
+ * `access` is neither.
+ */
+export function gpuVaMap(slot: u32, phys: u32, access: u32): u64 {
   const a = adapter();
   if (slot >= a.processCapacity || a.gpuVaPagesPerProcess == 0) return 0;
+  if (access != GPU_VA_READ && access != GPU_VA_READ_WRITE) return 0;
   const p = processAt(slot);
   const window = slot * a.gpuVaPagesPerProcess;
   const pagePhys = phys & ~(PAGE_BYTES - 1);
@@ -237,7 +245,7 @@ export function gpuVaMap(slot: u32, phys: u32): u64 {
     const index = (p.vaHint + n) % a.gpuVaPagesPerProcess;
     const entry = vaEntry(window + index);
     if (load<u32>(entry) == 0) {
-      store<u32>(entry, pagePhys);
+      store<u32>(entry, pagePhys | access);
       p.vaHint = index + 1;
       p.mappedPages++;
       return a.gpuVaBase + ((<u64>(window + index)) << PAGE_SHIFT) + (phys & (PAGE_BYTES - 1));
@@ -267,13 +275,32 @@ function vaIndex(slot: u32, va: u64): i64 {
   return <i64>page;
 }
 
-/** Translates a GPU VA of process `slot` to a physical address; 0 = page fault. */
-export function gpuVaTranslate(slot: u32, va: u64): u32 {
+/** The VA table entry of `va` in `slot`'s window (page | access), 0 when unmapped or outside it. */
+@inline function vaEntryOf(slot: u32, va: u64): u32 {
   const index = vaIndex(slot, va);
-  if (index < 0) return 0;
-  const page = load<u32>(vaEntry(<u32>index));
-  if (page == 0) return 0;
-  return page + <u32>(va & (PAGE_BYTES - 1));
+  return index < 0 ? 0 : load<u32>(vaEntry(<u32>index));
+}
+
+/** Translates a GPU VA of process `slot` for a read: a physical address; 0 = page fault (unmapped). */
+export function gpuVaTranslate(slot: u32, va: u64): u32 {
+  const entry = vaEntryOf(slot, va);
+  if (entry == 0) return 0;
+  return (entry & ~GPU_VA_ACCESS_MASK) + <u32>(va & (PAGE_BYTES - 1));
+}
+
+/**
+ * Translates a GPU VA of process `slot` for a write: a physical address; 0 when the page is unmapped or
+ * mapped read-only for the GPU (gpuVaAccess tells which: a page fault, or E_GPU_WRITE_FAULT).
+ */
+@inline export function gpuVaTranslateWrite(slot: u32, va: u64): u32 {
+  const entry = vaEntryOf(slot, va);
+  if ((entry & GPU_VA_READ_WRITE) != GPU_VA_READ_WRITE) return 0;
+  return (entry & ~GPU_VA_ACCESS_MASK) + <u32>(va & (PAGE_BYTES - 1));
+}
+
+/** The GPU's rights on `va` in process `slot`: GPU_VA_READ, GPU_VA_READ_WRITE, or 0 (unmapped). */
+export function gpuVaAccess(slot: u32, va: u64): u32 {
+  return vaEntryOf(slot, va) & GPU_VA_ACCESS_MASK;
 }
 
 // ───────────────────────────── fence pages ──────────────────────────────

@@ -33,12 +33,12 @@
 import {
   QueueRecord, QUEUE_RECORD_BYTES, QUEUE_STATE_FREE, QUEUE_STATE_READY, QUEUE_STATE_BLOCKED,
   Command, COMMAND_BYTES, RingCommand, RING_COMMAND_BYTES, RING_OP_SHIFT, RING_FENCE_MASK, OP_WAIT, OP_SIGNAL, OP_WORK, OP_NOP, OP_FENCE_WRITE, EngineRecord,
-  OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
+  OK, E_NO_QUEUES, E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_GPU_WRITE_FAULT, E_BAD_ENGINE, E_BAD_FENCE, E_BAD_PROCESS, E_BAD_ARGUMENT,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
   PAGE_BYTES, StretchRecord, STRETCH_RECORD_OFFSET, STRETCH_RECORD_BYTES, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
 } from './layout';
-import { adapter, engineAt, fenceAt, fenceValid, fenceAtCurrentValue, gpuVaTranslate, heapBlockAlloc, heapBlockFree } from './adapter';
+import { adapter, engineAt, fenceAt, fenceValid, fenceAtCurrentValue, gpuVaTranslate, gpuVaTranslateWrite, heapBlockAlloc, heapBlockFree } from './adapter';
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
@@ -173,19 +173,26 @@ export function queueHeadHandle(id: u32): u32 { const q = queueAt(id); return ch
  * `slot`'s address space). The store waits in the engine's write buffer;
  * a store already there drains first (one-entry buffer). A 32-bit-only
  * engine (No64BitAtomics) will write the low half. E_GPU_PAGE_FAULT for an
- * unmapped or unaligned address: nothing changes.
+ * unmapped or unaligned address, E_GPU_WRITE_FAULT for a page the GPU may
+ * only read (a MonitoredValue, NF-04): nothing changes.
  */
 @inline export function engineSignalWrite(engine: u32, slot: u32, gpuVa: u64, value: u64): i32 {
   const a = adapter();
   if (engine >= a.engineCount) return E_BAD_ENGINE;
-  const phys = gpuVaTranslate(slot, gpuVa);
-  if (phys == 0 || (phys & 7) != 0) return E_GPU_PAGE_FAULT;
+  const phys = gpuVaTranslateWrite(slot, gpuVa);
+  if (phys == 0) return writeFault(slot, gpuVa);
+  if ((phys & 7) != 0) return E_GPU_PAGE_FAULT;
   const e = engineAt(engine);
   if (e.pendingPhys != 0) drain(e);
   e.pendingPhys = phys;
   e.pendingValue = value;
   e.pendingValue32 = (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0 ? 1 : 0;
   return OK;
+}
+
+/** Why a GPU write through `gpuVa` found no writable page: E_GPU_WRITE_FAULT when it is mapped read-only, else E_GPU_PAGE_FAULT. */
+function writeFault(slot: u32, gpuVa: u64): i32 {
+  return gpuVaTranslate(slot, gpuVa) != 0 ? E_GPU_WRITE_FAULT : E_GPU_PAGE_FAULT;
 }
 
 /**
@@ -635,10 +642,10 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
       let phys: u32 = 0;
       if ((va & ~(<u64>PAGE_BYTES - 1)) == cachedVaPage && cachedPagePhys != 0) phys = cachedPagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
       else {
-        phys = gpuVaTranslate(owner, va);
+        phys = gpuVaTranslateWrite(owner, va); // a signal writes: a read-only page (MonitoredValue, NF-04) faults
         if (phys != 0) { cachedVaPage = va & ~(<u64>PAGE_BYTES - 1); cachedPagePhys = phys - <u32>(va & (<u64>PAGE_BYTES - 1)); }
       }
-      if (phys == 0 || (phys & 7) != 0) { if (timed) break; result = E_GPU_PAGE_FAULT; break; }
+      if (phys == 0 || (phys & 7) != 0) { if (timed) break; result = phys == 0 ? writeFault(owner, va) : E_GPU_PAGE_FAULT; break; }
       if (fence != cachedFence) {
         cachedFence = fence;
         cachedLive = fenceValid(fence);

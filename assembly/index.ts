@@ -22,6 +22,7 @@ export {
   OK, E_BAD_REGION, E_BAD_VERSION, E_TOO_SMALL, E_NO_PAGES, E_NO_FENCE_RECORDS, E_NO_PAGE_DESCRIPTORS,
   E_BAD_FENCE, E_HEAP_FULL, E_NO_WAIT_BLOCKS, E_BAD_WAIT_BLOCK, E_NO_GPU_VA, E_BAD_PROCESS, E_NO_QUEUES,
   E_BAD_QUEUE, E_RING_FULL, E_GPU_PAGE_FAULT, E_BAD_ENGINE, E_BAD_ARGUMENT, E_LOG_CORRUPT, E_NO_WAITERS, E_BAD_WAITER,
+  E_GPU_WRITE_FAULT, GPU_VA_READ, GPU_VA_READ_WRITE,
   WAITER_RECORD_BYTES, WAIT_PAIR_BYTES, WAITER_MODE_ALL, WAITER_MODE_ANY, WAITER_MAX_ENTRIES,
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   STEP_REPORT_BYTES, STEP_REPORT_WORK_DURATION_OFFSET, STEP_REPORT_FENCE_OFFSET, STEP_REPORT_HANDLE_OFFSET,
@@ -32,7 +33,7 @@ export {
 } from './layout';
 export { regionFormat, regionCheck, regionAllocPage, regionFreePage, regionFreePages } from './region';
 export {
-  adapterFormat, adapterAttach, adapterRegionBytes, arenaBlockBytes, gpuVaMap, gpuVaUnmap, gpuVaTranslate,
+  adapterFormat, adapterAttach, adapterRegionBytes, arenaBlockBytes, gpuVaMap, gpuVaUnmap, gpuVaTranslate, gpuVaAccess,
   fenceCreate, fenceDestroy, fenceAtCurrentValue,
 } from './adapter';
 export {
@@ -99,7 +100,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 8;
+export const ABI_VERSION: u32 = 9;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

@@ -46,7 +46,7 @@
 //                │ WaitBlock[waitBlocks]    │ one per (waiter, fence) pair
 //                │ WaiterRecord[waitBlocks] │ one per waiter: mode, entries left, its blocks
 //                │ heap free lists u32[]    │ one per size class
-//                │ GPU VA table u32[]       │ VA page → physical page
+//                │ GPU VA table u32[]       │ VA page → physical page | GPU access bits
 //                │ EngineRecord[engines]    │ write buffer, CMP shadow, interrupt list
 //                │ QueueRecord[queues]      │ hardware queue state
 //                │ out buffer u32[]         │ results handed to the host
@@ -56,12 +56,27 @@
 
 export const PAGE_BYTES: u32 = 4096;
 export const PAGE_SHIFT: u32 = 12;
+
+// GPU access rights of a VA mapping (gpuVaMap). A VA table entry is the physical page (4 KiB aligned)
+// with these bits in its low 12, so a translation reads the rights with the page (LAYOUT_VERSION 14):
+//
+//   entry  31 ──────────────── 12  11 ─── 2   1       0
+//          │ physical page >> 12 │ 0      │ W │ R (mapped) │
+//
+// NF-04: the GPU reads and writes CurrentValue (and a monitored fence's value, and the log buffers), and
+// only reads MonitoredValue: its pages are mapped GPU_VA_READ, and an engine's write through them is
+// E_GPU_WRITE_FAULT (the driver reports a DMA page fault), never a store.
+export const GPU_VA_READ: u32 = 1;
+export const GPU_VA_WRITE: u32 = 2;
+export const GPU_VA_READ_WRITE: u32 = GPU_VA_READ | GPU_VA_WRITE;
+/** The bits of a VA table entry below the page. */
+export const GPU_VA_ACCESS_MASK: u32 = PAGE_BYTES - 1;
 export const STATIC_RESERVED_BYTES: u32 = 0x10000;
 
 /** 'WDDF' little-endian: every region the core formats starts with it. */
 export const REGION_MAGIC: u32 = 0x46444457;
 /** Bumped whenever any record below changes shape. */
-export const LAYOUT_VERSION: u32 = 13;
+export const LAYOUT_VERSION: u32 = 14;
 
 export const REGION_KIND_SYSTEM: u32 = 1;
 export const REGION_KIND_LOCAL: u32 = 2;
@@ -614,6 +629,7 @@ export const E_BAD_ARGUMENT: i32 = -18;
 export const E_LOG_CORRUPT: i32 = -19;     // a native fence log header that does not fit its 4 KiB page
 export const E_NO_WAITERS: i32 = -20;      // the adapter's waiter table is full
 export const E_BAD_WAITER: i32 = -21;      // not a live, uncompleted waiter record
+export const E_GPU_WRITE_FAULT: i32 = -22; // a GPU write through a VA mapped read-only for the GPU (a MonitoredValue page, NF-04)
 // Cross-adapter doorbell (XA-07; assembly/doorbell.ts). Numbered apart from the rest.
 export const E_DOORBELL_FULL: i32 = -40;
 export const E_BAD_DOORBELL: i32 = -41;

@@ -467,7 +467,7 @@ function gpuRig(fences, ringEntries, withLogs = true) {
     const page = cv - (cv % L.pageBytes);
     let va = pageVa.get(page);
     if (va === undefined) {
-      va = BigInt.asUintN(64, core.gpuVaMap(0, page));
+      va = BigInt.asUintN(64, core.gpuVaMap(0, page, L.gpuVaReadWrite));
       if (va === 0n) throw new Error('bench: gpuVaMap failed');
       pageVa.set(page, va);
     }

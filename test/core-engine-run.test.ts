@@ -23,7 +23,7 @@ async function rig(n: number, ringEntries = 64): Promise<Rig> {
     const cv = core.fenceCurrentValueAddress(id);
     const page = cv - (cv % L.pageBytes);
     fences.push(id);
-    vas.push(BigInt.asUintN(64, core.gpuVaMap(0, page)) + BigInt(cv - page));
+    vas.push(BigInt.asUintN(64, core.gpuVaMap(0, page, L.gpuVaReadWrite)) + BigInt(cv - page));
   }
   const queue = core.queueCreate(0, 0);
   expect(queue).toBeGreaterThan(0);

@@ -316,7 +316,7 @@ describe('signals and interrupts', () => {
         core.fenceSetDriverHandle(fence, 0x100 + fence);
         const cv = core.fenceCurrentValueAddress(fence);
         const page = cv - (cv % L.pageBytes);
-        const va = BigInt.asUintN(64, core.gpuVaMap(0, page)) + BigInt(cv - page);
+        const va = BigInt.asUintN(64, core.gpuVaMap(0, page, L.gpuVaReadWrite)) + BigInt(cv - page);
         let current = 0n, raised = 0;
         for (const step of order) {
           const r = step === '1 write' ? core.engineSignalWrite(0, 0, va, 10n)

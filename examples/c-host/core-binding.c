@@ -153,7 +153,7 @@ int32_t core_adapterFormat(uint32_t base, uint32_t sizeBytes, uint32_t adapterIn
 }
 uint32_t core_adapterBaseAddress(void) { return Z_coreZ_adapterBaseAddress(&instance); }
 uint32_t core_outBufferAddress(void) { return Z_coreZ_outBufferAddress(&instance); }
-uint64_t core_gpuVaMap(uint32_t slot, uint32_t phys) { return Z_coreZ_gpuVaMap(&instance, slot, phys); }
+uint64_t core_gpuVaMap(uint32_t slot, uint32_t phys, uint32_t access) { return Z_coreZ_gpuVaMap(&instance, slot, phys, access); }
 int32_t core_gpuVaUnmap(uint32_t slot, uint64_t va) { return (int32_t)Z_coreZ_gpuVaUnmap(&instance, slot, va); }
 int32_t core_fenceCreate(uint32_t owner, uint32_t kind, uint32_t memoryKind, uint32_t shareable, uint32_t flags,
                          uint64_t initialValue, uint32_t cvPhys) {

@@ -52,7 +52,8 @@
   X(E_NO_WAIT_BLOCKS) X(E_BAD_WAIT_BLOCK) X(E_NO_GPU_VA) X(E_BAD_PROCESS)        \
   X(E_NO_QUEUES) X(E_BAD_QUEUE) X(E_RING_FULL) X(E_GPU_PAGE_FAULT)               \
   X(E_BAD_ENGINE) X(E_BAD_ARGUMENT) X(E_LOG_CORRUPT) X(E_NO_WAITERS)            \
-  X(E_BAD_WAITER) X(E_DOORBELL_FULL) X(E_BAD_DOORBELL)
+  X(E_BAD_WAITER) X(E_GPU_WRITE_FAULT) X(E_DOORBELL_FULL) X(E_BAD_DOORBELL)     \
+  X(GPU_VA_READ) X(GPU_VA_READ_WRITE)
 
 /* One field per constant, with the value the module exports (core_open fills it). */
 typedef struct {
@@ -103,7 +104,7 @@ int32_t core_adapterFormat(uint32_t base, uint32_t sizeBytes, uint32_t adapterIn
                            uint32_t outCapacity);
 uint32_t core_adapterBaseAddress(void);
 uint32_t core_outBufferAddress(void);
-uint64_t core_gpuVaMap(uint32_t slot, uint32_t phys);
+uint64_t core_gpuVaMap(uint32_t slot, uint32_t phys, uint32_t access);
 int32_t core_gpuVaUnmap(uint32_t slot, uint64_t va);
 int32_t core_fenceCreate(uint32_t owner, uint32_t kind, uint32_t memoryKind, uint32_t shareable, uint32_t flags,
                          uint64_t initialValue, uint32_t cvPhys);

@@ -43,7 +43,7 @@
 #include "wasm-rt-impl.h" /* wasm_rt_impl_try: where a trap in the core lands */
 
 /* The ABI version this host was written for (docs/ABI.md, ABI_VERSION). */
-#define HOST_ABI_VERSION 8u
+#define HOST_ABI_VERSION 9u
 
 #define K core_constants
 
@@ -366,7 +366,7 @@ static void run_sequence(const char *corrupt_region) {
   check(core_fenceSetDriverHandle(fence.id, DRIVER_HANDLE), "fenceSetDriverHandle");
   uint32_t cv = core_fenceCurrentValueAddress(fence.id);
   uint32_t cv_page = cv & ~(K.PAGE_BYTES - 1);
-  uint64_t va = core_gpuVaMap(PROCESS, cv_page);
+  uint64_t va = core_gpuVaMap(PROCESS, cv_page, K.GPU_VA_READ_WRITE); /* CurrentValue: the GPU reads and writes it */
   if (va == 0) check((int32_t)K.E_NO_GPU_VA, "gpuVaMap");
   va += cv - cv_page;
   printf("fence id=%u handle=0x%x cv=%u mv=%u current=%" PRIu64 " monitored=%" PRIu64 " gpu_va=0x%" PRIx64 "\n", fence.id, (unsigned)DRIVER_HANDLE, cv,

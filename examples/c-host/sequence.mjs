@@ -199,7 +199,7 @@ fence.id = check(core.fenceCreate(PROCESS, layout.fenceKindNative, layout.memory
 check(core.fenceSetDriverHandle(fence.id, DRIVER_HANDLE), 'fenceSetDriverHandle');
 const cv = u32(core.fenceCurrentValueAddress(fence.id));
 const cvPage = cv - (cv % layout.pageBytes);
-const mapped = u64(core.gpuVaMap(PROCESS, cvPage));
+const mapped = u64(core.gpuVaMap(PROCESS, cvPage, layout.gpuVaReadWrite));
 if (mapped === 0n) throw new Error('gpuVaMap: no GPU VA left');
 const va = mapped + BigInt(cv - cvPage);
 print(`fence id=${fence.id} handle=${hex(DRIVER_HANDLE)} cv=${cv} mv=${u32(core.fenceMonitoredValueAddress(fence.id))} ` +

@@ -97,6 +97,7 @@ export const CORE_STATUS: Record<number, { status: StatusName; text: string }> =
   [-19]: { status: 'INVALID_DEVICE_STATE', text: 'native fence log buffer header is corrupt (wrong Type, NumberOfEntries that does not fit 4 KiB, or FirstFreeEntryIndex past the end)' },
   [-20]: { status: 'INSUFFICIENT_RESOURCES', text: 'no free CPU waiter record (adapter option limits.waitBlocks: a waiter takes one record on its first fence\'s adapter)' },
   [-21]: { status: 'INVALID_PARAMETER', text: 'not a live, uncompleted CPU waiter record' },
+  [-22]: { status: 'ACCESS_DENIED', text: 'GPU page fault: a write through a GPU VA the queue\'s process has mapped read-only for the GPU (a MonitoredValue: the GPU only reads it, NF-04)' },
   [-40]: { status: 'INSUFFICIENT_RESOURCES', text: 'cross-adapter doorbell ring full (machine option doorbell.ringEntries); the signal falls back to the interrupt path' },
   [-41]: { status: 'INVALID_PARAMETER', text: 'not a formatted cross-adapter doorbell area' },
 };

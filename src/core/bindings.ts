@@ -34,6 +34,7 @@ export interface CoreExports {
   STEP_INTERRUPT: WasmGlobal; STEP_UNBLOCKED: WasmGlobal; STEP_MONITORED_INTERRUPT: WasmGlobal; STEP_SIGNAL_WRITTEN: WasmGlobal;
   CAP_NO_64BIT_ATOMICS: WasmGlobal; CAP_NATIVE_GPU_FENCE: WasmGlobal;
   CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT: WasmGlobal;
+  GPU_VA_READ: WasmGlobal; GPU_VA_READ_WRITE: WasmGlobal;
   ADAPTER_GPU_SIGNALS_OFFSET: WasmGlobal; ADAPTER_CMP_CHECKS_OFFSET: WasmGlobal;
   ADAPTER_INTERRUPTS_OFFSET: WasmGlobal; ADAPTER_HEAP_PUSHES_OFFSET: WasmGlobal;
   ADAPTER_HEAP_POPS_OFFSET: WasmGlobal; ADAPTER_FENCE_LIVE_OFFSET: WasmGlobal;
@@ -72,9 +73,10 @@ export interface CoreExports {
   adapterBaseAddress(): number;
   outBufferAddress(): number;
   staticDataEnd(): number;
-  gpuVaMap(slot: number, phys: number): bigint;
+  gpuVaMap(slot: number, phys: number, access: number): bigint;
   gpuVaUnmap(slot: number, va: bigint): number;
   gpuVaTranslate(slot: number, va: bigint): number;
+  gpuVaAccess(slot: number, va: bigint): number;
   fenceCreate(owner: number, kind: number, memoryKind: number, shareable: number, flags: number,
     initialValue: bigint, cvPhys: number): number;
   fenceDestroy(fence: number): number;
@@ -264,7 +266,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 8;
+export const CORE_ABI_VERSION = 9;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -280,6 +282,8 @@ export interface CoreLayout {
   stepIdle: number; stepDone: number; stepBlocked: number; stepWork: number; stepInterrupt: number;
   stepUnblocked: number; stepMonitoredInterrupt: number; stepSignalWritten: number;
   capNo64BitAtomics: number; capNativeGpuFence: number; capOptimizedNativeFenceInterrupt: number;
+  /** gpuVaMap's access rights: the GPU reads the page, or reads and writes it (NF-04: MonitoredValue is read-only to the GPU). */
+  gpuVaRead: number; gpuVaReadWrite: number;
   /** waiterCreate's modes, and the most fences one wait names. */
   waiterModeAll: number; waiterModeAny: number; waiterMaxEntries: number;
   /** DXGK_NATIVE_FENCE_LOG_HEADER / _ENTRY (assembly/log.ts). */
@@ -402,6 +406,7 @@ export function readLayout(core: CoreExports): CoreLayout {
     stepSignalWritten: g('STEP_SIGNAL_WRITTEN'),
     capNo64BitAtomics: g('CAP_NO_64BIT_ATOMICS'), capNativeGpuFence: g('CAP_NATIVE_GPU_FENCE'),
     capOptimizedNativeFenceInterrupt: g('CAP_OPTIMIZED_NATIVE_FENCE_INTERRUPT'),
+    gpuVaRead: g('GPU_VA_READ'), gpuVaReadWrite: g('GPU_VA_READ_WRITE'),
     waiterModeAll: g('WAITER_MODE_ALL'), waiterModeAny: g('WAITER_MODE_ANY'), waiterMaxEntries: g('WAITER_MAX_ENTRIES'),
     log: readLogLayout(core),
     offsets: {

@@ -202,7 +202,7 @@ export class CrossAdapterFences {
 
   /** A process handle to a monitored record (the monitored fence's mappings: read-only CPU, read/write GPU). */
   openMonitoredLocal(process: Process, device: OsDevice, global: GlobalFence): LocalFence {
-    const cvGpuVa = this.os.addressSpaces.mapGpu(process, global.adapter, global.cvPhys);
+    const cvGpuVa = this.os.addressSpaces.mapGpu(process, global.adapter, global.cvPhys, 'read-write');
     const cvCpuVa = process.mapUser(global.cvPhys);
     const local = new LocalFence(process, process.allocHandle(), global, device, 0);
     global.locals.add(local);

@@ -78,7 +78,7 @@ export class Dxgkrnl {
   /** Processes, handle tables, adapters and devices as handles (src/os/handles.ts). */
   readonly handles: Handles;
   /** GPU VA maps of fence storage and log buffers (src/os/address-spaces.ts). */
-  readonly addressSpaces = new AddressSpaces();
+  readonly addressSpaces: AddressSpaces;
   /** CPU waiters and the NF-09 loop (src/os/waits.ts). */
   readonly waits: Waits;
   /** KEVENTs (src/os/events.ts). */
@@ -116,7 +116,7 @@ export class Dxgkrnl {
     readonly port: DriverPort,
   ) {
     const adapters = this.adapters;
-    const addressSpaces = this.addressSpaces;
+    const addressSpaces = (this.addressSpaces = new AddressSpaces(layout));
     // Upward calls go through hooks: arrow functions that find the module when they run.
     const handles = (this.handles = new Handles(adapters, port, trace, maxProcesses));
     const waits = (this.waits = new Waits(handles, port, scheduler, trace, layout));

@@ -125,8 +125,8 @@ export class NativeFences {
     const system = this.os.handles.system;
     try {
       if (caps.MapToGpuSystemProcess) {
-        systemCvVa = this.os.addressSpaces.mapGpu(system, adapter, cvPhys);
-        systemMvVa = this.os.addressSpaces.mapGpu(system, adapter, mvPhys);
+        systemCvVa = this.os.addressSpaces.mapGpu(system, adapter, cvPhys, 'read-write');
+        systemMvVa = this.os.addressSpaces.mapGpu(system, adapter, mvPhys, 'read'); // NF-04: the GPU only reads MonitoredValue
       }
     } catch (error) {
       adapter.core.fenceDestroy(coreFence);
@@ -176,8 +176,8 @@ export class NativeFences {
     const cvPhys = row ? core.fenceCurrentValueAddress(fence) : fence.cvPhys, mvPhys = row ? core.fenceMonitoredValueAddress(fence) : fence.mvPhys;
     let cvCpuVa: bigint, handle: number, hLocal: number;
     try {
-      const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, cvPhys);
-      const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, mvPhys);
+      const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, cvPhys, 'read-write');
+      const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, mvPhys, 'read'); // NF-04
       cvCpuVa = process.mapUser(cvPhys);
       const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: row ? rows.globalHandleOf(fence) : fence.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
       if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);

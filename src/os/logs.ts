@@ -182,8 +182,8 @@ export class NativeFenceLogs {
     const process = ql.queue.device.process;
     let gpuVa = 0n, systemGpuVa = 0n;
     try {
-      gpuVa = this.os.addressSpaces.mapGpu(process, adapter, phys);
-      if (adapter.caps.NativeFenceCaps.MapToGpuSystemProcess) systemGpuVa = this.os.addressSpaces.mapGpu(this.os.handles.system, adapter, phys);
+      gpuVa = this.os.addressSpaces.mapGpu(process, adapter, phys, 'read-write'); // the engine writes its entries
+      if (adapter.caps.NativeFenceCaps.MapToGpuSystemProcess) systemGpuVa = this.os.addressSpaces.mapGpu(this.os.handles.system, adapter, phys, 'read-write');
     } catch (error) {
       if (gpuVa) this.os.addressSpaces.unmapGpu(process, adapter, phys);
       adapter.core.logBufferDestroy(phys);

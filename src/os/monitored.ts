@@ -139,7 +139,7 @@ export class MonitoredFences {
     const cvPhys = adapter.core.fenceCurrentValueAddress(coreFence);
     let gpuVa: bigint;
     try {
-      gpuVa = this.addressSpaces.mapGpu(process, adapter, cvPhys);
+      gpuVa = this.addressSpaces.mapGpu(process, adapter, cvPhys, 'read-write'); // MF-01: read/write for the GPU
     } catch (error) {
       adapter.core.fenceDestroy(coreFence);
       throw error;

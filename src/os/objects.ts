@@ -763,7 +763,7 @@ export class Process {
    */
   readonly otherLiveHandles = new Set<number>();
   /** Per adapter: physical page → { GPU VA, references } (src/os/address-spaces.ts). */
-  readonly gpuMappings = new Map<number, Map<number, { va: bigint; references: number }>>();
+  readonly gpuMappings = new Map<number, Map<number, { va: bigint; access: 'read' | 'read-write'; references: number }>>();
   /** Physical page → { user CPU VA (read-only), references }. */
   readonly userMappings = new Map<number, { va: bigint; references: number }>();
   /** User VA page number (from USER_VA_BASE) → physical page: translateUser in one lookup. */
