@@ -3,6 +3,7 @@ export { createMachine, createMachineSync, Machine, Adapter } from './machine/ma
 export { MAX_VIRTUAL_TIME_NS } from './base/validate.js';
 export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine/machine.js';
 export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock } from './machine/liveness.js';
+export type { LostWakeup } from './machine/lost-wakeups.js';
 export type { GpuRewind } from './os/gpu-rewind.js';
 export { fuzzFenceLifetime, fuzzFailureText } from './check/fuzz.js';
 // The contract checker (opt-in: createMachine({ observers: [new ContractChecker()] })). The conformance suite that runs

@@ -2,6 +2,8 @@
 // expectation), the runner's outcomes, and the timeline drawn from a trace.
 import { describe, it, expect } from 'vitest';
 import { parseScenario, ScenarioError, runScenario, buildTimeline, findBuiltin, runnableScenarios } from '../src/scenario-files/index.js';
+import { ReferenceDriver, type DriverModule } from '../src/index.js';
+import type { DxgkrnlCallbacks } from '../src/ddi/ddi.js';
 
 const BASE = `name: t
 machine: { adapters: [ { name: gpu0 } ] }
@@ -315,5 +317,49 @@ expect:
     expect(result.expectations.filter((e) => !e.ok)).toEqual([]);
     expect(result.stuck.deadlocks.map((d) => d.cycle)).toEqual([['queue gpu0/render', 'queue gpu0/upload']]);
     expect(result.stuck.waiters.map((w) => [w.label, w.deadlocked])).toEqual([['app:present', true]]);
+  });
+});
+
+describe('lost wake-ups in a scenario run', () => {
+  // A driver whose ISR never names the signalled fences (its list is empty): the OS wakes nobody, so every waiter is lost.
+  const silent: DriverModule = {
+    createDriver: (context) => new (class extends ReferenceDriver {
+      startDevice(os: DxgkrnlCallbacks) {
+        return super.startDevice({ ...os, NotifyInterrupt: (data) => os.NotifyInterrupt({ ...data, pSignaledNativeFenceArray: data.pSignaledNativeFenceArray && [], SignaledNativeFenceCount: 0 }) });
+      }
+    })(context.hardware, context.core, context.options),
+  };
+  // Two fences: a timeout's retire makes the OS re-read its fence (NF-09), which would wake a waiter of the same fence.
+  const FILE = BASE + `  - { name: g, process: app, adapter: gpu0 }
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } }, { signal: { fence: g, value: 2 } } ] }
+threads:
+  - { name: timed, process: app, steps: [ { wait: { id: t, fences: [f], values: [1], timeoutNs: 50000 } } ] }
+  - { name: forever, process: app, steps: [ { wait: { id: w, fences: [g], values: [2] } } ] }
+expect: { stuck: true, waits: { t: timedOut } }
+`;
+
+  it('NF-10 a run with a lost wake-up, timed out or still waiting, reports it and fails; a correct driver passes the same file', async () => {
+    const lost = await runScenario(parseScenario(FILE, 'lost.yaml'), { driverModule: silent });
+    expect(lost.machine.lostWakeups().map((l) => [l.waiter, l.fence, l.value, l.timedOutAtNs !== undefined])).toEqual([
+      ['app:timed', 'f', 1n, true], ['app:forever', 'g', 2n, false],
+    ]);
+    const violations = lost.expectations.find((e) => /contract violations/.test(e.description))!;
+    expect(violations.ok).toBe(false);
+    expect(violations.actual).toMatch(/^2 \(lost wake-up: app:timed timed out at 50000 ns waiting for f >= 1 though it is 2; lost wake-up: app:forever still waits for g >= 2 though it is 2\)/);
+    expect(lost.passed).toBe(false);
+    expect(lost.machine.summaryText()).toMatch(/LOST WAKE-UPS \(NF-10\): 2/);
+    // The reference driver wakes both: no lost wake-up, and then the file's own expectations fail (t is woken, nothing is stuck).
+    const fine = await runScenario(parseScenario(FILE, 'lost.yaml'));
+    expect(fine.machine.lostWakeups()).toEqual([]);
+    expect(fine.expectations.find((e) => /contract violations/.test(e.description))!.ok).toBe(true);
+    expect(fine.expectations.filter((e) => !e.ok).map((e) => e.path)).toEqual(['expect.waits.t', 'expect.stuck']);
+  });
+
+  it('NF-10 a timeout that fires while the wake-up is on its way (the interrupt not yet delivered) is a race, not a lost wake-up', async () => {
+    // The signal lands at ~1100 ns, its interrupt is delivered ~1000 ns later; a timeout in between sees the value reached.
+    const race = await runScenario(parseScenario(FILE.replace('timeoutNs: 50000', 'timeoutNs: 1500').replace('values: [1], ', 'values: [2], '), 'race.yaml'));
+    expect(race.waits.find((w) => w.id === 't')!.outcome).toBe('timedOut');
+    expect(race.machine.lostWakeups()).toEqual([]);
   });
 });

@@ -47,6 +47,7 @@ export { loadDriverModule } from '../driver/load.js';
 export type { LoadDriverModuleOptions } from '../driver/load.js';
 export type { DriverModule } from '../driver/module.js';
 import { stuckReport, stuckText, type StuckReport } from './liveness.js';
+import { LostWakeupWatch, lostWakeupText, type LostWakeup } from './lost-wakeups.js';
 
 /** machine.inspectFence: what the kernel knows of one fence (read-only; no user-mode path reads MonitoredValue). */
 export interface FenceInspection {
@@ -117,6 +118,7 @@ export class Machine implements UserModeSystem {
   vidmm!: VidMm;
   /** Physical base of the cross-adapter doorbell area (XA-07); 0 when the doorbell is off. */
   doorbellBase = 0;
+  private readonly lostWakeupWatch: LostWakeupWatch;
 
   constructor(readonly seed: number, readonly memory: WasmMemory, readonly module: WasmModule,
               layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean,
@@ -131,6 +133,7 @@ export class Machine implements UserModeSystem {
     this.systemBase = systemBase;
     this.port = new DriverPort(this.trace, () => this.scheduler.nowNs);
     this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses, this.port);
+    this.lostWakeupWatch = new LostWakeupWatch(this.os, this.scheduler);
   }
 
   get nowNs(): number { return this.scheduler.nowNs; }
@@ -198,6 +201,9 @@ export class Machine implements UserModeSystem {
    * src/machine/liveness.ts explains the rules.
    */
   stuck(): StuckReport { return stuckReport(this.os, this.processes); }
+
+  /** NF-10: CPU waiters whose value was reached with nothing on its way to wake them, timed out or still waiting (src/machine/lost-wakeups.ts). */
+  lostWakeups(): LostWakeup[] { return this.lostWakeupWatch.list(); }
 
   /**
    * A kernel debugger's read-only look at one fence through a process's
@@ -307,6 +313,8 @@ export class Machine implements UserModeSystem {
     if (s.trace.dropped) {
       lines.push(`  trace: ${s.trace.recorded} events recorded; the oldest ${s.trace.dropped} were dropped (memory keeps the last ${s.trace.capacity}: limits.traceEvents; \`wddm-fence run --trace-file\` keeps every one)`);
     }
+    const lost = this.lostWakeups();
+    if (lost.length) lines.push(`  LOST WAKE-UPS (NF-10): ${lost.length}`, ...lost.map((l) => `    ${lostWakeupText(l)}`));
     lines.push(...stuckText(this.stuck()));
     return lines.join('\n') + '\n';
   }

@@ -671,6 +671,10 @@ export class Waits {
     const completion = this.completionAt(event.args.waiter as number);
     if (!completion || completion.timeout !== event) return;
     this.counters.waitsTimedOut++;
+    if (this.timeoutListeners.length) {
+      const waiter = { label: completion.label, mode: completion.mode, waits: this.pendingEntries(completion).map((i) => ({ fence: entryFence(completion, i), value: entryValue(completion, i) })) };
+      for (const listener of this.timeoutListeners) listener(waiter);
+    }
     this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: completion.label, timeoutNs: completion.timeoutNs });
     const changed = new Set<FenceKey>();
     this.finish(completion, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
@@ -1123,7 +1127,13 @@ export class Waits {
     }));
   }
 
-  /** Waiters whose value is reached but which are still waiting, with no interrupt on its way (NF-10 check). */
+  /**
+   * Tools that judge a wait that times out (machine.lostWakeups: one whose value was already reached), called with
+   * its unsatisfied entries before it is released. They only read.
+   */
+  readonly timeoutListeners: ((waiter: { label: string; mode: 'all' | 'any'; waits: { fence: GlobalFence; value: bigint }[] }) => void)[] = [];
+
+  /** Waiters whose value is reached but which are still waiting (NF-10; meaningful when no interrupt is on its way: machine.lostWakeups). */
   lostWakeups(): { waiter: string; fence: string; value: bigint; currentValue: bigint }[] {
     const lost: { waiter: string; fence: string; value: bigint; currentValue: bigint }[] = [];
     for (const c of this.liveCompletions()) {

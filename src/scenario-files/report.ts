@@ -33,6 +33,7 @@ export function reportJson(result: ScenarioResult): string {
     summary: result.machine.summary(),
     expectations: result.expectations,
     stuck: result.stuck,
+    lostWakeups: result.machine.lostWakeups(),
     waits: result.waits,
     events: result.machine.trace.json(),
   }, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2) + '\n';

@@ -11,6 +11,7 @@ import type { RuntimeProcess, CpuThread, ThreadOp } from '../user/runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
 import type { AllocationUse } from '../os/vidmm/vidmm.js';
 import type { StuckReport } from '../machine/liveness.js';
+import { lostWakeupText } from '../machine/lost-wakeups.js';
 import { ScenarioError, locationOf, type ScenarioProblem } from './load.js';
 import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
 
@@ -339,9 +340,9 @@ function stuckSummary(report: StuckReport): string {
   return `stuck: ${parts.join(', ')}`;
 }
 
-/** Waiters whose fence value was reached but which still wait, plus any recorded contract violation. */
+/** Lost wake-ups (machine.lostWakeups(): still waiting, or timed out, with the value reached), plus any recorded contract violation. */
 export function contractViolations(machine: Machine): string[] {
-  const found = machine.os.waits.lostWakeups().map((l) => `lost wake-up: ${l.waiter} still waits for ${l.fence} >= ${l.value} though it is ${l.currentValue}`);
+  const found = machine.lostWakeups().map(lostWakeupText);
   for (const e of machine.trace.events) if (e.kind === 'fault' && /contract/i.test(e.name)) found.push(`${e.name} (${e.actor})`);
   return found;
 }
