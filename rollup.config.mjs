@@ -42,6 +42,13 @@ export default [
     plugins: [ts()],
   },
   {
+    // The fuzz test's runner (scripts/fuzz.mjs, from a clone): fast-check, a dev dependency, stays an import.
+    input: 'src/check/fuzz-property.ts',
+    external: (id) => id.startsWith('node:') || id === 'fast-check',
+    output: { file: 'dist/fuzz.js', format: 'es', sourcemap: false },
+    plugins: [ts()],
+  },
+  {
     input: 'src/web/page.ts',
     output: { dir: 'dist/web', entryFileNames: 'page.js', format: 'es', sourcemap: true },
     plugins: [ts(), nodeResolve({ browser: true, preferBuiltins: false }), commonjs(), json(), html()],

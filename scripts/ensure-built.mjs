@@ -30,6 +30,6 @@ const run = (script, args = []) => execFileSync(process.execPath, [join(root, sc
 
 if (Math.min(age('src/generated/core-wasm.ts'), age('build/core-nothreads.wasm')) < newest('assembly')) run('scripts/build-core.mjs');
 if (age('src/generated/scenarios.ts') < newest('scenarios')) run('scripts/build-scenarios.mjs');
-if (Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {
+if (Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js'), age('dist/fuzz.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {
   run('node_modules/rollup/dist/bin/rollup', ['-c', '--silent']);
 }

@@ -5,7 +5,6 @@ export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions,
 export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock } from './machine/liveness.js';
 export type { LostWakeup } from './machine/lost-wakeups.js';
 export type { GpuRewind } from './os/gpu-rewind.js';
-export { fuzzFenceLifetime, fuzzFailureText } from './check/fuzz.js';
 // The contract checker (opt-in: createMachine({ observers: [new ContractChecker()] })). The conformance suite that runs
 // it over the built-in scenarios, runConformance, parses YAML: it is in the `wddm-fence/scenario` entry.
 export { ContractChecker, createContractChecker, CONTRACT_RULES } from './check/contract.js';
@@ -13,7 +12,6 @@ export type { Violation } from './check/contract.js';
 export type { ConformanceOptions, ConformanceReport, RequirementResult } from './check/conformance.js';
 export type { MachineObserver, BuiltAdapter } from './machine/machine.js';
 export type { GpuFirmware, InterruptPhase } from './gpu/hardware.js';
-export type { FuzzOptions, FuzzReport, FuzzFailure } from './check/fuzz.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './machine/faults.js';
 export { RuntimeProcess, CpuThread, Cpu, CpuThreadError } from './user/runtime.js';
 export type { ThreadOp, ThreadBody, WaitArgs, ThreadBlock } from './user/runtime.js';

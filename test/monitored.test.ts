@@ -466,6 +466,29 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
     }
   });
 
+  it('MF-07 a No64BitAtomics adapter neither creates nor opens a cross-adapter fence (one 64-bit word other GPUs write whole); refused, nothing changed (found by the fuzz test, issue 27)', async () => {
+    // Before: a cross-adapter monitored fence on the 32-bit GPU, a 64-bit GPU's rewind of the shared word, and the OS's
+    // extension on the 32-bit side made UINT64_MAX − 63 of it, a value nobody signalled, written back for every adapter.
+    const w = await world({ adapters: [{ name: 'narrow', caps: { no64BitAtomics: true } }, { name: 'wide' }] });
+    const { app, machine } = w;
+    const narrowDevice = app.createDevice({ hAdapter: app.openAdapter('narrow') });
+    const wideDevice = app.createDevice({ hAdapter: app.openAdapter('wide') });
+    const before = JSON.stringify(machine.summary());
+    const created = failure(() => monitoredFence(app, narrowDevice, 0n, 'X', { shared: true, crossAdapter: true }));
+    expect(created.status).toBe('NOT_SUPPORTED');
+    expect(created.message).toMatch(/No64BitAtomics.*cross-adapter fence's CurrentValue is one 64-bit word/);
+    const wide = app.createNativeFence({ hDevice: wideDevice, name: 'Y', flags: { shared: true, crossAdapter: true } });
+    const nt = app.shareObject(wide.hSyncObject);
+    const afterCreate = JSON.stringify(machine.summary());
+    const opened = failure(() => app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: narrowDevice }));
+    expect(opened.status).toBe('NOT_SUPPORTED');
+    expect(opened.parameter).toBe('hDevice');
+    expect(JSON.parse(JSON.stringify(machine.summary()))).toEqual(JSON.parse(afterCreate));
+    expect(afterCreate).not.toBe(before);
+    // The same fence still opens on a 64-bit adapter without native fences (XA-05), and monitored fences of the 32-bit one alone still work.
+    expect(monitoredFence(app, narrowDevice, 5n, 'Z').hSyncObject).toBeGreaterThan(0);
+  });
+
   it('MF-07 a 64-bit adapter writes whole values and has no window', async () => {
     const w = await world();
     const { app, hDevice, machine } = w;

@@ -43,9 +43,9 @@ import type { Scheduler } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
 import { hex, type NativeFenceTypeName } from '../base/wddm.js';
 import type { AddressSpaces } from './address-spaces.js';
-import type { MonitoredFences } from './monitored.js';
+import { crossAdapterOnNarrow, type MonitoredFences } from './monitored.js';
 import {
-  fenceByGlobalHandle, GlobalFence, requireRunning, updateCurrentValuesFromCpu,
+  fenceByGlobalHandle, GlobalFence, narrow, requireRunning, updateCurrentValuesFromCpu,
   type GpuProgress, LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
 import type { Waits } from './waits.js';
@@ -175,6 +175,7 @@ export class CrossAdapterFences {
     const existing = group.members.find((m) => m.adapter === target);
     if (existing) return existing;
     requireRunning(target, 'hDevice');
+    if (narrow(target)) throw crossAdapterOnNarrow(target, 'hDevice', device.handle); // MF-07: no shared 64-bit word on a 32-bit GPU
     if (!create) return undefined;
     // XA-05: an adapter without native fences opens it as a monitored fence over the same word.
     if (!target.nativeFence) return this.createMonitoredRecord(process, device, group);

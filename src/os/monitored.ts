@@ -43,6 +43,16 @@ import type { Waits } from './waits.js';
 
 export { extend32, observeMonitoredValue, narrow } from './objects.js';
 
+/**
+ * MF-07 with XA-02: a cross-adapter fence's value is one 64-bit word every adapter shares; the other adapters' GPUs
+ * and CMPs write and compare it whole, and the OS could not tell their writes from a 32-bit one it should extend. So
+ * a No64BitAtomics adapter neither creates nor opens one (as it has no native fences: docs/ARCHITECTURE.md).
+ */
+export function crossAdapterOnNarrow(adapter: OsAdapter, parameter: string, value: unknown): WddmError {
+  return new WddmError('NOT_SUPPORTED', `adapter "${adapter.name}" has No64BitAtomics: its GPU writes 32 bits of a fence value, and a cross-adapter fence's CurrentValue is one 64-bit word other adapters write and compare whole (XA-02), so the OS could not extend it (MF-07); use a fence of this adapter alone, or an adapter with 64-bit atomics`,
+    { parameter, value, expected: 'a cross-adapter fence on an adapter without No64BitAtomics' });
+}
+
 /** What monitored fences need from the modules above them (the OS wires them). */
 export interface MonitoredHooks {
   /** A cross-adapter monitored fence joins its group (XA-05, src/os/cross-adapter.ts). */
@@ -123,6 +133,7 @@ export class MonitoredFences {
       throw new WddmError('NOT_SUPPORTED', 'createSynchronizationObject: shared and cross-adapter monitored fences are not modelled; create the monitored fence without flags.shared, flags.ntSecuritySharing and flags.crossAdapter',
         { parameter: 'flags', value: a.flags, expected: 'flags without shared, ntSecuritySharing, crossAdapter' });
     }
+    if (crossAdapter && narrow(device.adapter)) throw crossAdapterOnNarrow(device.adapter, 'flags', a.flags);
     const name = a.name === undefined ? undefined : String(a.name);
     return this.createOn(process, device, flags, initialValue, name);
   }
