@@ -386,6 +386,30 @@ describe('XA-05 mixed support', () => {
     expect(propagated.map((e) => e.args.cause)).toEqual(['monitored fence signaled interrupt']);
   });
 
+  it('XA-05 one propagation to an adapter that holds a monitored record of one fence and a native record of another reaches both (found by the fuzz test, issue 27)', async () => {
+    // Before: the OS sent the whole batch for that adapter down the monitored path when its first record was monitored,
+    // so the native record's waiters were never satisfied and its driver never told (NotificationOnly).
+    for (const order of ['monitored first', 'native first']) {
+      const machine = await createMachine({ seed: 2, adapters: [{ name: 'a0' }, { name: 'a1' }] });
+      const app = machine.createProcess('app');
+      const d0 = app.createDevice({ hAdapter: app.openAdapter('a0') }), d1 = app.createDevice({ hAdapter: app.openAdapter('a1') });
+      const m1 = app.createSynchronizationObject({ hDevice: d1, type: 'MONITORED_FENCE', name: 'M', flags: { shared: true, crossAdapter: true } });
+      const n1 = app.createNativeFence({ hDevice: d1, name: 'N', flags: { shared: true, crossAdapter: true } });
+      const m0 = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(m1.hSyncObject), hDevice: d0 });
+      const n0 = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(n1.hSyncObject), hDevice: d0 });
+      const woken: string[] = [];
+      app.waitAsync({ objects: [n1.hSyncObject], values: [3n] }).then((r) => woken.push(`N ${r.status}`));
+      app.waitAsync({ objects: [m1.hSyncObject], values: [3n] }).then((r) => woken.push(`M ${r.status}`));
+      machine.run();
+      const objects = order === 'monitored first' ? [m0.hSyncObject, n0.hSyncObject] : [n0.hSyncObject, m0.hSyncObject];
+      app.signal({ objects, values: [3n, 3n] });
+      machine.run();
+      await Promise.resolve();
+      expect(woken.sort(), order).toEqual(['M SUCCESS', 'N SUCCESS']);
+      expect(machine.lostWakeups(), order).toEqual([]);
+    }
+  });
+
   it('XA-05 monitored fences stay unshareable unless cross-adapter', async () => {
     const machine = await createMachine({ seed: 5, ...mixed });
     const app = machine.createProcess('app');

@@ -17,6 +17,8 @@ import { HOSTILE_TARGETS, WAIT_TIMEOUTS, configText, emptyCounts, runFuzzCase, t
 const index = fc.nat({ max: 15 });
 const delta = fc.integer({ min: -3, max: 12 });
 const process = fc.nat({ max: 1 });
+/** True about one time in five. */
+const rarely = fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) });
 
 const adapterArbitrary: fc.Arbitrary<FuzzConfig['adapters'][number]> = fc.record({
   engines: fc.constantFrom(1 as const, 2 as const),
@@ -49,8 +51,9 @@ const CALLS: { weight: number; arbitrary: fc.Arbitrary<FuzzCall> }[] = [
   { weight: 8, arbitrary: fc.record({ kind: fc.constant('create' as const), process, adapter: index, cross: fc.boolean(), shared: fc.boolean(), noSignalMaxValueOnTdr: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), monitored: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }) }) },
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('share' as const), handle: index, to: process, otherAdapter: fc.boolean(), keepNt: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('closeNt' as const), nt: index }) },
-  { weight: 10, arbitrary: fc.record({ kind: fc.constant('signal' as const), process, handles, deltas: fc.array(delta, { minLength: 3, maxLength: 3 }), rewind: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), badAt: fc.nat({ max: 20 }) }) },
-  { weight: 10, arbitrary: fc.record({ kind: fc.constant('wait' as const), process, handles, deltas: fc.array(delta, { minLength: 3, maxLength: 3 }), waitAny: fc.boolean(), timeout: fc.nat({ max: WAIT_TIMEOUTS.length - 1 }), withEvent: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('crossPair' as const), process, adapter: index, to: process }) },
+  { weight: 10, arbitrary: fc.record({ kind: fc.constant('signal' as const), process, handles, deltas: fc.array(delta, { minLength: 3, maxLength: 3 }), rewind: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), badAt: fc.nat({ max: 20 }), alias: rarely }) },
+  { weight: 10, arbitrary: fc.record({ kind: fc.constant('wait' as const), process, handles, deltas: fc.array(delta, { minLength: 3, maxLength: 3 }), waitAny: fc.boolean(), timeout: fc.nat({ max: WAIT_TIMEOUTS.length - 1 }), withEvent: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), alias: rarely }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('destroy' as const), handle: index }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('recycle' as const), handle: index }) },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('createQueue' as const), process, adapter: index, engine: fc.nat({ max: 1 }), progress: fc.boolean() }) },

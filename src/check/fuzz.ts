@@ -15,11 +15,13 @@
 //                               (monitored fences, 32-bit wraparound), device removal, bad
 //                               handles, virtual time
 //
+// A signal or wait with `alias` names its first fence again through another handle of
+// it (another adapter's, if the process has one): a call names each fence once (NF-19).
 // A call names what it acts on by small numbers taken modulo what exists when it
 // runs (the k-th live handle, the k-th queue…), so any sub-list of a case is a
 // case too: that is what lets fast-check shrink a failure to a few calls. Every
 // fence signals values from its own range, just below a multiple of 2^32
-// (fence n: [n·2^32 − 64, n·2^32 − 64 + 2^20)), so a write through a reused slot
+// (fence n: [n·2^32 − 8, n·2^32 − 8 + 2^20)), so a write through a reused slot
 // shows, and 32-bit GPU writes wrap.
 //
 // After every call:
@@ -84,8 +86,9 @@ export type FuzzCall =
   | { kind: 'create'; process: number; adapter: number; cross: boolean; shared: boolean; noSignalMaxValueOnTdr: boolean; monitored: boolean }
   | { kind: 'share'; handle: number; to: number; otherAdapter: boolean; keepNt: boolean }
   | { kind: 'closeNt'; nt: number }
-  | { kind: 'signal'; process: number; handles: number[]; deltas: number[]; rewind: boolean; badAt: number }
-  | { kind: 'wait'; process: number; handles: number[]; deltas: number[]; waitAny: boolean; timeout: number; withEvent: boolean }
+  | { kind: 'crossPair'; process: number; adapter: number; to: number }
+  | { kind: 'signal'; process: number; handles: number[]; deltas: number[]; rewind: boolean; badAt: number; alias: boolean }
+  | { kind: 'wait'; process: number; handles: number[]; deltas: number[]; waitAny: boolean; timeout: number; withEvent: boolean; alias: boolean }
   | { kind: 'destroy'; handle: number }
   | { kind: 'recycle'; handle: number }
   | { kind: 'createQueue'; process: number; adapter: number; engine: number; progress: boolean }
@@ -168,7 +171,7 @@ class Case {
   nts: NtHandle[] = [];
   queues: Queue[] = [];
   contexts: Context[] = [];
-  /** Fences a call of this step may lower (CPU rewind, GPU rewind). */
+  /** Fences that may have moved down since their last check (a CPU rewind, a GPU rewind the OS reported). */
   readonly mayLower = new Set<ModelFence>();
   /** The rewrites the next submission's hostile user-mode half makes: command index → GPU VA. */
   rewrite: Map<number, bigint> | undefined;
@@ -225,7 +228,7 @@ class Case {
   }
   newFence(cross: boolean, shared: boolean, monitored: boolean, narrow: boolean): ModelFence {
     const id = this.nextFence++;
-    const base = (BigInt(id) << 32n) - 64n;
+    const base = (BigInt(id) << 32n) - 8n;
     const fence: ModelFence = { id, name: `f${id}`, base, allowed: new Set([base]), cross, shared, monitored, narrow, gpuWrites: new Set() };
     this.fences.push(fence);
     return fence;
@@ -256,6 +259,16 @@ class Case {
 }
 
 function pick<T>(list: readonly T[], i: number): T | undefined { return list.length ? list[i % list.length] : undefined; }
+
+/** The handles a signal or wait names: `indexes` among `mine`; with `alias`, the second is another handle of the first's fence (another adapter's first). */
+function pickHandles(mine: readonly Handle[], indexes: readonly number[], alias: boolean): Handle[] {
+  const picked = indexes.map((i) => pick(mine, i)!);
+  if (alias && picked.length > 1) {
+    const others = mine.filter((x) => x.fence === picked[0].fence && x !== picked[0]);
+    picked[1] = others.find((x) => x.adapter !== picked[0].adapter) ?? others[0] ?? picked[0];
+  }
+  return picked;
+}
 
 // ── the calls ──
 
@@ -315,23 +328,49 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
       if (!nt) return undefined;
       return { text: `${P[nt.p].name}.closeHandle(NT ${nt.fence.name})`, call: () => { P[nt.p].closeHandle(nt.h); s.nts = s.nts.filter((x) => x !== nt); } };
     }
+    case 'crossPair': {
+      // A cross-adapter fence made on one adapter and opened on the next, in one process or the other (XA-02, XA-07).
+      if (s.adapterCount() < 2) return undefined;
+      const p = c.process % 2, to = c.to % 2, adapter = c.adapter % s.adapterCount(), other = (adapter + 1) % s.adapterCount();
+      const fence = s.newFence(true, true, false, false);
+      return { text: `${P[p].name}.createNativeFence(${fence.name} on gpu${adapter}, cross-adapter); ${P[to].name} opens it on gpu${other}`, call: () => {
+        const made = P[p].createNativeFence({ hDevice: s.devices[p][adapter], initialValue: fence.base, flags: { shared: true, crossAdapter: true }, name: fence.name });
+        s.handles.push({ p, h: made.hSyncObject, fence, adapter });
+        s.counts.crossAdapterFences++;
+        s.mark();
+        const nt = P[p].shareObject(made.hSyncObject);
+        const held = to === p ? nt : P[p].duplicateHandle(nt, P[to]);
+        if (to !== p) P[p].closeHandle(nt);
+        s.nts.push({ p: to, h: held, fence });
+        s.mark();
+        const opened = P[to].openNativeFenceFromNtHandle({ hNtHandle: held, hDevice: s.devices[to][other] }).hSyncObject;
+        s.handles.push({ p: to, h: opened, fence, adapter: other });
+      } };
+    }
     case 'signal': {
       const p = c.process % 2;
       const mine = s.handlesOf(p);
       if (!mine.length) return undefined;
-      const picked = c.handles.map((i) => pick(mine, i)!);
+      const picked = pickHandles(mine, c.handles, c.alias);
       const values = picked.map((x, i) => s.value(x.fence, c.deltas[i] ?? 0));
       const objects = picked.map((x, i) => (i === c.badAt ? s.badHandle(p, c.handles[i]) : x.h));
       return { text: `${P[p].name}.signal(${picked.map((x, i) => `${i === c.badAt ? `bad ${objects[i]}` : x.fence.name}=${values[i]}`).join(', ')}${c.rewind ? ', allowFenceRewind' : ''})`, call: () => {
         picked.forEach((x, i) => { x.fence.allowed.add(values[i]); if (c.rewind) s.mayLower.add(x.fence); });
         P[p].signal({ objects, values, ...(c.rewind ? { flags: { allowFenceRewind: true } } : {}) });
+        // NF-19 within the call: without AllowFenceRewind, each fence ends at least at every value the call gave it.
+        if (!c.rewind) {
+          picked.forEach((x, i) => {
+            const now = P[p].readFenceValue(x.h);
+            if (now < values[i] && !x.fence.narrow) throw new RuleBroken(`${x.fence.name} reads ${now} right after a signal without AllowFenceRewind gave it ${values[i]} (objects[${i}]): it moved back within the call`);
+          });
+        }
       } };
     }
     case 'wait': {
       const p = c.process % 2;
       const mine = s.handlesOf(p);
       if (!mine.length) return undefined;
-      const picked = c.handles.map((i) => pick(mine, i)!);
+      const picked = pickHandles(mine, c.handles, c.alias);
       const values = picked.map((x, i) => s.value(x.fence, c.deltas[i] ?? 0));
       const timeoutNs = WAIT_TIMEOUTS[c.timeout % WAIT_TIMEOUTS.length];
       const Pp = P[p];
@@ -488,6 +527,9 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
 
 // ── the rules ──
 
+/** A rule a call broke, found while making it (not an error of the call: rule 1 does not apply). */
+class RuleBroken extends Error {}
+
 /**
  * Commands in a hardware queue's ring, read from the GPU side (the simulated GPU's core, through
  * the driver that owns the queue): the truth the OS's bookkeeping is checked against.
@@ -538,6 +580,7 @@ function checkValues(s: Case): string | undefined {
     }
     if (f.lastSeen !== undefined && value < f.lastSeen && !s.mayLower.has(f) && !f.gpuWrites.has(value)) return `${f.name} moved down from ${f.lastSeen} to ${value} with no CPU rewind and no reported GPU rewind`;
     f.lastSeen = value;
+    s.mayLower.delete(f); // a rewind allows one move down, seen at the fence's next check
   }
   return undefined;
 }
@@ -641,13 +684,13 @@ export function runFuzzCase(config: FuzzConfig, calls: readonly FuzzCall[], coun
     counts.actions[calls[step].kind] = (counts.actions[calls[step].kind] ?? 0) + 1;
     if (!p) { counts.skipped++; continue; }
     counts.calls++;
-    s.mayLower.clear();
     s.mark();
     const faultsBefore = s.machine.trace.events.filter((e) => e.kind === 'fault' && e.name === 'GPU fault').length;
     try {
       p.call();
       say(`[${step}] ${p.text}`);
     } catch (error) {
+      if (error instanceof RuleBroken) return fail(step, p.text, error.message);
       if (!(error instanceof WddmError)) return fail(step, p.text, `threw ${error instanceof Error ? `${error.name}: ${error.message}\n${error.stack}` : String(error)}, not a WddmError`);
       counts.refused++;
       say(`[${step}] ${p.text}  → refused: ${error.status}: ${error.message}`);

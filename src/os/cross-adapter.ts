@@ -359,13 +359,19 @@ export class CrossAdapterFences {
       }
     }
     for (const target of [...perTarget.keys()].sort((x, y) => x.index - y.index)) {
-      const { records, values } = perTarget.get(target)!;
-      if (records[0].kind === 'monitored') {
-        // XA-05: an adapter without native fences goes through its monitored fence waiting lists.
-        this.os.trace.record('os', target.name, 'propagated signal received: observes the new fence value', { fences: records.map((r) => this.groups.get(r)!.label), values: records.map((r) => r.currentValue()) });
+      const batch = perTarget.get(target)!;
+      // XA-05: monitored records (one of an adapter without native fences, or a cross-adapter monitored fence's
+      // own) go through the adapter's monitored fence waiting lists; the native records of the same batch, which
+      // other groups may have on the same adapter, are told and satisfied as native (issue 27: a batch whose
+      // first record was monitored left its native ones out).
+      const monitored = batch.records.filter((r) => r.kind === 'monitored');
+      if (monitored.length) {
+        this.os.trace.record('os', target.name, 'propagated signal received: observes the new fence value', { fences: monitored.map((r) => this.groups.get(r)!.label), values: monitored.map((r) => r.currentValue()) });
         this.os.monitored.scan(target, 'propagated cross-adapter signal');
-        continue;
       }
+      if (monitored.length === batch.records.length) continue;
+      const records = monitored.length ? batch.records.filter((r) => r.kind === 'native') : batch.records;
+      const values = monitored.length ? batch.values.filter((_, i) => batch.records[i].kind === 'native') : batch.values;
       this.os.trace.record('os', target.name, 'propagated signal received', { fences: records.map((r) => this.groups.get(r)!.label), values });
       if (target.nativeFence) {
         this.counters.notificationOnlyCalls++;
