@@ -87,7 +87,7 @@ export interface FuzzOptions {
   steps?: number;
   /** fast-check's path of a counterexample (with `seed`): makes exactly that case again (`--replay SEED:PATH`). */
   path?: string;
-  /** Each call of the replayed case, with its outcome (with `path`). */
+  /** Each call of the replayed case as it is made, with its outcome (with `path`). */
   onCall?: (line: string) => void;
 }
 
@@ -117,14 +117,14 @@ export function runFuzz(options: FuzzOptions = {}): FuzzReport {
   const counts = emptyCounts();
   let failed = false;
   const result = fc.check(fc.property(caseArbitrary(steps), ([config, calls]) => {
-    const outcome = runFuzzCase(config, calls, failed ? emptyCounts() : counts);
+    const outcome = runFuzzCase(config, calls, failed ? emptyCounts() : counts, options.path !== undefined ? options.onCall : undefined);
     if (outcome.problem) failed = true;
     return outcome.problem === undefined;
   }), { seed, numRuns: cases, ...(options.path !== undefined ? { path: options.path, endOnFailure: true } : {}) });
   const report: FuzzReport = { seed, steps, counts };
   if (!result.failed || !result.counterexample) return report;
   const [config, calls] = result.counterexample[0];
-  const again = runFuzzCase(config, calls, emptyCounts(), options.onCall);
+  const again = runFuzzCase(config, calls, emptyCounts()); // the minimal case again, for its calls (a replay printed them already)
   report.failure = {
     seed, path: result.counterexamplePath ?? '', shrinks: result.numShrinks, config,
     calls: again.lines, problem: again.problem ?? { step: -1, call: '-', problem: `the case failed under fast-check but not when run again: ${String(result.errorInstance ?? 'no error')}` },
