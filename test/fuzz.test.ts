@@ -9,7 +9,7 @@ import { it } from '@fast-check/vitest';
 import { caseArbitrary, runFuzz, fuzzCountsText } from '../src/check/fuzz-property.js';
 import { runFuzzCase, type FuzzAdapterConfig, type FuzzCall, type FuzzConfig } from '../src/check/fuzz.js';
 
-const CASES = 300;
+const CASES = 200;
 
 describe('fuzz: random machines and calls keep every rule', () => {
   it.prop([caseArbitrary(60)], { numRuns: CASES, seed: 27 })(

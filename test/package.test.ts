@@ -122,8 +122,11 @@ describe('the npm package', () => {
     // before issue 14s's queued records by run (QueuedRecords' run columns and their comments, about 4 KB with the docs of
     // issues 14s and 14t: the branch on main a2b50d2 measured 5.665 MB); 5.68 MB before issue 14v's large-fence waiter parts
     // (heap, sorted run and buffer, the radix sort and its fallbacks, heapCheck's new cases: the core grew ~6.7 KB, in two
-    // wasm builds and base64 in each of the three bundles, with its sources, docs and their diagrams; the branch measured 5.758 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_775_000);
+    // wasm builds and base64 in each of the three bundles, with its sources, docs and their diagrams; the branch measured 5.758 MB);
+    // 5.775 MB before issue 27 (GPU VA access rights in the core, ABI 9, in two wasm builds and base64 in each bundle; the fuzz
+    // test's cases and fast-check runner in src/check, which left the library bundle; lost wake-ups; their docs: the branch
+    // measured 5.848 MB).
+    expect(packed!.unpackedSize).toBeLessThan(5_865_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
