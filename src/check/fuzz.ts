@@ -260,6 +260,15 @@ class Case {
 
 function pick<T>(list: readonly T[], i: number): T | undefined { return list.length ? list[i % list.length] : undefined; }
 
+/** A signal's or wait's process, the handles it names and their values; undefined when the process has none. */
+function namedFences(s: Case, c: { process: number; handles: number[]; deltas: number[]; alias: boolean }): { p: number; picked: Handle[]; values: bigint[] } | undefined {
+  const p = c.process % 2;
+  const mine = s.handlesOf(p);
+  if (!mine.length) return undefined;
+  const picked = pickHandles(mine, c.handles, c.alias);
+  return { p, picked, values: picked.map((x, i) => s.value(x.fence, c.deltas[i] ?? 0)) };
+}
+
 /** The handles a signal or wait names: `indexes` among `mine`; with `alias`, the second is another handle of the first's fence (another adapter's first). */
 function pickHandles(mine: readonly Handle[], indexes: readonly number[], alias: boolean): Handle[] {
   const picked = indexes.map((i) => pick(mine, i)!);
@@ -348,11 +357,9 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
       } };
     }
     case 'signal': {
-      const p = c.process % 2;
-      const mine = s.handlesOf(p);
-      if (!mine.length) return undefined;
-      const picked = pickHandles(mine, c.handles, c.alias);
-      const values = picked.map((x, i) => s.value(x.fence, c.deltas[i] ?? 0));
+      const named = namedFences(s, c);
+      if (!named) return undefined;
+      const { p, picked, values } = named;
       const objects = picked.map((x, i) => (i === c.badAt ? s.badHandle(p, c.handles[i]) : x.h));
       return { text: `${P[p].name}.signal(${picked.map((x, i) => `${i === c.badAt ? `bad ${objects[i]}` : x.fence.name}=${values[i]}`).join(', ')}${c.rewind ? ', allowFenceRewind' : ''})`, call: () => {
         picked.forEach((x, i) => { x.fence.allowed.add(values[i]); if (c.rewind) s.mayLower.add(x.fence); });
@@ -368,11 +375,9 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
       } };
     }
     case 'wait': {
-      const p = c.process % 2;
-      const mine = s.handlesOf(p);
-      if (!mine.length) return undefined;
-      const picked = pickHandles(mine, c.handles, c.alias);
-      const values = picked.map((x, i) => s.value(x.fence, c.deltas[i] ?? 0));
+      const named = namedFences(s, c);
+      if (!named) return undefined;
+      const { p, picked, values } = named;
       const timeoutNs = WAIT_TIMEOUTS[c.timeout % WAIT_TIMEOUTS.length];
       const Pp = P[p];
       return { text: `${Pp.name}.${c.withEvent ? 'waitWithEvent' : 'waitAsync'}(${picked.map((x, i) => `${x.fence.name}>=${values[i]}`).join(c.waitAny ? ' | ' : ' & ')}${timeoutNs === undefined ? '' : `, timeout ${timeoutNs}`})`, call: () => {
