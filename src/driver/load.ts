@@ -12,12 +12,14 @@
 // which resolves like an import) or the working directory. createMachine loads a
 // `driver: { module: './x.mjs' }` through this; scenario files resolve theirs against the file.
 //
-// Node is reached only through dynamic imports, so the library bundle still runs in browsers
-// (there a path resolves as a URL against `from` or the page).
+// A module's `import … from 'wddm-fence'` resolves to the running copy of the package, wherever
+// the file is (resolve-hook.ts). Node is reached only through dynamic imports, so the library
+// bundle still runs in browsers (there a path resolves as a URL against `from` or the page).
 
 import { WddmError, invalid, show } from '../base/errors.js';
 import * as v from '../base/validate.js';
 import { checkDriverModule, type DriverModule } from './module.js';
+import { resolvePackageToRunningCopy, type PackageResolution } from './resolve-hook.js';
 
 export interface LoadDriverModuleOptions {
   /** The folder relative paths resolve against, or a file: URL (import.meta.url) to resolve like an import. Default: the working directory. */
@@ -92,10 +94,10 @@ async function syntaxErrorOf(file: string): Promise<{ message: string; place: st
 }
 
 /** What went wrong while importing, in one message: the error's own text and where in the module it happened. */
-async function describeLoadError(error: unknown, where: Located): Promise<string> {
+async function describeLoadError(error: unknown, where: Located, resolution: PackageResolution): Promise<string> {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ERR_MODULE_NOT_FOUND' && /Cannot find package 'wddm-fence'/.test((error as Error).message)) {
-    return `${(error as Error).message}: install wddm-fence in the driver's project (npm install wddm-fence), or import the bundle by path`;
+  if (code === 'ERR_MODULE_NOT_FOUND' && /Cannot find package 'wddm-fence'/.test((error as Error).message) && 'unavailable' in resolution) {
+    return `${(error as Error).message}: 'wddm-fence' could not be resolved to the running copy (${resolution.unavailable}); import the bundle by path instead (its dist/wddm-fence.js)`;
   }
   if (typeof code === 'string' && code.startsWith('ERR_')) return `${(error as Error).message} (${code})`;
   const syntax = where.file && isNode() ? await syntaxErrorOf(where.file) : undefined;
@@ -122,11 +124,12 @@ export async function loadDriverModule(pathOrUrl: string | URL, options: LoadDri
     throw invalid('loadDriverModule(pathOrUrl)', pathOrUrl, 'the path or URL of an ES module (.mjs or .js) exporting createDriver(context)');
   }
   const where = await locate(pathOrUrl, o.from as string | URL | undefined);
+  const resolution = await resolvePackageToRunningCopy();
   let namespace: Record<string, unknown>;
   try {
     namespace = await import(/* @vite-ignore */ where.url) as Record<string, unknown>;
   } catch (error) {
-    throw failed(`driver module ${where.shown} could not be loaded: ${await describeLoadError(error, where)}`, pathOrUrl);
+    throw failed(`driver module ${where.shown} could not be loaded: ${await describeLoadError(error, where, resolution)}`, pathOrUrl);
   }
   const fallback = namespace.default as Record<string, unknown> | undefined;
   const source = typeof namespace.createDriver === 'function' ? namespace
