@@ -27,6 +27,7 @@ import { INVARIANTS, type Violation } from '../explore/invariants.js';
 import { loadDriverModule } from '../driver/load.js';
 import type { DriverModule } from '../driver/module.js';
 import { parseSchedule, scheduleJson, type ScheduleFile } from '../explore/schedule.js';
+import { commandLine } from './args.js';
 import { replay, replayText, scheduleOf, namedSteps, type Replay } from '../explore/replay.js';
 import {
   DEFAULT_MAX_STEPS, DEFAULT_SWARM_MACHINE, emptyTally, mergeTally, parseSeedRange, parseShard, runJob, shardSize,
@@ -285,11 +286,13 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   writeFileSync(out, scheduleJson(file));
   const r = replay(model, steps);
   lines.push(`shortest counterexample: ${steps.length} steps (${best.complete ? '' : 'NOT proven shortest: --max-states reached; '}search over ${best.states} states, ${(bfsMs / 1000).toFixed(2)} s): ${violation.invariant}: ${violation.message}`);
-  lines.push(`schedule written to ${out}; replay it with: wddm-fence explore --replay ${out}`);
+  // the command that replays it, runnable as printed: the driver module too (the file names it, --replay needs it again)
+  const replayCommand = commandLine('wddm-fence', 'explore', '--replay', out, ...(driver ? ['--driver', values.driver as string] : []));
+  lines.push(`schedule written to ${out}; replay it with: ${replayCommand}`);
   if (values.json) {
     io.out(JSON.stringify({
       ok: false, exitCode: 1, mode: 'exhaustive', machine, variant, osGranularity, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson,
-      counterexample: { ...violation, steps: steps.length, shortestSearch: { states: best.states, expansions: best.expansions, complete: best.complete, quietOnly, timeMs: Math.round(bfsMs) }, scheduleFile: out, replay: replayJson(r) },
+      counterexample: { ...violation, steps: steps.length, shortestSearch: { states: best.states, expansions: best.expansions, complete: best.complete, quietOnly, timeMs: Math.round(bfsMs) }, scheduleFile: out, replayCommand, replay: replayJson(r) },
     }, null, 2) + '\n');
   } else {
     io.out(lines.join('\n') + '\n\n' + replayText(model, r));
@@ -354,7 +357,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   if (tally.failures.length > 50) lines.push(`… and ${tally.failures.length - 50} more failing seeds (--json lists every one)`);
   let text = lines.join('\n') + '\n';
   if (counterexample) {
-    text += `schedule written to ${counterexample.file}; replay it with: wddm-fence explore --replay ${counterexample.file}\n\n` + replayText({ machine: s.machine, variant: s.variant, seed: tally.failures[0].seed, osGranularity: s.osGranularity }, counterexample.replay);
+    text += `schedule written to ${counterexample.file}; replay it with: ${commandLine('wddm-fence', 'explore', '--replay', counterexample.file)}\n\n` + replayText({ machine: s.machine, variant: s.variant, seed: tally.failures[0].seed, osGranularity: s.osGranularity }, counterexample.replay);
   }
   io.out(text);
   return code;
