@@ -96,16 +96,16 @@ describe('wddm-fence run', () => {
     expect(doc.events.some((e: { name: string }) => e.name === 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED')).toBe(true);
   });
 
-  it('cli run --trace writes a Chrome trace, or exits 2 saying the exporter is not in this build', () => {
+  it('cli run --timeline writes a Chrome trace, or exits 2 saying the exporter is not in this build', () => {
     const out = join(dir, 'out.json');
-    const r = cli('run', 'demo', '--trace', out);
+    const r = cli('run', 'demo', '--timeline', out);
     if (existsSync(out)) {
       expect(r.code).toBe(0);
       expect(JSON.parse(readFileSync(out, 'utf8')).traceEvents.length).toBeGreaterThan(0);
       expect(r.stdout).toBe(cli('run', 'demo').stdout); // writing the timeline does not change the report
     } else {
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/--trace needs the Chrome\/Perfetto timeline exporter \(src\/timeline\.ts\), which is not in this build yet/);
+      expect(r.stderr).toMatch(/--timeline needs the Chrome\/Perfetto timeline exporter \(src\/timeline\.ts\), which is not in this build yet/);
       expect(r.stdout).toBe('');
     }
   });
@@ -226,10 +226,10 @@ describe('wddm-fence run: bounded memory and where things are (in-process)', () 
     return { code, stdout, stderr };
   };
 
-  it('cli --trace-file streams every trace event as JSON Lines while memory keeps machine.limits.traceEvents; the summary counts what it dropped', async () => {
+  it('cli --trace-events streams every trace event as JSON Lines while memory keeps machine.limits.traceEvents; the summary counts what it dropped', async () => {
     const p = file('ring.yaml', MINIMAL.replace('machine: { adapters', 'machine: { limits: { traceEvents: 10 }, adapters'));
     const out = join(dir, 'events.jsonl');
-    const r = await inProcess('run', p, '--trace-file', out, '--json');
+    const r = await inProcess('run', p, '--trace-events', out, '--json');
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -240,7 +240,7 @@ describe('wddm-fence run: bounded memory and where things are (in-process)', () 
     expect(doc.events).toEqual(lines.slice(-10)); // the ring holds the newest ten
     expect(r.stderr).toContain(`wddm-fence: ${lines.length} trace events written to ${out} (JSON Lines)`);
     const text = await inProcess('run', p, '--quiet');
-    expect(text.stdout).toMatch(new RegExp(`trace: ${lines.length} events recorded; the oldest ${lines.length - 10} were dropped \\(memory keeps the last 10: limits\\.traceEvents; \`wddm-fence run --trace-file\` keeps every one\\)`));
+    expect(text.stdout).toMatch(new RegExp(`trace: ${lines.length} events recorded; the oldest ${lines.length - 10} were dropped \\(memory keeps the last 10: limits\\.traceEvents; \`wddm-fence run --trace-events\` keeps every one\\)`));
   });
 
   it('cli a failed expectation names its file:line:col, in the text and in --json', async () => {

@@ -89,3 +89,129 @@ console.log(machine.adapters[0].driver.constructor.name, its.ItsWddmError === li
     expect(library.stdout.trim()).toBe('TemplateDriver true');
   });
 });
+
+describe('the command line: usage in its own words', () => {
+  const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  const nodeWords = /Unknown option '|ERR_PARSE_ARGS|is ambiguous|Did you forget/;
+
+  it('no arguments print the usage on stderr and exit 2; --help and help print it on stdout and exit 0; --version the version', () => {
+    const none = cli([]);
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe('');
+    expect(none.stderr).toMatch(/a command is needed\n\nusage: wddm-fence <command> \[options\]/);
+    const help = cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^usage: wddm-fence <command>/);
+    expect(cli(['help'])).toEqual(help);
+    expect(cli(['--version'])).toEqual({ code: 0, stdout: `wddm-fence ${version}\n`, stderr: '' });
+    for (const command of ['run', 'list', 'show', 'schema', 'demo', 'table', 'compare', 'explore', 'check-driver']) {
+      const own = cli([command, '--help']);
+      expect(own.code, command).toBe(0);
+      expect(own.stdout, command).toMatch(new RegExp(`^usage: wddm-fence ${command}`));
+      expect(cli(['help', command]), command).toEqual(own);
+    }
+    const nope = cli(['help', 'nope']);
+    expect(nope.code).toBe(2);
+    expect(nope.stderr).toContain('there is no command "nope"; the commands: run, list, show, schema, demo, table, compare, explore, check-driver, help');
+  });
+
+  it('an unknown option, a missing value, a flag given a value, a seed of -1: exit 2, each named in the tool\'s words', () => {
+    const cases: [string[], RegExp][] = [
+      [['--frobnicate'], /^wddm-fence: --frobnicate is not a command; expected a command first: wddm-fence <command> \[options\]/],
+      [['frobnicate'], /^wddm-fence: there is no command "frobnicate"; the commands: run, list/],
+      [['run', 'demo', '--frobnicate'], /^wddm-fence: unknown option --frobnicate; the options of run are --seed, --json, --quiet, --timeline, --trace-events, --help\n\(wddm-fence help run lists its options\)\n$/],
+      [['run', 'demo', '--seed', '-1'], /^wddm-fence: --seed is "-1"; expected an integer from 0 to 4294967295\n$/],
+      [['run', 'demo', '--seed'], /^wddm-fence: --seed needs a value; expected --seed N\n/],
+      [['run', 'demo', '--timeline', '--quiet'], /^wddm-fence: --timeline needs a value \(the next argument, --quiet, is an option\); expected --timeline OUT\.json\n/],
+      [['run', 'demo', '--json=yes'], /^wddm-fence: --json takes no value \(it was given "yes"\); expected --json alone\n/],
+      [['run', 'demo', '--seed', '1', '--seed', '2'], /^wddm-fence: --seed is given twice; expected it once\n/],
+      [['run', 'demo', 'extra'], /^wddm-fence: unexpected argument "extra"; run takes one argument\n/],
+      [['list', 'extra'], /^wddm-fence: list takes no arguments besides its options; got "extra"\n/],
+      [['explore', '--frobnicate'], /^wddm-fence explore: unknown option --frobnicate; the options of explore are /],
+      [['explore', '--seed', '-1'], /^wddm-fence explore: --seed is "-1"; expected an integer from 0 to 4294967295\n/],
+      [['check-driver', 'reference', '--frobnicate'], /^wddm-fence check-driver: unknown option --frobnicate; the options of check-driver are --help, --json, --junit, --seed\n/],
+      [['check-driver', 'reference', '--seed', '-1'], /^wddm-fence check-driver: --seed is "-1"; expected an integer from 0 to 4294967295\n/],
+    ];
+    for (const [args, message] of cases) {
+      const r = cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stderr, args.join(' ')).not.toMatch(nodeWords);
+    }
+  });
+});
+
+describe('demo, table and compare: one story, every option works or is refused', () => {
+  /** The options a command's --help lists (the `--name` at the start of an option line, or in its usage line). */
+  const listedOptions = (help: string) => [...new Set([...help.matchAll(/(?:^ {2}|\[)(--[a-z-]+)/gm)].map((m) => m[1]))];
+
+  it('every option each command\'s --help lists is one the command takes', () => {
+    const values: Record<string, string> = { '--seed': '3', '--timeline': join(dir, 'listed.json'), '--trace-events': join(dir, 'listed.jsonl') };
+    for (const command of ['run', 'list', 'show', 'schema', 'demo', 'table', 'compare']) {
+      const options = listedOptions(cli([command, '--help']).stdout);
+      if (!['show', 'schema'].includes(command)) expect(options.length, command).toBeGreaterThan(0);
+      for (const option of options) {
+        // the options are read before --help is acted on: an option the command does not take is refused (exit 2)
+        const r = cli([command, option, ...(values[option] ? [values[option]] : []), ...(option === '--help' ? [] : ['--help'])]);
+        expect(r.code, `${command} ${option}: ${r.stderr}`).toBe(0);
+      }
+    }
+  });
+
+  it('demo takes --seed, --quiet, --json, --timeline and --trace-events (as run does); --scenario is refused, naming table and compare', () => {
+    const quiet = cli(['demo', '--quiet', '--seed', '2']);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stdout).toContain('scenario demo (seed 2)');
+    expect(quiet.stdout).not.toContain('DxgkDdiCreateNativeFence');
+    const json = cli(['demo', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ passed: true });
+    const timeline = join(dir, 'demo-timeline.json');
+    const events = join(dir, 'demo-events.jsonl');
+    const written = cli(['demo', '--quiet', '--timeline', timeline, '--trace-events', events]);
+    expect(written.code, written.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(timeline, 'utf8')).traceEvents.length).toBeGreaterThan(0);
+    expect(readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l))[0]).toMatchObject({ kind: 'machine', name: 'created' });
+    for (const old of [['--scenario', '1'], ['--scenario', 'doorbell']]) {
+      const r = cli(['demo', ...old, '--json']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('demo --scenario moved: the cross-adapter tables are wddm-fence table 1|2a|2b, the doorbell comparison wddm-fence compare doorbell');
+    }
+    for (const [old, now] of [['--trace', '--timeline'], ['--trace-file', '--trace-events']]) {
+      const r = cli(['run', 'demo', old, join(dir, 'old-name.out')]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${old} is now ${now}`);
+    }
+  });
+
+  it('XA-06 table 1|2a|2b plays every wait/signal pair with its rows; --quiet leaves out the traces, --json gives the pairs; run scenario-1 is one pair, and says so', () => {
+    const full = cli(['table', '1']);
+    expect(full.code, full.stderr).toBe(0);
+    expect(full.stdout.match(/^=== Scenario 1: /gm)).toHaveLength(4);
+    expect(full.stdout.match(/^every step happened, in the table's order$/gm)).toHaveLength(4);
+    expect(full.stdout).toContain('\ntrace:\n');
+    const quiet = cli(['table', '1', '--quiet']);
+    expect(quiet.stdout.match(/^every step happened, in the table's order$/gm)).toHaveLength(4);
+    expect(quiet.stdout).not.toContain('trace:');
+    const json = JSON.parse(cli(['table', '2b', '--json', '--seed', '5']).stdout);
+    expect(json).toMatchObject({ ok: true, exitCode: 0, table: '2b', seed: 5 });
+    expect(json.pairs.map((p: { wait: string; signal: string }) => `${p.wait}+${p.signal}`)).toEqual(['gpu+gpu', 'gpu+cpu', 'cpu+gpu', 'cpu+cpu']);
+    expect(json.pairs.every((p: { inOrder: boolean; rows: { happened: boolean }[] }) => p.inOrder && p.rows.every((r) => r.happened))).toBe(true);
+    expect(cli(['table', '3']).stderr).toContain('there is no table "3"; expected 1, 2a or 2b');
+    expect(cli(['list']).stdout).toMatch(/^scenario-1 .*One pair of the table: wddm-fence table 1 plays every pair\.$/m);
+    expect(cli(['table', '--help']).stdout).toContain('Not the same as "wddm-fence run scenario-1"');
+  });
+
+  it('XA-07 compare doorbell and compare models count one workload two ways; --json gives the counts', () => {
+    const doorbell = cli(['compare', 'doorbell']);
+    expect(doorbell.code).toBe(0);
+    expect(doorbell.stdout).toMatch(/interrupt \+ OS propagation +interrupts=8 /);
+    const counts = JSON.parse(cli(['compare', 'doorbell', '--json']).stdout);
+    expect(counts.interrupt.interrupts).toBe(8);
+    expect(counts.doorbell).toMatchObject({ interrupts: 0, fallbacks: 0 });
+    const models = JSON.parse(cli(['compare', 'models', '--json']).stdout);
+    expect(models.monitored.cpuInterrupts).toBeGreaterThan(models.native.cpuInterrupts);
+    expect(cli(['demo', '--quiet']).stdout).toContain(cli(['compare', 'models']).stdout);
+  });
+});

@@ -110,19 +110,19 @@ const CASES: Case[] = [
   { name: 'a run past machine.limits.eventsPerRun', args: () => ['run', file('events.yaml', variant('machine: {', 'machine: { limits: { eventsPerRun: 5 },'))], code: 2, message: /the run stopped \(INSUFFICIENT_RESOURCES\): the run stopped at \d+ ns of virtual time after 5 scheduler events: .*machine\.limits\.eventsPerRun/ },
   { name: 'sleeps adding up past what virtual time holds', args: () => ['run', file('time.yaml', `${SCENARIO}  - { name: u, process: app, steps: [ { sleep: { durationNs: 9007199254740991 } }, { sleep: { durationNs: 9007199254740991 } } ] }\n`)], code: 2, message: /the run stopped \(INTEGER_OVERFLOW\): virtual time reached \d+ ns, past 9007199254740991 ns/ },
   // ── output paths: checked before the run (nothing is printed on stdout) ──
-  { name: '--trace pointing at a directory', args: () => ['run', 'demo', '--trace', dir], code: 2, message: /--trace is ".*", a directory; expected a file to write/, stdout: '' },
-  { name: '--trace in a folder that does not exist', args: () => ['run', 'demo', '--trace', join(dir, 'no', 'such', 'out.json')], code: 2, message: /--trace is ".*out\.json", but the folder ".*no\/such" does not exist/, stdout: '' },
-  { name: '--trace through a file', args: () => ['run', 'demo', '--trace', join(file('notafolder', 'x'), 'out.json')], code: 2, message: /--trace is ".*notafolder\/out\.json", but ".*notafolder" is not a folder/, stdout: '' },
-  { name: '--trace-file pointing at a directory', args: () => ['run', 'demo', '--trace-file', dir], code: 2, message: /--trace-file is ".*", a directory; expected a file to write/, stdout: '' },
-  { name: '--trace the scenario file itself', args: () => { const p = file('self.yaml', SCENARIO); return ['run', p, '--trace', p]; }, code: 2, message: /--trace is ".*self\.yaml", the scenario file itself; expected another file \(it would be overwritten\)/, stdout: '' },
-  { name: '--trace and --trace-file the same file', args: () => ['run', 'demo', '--trace', join(dir, 'same.out'), '--trace-file', join(dir, 'same.out')], code: 2, message: /--trace and --trace-file are both ".*same\.out"; expected two different files/, stdout: '' },
-  { name: '--trace given empty', args: () => ['run', 'demo', '--trace='], code: 2, message: /--trace is ""; expected the path of a file to write/, stdout: '' },
+  { name: '--timeline pointing at a directory', args: () => ['run', 'demo', '--timeline', dir], code: 2, message: /--timeline is ".*", a directory; expected a file to write/, stdout: '' },
+  { name: '--timeline in a folder that does not exist', args: () => ['run', 'demo', '--timeline', join(dir, 'no', 'such', 'out.json')], code: 2, message: /--timeline is ".*out\.json", but the folder ".*no\/such" does not exist/, stdout: '' },
+  { name: '--timeline through a file', args: () => ['run', 'demo', '--timeline', join(file('notafolder', 'x'), 'out.json')], code: 2, message: /--timeline is ".*notafolder\/out\.json", but ".*notafolder" is not a folder/, stdout: '' },
+  { name: '--trace-events pointing at a directory', args: () => ['run', 'demo', '--trace-events', dir], code: 2, message: /--trace-events is ".*", a directory; expected a file to write/, stdout: '' },
+  { name: '--timeline the scenario file itself', args: () => { const p = file('self.yaml', SCENARIO); return ['run', p, '--timeline', p]; }, code: 2, message: /--timeline is ".*self\.yaml", the scenario file itself; expected another file \(it would be overwritten\)/, stdout: '' },
+  { name: '--timeline and --trace-events the same file', args: () => ['run', 'demo', '--timeline', join(dir, 'same.out'), '--trace-events', join(dir, 'same.out')], code: 2, message: /--timeline and --trace-events are both ".*same\.out"; expected two different files/, stdout: '' },
+  { name: '--timeline given empty', args: () => ['run', 'demo', '--timeline='], code: 2, message: /--timeline is ""; expected the path of a file to write/, stdout: '' },
   // ── usage ──
   { name: 'a seed that is not a number', args: () => ['run', 'demo', '--seed', 'abc'], code: 2, message: /--seed is "abc"; expected an integer from 0 to 4294967295/ },
   { name: 'a seed past 32 bits on the command line', args: () => ['run', 'demo', '--seed', '99999999999'], code: 2, message: /--seed is "99999999999"; expected an integer from 0 to 4294967295/ },
-  { name: 'an unknown option', args: () => ['run', 'demo', '--colour'], code: 2, message: /Unknown option '--colour'/ },
+  { name: 'an unknown option', args: () => ['run', 'demo', '--colour'], code: 2, message: /unknown option --colour; the options of run are --seed, --json/ },
   { name: 'run with no scenario', args: () => ['run'], code: 2, message: /run needs a scenario file or name/ },
-  { name: 'an unknown command', args: () => ['frobnicate'], code: 2, message: /unknown command "frobnicate"/ },
+  { name: 'an unknown command', args: () => ['frobnicate'], code: 2, message: /there is no command "frobnicate"; the commands: run, list/ },
   // ── --json: machine-readable errors on stdout ──
   { name: '--json with an alias bomb', args: () => ['run', file('bomb2.yaml', billionLaughs()), '--json'], code: 2, message: /bomb2\.yaml:4:8: the YAML alias \*c/, stdout: /"error": "invalid-scenario"[^]*"location": ".*bomb2\.yaml:4:8"/ },
   { name: '--json with a directory', args: () => ['run', dir, '--json'], code: 2, message: /is a directory/, stdout: /"ok": false,\s+"exitCode": 2,\s+"error": "invalid-input",\s+"message": "scenario file \\".*\\" is a directory/ },
@@ -174,14 +174,14 @@ describe('hostile input: every bad input exits 2 with a located, clear message',
     expect(failed.stdout).toMatch(/FAIL fence f ends at 0: expected 0, got 2 {2}\[expect\.fences\.f\] {2}.*fails\.yaml:10:13/);
   });
 
-  it('hostile --trace checks come before the run: nothing is written, nothing runs', async () => {
+  it('hostile --timeline checks come before the run: nothing is written, nothing runs', async () => {
     const target = join(dir, 'fresh', 'out.json');
-    const r = await cli('run', file('ok.yaml', SCENARIO), '--trace', target);
+    const r = await cli('run', file('ok.yaml', SCENARIO), '--timeline', target);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(existsSync(target)).toBe(false);
     mkdirSync(join(dir, 'fresh'));
-    const ok = await cli('run', join(dir, 'ok.yaml'), '--trace', target, '--quiet');
+    const ok = await cli('run', join(dir, 'ok.yaml'), '--timeline', target, '--quiet');
     expect(ok.code).toBe(0);
     expect(JSON.parse(readFileSync(target, 'utf8')).traceEvents.length).toBeGreaterThan(0);
   });

@@ -278,10 +278,10 @@ describe('timeline', () => {
     expect(structureProblems({ traceEvents: [...meta, slice('a', 0, 2), slice('b', 0.5, 1)] })).toEqual([]);
   });
 
-  it('LOG-08 `wddm-fence demo --trace FILE` writes a timeline that loads and passes the structure check', () => {
+  it('LOG-08 `wddm-fence demo --timeline FILE` writes a timeline that loads and passes the structure check', () => {
     const dir = mkdtempSync(join(tmpdir(), 'wddm-fence-'));
     const file = join(dir, 'out.json');
-    execFileSync(process.execPath, ['dist/cli.js', 'demo', '--trace', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(process.execPath, ['dist/cli.js', 'demo', '--timeline', file], { stdio: ['ignore', 'ignore', 'pipe'] });
     const json = JSON.parse(readFileSync(file, 'utf8'));
     expect(structureProblems(json)).toEqual([]);
     const events = json.traceEvents as ChromeTraceEvent[];

@@ -8,7 +8,7 @@
 // (machine option limits.traceEvents) and counts the older ones it dropped
 // (`dropped`; the summary reports them). A listener (`onEvent`) sees every
 // event as it is recorded, so a long run can stream all of them to a file
-// (`wddm-fence run --trace-file`) while memory holds only the ring.
+// (`wddm-fence run --trace-events`) while memory holds only the ring.
 //
 //   ring (capacity 5), 7 events recorded:   [e5 e6 e2 e3 e4]
 //                                                   ▲ head: the oldest kept

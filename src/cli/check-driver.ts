@@ -15,7 +15,6 @@
 // --json prints the report as JSON (BigInts as strings), errors as a JSON document too;
 // --junit writes one testcase per requirement (and one per case that did not finish).
 
-import { parseArgs } from 'node:util';
 import { writeFileSync, statSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +22,7 @@ import { WddmError } from '../base/errors.js';
 import { loadDriverModule } from '../driver/load.js';
 import { createMachine } from '../machine/machine.js';
 import { referenceDriverModule, type DriverModule } from '../driver/module.js';
+import { parseArguments, shellQuote } from './args.js';
 import { runConformance, type ConformanceReport, type RequirementResult, type Violation } from '../check/conformance.js';
 
 export interface CheckDriverIo {
@@ -81,9 +81,8 @@ function parseSeed(raw: string | undefined): number {
   return seed;
 }
 
-const quoteArgument = (text: string) => (/^[\w./@:+-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
 /** The command that runs the same suite again, case for case. */
-export const replayCommand = (file: string, seed: number) => `wddm-fence check-driver ${quoteArgument(file)} --seed ${seed}`;
+export const replayCommand = (file: string, seed: number) => `wddm-fence check-driver ${shellQuote(file)} --seed ${seed}`;
 
 const STATUS_TEXT: Record<RequirementResult['status'], string> = { passed: 'passed', violated: 'VIOLATED', 'not-exercised': 'not exercised' };
 
@@ -225,7 +224,7 @@ async function startOnce(module: DriverModule, file: string): Promise<void> {
 async function checkDriverMain(io: CheckDriverIo, argv: string[]): Promise<number> {
   const options = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, junit: { type: 'string' }, seed: { type: 'string' } } as const;
   let parsed;
-  try { parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }); } catch (error) { throw new CheckDriverUsage((error as Error).message); }
+  try { parsed = parseArguments('check-driver', argv, options); } catch (error) { throw new CheckDriverUsage((error as Error).message); }
   const { values, positionals } = parsed;
   if (values.help) { io.out(CHECK_DRIVER_HELP); return 0; }
   if (positionals.length === 0) throw new CheckDriverUsage('check-driver needs the driver module to check: wddm-fence check-driver FILE (e.g. examples/drivers/template/driver.mjs)');

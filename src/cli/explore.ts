@@ -1,10 +1,10 @@
 // `wddm-fence explore`: the race explorer from the command line
 // (src/explore/ does the work; docs/EXPLORER.md explains it).
 //
-//   explore [machine] [--variant V] [--seed N] [--reduction R] [--restore M] [--max-states N] [--out FILE] [--trace OUT.json] [--json]
+//   explore [machine] [--variant V] [--seed N] [--reduction R] [--restore M] [--max-states N] [--out FILE] [--timeline OUT.json] [--json]
 //       exhaustive search of the machine; on a violation, the shortest failing
 //       schedule as a step list, written to a schedule file
-//   explore --replay FILE [--trace OUT.json] [--json]
+//   explore --replay FILE [--timeline OUT.json] [--json]
 //       replays a schedule file: the same step list, byte for byte
 //   explore --random --seeds A..B [machine] [--variant V] [--workers N] [--shard i/n] [--max-steps N] [--out FILE] [--json]
 //       seeded random schedules; each failing seed with the command that replays it
@@ -13,7 +13,6 @@
 // failing), 1 a violation (a counterexample), 2 bad arguments or an unusable
 // file (nothing runs then). Under --json every outcome is one JSON document.
 
-import { parseArgs } from 'node:util';
 import { readFileSync, writeFileSync, statSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { WddmError } from '../base/errors.js';
@@ -27,7 +26,7 @@ import { INVARIANTS, type Violation } from '../explore/invariants.js';
 import { loadDriverModule } from '../driver/load.js';
 import type { DriverModule } from '../driver/module.js';
 import { parseSchedule, scheduleJson, type ScheduleFile } from '../explore/schedule.js';
-import { commandLine } from './args.js';
+import { commandLine, parseArguments } from './args.js';
 import { replay, replayText, scheduleOf, namedSteps, type Replay } from '../explore/replay.js';
 import {
   DEFAULT_MAX_STEPS, DEFAULT_SWARM_MACHINE, emptyTally, mergeTally, parseSeedRange, parseShard, runJob, shardSize,
@@ -71,12 +70,14 @@ Exhaustive search:
                     the machine and replay the choices)
   --max-states N    stop after N states (default 2000000); the verdicts are then not a proof
   --out FILE        where a counterexample's schedule file goes (default wddm-fence-counterexample.json)
-  --trace OUT.json  also write the counterexample's timeline (https://ui.perfetto.dev)
+  --timeline OUT.json
+                    also write the counterexample's timeline (https://ui.perfetto.dev)
   --json            one JSON document
 
 Replay:
   --replay FILE     replay a schedule file: prints the same step list as the search did
-  --trace OUT.json  also write its timeline
+  --timeline OUT.json
+                    also write its timeline
 
 Swarm:
   --random          seeded random schedules instead of the exhaustive search
@@ -173,11 +174,13 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
     fences: { type: 'string' }, waiters: { type: 'string' }, signals: { type: 'string' }, engines: { type: 'string' }, adapters: { type: 'string' }, 'cpu-signals': { type: 'string' },
     variant: { type: 'string' }, 'os-granularity': { type: 'string' }, seed: { type: 'string' }, reduction: { type: 'string' }, restore: { type: 'string' }, 'max-states': { type: 'string' },
-    out: { type: 'string' }, trace: { type: 'string' }, replay: { type: 'string' }, driver: { type: 'string' },
+    out: { type: 'string' }, timeline: { type: 'string' }, replay: { type: 'string' }, driver: { type: 'string' },
     random: { type: 'boolean' }, seeds: { type: 'string' }, workers: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
   } as const;
   let parsed;
-  try { parsed = parseArgs({ args: argv, options, allowPositionals: false, strict: true }); } catch (error) { throw new ExploreUsage((error as Error).message); }
+  try {
+    parsed = parseArguments('explore', argv, options, { maxPositionals: 0, renamed: { '--trace': '--trace is now --timeline OUT.json (the timeline, Chrome JSON for Perfetto)' } });
+  } catch (error) { throw new ExploreUsage((error as Error).message); }
   const values = parsed.values as Values;
   if (values.help) { io.out(EXPLORE_HELP); return 0; }
   const only = (allowed: string[], mode: string) => {
@@ -202,21 +205,21 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     ...model,
     adjustOptions: (o) => ({ ...o, adapters: o.adapters!.map((a) => ({ ...a, driver: { ...a.driver, module: driver } })) }),
   } : model);
-  if (values.trace !== undefined) checkOutput('--trace', values.trace as string);
+  if (values.timeline !== undefined) checkOutput('--timeline', values.timeline as string);
   if (values.out !== undefined) checkOutput('--out', values.out as string);
 
   if (values.replay !== undefined) {
-    only(['replay', 'trace', 'json', 'driver'], '--replay (the file says the machine, variant and seed)');
+    only(['replay', 'timeline', 'json', 'driver'], '--replay (the file says the machine, variant and seed)');
     const path = values.replay as string;
     const file = readScheduleFile(path);
-    if (values.trace !== undefined && resolve(values.trace as string) === resolve(path)) throw new ExploreUsage(`--trace is "${path}", the schedule file itself; expected another file`);
+    if (values.timeline !== undefined && resolve(values.timeline as string) === resolve(path)) throw new ExploreUsage(`--timeline is "${path}", the schedule file itself; expected another file`);
     if (file.driver !== undefined && !driver) throw new ExploreUsage(`--replay: "${path}" was found with the driver module ${file.driver}; give it again with --driver FILE`);
     const model: ExploreModel = withDriver({ machine: file.machine, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity });
     const r = replay(model, file.steps);
     const code = r.violations.length ? 1 : 0;
     if (values.json) io.out(JSON.stringify({ ok: code === 0, exitCode: code, mode: 'replay', file: path, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r) }, null, 2) + '\n');
     else io.out(replayText(model, r));
-    writeTimeline(io, values.trace as string | undefined, r);
+    writeTimeline(io, values.timeline as string | undefined, r);
     return code;
   }
 
@@ -234,7 +237,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
   }
 
-  only(['driver', 'variant', 'os-granularity', 'seed', 'reduction', 'restore', 'max-states', 'out', 'trace', 'json', ...machineKeys], 'the exhaustive search');
+  only(['driver', 'variant', 'os-granularity', 'seed', 'reduction', 'restore', 'max-states', 'out', 'timeline', 'json', ...machineKeys], 'the exhaustive search');
   const machine = machineOf(values, DEFAULT_MACHINE);
   const reduction = (values.reduction ?? 'full') as Reduction;
   if (!REDUCTIONS.includes(reduction)) throw new ExploreUsage(`--reduction is "${values.reduction}"; expected ${REDUCTIONS.join(', ')}`);
@@ -297,7 +300,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   } else {
     io.out(lines.join('\n') + '\n\n' + replayText(model, r));
   }
-  writeTimeline(io, values.trace as string | undefined, r);
+  writeTimeline(io, values.timeline as string | undefined, r);
   return 1;
 }
 

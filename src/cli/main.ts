@@ -2,13 +2,20 @@
 // bin entry (src/cli.ts) hands it the process's streams; tests call it
 // in-process with their own.
 //
-//   wddm-fence run FILE|NAME [--json] [--trace out.json] [--trace-file out.jsonl] [--seed N] [--quiet]
+//   wddm-fence run FILE|NAME [--json] [--timeline out.json] [--trace-events out.jsonl] [--seed N] [--quiet]
 //   wddm-fence list [--all]
 //   wddm-fence show NAME
 //   wddm-fence schema
-//   wddm-fence demo            (= run demo; what `npm start` does)
+//   wddm-fence demo            (= run demo, then compare models; what `npm start` does)
+//   wddm-fence table 1|2a|2b   the document's cross-adapter tables, step by step (src/cli/tables.ts)
+//   wddm-fence compare models|doorbell
 //   wddm-fence explore …       the race explorer (src/cli/explore.ts)
 //   wddm-fence check-driver FILE  judge a driver module against the contract (src/cli/check-driver.ts)
+//   wddm-fence help [COMMAND], wddm-fence --version
+//
+// Arguments are read by src/cli/args.ts: an option a command does not have, a
+// missing value, a flag given a value… each is a usage error in the tool's own
+// words (exit 2); no command at all prints the usage on stderr and exits 2.
 //
 // Exit codes: 0 every expectation holds, 1 an expectation failed (each one is
 // reported with its place in the file; a run that ends stuck fails unless the
@@ -19,7 +26,6 @@
 // (limits.eventsPerRun, virtual time). Nothing runs when the input is invalid.
 // Under --json every outcome, errors included, is one JSON document on stdout.
 
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { writeFileSync, statSync, openSync, readSync, closeSync, writeSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseScenario, ScenarioError, formatProblem, type ScenarioProblem } from '../scenario-files/load.js';
@@ -31,11 +37,14 @@ import { SCENARIO_LIMITS, fileTooLarge } from '../scenario-files/limits.js';
 import type { Scenario } from '../scenario-files/types.js';
 import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from '../scenario-files/chrome-trace.js';
 import { compareSynchronizationModels } from '../comparisons/sync-models.js';
-import { runScenarioPairs, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_IDS, type ScenarioId } from '../comparisons/cross-adapter-tables.js';
 import { WddmError } from '../base/errors.js';
 import type { TraceEvent } from '../base/trace.js';
 import { exploreCommand } from './explore.js';
-import { checkDriverCommand } from './check-driver.js';
+import { checkDriverCommand, CHECK_DRIVER_HELP } from './check-driver.js';
+import { EXPLORE_HELP } from './explore.js';
+import { parseArguments, ArgumentError, type OptionSpec } from './args.js';
+import { tableCommand, compareCommand, TableUsage, TABLE_HELP, COMPARE_HELP } from './tables.js';
+import { runningPackage } from '../driver/resolve-hook.js';
 import type { SwarmJob, SwarmTally } from '../explore/swarm.js';
 
 /** Where the command writes. */
@@ -56,14 +65,19 @@ A reference model of WDDM GPU synchronization (native fences). Commands:
   list            name the built-in scenarios
   show NAME       print a built-in scenario as a file to start from
   schema          print the JSON Schema of scenario files
-  demo            run the built-in demo (same as: run demo)
+  demo            run the built-in demo (as: run demo), then: compare models
+  table 1|2a|2b   play a cross-adapter table of the native fence document, every
+                  wait/signal pair, each row marked when the trace shows it
+  compare models|doorbell
+                  one workload two ways, counted side by side
   explore         the race explorer: every interleaving of a small machine, shortest
                   counterexamples, replayable schedule files, seeded random swarms
   check-driver FILE
                   judge a driver module (.mjs exporting createDriver) against the contract:
                   a table requirement → passed / violated / not exercised
+  help [COMMAND]  this text, or a command's options (as: wddm-fence COMMAND --help)
 
-Run "wddm-fence <command> --help" for a command's options.
+  --version       the version of this copy of wddm-fence
 Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input.
 `,
   run: `usage: wddm-fence run FILE|NAME [options]
@@ -72,9 +86,10 @@ Runs a scenario and prints its trace, a summary and each expectation.
   FILE|NAME         a scenario file (.yaml, .yml or .json), or a built-in name (see: wddm-fence list)
   --seed N          seed for the run (0..4294967295); overrides machine.seed
   --json            print the trace, summary and expectations as JSON
-  --trace OUT.json  also write the fence timeline (Chrome JSON) to OUT.json; open it in
+  --timeline OUT.json
+                    also write the fence timeline (Chrome JSON) to OUT.json; open it in
                     https://ui.perfetto.dev or chrome://tracing
-  --trace-file OUT.jsonl
+  --trace-events OUT.jsonl
                     stream every trace event to OUT.jsonl as it happens (one JSON object per
                     line); memory keeps only the newest machine.limits.traceEvents of them
   --quiet           print no trace, only the summary and expectations
@@ -99,16 +114,51 @@ Prints a built-in scenario file (YAML), to copy and edit:
 
 Prints the JSON Schema that scenario files are checked against (for editors).
 `,
-  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--trace OUT.json] [--trace-file OUT.jsonl] [--scenario 1|2a|2b|doorbell]
+  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--timeline OUT.json] [--trace-events OUT.jsonl]
 
-Runs the built-in demo scenario (as: wddm-fence run demo), then counts the
-same kind of workload on monitored fences + kernel-mode contexts and on
-native fences + hardware queues (see also: wddm-fence run monitored-vs-native).
-  --scenario 1|2a|2b  instead, play a cross-adapter scenario table of the native fence
-                      document (every wait/signal pair) step by step
-  --scenario doorbell instead, the same GPU-to-GPU workload with interrupts and with the doorbell
+Runs the built-in demo scenario (as: wddm-fence run demo, with the same options), then
+counts the same kind of workload on monitored fences + kernel-mode contexts and on
+native fences + hardware queues (as: wddm-fence compare models; see also: wddm-fence
+run monitored-vs-native). Under --json only the run's report is printed (one JSON
+document; the counts: wddm-fence compare models --json).
+The cross-adapter tables: wddm-fence table 1|2a|2b; the doorbell: wddm-fence compare doorbell.
 `,
+  help: `usage: wddm-fence help [COMMAND]
+
+Prints the usage of wddm-fence, or of one command (as: wddm-fence COMMAND --help).
+`,
+  table: TABLE_HELP,
+  compare: COMPARE_HELP,
+  explore: EXPLORE_HELP,
+  'check-driver': CHECK_DRIVER_HELP,
 };
+
+/** Each command's options (args.ts); explore and check-driver read their own. */
+const SEED: OptionSpec = { type: 'string', value: 'N' };
+const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h' };
+const RUN_OPTIONS = {
+  seed: SEED, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' },
+  timeline: { type: 'string', value: 'OUT.json' }, 'trace-events': { type: 'string', value: 'OUT.jsonl' }, help: HELP_OPTION,
+} as const satisfies Record<string, OptionSpec>;
+const OPTIONS: Record<string, Record<string, OptionSpec>> = {
+  run: RUN_OPTIONS,
+  demo: RUN_OPTIONS,
+  list: { all: { type: 'boolean' }, help: HELP_OPTION },
+  show: { help: HELP_OPTION },
+  schema: { help: HELP_OPTION },
+  table: { seed: SEED, quiet: { type: 'boolean', short: 'q' }, json: { type: 'boolean' }, help: HELP_OPTION },
+  compare: { seed: SEED, json: { type: 'boolean' }, help: HELP_OPTION },
+  help: {},
+};
+/** How many arguments besides the options each command takes. */
+const POSITIONALS: Record<string, number> = { run: 1, show: 1, table: 1, compare: 1, help: 1 };
+/** Options that were renamed or moved: the message says where to. */
+const RENAMED: Record<string, string> = {
+  '--trace': '--trace is now --timeline OUT.json (the fence timeline, Chrome JSON for Perfetto)',
+  '--trace-file': '--trace-file is now --trace-events OUT.jsonl (every trace event, streamed as JSON Lines)',
+  '--scenario': 'demo --scenario moved: the cross-adapter tables are wddm-fence table 1|2a|2b, the doorbell comparison wddm-fence compare doorbell',
+};
+const COMMANDS = ['run', 'list', 'show', 'schema', 'demo', 'table', 'compare', 'explore', 'check-driver', 'help'];
 
 class UsageError extends Error {}
 /** An output path that cannot be written, or a file that cannot be read: invalid input (exit 2). */
@@ -206,27 +256,28 @@ class TraceFile {
   close(): void { try { this.flush(); } finally { closeSync(this.fd); } }
 }
 
-interface RunValues { seed?: string; json?: boolean; trace?: string; 'trace-file'?: string; quiet?: boolean }
+interface RunValues { seed?: string; json?: boolean; timeline?: string; 'trace-events'?: string; quiet?: boolean }
 
 async function run(io: CliIo, target: string | undefined, values: RunValues): Promise<number> {
-  if (!target) throw new UsageError(`run needs a scenario file or name\n\n${HELP.run}`);
+  if (!target) throw new UsageError('run needs a scenario file or name: wddm-fence run FILE|NAME (wddm-fence list names the built-in ones)');
   const seed = parseSeed(values.seed);
-  if (values.trace !== undefined && !CHROME_TRACE_AVAILABLE) {
-    throw new UsageError('--trace needs the Chrome/Perfetto timeline exporter (src/timeline/timeline.ts), which is not in this build yet; use --json for the raw trace events');
+  const timeline = values.timeline;
+  if (timeline !== undefined && !CHROME_TRACE_AVAILABLE) {
+    throw new UsageError('--timeline needs the Chrome/Perfetto timeline exporter (src/timeline/timeline.ts), which is not in this build yet; use --json for the raw trace events');
   }
-  const traceFile = values['trace-file'];
-  if (values.trace !== undefined) checkOutput('--trace', values.trace);
-  if (traceFile !== undefined) checkOutput('--trace-file', traceFile);
-  if (values.trace !== undefined && traceFile !== undefined && resolve(values.trace) === resolve(traceFile)) {
-    throw new UsageError(`--trace and --trace-file are both "${traceFile}"; expected two different files`);
+  const traceFile = values['trace-events'];
+  if (timeline !== undefined) checkOutput('--timeline', timeline);
+  if (traceFile !== undefined) checkOutput('--trace-events', traceFile);
+  if (timeline !== undefined && traceFile !== undefined && resolve(timeline) === resolve(traceFile)) {
+    throw new UsageError(`--timeline and --trace-events are both "${traceFile}"; expected two different files`);
   }
-  for (const [option, path] of [['--trace', values.trace], ['--trace-file', traceFile]] as const) {
+  for (const [option, path] of [['--timeline', timeline], ['--trace-events', traceFile]] as const) {
     if (path !== undefined && exists(target) && resolve(path) === resolve(target)) throw new UsageError(`${option} is "${path}", the scenario file itself; expected another file (it would be overwritten)`);
   }
   const { scenario, source } = loadScenario(target);
   let stream: TraceFile | undefined;
   if (traceFile !== undefined) {
-    try { stream = new TraceFile(openSync(traceFile, 'w')); } catch (error) { throw new InputError(`--trace-file is "${traceFile}", which cannot be written: ${(error as Error).message}`); }
+    try { stream = new TraceFile(openSync(traceFile, 'w')); } catch (error) { throw new InputError(`--trace-events is "${traceFile}", which cannot be written: ${(error as Error).message}`); }
   }
   let progressShown = false;
   let result;
@@ -247,11 +298,11 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
   }
   io.out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
   // after the report: exporting reads the log buffers (as an interrupt would), which adds trace events
-  if (values.trace) {
-    try { writeFileSync(values.trace, chromeTraceJson(result.machine)); } catch (error) {
-      throw new InputError(`--trace is "${values.trace}", which could not be written: ${(error as Error).message}`);
+  if (timeline) {
+    try { writeFileSync(timeline, chromeTraceJson(result.machine)); } catch (error) {
+      throw new InputError(`--timeline is "${timeline}", which could not be written: ${(error as Error).message}`);
     }
-    io.err(`wddm-fence: timeline written to ${values.trace} (open it in https://ui.perfetto.dev or chrome://tracing)\n`);
+    io.err(`wddm-fence: timeline written to ${timeline} (open it in https://ui.perfetto.dev or chrome://tracing)\n`);
   }
   if (!result.passed && values.json) {
     for (const e of result.expectations.filter((x) => !x.ok)) io.err(`FAIL ${e.description}: expected ${e.expected}, got ${e.actual} [${e.path}]${e.line ? ` ${source}:${e.line}:${e.column}` : ''}\n`);
@@ -259,63 +310,72 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
   return result.passed ? 0 : 1;
 }
 
+/** The usage text of a command named by `help COMMAND`. */
+function helpOf(name: string): string {
+  const text = HELP[name];
+  if (text === undefined) throw new UsageError(`help: there is no command "${name}"; the commands: ${COMMANDS.join(', ')}`);
+  return text;
+}
+
 async function main(io: CliIo, argv: string[]): Promise<number> {
-  const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : undefined;
-  const rest = command ? argv.slice(1) : argv;
-  const known = ['run', 'list', 'show', 'schema', 'demo', 'explore', 'check-driver'];
-  if (command && !known.includes(command)) throw new UsageError(`unknown command "${command}"\n\n${HELP.main}`);
+  if (argv.length === 0) throw new UsageError(`a command is needed\n\n${HELP.main}`);
+  const [first, ...rest] = argv;
+  if (first === '--help' || first === '-h') { io.out(HELP.main); return 0; }
+  if (first === '--version') {
+    if (rest.length) throw new UsageError('--version takes nothing after it');
+    const running = await runningPackage();
+    io.out(`wddm-fence ${running?.version ?? '(version unknown: no wddm-fence package.json above this copy)'}\n`);
+    return 0;
+  }
+  if (first.startsWith('-')) throw new UsageError(`${first} is not a command; expected a command first: wddm-fence <command> [options] (wddm-fence help lists them)`);
+  const command = first;
+  if (!COMMANDS.includes(command)) throw new UsageError(`there is no command "${command}"; the commands: ${COMMANDS.join(', ')} (wddm-fence help says what each does)`);
   if (command === 'explore') return exploreCommand(io, rest);
   if (command === 'check-driver') return checkDriverCommand(io, rest);
-  const options: ParseArgsConfig['options'] = { help: { type: 'boolean', short: 'h' } };
-  if (command === 'run' || command === 'demo') Object.assign(options, { seed: { type: 'string' }, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } });
-  if (command === 'run' || command === 'demo') Object.assign(options, { trace: { type: 'string' }, 'trace-file': { type: 'string' } });
-  if (command === 'demo') Object.assign(options, { scenario: { type: 'string' } });
-  if (command === 'list') Object.assign(options, { all: { type: 'boolean' } });
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+    parsed = parseArguments(command, rest, OPTIONS[command], { maxPositionals: POSITIONALS[command] ?? 0, renamed: RENAMED });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${HELP[command ?? 'main']}`);
+    if (error instanceof ArgumentError) throw new UsageError(`${error.message}\n(wddm-fence help ${command} lists its options)`);
+    throw error;
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const positionals = parsed.positionals;
-  if (values.help) { io.out(HELP[command ?? 'main']); return 0; }
-  const maxPositionals = command === 'run' || command === 'show' ? 1 : 0;
-  if (positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${positionals[maxPositionals]}"\n\n${HELP[command ?? 'main']}`);
-  switch (command) {
-    case undefined: io.out(HELP.main); return 0;
-    case 'run': return run(io, positionals[0], values as RunValues);
-    case 'demo': {
-      if (values.scenario !== undefined) {
-        // the cross-adapter tables of the native fence document, played step by step (XA-06), or the doorbell comparison (XA-07)
-        const seed = parseSeed(values.seed as string | undefined) ?? 1;
-        if (values.scenario === 'doorbell') { io.out(doorbellComparisonText(await compareDoorbell(8, seed))); return 0; }
-        if (!SCENARIO_IDS.includes(values.scenario as ScenarioId)) throw new UsageError(`--scenario is "${values.scenario}"; expected 1, 2a, 2b or doorbell`);
-        io.out(scenarioText(await runScenarioPairs(values.scenario as ScenarioId, seed)));
+  if (values.help) { io.out(HELP[command]); return 0; }
+  const seedOf = () => parseSeed(values.seed as string | undefined) ?? 1;
+  try {
+    switch (command) {
+      case 'help': io.out(positionals.length ? helpOf(positionals[0]) : HELP.main); return 0;
+      case 'run': return await run(io, positionals[0], values as RunValues);
+      case 'demo': {
+        const code = await run(io, 'demo', values as RunValues);
+        // npm start also shows what the legacy model costs for the same kind of workload
+        if (!values.json) io.out('\n' + (await compareSynchronizationModels({ seed: seedOf() })).text);
+        return code;
+      }
+      case 'table': return await tableCommand(io.out, positionals[0], seedOf(), { quiet: values.quiet === true, json: values.json === true });
+      case 'compare': return await compareCommand(io.out, positionals[0], seedOf(), { json: values.json === true });
+      case 'list': {
+        const all = builtinScenarios();
+        for (const b of all) {
+          if (b.scenario) io.out(`${b.name.padEnd(24)} ${b.scenario.description ?? ''}\n`);
+          else if (values.all) io.out(`${b.name.padEnd(24)} (not in this build: ${b.unavailable})\n`);
+        }
         return 0;
       }
-      const code = await run(io, 'demo', values as RunValues);
-      // npm start also shows what the legacy model costs for the same kind of workload
-      if (!values.json) io.out('\n' + (await compareSynchronizationModels({ seed: parseSeed(values.seed as string | undefined) ?? 1 })).text);
-      return code;
-    }
-    case 'list': {
-      const all = builtinScenarios();
-      for (const b of all) {
-        if (b.scenario) io.out(`${b.name.padEnd(24)} ${b.scenario.description ?? ''}\n`);
-        else if (values.all) io.out(`${b.name.padEnd(24)} (not in this build: ${b.unavailable})\n`);
+      case 'show': {
+        const name = positionals[0];
+        if (!name) throw new UsageError('show needs a scenario name: wddm-fence show NAME (wddm-fence list names them)');
+        const b = findBuiltin(name);
+        if (!b) throw new UsageError(`no built-in scenario "${name}"; built-in: ${runnableScenarios().map((x) => x.name).join(', ')}`);
+        io.out(b.text);
+        return 0;
       }
-      return 0;
+      case 'schema': io.out(JSON.stringify(SCENARIO_SCHEMA, null, 2) + '\n'); return 0;
     }
-    case 'show': {
-      const name = positionals[0];
-      if (!name) throw new UsageError(`show needs a scenario name\n\n${HELP.show}`);
-      const b = findBuiltin(name);
-      if (!b) throw new UsageError(`no built-in scenario "${name}"; built-in: ${runnableScenarios().map((x) => x.name).join(', ')}`);
-      io.out(b.text);
-      return 0;
-    }
-    case 'schema': io.out(JSON.stringify(SCENARIO_SCHEMA, null, 2) + '\n'); return 0;
+  } catch (error) {
+    if (error instanceof TableUsage) throw new UsageError(`${error.message}\n(wddm-fence help ${command} lists its options)`);
+    throw error;
   }
   return 0;
 }

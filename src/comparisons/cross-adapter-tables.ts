@@ -238,7 +238,7 @@ export async function runScenarioPairs(scenario: ScenarioId, seed = 1): Promise<
   return runs;
 }
 
-/** The step-by-step text `npm start -- --scenario N` prints. */
+/** The step-by-step text `wddm-fence table N` prints. */
 export function scenarioText(runs: ScenarioRun[]): string {
   const out: string[] = [];
   for (const run of runs) {

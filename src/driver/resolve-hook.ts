@@ -37,22 +37,23 @@ async function register(): Promise<PackageResolution> {
   if (typeof process === 'undefined' || typeof process.versions?.node !== 'string') return { unavailable: 'not running in Node' };
   const nodeModule = await import('node:module');
   if (typeof nodeModule.register !== 'function') return { unavailable: `Node ${process.version} has no module resolve hooks (node:module register needs Node 20.6 or newer)` };
-  const packageJsonUrl = await runningPackageJson();
+  const packageJsonUrl = (await runningPackage())?.packageJsonUrl;
   if (!packageJsonUrl) return { unavailable: 'this copy of wddm-fence has no package.json named "wddm-fence" above it (bundled into something else?)' };
   nodeModule.register(`data:text/javascript,${encodeURIComponent(HOOK_SOURCE)}`, { data: { packageJsonUrl } });
   return { packageJsonUrl };
 }
 
-/** The file: URL of the nearest package.json named "wddm-fence" above this module, if any. */
-async function runningPackageJson(): Promise<string | undefined> {
-  if (!import.meta.url.startsWith('file:')) return undefined;
+/** The running copy of the package: its package.json's file: URL and its version (Node only; undefined where there is none). */
+export async function runningPackage(): Promise<{ packageJsonUrl: string; version: string } | undefined> {
+  if (typeof process === 'undefined' || typeof process.versions?.node !== 'string' || !import.meta.url.startsWith('file:')) return undefined;
   const { readFileSync } = await import('node:fs');
   const { dirname, join } = await import('node:path');
   const { fileURLToPath, pathToFileURL } = await import('node:url');
   for (let folder = dirname(fileURLToPath(import.meta.url)); ; folder = dirname(folder)) {
     const file = join(folder, 'package.json');
     try {
-      if ((JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === 'wddm-fence') return pathToFileURL(file).href;
+      const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+      if (manifest.name === 'wddm-fence') return { packageJsonUrl: pathToFileURL(file).href, version: String(manifest.version) };
     } catch { /* none here, or not JSON: look further up */ }
     if (dirname(folder) === folder) return undefined;
   }

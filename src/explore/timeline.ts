@@ -1,4 +1,4 @@
-// `explore --replay FILE --trace out.json`: a schedule as a Perfetto timeline.
+// `explore --replay FILE --timeline out.json`: a schedule as a Perfetto timeline.
 //
 // The explorer's machine runs in no time (every latency is 0), so the
 // timeline's clock is the step number: step n is a slice from n − 1 to n µs on

@@ -311,7 +311,7 @@ export class Machine implements UserModeSystem {
     }
     for (const b of s.bugChecks) lines.push(`  BUG CHECK on ${b.adapter}: ${b.code}: ${b.message}`);
     if (s.trace.dropped) {
-      lines.push(`  trace: ${s.trace.recorded} events recorded; the oldest ${s.trace.dropped} were dropped (memory keeps the last ${s.trace.capacity}: limits.traceEvents; \`wddm-fence run --trace-file\` keeps every one)`);
+      lines.push(`  trace: ${s.trace.recorded} events recorded; the oldest ${s.trace.dropped} were dropped (memory keeps the last ${s.trace.capacity}: limits.traceEvents; \`wddm-fence run --trace-events\` keeps every one)`);
     }
     const lost = this.lostWakeups();
     if (lost.length) lines.push(`  LOST WAKE-UPS (NF-10): ${lost.length}`, ...lost.map((l) => `    ${lostWakeupText(l)}`));

@@ -1,4 +1,4 @@
-// `wddm-fence run --trace out.json` writes a Chrome/Perfetto timeline through
+// `wddm-fence run --timeline out.json` writes a Chrome/Perfetto timeline through
 // the project's timeline exporter (src/timeline/timeline.ts, LOG-08).
 import type { Machine } from '../machine/machine.js';
 import { exportTimeline } from '../timeline/timeline.js';

@@ -54,7 +54,7 @@ export interface RunOptions {
   /**
    * Sees every trace event as it is recorded, from the machine's creation on
    * (the trace in memory keeps only the newest machine.limits.traceEvents):
-   * `wddm-fence run --trace-file` streams them to a file with it.
+   * `wddm-fence run --trace-events` streams them to a file with it.
    */
   onTraceEvent?: (event: TraceEvent) => void;
   /** Every adapter's driver module instead of the file's (the conformance suite runs a driver under test on every adapter). */
