@@ -1092,7 +1092,8 @@ if (logRead) {
 
 log('explore: exhaustive search of the default machine (snapshots vs replays), the 2×2×3×3 machine, the no-barrier counterexample, swarm seeds');
 const ex = benchExplore();
-const describeExplore = (m) => `${m.engines} engines × ${m.fences} fences × ${m.waiters} waiters × ${m.signals} signals`;
+const counted = (count, one) => `${count} ${count === 1 ? one : `${one}s`}`;
+const describeExplore = (m) => `${counted(m.engines, 'engine')} × ${counted(m.fences, 'fence')} × ${counted(m.waiters, 'waiter')} × ${counted(m.signals, 'signal')}`;
 metric('explore.statesPerSec', ex.statesPerSec, `states per second, exhaustive search of the default machine (${describeExplore(ex.small)}, ${ex.states} states)`,
   ex.replayStatesPerSec, ex.statesPerSec / ex.replayStatesPerSec, { baselineWhat: 'the same search going back by rebuilding the machine and replaying the choices (--restore replay)', states: ex.states });
 const bigLabel = QUICK ? ' (--quick: 2 engines × 2 fences × 2 waiters × 2 signals, scaled down from 3 × 3)' : '';

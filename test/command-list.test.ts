@@ -209,7 +209,7 @@ describe('command lists: submit', () => {
       const progress: (bigint | undefined)[] = [];
       for (let round = 1; round <= 12; round++) {
         const value = BigInt(round * 2);
-        const first: Command[] = [['signal', a, value], ['work', 37.5], ['signal', a, value + 1n], ['signal', b, Number(value)]];
+        const first: Command[] = [['signal', a, value], ['work', 37], ['signal', a, value + 1n], ['signal', b, Number(value)]];
         const second: Command[] = [['wait', a, value], ['wait', b, value], ['work', 100], ['signal', b, value + 1n]];
         for (const [queue, commands] of [[q0, first], [q1, second]] as const) {
           const result = form === 'objects' ? app.submit({ hHwQueue: queue, commands: asObjects(commands) as never }) : app.submit({ hHwQueue: queue, commands: record(list.reset(), commands) });
@@ -226,7 +226,7 @@ describe('command lists: submit', () => {
     expect(list.progress).toEqual(objects.progress);
     expect(list.summary).toBe(objects.summary);
     expect(list.timeline).toBe(objects.timeline);
-    expect(list.trace).toMatch(/commands written to ring \+ doorbell.*work\(37\.5ns\)/);
+    expect(list.trace).toMatch(/commands written to ring \+ doorbell.*work\(37ns\)/);
     expect(createHash('sha256').update(list.trace).digest('hex')).toBe(createHash('sha256').update(objects.trace).digest('hex'));
     expect((await run('list')).trace).toBe(list.trace); // same seed, same trace
   });

@@ -215,3 +215,62 @@ describe('demo, table and compare: one story, every option works or is refused',
     expect(cli(['demo', '--quiet']).stdout).toContain(cli(['compare', 'models']).stdout);
   });
 });
+
+describe('smaller things', () => {
+  const SCENARIO = `name: small
+machine: { adapters: [ { name: gpu0 } ] }
+processes: [ { name: app } ]
+fences: [ { name: f, process: app, adapter: gpu0 } ]
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2], timeoutNs: 100000 } } ] }
+`;
+  const scenario = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
+
+  it('virtual time is whole nanoseconds: a fractional duration or timeout is refused, in a scenario file and in the library', async () => {
+    for (const [from, to, path] of [['durationNs: 1000', 'durationNs: 1.5', 'queues[0].commands[0].work.durationNs is 1.5'], ['timeoutNs: 100000', 'timeoutNs: 0.5', 'threads[0].steps[0].wait.timeoutNs is 0.5']]) {
+      const r = cli(['run', scenario('fraction.yaml', SCENARIO.replace(from, to)), '--quiet']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${path}; expected an integer`);
+    }
+    const { createMachineSync, WddmError } = await import('../src/index.js');
+    const machine = createMachineSync({});
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const queue = app.createHwQueue({ hDevice, engine: 0 });
+    const refused = (action: () => unknown) => { try { action(); } catch (error) { return error; } return undefined; };
+    for (const error of [
+      refused(() => app.submit({ hHwQueue: queue.hHwQueue, commands: [{ work: { durationNs: 1.5 } }] })),
+      refused(() => app.createCommandList({ capacity: 4 }).work(2.5)),
+      refused(() => machine.run(10.25)),
+    ]) {
+      expect(error).toBeInstanceOf(WddmError);
+      expect((error as Error).message).toMatch(/expected a whole number of virtual nanoseconds from 0 to 9007199254740991/);
+    }
+  });
+
+  it('the timeline names handles in hex, as the trace does', () => {
+    const out = join(dir, 'hex-timeline.json');
+    expect(cli(['run', 'demo', '--quiet', '--timeline', out]).code).toBe(0);
+    const handles = (JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: { args?: Record<string, unknown> }[] }).traceEvents
+      .flatMap((e) => Object.entries(e.args ?? {}).filter(([key]) => /^h[A-Z]/.test(key)).map(([, value]) => value));
+    expect(handles.length).toBeGreaterThan(5);
+    for (const handle of handles) expect(handle === null || /^0x[0-9a-f]+$/.test(String(handle)), String(handle)).toBe(true);
+  });
+
+  it('an output path that is a folder is answered with a file name of that option\'s kind', () => {
+    expect(cli(['run', 'demo', '--trace-events', dir]).stderr).toContain(`a directory; expected a file to write (e.g. ${dir}/events.jsonl)`);
+    expect(cli(['run', 'demo', '--timeline', dir]).stderr).toContain(`a directory; expected a file to write (e.g. ${dir}/timeline.json)`);
+  });
+
+  it('counts of one are singular: "raised 1 interrupt", "has 1 engine", "names 1 fence"', () => {
+    const passed = cli(['run', scenario('one.yaml', `${SCENARIO}expect:\n  interrupts: { gpu0: 1 }\n`), '--quiet']);
+    expect(passed.code, passed.stderr).toBe(0);
+    expect(passed.stdout).toContain('ok   adapter gpu0 raised 1 interrupt  [expect.interrupts.gpu0]');
+    const engine = cli(['run', scenario('engine.yaml', SCENARIO.replace('adapter: gpu0, commands', 'adapter: gpu0, engine: 1, commands').replace('{ name: gpu0 }', '{ name: gpu0, engines: 1 }'))]);
+    expect(engine.stderr).toContain('queues[0].engine is 1; expected 0 to 0 (adapter "gpu0" has 1 engine)');
+    const index = cli(['run', scenario('index.yaml', `${SCENARIO}expect:\n  waits: { w: { outcome: woken, index: 1 } }\n`)]);
+    expect(index.stderr).toContain('expect.waits.w.index is 1; expected 0 to 0 (the wait names 1 fence)');
+  });
+});

@@ -29,11 +29,15 @@ export function integer(value: unknown, parameter: string, min: number, max: num
  * and a run whose virtual time would pass it stops with an error.
  */
 export const MAX_VIRTUAL_TIME_NS = Number.MAX_SAFE_INTEGER;
-const TIME_RANGE = `a number of virtual nanoseconds from 0 to ${MAX_VIRTUAL_TIME_NS} (2^53 − 1, the largest time virtual time holds exactly)`;
+const TIME_RANGE = `a whole number of virtual nanoseconds from 0 to ${MAX_VIRTUAL_TIME_NS} (2^53 − 1, the largest time virtual time holds exactly)`;
 
-/** A duration, timeout or point in virtual time: a finite number from 0 to MAX_VIRTUAL_TIME_NS. */
+/**
+ * A duration, timeout or point in virtual time: a whole number of nanoseconds from 0 to
+ * MAX_VIRTUAL_TIME_NS. Virtual time moves in whole nanoseconds (the core keeps GPU times as u64),
+ * so a fraction is refused rather than rounded somewhere later.
+ */
 export function nonNegative(value: unknown, parameter: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_VIRTUAL_TIME_NS) throw invalid(parameter, value, TIME_RANGE);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_VIRTUAL_TIME_NS) throw invalid(parameter, value, TIME_RANGE);
   return value;
 }
 export { nonNegative as durationNs };
@@ -81,5 +85,5 @@ export function array(value: unknown, parameter: string, min: number, max: numbe
 export function workCommand(body: unknown, parameter: string): { command: { op: 'work'; gpuVa: bigint; value: bigint; handle: number }; described: string } {
   const w = options(body, parameter, ['durationNs']);
   const durationNs = nonNegative(w.durationNs, `${parameter}.durationNs`);
-  return { command: { op: 'work', gpuVa: 0n, value: BigInt(Math.round(durationNs)), handle: 0 }, described: `work(${durationNs}ns)` };
+  return { command: { op: 'work', gpuVa: 0n, value: BigInt(durationNs), handle: 0 }, described: `work(${durationNs}ns)` };
 }

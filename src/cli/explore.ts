@@ -16,6 +16,7 @@
 import { readFileSync, writeFileSync, statSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { WddmError } from '../base/errors.js';
+import { counted } from '../base/words.js';
 import { scheduleTimeline } from '../explore/timeline.js';
 import {
   DEFAULT_MACHINE, MACHINE_BOUNDS, MACHINE_KEYS, VARIANTS, VARIANT_TITLES, describeMachine, parseOsGranularity, parseVariant,
@@ -263,7 +264,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   for (const inv of INVARIANTS) {
     const found = result.violations.get(inv.id);
     const verdict = found ? 'VIOLATED' : result.stats.complete ? 'holds' : 'not seen';
-    lines.push(`  ${verdict.padEnd(9)} ${inv.id.padEnd(24)} ${inv.requirement.padEnd(6)} ${inv.title}${found ? `\n            first seen after ${found.path.length} steps: ${found.message}` : ''}`);
+    lines.push(`  ${verdict.padEnd(9)} ${inv.id.padEnd(24)} ${inv.requirement.padEnd(6)} ${inv.title}${found ? `\n            first seen after ${counted(found.path.length, 'step')}: ${found.message}` : ''}`);
   }
   const invariantsJson = INVARIANTS.map((inv) => {
     const found = result.violations.get(inv.id);
@@ -288,7 +289,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   if (driver) file.driver = values.driver as string;
   writeFileSync(out, scheduleJson(file));
   const r = replay(model, steps);
-  lines.push(`shortest counterexample: ${steps.length} steps (${best.complete ? '' : 'NOT proven shortest: --max-states reached; '}search over ${best.states} states, ${(bfsMs / 1000).toFixed(2)} s): ${violation.invariant}: ${violation.message}`);
+  lines.push(`shortest counterexample: ${counted(steps.length, 'step')} (${best.complete ? '' : 'NOT proven shortest: --max-states reached; '}search over ${best.states} states, ${(bfsMs / 1000).toFixed(2)} s): ${violation.invariant}: ${violation.message}`);
   // the command that replays it, runnable as printed: the driver module too (the file names it, --replay needs it again)
   const replayCommand = commandLine('wddm-fence', 'explore', '--replay', out, ...(driver ? ['--driver', values.driver as string] : []));
   lines.push(`schedule written to ${out}; replay it with: ${replayCommand}`);
@@ -354,7 +355,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
     lines.push(`  ${(n ? `VIOLATED in ${n} seed${n === 1 ? '' : 's'}` : 'holds').padEnd(20)} ${inv.id.padEnd(24)} ${inv.title}`);
   }
   for (const f of tally.failures.slice(0, 50)) {
-    lines.push(`FAIL seed ${f.seed}: ${f.invariant}: ${f.message} (after ${f.path.length} steps)`);
+    lines.push(`FAIL seed ${f.seed}: ${f.invariant}: ${f.message} (after ${counted(f.path.length, 'step')})`);
     lines.push(`  replay: ${command(f.seed)}`);
   }
   if (tally.failures.length > 50) lines.push(`… and ${tally.failures.length - 50} more failing seeds (--json lists every one)`);

@@ -216,14 +216,14 @@ function exists(path: string): boolean {
   try { statSync(path); return true; } catch { return false; }
 }
 
-/** An output path must be a file we can write, in a folder that exists: checked before anything runs. */
-function checkOutput(option: string, path: string): void {
+/** An output path must be a file we can write, in a folder that exists: checked before anything runs. `example` names a file of the option's kind. */
+function checkOutput(option: string, path: string, example: string): void {
   if (path === '') throw new UsageError(`${option} is ""; expected the path of a file to write`);
   let stats;
   try { stats = statSync(path); } catch (error) {
     if (codeOf(error) !== 'ENOENT' && codeOf(error) !== 'ENOTDIR') throw new InputError(`${option} is "${path}", which cannot be used: ${(error as Error).message}`);
   }
-  if (stats?.isDirectory()) throw new InputError(`${option} is "${path}", a directory; expected a file to write (e.g. ${path.replace(/[\\/]+$/, '')}/out.json)`);
+  if (stats?.isDirectory()) throw new InputError(`${option} is "${path}", a directory; expected a file to write (e.g. ${path.replace(/[\\/]+$/, '')}/${example})`);
   if (stats && !stats.isFile()) throw new InputError(`${option} is "${path}", which is not a regular file; expected a file to write`);
   const folder = dirname(path);
   let parent;
@@ -266,8 +266,8 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
     throw new UsageError('--timeline needs the Chrome/Perfetto timeline exporter (src/timeline/timeline.ts), which is not in this build yet; use --json for the raw trace events');
   }
   const traceFile = values['trace-events'];
-  if (timeline !== undefined) checkOutput('--timeline', timeline);
-  if (traceFile !== undefined) checkOutput('--trace-events', traceFile);
+  if (timeline !== undefined) checkOutput('--timeline', timeline, 'timeline.json');
+  if (traceFile !== undefined) checkOutput('--trace-events', traceFile, 'events.jsonl');
   if (timeline !== undefined && traceFile !== undefined && resolve(timeline) === resolve(traceFile)) {
     throw new UsageError(`--timeline and --trace-events are both "${traceFile}"; expected two different files`);
   }

@@ -28,6 +28,7 @@
 
 import { createMachineSync, type Machine, type MachineOptions, type AdapterOptions } from '../machine/machine.js';
 import type { OsGranularity } from '../machine/options.js';
+import { counted } from '../base/words.js';
 export type { OsGranularity };
 import { ReferenceDriver, type CmpStep } from '../driver/reference.js';
 import type { DriverModule } from '../driver/module.js';
@@ -137,7 +138,7 @@ export function signalValue(k: number): bigint { return BigInt(k) * 0x1_0000_000
 
 /** The machine in one line, e.g. "1 adapter × 1 engine, 1 fence, 2 waiters, 2 GPU signals per fence, 0 CPU signals". */
 export function describeMachine(m: ExploreMachine): string {
-  const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+  const n = counted;
   return `${n(m.adapters, 'adapter')} × ${n(m.engines, 'engine')}, ${n(m.fences, 'fence')}, ${n(m.waiters, 'CPU waiter')}, ` +
     `${n(m.signals, 'GPU signal')} per fence, ${n(m.cpuSignals, 'CPU signal')}`;
 }

@@ -37,7 +37,7 @@ export class CommandList {
   /**
    * The columns, command i at index i (i < length). Written by the recording methods only:
    * ops[i] (LIST_OP_*), handles[i] (the fence handle; 0 for work), values[i] (the fence value, or
-   * work's duration rounded to whole ns), durationsNs[i] (work's duration as recorded: the trace's words).
+   * work's duration in whole ns), durationsNs[i] (work's duration as a number: the trace's words).
    */
   readonly ops: Uint8Array;
   readonly handles: Uint32Array;
@@ -67,13 +67,13 @@ export class CommandList {
   /** Records a GPU wait until `hSyncObject` reaches `value`. */
   wait(hSyncObject: number, value: bigint | number): this { return this.recordFence(LIST_OP_WAIT, hSyncObject, value); }
 
-  /** Records `durationNs` of GPU work (0 … MAX_VIRTUAL_TIME_NS; run as whole ns, rounded). */
+  /** Records `durationNs` of GPU work (a whole number of ns, 0 … MAX_VIRTUAL_TIME_NS). */
   work(durationNs: number): this {
     const at = this.room('work');
     const checked = v.nonNegative(durationNs, `commands[${at}].work.durationNs`);
     this.ops[at] = LIST_OP_WORK;
     this.handles[at] = 0;
-    this.values[at] = BigInt(Math.round(checked));
+    this.values[at] = BigInt(checked);
     this.durationsNs[at] = checked;
     this.count = at + 1;
     return this;

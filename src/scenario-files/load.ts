@@ -13,6 +13,7 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument, LineCounter, isMap, isPair, isScalar, isAlias, isCollection, type Document, type Node as YamlNode } from 'yaml';
 import { SCENARIO_SCHEMA } from './schema.js';
+import { counted } from '../base/words.js';
 import { SCENARIO_LIMITS, fileTooLarge, nestingProblem } from './limits.js';
 
 /** The processes a machine holds when machine.limits.processes is not given (createMachine's default). */
@@ -539,7 +540,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     ref(['queues', i, 'process'], q.process, processes, 'processes');
     if (ref(['queues', i, 'adapter'], q.adapter, adapters, 'adapters')) {
       const engines = s.machine.adapters[adapters.get(q.adapter)!].engines ?? 2;
-      if ((q.engine ?? 0) >= engines) add(['queues', i, 'engine'], `queues[${i}].engine is ${q.engine}; expected 0 to ${engines - 1} (adapter ${show(q.adapter)} has ${engines} engines)`);
+      if ((q.engine ?? 0) >= engines) add(['queues', i, 'engine'], `queues[${i}].engine is ${q.engine}; expected 0 to ${engines - 1} (adapter ${show(q.adapter)} has ${counted(engines, 'engine')})`);
     }
     if (q.kind === 'kernelMode') unsupported('kernelModeContexts', ['queues', i], 'kind');
     if (q.kind === 'kernelMode' && q.progressFence !== undefined) add(['queues', i, 'progressFence'], `queues[${i}].progressFence is ${show(q.progressFence)}; expected no progressFence on a kernelMode queue (progress fences belong to hardware queues)`);
@@ -657,7 +658,7 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         }
       }
       if (outcome === 'timedOut' && wait.timeoutNs === undefined) add(segments, `expect.waits.${id} is "timedOut", but that wait has no timeoutNs; expected an outcome an infinite wait can have`);
-      if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${wait.fences.length} fences)`);
+      if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${counted(wait.fences.length, 'fence')})`);
     }
     for (const name of Object.keys(e.interrupts ?? {})) ref(['expect', 'interrupts', name], name, adapters, 'adapters');
     for (const name of Object.keys(e.allocations ?? {})) ref(['expect', 'allocations', name], name, allocations, 'allocations');

@@ -6,6 +6,7 @@
 import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type DriverModule, type Machine, type MachineObserver } from '../machine/machine.js';
 import { eventLimitError } from '../base/scheduler.js';
 import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
+import { counted } from '../base/words.js';
 import type { TraceEvent } from '../base/trace.js';
 import type { RuntimeProcess, CpuThread, ThreadOp } from '../user/runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
@@ -369,7 +370,7 @@ function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], t
     if ('atNs' in want && want.atNs !== undefined) push(`expect.waits.${id}.atNs`, `wait ${id} completed at ${want.atNs} ns`, want.atNs, got?.atNs ?? 'never');
   }
   for (const [name, count] of Object.entries(e.interrupts ?? {})) {
-    push(`expect.interrupts.${name}`, `adapter ${name} raised ${count} interrupts`, count, summary.adapters.find((a) => a.name === name)!.interruptsRaised);
+    push(`expect.interrupts.${name}`, `adapter ${name} raised ${counted(count, 'interrupt')}`, count, summary.adapters.find((a) => a.name === name)!.interruptsRaised);
   }
   for (const [name, count] of Object.entries(e.counters ?? {})) {
     push(`expect.counters.${name}`, `OS counter ${name} is ${count}`, count, (summary.os as unknown as Record<string, number>)[name]);

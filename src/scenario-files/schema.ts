@@ -17,7 +17,7 @@ import { SCENARIO_LIMITS as L } from './limits.js';
 const NAME = { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,31}$', description: 'a name: a letter or "_", then up to 31 letters, digits, "_", "." or "-"' };
 /** A 64-bit unsigned fence value: a number, or a decimal / 0x-hex string for values past 2^53. */
 const VALUE = { type: ['integer', 'string'], minimum: 0, pattern: '^(0|[1-9][0-9]{0,19}|0[xX][0-9a-fA-F]{1,16})$', description: 'a 64-bit unsigned value: a number, or a decimal or 0x-hex string' };
-const DURATION = { type: 'number', minimum: 0, maximum: L.timeNs };
+const DURATION = { type: 'integer', minimum: 0, maximum: L.timeNs };
 const HEX_BYTES = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', description: 'bytes as hex digits, two per byte ("deadbeef")' };
 const COUNT = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
 /** A driver module file (.mjs or .js), relative to the scenario file (docs/DRIVERS.md). */

@@ -44,6 +44,7 @@
 
 import type { Machine } from '../machine/machine.js';
 import type { LogEntryRecord, QueuedEvent } from '../os/logs.js';
+import { hex } from '../base/wddm.js';
 
 export interface ChromeTraceEvent {
   name: string;
@@ -258,14 +259,14 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     for (const op of mine) events.push(...sliceEvents(op, pid));
     const carried = propagationInterrupts.filter((x) => x.adapter === adapter.name);
     for (const i of logs.interrupts.filter((x) => x.adapterIndex === adapter.index)) {
-      const base = i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue 0x${i.hHWQueue.toString(16)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`;
+      const base = i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue ${hex(i.hHWQueue)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`;
       // an interrupt that woke nobody here and carried a cross-adapter signal on is a propagation, not a spurious interrupt
       const propagation = carried.find((x) => x.timeNs === i.timeNs);
       const onward = propagation ? propagations.filter((x) => x.from === adapter.name && x.timeNs === i.timeNs) : [];
       events.push({
         name: propagation ? `propagation ${base}: ${onward.map((x) => `${x.fence} = ${x.value} to ${x.to}`).join(', ')}` : base,
         ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: propagation ? 'propagation-interrupt' : 'interrupt',
-        args: { engine: i.engine, hHWQueue: i.hHWQueue, listed: i.listed, ...(propagation ? { propagations: propagation.propagations } : {}) },
+        args: { engine: i.engine, hHWQueue: i.hHWQueue ? hex(i.hHWQueue) : null, listed: i.listed, ...(propagation ? { propagations: propagation.propagations } : {}) },
       });
     }
     for (const x of propagations.filter((y) => y.to === adapter.name)) {
@@ -338,7 +339,7 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
   if (op.kind === 'work') {
     return [{ name: `work ${op.durationNs} ns`, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: 'work', args: { durationNs: op.durationNs! } }];
   }
-  const fence = op.queued?.fence ?? op.entry?.fence ?? `handle 0x${(op.entry?.hNativeFence ?? 0).toString(16)}`;
+  const fence = op.queued?.fence ?? op.entry?.fence ?? `handle ${hex(op.entry?.hNativeFence ?? 0)}`;
   const value = (op.queued?.value ?? op.entry?.value ?? 0n).toString();
   const what = `${op.kind} ${fence} ${value}`;
   if (!op.entry) {
@@ -346,7 +347,7 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
     return [{ name: `${what} (queued, no log entry)`, ph: 'i', s: 't', ts: us(op.startNs), pid, tid: op.tid, cat: op.kind, args: { fence, value, cpuQueuedNs: op.startNs } }];
   }
   const args: Record<string, string | number | boolean | null> = {
-    fence, value, hNativeFence: op.entry.hNativeFence, slot: op.entry.slot,
+    fence, value, hNativeFence: hex(op.entry.hNativeFence), slot: op.entry.slot,
     cpuQueuedNs: op.queued ? op.queued.cpuTimeNs : null,
     gpuEndNs: Number(op.entry.endNs),
   };
