@@ -2,7 +2,7 @@
 export { createMachine, createMachineSync, Machine, Adapter } from './machine/machine.js';
 export { MAX_VIRTUAL_TIME_NS } from './base/validate.js';
 export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine/machine.js';
-export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock } from './machine/liveness.js';
+export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock, StuckLostWakeup, NeverSignalled } from './machine/liveness.js';
 export type { LostWakeup } from './machine/lost-wakeups.js';
 export type { GpuRewind } from './os/gpu-rewind.js';
 // The contract checker (opt-in: createMachine({ observers: [new ContractChecker()] })). The conformance suite that runs
@@ -14,7 +14,7 @@ export type { MachineObserver, BuiltAdapter } from './machine/machine.js';
 export type { GpuFirmware, InterruptPhase } from './gpu/hardware.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './machine/faults.js';
 export { RuntimeProcess, CpuThread, Cpu, CpuThreadError } from './user/runtime.js';
-export type { ThreadOp, ThreadBody, WaitArgs, ThreadBlock } from './user/runtime.js';
+export type { ThreadOp, ThreadBody, ThreadOptions, ThreadSignal, WaitArgs, ThreadBlock } from './user/runtime.js';
 export type { WaitResult, WaitStatus, NativeFenceMapping, BugCheckReport, Counters } from './os/dxgkrnl.js';
 export type { MonitoredFenceCreated, LegacyCounters } from './os/monitored.js';
 export { compareSynchronizationModels } from './comparisons/sync-models.js';

@@ -274,3 +274,75 @@ threads:
     expect(index.stderr).toContain('expect.waits.w.index is 1; expected 0 to 0 (the wait names 1 fence)');
   });
 });
+
+describe('the stuck report: never signalled, lost wake-up and deadlock, each for what it is', () => {
+  const QUEUE_WAITS_FOR_F = `name: never
+machine: { adapters: [ { name: gpu0 } ] }
+processes: [ { name: app } ]
+fences: [ { name: f, process: app, adapter: gpu0 }, { name: g, process: app, adapter: gpu0 } ]
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { wait: { fence: f, value: 1 } }, { signal: { fence: g, value: 1 } } ] }
+`;
+  const write = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
+
+  it('NF-10 a queue waiting for a value no later step of anything signals is "never signalled", not a cycle through the thread', () => {
+    const path = write('never.yaml', `${QUEUE_WAITS_FOR_F}threads:\n  - { name: t, process: app, steps: [ { wait: { id: w, fences: [g], values: [1] } } ] }\n`);
+    const r = cli(['run', path, '--quiet']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('STUCK: 1 queue blocked, 1 CPU waiter pending, 1 CPU thread unfinished, 1 never signalled');
+    expect(r.stdout).toContain('never signalled: queue gpu0/q waits for f >= 1 (CurrentValue 0); nothing in the machine will signal it (no queued GPU signal of it, no CPU thread that may still signal it)');
+    expect(r.stdout).not.toMatch(/deadlock|\[deadlocked\]/);
+    expect(r.stdout).toContain('FAIL the run ends with nothing stuck: expected nothing stuck, got stuck: 1 queue blocked, 1 CPU waiter pending, 1 CPU thread unfinished, never signalled: queue gpu0/q waits for f >= 1 (CurrentValue 0)');
+    const json = JSON.parse(cli(['run', path, '--json']).stdout);
+    expect(json.stuck.deadlocks).toEqual([]);
+    expect(json.stuck.neverSignalled.map((n: { item: string }) => n.item)).toEqual(['queue gpu0/q']);
+    // the same thread with a later step that signals f: that one is a real cycle (queue → thread → its waiter → queue)
+    const cycle = cli(['run', write('cycle.yaml', `${QUEUE_WAITS_FOR_F}threads:\n  - { name: t, process: app, steps: [ { wait: { id: w, fences: [g], values: [1] } }, { signal: { fences: [f], values: [1] } } ] }\n`), '--quiet']);
+    expect(cycle.stdout).toContain('deadlock (a cycle of 3):');
+    expect(cycle.stdout).toContain('queue gpu0/q waits for f >= 1 (CurrentValue 0); that would come from thread app:t');
+    expect(cycle.stdout).not.toContain('never signalled');
+    // and a later step that signals f too low to release it is not a source
+    const low = cli(['run', write('low.yaml', QUEUE_WAITS_FOR_F.replace('value: 1 } }, { signal', 'value: 5 } }, { signal') + `threads:\n  - { name: t, process: app, steps: [ { wait: { id: w, fences: [g], values: [1] } }, { signal: { fences: [f], values: [4] } } ] }\n`), '--quiet']);
+    expect(low.stdout).toContain('never signalled: queue gpu0/q waits for f >= 5 (CurrentValue 0)');
+  });
+
+  it('NF-10 a waiter whose value CurrentValue already holds is a "lost wake-up", not a deadlock', () => {
+    const path = write('lost.yaml', `name: lost
+machine: { seed: 2, adapters: [ { name: gpu0, driver: { monitoredValueBarrier: false } } ] }
+processes: [ { name: app } ]
+fences: [ { name: g, process: app, adapter: gpu0 } ]
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { signal: { fence: g, value: 1 } } ] }
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [g], values: [1] } } ] }
+`);
+    const r = cli(['run', path, '--quiet']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('STUCK: 0 queues blocked, 1 CPU waiter pending, 1 CPU thread unfinished, 1 lost wake-up');
+    expect(r.stdout).toContain('lost wake-up: waiter app:t still waits for g >= 1 (CurrentValue 1): the value is there, but the wake-up never came and nothing will wake it');
+    expect(r.stdout).not.toMatch(/deadlock|\[deadlocked\]|never signalled/);
+    const json = JSON.parse(cli(['run', path, '--json']).stdout);
+    expect(json.stuck.lostWakeups).toEqual([{ item: 'waiter app:t', waits: [{ fence: 'g', value: '1', currentValue: '1', fenceDestroyed: false }], text: expect.stringContaining('lost wake-up') }]);
+  });
+
+  it('NF-10 in the library, a thread that says what it may still signal (createThread mayStillSignal) is judged by that; one that says nothing is only a possible source', async () => {
+    const { createMachineSync } = await import('../src/index.js');
+    const stuckWith = (options?: { mayStillSignal: () => [] }) => {
+      const machine = createMachineSync({});
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const f = app.createNativeFence({ hDevice, name: 'f' }).hSyncObject;
+      const g = app.createNativeFence({ hDevice, name: 'g' }).hSyncObject;
+      const queue = app.createHwQueue({ hDevice, nativeProgressFence: false, name: 'q' });
+      app.submit({ hHwQueue: queue.hHwQueue, commands: [{ wait: { hSyncObject: f, value: 1n } }, { signal: { hSyncObject: g, value: 1n } }] });
+      app.createThread('t', function* (cpu) { yield cpu.wait({ objects: [g], values: [1n] }); }, options);
+      machine.run();
+      return machine.stuck();
+    };
+    const unsaid = stuckWith();
+    expect(unsaid.deadlocks.map((d) => d.text)).toEqual([expect.stringContaining('queue gpu0/q waits for f >= 1 (CurrentValue 0); that could come only from thread app:t (it said nothing of what it will signal; its process holds a handle to the fence)')]);
+    const said = stuckWith({ mayStillSignal: () => [] });
+    expect(said.deadlocks).toEqual([]);
+    expect(said.neverSignalled.map((n) => n.item)).toEqual(['queue gpu0/q']);
+  });
+});

@@ -303,7 +303,7 @@ describe('CPU threads and liveness', () => {
     app.signal({ objects: [a.hSyncObject, outside.hSyncObject], values: [1n, 3n] });
     tool.signal({ objects: [toolFence.hSyncObject], values: [1n] });
     machine.run();
-    expect(machine.stuck()).toEqual({ stuck: false, queues: [], waiters: [], threads: [], deadlocks: [] });
+    expect(machine.stuck()).toEqual({ stuck: false, queues: [], waiters: [], threads: [], deadlocks: [], lostWakeups: [], neverSignalled: [] });
     expect(machine.summaryText()).not.toContain('STUCK');
   });
 

@@ -281,7 +281,7 @@ queues:
     expect(result.passed).toBe(false);
     const stuck = result.expectations.find((e) => e.description === 'the run ends with nothing stuck')!;
     expect(stuck).toMatchObject({ path: '(implicit)', ok: false, expected: 'nothing stuck' });
-    expect(stuck.actual).toBe('stuck: 2 queue(s) blocked, 0 CPU waiter(s) pending, 0 CPU thread(s) unfinished, 1 deadlock(s): queue gpu0/a -> queue gpu0/b');
+    expect(stuck.actual).toBe('stuck: 2 queues blocked, 0 CPU waiters pending, 0 CPU threads unfinished, 1 deadlock: queue gpu0/a -> queue gpu0/b');
     expect(result.expectations.find((e) => e.description === 'the run ends in no deadlock')).toMatchObject({ ok: false, path: '(implicit)' });
     expect(result.stuck.queues.map((q) => q.queue)).toEqual(['a', 'b']);
     expect(result.machine.summaryText()).toContain('deadlock (a cycle of 2):');

@@ -1,5 +1,7 @@
-// The stuck report (machine.stuck()): what is still blocked, and which of it
-// can never move because it waits on itself — a deadlock.
+// The stuck report (machine.stuck()): what is still blocked, and why it can
+// never move: it waits on itself (a deadlock), for a value nothing in the
+// machine will signal (never signalled), or for a value CurrentValue already
+// holds, so the wake-up that should have come was lost (a lost wake-up).
 //
 // Read it when the machine is quiet (machine.run() returned): then every item
 // below waits forever unless code outside the machine (yours, after run())
@@ -14,16 +16,28 @@
 //   CPU thread blocked in a wait      its waiter
 //   CPU thread blocked on an event    a pending waitWithEvent that sets it
 //
+// A CPU thread's future is its own: one made with createThread(name, body,
+// { mayStillSignal }) says what it may still signal (the scenario runner says
+// it from the steps left), and only that counts; one that says nothing may
+// signal any fence its process holds a handle to.
+//
 // A fence is named by its CurrentValue word, so every record of a
-// cross-adapter fence is the same fence here. "Deadlocked" is the greatest
-// set D of stuck items such that each has a need whose sources are all in D
-// (and there is at least one): nothing inside the machine can ever release
-// them. A need with no source at all waits for the outside and proves
-// nothing. Each cycle of needs inside D is reported as a deadlock; items of D
-// not on a cycle are blocked behind one.
+// cross-adapter fence is the same fence here. Three findings, each for what it is:
+//   lost wake-up    an item waits for values CurrentValue already holds (a
+//                   queue, context or waiter nobody woke: e.g. a driver without
+//                   the CMP's barrier). It needs nothing, so it is in no cycle.
+//   deadlock        the greatest set D of stuck items such that each has a need
+//                   whose sources are all in D (and there is at least one):
+//                   nothing inside the machine can ever release them. Each cycle
+//                   of needs inside D is reported; items of D not on a cycle are
+//                   blocked behind one.
+//   never signalled an item outside D with a need no source in the machine can
+//                   meet (no queued GPU signal, no CPU thread that may still
+//                   signal it, no pending wait that sets the event): only code
+//                   outside the machine (yours, after run()) could release it.
 
 import type { Dxgkrnl, GlobalFence, OsHwQueue } from '../os/dxgkrnl.js';
-import type { CpuThread, RuntimeProcess } from '../user/runtime.js';
+import type { CpuThread, RuntimeProcess, ThreadSignal } from '../user/runtime.js';
 
 export interface StuckWait {
   fence: string;
@@ -72,6 +86,21 @@ export interface Deadlock {
   text: string;
 }
 
+/** A stuck item that waits for values CurrentValue already holds: the wake-up was lost. */
+export interface StuckLostWakeup {
+  item: string;
+  waits: StuckWait[];
+  text: string;
+}
+
+/** A stuck item (not deadlocked) with a need nothing in the machine can meet. */
+export interface NeverSignalled {
+  item: string;
+  /** What it waits for, in words ("waits for f >= 3 (CurrentValue 1)", "waits for event E"). */
+  need: string;
+  text: string;
+}
+
 export interface StuckReport {
   /** Anything at all is blocked. */
   stuck: boolean;
@@ -79,9 +108,11 @@ export interface StuckReport {
   waiters: StuckWaiter[];
   threads: StuckThread[];
   deadlocks: Deadlock[];
+  lostWakeups: StuckLostWakeup[];
+  neverSignalled: NeverSignalled[];
 }
 
-interface Need { what: string; sources: Item[] }
+interface Need { what: string; sources: Item[]; kind: 'fence' | 'event' | 'waiter' }
 interface Item {
   name: string;
   /** Will move on its own (running, sleeping, a timeout on its way). */
@@ -93,6 +124,9 @@ interface Item {
   report?: { deadlocked: boolean };
 }
 
+const lostText = (item: string, waits: StuckWait[]) =>
+  `lost wake-up: ${item} still waits for ${waits.map(waitText).join(' and ')}: the value is there, but the wake-up never came and nothing will wake it`;
+
 const waitText = (w: StuckWait) => `${w.fence} >= ${w.value} (CurrentValue ${w.currentValue}${w.fenceDestroyed ? ', fence destroyed' : ''})`;
 
 function stuckWait(fence: GlobalFence, value: bigint): StuckWait {
@@ -102,7 +136,7 @@ function stuckWait(fence: GlobalFence, value: bigint): StuckWait {
 /** Builds the report from the OS and the processes' CPU threads. */
 export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): StuckReport {
   const items: Item[] = [];
-  const report: StuckReport = { stuck: false, queues: [], waiters: [], threads: [], deadlocks: [] };
+  const report: StuckReport = { stuck: false, queues: [], waiters: [], threads: [], deadlocks: [], lostWakeups: [], neverSignalled: [] };
   /** Needs are resolved once every item exists: (item, fence, value) triples, grouped per need. */
   const pendingNeeds: { item: Item; what: string; waits: { fence: GlobalFence; value: bigint }[] }[] = [];
 
@@ -131,7 +165,8 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
         item.report = entry;
         items.push(item);
         report.queues.push(entry);
-        pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[0])}`, waits: [{ fence, value }] });
+        if (fence.currentValue() >= value) report.lostWakeups.push({ item: item.name, waits: entry.waits, text: lostText(item.name, entry.waits) });
+        else pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[0])}`, waits: [{ fence, value }] });
       }
     }
   }
@@ -148,6 +183,10 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
     item.report = entry;
     items.push(item);
     report.queues.push(entry);
+    if (!unmet.length) {
+      const met = held.fences.map((fence, i) => stuckWait(fence, held.values[i]));
+      report.lostWakeups.push({ item: name, waits: met, text: lostText(name, met) });
+    }
     unmet.forEach((w, i) => pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[i])}`, waits: [w] }));
   }
   // CPU waiters
@@ -169,17 +208,25 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
     if (w.owner.event) entry.event = w.owner.event;
     item.report = entry;
     report.waiters.push(entry);
-    if (w.mode === 'any') pendingNeeds.push({ item, what: `waits for any of ${waits.map(waitText).join(', ')}`, waits: w.waits });
-    else w.waits.forEach((x, i) => pendingNeeds.push({ item, what: `waits for ${waitText(waits[i])}`, waits: [x] }));
+    const met = waits.filter((x) => x.currentValue >= x.value && !x.fenceDestroyed);
+    if (w.mode === 'any' ? met.length > 0 : met.length === waits.length) {
+      report.lostWakeups.push({ item: item.name, waits: w.mode === 'any' ? met : waits, text: lostText(item.name, w.mode === 'any' ? met : waits) });
+    } else if (w.mode === 'any') {
+      pendingNeeds.push({ item, what: `waits for any of ${waits.map(waitText).join(', ')}`, waits: w.waits });
+    } else {
+      w.waits.forEach((x, i) => { if (!met.includes(waits[i])) pendingNeeds.push({ item, what: `waits for ${waitText(waits[i])}`, waits: [x] }); });
+    }
   }
-  // CPU threads: unfinished ones are sources for every fence their process holds a handle to
+  // CPU threads: unfinished ones are sources for what they say they may still signal, or else for every fence their process holds a handle to
   for (const process of processes) {
     const words = new Set<number>();
     for (const object of process.kernel.handles.values()) if (object.kind === 'syncObject') words.add(object.global.cvPhys);
-    const signals = [...words].sort((a, b) => a - b).map((word) => ({ word, value: 0n }));
+    const anyOfProcess = [...words].sort((a, b) => a - b).map((word) => ({ word, value: 0n }));
     for (const thread of process.threads) {
       if (thread.state === 'done' || thread.state === 'failed') continue;
-      const item: Item = { name: `thread ${process.name}:${thread.name}`, alive: true, needs: [], signals, anyValue: true };
+      const declared = thread.mayStillSignal?.();
+      const signals = declared ? declaredSignals(process, declared) : anyOfProcess;
+      const item: Item = { name: `thread ${process.name}:${thread.name}`, alive: true, needs: [], signals, anyValue: !declared };
       items.push(item);
       const need = threadNeed(thread, waiterItems);
       if (!need) continue;
@@ -194,7 +241,7 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
   const sourcesOf = (fence: GlobalFence, value: bigint): Item[] => items.filter((s) => s.signals.some((x) => x.word === fence.cvPhys && (s.anyValue || x.value >= value)));
   for (const need of pendingNeeds) {
     const sources = [...new Set(need.waits.flatMap((w) => sourcesOf(w.fence, w.value)))];
-    need.item.needs.push({ what: need.what, sources });
+    need.item.needs.push({ what: need.what, sources, kind: 'fence' });
   }
 
   // the deadlocked set: greatest fixpoint
@@ -207,7 +254,27 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
   }
   for (const item of dead) if (item.report) item.report.deadlocked = true;
   report.deadlocks = cyclesOf(items.filter((i) => dead.has(i)), proves);
+  // never signalled: outside every deadlock, a need that nothing in the machine can meet
+  for (const item of items) {
+    if (item.alive || dead.has(item)) continue;
+    for (const need of item.needs) {
+      if (need.sources.length) continue;
+      const nothing = need.kind === 'event' ? 'no pending wait of the machine sets it'
+        : 'nothing in the machine will signal it (no queued GPU signal of it, no CPU thread that may still signal it)';
+      report.neverSignalled.push({ item: item.name, need: need.what, text: `never signalled: ${item.name} ${need.what}; ${nothing}` });
+    }
+  }
   return report;
+}
+
+/** What a thread declared it may still signal (createThread's mayStillSignal), as fence words; handles that name no fence are left out. */
+function declaredSignals(process: RuntimeProcess, declared: readonly ThreadSignal[]): Item['signals'] {
+  const signals: Item['signals'] = [];
+  for (const s of declared) {
+    const object = (s.process ?? process).kernel.handles.get(s.hSyncObject);
+    if (object?.kind === 'syncObject') signals.push({ word: object.global.cvPhys, value: BigInt(s.value) });
+  }
+  return signals;
 }
 
 /** What a thread blocked for good needs (undefined: it will move on its own, or is not blocked). */
@@ -217,10 +284,10 @@ function threadNeed(thread: CpuThread, waiterItems: Map<object, Item[]>): Need |
   if (block.op === 'wait') {
     const waiter = waiterItems.get(thread)?.[0];
     if (!waiter || waiter.alive) return undefined; // completed (it resumes), or a timeout is on its way
-    return { what: `is blocked in ${waiter.name}`, sources: [waiter] };
+    return { what: `is blocked in ${waiter.name}`, sources: [waiter], kind: 'waiter' };
   }
   if (block.timed) return undefined;
-  return { what: `waits for event ${block.event.name}`, sources: waiterItems.get(block.event) ?? [] };
+  return { what: `waits for event ${block.event.name}`, sources: waiterItems.get(block.event) ?? [], kind: 'event' };
 }
 
 const queueName = (queue: OsHwQueue) => `queue ${queue.device.adapter.name}/${queue.label}`;
@@ -265,7 +332,8 @@ function cyclesOf(dead: Item[], proves: (n: Need) => boolean): Deadlock[] {
     const lines = path.map((item, i) => {
       const next = path[(i + 1) % path.length];
       const edge = edges.get(item)!.find((e) => e.to === next)!;
-      return `  ${item.name} ${edge.what}; that would come from ${next.name}`;
+      // a thread that said nothing of its future may signal anything its process holds: it is a possible source, not a known one
+      return `  ${item.name} ${edge.what}; that ${next.anyValue ? `could come only from ${next.name} (it said nothing of what it will signal; its process holds a handle to the fence)` : `would come from ${next.name}`}`;
     });
     deadlocks.push({ cycle: path.map((i) => i.name), text: `deadlock (${path.length === 1 ? 'an item needs itself' : `a cycle of ${path.length}`}):\n${lines.join('\n')}` });
   }
@@ -298,7 +366,9 @@ function findCycle(start: Item, members: Set<Item>, edges: Map<Item, { to: Item 
 export function stuckText(report: StuckReport): string[] {
   if (!report.stuck) return [];
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
-  const lines = [`  STUCK: ${count(report.queues.length, 'queue')} blocked, ${count(report.waiters.length, 'CPU waiter')} pending, ${count(report.threads.length, 'CPU thread')} unfinished${report.deadlocks.length ? `, ${count(report.deadlocks.length, 'deadlock')}` : ''}`];
+  const findings = [report.deadlocks.length ? count(report.deadlocks.length, 'deadlock') : '', report.lostWakeups.length ? count(report.lostWakeups.length, 'lost wake-up') : '',
+    report.neverSignalled.length ? `${report.neverSignalled.length} never signalled` : ''].filter(Boolean);
+  const lines = [`  STUCK: ${count(report.queues.length, 'queue')} blocked, ${count(report.waiters.length, 'CPU waiter')} pending, ${count(report.threads.length, 'CPU thread')} unfinished${findings.map((f) => `, ${f}`).join('')}`];
   const mark = (deadlocked: boolean) => (deadlocked ? ' [deadlocked]' : '');
   for (const q of report.queues) {
     lines.push(`    ${q.kind} ${q.adapter}/${q.queue} (${q.process}) waits for ${q.waits.map(waitText).join(' and ')}` +
@@ -310,5 +380,7 @@ export function stuckText(report: StuckReport): string[] {
   }
   for (const t of report.threads) lines.push(`    CPU thread ${t.process}:${t.thread} is blocked on ${t.blockedOn}${mark(t.deadlocked)}`);
   for (const d of report.deadlocks) lines.push(...d.text.split('\n').map((l) => `    ${l}`));
+  for (const l of report.lostWakeups) lines.push(`    ${l.text}`);
+  for (const n of report.neverSignalled) lines.push(`    ${n.text}`);
   return lines;
 }

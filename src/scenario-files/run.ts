@@ -8,7 +8,7 @@ import { eventLimitError } from '../base/scheduler.js';
 import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
 import { counted } from '../base/words.js';
 import type { TraceEvent } from '../base/trace.js';
-import type { RuntimeProcess, CpuThread, ThreadOp } from '../user/runtime.js';
+import type { RuntimeProcess, CpuThread, ThreadOp, ThreadSignal } from '../user/runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
 import type { AllocationUse } from '../os/vidmm/vidmm.js';
 import type { StuckReport } from '../machine/liveness.js';
@@ -245,9 +245,21 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       waitAny: w.any ?? false, ...(w.timeoutNs !== undefined ? { timeoutNs: w.timeoutNs } : {}),
     });
     const locks = new Map<string, bigint>();
+    /** The step the thread is at (-1 before its first): what it may still signal is in the steps after it (machine.stuck()). */
+    let position = -1;
+    const mayStillSignal = (): ThreadSignal[] => t.steps.slice(position + 1).flatMap((step): ThreadSignal[] => {
+      if (step.signal) return step.signal.fences.map((f, i) => ({ hSyncObject: handleOf(t.process, f), value: BigInt(step.signal!.values[i]) }));
+      if (!step.submit) return [];
+      const q = queues.get(step.submit.queue)!;
+      return step.submit.commands.flatMap((c): ThreadSignal[] => {
+        const written = c.signal ?? c.fenceWrite;
+        return written ? [{ hSyncObject: handleOf(q.process, written.fence, q.adapter), value: BigInt(written.value), process: processes.get(q.process)! }] : [];
+      });
+    });
     threads.set(t.name, rp.createThread(t.name, function* (cpu): Generator<ThreadOp, unknown, WaitResult> {
       if (t.startNs) yield cpu.sleep(t.startNs);
       for (const [k, step] of t.steps.entries()) {
+        position = k;
         if (step.wait) {
           const record: WaitRecord = { id: step.wait.id, thread: t.name, step: k, outcome: 'pending' };
           waits.push(record);
@@ -300,7 +312,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
         }
       }
       return undefined;
-    }));
+    }, { mayStillSignal }));
   }
 
   // injected faults: scheduler events (owner "scenario", kind fault {index}) naming the file's faults[index]
@@ -333,11 +345,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   return { scenario: s, source, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events, stuck };
 }
 
-/** One line for the stuck expectation: what is blocked, and how many deadlocks. */
+/** One line for the stuck expectation: what is blocked, and why (deadlocks, lost wake-ups, values never signalled). */
 function stuckSummary(report: StuckReport): string {
   if (!report.stuck) return 'nothing stuck';
-  const parts = [`${report.queues.length} queue(s) blocked`, `${report.waiters.length} CPU waiter(s) pending`, `${report.threads.length} CPU thread(s) unfinished`];
-  if (report.deadlocks.length) parts.push(`${report.deadlocks.length} deadlock(s): ${report.deadlocks.map((d) => d.cycle.join(' -> ')).join('; ')}`);
+  const parts = [counted(report.queues.length, 'queue') + ' blocked', counted(report.waiters.length, 'CPU waiter') + ' pending', counted(report.threads.length, 'CPU thread') + ' unfinished'];
+  if (report.deadlocks.length) parts.push(`${counted(report.deadlocks.length, 'deadlock')}: ${report.deadlocks.map((d) => d.cycle.join(' -> ')).join('; ')}`);
+  if (report.lostWakeups.length) parts.push(`${counted(report.lostWakeups.length, 'lost wake-up')}: ${report.lostWakeups.map((l) => l.item).join('; ')}`);
+  if (report.neverSignalled.length) parts.push(`never signalled: ${report.neverSignalled.map((n) => `${n.item} ${n.need}`).join('; ')}`);
   return `stuck: ${parts.join(', ')}`;
 }
 

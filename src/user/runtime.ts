@@ -95,6 +95,18 @@ export type ThreadBlock =
   | { op: 'waitEvent'; event: CpuEvent; timed: boolean }
   | { op: 'sleep'; untilNs: number };
 
+/** A fence a CPU thread may still signal (a handle of `process`, default the thread's own) and the highest value it may signal it to. */
+export interface ThreadSignal { hSyncObject: number; value: bigint | number; process?: RuntimeProcess }
+
+export interface ThreadOptions {
+  /**
+   * What the thread may still signal from where it is now (CPU signals, GPU signals it will submit), asked by
+   * machine.stuck() only. Without it a thread may signal any fence its process holds a handle to, so the stuck
+   * report cannot tell a value nothing will signal from a deadlock.
+   */
+  mayStillSignal?: () => readonly ThreadSignal[];
+}
+
 export class CpuThread {
   state: 'ready' | 'running' | 'blocked' | 'done' | 'failed' = 'ready';
   result: unknown;
@@ -110,7 +122,7 @@ export class CpuThread {
   /** A pending event-wait timeout. */
   timer?: ScheduledEvent;
   /** `index`: its place in its process's `threads`, the scheduler events' `thread` argument. */
-  constructor(readonly name: string, readonly process: RuntimeProcess, readonly index: number) {}
+  constructor(readonly name: string, readonly process: RuntimeProcess, readonly index: number, readonly mayStillSignal?: () => readonly ThreadSignal[]) {}
 }
 
 /**
@@ -363,11 +375,15 @@ export class RuntimeProcess {
 
   // ── threads ──
 
-  /** A simulated CPU thread: `body` yields blocking operations and runs in virtual time. */
-  createThread(name: string, body: ThreadBody): CpuThread {
+  /** A simulated CPU thread: `body` yields blocking operations and runs in virtual time. `options.mayStillSignal`: ThreadOptions. */
+  createThread(name: string, body: ThreadBody, options: ThreadOptions = {}): CpuThread {
     if (typeof name !== 'string' || !name) throw invalid('name', name, 'a thread name');
     if (typeof body !== 'function') throw invalid('body', body, 'a generator function (cpu) => Generator');
-    const thread = new CpuThread(name, this, this.threads.length);
+    const o = v.options(options, 'createThread(options)', ['mayStillSignal']);
+    if (o.mayStillSignal !== undefined && typeof o.mayStillSignal !== 'function') {
+      throw invalid('createThread(options).mayStillSignal', o.mayStillSignal, 'a function returning the { hSyncObject, value } the thread may still signal');
+    }
+    const thread = new CpuThread(name, this, this.threads.length, o.mayStillSignal as ThreadOptions['mayStillSignal']);
     this.threads.push(thread);
     this.bodies.push(body(new Cpu(this.machine, thread)));
     this.machine.scheduler.after(0, this.owner, 'thread-resume', { thread: thread.index }, `${this.actor(thread)} start`);
