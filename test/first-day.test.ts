@@ -346,3 +346,34 @@ threads:
     expect(said.neverSignalled.map((n) => n.item)).toEqual(['queue gpu0/q']);
   });
 });
+
+describe('a scenario file\'s lists and the ring', () => {
+  const scenario = (commands: number, extra: { ringEntries?: number; progressFence?: boolean; threadSubmits?: number } = {}) => JSON.stringify({
+    name: 'long', machine: { adapters: [{ name: 'gpu0', ...(extra.ringEntries ? { limits: { ringEntries: extra.ringEntries } } : {}) }] },
+    processes: [{ name: 'app' }], fences: [{ name: 'f', process: 'app', adapter: 'gpu0' }],
+    queues: [{ name: 'q', process: 'app', adapter: 'gpu0', ...(extra.progressFence ? { progressFence: true } : {}),
+      commands: [...Array.from({ length: commands - 1 }, () => ({ work: { durationNs: 10 } })), { signal: { fence: 'f', value: 1 } }] }],
+    ...(extra.threadSubmits ? { threads: [{ name: 't', process: 'app', steps: Array.from({ length: 2 }, () => ({ submit: { queue: 'q', commands: Array.from({ length: extra.threadSubmits! }, () => ({ work: { durationNs: 10 } })) } })) }] } : {}),
+    expect: { fences: { f: 1 } },
+  });
+  const write = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
+
+  it('every list the schema allows runs: the runner makes the ring as long as the longest submission (4,096 commands and a progress fence)', () => {
+    for (const [name, text] of [['long-2000.json', scenario(2000)], ['long-4096.json', scenario(4096, { progressFence: true })]]) {
+      const r = cli(['run', write(name, text), '--quiet']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('PASSED');
+    }
+  });
+
+  it('a ring the file makes too short is refused before the run, naming the key and the list; a thread that fills it names the key too', () => {
+    const short = cli(['run', write('short-ring.json', scenario(2000, { ringEntries: 1024 }))]);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/machine\.adapters\[0\]\.limits\.ringEntries is 1024, but queues\[0\]\.commands puts 2000 commands into one hardware queue's ring in one submission; expected at least 2000/);
+    expect(short.stderr).not.toContain('machine.run');
+    const piled = cli(['run', write('piled.json', scenario(2, { threadSubmits: 1000 })), '--quiet']);
+    expect(piled.code).toBe(1);
+    expect(piled.stdout).toMatch(/FAIL thread t does not fail: .*queue q: hardware queue ring has room for \d+ more command\(s\), the submission has 1000; in a scenario file, raise machine\.adapters\[0\]\.limits\.ringEntries \(now 1024\), or let the thread wait until the queue has run its earlier commands/);
+    expect(piled.stdout).not.toContain('machine.run');
+  });
+});

@@ -14,6 +14,7 @@ import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseDocument, LineCounter, isMap, isPair, isScalar, isAlias, isCollection, type Document, type Node as YamlNode } from 'yaml';
 import { SCENARIO_SCHEMA } from './schema.js';
 import { counted } from '../base/words.js';
+import { longestSubmissions } from './rings.js';
 import { SCENARIO_LIMITS, fileTooLarge, nestingProblem } from './limits.js';
 
 /** The processes a machine holds when machine.limits.processes is not given (createMachine's default). */
@@ -685,5 +686,12 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
     }
     if (e.stuck === false && e.deadlock === true) add(['expect', 'deadlock'], 'expect.deadlock is true but expect.stuck is false; expected expect.stuck: true or left out (a deadlocked run is stuck)');
   }
+  // a ring the file makes shorter than one of its submissions (rings.ts): the key to raise, and the list
+  longestSubmissions(s).forEach((longest, i) => {
+    const ringEntries = s.machine.adapters[i].limits?.ringEntries;
+    if (longest && ringEntries !== undefined && longest.commands > ringEntries) {
+      add(['machine', 'adapters', i, 'limits', 'ringEntries'], `machine.adapters[${i}].limits.ringEntries is ${ringEntries}, but ${longest.path} puts ${counted(longest.commands, 'command')} into one hardware queue's ring in one submission; expected at least ${longest.commands} (or leave it out: the runner then makes each ring as long as the longest submission)`);
+    }
+  });
   return problems;
 }

@@ -3,6 +3,7 @@
 // adapter without NativeGpuFence) are reported as ScenarioError problems with
 // the path of the item that caused them: nothing has run yet at that point.
 
+import { DEFAULT_LIMITS } from '../machine/options.js';
 import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type DriverModule, type Machine, type MachineObserver } from '../machine/machine.js';
 import { eventLimitError } from '../base/scheduler.js';
 import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
@@ -14,6 +15,8 @@ import type { AllocationUse } from '../os/vidmm/vidmm.js';
 import type { StuckReport } from '../machine/liveness.js';
 import { lostWakeupText } from '../machine/lost-wakeups.js';
 import { ScenarioError, locationOf, type ScenarioProblem } from './load.js';
+import { ringEntriesFor } from './rings.js';
+import { WddmError } from '../base/errors.js';
 import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
 
 export interface ExpectationResult {
@@ -111,9 +114,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     }
   };
   // The conformance suite's driver under test replaces every adapter's driver (the file's flags and modules do not apply).
-  const adapters = options.driverModule
+  const withDrivers = options.driverModule
     ? s.machine.adapters.map((a) => ({ ...a, driver: { module: options.driverModule } }) as AdapterOptions)
     : await adaptersWithDrivers(s, source);
+  // each ring as long as the file's longest submission into it, unless the file says (rings.ts)
+  const rings = ringEntriesFor(s);
+  const adapters = withDrivers.map((a, i) => (rings[i] === undefined || s.machine.adapters[i].limits?.ringEntries !== undefined ? a
+    : { ...a, limits: { ...a.limits, ringEntries: rings[i] } }));
   let machine!: Machine;
   try {
     machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
@@ -208,7 +215,19 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const submitTo = (queue: string, list: GpuCommand[]) => {
     const q = queues.get(queue)!;
     const rp = processes.get(q.process)!;
-    if (q.hHwQueue) { rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, q.adapter, list), ...usesOf(list) }); return; }
+    if (q.hHwQueue) {
+      try {
+        rp.submit({ hHwQueue: q.hHwQueue, commands: commandsFor(q.process, q.adapter, list), ...usesOf(list) });
+      } catch (error) {
+        // a ring filled by submissions faster than the GPU drains them: what a scenario file can change
+        if (!(error instanceof WddmError) || error.status !== 'INSUFFICIENT_RESOURCES' || error.parameter !== 'commands') throw error;
+        const index = s.machine.adapters.findIndex((a) => a.name === q.adapter);
+        throw new WddmError('INSUFFICIENT_RESOURCES', `queue ${queue}: ${error.message.replace(/; let the GPU drain it.*$/, '')}; in a scenario file, raise machine.adapters[${index}].limits.ringEntries `
+          + `(now ${rings[index] ?? DEFAULT_LIMITS.ringEntries}), or let the thread wait until the queue has run its earlier commands (a wait step on a fence it signals) before this submit`,
+        { parameter: `machine.adapters[${index}].limits.ringEntries`, value: rings[index] ?? DEFAULT_LIMITS.ringEntries, expected: error.expected });
+      }
+      return;
+    }
     let buffer: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint } })[] = [];
     let uses: GpuCommand[] = [];
     const flush = () => { if (buffer.length) rp.submitCommand({ hContext: q.hContext, commands: buffer, ...usesOf(uses) }); buffer = []; uses = []; };
