@@ -2,7 +2,7 @@
 // (dist/cli.js) in a child process, run from a folder outside the clone, its exit code, stdout and
 // stderr; commands the tool prints are run as printed, through a shell.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, cpSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -376,4 +376,34 @@ describe('a scenario file\'s lists and the ring', () => {
     expect(piled.stdout).toMatch(/FAIL thread t does not fail: .*queue q: hardware queue ring has room for \d+ more command\(s\), the submission has 1000; in a scenario file, raise machine\.adapters\[0\]\.limits\.ringEntries \(now 1024\), or let the thread wait until the queue has run its earlier commands/);
     expect(piled.stdout).not.toContain('machine.run');
   });
+});
+
+describe('npm run web', () => {
+  const npm = process.env.npm_execpath && /npm-cli\.js$/.test(process.env.npm_execpath)
+    ? { command: process.execPath, prefix: [process.env.npm_execpath] } : { command: 'npm', prefix: [] as string[] };
+
+  it('killing `npm run web` (SIGTERM to npm) stops the server it started', async () => {
+    const child = spawn(npm.command, [...npm.prefix, 'run', 'web', '--', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no page URL printed: ${output}`)), 60_000);
+      const read = (chunk: Buffer) => {
+        output += chunk.toString();
+        const found = /wddm-fence page: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output);
+        if (found) { clearTimeout(timer); resolve(found[1]); }
+      };
+      child.stdout.on('data', read);
+      child.stderr.on('data', read);
+      child.once('exit', (code) => reject(new Error(`npm run web exited (${code}) before serving: ${output}`)));
+    });
+    expect((await fetch(url)).status).toBe(200);
+    child.kill('SIGTERM');
+    // the server goes within a moment; asked again and again until it refuses (a bound, not a timed assertion)
+    let serving = true;
+    for (let attempt = 0; attempt < 100 && serving; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      serving = await fetch(url).then(() => true, () => false);
+    }
+    expect(serving, 'the server still answers after npm run web was killed').toBe(false);
+  }, 90_000);
 });

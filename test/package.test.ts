@@ -21,6 +21,7 @@ const node = (args: string[], cwd: string) => spawnSync(process.execPath, args, 
 let work = '';
 let packed: { filename: string; size: number; unpackedSize: number; files: { path: string; size: number }[] } | undefined;
 let skipReason = '';
+let leftInClone: string[] = [];
 
 /** Newest modification time under a folder. */
 function newest(dir: string): number {
@@ -58,10 +59,13 @@ beforeAll(() => {
     if (tsc.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${tsc.stdout}${tsc.stderr}`);
   }
   work = mkdtempSync(join(tmpdir(), 'wddm-fence-package-'));
-  // --ignore-scripts: `prepare` would rebuild dist/ under the other test files' feet; dist is current (npm test built it)
+  // --ignore-scripts: `prepack` (scripts/ensure-built.mjs --declarations) has nothing to do, dist is current (npm test
+  // built it, the declarations above); packed into a temporary folder, so the clone is left as it was (no tarball in it)
+  const tarballsBefore = readdirSync(ROOT).filter((f) => f.endsWith('.tgz'));
   const pack = runNpm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], ROOT);
   if (pack.status !== 0) { skipReason = `npm pack failed: ${pack.stderr.split('\n').filter((l) => !/nodedir/.test(l)).join(' ').slice(0, 300)}`; return; }
   packed = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0];
+  leftInClone = readdirSync(ROOT).filter((f) => f.endsWith('.tgz') && !tarballsBefore.includes(f));
 }, 120_000);
 
 afterAll(() => { if (work) rmSync(work, { recursive: true, force: true }); });
@@ -79,7 +83,7 @@ describe('the npm package', () => {
     if (skipLoudly(ctx)) return;
     const files = packed!.files.map((f) => f.path);
     for (const required of ['package.json', 'README.md', 'dist/wddm-fence.js', 'dist/scenario.js', 'dist/cli.js', 'dist/types/index.d.ts', 'dist/types/scenario-files/index.d.ts',
-      'build/core.wasm', 'build/core-nothreads.wasm', 'scripts/ensure-built.mjs', 'scripts/serve-web.mjs', 'docs/SCENARIOS.md', 'scenarios/demo.yaml']) {
+      'build/core.wasm', 'build/core-nothreads.wasm', 'bin/wddm-fence.mjs', 'scripts/ensure-built.mjs', 'scripts/serve-web.mjs', 'docs/SCENARIOS.md', 'scenarios/demo.yaml']) {
       expect(files, required).toContain(required);
     }
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
@@ -92,7 +96,11 @@ describe('the npm package', () => {
       if (repositoryOnly.includes(name)) continue;
       for (const path of command.match(/\b(?:scripts|dist|bench)\/[\w./-]+\.m?js\b/g) ?? []) expect(files, `script "${name}" runs ${path}`).toContain(path);
     }
-    expect(Object.keys(manifest.scripts).filter((s) => !repositoryOnly.includes(s)).sort()).toEqual(['build', 'prepare', 'start', 'web']);
+    expect(Object.keys(manifest.scripts).filter((s) => !repositoryOnly.includes(s)).sort()).toEqual(['build', 'prepack', 'start', 'web']);
+    // no install scripts: nothing runs when a consumer installs it (npm warns about them), and npx in a clone builds nothing again
+    // (the first command that needs dist/ builds it, once: scripts/ensure-built.mjs)
+    expect(Object.keys(manifest.scripts).filter((s) => ['preinstall', 'install', 'postinstall', 'prepare', 'preprepare', 'postprepare'].includes(s))).toEqual([]);
+    expect(leftInClone).toEqual([]);
     // 3.8 MB before the race explorer (issue 13), which ships in the command and the library (about 0.45 MB with its sources and docs);
     // 4.2 MB before driver modules, the contract checker and the conformance suite (issue 12: about 0.3 MB in the three bundles,
     // the sources, declarations and docs); 4.54 MB before the OS's operations became steps of their own (issue 13's last stage:
@@ -125,9 +133,43 @@ describe('the npm package', () => {
     // wasm builds and base64 in each of the three bundles, with its sources, docs and their diagrams; the branch measured 5.758 MB);
     // 5.775 MB before issue 27 (GPU VA access rights in the core, ABI 9, in two wasm builds and base64 in each bundle; the fuzz
     // test's cases and fast-check runner in src/check, which left the library bundle; lost wake-ups; their docs: the branch
-    // measured 5.848 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_865_000);
+    // measured 5.848 MB); 5.865 MB before issue 33 (the module resolve hook, the argument reader, table/compare, the stuck
+    // report's findings, the ring sizing, bin/wddm-fence.mjs: about 88 KB, the code in each of the three bundles, its sources,
+    // declarations and docs).
+    expect(packed!.unpackedSize).toBeLessThan(5_960_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
+  });
+
+  it('npx wddm-fence in the clone runs the built command and rebuilds nothing (no prepare script to run when npm links the folder)', (ctx) => {
+    if (skipLoudly(ctx)) return;
+    const cli = join(ROOT, 'dist', 'cli.js');
+    const before = statSync(cli).mtimeMs;
+    const cache = mkdtempSync(join(tmpdir(), 'wddm-fence-npx-cache-'));
+    try {
+      const r = spawnSync(npm.command, [...npm.prefix, 'exec', '--yes', '--offline', '--', 'wddm-fence', '--version'], {
+        cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, npm_config_cache: cache, npm_config_update_notifier: 'false' },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout.trim()).toBe(`wddm-fence ${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}`);
+      expect(r.stderr).not.toMatch(/building/);
+      expect(statSync(cli).mtimeMs).toBe(before);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('the README\'s sizes are the measured ones (within 10 %): the package packed and unpacked, and the page\'s bundle', (ctx) => {
+    if (skipLoudly(ctx)) return;
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const stated = /npm package \(about ([\d.]+) MB packed, ([\d.]+) MB unpacked[;)]/.exec(readme);
+    expect(stated, 'the README states the package\'s size as "npm package (about X MB packed, Y MB unpacked)"').not.toBeNull();
+    const page = /\(a ([\d.]+) MB bundle of the library,\s+`yaml`\s+and\s+`ajv`/.exec(readme);
+    expect(page, 'the README states the page bundle\'s size as "(a X MB bundle of the library, `yaml` and `ajv`"').not.toBeNull();
+    const close = (statedMb: number, bytes: number, what: string) =>
+      expect(Math.abs(bytes / 1e6 / statedMb - 1), `${what}: the README says ${statedMb} MB, measured ${(bytes / 1e6).toFixed(2)} MB; update the README`).toBeLessThanOrEqual(0.1);
+    close(Number(stated![1]), packed!.size, 'packed');
+    close(Number(stated![2]), packed!.unpackedSize, 'unpacked');
+    close(Number(page![1]), statSync(join(ROOT, 'dist', 'web', 'page.js')).size, 'dist/web/page.js');
   });
 
   it('package installs into an empty folder and runs the README example, the command, the scenario entry, and compiles under a strict Node-only tsc', (ctx) => {
@@ -147,12 +189,15 @@ describe('the npm package', () => {
       mkdirSync(join(consumer, 'node_modules', 'wddm-fence'), { recursive: true });
       const tar = spawnSync('tar', ['-xzf', tarball, '-C', join(consumer, 'node_modules', 'wddm-fence'), '--strip-components=1'], { encoding: 'utf8' });
       expect(tar.status, tar.stderr).toBe(0);
-      bin = join(consumer, 'node_modules', 'wddm-fence', 'dist', 'cli.js');
+      bin = join(consumer, 'node_modules', 'wddm-fence', 'bin', 'wddm-fence.mjs');
     }
     const installed = join(consumer, 'node_modules', 'wddm-fence');
     expect(existsSync(join(installed, 'dist', 'wddm-fence.js'))).toBe(true);
     expect(existsSync(join(installed, 'src', 'index.ts'))).toBe(true);
     expect(existsSync(join(installed, 'dist', 'web'))).toBe(false);
+    const installedManifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(Object.keys(installedManifest.scripts).filter((s) => /^(pre|post)?(install|prepare)$/.test(s))).toEqual([]);
+    expect(install.stderr).not.toMatch(/install-scripts|install scripts/);
 
     // the README's library example, as printed, importing 'wddm-fence'
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -163,6 +208,14 @@ describe('the npm package', () => {
     expect(ran.status, ran.stderr).toBe(0);
     expect(ran.stdout).toMatch(/^SUCCESS$/m);
     expect(ran.stdout).toMatch(/interrupts: raised=1 handled=1 spurious=0/);
+    // and from CommonJS, as the README says (the second js block: require on Node 20.19 or newer, no CommonJS copy)
+    const commonJs = [...readme.slice(readme.indexOf('## A short example (the library)')).matchAll(/```js\n([\s\S]*?)```/g)][1][1];
+    expect(commonJs).toContain("require('wddm-fence')");
+    writeFileSync(join(consumer, 'example.cjs'), commonJs);
+    const required = node(['example.cjs'], consumer);
+    expect(required.status, required.stderr).toBe(0);
+    expect(required.stdout.trim()).toBe('gpu0');
+    expect(required.stderr).toBe('');
 
     // the command (through npm's bin link when npm installed it) and the scenario entry
     const demo = node([bin, 'run', 'demo', '--quiet'], consumer);

@@ -50,7 +50,7 @@ it('CAP-01 NF-11 the README\'s "Check your driver" commands run as printed: the 
   try {
     cpSync(join(root, 'examples', 'drivers', 'template'), join(dir, 'my-driver'), { recursive: true });
     for (const command of commands) {
-      const args = command.replace(/^(node dist\/cli\.js|wddm-fence) /, '').split(/\s+/)
+      const args = command.replace(/^(node dist\/cli\.js|npx wddm-fence|wddm-fence) /, '').split(/\s+/)
         .map((a) => a.replace(/^my-driver\//, `${dir}/my-driver/`).replace(/^conformance\.xml$/, join(dir, 'conformance.xml')));
       const r = spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { cwd: root, encoding: 'utf8' });
       expect(r.status, `${command}\n${r.stderr}`).toBe(0);
