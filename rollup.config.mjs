@@ -16,8 +16,13 @@ import commonjs from '@rollup/plugin-commonjs';
 import json from '@rollup/plugin-json';
 import { readFileSync } from 'node:fs';
 
-/** Copies the page's HTML next to its script (dist/web is the whole static site). */
-const html = () => ({ name: 'page-html', buildStart() { this.addWatchFile('web/index.html'); }, generateBundle() { this.emitFile({ type: 'asset', fileName: 'index.html', source: readFileSync('web/index.html') }); } });
+/** Copies the page's HTML and icon next to its script (dist/web is the whole static site). */
+const PAGE_FILES = ['index.html', 'favicon.svg'];
+const html = () => ({
+  name: 'page-html',
+  buildStart() { for (const file of PAGE_FILES) this.addWatchFile(`web/${file}`); },
+  generateBundle() { for (const file of PAGE_FILES) this.emitFile({ type: 'asset', fileName: file, source: readFileSync(`web/${file}`) }); },
+});
 
 const ts = () => typescript({ tsconfig: './tsconfig.json', compilerOptions: { noEmit: false, declaration: false, outDir: undefined }, include: ['src/**/*.ts'], noEmitOnError: true });
 const nodeExternal = (id) => id.startsWith('node:') || id === 'yaml' || id === 'ajv';

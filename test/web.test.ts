@@ -113,6 +113,35 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('page loads with no console error and no failed request (its icon too), and a short run\'s time axis reads in ns, every label different', async () => {
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (m: { type(): string; text(): string }) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+    page.on('pageerror', (e: Error) => problems.push(`page: ${e.message}`));
+    page.on('response', (r: { status(): number; url(): string }) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
+    page.on('requestfailed', (r: { url(): string }) => problems.push(`failed ${r.url()}`));
+    await page.goto(`${url}?scenario=interrupt-payload`);
+    await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
+    // the icon the page names, and where a browser looks by default
+    expect(await page.$eval('link[rel="icon"]', (l: HTMLLinkElement) => l.href)).toBe(`${url}favicon.svg`);
+    expect((await fetch(`${url}favicon.ico`)).status).toBe(200);
+    await page.fill('#source', `name: short
+machine: { adapters: [ { name: gpu0 } ] }
+processes: [ { name: app } ]
+fences: [ { name: f, process: app, adapter: gpu0 } ]
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 40 } }, { signal: { fence: f, value: 1 } } ] }
+`);
+    await page.click('#run');
+    await page.waitForFunction(() => document.body.dataset.state === 'passed' && document.querySelector('#status')?.textContent?.startsWith('short'), undefined, { timeout: 30_000 });
+    const labels = await page.$$eval('#timeline g.axis text', (n: Element[]) => n.map((t) => t.textContent));
+    expect(labels.length).toBeGreaterThan(2);
+    expect(new Set(labels).size).toBe(labels.length);
+    expect(labels.every((l: string | null) => / ns$/.test(l ?? ''))).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('page runs cross-adapter scenario 1: a track per queue per adapter, the arrow from the dGPU signal to the iGPU wait, the summary numbers', async () => {
     const expected = await runScenario(findBuiltin('scenario-1')!.scenario!);
     const page = await context.newPage();

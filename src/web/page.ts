@@ -12,6 +12,7 @@ import { Trace } from '../base/trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';
 import { exportTimeline } from '../timeline/timeline.js';
 import { scenarioFromAddress } from './address.js';
+import { timeTicks } from './axis.js';
 import { stuckText } from '../machine/liveness.js';
 
 let lastResult: ScenarioResult | undefined;
@@ -55,11 +56,10 @@ export function drawTimeline(root: SVGSVGElement, model: TimelineModel): void {
   svg('path', { d: 'M0,0 L8,4 L0,8 z', fill: '#5b3fa8' }, marker);
   // time axis
   const axis = svg('g', { class: 'axis' }, root);
-  for (let i = 0; i <= 10; i++) {
-    const ns = (endNs * i) / 10;
-    svg('line', { x1: x(ns), x2: x(ns), y1: top - 4, y2: height, stroke: '#eceef2' }, axis);
-    const t = svg('text', { x: x(ns), y: top - 8, 'font-size': 10, 'text-anchor': 'middle', fill: '#666' }, axis);
-    t.textContent = `${(ns / 1000).toFixed(1)} us`;
+  for (const tick of timeTicks(endNs)) {
+    svg('line', { x1: x(tick.ns), x2: x(tick.ns), y1: top - 4, y2: height, stroke: '#eceef2' }, axis);
+    const t = svg('text', { x: x(tick.ns), y: top - 8, 'font-size': 10, 'text-anchor': 'middle', fill: '#666' }, axis);
+    t.textContent = tick.label;
   }
   const rowOf = new Map<string, number>();
   model.tracks.forEach((track, i) => {
