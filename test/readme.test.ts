@@ -62,3 +62,24 @@ it('CAP-01 NF-11 the README\'s "Check your driver" commands run as printed: the 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('NF-10 the counts the README\'s race explorer commands state are what those commands print', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /```sh\n(wddm-fence explore [\s\S]*?)```/.exec(readme.slice(readme.indexOf('## The race explorer')))![1];
+  const said = (pattern: RegExp) => Number(pattern.exec(block)?.[1]);
+  const dir = mkdtempSync(join(tmpdir(), 'wddm-fence-readme-explore-'));
+  const explore = (...args: string[]) => spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), 'explore', ...args], { cwd: dir, encoding: 'utf8' });
+  const states = (out: string) => Number(/^ {2}(\d+) states \(/m.exec(out)?.[1]);
+  try {
+    const steps = explore();
+    expect(steps.status).toBe(0);
+    expect(states(steps.stdout)).toBe(said(/^wddm-fence explore +# (\d+) states, every invariant holds/m));
+    expect(states(explore('--os-granularity', 'operation').stdout)).toBe(said(/--os-granularity operation +# each OS operation whole: (\d+) states/));
+    const lost = explore('--variant', 'no-barrier');
+    expect(lost.status).toBe(1);
+    expect(Number(/^shortest counterexample: (\d+) steps/m.exec(lost.stdout)?.[1])).toBe(said(/the shortest lost wakeup \((\d+) steps\)/));
+    expect(existsSync(join(dir, 'wddm-fence-counterexample.json'))).toBe(true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
