@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SMALL_SCENARIO } from './helpers.js';
 
 const CLI = join(__dirname, '..', 'dist', 'cli.js');
 let dir: string;
@@ -17,15 +18,7 @@ function cli(...args: string[]) {
 }
 function file(name: string, text: string): string { const p = join(dir, name); writeFileSync(p, text); return p; }
 
-const MINIMAL = `name: minimal
-machine: { adapters: [ { name: gpu0 } ] }
-processes: [ { name: app } ]
-fences: [ { name: f, process: app, adapter: gpu0 } ]
-queues:
-  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
-threads:
-  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2] } } ] }
-`;
+const MINIMAL = SMALL_SCENARIO.replace('name: small', 'name: minimal').replace(', timeoutNs: 100000', '');
 
 describe('wddm-fence run', () => {
   it('cli run demo exits 0 and prints the trace, the summary and every expectation', () => {

@@ -6,6 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, cpSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SMALL_SCENARIO } from './helpers.js';
 
 const ROOT = join(__dirname, '..');
 const CLI = join(ROOT, 'dist', 'cli.js');
@@ -20,6 +21,9 @@ beforeAll(() => {
   writeFileSync(join(bin, 'wddm-fence'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} "$@"\n`, { mode: 0o755 });
 });
 afterAll(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+
+/** Writes a file into the test's folder; its path. */
+function write(name: string, text: string): string { const path = join(dir, name); writeFileSync(path, text); return path; }
 
 function cli(args: string[], cwd = dir) {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', cwd, timeout: 120_000 });
@@ -64,16 +68,8 @@ describe('a driver module outside the clone', () => {
     const explored = cli(['explore', '--driver', 'elsewhere/my-driver/driver.mjs', '--fences', '1', '--waiters', '1', '--signals', '1']);
     expect(explored.code, explored.stderr).toBe(0);
     expect(explored.stdout).toContain('every invariant holds in every reachable state');
-    writeFileSync(join(dir, 'elsewhere', 'own-driver.yaml'), `name: own-driver
-machine: { adapters: [ { name: gpu0, driver: ./my-driver/driver.mjs } ] }
-processes: [ { name: app } ]
-fences: [ { name: f, process: app, adapter: gpu0 } ]
-queues:
-  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
-threads:
-  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2] } } ] }
-expect: { fences: { f: 2 }, waits: { w: woken } }
-`);
+    writeFileSync(join(dir, 'elsewhere', 'own-driver.yaml'), SMALL_SCENARIO.replace('{ name: gpu0 }', '{ name: gpu0, driver: ./my-driver/driver.mjs }')
+      + 'expect: { fences: { f: 2 }, waits: { w: woken } }\n');
     const ran = cli(['run', 'elsewhere/own-driver.yaml', '--quiet']);
     expect(ran.code, ran.stderr).toBe(0);
     expect(ran.stdout).toContain('PASSED');
@@ -217,16 +213,8 @@ describe('demo, table and compare: one story, every option works or is refused',
 });
 
 describe('smaller things', () => {
-  const SCENARIO = `name: small
-machine: { adapters: [ { name: gpu0 } ] }
-processes: [ { name: app } ]
-fences: [ { name: f, process: app, adapter: gpu0 } ]
-queues:
-  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
-threads:
-  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2], timeoutNs: 100000 } } ] }
-`;
-  const scenario = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
+  const SCENARIO = SMALL_SCENARIO;
+  const scenario = write;
 
   it('virtual time is whole nanoseconds: a fractional duration or timeout is refused, in a scenario file and in the library', async () => {
     for (const [from, to, path] of [['durationNs: 1000', 'durationNs: 1.5', 'queues[0].commands[0].work.durationNs is 1.5'], ['timeoutNs: 100000', 'timeoutNs: 0.5', 'threads[0].steps[0].wait.timeoutNs is 0.5']]) {
@@ -283,7 +271,6 @@ fences: [ { name: f, process: app, adapter: gpu0 }, { name: g, process: app, ada
 queues:
   - { name: q, process: app, adapter: gpu0, commands: [ { wait: { fence: f, value: 1 } }, { signal: { fence: g, value: 1 } } ] }
 `;
-  const write = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
 
   it('NF-10 a queue waiting for a value no later step of anything signals is "never signalled", not a cycle through the thread', () => {
     const path = write('never.yaml', `${QUEUE_WAITS_FOR_F}threads:\n  - { name: t, process: app, steps: [ { wait: { id: w, fences: [g], values: [1] } } ] }\n`);
@@ -356,7 +343,6 @@ describe('a scenario file\'s lists and the ring', () => {
     ...(extra.threadSubmits ? { threads: [{ name: 't', process: 'app', steps: Array.from({ length: 2 }, () => ({ submit: { queue: 'q', commands: Array.from({ length: extra.threadSubmits! }, () => ({ work: { durationNs: 10 } })) } })) }] } : {}),
     expect: { fences: { f: 1 } },
   });
-  const write = (name: string, text: string) => { const path = join(dir, name); writeFileSync(path, text); return path; };
 
   it('every list the schema allows runs: the runner makes the ring as long as the longest submission (4,096 commands and a progress fence)', () => {
     for (const [name, text] of [['long-2000.json', scenario(2000)], ['long-4096.json', scenario(4096, { progressFence: true })]]) {

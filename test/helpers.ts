@@ -44,3 +44,17 @@ export function attemptLogger(log: string[], state: () => string, options: { par
     }
   };
 }
+
+/**
+ * A small scenario file that passes: a queue works 1 us and signals f = 2, a thread waits for it (timeout 100 us).
+ * Tests vary it with .replace().
+ */
+export const SMALL_SCENARIO = `name: small
+machine: { adapters: [ { name: gpu0 } ] }
+processes: [ { name: app } ]
+fences: [ { name: f, process: app, adapter: gpu0 } ]
+queues:
+  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2], timeoutNs: 100000 } } ] }
+`;

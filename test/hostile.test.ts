@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/main.js';
 import { SCENARIO_LIMITS } from '../src/scenario-files/limits.js';
+import { SMALL_SCENARIO } from './helpers.js';
 
 const CLI = join(__dirname, '..', 'dist', 'cli.js');
 let dir: string;
@@ -23,15 +24,7 @@ async function cli(...args: string[]) {
 }
 function file(name: string, text: string | Buffer): string { const p = join(dir, name); writeFileSync(p, text); return p; }
 
-const SCENARIO = `name: hostile
-machine: { adapters: [ { name: gpu0 } ] }
-processes: [ { name: app } ]
-fences: [ { name: f, process: app, adapter: gpu0 } ]
-queues:
-  - { name: q, process: app, adapter: gpu0, commands: [ { work: { durationNs: 1000 } }, { signal: { fence: f, value: 2 } } ] }
-threads:
-  - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2], timeoutNs: 100000 } } ] }
-`;
+const SCENARIO = SMALL_SCENARIO.replace('name: small', 'name: hostile');
 /** The base scenario with one piece replaced (the replaced text must be in it). */
 function variant(from: string, to: string): string {
   expect(SCENARIO).toContain(from);
