@@ -26,7 +26,7 @@ describe('limits: numbers the library takes', () => {
       const error = wddmError(() => machine.run(bad as number));
       expect(error.status).toBe('INVALID_PARAMETER');
       expect(error.parameter).toBe('run(untilNs)');
-      expect(error.message).toMatch(/^run\(untilNs\) is .*; expected a number of virtual nanoseconds from 0 to 9007199254740991 \(2\^53 − 1/);
+      expect(error.message).toMatch(/^run\(untilNs\) is .*; expected a whole number of virtual nanoseconds from 0 to 9007199254740991 \(2\^53 − 1/);
       expect(machine.nowNs).toBe(0);
     }
     machine.run(5000);
@@ -42,7 +42,7 @@ describe('limits: numbers the library takes', () => {
     const queue = app.createHwQueue({ hDevice, engine: 0 });
     for (const durationNs of [1e30, -1, NaN, Infinity, '5']) {
       const error = wddmError(() => app.submit({ hHwQueue: queue.hHwQueue, commands: [{ work: { durationNs: durationNs as number } }] }));
-      expect(error.message).toMatch(/commands\[0\]\.work\.durationNs is .*; expected a number of virtual nanoseconds from 0 to 9007199254740991/);
+      expect(error.message).toMatch(/commands\[0\]\.work\.durationNs is .*; expected a whole number of virtual nanoseconds from 0 to 9007199254740991/);
     }
     expect(wddmError(() => app.waitAsync({ objects: [fence.hSyncObject], values: [1n], timeoutNs: 1e300 })).parameter).toBe('timeoutNs');
     expect(wddmError(() => createMachineSync({ timing: { commandNs: 2 ** 60 } })).parameter).toBe('timing.commandNs');
@@ -53,7 +53,7 @@ describe('limits: numbers the library takes', () => {
     const eventWaiter = app.createThread('eventWaiter', function* (cpu) { yield cpu.waitEvent(hEvent, NaN); });
     machine.run();
     expect(sleeper.state).toBe('failed');
-    expect((sleeper.error as WddmError).message).toMatch(/^sleep\(durationNs\) is -1; expected a number of virtual nanoseconds/);
+    expect((sleeper.error as WddmError).message).toMatch(/^sleep\(durationNs\) is -1; expected a whole number of virtual nanoseconds/);
     expect(eventWaiter.state).toBe('failed');
     expect((eventWaiter.error as WddmError).parameter).toBe('waitEvent(timeoutNs)');
   });
