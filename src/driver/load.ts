@@ -15,11 +15,15 @@
 // A module's `import … from 'wddm-fence'` resolves to the running copy of the package, wherever
 // the file is (resolve-hook.ts). Node is reached only through dynamic imports, so the library
 // bundle still runs in browsers (there a path resolves as a URL against `from` or the page).
+//
+// A `.wasm` file is a driver built from C (examples/drivers/c/): its bytes go to wasm-driver.ts, which
+// checks, guards and compiles it; the same errors name what is wrong with it.
 
 import { WddmError, invalid, show } from '../base/errors.js';
 import * as v from '../base/validate.js';
 import { checkDriverModule, type DriverModule } from './module.js';
 import { resolvePackageToRunningCopy, type PackageResolution } from './resolve-hook.js';
+import { loadWasmDriverModule } from './wasm-driver.js';
 
 export interface LoadDriverModuleOptions {
   /** The folder relative paths resolve against, or a file: URL (import.meta.url) to resolve like an import. Default: the working directory. */
@@ -37,7 +41,7 @@ interface Located { url: string; file?: string; shown: string; baseName: string 
 
 async function locate(pathOrUrl: string | URL, from: string | URL | undefined): Promise<Located> {
   const spec = pathOrUrl instanceof URL ? pathOrUrl.href : pathOrUrl;
-  const baseName = (spec.split(/[\\/]/).pop() ?? spec).replace(/\.(mjs|js)$/i, '') || 'module';
+  const baseName = (spec.split(/[\\/]/).pop() ?? spec).replace(/\.(mjs|js|wasm)$/i, '') || 'module';
   if (!isNode()) {
     const base = from instanceof URL ? from.href : from ?? (globalThis as { location?: { href: string } }).location?.href;
     let url: string;
@@ -68,7 +72,7 @@ async function locate(pathOrUrl: string | URL, from: string | URL | undefined): 
   }
   if (stats.isDirectory()) throw failed(`driver module ${shown} is a folder; expected its .mjs or .js file (e.g. ${resolve(file, 'driver.mjs')})`, spec);
   if (!stats.isFile()) throw failed(`driver module ${shown} is not a regular file`, spec);
-  if (!/\.(mjs|js)$/i.test(file)) throw failed(`driver module ${shown} is not a .mjs or .js file; expected an ES module`, spec);
+  if (!/\.(mjs|js|wasm)$/i.test(file)) throw failed(`driver module ${shown} is not a .mjs, .js or .wasm file; expected an ES module, or a driver built from C`, spec);
   return { url: pathToFileURL(file).href, file, shown, baseName };
 }
 
@@ -124,6 +128,7 @@ export async function loadDriverModule(pathOrUrl: string | URL, options: LoadDri
     throw invalid('loadDriverModule(pathOrUrl)', pathOrUrl, 'the path or URL of an ES module (.mjs or .js) exporting createDriver(context)');
   }
   const where = await locate(pathOrUrl, o.from as string | URL | undefined);
+  if (/\.wasm$/i.test(where.file ?? where.url)) return loadWasmDriverModule(await wasmBytes(where), where);
   const resolution = await resolvePackageToRunningCopy();
   let namespace: Record<string, unknown>;
   try {
@@ -143,4 +148,16 @@ export async function loadDriverModule(pathOrUrl: string | URL, options: LoadDri
   const createDriver = source.createDriver as DriverModule['createDriver'];
   return checkDriverModule({ name, createDriver: (context: Parameters<DriverModule['createDriver']>[0]) => createDriver.call(source, context) },
     `driver module ${where.shown}`);
+}
+
+/** A .wasm driver's bytes: from the file (Node), or fetched. */
+async function wasmBytes(where: Located): Promise<Uint8Array> {
+  try {
+    if (where.file) return new Uint8Array(await (await import('node:fs/promises')).readFile(where.file));
+    const response = await fetch(where.url);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    return new Uint8Array(await response.arrayBuffer());
+  } catch (error) {
+    throw failed(`driver module ${where.shown} could not be read: ${(error as Error).message}`, where.shown);
+  }
 }

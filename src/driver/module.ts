@@ -21,6 +21,12 @@ import type { GpuCore } from '../core/bindings.js';
 import { invalid } from '../base/errors.js';
 import { ReferenceDriver, type ReferenceDriverOptions } from './reference.js';
 
+/** The adapter limits a driver sizes its own tables by (core fence ids are 1 … fences, core queue ids 1 … queues). */
+export interface DriverLimits { readonly fences: number; readonly queues: number; readonly ringEntries: number }
+
+/** What DriverModule.memoryBytes is told about the adapter it sizes a region for. */
+export interface DriverMemorySizing { readonly engines: number; readonly limits: DriverLimits }
+
 /** What the machine gives a driver module for one adapter. */
 export interface DriverContext {
   /** The adapter's index in the machine (adapters[i]). */
@@ -33,6 +39,13 @@ export interface DriverContext {
   readonly core: GpuCore;
   /** The adapter's resolved options, as the reference driver takes them. */
   readonly options: ReferenceDriverOptions;
+  /** The adapter's limits (its fences, queues and ring size). */
+  readonly limits: DriverLimits;
+  /**
+   * The region of the machine's memory the memory plan reserved for this driver, when its module asked for one
+   * (DriverModule.memoryBytes): a C driver's globals, stack and pool (docs/MEMORY.md, "Driver regions").
+   */
+  readonly memory?: { readonly base: number; readonly bytes: number };
 }
 
 /** A kernel-mode driver with its user-mode half, as a driver module makes it. */
@@ -41,6 +54,11 @@ export interface PluggableDriver extends KernelModeDriver {
   readonly userMode: UserModeDriverInterface;
   /** Optional: the core queue behind a hardware queue or context handle (tools and tests that step the core). */
   coreQueueOf?(handle: number): number | undefined;
+  /**
+   * Optional: [start, end) ranges of linear memory the driver keeps nothing in between calls (a C driver's stack
+   * and argument area). A schedule explorer leaves them out of a state's key.
+   */
+  scratchMemory?(): readonly (readonly [number, number])[];
 }
 
 /** A driver module: an ES module (or any object) exporting a factory. */
@@ -48,6 +66,12 @@ export interface DriverModule {
   createDriver(context: DriverContext): PluggableDriver;
   /** Shown in traces and reports; defaults to "module". */
   readonly name?: string;
+  /**
+   * Optional: bytes of the machine's memory one adapter's driver needs of its own (a C driver's region: its
+   * globals, stack, argument area and pool). The memory plan reserves them after the core's regions, behind a
+   * guard page, and DriverContext.memory says where.
+   */
+  memoryBytes?(sizing: DriverMemorySizing): number;
 }
 
 /** The built-in reference driver as a driver module. */
@@ -83,6 +107,8 @@ export function checkDriverModule(value: unknown, where: string): DriverModule {
   }
   const name = (value as { name?: unknown }).name;
   if (name !== undefined && typeof name !== 'string') throw invalid(`${where}.name`, name, 'a string, or absent');
+  const memoryBytes = (value as { memoryBytes?: unknown }).memoryBytes;
+  if (memoryBytes !== undefined && typeof memoryBytes !== 'function') throw invalid(`${where}.memoryBytes`, memoryBytes, 'a function memoryBytes(sizing) returning a byte count, or absent');
   return value as DriverModule;
 }
 

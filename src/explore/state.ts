@@ -14,7 +14,9 @@
 //   - the out buffer: each export that fills it is read by the host in the
 //     same event (docs/ABI.md section 4), so it is scratch between events;
 //   - statistics (gpuSignals, cmpChecks, interruptsRaised, heapPushes,
-//     heapPops, each engine's signals and interrupts): only summaries read them.
+//     heapPops, each engine's signals and interrupts): only summaries read them;
+//   - a driver's scratch memory (PluggableDriver.scratchMemory: a C driver's
+//     stack and argument area), where nothing outlives the call that wrote it.
 //
 // The host digest walks every object reachable from the machine (arrays,
 // Maps and Sets in their insertion order, objects' own keys in order,
@@ -130,6 +132,8 @@ export class StateKeys {
       const capacity = view.getUint32(base + L.offsets.outCapacity, true);
       holes.push([out, out + capacity * 4]);
       for (const at of [L.offsets.gpuSignals, L.offsets.cmpChecks, L.offsets.interrupts, L.offsets.heapPushes, L.offsets.heapPops]) holes.push([base + at, base + at + 8]);
+      // A driver's scratch memory (a C driver's stack and argument area): nothing in it outlives a call.
+      for (const [start, end] of adapter.driver.scratchMemory?.() ?? []) holes.push([start, end]);
       for (let e = 0; e < adapter.hardware.engineCount; e++) {
         const record = adapter.core.engineRecordAddress(e);
         holes.push([record + L.offsets.engineSignals, record + L.offsets.engineSignals + 8]);

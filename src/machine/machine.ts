@@ -16,7 +16,7 @@
 
 import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
 import { compileCore, compileCoreSync, gpuCoreView, instantiateCore, osCoreView, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from '../core/bindings.js';
-import { checkDriver, type PluggableDriver } from '../driver/module.js';
+import { checkDriver, type DriverModule, type PluggableDriver } from '../driver/module.js';
 import { loadDriverModule } from '../driver/load.js';
 import type { ReferenceDriverOptions } from '../driver/reference.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
@@ -35,7 +35,7 @@ import * as v from '../base/validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from '../base/wddm.js';
 import { VidMm, type VidMmCounters } from '../os/vidmm/vidmm.js';
 import { DoorbellService } from '../gpu/doorbell.js';
-import { planMemory, heapClassFor } from './memory-plan.js';
+import { planMemory, heapClassFor, type AdapterSizing } from './memory-plan.js';
 import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, type MachineOptions } from './options.js';
 
 export type {
@@ -375,8 +375,9 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     throw new Error(`core static data ends at ${probe.staticDataEnd()}, past the ${layout.staticReservedBytes} bytes reserved for it`);
   }
   const roundPage = (n: number) => Math.ceil(n / PAGE) * PAGE;
-  const { systemBase, doorbellBase, doorbellBytes, adapters: plan, pages } = planMemory(probe, layout, {
-    systemMemoryBytes, processes, outCapacityWords: OUT_CAPACITY_WORDS, doorbell, adapters,
+  const { systemBase, doorbellBase, doorbellBytes, adapters: plan, pages, mapPages } = planMemory(probe, layout, {
+    systemMemoryBytes, processes, outCapacityWords: OUT_CAPACITY_WORDS, doorbell,
+    adapters: adapters.map((a, index) => ({ ...a, driverBytes: driverMemoryBytes(a.driver.module, a.engines, `adapters[${index}].driver.module`) })),
   });
   let memory: WebAssembly.Memory;
   try {
@@ -399,7 +400,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent, allocationRecords);
   for (const observer of observers) observer.machineCreated?.(machine);
   trace.record('machine', 'machine', 'created', {
-    seed, nativeFenceFeature: nativeFence, memoryBytes: pages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
+    seed, nativeFenceFeature: nativeFence, memoryBytes: mapPages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
     commandNs: timing.commandNs, interruptLatencyNs: timing.interruptLatencyNs, jitter: timing.jitter,
   });
 
@@ -465,7 +466,11 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     const driverWhere = `adapters[${index}].driver.module`;
     let made: unknown;
     try {
-      made = a.driver.module.createDriver({ adapterIndex: index, adapterName: a.name, hardware, core: gpuCore, options: driverOptions });
+      made = a.driver.module.createDriver({
+        adapterIndex: index, adapterName: a.name, hardware, core: gpuCore, options: driverOptions,
+        limits: { fences: a.limits.fences, queues: a.limits.queues, ringEntries: a.limits.ringEntries },
+        ...(plan[index].driver ? { memory: plan[index].driver } : {}),
+      });
     } catch (error) {
       if (error instanceof WddmError) throw error;
       throw new WddmError('INVALID_PARAMETER', `${driverWhere}.createDriver(context) threw while building the driver of "${a.name}": ${error instanceof Error ? error.message : String(error)}`,
@@ -481,6 +486,20 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
   for (const service of services) service.peers = services;
   return machine;
+}
+
+/**
+ * The bytes an adapter's driver module asks for (DriverModule.memoryBytes), as a function of the limits the memory
+ * plan tries; undefined when it asks for none. What it returns is checked: a whole number of bytes, at most 1 GiB.
+ */
+function driverMemoryBytes(module: DriverModule, engines: number, where: string): ((limits: AdapterSizing['limits']) => number) | undefined {
+  const ask = module.memoryBytes;
+  if (typeof ask !== 'function') return undefined;
+  return (limits) => {
+    const bytes = ask.call(module, { engines, limits: { fences: limits.fences, queues: limits.queues, ringEntries: limits.ringEntries } });
+    if (!Number.isInteger(bytes) || bytes < 0 || bytes > 2 ** 30) throw invalid(`${where}.memoryBytes(sizing)`, bytes, 'a whole number of bytes from 0 to 2^30');
+    return bytes;
+  };
 }
 
 function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {

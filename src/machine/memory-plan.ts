@@ -10,6 +10,11 @@
 //      in that arena too;
 //   3. the whole map must fit in the core's memory (MAX_MEMORY_BYTES).
 //
+// After the core's regions come the driver regions: for each adapter whose driver module asks for memory
+// of its own (DriverModule.memoryBytes: a C driver's globals, stack and pool), a guard page the driver may
+// never write, then its region. They follow everything else, so the core's addresses are the same with
+// any driver; `mapPages` is the memory without them (what the trace reports as the machine's memory).
+//
 // A limit that fails gets a WddmError naming it, its value, and the most that
 // fits with everything else as it is. For 3 the limit named is the one whose
 // bytes weigh most; the most that fits is found by bisection over the core's
@@ -34,6 +39,8 @@ export interface AdapterSizing {
     fences: number; waitBlocks: number; waitersPerFence: number; heapArenaBytes: number;
     queues: number; ringEntries: number; gpuVaPagesPerProcess: number; interruptListEntries: number;
   };
+  /** Bytes the adapter's driver module asks for with these limits (DriverModule.memoryBytes); absent: none. */
+  driverBytes?: (limits: AdapterSizing['limits']) => number;
 }
 type LimitName = keyof AdapterSizing['limits'];
 
@@ -41,9 +48,11 @@ export interface MemoryPlan {
   systemBase: number;
   doorbellBase: number;
   doorbellBytes: number;
-  adapters: { localBase: number; privateBase: number; privateBytes: number }[];
+  adapters: { localBase: number; privateBase: number; privateBytes: number; driver?: { base: number; bytes: number } }[];
   /** Whole memory, in 64 KiB WebAssembly pages. */
   pages: number;
+  /** The memory map without the driver regions, in 64 KiB pages (what the trace reports). */
+  mapPages: number;
 }
 
 /** Smallest waiter-heap class (power of two entries) that holds `waitersPerFence`. */
@@ -113,8 +122,9 @@ export function planMemory(probe: CoreExports, layout: CoreLayout, options: {
   // 3: the whole map.
   const fixedBytes = layout.staticReservedBytes + roundPage(options.systemMemoryBytes)
     + (options.doorbell.enabled ? roundPage(probe.doorbellRegionBytes(adapters.length, options.doorbell.ringEntries)) : 0);
+  const driverRegion = (a: AdapterSizing, limits = a.limits): number => (a.driverBytes ? PAGE + roundPage(a.driverBytes(limits)) : 0);
   const totalWith = (index: number, limits: AdapterSizing['limits']): number => fixedBytes + adapters.reduce((sum, a, i) =>
-    sum + roundPage(a.localMemoryBytes) + regionBytes(a, i === index ? limits : a.limits), 0);
+    sum + roundPage(a.localMemoryBytes) + regionBytes(a, i === index ? limits : a.limits) + driverRegion(a, i === index ? limits : a.limits), 0);
   const total = totalWith(-1, adapters[0].limits);
   if (Math.ceil(total / 65536) * 65536 > MAX_MEMORY_BYTES) {
     // The limit to name: of those whose lowering alone makes the machine fit, the one whose bytes weigh most.
@@ -122,7 +132,7 @@ export function planMemory(probe: CoreExports, layout: CoreLayout, options: {
     let worst: { index: number; limit: LimitName; saved: number } | undefined;
     adapters.forEach((a, index) => {
       for (const limit of Object.keys(a.limits) as LimitName[]) {
-        const saved = regionBytes(a) - regionBytes(a, { ...a.limits, [limit]: 1 });
+        const saved = regionBytes(a) + driverRegion(a) - regionBytes(a, { ...a.limits, [limit]: 1 }) - driverRegion(a, { ...a.limits, [limit]: 1 });
         if (saved > 0 && (!worst || saved > worst.saved) && fitsWith(index, { ...a.limits, [limit]: 1 })) worst = { index, limit, saved };
       }
     });
@@ -151,7 +161,15 @@ export function planMemory(probe: CoreExports, layout: CoreLayout, options: {
     const privateBytes = regionBytes(a);
     const privateBase = at;
     at += privateBytes;
-    return { localBase, privateBase, privateBytes };
+    return { localBase, privateBase, privateBytes } as MemoryPlan['adapters'][number];
   });
-  return { systemBase, doorbellBase, doorbellBytes, adapters: planned, pages: Math.ceil(at / 65536) };
+  const mapPages = Math.ceil(at / 65536);
+  adapters.forEach((a, index) => {
+    if (!a.driverBytes) return;
+    at += PAGE; // the guard page: never the driver's to write
+    const bytes = roundPage(a.driverBytes(a.limits));
+    planned[index].driver = { base: at, bytes };
+    at += bytes;
+  });
+  return { systemBase, doorbellBase, doorbellBytes, adapters: planned, pages: Math.ceil(at / 65536), mapPages };
 }
