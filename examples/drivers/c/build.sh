@@ -60,16 +60,28 @@ if stale "$runtime_o" "$here/wddm_fence_runtime.c" "$here/wddm_fence_driver.h"; 
   "$clang" "${cflags[@]}" -c "$here/wddm_fence_runtime.c" -o "$runtime_o"
 fi
 
-# One driver: the .wasm, then its sources (a broken driver is the reference driver with one of its extension
-# points replaced: reference.c and its own file).
-build_driver() {
-  local wasm="$1"; shift
-  local objects=() source object
-  for source in "$@"; do
-    object="$out/$(basename "${wasm%.wasm}").$(basename "${source%.c}").o"
-    if stale "$object" "$source" "$here/wddm_fence_driver.h"; then "$clang" "${cflags[@]}" -c "$source" -o "$object"; fi
-    objects+=("$object")
-  done
+# One driver: FILE.c → FILE.wasm, linked with wddm_fence_runtime.c. A file whose first lines say
+#   "wddm-fence: link with reference.c"              is linked with the reference driver, whose extension points
+#                                                   (weak functions) it replaces: examples/drivers/c/broken/;
+#   "wddm-fence: link with reference.c as a library" is linked with reference.c built with -DWDDM_REFERENCE_LIBRARY:
+#                                                   its DDIs are functions (Reference<DDI>) the file's exports call
+#                                                   (template.c).
+compile() { # source, object, extra flags…
+  local source="$1" object="$2"; shift 2
+  if stale "$object" "$source" "$here/wddm_fence_driver.h"; then "$clang" "${cflags[@]}" "$@" -c "$source" -o "$object"; fi
+}
+build_driver() { # file.c
+  local file="$1" wasm="${1%.c}.wasm" name
+  name="$(basename "${file%.c}")"
+  local objects=("$out/$name.o")
+  compile "$file" "$out/$name.o"
+  if head -n 5 "$file" | grep -q 'wddm-fence: link with reference.c as a library'; then
+    compile "$here/reference.c" "$out/reference-library.o" -DWDDM_REFERENCE_LIBRARY
+    objects+=("$out/reference-library.o")
+  elif head -n 5 "$file" | grep -q 'wddm-fence: link with reference.c'; then
+    compile "$here/reference.c" "$out/reference.o"
+    objects+=("$out/reference.o")
+  fi
   if stale "$wasm" "${objects[@]}" "$runtime_o"; then
     "$wasm_ld" "${ldflags[@]}" "${objects[@]}" "$runtime_o" -o "$wasm"
     echo "c-drivers: built $wasm" >&2
@@ -80,13 +92,8 @@ absolute() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 if [ $# -gt 0 ]; then
   for file in "$@"; do
     [ -f "$file" ] || { echo "c-drivers: no file $file" >&2; exit 2; }
-    file="$(absolute "$file")"
-    build_driver "${file%.c}.wasm" "$file"
+    build_driver "$(absolute "$file")"
   done
   exit 0
 fi
-build_driver "$here/reference.wasm" "$here/reference.c"
-build_driver "$here/template.wasm" "$here/template.c"
-for broken in "$here"/broken/*.c; do
-  build_driver "${broken%.c}.wasm" "$here/reference.c" "$broken"
-done
+for file in "$here/reference.c" "$here/template.c" "$here"/broken/*.c; do build_driver "$file"; done

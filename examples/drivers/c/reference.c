@@ -22,9 +22,21 @@
  * with one 64-bit atomic store at CurrentValueKernelCpuVa's word.
  *
  * Extension points (weak: a driver linked with this file may replace them, as examples/drivers/c/broken/
- * does): ReferenceCmpOrder, ReferenceNotifyInterrupt, ReferenceProgramFirmware.
+ * does; reference.h declares them): ReferenceCmpOrder, ReferenceNotifyInterrupt, ReferenceProgramFirmware.
+ *
+ * Built with -DWDDM_REFERENCE_LIBRARY (build.sh does for a file marked "link with reference.c as a library",
+ * as template.c is) it exports nothing: each DDI is a function named Reference<DDI> that the other file's
+ * exports call, and ReferenceFenceOf finds a fence's core id from its handle.
  */
-#include "wddm_fence_driver.h"
+#include "reference.h"
+
+#ifdef WDDM_REFERENCE_LIBRARY
+#define DDI(name) Reference##name
+#define REFERENCE(name) Reference##name
+#else
+#define DDI(name) WDDM_EXPORT(name) name
+#define REFERENCE(name) name
+#endif
 
 #define WEAK __attribute__((weak))
 
@@ -35,9 +47,6 @@
 #define QUEUE_DATA_MAGIC 0x31514457u
 /* Commands the UMD stages in the out buffer per GpuQueuePushStaged call (64 × 32 B: the out buffer holds 128). */
 #define STAGED_COMMANDS 64u
-
-/* The CMP's steps of DxgkDdiUpdateMonitoredValues for one fence (NF-11). */
-enum { CMP_WRITE_MONITORED_VALUE, CMP_BARRIER, CMP_READ_CURRENT_VALUE, CMP_CHECK };
 
 /* ───────────────────────────── a map of 32-bit keys (handles, ids) ───────────────────────────── */
 
@@ -163,6 +172,10 @@ static UINT recordOf(HANDLE hGlobal) {
 /* The core fence id of `hGlobal`, a live native fence this driver made; -1 otherwise. */
 static int32_t fenceOf(HANDLE hGlobal) { return recordOf(hGlobal) == 0 ? -1 : (int32_t)(hGlobal & FENCE_ID_MASK); }
 
+#ifdef WDDM_REFERENCE_LIBRARY
+int32_t ReferenceFenceOf(HANDLE hGlobal) { return fenceOf(hGlobal); }
+#endif
+
 /* The core fence id of `hGlobal`, or a driver fault naming the DDI (written to *status). */
 static int32_t fence(HANDLE hGlobal, const char *ddi, NTSTATUS *status) {
   int32_t id = fenceOf(hGlobal);
@@ -214,7 +227,7 @@ static void forgetQueue(UINT coreQueue) {
 
 /* ═════════════════════════════ DDIs ═════════════════════════════ */
 
-WDDM_EXPORT(DxgkDdiAddDevice) NTSTATUS DxgkDdiAddDevice(const WDDM_ADAPTER_INFO *info) {
+NTSTATUS DDI(DxgkDdiAddDevice)(const WDDM_ADAPTER_INFO *info) {
   g.engineCount = info->EngineCount;
   g.hardwareCaps = info->HardwareCaps;
   g.nativeFenceCaps = info->NativeFenceCaps;
@@ -256,7 +269,7 @@ WDDM_EXPORT(DxgkDdiAddDevice) NTSTATUS DxgkDdiAddDevice(const WDDM_ADAPTER_INFO 
 }
 
 /* CAP-02: IsFeatureEnabled → QueryFeatureInterface → GetOSCaps before advertising NativeGpuFence. */
-WDDM_EXPORT(DxgkDdiStartDevice) NTSTATUS DxgkDdiStartDevice(WDDM_START_DEVICE_RESULT *result) {
+NTSTATUS DDI(DxgkDdiStartDevice)(WDDM_START_DEVICE_RESULT *result) {
   g.started = TRUE;
   UINT caps = g.hardwareCaps & ~DXGK_VIDSCHCAPS_NATIVE_GPU_FENCE & ~DXGK_VIDSCHCAPS_OPTIMIZED_NATIVE_FENCE_SIGNALED_INTERRUPT;
   BOOLEAN hardwareNative = (g.hardwareCaps & DXGK_VIDSCHCAPS_NATIVE_GPU_FENCE) != 0;
@@ -286,7 +299,7 @@ WDDM_EXPORT(DxgkDdiStartDevice) NTSTATUS DxgkDdiStartDevice(WDDM_START_DEVICE_RE
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiQueryAdapterInfo) NTSTATUS DxgkDdiQueryAdapterInfo(const DXGKARG_QUERYADAPTERINFO *args) {
+NTSTATUS DDI(DxgkDdiQueryAdapterInfo)(const DXGKARG_QUERYADAPTERINFO *args) {
   if (args->Type != DXGKQAITYPE_NATIVE_FENCE_CAPS || args->OutputDataSize < sizeof(DXGK_NATIVE_FENCE_CAPS)) {
     return WddmFault("DxgkDdiQueryAdapterInfo: type %u with %u bytes; expected DXGKQAITYPE_NATIVE_FENCE_CAPS with a DXGK_NATIVE_FENCE_CAPS", args->Type, args->OutputDataSize);
   }
@@ -295,7 +308,7 @@ WDDM_EXPORT(DxgkDdiQueryAdapterInfo) NTSTATUS DxgkDdiQueryAdapterInfo(const DXGK
 }
 
 /* The OS allocated the storage; the driver finds the fence's record by where CurrentValue is. */
-WDDM_EXPORT(DxgkDdiCreateNativeFence) NTSTATUS DxgkDdiCreateNativeFence(DXGKARG_CREATENATIVEFENCE *args) {
+NTSTATUS DDI(DxgkDdiCreateNativeFence)(DXGKARG_CREATENATIVEFENCE *args) {
   UINT currentValue = WDDM_PHYSICAL(args->CurrentValueKernelCpuVa);
   int32_t coreFence = GpuFenceAtCurrentValue(currentValue);
   if (coreFence <= 0) return WddmFault("DxgkDdiCreateNativeFence: no fence storage at CurrentValueKernelCpuVa 0x%llx", args->CurrentValueKernelCpuVa);
@@ -311,7 +324,7 @@ WDDM_EXPORT(DxgkDdiCreateNativeFence) NTSTATUS DxgkDdiCreateNativeFence(DXGKARG_
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiOpenNativeFence) NTSTATUS DxgkDdiOpenNativeFence(DXGKARG_OPENNATIVEFENCE *args) {
+NTSTATUS DDI(DxgkDdiOpenNativeFence)(DXGKARG_OPENNATIVEFENCE *args) {
   NTSTATUS status = STATUS_SUCCESS;
   int32_t coreFence = fence(args->hGlobalNativeFence, "DxgkDdiOpenNativeFence", &status);
   if (coreFence < 0) return status;
@@ -330,7 +343,7 @@ WDDM_EXPORT(DxgkDdiOpenNativeFence) NTSTATUS DxgkDdiOpenNativeFence(DXGKARG_OPEN
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiCloseNativeFence) NTSTATUS DxgkDdiCloseNativeFence(const DXGKARG_CLOSENATIVEFENCE *args) {
+NTSTATUS DDI(DxgkDdiCloseNativeFence)(const DXGKARG_CLOSENATIVEFENCE *args) {
   HANDLE hLocal = args->hLocalNativeFence;
   BOOLEAN derived = hLocal >= LOCAL_HANDLE_BASE && hLocal < LOCAL_HANDLE_BASE + 0x10000000u;
   HANDLE hGlobal = 0;
@@ -343,7 +356,7 @@ WDDM_EXPORT(DxgkDdiCloseNativeFence) NTSTATUS DxgkDdiCloseNativeFence(const DXGK
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiDestroyNativeFence) NTSTATUS DxgkDdiDestroyNativeFence(const DXGKARG_DESTROYNATIVEFENCE *args) {
+NTSTATUS DDI(DxgkDdiDestroyNativeFence)(const DXGKARG_DESTROYNATIVEFENCE *args) {
   NTSTATUS status = STATUS_SUCCESS;
   int32_t coreFence = fence(args->hGlobalNativeFence, "DxgkDdiDestroyNativeFence", &status);
   if (coreFence < 0) return status;
@@ -356,7 +369,7 @@ WDDM_EXPORT(DxgkDdiDestroyNativeFence) NTSTATUS DxgkDdiDestroyNativeFence(const 
 }
 
 /* NF-07: write each value to CurrentValue, then rescan the run list; NotificationOnly (XA-04): only rescan. */
-WDDM_EXPORT(DxgkDdiUpdateCurrentValuesFromCpu) NTSTATUS DxgkDdiUpdateCurrentValuesFromCpu(const DXGKARG_UPDATECURRENTVALUESFROMCPU *args) {
+NTSTATUS DDI(DxgkDdiUpdateCurrentValuesFromCpu)(const DXGKARG_UPDATECURRENTVALUESFROMCPU *args) {
   if (!args->Flags.NotificationOnly) {
     for (UINT i = 0; i < args->NumFences; i++) {
       NTSTATUS status = writeCurrentValue(args->NativeFenceArray[i], args->UpdatedValueArray[i]);
@@ -368,7 +381,7 @@ WDDM_EXPORT(DxgkDdiUpdateCurrentValuesFromCpu) NTSTATUS DxgkDdiUpdateCurrentValu
 }
 
 /* The one-fence form (docs/DRIVERS.md): what the array form does for NumFences 1 and no flag. */
-WDDM_EXPORT(DxgkDdiUpdateOneCurrentValueFromCpu) NTSTATUS DxgkDdiUpdateOneCurrentValueFromCpu(HANDLE hGlobalNativeFence, UINT64 value, UINT64 currentValueKernelCpuVa) {
+NTSTATUS DDI(DxgkDdiUpdateOneCurrentValueFromCpu)(HANDLE hGlobalNativeFence, UINT64 value, UINT64 currentValueKernelCpuVa) {
   (void)currentValueKernelCpuVa; /* found by its handle, as in the array form */
   NTSTATUS status = writeCurrentValue(hGlobalNativeFence, value);
   if (!NT_SUCCESS(status)) return status;
@@ -393,7 +406,7 @@ static NTSTATUS cmpStep(UINT step, UINT fence, UINT64 monitoredValue, UINT64 *cu
 }
 
 /* The stepped DDI's next step (MonitoredValueUpdateSteps.step): 1 when the DDI has returned, 0 when more is left. */
-WDDM_EXPORT(WddmDdiUpdateMonitoredValuesStep) int32_t WddmDdiUpdateMonitoredValuesStep(void) {
+int32_t DDI(WddmDdiUpdateMonitoredValuesStep)(void) {
   NTSTATUS status = cmpStep(g.steps.order[g.steps.position], g.steps.fences[g.steps.index], g.steps.values[g.steps.index], &g.steps.currentValue);
   if (!NT_SUCCESS(status)) return -1;
   if (++g.steps.position < g.steps.orderLength) return 0;
@@ -407,7 +420,7 @@ WDDM_EXPORT(WddmDdiUpdateMonitoredValuesStep) int32_t WddmDdiUpdateMonitoredValu
  * raise the interrupt if CurrentValue > MonitoredValue. Without the barrier a signal still in an engine's
  * write buffer is missed and the wakeup can be lost (NF-10). Granularity STEP: one CMP step per OS step.
  */
-WDDM_EXPORT(DxgkDdiUpdateMonitoredValues) NTSTATUS DxgkDdiUpdateMonitoredValues(const DXGKARG_UPDATEMONITOREDVALUES *args) {
+NTSTATUS DDI(DxgkDdiUpdateMonitoredValues)(const DXGKARG_UPDATEMONITOREDVALUES *args) {
   const char *ddi = "DxgkDdiUpdateMonitoredValues";
   NTSTATUS status = STATUS_SUCCESS;
   UINT order[4];
@@ -425,7 +438,7 @@ WDDM_EXPORT(DxgkDdiUpdateMonitoredValues) NTSTATUS DxgkDdiUpdateMonitoredValues(
     g.steps.currentValue = 0;
     g.steps.orderLength = orderLength;
     memcpy(g.steps.order, order, sizeof order);
-    int32_t done = WddmDdiUpdateMonitoredValuesStep();
+    int32_t done = REFERENCE(WddmDdiUpdateMonitoredValuesStep)();
     return done < 0 ? STATUS_INVALID_PARAMETER : done ? STATUS_SUCCESS : STATUS_PENDING;
   }
   for (UINT i = 0; i < args->NumFences; i++) {
@@ -440,7 +453,7 @@ WDDM_EXPORT(DxgkDdiUpdateMonitoredValues) NTSTATUS DxgkDdiUpdateMonitoredValues(
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiCreateHwQueue) NTSTATUS DxgkDdiCreateHwQueue(DXGKARG_CREATEHWQUEUE *args) {
+NTSTATUS DDI(DxgkDdiCreateHwQueue)(DXGKARG_CREATEHWQUEUE *args) {
   if (!args->pPrivateDriverData || args->PrivateDriverDataSize < HWQUEUE_PRIVATE_DRIVER_DATA_BYTES) {
     return WddmFault("DxgkDdiCreateHwQueue: PrivateDriverData must be %u bytes", HWQUEUE_PRIVATE_DRIVER_DATA_BYTES);
   }
@@ -457,7 +470,7 @@ WDDM_EXPORT(DxgkDdiCreateHwQueue) NTSTATUS DxgkDdiCreateHwQueue(DXGKARG_CREATEHW
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiDestroyHwQueue) NTSTATUS DxgkDdiDestroyHwQueue(const DXGKARG_DESTROYHWQUEUE *args) {
+NTSTATUS DDI(DxgkDdiDestroyHwQueue)(const DXGKARG_DESTROYHWQUEUE *args) {
   UINT coreQueue;
   NTSTATUS status = queue(args->hHwQueue, "DxgkDdiDestroyHwQueue", &coreQueue);
   if (!NT_SUCCESS(status)) return status;
@@ -468,7 +481,7 @@ WDDM_EXPORT(DxgkDdiDestroyHwQueue) NTSTATUS DxgkDdiDestroyHwQueue(const DXGKARG_
 }
 
 /* LOG-03: from now on the GPU logs to this buffer; its header says which log it is (DXGK_NATIVE_FENCE_LOG_TYPE). */
-WDDM_EXPORT(DxgkDdiSetNativeFenceLogBuffer) NTSTATUS DxgkDdiSetNativeFenceLogBuffer(const DXGKARG_SETNATIVEFENCELOGBUFFER *args) {
+NTSTATUS DDI(DxgkDdiSetNativeFenceLogBuffer)(const DXGKARG_SETNATIVEFENCELOGBUFFER *args) {
   UINT coreQueue;
   NTSTATUS status = queue(args->hHwQueue, "DxgkDdiSetNativeFenceLogBuffer", &coreQueue);
   if (!NT_SUCCESS(status)) return status;
@@ -482,7 +495,7 @@ WDDM_EXPORT(DxgkDdiSetNativeFenceLogBuffer) NTSTATUS DxgkDdiSetNativeFenceLogBuf
 }
 
 /* LOG-06: the memory barrier on each queue: its pending log entry write reaches memory. */
-WDDM_EXPORT(DxgkDdiUpdateNativeFenceLogs) NTSTATUS DxgkDdiUpdateNativeFenceLogs(const DXGKARG_UPDATENATIVEFENCELOGS *args) {
+NTSTATUS DDI(DxgkDdiUpdateNativeFenceLogs)(const DXGKARG_UPDATENATIVEFENCELOGS *args) {
   for (UINT i = 0; i < args->NumberOfQueues; i++) {
     UINT coreQueue;
     NTSTATUS status = queue(args->hHWQueueArray[i], "DxgkDdiUpdateNativeFenceLogs", &coreQueue);
@@ -493,13 +506,13 @@ WDDM_EXPORT(DxgkDdiUpdateNativeFenceLogs) NTSTATUS DxgkDdiUpdateNativeFenceLogs(
 }
 
 /* DxgkDdiStopDevice: a bug check. The engines stop for good; no interrupt or report reaches the OS again. */
-WDDM_EXPORT(DxgkDdiStopDevice) NTSTATUS DxgkDdiStopDevice(void) {
+NTSTATUS DDI(DxgkDdiStopDevice)(void) {
   g.stopped = TRUE;
   GpuStop();
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiDestroyContext) NTSTATUS DxgkDdiDestroyContext(const DXGKARG_DESTROYCONTEXT *args);
+NTSTATUS REFERENCE(DxgkDdiDestroyContext)(const DXGKARG_DESTROYCONTEXT *args);
 
 /* The live queues of one kind in the order they were made (handles count up), for a reset. */
 static UINT liveQueues(UINT kind, UINT *out) {
@@ -514,7 +527,7 @@ static UINT liveQueues(UINT kind, UINT *out) {
 }
 
 /* DxgkDdiResetFromTimeout: the engines stop and every queue's and context's work is dropped with them. */
-WDDM_EXPORT(DxgkDdiResetFromTimeout) NTSTATUS DxgkDdiResetFromTimeout(void) {
+NTSTATUS DDI(DxgkDdiResetFromTimeout)(void) {
   GpuStop();
   UINT *ids = g.resetOrder;
   UINT n = liveQueues(WDDM_QUEUE_KIND_HW_QUEUE, ids);
@@ -526,20 +539,20 @@ WDDM_EXPORT(DxgkDdiResetFromTimeout) NTSTATUS DxgkDdiResetFromTimeout(void) {
   n = liveQueues(WDDM_QUEUE_KIND_CONTEXT, ids);
   for (UINT i = 0; i < n; i++) {
     DXGKARG_DESTROYCONTEXT destroy = { g.queues[ids[i]].Handle };
-    NTSTATUS status = DxgkDdiDestroyContext(&destroy);
+    NTSTATUS status = REFERENCE(DxgkDdiDestroyContext)(&destroy);
     if (!NT_SUCCESS(status)) return status;
   }
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiRestartFromTimeout) NTSTATUS DxgkDdiRestartFromTimeout(void) {
+NTSTATUS DDI(DxgkDdiRestartFromTimeout)(void) {
   if (!g.stopped) GpuRestart();
   return STATUS_SUCCESS;
 }
 
 /* ── kernel-mode contexts: each gets a ring the OS fills through SubmitCommand (MF-04…07) ── */
 
-WDDM_EXPORT(DxgkDdiCreateContext) NTSTATUS DxgkDdiCreateContext(DXGKARG_CREATECONTEXT *args) {
+NTSTATUS DDI(DxgkDdiCreateContext)(DXGKARG_CREATECONTEXT *args) {
   int32_t id = GpuQueueCreate(args->NodeOrdinal, args->ProcessSlot);
   if (id < 0) return WddmGpuFailure(id, "DxgkDdiCreateContext");
   HANDLE hContext = g.nextContext++;
@@ -552,7 +565,7 @@ WDDM_EXPORT(DxgkDdiCreateContext) NTSTATUS DxgkDdiCreateContext(DXGKARG_CREATECO
   return STATUS_SUCCESS;
 }
 
-WDDM_EXPORT(DxgkDdiDestroyContext) NTSTATUS DxgkDdiDestroyContext(const DXGKARG_DESTROYCONTEXT *args) {
+NTSTATUS DDI(DxgkDdiDestroyContext)(const DXGKARG_DESTROYCONTEXT *args) {
   UINT coreQueue;
   if (!mapGet(&g.contexts, args->hContext, &coreQueue)) return WddmFault("DxgkDdiDestroyContext: unknown hContext 0x%x", args->hContext);
   GpuRemoveQueue(coreQueue);
@@ -565,7 +578,7 @@ WDDM_EXPORT(DxgkDdiDestroyContext) NTSTATUS DxgkDdiDestroyContext(const DXGKARG_
 }
 
 /* Writes the command buffer and its completion marker (a NOP carrying SubmissionFenceId) to the context's ring. */
-WDDM_EXPORT(DxgkDdiSubmitCommand) NTSTATUS DxgkDdiSubmitCommand(DXGKARG_SUBMITCOMMAND *args) {
+NTSTATUS DDI(DxgkDdiSubmitCommand)(DXGKARG_SUBMITCOMMAND *args) {
   const char *ddi = "DxgkDdiSubmitCommand";
   UINT id;
   if (!mapGet(&g.contexts, args->hContext, &id)) return WddmFault("%s: unknown hContext 0x%x", ddi, args->hContext);
@@ -586,7 +599,7 @@ WDDM_EXPORT(DxgkDdiSubmitCommand) NTSTATUS DxgkDdiSubmitCommand(DXGKARG_SUBMITCO
 }
 
 /* The core queue behind one of this driver's hardware queue or context handles, 0 for none (tools stepping the core). */
-WDDM_EXPORT(WddmDriverQueueOf) int32_t WddmDriverQueueOf(HANDLE handle) {
+int32_t DDI(WddmDriverQueueOf)(HANDLE handle) {
   UINT id;
   return mapGet(&g.hwQueues, handle, &id) || mapGet(&g.contexts, handle, &id) ? (int32_t)id : 0;
 }
@@ -601,7 +614,7 @@ static const UINT PROGRESS_OPERATION[] = {
 };
 
 /* Every executed GPU step, reported to the OS (DxgkCbNotifyGpuProgress) in the driver's own handles. */
-WDDM_EXPORT(WddmGpuStepExecuted) void WddmGpuStepExecuted(const WDDM_GPU_STEP *step) {
+void DDI(WddmGpuStepExecuted)(const WDDM_GPU_STEP *step) {
   if (step->Kind == WDDM_GPU_STEP_FENCE_WRITE) g.monitoredRaised[step->Engine] = 1;
   if (!g.started || g.stopped) return;
   DRIVER_QUEUE *q = queueAt(step->Queue);
@@ -615,7 +628,7 @@ WDDM_EXPORT(WddmGpuStepExecuted) void WddmGpuStepExecuted(const WDDM_GPU_STEP *s
 }
 
 /* May the GPU run the queue's next quiet commands as a stretch? The OS says (DxgkCbQueryGpuProgressStretch). */
-WDDM_EXPORT(WddmGpuStretchAccepted) BOOLEAN WddmGpuStretchAccepted(UINT coreQueue) {
+BOOLEAN DDI(WddmGpuStretchAccepted)(UINT coreQueue) {
   if (!g.started || g.stopped) return TRUE; /* nobody hears progress reports */
   DRIVER_QUEUE *q = queueAt(coreQueue);
   if (!q) return TRUE; /* a queue the OS never asked for: its steps are not reported either */
@@ -624,7 +637,7 @@ WDDM_EXPORT(WddmGpuStretchAccepted) BOOLEAN WddmGpuStretchAccepted(UINT coreQueu
 }
 
 /* A stretch ran: its commands reported by count (DxgkCbNotifyGpuProgressStretch). */
-WDDM_EXPORT(WddmGpuStretchExecuted) void WddmGpuStretchExecuted(UINT coreQueue, UINT engine, UINT commands, UINT fenceCommands, double endNs) {
+void DDI(WddmGpuStretchExecuted)(UINT coreQueue, UINT engine, UINT commands, UINT fenceCommands, double endNs) {
   if (!g.started || g.stopped) return;
   DRIVER_QUEUE *q = queueAt(coreQueue);
   if (!q) return;
@@ -633,7 +646,7 @@ WDDM_EXPORT(WddmGpuStretchExecuted) void WddmGpuStretchExecuted(UINT coreQueue, 
 }
 
 /* A GPU page fault: DXGK_INTERRUPT_DMA_PAGE_FAULTED (the OS resets the adapter). */
-WDDM_EXPORT(WddmGpuFaulted) void WddmGpuFaulted(UINT coreQueue, UINT engine, const char *message) {
+void DDI(WddmGpuFaulted)(UINT coreQueue, UINT engine, const char *message) {
   if (!g.started || g.stopped) return;
   DRIVER_QUEUE *q = coreQueue ? queueAt(coreQueue) : NULL;
   DXGKARGCB_NOTIFY_INTERRUPT_DATA data = { .InterruptType = DXGK_INTERRUPT_DMA_PAGE_FAULTED };
@@ -644,7 +657,7 @@ WDDM_EXPORT(WddmGpuFaulted) void WddmGpuFaulted(UINT coreQueue, UINT engine, con
 }
 
 /* The DMA completed interrupt: one per command buffer still on the engine (a context destroyed meanwhile dropped its own). */
-WDDM_EXPORT(WddmGpuDmaCompleted) void WddmGpuDmaCompleted(UINT engine, UINT coreQueue, UINT submissionFenceId) {
+void DDI(WddmGpuDmaCompleted)(UINT engine, UINT coreQueue, UINT submissionFenceId) {
   UINT hContext;
   DRIVER_QUEUE *q = queueAt(coreQueue);
   if (!g.started || g.stopped || !mapGet(&g.submitted, submissionFenceId, &hContext) || !q || q->Handle != hContext) return;
@@ -656,7 +669,7 @@ WDDM_EXPORT(WddmGpuDmaCompleted) void WddmGpuDmaCompleted(UINT engine, UINT core
 }
 
 /* XA-07: a signal's doorbell could not reach every adapter; the OS propagates the fence after the interrupt. */
-WDDM_EXPORT(WddmGpuDoorbellFallback) void WddmGpuDoorbellFallback(UINT engine, UINT coreFence, UINT posted, UINT full) {
+void DDI(WddmGpuDoorbellFallback)(UINT engine, UINT coreFence, UINT posted, UINT full) {
   /* The core keeps each fence's hGlobalNativeFence (GpuFenceSetDriverHandle at create): no map of our own. */
   HANDLE hGlobal = GpuFenceIsLive(coreFence) ? GpuFenceDriverHandle(coreFence) : 0;
   if (!g.started || g.stopped || fenceOf(hGlobal) < 0) return;
@@ -665,7 +678,7 @@ WDDM_EXPORT(WddmGpuDoorbellFallback) void WddmGpuDoorbellFallback(UINT engine, U
 }
 
 /* The ISR: take the engine's interrupt payload and notify the OS (INT-01…06). */
-WDDM_EXPORT(DxgkDdiInterruptRoutine) BOOLEAN DxgkDdiInterruptRoutine(UINT engine) {
+BOOLEAN DDI(DxgkDdiInterruptRoutine)(UINT engine) {
   /* INT-05: with the optimized cap the payload names the running queue (or none) instead of a list. */
   UINT running = GpuEngineInterruptQueue(engine);
   int32_t count = GpuEngineTakeInterrupt(engine);
@@ -724,7 +737,7 @@ static DRIVER_QUEUE *queueOfPrivateData(const BYTE *data, UINT size, UINT *coreQ
  * rung, or none and a refusal. The commands are staged in the out buffer as the ring's Command records,
  * STAGED_COMMANDS at a time, and written by GpuQueuePushStaged (which finds each fence from its GPU VA).
  */
-WDDM_EXPORT(UmdSubmitToHwQueue) NTSTATUS UmdSubmitToHwQueue(const UMDARG_SUBMITTOHWQUEUE *args) {
+NTSTATUS DDI(UmdSubmitToHwQueue)(const UMDARG_SUBMITTOHWQUEUE *args) {
   UINT coreQueue = 0;
   DRIVER_QUEUE *q = queueOfPrivateData(args->HwQueuePrivateDriverData, args->HwQueuePrivateDriverDataSize, &coreQueue);
   if (!q) {
