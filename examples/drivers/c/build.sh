@@ -12,7 +12,8 @@
 # memory plan reserves for it (wddm_fence_driver.h, docs/MEMORY.md). clang 14 makes position-independent
 # wasm only for the emscripten triple; nothing of emscripten is used (no libc: -nostdlib, -ffreestanding).
 #
-# Needs: clang and wasm-ld (apt-get install -y clang lld). Without them it says so and exits 77.
+# Needs: clang and wasm-ld (apt-get install -y clang lld; CLANG=… WASM_LD=… name others). Without them it
+# says what is missing and exits 77.
 # It rebuilds only what is older than its sources.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -23,11 +24,12 @@ find_tool() { # the first of the names that exists
   for name in "$@"; do command -v "$name" >/dev/null 2>&1 && { command -v "$name"; return 0; }; done
   return 1
 }
-clang="$(find_tool "${CLANG:-clang}" clang clang-16 clang-15 clang-14 || true)"
-wasm_ld="$(find_tool "${WASM_LD:-wasm-ld}" wasm-ld wasm-ld-16 wasm-ld-15 wasm-ld-14 || true)"
+# CLANG / WASM_LD name the tools to use; otherwise Debian's names, unversioned or versioned.
+if [ -n "${CLANG:-}" ]; then clang="$(find_tool "$CLANG" || true)"; else clang="$(find_tool clang clang-16 clang-15 clang-14 || true)"; fi
+if [ -n "${WASM_LD:-}" ]; then wasm_ld="$(find_tool "$WASM_LD" || true)"; else wasm_ld="$(find_tool wasm-ld wasm-ld-16 wasm-ld-15 wasm-ld-14 || true)"; fi
 missing=()
-[ -n "$clang" ] || missing+=("clang (Debian package clang)")
-[ -n "$wasm_ld" ] || missing+=("wasm-ld (Debian package lld)")
+[ -n "$clang" ] || missing+=("clang${CLANG:+ ($CLANG)} (Debian package clang)")
+[ -n "$wasm_ld" ] || missing+=("wasm-ld${WASM_LD:+ ($WASM_LD)} (Debian package lld)")
 if [ ${#missing[@]} -eq 0 ] && ! "$clang" --print-targets 2>/dev/null | grep -q 'wasm32'; then
   missing+=("a clang with the WebAssembly target ($clang has none)")
 fi
