@@ -20,13 +20,13 @@
 
 import { parseArgs } from 'node:util';
 import { writeFileSync, mkdirSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus, totalmem, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import FlatQueue from 'flatqueue';
-import { createMachineSync, exhaustive, shortest, runJob, DEFAULT_MACHINE, DEFAULT_SWARM_MACHINE, ContractChecker } from '../dist/wddm-fence.js';
+import { createMachineSync, exhaustive, shortest, runJob, DEFAULT_MACHINE, DEFAULT_SWARM_MACHINE, ContractChecker, loadDriverModule } from '../dist/wddm-fence.js';
 import { drawScaling } from './scaling-svg.mjs';
 import { outputFolder } from './output.mjs';
 import {
@@ -544,10 +544,10 @@ function recordSignals(list, hSyncObject, first, count) {
  * region (recording is where each command's shape is checked); 'objects': the array form, the command
  * objects made before the timed region (as an application that already has them; submit checks them).
  */
-function benchGpuSignalMachine(count, form) {
+function benchGpuSignalMachine(count, form, driverModule) {
   const machine = createMachineSync({
     seed: SEED, trace: false,
-    adapters: [{ engines: 1, limits: { ringEntries: count + 16, heapArenaBytes: arenaFor(count + 16) } }],
+    adapters: [{ engines: 1, limits: { ringEntries: count + 16, heapArenaBytes: arenaFor(count + 16) }, ...(driverModule ? { driver: { module: driverModule } } : {}) }],
   });
   const { app, hDevice } = apiProcess(machine);
   const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
@@ -583,6 +583,62 @@ function benchGpuSignalMachine(count, form) {
     if (rep > 1) times.push(ms);
   }
   return { ns: median(times) * 1e6 / count, commands: count, interrupts: machine.summary().adapters[0].interruptsRaised };
+}
+
+// ───────────────────────── drivers in C (issue 32): the C reference driver against the JavaScript one ─────────────────────────
+
+/** The C reference driver (examples/drivers/c/reference.c, built here with Debian's clang and lld), or what is missing. */
+async function cReferenceDriver() {
+  const folder = join(here, '..', 'examples', 'drivers', 'c');
+  const build = spawnSync('bash', [join(folder, 'build.sh'), join(folder, 'reference.c')], { encoding: 'utf8' });
+  if (build.status === 77) return { missing: build.stderr.trim().split('\n').slice(1).join('; ') };
+  if (build.status !== 0) throw new Error(`bench: building the C reference driver failed:\n${build.stderr}`);
+  return { module: await loadDriverModule(join(folder, 'reference.wasm')) };
+}
+
+/**
+ * cDriver.gpuSignal.machine: gpuSignal.machine's run (a command list of `count` signals, submit + machine.run) with the
+ * C reference driver and with the JavaScript one, in pairs whose order alternates; the figure is the median pair's ratio.
+ */
+function benchCDriverGpuSignal(count, cModule, pairs = 3) {
+  const c = [], js = [], ratios = [];
+  for (let pair = 0; pair < pairs; pair++) {
+    const order = pair % 2 === 0 ? ['c', 'js'] : ['js', 'c'];
+    const ns = {};
+    for (const side of order) ns[side] = benchGpuSignalMachine(count, 'list', side === 'c' ? cModule : undefined).ns;
+    c.push(ns.c); js.push(ns.js); ratios.push(ns.c / ns.js);
+  }
+  return { cNs: median(c), jsNs: median(js), ratio: median(ratios), pairRatios: ratios };
+}
+
+/**
+ * cDriver.cpuSignal: RuntimeProcess.signal of one fence (the one-fence DDI, the driver's 64-bit store at its word and
+ * run-list rescan) on a machine with the C reference driver and one with the JavaScript one; each round times both,
+ * order alternating; the figure is the median of the rounds' ratios.
+ */
+function benchCDriverCpuSignal(count, cModule) {
+  const sides = ['c', 'js'].map((side) => {
+    const machine = createMachineSync({ seed: SEED, trace: false, ...(side === 'c' ? { adapters: [{ driver: { module: cModule } }] } : {}) });
+    const { app, hDevice } = apiProcess(machine);
+    const { hSyncObject } = app.createNativeFence({ hDevice, initialValue: 0n });
+    return { side, app, hSyncObject, objects: [hSyncObject], base: 0n };
+  });
+  const values = signalValueRuns(count, SIGNAL_ROUNDS);
+  const ns = { c: [], js: [] }, ratios = [];
+  for (let round = 0; round < SIGNAL_WARMUP + SIGNAL_ROUNDS; round++) {
+    const from = round * count;
+    const ms = {};
+    for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
+      s.base += BigInt(count);
+      const t = now();
+      const last = apiSignalLoop(s.app, s.objects, values, from, count);
+      ms[s.side] = now() - t;
+      checkLastSignal(last, s.base, `the ${s.side} driver's signal loop`);
+    }
+    if (round >= SIGNAL_WARMUP) { ns.c.push(ms.c * 1e6 / count); ns.js.push(ms.js * 1e6 / count); ratios.push(ms.c / ms.js); }
+  }
+  for (const s of sides) if (s.app.readFenceValue(s.hSyncObject) !== s.base) throw new Error(`bench: the ${s.side} driver's fence is not at the last value signalled`);
+  return { cNs: median(ns.c), jsNs: median(ns.js), ratio: median(ratios), roundRatios: ratios };
 }
 
 // ───────────────────────── interrupts: a waiter on every 1000th value ─────────────────────────
@@ -1029,6 +1085,20 @@ metric('cpuSignal.vsValidatedJs', validatedSignal.ourNs, 'ns per CPU signal (med
     roundRatios: validatedSignal.roundRatios, roundNs: validatedSignal.roundOurNs, roundBaselineNs: validatedSignal.roundTheirNs });
 metric('cpuSignal.vsPlainJs', cpuSignal.ourNs, 'ns per CPU signal', cpuSignal.plainNs, cpuSignal.ourNs / cpuSignal.plainNs, { baselineWhat: 'BigUint64Array store + min compare' });
 
+log('cDriver: the C reference driver (examples/drivers/c) against the JavaScript reference driver, through the machine');
+const cDriver = await cReferenceDriver();
+if (cDriver.module) {
+  const cGpu = benchCDriverGpuSignal(QUICK ? 50_000 : 200_000, cDriver.module);
+  metric('cDriver.gpuSignal.machine', cGpu.cNs, 'ns per GPU signal command with the C reference driver (command list + submit + machine.run)', cGpu.jsNs, cGpu.ratio,
+    { goal: '<= 1.5', baselineWhat: 'the same run with the JavaScript reference driver', ratioWhat: 'median of alternating pairs\' ratios', pairRatios: cGpu.pairRatios });
+  const cCpu = benchCDriverCpuSignal(200_000, cDriver.module);
+  metric('cDriver.cpuSignal', cCpu.cNs, 'ns per CPU signal (RuntimeProcess.signal) with the C reference driver', cCpu.jsNs, cCpu.ratio,
+    { goal: '<= 1.5', baselineWhat: 'the same signals with the JavaScript reference driver', ratioWhat: `median of ${SIGNAL_ROUNDS} rounds' ratios, order alternating`, roundRatios: cCpu.roundRatios });
+} else {
+  for (const name of ['cDriver.gpuSignal.machine', 'cDriver.cpuSignal']) pending(name, 'ns', `the C toolchain is missing (${cDriver.missing})`, { goal: '<= 1.5' });
+  log(`  skipped: ${cDriver.missing}`);
+}
+
 log('interrupts: GPU signals with a CPU waiter on every 1000th value: requests per waited value (native vs monitored)');
 const native = nativeInterrupts(N, 1000);
 const monitored = monitoredInterrupts(N, 1000);
@@ -1109,6 +1179,7 @@ const series = await benchScaling();
 
 const EXPECTED = [
   'waiterHeap.vsFlatqueue', 'cpuWait.api', 'cpuWait.promise', 'gpuSignal.vsRawStore', 'gpuSignal.machine', 'gpuSignal.machineObjects', 'cpuSignal.vsValidatedJs', 'cpuSignal.vsPlainJs',
+  'cDriver.gpuSignal.machine', 'cDriver.cpuSignal',
   'interrupts.requestsPerWaitedValue', 'crossWorkerWake.vsRawAtomics', 'memory.bytesPerFence', 'memory.bytesPerSharedFence',
   'memory.processBytesPerFence', 'memory.processBytesPerSignalledFence', 'scale.millionFences', 'scale.millionFences.peakRss', 'logRead.entriesPerSec',
   'logRead.overrunFallbackNsPerFence', 'scaling.fenceCreate', 'scaling.waiterAddRetire', 'scaling.gpuSignal',

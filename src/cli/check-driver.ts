@@ -36,7 +36,8 @@ Judges a driver module against the WDDM fence contract: runs every built-in scen
 and a targeted case per requirement with the driver on every adapter, the contract
 checker watching every DDI, callback and GPU step, and prints a table
 requirement → passed / violated / not exercised (docs/DRIVERS.md).
-  FILE              an ES module (.mjs or .js) exporting createDriver(context), e.g.
+  FILE              an ES module (.mjs or .js) exporting createDriver(context), or a .wasm driver
+                    built from C (examples/drivers/c), e.g.
                     examples/drivers/template/driver.mjs; "reference" = the built-in reference driver
   --seed N          the seed of every case (0..4294967295, default 1); printed, to replay a run
   --json            print the report as JSON (64-bit values as strings)

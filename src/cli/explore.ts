@@ -61,7 +61,7 @@ ${VARIANTS.map((v) => `                      ${v.padEnd(23)} ${VARIANT_TITLES[v]
   --os-granularity G  step (default: each OS operation in steps: waiter add, MonitoredValue
                     write + DDI, each CMP step of the DDI, re-read, retire) | operation (each whole)
   --seed N          the machine's seed (0..4294967295, default 1)
-  --driver FILE     every adapter runs this driver module (.mjs exporting createDriver): the
+  --driver FILE     every adapter runs this driver module (.mjs exporting createDriver, or .wasm): the
                     explorer judges it (exhaustive search and --replay)
 
 Exhaustive search:

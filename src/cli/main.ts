@@ -73,7 +73,7 @@ A reference model of WDDM GPU synchronization (native fences). Commands:
   explore         the race explorer: every interleaving of a small machine, shortest
                   counterexamples, replayable schedule files, seeded random swarms
   check-driver FILE
-                  judge a driver module (.mjs exporting createDriver) against the contract:
+                  judge a driver module (.mjs exporting createDriver, or .wasm) against the contract:
                   a table requirement → passed / violated / not exercised
   help [COMMAND]  this text, or a command's options (as: wddm-fence COMMAND --help)
 

@@ -20,8 +20,8 @@ const VALUE = { type: ['integer', 'string'], minimum: 0, pattern: '^(0|[1-9][0-9
 const DURATION = { type: 'integer', minimum: 0, maximum: L.timeNs };
 const HEX_BYTES = { type: 'string', pattern: '^([0-9a-fA-F]{2})*$', description: 'bytes as hex digits, two per byte ("deadbeef")' };
 const COUNT = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER };
-/** A driver module file (.mjs or .js), relative to the scenario file (docs/DRIVERS.md). */
-const MODULE_PATH = { type: 'string', minLength: 1, maxLength: 1024, description: 'a driver module (.mjs or .js exporting createDriver), relative to the scenario file' };
+/** A driver module file (.mjs or .js, or a .wasm driver built from C), relative to the scenario file (docs/DRIVERS.md). */
+const MODULE_PATH = { type: 'string', minLength: 1, maxLength: 1024, description: 'a driver module (.mjs or .js exporting createDriver, or a .wasm driver built from C), relative to the scenario file' };
 /** Sizes and offsets in bytes: the model's memories are at most 1 GiB. */
 const BYTES = { type: 'integer', minimum: 0, maximum: 1 << 30 };
 const list = (items: unknown, maxItems: number, extra: Record<string, unknown> = {}) => ({ type: 'array', items, maxItems, ...extra });
