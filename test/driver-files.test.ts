@@ -85,7 +85,7 @@ export default { name: 'by-default', createDriver: (context) => new ReferenceDri
     expect(await refused('missing.mjs', { from: dir })).toBe(`driver module "missing.mjs" not found: no file at ${join(dir, 'missing.mjs')}`);
     expect(await refused(dir)).toMatch(/is a folder; expected its \.mjs or \.js file/);
     expect(await refused(file('driver.ts', 'export {}'))).toMatch(/is TypeScript; compile it to JavaScript first/);
-    expect(await refused(file('notes.json', '{}'))).toMatch(/is not a \.mjs or \.js file/);
+    expect(await refused(file('notes.json', '{}'))).toMatch(/is not a \.mjs, \.js or \.wasm file/);
     const syntax = await refused(file('syntax.mjs', 'export function createDriver() {\n  return {;\n}\n'));
     expect(syntax).toMatch(/could not be loaded: a syntax error: Unexpected token ';'/);
     expect(syntax).toContain(`${join(dir, 'syntax.mjs')}:2`); // the line, from node --check

@@ -23,6 +23,7 @@
 
 import type { CoreLayout, GpuCore } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
+import { columnsCommandCount } from './columns.js';
 import { check, WddmError } from '../base/errors.js';
 import { IntMap } from '../base/int-map.js';
 import { grownTo } from '../base/grow.js';
@@ -636,12 +637,8 @@ export class ReferenceUserModeDriver implements UserModeDriverInterface, UserMod
 
   /** The typed form: the same writes from the columns (a value is copied between typed arrays, no bigint made). */
   submitColumnsToHwQueue(args: UMDARG_SUBMITCOLUMNSTOHWQUEUE): void {
-    const total = args.CommandCount;
+    const total = columnsCommandCount(args);
     const { Ops: ops, GpuVas: gpuVas, Values: values, Handles: handles } = args;
-    if (!Number.isInteger(total) || total < 0 || total > ops.length || total > gpuVas.length || total > values.length || total > handles.length) {
-      throw new WddmError('INVALID_PARAMETER', `submitColumnsToHwQueue: CommandCount ${total} is not a count of the columns' entries`,
-        { parameter: 'CommandCount', value: total, expected: 'an integer from 0 to the columns\' length' });
-    }
     const queue = this.writableQueue(args.HwQueuePrivateDriverData, total);
     const kmd = this.kernelMode;
     const L = kmd.hardware.layout;

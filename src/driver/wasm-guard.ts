@@ -4,7 +4,7 @@
 //
 //   a store of `bytes` at addr + offset (i32.store, i64.atomic.rmw.add, memory.fill, …) may land
 //     1. in the driver's region            [region_start, region_start + region_size)   its globals, pool, stack, arguments
-//     2. in its adapter's staging area     [stage_start, stage_end)      the out buffer, GpuQueuePushStaged's commands
+//     2. in its adapter's staging area     [stage_start, stage_start + stage_size)   the out buffer, GpuQueuePushStaged's commands
 //     3. in a live fence's CurrentValue    the 8-byte word at addr + offset (rounded down to 8) is a CurrentValue
 //        word of this adapter (the core's fenceAtCurrentValue says so): what DxgkDdiCreateNativeFence gave it
 //   anything else: wddm_guard.violation(addr, offset, bytes) throws, before the store: the driver stops there
@@ -14,13 +14,16 @@
 //   local.set $value ; local.tee $address                 the operands, kept
 //   global.get $region_start ; i32.sub                    (addr − start) as u32: huge when addr < start
 //   global.get $region_size ; i32.const offset+bytes ; i32.sub
-//   i32.gt_u ; if  local.get $address ; i32.const offset ; i32.const bytes ; call $slow ; end
+//   i32.gt_u ; if                                           not in the region: the same for the staging area
+//     local.get $address ; global.get $stage_start ; i32.sub ; global.get $stage_size ; i32.const offset+bytes ; i32.sub
+//     i32.gt_u ; if  local.get $address ; i32.const offset ; i32.const bytes ; call $slow ; end
+//   end
 //   local.get $address ; local.get $value ; <the store>
 //
-// the fast path for a store into the region (most stores: the driver's stack and globals), and $slow, a
-// function the rewrite adds, for the rest (1, 2 and 3 in 64-bit arithmetic; then the violation). A store
-// whose offset + bytes exceeds FAST_PATH_MAX_END, the read-modify-writes and the bulk operations always take
-// $slow. The module gains four imported immutable globals and two imported functions (module "wddm_guard"),
+// the fast path for a store into the region or the staging area (every store a correct driver makes but its
+// CurrentValue writes: its stack, globals and pool, the commands it stages), and $slow, a function the rewrite
+// adds, for the rest (1, 2 and 3 in 64-bit arithmetic; then the violation). A store whose offset + bytes
+// exceeds FAST_PATH_MAX_END and the bulk operations always take $slow. The module gains four imported immutable globals and two imported functions (module "wddm_guard"),
 // so every later function and global index moves up and is renumbered wherever it is named (calls,
 // ref.func, global.get/set, exports, the start function, element segments, the name section).
 //
@@ -28,6 +31,10 @@
 // not decode (SIMD, exceptions, multiple memories), an active data segment (it would be written at
 // instantiation, unchecked: a position-independent module initializes its data in its start function,
 // through the checked memory.init).
+//
+// Why this file is long: it is one pass over the binary format. Reading a section and writing its rewrite
+// share the reader, the writer and the index shifts, and the instruction decoder must know every opcode
+// to find the stores among them; split, each half would declare them again.
 
 /** The rewrite refused the module: `message` says what and why. */
 export class WasmGuardError extends Error {
@@ -37,13 +44,13 @@ export class WasmGuardError extends Error {
 /** The imports the guard adds (module "wddm_guard"). */
 export const GUARD_MODULE = 'wddm_guard';
 export const GUARD_IMPORTS = {
-  regionStart: 'region_start', regionSize: 'region_size', stageStart: 'stage_start', stageEnd: 'stage_end',
+  regionStart: 'region_start', regionSize: 'region_size', stageStart: 'stage_start', stageSize: 'stage_size',
   currentValueFence: 'current_value_fence', violation: 'violation',
 } as const;
 /** The name the added function carries in the name section (stack traces). */
 const SLOW_PATH_NAME = 'wddm_guard.check_store';
-/** Stores with offset + bytes up to this take the fast path (a region is larger: its stack alone is 64 KiB). */
-export const FAST_PATH_MAX_END = 4096;
+/** Stores with offset + bytes up to this take the fast path (the region and the staging area are each at least this large). */
+export const FAST_PATH_MAX_END = 256;
 
 const I32 = 0x7f, I64 = 0x7e, F32 = 0x7d, F64 = 0x7c;
 const SECTION = { custom: 0, type: 1, import: 2, function: 3, table: 4, memory: 5, global: 6, export: 7, start: 8, element: 9, code: 10, data: 11, dataCount: 12, tag: 13 } as const;
@@ -236,7 +243,7 @@ function copyConstantExpression(r: Reader, w: Writer, s: Shift): void {
 interface Temps { address: number; i32: number; i32b: number; i64: number; i64b: number; f32: number; f64: number; length: number }
 const TEMP_TYPES = [I32, I32, I32, I64, I64, F32, F64, I32] as const; // address, i32, i32b, i64, i64b, f32, f64, length
 
-interface GuardIndices { regionStart: number; regionSize: number; slow: number }
+interface GuardIndices { regionStart: number; regionSize: number; stageStart: number; stageSize: number; slow: number }
 
 /** The bytes a store of each opcode writes, and its value's type. */
 const PLAIN_STORES: Record<number, [number, number]> = {
@@ -258,11 +265,13 @@ function tempFor(t: Temps, type: number, second = false): number {
 function emitCheck(w: Writer, g: GuardIndices, t: Temps, offset: number, bytes: number): void {
   const end = offset + bytes;
   if (end <= FAST_PATH_MAX_END) {
-    w.byte(0x20).u32(t.address).byte(0x23).u32(g.regionStart).byte(0x6b);            // addr − start
-    w.byte(0x23).u32(g.regionSize).byte(0x41).i32(end).byte(0x6b);                  // size − (offset + bytes)
-    w.byte(0x4b).byte(0x04).byte(0x40);                                              // i32.gt_u ; if
+    for (const [start, size] of [[g.regionStart, g.regionSize], [g.stageStart, g.stageSize]]) {
+      w.byte(0x20).u32(t.address).byte(0x23).u32(start).byte(0x6b);                // addr − start
+      w.byte(0x23).u32(size).byte(0x41).i32(end).byte(0x6b);                       // size − (offset + bytes)
+      w.byte(0x4b).byte(0x04).byte(0x40);                                           // i32.gt_u ; if
+    }
     w.byte(0x20).u32(t.address).byte(0x41).i32(offset).byte(0x41).i32(bytes).byte(0x10).u32(g.slow);
-    w.byte(0x0b);
+    w.byte(0x0b).byte(0x0b);
   } else {
     w.byte(0x20).u32(t.address).byte(0x41).i32(offset).byte(0x41).i32(bytes).byte(0x10).u32(g.slow);
   }
@@ -379,7 +388,7 @@ function rewriteBody(r: Reader, end: number, params: number, s: Shift, g: GuardI
  * $slow(address, offset, bytes): the three allowed places in 64-bit arithmetic, then the violation (which throws).
  * Locals: 3 start (i64), 4 end (i64).
  */
-function slowPathBody(regionStart: number, regionSize: number, stageStart: number, stageEnd: number, currentValueFence: number, violation: number): Uint8Array {
+function slowPathBody(regionStart: number, regionSize: number, stageStart: number, stageSize: number, currentValueFence: number, violation: number): Uint8Array {
   const w = new Writer();
   w.u32(1).u32(2).byte(I64);
   const getU64 = (global: number) => w.byte(0x23).u32(global).byte(0xad);       // global.get ; i64.extend_i32_u
@@ -392,7 +401,7 @@ function slowPathBody(regionStart: number, regionSize: number, stageStart: numbe
   w.byte(0x71).byte(0x04).byte(0x40).byte(0x0f).byte(0x0b);
   // 2. the staging area
   w.byte(0x20).u32(3); getU64(stageStart); w.byte(0x5a);
-  w.byte(0x20).u32(4); getU64(stageEnd); w.byte(0x58);
+  w.byte(0x20).u32(4); getU64(stageStart); getU64(stageSize); w.byte(0x7c).byte(0x58);
   w.byte(0x71).byte(0x04).byte(0x40).byte(0x0f).byte(0x0b);
   // 3. within one aligned 8-byte word that is a live fence's CurrentValue
   w.byte(0x20).u32(4).byte(0x20).u32(3).byte(0x42).bytes([0x78]).byte(0x83).byte(0x42).bytes([0x08]).byte(0x7c).byte(0x58); // end <= (start & ~7) + 8
@@ -411,7 +420,7 @@ function section(w: Writer, id: number, body: Uint8Array): void { w.byte(id).u32
 /**
  * The module with every store checked (see the header). The new imports, in order after the module's own:
  * wddm_guard.current_value_fence (i32) → i32, wddm_guard.violation (i32, i32, i32) → (), and the immutable i32
- * globals region_start, region_size, stage_start, stage_end.
+ * globals region_start, region_size, stage_start, stage_size.
  */
 export function guardModule(bytes: Uint8Array): Uint8Array {
   const sections = sectionsOf(bytes);
@@ -446,7 +455,7 @@ export function guardModule(bytes: Uint8Array): Uint8Array {
   const globalsImported = imports.filter((i) => i.kind === 'global').length;
   const shift: Shift = { functionsImported, globalsImported, addedFunctions: 2, addedGlobals: 4 };
   const currentValueFence = functionsImported, violation = functionsImported + 1;
-  const regionStart = globalsImported, regionSize = globalsImported + 1, stageStart = globalsImported + 2, stageEnd = globalsImported + 3;
+  const regionStart = globalsImported, regionSize = globalsImported + 1, stageStart = globalsImported + 2, stageSize = globalsImported + 3;
 
   // Imports: the module's, then the guard's.
   const importWriter = new Writer();
@@ -458,7 +467,7 @@ export function guardModule(bytes: Uint8Array): Uint8Array {
   } else importWriter.u32(6);
   importWriter.name(GUARD_MODULE).name(GUARD_IMPORTS.currentValueFence).byte(0).u32(typeI32ToI32);
   importWriter.name(GUARD_MODULE).name(GUARD_IMPORTS.violation).byte(0).u32(typeThreeI32);
-  for (const name of [GUARD_IMPORTS.regionStart, GUARD_IMPORTS.regionSize, GUARD_IMPORTS.stageStart, GUARD_IMPORTS.stageEnd]) {
+  for (const name of [GUARD_IMPORTS.regionStart, GUARD_IMPORTS.regionSize, GUARD_IMPORTS.stageStart, GUARD_IMPORTS.stageSize]) {
     importWriter.name(GUARD_MODULE).name(name).byte(3).byte(I32).byte(0);
   }
 
@@ -473,7 +482,7 @@ export function guardModule(bytes: Uint8Array): Uint8Array {
   for (const type of functionTypes) functionWriter.u32(type);
   functionWriter.u32(typeThreeI32);
   const slow = functionsImported + shift.addedFunctions + functionTypes.length;
-  const guard: GuardIndices = { regionStart, regionSize, slow };
+  const guard: GuardIndices = { regionStart, regionSize, stageStart, stageSize, slow };
 
   // Code.
   const codeSection = find(SECTION.code);
@@ -490,7 +499,7 @@ export function guardModule(bytes: Uint8Array): Uint8Array {
       codeWriter.u32(body.length).bytes(body);
     }
   }
-  const slowBody = slowPathBody(regionStart, regionSize, stageStart, stageEnd, currentValueFence, violation);
+  const slowBody = slowPathBody(regionStart, regionSize, stageStart, stageSize, currentValueFence, violation);
   codeWriter.u32(slowBody.length).bytes(slowBody);
 
   const out = new Writer().bytes(bytes.subarray(0, 8));
@@ -502,27 +511,15 @@ export function guardModule(bytes: Uint8Array): Uint8Array {
       case SECTION.import: section(out, s.id, importWriter.toBytes()); break;
       case SECTION.function: section(out, s.id, functionWriter.toBytes()); break;
       case SECTION.code: section(out, s.id, codeWriter.toBytes()); break;
-      case SECTION.global: {
-        const r = new Reader(bytes, s.start, s.end);
-        const w = new Writer();
-        const n = r.u32();
-        w.u32(n);
-        for (let i = 0; i < n; i++) { w.byte(r.byte()).byte(r.byte()); copyConstantExpression(r, w, shift); }
-        section(out, s.id, w.toBytes());
+      case SECTION.global:
+        section(out, s.id, rewriteVector(bytes, s, (r, w) => { w.byte(r.byte()).byte(r.byte()); copyConstantExpression(r, w, shift); }));
         break;
-      }
-      case SECTION.export: {
-        const r = new Reader(bytes, s.start, s.end);
-        const w = new Writer();
-        const n = r.u32();
-        w.u32(n);
-        for (let i = 0; i < n; i++) {
+      case SECTION.export:
+        section(out, s.id, rewriteVector(bytes, s, (r, w) => {
           const name = r.name(); const kind = r.byte(); const index = r.u32();
           w.name(name).byte(kind).u32(kind === 0 ? func(shift, index) : kind === 3 ? glob(shift, index) : index);
-        }
-        section(out, s.id, w.toBytes());
+        }));
         break;
-      }
       case SECTION.start: section(out, s.id, new Writer().u32(func(shift, new Reader(bytes, s.start, s.end).u32())).toBytes()); break;
       case SECTION.element: section(out, s.id, rewriteElements(bytes, s, shift)); break;
       case SECTION.data: section(out, s.id, rewriteData(bytes, s, shift)); break;
@@ -541,12 +538,18 @@ export function guardModule(bytes: Uint8Array): Uint8Array {
   return out.toBytes();
 }
 
-function rewriteElements(bytes: Uint8Array, s: Section, shift: Shift): Uint8Array {
+/** A section that is a vector of entries, each copied by `entry` (which renumbers what it must). */
+function rewriteVector(bytes: Uint8Array, s: Section, entry: (r: Reader, w: Writer) => void): Uint8Array {
   const r = new Reader(bytes, s.start, s.end);
   const w = new Writer();
   const n = r.u32();
   w.u32(n);
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n; i++) entry(r, w);
+  return w.toBytes();
+}
+
+function rewriteElements(bytes: Uint8Array, s: Section, shift: Shift): Uint8Array {
+  return rewriteVector(bytes, s, (r, w) => {
     const flags = r.u32();
     w.u32(flags);
     if (flags === 2 || flags === 6) w.u32(r.u32());                     // table index
@@ -559,16 +562,11 @@ function rewriteElements(bytes: Uint8Array, s: Section, shift: Shift): Uint8Arra
       if (expressions) copyConstantExpression(r, w, shift);
       else w.u32(func(shift, r.u32()));
     }
-  }
-  return w.toBytes();
+  });
 }
 
 function rewriteData(bytes: Uint8Array, s: Section, shift: Shift): Uint8Array {
-  const r = new Reader(bytes, s.start, s.end);
-  const w = new Writer();
-  const n = r.u32();
-  w.u32(n);
-  for (let i = 0; i < n; i++) {
+  return rewriteVector(bytes, s, (r, w) => {
     const flags = r.u32();
     w.u32(flags);
     if (flags === 2) w.u32(r.u32());
@@ -576,8 +574,7 @@ function rewriteData(bytes: Uint8Array, s: Section, shift: Shift): Uint8Array {
     const size = r.u32();
     w.u32(size).bytes(bytes.subarray(r.at, r.at + size));
     r.at += size;
-  }
-  return w.toBytes();
+  });
 }
 
 /** The name section with function names renumbered (and the added one named); other subsections are left out. */

@@ -16,7 +16,7 @@
 
 import { injectFault, type FaultInjection, type FaultReport } from './faults.js';
 import { compileCore, compileCoreSync, gpuCoreView, instantiateCore, osCoreView, readLayout, u64, type CoreExports, type CoreLayout, type WasmMemory, type WasmModule } from '../core/bindings.js';
-import { checkDriver, type DriverModule, type PluggableDriver } from '../driver/module.js';
+import { checkDriver, type PluggableDriver } from '../driver/module.js';
 import { loadDriverModule } from '../driver/load.js';
 import type { ReferenceDriverOptions } from '../driver/reference.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
@@ -35,7 +35,7 @@ import * as v from '../base/validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from '../base/wddm.js';
 import { VidMm, type VidMmCounters } from '../os/vidmm/vidmm.js';
 import { DoorbellService } from '../gpu/doorbell.js';
-import { planMemory, heapClassFor, type AdapterSizing } from './memory-plan.js';
+import { planMemory, heapClassFor, driverMemoryBytes } from './memory-plan.js';
 import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, type MachineOptions } from './options.js';
 
 export type {
@@ -486,20 +486,6 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
   for (const service of services) service.peers = services;
   return machine;
-}
-
-/**
- * The bytes an adapter's driver module asks for (DriverModule.memoryBytes), as a function of the limits the memory
- * plan tries; undefined when it asks for none. What it returns is checked: a whole number of bytes, at most 1 GiB.
- */
-function driverMemoryBytes(module: DriverModule, engines: number, where: string): ((limits: AdapterSizing['limits']) => number) | undefined {
-  const ask = module.memoryBytes;
-  if (typeof ask !== 'function') return undefined;
-  return (limits) => {
-    const bytes = ask.call(module, { engines, limits: { fences: limits.fences, queues: limits.queues, ringEntries: limits.ringEntries } });
-    if (!Number.isInteger(bytes) || bytes < 0 || bytes > 2 ** 30) throw invalid(`${where}.memoryBytes(sizing)`, bytes, 'a whole number of bytes from 0 to 2^30');
-    return bytes;
-  };
 }
 
 function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {

@@ -20,7 +20,8 @@
 // bytes weigh most; the most that fits is found by bisection over the core's
 // own size function, so it is exact, never an estimate retyped here.
 
-import { WddmError } from '../base/errors.js';
+import { WddmError, invalid } from '../base/errors.js';
+import type { DriverModule } from '../driver/module.js';
 import type { CoreExports, CoreLayout } from '../core/bindings.js';
 
 /** asconfig.json maximumMemory (32768 pages of 64 KiB): the most one machine's memory can be. */
@@ -172,4 +173,18 @@ export function planMemory(probe: CoreExports, layout: CoreLayout, options: {
     at += bytes;
   });
   return { systemBase, doorbellBase, doorbellBytes, adapters: planned, pages: Math.ceil(at / 65536), mapPages };
+}
+
+/**
+ * The bytes an adapter's driver module asks for (DriverModule.memoryBytes), as a function of the limits the memory
+ * plan tries; undefined when it asks for none. What it returns is checked: a whole number of bytes, at most 1 GiB.
+ */
+export function driverMemoryBytes(module: DriverModule, engines: number, where: string): ((limits: AdapterSizing['limits']) => number) | undefined {
+  const ask = module.memoryBytes;
+  if (typeof ask !== 'function') return undefined;
+  return (limits) => {
+    const bytes = ask.call(module, { engines, limits: { fences: limits.fences, queues: limits.queues, ringEntries: limits.ringEntries } });
+    if (!Number.isInteger(bytes) || bytes < 0 || bytes > 2 ** 30) throw invalid(`${where}.memoryBytes(sizing)`, bytes, 'a whole number of bytes from 0 to 2^30');
+    return bytes;
+  };
 }
