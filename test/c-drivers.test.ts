@@ -187,6 +187,40 @@ describe('drivers in C (examples/drivers/c)', () => {
     expect(() => machine.run()).not.toThrow();
   });
 
+  withToolchain('every kind of store a driver can make is checked: inside its memory it lands, outside it is stopped before it happens', async () => {
+    const machine = await createMachine({ seed: 1, adapters: [{ name: 'gpu0', driver: { module: join(fixtures, 'store-kinds.wasm') } }] });
+    const driver = machine.adapters[0].driver as unknown as WasmDriver;
+    const store = (driver as unknown as { e: { WddmTestStore(kind: number, address: number): void } }).e.WddmTestStore;
+    const app = machine.createProcess('app');
+    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    app.createNativeFence({ hDevice, initialValue: 0n });
+    const bytes = new Uint8Array(machine.memory.buffer as ArrayBuffer);
+    // A live fence's CurrentValue word is the driver's to write (DxgkDdiUpdateCurrentValuesFromCpu); its MonitoredValue is the CMP's.
+    const core = machine.adapters[0].core;
+    const [currentValue, monitoredValue] = [core.fenceCurrentValueAddress(1), core.fenceMonitoredValueAddress(1)];
+    store(4, currentValue);
+    expect(new BigUint64Array(machine.memory.buffer as ArrayBuffer, currentValue, 1)[0]).toBe(0xa5a5a5a5a5a5a5a5n);
+    expect(() => store(4, monitoredValue)).toThrow(/a store of 8 byte\(s\) at 0x/);
+    expect(() => store(4, currentValue + 8)).toThrow(/a store of 8 byte\(s\) at 0x/); // the next slot: no live fence's
+    const kinds = ['i32.store', 'i64.store', 'i32.store8', 'f64.store', 'i64.atomic.store', 'i32.atomic.rmw.add', 'i64.atomic.rmw.cmpxchg', 'memory.fill', 'memory.copy', 'i32.store offset=4000'];
+    const target = (kind: number, address: number) => (kind === 9 ? address - 4000 : address); // kind 9 stores at its argument + 4000
+    // Outside: the core's system memory region header, the adapter's private region, the guard page below the driver's region.
+    const outside = [machine.systemBase, machine.adapters[0].privateBase + 64, driver.region.base - 64, driver.region.base + driver.region.bytes];
+    for (let kind = 0; kind < kinds.length; kind++) {
+      for (const address of outside) {
+        const before = bytes.slice(address, address + 64);
+        expect(() => store(kind, target(kind, address)), `${kinds[kind]} at ${address}`).toThrow(/a store of \d+ byte\(s\) at 0x/);
+        expect(bytes.slice(address, address + 64), `${kinds[kind]} at ${address}`).toEqual(before);
+      }
+      // Inside its pool: the store lands (memory.copy copies zeros: over 0xff).
+      const inside = driver.region.poolBase + driver.region.poolBytes - 256;
+      const fill = kind === 8 ? 0xff : 0;
+      bytes.fill(fill, inside, inside + 64);
+      store(kind, target(kind, inside));
+      expect(bytes.slice(inside, inside + 64).some((b) => b !== fill), kinds[kind]).toBe(true);
+    }
+  });
+
   withToolchain('a module that is no driver is refused naming why: check-driver exits 2 (not WebAssembly, not position-independent, missing exports, an import the model does not provide)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'wddm-c-'));
     writeFileSync(join(dir, 'text.wasm'), 'not wasm');

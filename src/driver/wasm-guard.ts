@@ -195,7 +195,8 @@ export function moduleFacts(bytes: Uint8Array): ModuleFacts {
       const flags = r.u32();
       if (flags === 2) r.u32();
       if (flags !== 1) { activeDataSegments++; skipConstantExpression(r); }
-      r.at += r.u32();
+      const size = r.u32();
+      r.at += size;
     }
   }
   return { imports, exports, dylink, activeDataSegments, definesMemory: !!find(SECTION.memory) };
