@@ -466,11 +466,8 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     const driverWhere = `adapters[${index}].driver.module`;
     let made: unknown;
     try {
-      made = a.driver.module.createDriver({
-        adapterIndex: index, adapterName: a.name, hardware, core: gpuCore, options: driverOptions,
-        limits: { fences: a.limits.fences, queues: a.limits.queues, ringEntries: a.limits.ringEntries },
-        ...(plan[index].driver ? { memory: plan[index].driver } : {}),
-      });
+      const limits = { fences: a.limits.fences, queues: a.limits.queues, ringEntries: a.limits.ringEntries }, driverMemory = plan[index].driver;
+      made = a.driver.module.createDriver({ adapterIndex: index, adapterName: a.name, hardware, core: gpuCore, options: driverOptions, limits, ...(driverMemory ? { memory: driverMemory } : {}) });
     } catch (error) {
       if (error instanceof WddmError) throw error;
       throw new WddmError('INVALID_PARAMETER', `${driverWhere}.createDriver(context) threw while building the driver of "${a.name}": ${error instanceof Error ? error.message : String(error)}`,
