@@ -135,8 +135,10 @@ describe('the npm package', () => {
     // test's cases and fast-check runner in src/check, which left the library bundle; lost wake-ups; their docs: the branch
     // measured 5.848 MB); 5.865 MB before issue 33 (the module resolve hook, the argument reader, table/compare, the stuck
     // report's findings, the ring sizing, bin/wddm-fence.mjs: about 88 KB, the code in each of the three bundles, its sources,
-    // declarations and docs: the branch on main 7a31221 measured 5.950 MB).
-    expect(packed!.unpackedSize).toBeLessThan(5_960_000);
+    // declarations and docs: the branch on main 7a31221 measured 5.950 MB); 5.96 MB before issue 32's drivers in C (the
+    // adapter, its module checks and the store guard's rewrite of a driver's code: about 99 KB in each of the three bundles,
+    // 98 KB of sources, their declarations and docs; the branch on main abeec4a measured 6.381 MB).
+    expect(packed!.unpackedSize).toBeLessThan(6_395_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
