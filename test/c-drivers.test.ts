@@ -122,7 +122,7 @@ describe('drivers in C (examples/drivers/c)', () => {
     const states = (text: string) => /(\d+) states \((\d+) quiet\), (\d+) transitions/.exec(text)?.slice(1);
     expect(states(c.out)).toBeDefined();
     expect(states(c.out)).toEqual(states(js.out));
-    const broken = await cli(['explore', '--driver', join(brokenFolder, 'skips-barrier.wasm')]);
+    const broken = await cli(['explore', '--driver', join(brokenFolder, 'skips-barrier.wasm'), '--out', join(mkdtempSync(join(tmpdir(), 'wddm-c-')), 'counterexample.json')]);
     expect(broken.code).toBe(1);
     expect(broken.out).toMatch(/VIOLATED +no-lost-wakeup +NF-10/);
   });
