@@ -83,3 +83,35 @@ it('NF-10 the counts the README\'s race explorer commands state are what those c
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('the README is a newcomer\'s page: at most 300 lines (the rest lives in docs/)', () => {
+  const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n').length;
+  expect(lines, 'README.md is longer than 300 lines: move the detail into docs/ and link it').toBeLessThanOrEqual(300);
+});
+
+/** The figure's number as shown ("9.13 M", "1,286", "0.19×") and the largest difference its rounding allows. */
+function shown(text: string): { value: number; tolerance: number } | undefined {
+  const m = /(\d[\d,]*(?:\.(\d+))?)(?: (M)\b)?/.exec(text);
+  if (m === null) return undefined;
+  const scale = m[3] === 'M' ? 1e6 : 1;
+  return { value: Number(m[1].replace(/,/g, '')) * scale, tolerance: 0.5 * 10 ** -(m[2]?.length ?? 0) * scale * 1.0001 };
+}
+
+it('the README\'s performance table states what bench/results.json holds: each figure\'s value and ratio, as rounded', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Performance'), readme.indexOf('\n## ', readme.indexOf('## Performance') + 3));
+  const metrics = (JSON.parse(readFileSync(join(root, 'bench', 'results.json'), 'utf8')) as { metrics: Record<string, { value: number; ratio: number | null }> }).metrics;
+  const rows = section.split('\n').filter((l) => /^\| `/.test(l)).map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+  expect(rows.length).toBeGreaterThanOrEqual(10);
+  for (const [figure, , measured, ratio] of rows) {
+    const name = figure.replace(/`/g, '');
+    const metric = metrics[name];
+    expect(metric, `README figure ${name} is not in bench/results.json: the README's table holds the latest full bench's figures (put others in docs/PERFORMANCE.md)`).toBeDefined();
+    const value = shown(measured)!;
+    expect(Math.abs(value.value - metric.value), `${name}: the README says ${measured}, bench/results.json ${metric.value}`).toBeLessThanOrEqual(value.tolerance);
+    if (ratio !== '—') {
+      const r = shown(ratio)!;
+      expect(Math.abs(r.value - metric.ratio!), `${name}: the README's ratio ${ratio}, bench/results.json ${metric.ratio}`).toBeLessThanOrEqual(r.tolerance);
+    }
+  }
+});
