@@ -46,12 +46,19 @@ export class Random {
   }
 
   /**
+   * When set, jittered() asks it for each latency whose span is not empty instead of drawing one: it is
+   * given the span's two ends (ns) and returns the latency (a schedule explorer's choice: src/explore/).
+   */
+  chooseLatency?: (lowNs: number, highNs: number) => number;
+
+  /**
    * A latency with seeded jitter: `baseNs` plus a whole number of ns from 0 to
    * floor(baseNs × fraction), uniform. No draw when that span is 0.
    */
   jittered(baseNs: number, fraction: number): number {
     const span = Math.floor(baseNs * fraction);
-    return span > 0 ? baseNs + this.below(span + 1) : baseNs;
+    if (span <= 0) return baseNs;
+    return this.chooseLatency ? this.chooseLatency(baseNs, baseNs + span) : baseNs + this.below(span + 1);
   }
 }
 

@@ -27,6 +27,14 @@
 // only the GPU's own steps and the operation's next step may run). Without a
 // gate (the default) nothing is held back.
 //
+// Untimed (`scheduler.timeless`, machine option schedule.time 'untimed': a
+// schedule explorer's mode): every event is scheduled at the current time,
+// whatever delay it asks for, and time never moves. Then every pending event
+// is enabled at once: each owner still has its own events in its own order
+// (an engine one tick at a time, a thread one resumption at a time), so what
+// is left is program order and causality; a timeout may fire at any point
+// before its wait is satisfied.
+//
 // So a run is a pure function of the seed, the inputs and, under an explorer,
 // its sequence of choices: replaying them reproduces it exactly.
 //
@@ -124,6 +132,8 @@ export class Scheduler {
   private runCount = 0;
   /** May this pending event run now? undefined: every event may (the default). With a gate, step() and run() choose among enabled() (seededTieBreak without a policy). */
   gate?: (event: ScheduledEvent) => boolean;
+  /** Untimed (the header): every event is scheduled at the current time, and time stays where it is. */
+  timeless = false;
 
   /** `random` draws every event's tie-break key (the machine passes a stream of its seed). */
   constructor(private readonly random: Random = new Random(1)) {}
@@ -137,6 +147,7 @@ export class Scheduler {
   at(timeNs: number, owner: string, kind: string, args: EventArgs = {}, label = `${owner} ${kind}`): ScheduledEvent {
     if (!(timeNs >= this.nowNs)) throw new Error(`scheduler: event "${label}" at ${timeNs} ns is before now (${this.nowNs} ns)`);
     if (!this.handlers.has(owner)) throw new Error(`scheduler: event "${label}" names owner "${owner}", which has no handler (Scheduler.register)`);
+    if (this.timeless) timeNs = this.nowNs;
     const event: ScheduledEvent = { timeNs, sequence: this.sequence++, tieBreak: this.random.nextU32(), owner, kind, args, label, cancelled: false };
     this.push(event);
     return event;
@@ -149,6 +160,7 @@ export class Scheduler {
   atOrContinue(timeNs: number, owner: string, kind: string, args: EventArgs, label: string): ScheduledEvent | undefined {
     if (!(timeNs >= this.nowNs)) throw new Error(`scheduler: event "${label}" at ${timeNs} ns is before now (${this.nowNs} ns)`);
     if (!this.handlers.has(owner)) throw new Error(`scheduler: event "${label}" names owner "${owner}", which has no handler (Scheduler.register)`);
+    if (this.timeless) timeNs = this.nowNs;
     const sequence = this.sequence++;
     const tieBreak = this.random.nextU32();
     if (this.runUntilNs !== undefined && this.policy === undefined && this.gate === undefined && timeNs <= this.runUntilNs && this.runCount < this.maxEventsPerRun) {

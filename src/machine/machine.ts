@@ -40,7 +40,7 @@ import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, typ
 
 export type {
   NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions, ScheduleOptions,
-  MachineObserver, BuiltAdapter,
+  MachineObserver, BuiltAdapter, ScheduleTime,
 } from './options.js';
 export { MAX_PROCESSES, DEFAULT_JITTER } from './options.js';
 export { loadDriverModule } from '../driver/load.js';
@@ -365,7 +365,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WasmModule): Machine {
-  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, observers } = parseMachineOptions(options);
+  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, time, observers } = parseMachineOptions(options);
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -388,6 +388,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds);
   const { trace } = machine;
   machine.os.logs.historyRecords = timelineRecords;
+  machine.scheduler.timeless = time === 'untimed';
   if (osGranularity === 'step') {
     machine.os.runOperationsInSteps();
     // The OS's lock: while an operation runs its steps, only the GPU's own steps (an engine's,

@@ -109,7 +109,16 @@ export interface ScheduleOptions {
    * 'step' with granularity 'step', else 'operation' ('step' needs granularity 'step').
    */
   osGranularity?: OsGranularity;
+  /**
+   * 'virtual' (default): every event happens at its virtual time. 'untimed': every event is
+   * scheduled at the current time and time never moves, so whatever is pending may run next in
+   * any order that keeps each engine's, thread's and operation's own order (a schedule
+   * explorer's mode: src/base/scheduler.ts, docs/EXPLORER.md "Time").
+   */
+  time?: ScheduleTime;
 }
+/** How the scheduler treats virtual time (ScheduleOptions.time). */
+export type ScheduleTime = 'virtual' | 'untimed';
 /** How the OS's operations are cut into events (ScheduleOptions.osGranularity). */
 export type OsGranularity = 'operation' | 'step';
 /** Machine-wide bounds (each has a default; docs/SCENARIOS.md `machine.limits`). */
@@ -280,13 +289,14 @@ export function parseMachineOptions(options: MachineOptions) {
     latencyNs: doorbellIn.latencyNs === undefined ? 300 : v.nonNegative(doorbellIn.latencyNs, 'doorbell.latencyNs'),
   };
   if (doorbell.ringEntries & (doorbell.ringEntries - 1)) throw invalid('doorbell.ringEntries', doorbell.ringEntries, 'a power of two from 2 to 65536');
-  const scheduleIn = v.options(o.schedule, 'schedule', ['granularity', 'osGranularity']);
+  const scheduleIn = v.options(o.schedule, 'schedule', ['granularity', 'osGranularity', 'time']);
   const granularity: Granularity = scheduleIn.granularity === undefined ? 'command' : v.oneOf(scheduleIn.granularity, 'schedule.granularity', ['command', 'step'] as const);
   const osGranularity: OsGranularity = scheduleIn.osGranularity === undefined ? (granularity === 'step' ? 'step' : 'operation')
     : v.oneOf(scheduleIn.osGranularity, 'schedule.osGranularity', ['operation', 'step'] as const);
   if (osGranularity === 'step' && granularity !== 'step') {
     throw invalid('schedule.osGranularity', osGranularity, '"operation" with schedule.granularity "command" (the OS\'s steps need the GPU\'s: set schedule.granularity "step")');
   }
+  const time: ScheduleTime = scheduleIn.time === undefined ? 'virtual' : v.oneOf(scheduleIn.time, 'schedule.time', ['virtual', 'untimed'] as const);
 
   const observers = o.observers === undefined ? [] : v.array(o.observers, 'observers', 0, 16).map((observer, i) => {
     if (observer === null || typeof observer !== 'object') throw invalid(`observers[${i}]`, observer, 'an object with machineCreated(machine) and/or adapterBuilt(adapter)');
@@ -297,5 +307,5 @@ export function parseMachineOptions(options: MachineOptions) {
     return observer as MachineObserver;
   });
 
-  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, observers };
+  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, time, observers };
 }

@@ -4,12 +4,12 @@
 // the path of the item that caused them: nothing has run yet at that point.
 
 import { DEFAULT_LIMITS } from '../machine/options.js';
-import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type DriverModule, type Machine, type MachineObserver } from '../machine/machine.js';
+import { createMachine, loadDriverModule, timeOverflow, type AdapterOptions, type DriverModule, type Machine, type MachineObserver, type MachineOptions } from '../machine/machine.js';
 import { eventLimitError } from '../base/scheduler.js';
 import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
 import { counted } from '../base/words.js';
 import type { TraceEvent } from '../base/trace.js';
-import type { RuntimeProcess, CpuThread, ThreadOp, ThreadSignal } from '../user/runtime.js';
+import type { RuntimeProcess, CpuThread, ThreadOp, ThreadSignal, Cpu } from '../user/runtime.js';
 import type { WaitResult } from '../os/dxgkrnl.js';
 import type { AllocationUse } from '../os/vidmm/vidmm.js';
 import type { StuckReport } from '../machine/liveness.js';
@@ -17,7 +17,7 @@ import { lostWakeupText } from '../machine/lost-wakeups.js';
 import { ScenarioError, locationOf, type ScenarioProblem } from './load.js';
 import { ringEntriesFor } from './rings.js';
 import { WddmError } from '../base/errors.js';
-import type { Scenario, GpuCommand, WaitOutcome, WaitStep } from './types.js';
+import type { Scenario, GpuCommand, ThreadStep, WaitOutcome, WaitStep } from './types.js';
 
 export interface ExpectationResult {
   /** Where the expectation is in the file ("expect.fences.frameReady"), or "(implicit)". */
@@ -102,10 +102,98 @@ async function adaptersWithDrivers(s: Scenario, source: string): Promise<Adapter
   return adapters;
 }
 
+/**
+ * The machine options of a scenario (its `machine` section) with `adapters` (scenarioAdapters: driver module
+ * files loaded) and `seed`; the caller adds what it needs (observers, trace, schedule). Each adapter's rings
+ * are as long as the file's longest submission into one, unless the file says (rings.ts).
+ */
+export function scenarioMachineOptions(s: Scenario, adapters: AdapterOptions[], seed: number): MachineOptions {
+  const rings = ringEntriesFor(s);
+  const sized = adapters.map((a, i) => (rings[i] === undefined || s.machine.adapters[i].limits?.ringEntries !== undefined ? a
+    : { ...a, limits: { ...a.limits, ringEntries: rings[i] } }));
+  return { seed, os: s.machine.os, adapters: sized, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
+    ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}),
+    ...(s.machine.limits ? { limits: s.machine.limits } : {}) };
+}
+
+/** The scenario's adapters with their driver modules loaded (or `driverModule` on every adapter: the conformance suite's driver under test). */
+export async function scenarioAdapters(s: Scenario, source: string, driverModule?: DriverModule): Promise<AdapterOptions[]> {
+  // The conformance suite's driver under test replaces every adapter's driver (the file's flags and modules do not apply).
+  return driverModule ? s.machine.adapters.map((a) => ({ ...a, driver: { module: driverModule } }) as AdapterOptions) : adaptersWithDrivers(s, source);
+}
+
+/** createMachine refused the scenario's machine: the option it names, where it is in the file. */
+export function machineRefused(s: Scenario, source: string, error: unknown): ScenarioError {
+  const parameter = (error as { parameter?: unknown }).parameter;
+  const path = typeof parameter === 'string' && locationOf(s, `machine.${parameter}`) ? `machine.${parameter}` : 'machine';
+  return new ScenarioError(source, [{ path, ...locationOf(s, path), message: `${path}: the model refused it: ${(error as Error).message}` }]);
+}
+
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioResult> {
   const s = scenario;
   const seed = options.seed ?? s.machine.seed ?? 1;
   const source = options.source ?? s.name;
+  const adapters = await scenarioAdapters(s, source, options.driverModule);
+  let machine!: Machine;
+  try {
+    machine = await createMachine({ ...scenarioMachineOptions(s, adapters, seed), ...(options.observers ? { observers: options.observers } : {}) });
+  } catch (error) {
+    throw machineRefused(s, source, error);
+  }
+  if (options.onTraceEvent) {
+    const sink = options.onTraceEvent;
+    for (const e of machine.trace.events) sink(e); // what createMachine recorded (the ring holds all of it yet)
+    machine.trace.onEvent(sink);
+  }
+  const setup = setUpScenario(s, machine, source);
+
+  // run in virtual time, within the machine's bounds (limits.eventsPerRun, MAX_VIRTUAL_TIME_NS): past one the run stops with a WddmError
+  let events = 0;
+  const every = options.progressEvery ?? 20_000;
+  const scheduler = machine.scheduler;
+  while (scheduler.step()) {
+    if (scheduler.nowNs > MAX_VIRTUAL_TIME_NS) throw timeOverflow(scheduler.nowNs);
+    if (++events > scheduler.maxEventsPerRun) throw eventLimitError(scheduler.maxEventsPerRun, scheduler.nowNs);
+    if (options.onProgress && events % every === 0) options.onProgress({ events, timeNs: machine.nowNs });
+  }
+  const stuck = machine.stuck();
+  const expectations = checkExpectations(setup, stuck);
+  return { scenario: s, source, machine, seed, waits: setup.state.waits, expectations, passed: expectations.every((e) => e.ok), events, stuck };
+}
+
+/**
+ * What a scenario's run keeps beside the machine, changed while it runs: the waits its threads
+ * started (their outcomes), what `cpuRead` steps read, the devices opened (a thread's step may open
+ * one). Every thread body holds it, so it is part of the machine's object graph (a schedule explorer
+ * hashes and snapshots that graph).
+ */
+export interface ScenarioState {
+  waits: WaitRecord[];
+  cpuReads: Map<string, string>;
+  devices: Map<string, number>;
+}
+
+/** A scenario set up on a machine: processes, fences, allocations, queues with their commands submitted, threads created, faults scheduled; nothing has run. */
+export interface ScenarioSetup {
+  scenario: Scenario;
+  source: string;
+  machine: Machine;
+  state: ScenarioState;
+  processes: Map<string, RuntimeProcess>;
+  /** Each thread by name. */
+  threads: Map<string, CpuThread>;
+  /** The handle each process holds to each fence: key `process\0fence` (its own adapter's) or `process\0fence\0adapter`. */
+  handles: Map<string, number>;
+  allocations: Map<string, { process: string; adapter: string; hAllocation: number }>;
+  queues: Map<string, { process: string; adapter: string; hHwQueue: number; hContext: number }>;
+}
+
+/**
+ * Sets the scenario up on `machine` (built from scenarioMachineOptions), synchronously. Set-up calls the
+ * model refuses are ScenarioError problems with the item's path; nothing has run then.
+ */
+export function setUpScenario(scenario: Scenario, machine: Machine, source = scenario.name): ScenarioSetup {
+  const s = scenario;
   const problems: ScenarioProblem[] = [];
   const setup = <T>(path: string, action: () => T): T | undefined => {
     try { return action(); } catch (error) {
@@ -113,43 +201,19 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
       return undefined;
     }
   };
-  // The conformance suite's driver under test replaces every adapter's driver (the file's flags and modules do not apply).
-  const withDrivers = options.driverModule
-    ? s.machine.adapters.map((a) => ({ ...a, driver: { module: options.driverModule } }) as AdapterOptions)
-    : await adaptersWithDrivers(s, source);
-  // each ring as long as the file's longest submission into it, unless the file says (rings.ts)
-  const rings = ringEntriesFor(s);
-  const adapters = withDrivers.map((a, i) => (rings[i] === undefined || s.machine.adapters[i].limits?.ringEntries !== undefined ? a
-    : { ...a, limits: { ...a.limits, ringEntries: rings[i] } }));
-  let machine!: Machine;
-  try {
-    machine = await createMachine({ seed, os: s.machine.os, adapters, ...(s.machine.timing ? { timing: s.machine.timing } : {}),
-      ...(s.machine.ioCoherent !== undefined ? { ioCoherent: s.machine.ioCoherent } : {}), ...(s.machine.doorbell ? { doorbell: s.machine.doorbell } : {}),
-      ...(s.machine.limits ? { limits: s.machine.limits } : {}), ...(options.observers ? { observers: options.observers } : {}) });
-  } catch (error) {
-    // the option createMachine names (e.g. "doorbell.ringEntries"), where it is in the file
-    const parameter = (error as { parameter?: unknown }).parameter;
-    const path = typeof parameter === 'string' && locationOf(s, `machine.${parameter}`) ? `machine.${parameter}` : 'machine';
-    throw new ScenarioError(source, [{ path, ...locationOf(s, path), message: `${path}: the model refused it: ${(error as Error).message}` }]);
-  }
-  if (options.onTraceEvent) {
-    const sink = options.onTraceEvent;
-    for (const e of machine.trace.events) sink(e); // what createMachine recorded (the ring holds all of it yet)
-    machine.trace.onEvent(sink);
-  }
+  const state: ScenarioState = { waits: [], cpuReads: new Map(), devices: new Map() };
 
   // processes and their devices (one per adapter they use, opened on first use)
   const processes = new Map<string, RuntimeProcess>();
   s.processes.forEach((p, i) => setup(`processes[${i}]`, () => processes.set(p.name, machine.createProcess(p.name))));
   if (problems.length) throw new ScenarioError(source, problems);
-  const devices = new Map<string, number>();
   const deviceOf = (process: string, adapter: string): number => {
     const key = `${process}\u0000${adapter}`;
-    let h = devices.get(key);
+    let h = state.devices.get(key);
     if (h === undefined) {
       const rp = processes.get(process)!;
       h = rp.createDevice({ hAdapter: rp.openAdapter(adapter) });
-      devices.set(key, h);
+      state.devices.set(key, h);
     }
     return h;
   };
@@ -190,8 +254,6 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     allocations.set(x.name, { process: x.process, adapter: x.adapter, hAllocation: made.hAllocation });
   }));
   if (problems.length) throw new ScenarioError(source, problems);
-  const bytesOf = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16));
-  const hexOf = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
   /** The reads / writes a list of commands declares (useAllocation). */
   const usesOf = (list: GpuCommand[]) => {
     const reads: AllocationUse[] = [], writes: AllocationUse[] = [];
@@ -211,6 +273,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     return { work: { durationNs: c.work!.durationNs } };
   });
   const queues = new Map<string, { process: string; adapter: string; hHwQueue: number; hContext: number }>();
+  const rings = ringEntriesFor(s);
   /** Submits GPU commands to a hardware queue (one submission) or to a kernel-mode context (waits, signal packets, command buffers). */
   const submitTo = (queue: string, list: GpuCommand[]) => {
     const q = queues.get(queue)!;
@@ -253,85 +316,14 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   }));
   if (problems.length) throw new ScenarioError(source, problems);
 
-  // CPU threads
-  const waits: WaitRecord[] = [];
-  const cpuReads = new Map<string, string>();
+  // CPU threads: plain iterator objects (ScenarioThreadBody), whose position is in their fields
   const threads = new Map<string, CpuThread>();
+  const environment: ThreadEnvironment = { machine, processes, allocations, queues, handleOf, deviceOf, submitTo };
   for (const t of s.threads ?? []) {
-    const rp = processes.get(t.process)!;
-    const waitArgs = (w: WaitStep) => ({
-      objects: w.fences.map((f) => handleOf(t.process, f)), values: w.values.map((v) => BigInt(v)),
-      waitAny: w.any ?? false, ...(w.timeoutNs !== undefined ? { timeoutNs: w.timeoutNs } : {}),
-    });
-    const locks = new Map<string, bigint>();
-    /** The step the thread is at (-1 before its first): what it may still signal is in the steps after it (machine.stuck()). */
-    let position = -1;
-    const mayStillSignal = (): ThreadSignal[] => t.steps.slice(position + 1).flatMap((step): ThreadSignal[] => {
-      if (step.signal) return step.signal.fences.map((f, i) => ({ hSyncObject: handleOf(t.process, f), value: BigInt(step.signal!.values[i]) }));
-      if (!step.submit) return [];
-      const q = queues.get(step.submit.queue)!;
-      return step.submit.commands.flatMap((c): ThreadSignal[] => {
-        const written = c.signal ?? c.fenceWrite;
-        return written ? [{ hSyncObject: handleOf(q.process, written.fence, q.adapter), value: BigInt(written.value), process: processes.get(q.process)! }] : [];
-      });
-    });
-    threads.set(t.name, rp.createThread(t.name, function* (cpu): Generator<ThreadOp, unknown, WaitResult> {
-      if (t.startNs) yield cpu.sleep(t.startNs);
-      for (const [k, step] of t.steps.entries()) {
-        position = k;
-        if (step.wait) {
-          const record: WaitRecord = { id: step.wait.id, thread: t.name, step: k, outcome: 'pending' };
-          waits.push(record);
-          const result = yield cpu.wait(waitArgs(step.wait));
-          Object.assign(record, { outcome: outcomeOf(result), index: result.index, atNs: result.timeNs });
-        } else if (step.waitWithEvent) {
-          const w = step.waitWithEvent;
-          const record: WaitRecord = { id: w.id, thread: t.name, step: k, outcome: 'pending' };
-          waits.push(record);
-          const hEvent = rp.createEvent(w.id ?? `${t.name}.step${k}`);
-          const { timeoutNs, ...rest } = waitArgs(w) as ReturnType<typeof waitArgs> & { timeoutNs?: number };
-          rp.waitWithEvent({ ...rest, hAsyncEvent: hEvent });
-          const setAtOnce = rp.isEventSet(hEvent);
-          const set = (yield cpu.waitEvent(hEvent, timeoutNs)).status === 'SUCCESS';
-          Object.assign(record, { outcome: set ? (setAtOnce ? 'satisfiedAtOnce' : 'woken') : 'timedOut', atNs: cpu.nowNs });
-        } else if (step.signal) {
-          rp.signal({ objects: step.signal.fences.map((f) => handleOf(t.process, f)), values: step.signal.values.map((v) => BigInt(v)),
-            ...(step.signal.allowFenceRewind ? { flags: { allowFenceRewind: true } } : {}) });
-        } else if (step.sleep) {
-          yield cpu.sleep(step.sleep.durationNs);
-        } else if (step.submit) {
-          submitTo(step.submit.queue, step.submit.commands);
-        } else if (step.lock) {
-          const a = allocations.get(step.lock.allocation)!;
-          locks.set(step.lock.allocation, rp.lock2({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation }).pData);
-        } else if (step.unlock) {
-          const a = allocations.get(step.unlock.allocation)!;
-          rp.unlock2({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation });
-          locks.delete(step.unlock.allocation);
-        } else if (step.cpuWrite) {
-          rp.cpuStore(locks.get(step.cpuWrite.allocation)! + BigInt(step.cpuWrite.offset ?? 0), bytesOf(step.cpuWrite.bytes));
-        } else if (step.cpuRead) {
-          cpuReads.set(step.cpuRead.id, hexOf(rp.cpuLoad(locks.get(step.cpuRead.allocation)! + BigInt(step.cpuRead.offset ?? 0), step.cpuRead.length)));
-        } else if (step.destroyAllocation) {
-          const d = step.destroyAllocation;
-          const a = allocations.get(d.allocation)!;
-          const result = rp.destroyAllocation2({ hDevice: deviceOf(t.process, a.adapter), hAllocations: [a.hAllocation],
-            Flags: { AssumeNotInUse: d.assumeNotInUse ?? false, SynchronousDestroy: d.synchronous ?? false } });
-          if (result.wait) yield result.wait;
-        } else if (step.makeResident) {
-          const a = allocations.get(step.makeResident.allocation)!;
-          rp.makeResident({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation, ...(step.makeResident.segment !== undefined ? { segment: step.makeResident.segment } : {}) });
-        } else if (step.evict) {
-          const a = allocations.get(step.evict.allocation)!;
-          rp.evict({ hDevice: deviceOf(t.process, a.adapter), hAllocation: a.hAllocation });
-        } else if (step.recreateLogBuffer) {
-          machine.recreateNativeFenceLogBuffer(rp, queues.get(step.recreateLogBuffer.queue)!.hHwQueue, step.recreateLogBuffer.log);
-        } else if (step.destroyFence) {
-          rp.destroySynchronizationObject(handleOf(t.process, step.destroyFence.fence));
-        }
-      }
-      return undefined;
-    }, { mayStillSignal }));
+    let body!: ScenarioThreadBody; // made by createThread, at once
+    threads.set(t.name, processes.get(t.process)!.createThread(t.name,
+      (cpu) => (body = new ScenarioThreadBody(t, environment, state, cpu)) as unknown as Generator<ThreadOp, unknown, WaitResult>,
+      { mayStillSignal: () => body.mayStillSignal() }));
   }
 
   // injected faults: scheduler events (owner "scenario", kind fault {index}) naming the file's faults[index]
@@ -348,20 +340,153 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
     }
   });
   for (const [i, f] of faults.entries()) machine.scheduler.at(f.atNs, 'scenario', 'fault', { index: i }, `faults[${i}]`);
+  return { scenario: s, source, machine, state, processes, threads, handles, allocations, queues };
+}
 
-  // run in virtual time, within the machine's bounds (limits.eventsPerRun, MAX_VIRTUAL_TIME_NS): past one the run stops with a WddmError
-  let events = 0;
-  const every = options.progressEvery ?? 20_000;
-  const scheduler = machine.scheduler;
-  while (scheduler.step()) {
-    if (scheduler.nowNs > MAX_VIRTUAL_TIME_NS) throw timeOverflow(scheduler.nowNs);
-    if (++events > scheduler.maxEventsPerRun) throw eventLimitError(scheduler.maxEventsPerRun, scheduler.nowNs);
-    if (options.onProgress && events % every === 0) options.onProgress({ events, timeNs: machine.nowNs });
+const bytesOf = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16));
+const hexOf = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
+
+/** What a scenario thread's steps use, fixed once set up (functions and maps no step changes). */
+interface ThreadEnvironment {
+  readonly machine: Machine;
+  readonly processes: Map<string, RuntimeProcess>;
+  readonly allocations: Map<string, { process: string; adapter: string; hAllocation: number }>;
+  readonly queues: Map<string, { process: string; adapter: string; hHwQueue: number; hContext: number }>;
+  handleOf(process: string, fence: string, adapter?: string): number;
+  deviceOf(process: string, adapter: string): number;
+  submitTo(queue: string, list: GpuCommand[]): void;
+}
+
+/**
+ * What a thread's steps never change (the file's thread, the environment), under a symbol: a schedule
+ * explorer hashes and snapshots a machine's objects by their string keys, and these are no state.
+ */
+const FIXED = Symbol('scenario thread: fixed');
+
+/** What the value a thread resumes with is for: a wait's outcome, a waitWithEvent's, or nothing. */
+type Resumption = { kind: 'wait'; record: WaitRecord } | { kind: 'event'; record: WaitRecord; setAtOnce: boolean } | undefined;
+
+/**
+ * A scenario thread as a plain iterator object, not a generator: its position is in its fields, which a
+ * snapshot can keep (src/explore/snapshot.ts), where a generator's cannot be. It behaves as
+ *
+ *   function* (cpu) {
+ *     if (t.startNs) yield cpu.sleep(t.startNs);
+ *     for (const step of t.steps) { run the step: a blocking one yields its operation, a wait records its outcome }
+ *   }
+ */
+class ScenarioThreadBody {
+  /** The step to run next; -1 before the start (its startNs sleep). */
+  step = -1;
+  /** What the next resumption's value is for. */
+  resumption: Resumption = undefined;
+  /** The pointers of this thread's Lock2 mappings, by allocation name. */
+  readonly locks = new Map<string, bigint>();
+  private readonly [FIXED]: { spec: NonNullable<Scenario['threads']>[number]; environment: ThreadEnvironment; cpu: Cpu };
+
+  constructor(spec: NonNullable<Scenario['threads']>[number], environment: ThreadEnvironment, readonly state: ScenarioState, cpu: Cpu) {
+    this[FIXED] = { spec, environment, cpu };
   }
-  const stuck = machine.stuck();
-  const expectations = checkExpectations(s, machine, waits, threads, handles, allocations, cpuReads, stuck)
-    .map((e) => ({ ...e, ...(e.path !== '(implicit)' ? locationOf(s, e.path) : undefined) }));
-  return { scenario: s, source, machine, seed, waits, expectations, passed: expectations.every((e) => e.ok), events, stuck };
+
+  next(input?: WaitResult): IteratorResult<ThreadOp, unknown> {
+    const { spec: t, cpu } = this[FIXED];
+    const resumed = this.resumption;
+    this.resumption = undefined;
+    if (resumed?.kind === 'wait') Object.assign(resumed.record, { outcome: outcomeOf(input!), index: input!.index, atNs: input!.timeNs });
+    else if (resumed?.kind === 'event') {
+      const set = input!.status === 'SUCCESS';
+      Object.assign(resumed.record, { outcome: set ? (resumed.setAtOnce ? 'satisfiedAtOnce' : 'woken') : 'timedOut', atNs: cpu.nowNs });
+    }
+    if (this.step < 0) {
+      this.step = 0;
+      if (t.startNs) return { done: false, value: cpu.sleep(t.startNs) };
+    }
+    while (this.step < t.steps.length) {
+      const k = this.step++;
+      const op = this.run(k, t.steps[k]);
+      if (op) return { done: false, value: op };
+    }
+    return { done: true, value: undefined };
+  }
+
+  return(value: unknown): IteratorResult<ThreadOp, unknown> { this.step = this[FIXED].spec.steps.length; this.resumption = undefined; return { done: true, value }; }
+  throw(error: unknown): IteratorResult<ThreadOp, unknown> { this.step = this[FIXED].spec.steps.length; this.resumption = undefined; throw error; }
+
+  /** What the thread may still signal: the CPU signals and the submitted signals and fence writes of the steps it has not run (machine.stuck()). */
+  mayStillSignal(): ThreadSignal[] {
+    const { spec: t, environment: env } = this[FIXED];
+    return t.steps.slice(Math.max(0, this.step)).flatMap((step): ThreadSignal[] => {
+      if (step.signal) return step.signal.fences.map((f, i) => ({ hSyncObject: env.handleOf(t.process, f), value: BigInt(step.signal!.values[i]) }));
+      if (!step.submit) return [];
+      const q = env.queues.get(step.submit.queue)!;
+      return step.submit.commands.flatMap((c): ThreadSignal[] => {
+        const written = c.signal ?? c.fenceWrite;
+        return written ? [{ hSyncObject: env.handleOf(q.process, written.fence, q.adapter), value: BigInt(written.value), process: env.processes.get(q.process)! }] : [];
+      });
+    });
+  }
+
+  /** Step k: what it does; a blocking step returns the operation it waits in. */
+  private run(k: number, step: ThreadStep): ThreadOp | undefined {
+    const { spec: t, environment: env, cpu } = this[FIXED];
+    const rp = env.processes.get(t.process)!;
+    const waitArgs = (w: WaitStep) => ({
+      objects: w.fences.map((f) => env.handleOf(t.process, f)), values: w.values.map((v) => BigInt(v)),
+      waitAny: w.any ?? false, ...(w.timeoutNs !== undefined ? { timeoutNs: w.timeoutNs } : {}),
+    });
+    if (step.wait) {
+      const record: WaitRecord = { id: step.wait.id, thread: t.name, step: k, outcome: 'pending' };
+      this.state.waits.push(record);
+      this.resumption = { kind: 'wait', record };
+      return cpu.wait(waitArgs(step.wait));
+    }
+    if (step.waitWithEvent) {
+      const w = step.waitWithEvent;
+      const record: WaitRecord = { id: w.id, thread: t.name, step: k, outcome: 'pending' };
+      this.state.waits.push(record);
+      const hEvent = rp.createEvent(w.id ?? `${t.name}.step${k}`);
+      const { timeoutNs, ...rest } = waitArgs(w) as ReturnType<typeof waitArgs> & { timeoutNs?: number };
+      rp.waitWithEvent({ ...rest, hAsyncEvent: hEvent });
+      this.resumption = { kind: 'event', record, setAtOnce: rp.isEventSet(hEvent) };
+      return cpu.waitEvent(hEvent, timeoutNs);
+    }
+    if (step.signal) {
+      rp.signal({ objects: step.signal.fences.map((f) => env.handleOf(t.process, f)), values: step.signal.values.map((v) => BigInt(v)),
+        ...(step.signal.allowFenceRewind ? { flags: { allowFenceRewind: true } } : {}) });
+    } else if (step.sleep) {
+      return cpu.sleep(step.sleep.durationNs);
+    } else if (step.submit) {
+      env.submitTo(step.submit.queue, step.submit.commands);
+    } else if (step.lock) {
+      const a = env.allocations.get(step.lock.allocation)!;
+      this.locks.set(step.lock.allocation, rp.lock2({ hDevice: env.deviceOf(t.process, a.adapter), hAllocation: a.hAllocation }).pData);
+    } else if (step.unlock) {
+      const a = env.allocations.get(step.unlock.allocation)!;
+      rp.unlock2({ hDevice: env.deviceOf(t.process, a.adapter), hAllocation: a.hAllocation });
+      this.locks.delete(step.unlock.allocation);
+    } else if (step.cpuWrite) {
+      rp.cpuStore(this.locks.get(step.cpuWrite.allocation)! + BigInt(step.cpuWrite.offset ?? 0), bytesOf(step.cpuWrite.bytes));
+    } else if (step.cpuRead) {
+      this.state.cpuReads.set(step.cpuRead.id, hexOf(rp.cpuLoad(this.locks.get(step.cpuRead.allocation)! + BigInt(step.cpuRead.offset ?? 0), step.cpuRead.length)));
+    } else if (step.destroyAllocation) {
+      const d = step.destroyAllocation;
+      const a = env.allocations.get(d.allocation)!;
+      const result = rp.destroyAllocation2({ hDevice: env.deviceOf(t.process, a.adapter), hAllocations: [a.hAllocation],
+        Flags: { AssumeNotInUse: d.assumeNotInUse ?? false, SynchronousDestroy: d.synchronous ?? false } });
+      if (result.wait) return result.wait;
+    } else if (step.makeResident) {
+      const a = env.allocations.get(step.makeResident.allocation)!;
+      rp.makeResident({ hDevice: env.deviceOf(t.process, a.adapter), hAllocation: a.hAllocation, ...(step.makeResident.segment !== undefined ? { segment: step.makeResident.segment } : {}) });
+    } else if (step.evict) {
+      const a = env.allocations.get(step.evict.allocation)!;
+      rp.evict({ hDevice: env.deviceOf(t.process, a.adapter), hAllocation: a.hAllocation });
+    } else if (step.recreateLogBuffer) {
+      env.machine.recreateNativeFenceLogBuffer(rp, env.queues.get(step.recreateLogBuffer.queue)!.hHwQueue, step.recreateLogBuffer.log);
+    } else if (step.destroyFence) {
+      rp.destroySynchronizationObject(env.handleOf(t.process, step.destroyFence.fence));
+    }
+    return undefined;
+  }
 }
 
 /** One line for the stuck expectation: what is blocked, and why (deadlocks, lost wake-ups, values never signalled). */
@@ -381,12 +506,23 @@ export function contractViolations(machine: Machine): string[] {
   return found;
 }
 
-function checkExpectations(s: Scenario, machine: Machine, waits: WaitRecord[], threads: Map<string, CpuThread>, handles: Map<string, number>,
-  allocations: Map<string, { hAllocation: number }>, cpuReads: Map<string, string>, stuck: StuckReport): ExpectationResult[] {
+/**
+ * The file's expectations, and the implicit ones (no bug check, no contract violation, nothing stuck, no
+ * deadlock, no failed thread), judged on the machine as it is now (after a run, or at a schedule
+ * explorer's terminal state). `expect` replaces the file's section (the explorer leaves out what it
+ * does not judge); each result carries its file:line:col.
+ */
+export function checkExpectations(setup: ScenarioSetup, stuck: StuckReport, expect: NonNullable<Scenario['expect']> = setup.scenario.expect ?? {}): ExpectationResult[] {
+  const s = setup.scenario;
+  return expectationResults(s, setup.machine, setup.state.waits, setup.threads, setup.handles, setup.allocations, setup.state.cpuReads, stuck, expect)
+    .map((e) => ({ ...e, ...(e.path !== '(implicit)' ? locationOf(s, e.path) : undefined) }));
+}
+
+function expectationResults(s: Scenario, machine: Machine, waits: WaitRecord[], threads: Map<string, CpuThread>, handles: Map<string, number>,
+  allocations: Map<string, { hAllocation: number }>, cpuReads: Map<string, string>, stuck: StuckReport, e: NonNullable<Scenario['expect']>): ExpectationResult[] {
   const out: ExpectationResult[] = [];
   const push = (path: string, description: string, expected: unknown, actual: unknown) =>
     out.push({ path, description, expected: String(expected), actual: String(actual), ok: String(expected) === String(actual) });
-  const e = s.expect ?? {};
   const summary = machine.summary();
   for (const [name, raw] of Object.entries(e.fences ?? {})) {
     const f = s.fences!.find((x) => x.name === name)!;
