@@ -4,14 +4,16 @@
 // reads and writes:
 //
 //   resource         what it is
-//   cv:<a>.<f>       fence f's CurrentValue word on adapter a
-//   mv:<a>.<f>       fence f's MonitoredValue word (memory)
+//   cv:@<phys>       the CurrentValue word at physical address phys (one word for
+//                    every record of a cross-adapter fence: shared by its adapters)
+//   mv:<a>.@<cv>     the MonitoredValue word (memory) of adapter a's record whose
+//                    CurrentValue is at cv
 //   wb:<a>.<e>       engine e's write buffer (and which queue it runs)
 //   irq:<a>.<e>      engine e's interrupt line, pending list and ISR event
 //   q:<a>.<id>       hardware queue id's ring position
 //   log:<a>.<id>     hardware queue id's log buffers and log write buffer
-//   life:<a>.<f>     the OS's count of GPU commands in flight naming fence f
-//   thread:<t>       CPU thread t of the explorer's process
+//   life:<a>.@<cv>   the OS's count of GPU commands in flight naming that record
+//   thread:<p>.<t>   CPU thread t of the process in slot p
 //   cmp:<a>          the CMP's write buffer (a MonitoredValue on its way to memory)
 //   os               the OS's own state: waiter records and heaps, its operation in flight
 //   *                everything above except threads (an OS operation)
@@ -24,7 +26,8 @@
 //   engine-step 4 engineDrain                   -            wb, cv
 //   engine-step 5 cmpSignalCheck (+ the end of  mv, cv       irq, life (and * when a
 //     the command: listeners, run-list rescan)               queue waits on the fence)
-//   a waiter thread resuming after its wait     -            thread
+//   a thread resuming after its wait, with      -            thread
+//     nothing after it (World.resumeIsLocal)
 //   OS step (os-step), operation in steps:
 //     retire a satisfied waiter                 -            os, the waiter's thread
 //     re-read CurrentValue (resample)           cv           os
@@ -37,10 +40,13 @@
 //                                                            of each buffered store
 //       c cmpReadCurrentValue                   cv           os
 //       d cmpMonitoredValueCheck                cmp, mv      os, irq of engine 0
-//     any other driver's step                   *            *
+//     any other driver's step; a cross-adapter  *            *
+//       notification (NotificationOnly), the
+//       OS's log read, its fallback
 //   anything else: a thread starting its wait,  *            *
 //     a CPU signal, an interrupt delivered (the
-//     OS serves it), other commands, doorbells
+//     OS serves it), other commands, doorbells,
+//     timeouts, faults (the explorer's too)
 //
 // Two steps are independent at a state when neither writes what the other
 // reads or writes. Then running them in either order from that state reaches
@@ -56,7 +62,8 @@
 import type { ScheduledEvent } from '../base/scheduler.js';
 import { u64 } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, ReferenceDriver } from '../driver/reference.js';
-import type { World } from './model.js';
+import type { World } from './world.js';
+import type { CpuThread } from '../user/runtime.js';
 
 export interface Footprint { reads: readonly string[]; writes: readonly string[] }
 
@@ -79,19 +86,19 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
       if (core.queueHeadOp(queue.id) !== machine.layout.opSignal) return EVERYTHING;
       const writes = [`wb:${a}.${e}`, `q:${a}.${queue.id}`];
       const buffered = core.enginePendingWrite(e);
-      if (buffered) writes.push(`cv:${a}.@${buffered}`);
+      if (buffered) writes.push(`cv:@${buffered}`);
       return { reads: [], writes };
     }
     if (event.kind === 'engine-step') {
       const signal = adapter.hardware.signalInFlight(e);
       if (!signal) return { reads: [], writes: [] };
-      const fence = `${a}.@${core.fenceCurrentValueAddress(signal.fence)}`;
+      const cv = core.fenceCurrentValueAddress(signal.fence);
       switch (signal.phase) {
         case 'log-entry': case 'log-advance': return { reads: [], writes: [`log:${a}.${signal.queue.id}`] };
-        case 'drain': return { reads: [], writes: [`wb:${a}.${e}`, `cv:${fence}`] };
+        case 'drain': return { reads: [], writes: [`wb:${a}.${e}`, `cv:@${cv}`] };
         case 'cmp-check': {
-          if (adapter.hardware.blockedQueues() > 0) return EVERYTHING;
-          return { reads: [`mv:${fence}`, `cv:${fence}`], writes: [`irq:${a}.${e}`, `life:${fence}`] };
+          if (anyQueueBlocked(world)) return EVERYTHING;
+          return { reads: [`mv:${a}.@${cv}`, `cv:@${cv}`], writes: [`irq:${a}.${e}`, `life:${a}.@${cv}`] };
         }
         default: return EVERYTHING;
       }
@@ -99,13 +106,23 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
     return EVERYTHING;
   }
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return osStepFootprint(world);
-  if (event.owner === `process ${world.process.kernel.slot}` && event.kind === 'thread-resume') {
-    const thread = world.process.threads[event.args.thread as number];
-    if (thread && thread.state === 'blocked' && thread.resumeWith !== undefined && world.waiters.some((w) => w.thread === thread)) {
-      return { reads: [], writes: [`thread:${thread.index}`] };
+  if (event.kind === 'thread-resume') {
+    const process = machine.processes.find((p) => p.owner === event.owner);
+    const thread = process?.threads[event.args.thread as number];
+    if (thread && thread.state === 'blocked' && thread.resumeWith !== undefined && world.resumeIsLocal(thread)) {
+      return { reads: [], writes: [threadResource(thread)] };
     }
   }
   return EVERYTHING;
+}
+
+/** A CPU thread's resource name. */
+const threadResource = (thread: CpuThread): string => `thread:${thread.process.kernel.slot}.${thread.index}`;
+
+/** A hardware queue of any adapter is blocked on a GPU wait (a signal's end rescans it). */
+function anyQueueBlocked(world: World): boolean {
+  for (const adapter of world.machine.adapters) if (adapter.hardware.blockedQueues() > 0) return true;
+  return false;
 }
 
 /** The next step of the OS operation in flight (src/os/waits.ts). */
@@ -115,14 +132,13 @@ function osStepFootprint(world: World): Footprint {
   if (!op) return EVERYTHING;
   switch (op.phase) {
     case 'retire': {
-      const thread = op.retiring[0].completion.owner.tag;
-      const index = world.process.threads.findIndex((t) => t === thread);
-      return index < 0 ? EVERYTHING : { reads: [], writes: ['os', `thread:${index}`] };
+      const thread = op.retiring[0].completion.owner.tag as CpuThread | undefined;
+      const known = world.threads.some((t) => t.thread === thread);
+      return !known ? EVERYTHING : { reads: [], writes: ['os', threadResource(thread!)] };
     }
     case 'resample': {
       const batch = op.batch!;
-      const a = batch.adapter.index;
-      return { reads: [`cv:${a}.@${batch.fences[batch.resampled].cvPhys}`], writes: ['os'] };
+      return { reads: [`cv:@${batch.fences[batch.resampled].cvPhys}`], writes: ['os'] };
     }
     case 'monitored-write': {
       const batch = op.batch!;
@@ -138,17 +154,18 @@ function osStepFootprint(world: World): Footprint {
       const update = steps as MonitoredValueUpdateSteps;
       return cmpStepFootprint(world, op.ddi!.adapterIndex, update.next, update.fences[update.index], update.currentValue);
     }
+    default: return EVERYTHING; // a cross-adapter notification, the log reader's read or fallback: the OS's scans
   }
 }
 
 /** One of the reference driver's CMP steps (MonitoredValueUpdateSteps) on adapter `a`, for core fence `coreFence`. */
 function cmpStepFootprint(world: World, a: number, step: MonitoredValueUpdateSteps['next'], coreFence: number, currentValue = 0n): Footprint {
   const core = world.machine.adapters[a].core;
-  const fence = `${a}.@${core.fenceCurrentValueAddress(coreFence)}`;
+  const cv = core.fenceCurrentValueAddress(coreFence);
   const buffered = (): string[] => {
     const mv = core.cmpPendingWrite();
     if (!mv) return [];
-    const owner = world.fences.find((f) => f.adapter === a && core.fenceMonitoredValueAddress(f.global.coreFence) === mv);
+    const owner = world.fences.find((f) => f.adapter === a && !f.global.destroyed && core.fenceMonitoredValueAddress(f.global.coreFence) === mv);
     return [owner ? `mv:${a}.@${owner.global.cvPhys}` : '*'];
   };
   switch (step) {
@@ -159,16 +176,16 @@ function cmpStepFootprint(world: World, a: number, step: MonitoredValueUpdateSte
       for (let e = 0; e < world.machine.adapters[a].hardware.engineCount; e++) {
         writes.push(`wb:${a}.${e}`);
         const pending = core.enginePendingWrite(e);
-        if (pending) writes.push(`cv:${a}.@${pending}`);
+        if (pending) writes.push(`cv:@${pending}`);
       }
       return { reads: [], writes };
     }
-    case 'read-current-value': return { reads: [`cv:${fence}`], writes: ['os'] };
+    case 'read-current-value': return { reads: [`cv:@${cv}`], writes: ['os'] };
     case 'check': {
       // It raises engine 0's interrupt iff what step c read > MonitoredValue as the CMP holds it; no GPU step changes either.
       const mvPhys = core.fenceMonitoredValueAddress(coreFence);
       const held = core.cmpPendingWrite() === mvPhys ? u64(core.cmpPendingValue()) : u64(core.cpuReadMonitoredValue(coreFence));
-      return { reads: [`cmp:${a}`, `mv:${fence}`], writes: currentValue > held ? ['os', `irq:${a}.0`] : ['os'] };
+      return { reads: [`cmp:${a}`, `mv:${a}.@${cv}`], writes: currentValue > held ? ['os', `irq:${a}.0`] : ['os'] };
     }
   }
 }
@@ -179,9 +196,10 @@ function cmpStepFootprint(world: World, a: number, step: MonitoredValueUpdateSte
  * still buffered, the fences of each of its queues with commands left) that fence's
  * CurrentValue (written, read), MonitoredValue in memory (read) and in-flight count.
  * Undefined when that cannot be told (a blocked queue, a doorbell, a command that is not a
- * signal: then no OS step is taken eagerly). While an OS operation holds the lock the GPU's
- * steps are the only others that can run, so an OS step independent of this is independent
- * of every step that could come before it.
+ * signal, a queue the World does not know, e.g. a kernel-mode context's: then no OS step is
+ * taken eagerly). While an OS operation holds the lock the GPU's steps are the only others
+ * that can run, so an OS step independent of this is independent of every step that could
+ * come before it.
  */
 function gpuFuture(world: World): Footprint | undefined {
   const machine = world.machine;
@@ -190,21 +208,23 @@ function gpuFuture(world: World): Footprint | undefined {
     const adapter = machine.adapters[a];
     if (adapter.state !== 'running' || adapter.hardware.doorbell || adapter.hardware.blockedQueues() > 0) return undefined;
     const core = adapter.core;
+    const fencesOf: Set<number>[] = Array.from({ length: adapter.hardware.engineCount }, () => new Set<number>()); // CurrentValue addresses
     for (let e = 0; e < adapter.hardware.engineCount; e++) {
-      const fences = new Set<number>(); // CurrentValue addresses
       const signal = adapter.hardware.signalInFlight(e);
-      if (signal) fences.add(core.fenceCurrentValueAddress(signal.fence));
+      if (signal) fencesOf[e].add(core.fenceCurrentValueAddress(signal.fence));
       const buffered = core.enginePendingWrite(e);
-      if (buffered) fences.add(buffered);
-      for (const q of world.queues) {
-        if (q.adapter !== a || q.engine !== e) continue;
-        if (core.queueState(q.coreQueue) === machine.layout.queueStateFree || core.queuePending(q.coreQueue) === 0) continue;
-        if (core.queueHeadOp(q.coreQueue) !== machine.layout.opSignal) return undefined;
-        for (const f of q.fences) fences.add(world.fences[f].global.cvPhys);
-      }
-      if (!fences.size) continue;
+      if (buffered) fencesOf[e].add(buffered);
+    }
+    for (const info of adapter.hardware.queues.values()) {
+      if (core.queueState(info.id) === machine.layout.queueStateFree || core.queuePending(info.id) === 0) continue;
+      const q = world.queues.find((x) => x.adapter === a && x.coreQueue === info.id);
+      if (!q || core.queueHeadOp(info.id) !== machine.layout.opSignal) return undefined;
+      for (const f of q.fences) fencesOf[info.engine].add(world.fences[f].global.cvPhys);
+    }
+    for (let e = 0; e < fencesOf.length; e++) {
+      if (!fencesOf[e].size) continue;
       writes.push(`wb:${a}.${e}`, `irq:${a}.${e}`);
-      for (const cv of fences) { writes.push(`cv:${a}.@${cv}`, `life:${a}.@${cv}`); reads.push(`mv:${a}.@${cv}`, `cv:${a}.@${cv}`); }
+      for (const cv of fencesOf[e]) { writes.push(`cv:@${cv}`, `life:${a}.@${cv}`); reads.push(`mv:${a}.@${cv}`, `cv:@${cv}`); }
     }
   }
   return { reads, writes };
@@ -262,8 +282,9 @@ export function isEager(world: World, event: ScheduledEvent, logsAbstracted: boo
   }
   const f = footprint(world, event);
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') {
-    // Nothing an "always" invariant judges mid-operation (CurrentValue), nothing any GPU step may still touch.
-    if (f.writes.some((w) => w === '*' || w.startsWith('cv:'))) return false;
+    // Nothing an "always" invariant judges mid-operation (CurrentValue), nothing any GPU step may still touch;
+    // no interrupt raised while latencies are explored (its delivery's latency is a choice, which an eager step never branches on).
+    if (f.writes.some((w) => w === '*' || w.startsWith('cv:') || (world.latencies.bounded && w.startsWith('irq:')))) return false;
     const future = gpuFuture(world);
     return future !== undefined && independent(f, future);
   }

@@ -30,12 +30,15 @@ import { createMachineSync, type Machine, type MachineOptions, type AdapterOptio
 import type { OsGranularity } from '../machine/options.js';
 import { counted } from '../base/words.js';
 export type { OsGranularity };
-import { ReferenceDriver, type CmpStep } from '../driver/reference.js';
-import type { DriverModule } from '../driver/module.js';
+import { VARIANTS, applyVariantToOs, variantDriver, type Variant } from './variants.js';
 import type { RuntimeProcess, CpuThread, Cpu, ThreadOp, ThreadBody } from '../user/runtime.js';
-import type { WaitResult, GlobalFence } from '../os/objects.js';
+import type { WaitResult } from '../os/objects.js';
 import { invalid } from '../base/errors.js';
 import * as v from '../base/validate.js';
+import { LatencyChoices, type World, type WorldFence, type WorldQueue, type WorldThread, type WorldModel } from './world.js';
+import { MACHINE_INVARIANTS, machineQuiet } from './invariants.js';
+import { formatValue } from './render.js';
+export type { WorldFence, WorldQueue, World } from './world.js';
 
 /** The numbers that define an explorer machine (the header's drawing). */
 export interface ExploreMachine {
@@ -50,35 +53,7 @@ export interface ExploreMachine {
   cpuSignals: number;
 }
 
-/**
- * Protocol variants: the reference driver and OS as they are ('barrier'), or one of them wrong
- * in one documented way:
- *   no-barrier              the driver's UpdateMonitoredValues without the CMP's barrier (NF-11)
- *   no-resample             the OS does not read CurrentValue again after UpdateMonitoredValues (NF-09)
- *   read-first              the driver's CMP reads CurrentValue before it writes MonitoredValue
- *                           (c, a, b, d instead of a, b, c, d: NF-11's order broken)
- *   read-first-no-resample  both of the last two
- */
-export const VARIANTS = ['barrier', 'no-barrier', 'no-resample', 'read-first', 'read-first-no-resample'] as const;
-export type Variant = typeof VARIANTS[number];
-
-/** What each variant is, in one line (the command's help and output). */
-export const VARIANT_TITLES: Readonly<Record<Variant, string>> = {
-  'barrier': 'the reference driver and OS',
-  'no-barrier': 'the driver\'s CMP without the barrier in UpdateMonitoredValues (NF-11)',
-  'no-resample': 'an OS that does not re-read CurrentValue after UpdateMonitoredValues (NF-09)',
-  'read-first': 'a driver whose CMP reads CurrentValue before writing MonitoredValue (NF-11\'s order broken)',
-  'read-first-no-resample': 'the read-first driver with the no-resample OS',
-};
-
-/** The reference driver with its CMP's CurrentValue read moved before the MonitoredValue write (variant read-first). */
-class ReadFirstDriver extends ReferenceDriver {
-  protected override cmpOrder(): CmpStep[] { return ['read-current-value', 'write-monitored-value', 'barrier', 'check']; }
-}
-const readFirstDriverModule: DriverModule = {
-  name: 'read-first',
-  createDriver: (context) => new ReadFirstDriver(context.hardware, context.core, context.options),
-};
+export { VARIANTS, VARIANT_TITLES, VARIANT_NEEDS, type Variant } from './variants.js';
 
 /** How the explorer's machine cuts the OS's operations (schedule.osGranularity; default 'step'). */
 export const OS_GRANULARITIES: readonly OsGranularity[] = ['step', 'operation'];
@@ -143,29 +118,26 @@ export function describeMachine(m: ExploreMachine): string {
     `${n(m.signals, 'GPU signal')} per fence, ${n(m.cpuSignals, 'CPU signal')}`;
 }
 
-export interface WorldFence {
-  name: string;
-  index: number;
-  handle: number;
-  global: GlobalFence;
-  adapter: number;
-  engine: number;
-  /** Every value CurrentValue may hold: 0, then each value it is signalled to. */
-  values: readonly bigint[];
-}
 export interface WorldWaiter { name: string; fence: number; value: bigint; thread: CpuThread }
 export interface WorldSignaller { name: string; fence: number; values: readonly bigint[]; thread: CpuThread }
-export interface WorldQueue { name: string; adapter: number; engine: number; handle: number; coreQueue: number; fences: readonly number[] }
 
-/** A built machine and what the explorer put in it. */
-export interface World {
+/** A built generated machine and what the explorer put in it (a World of kind 'machine'). */
+export interface GeneratedWorld extends World {
+  readonly kind: 'machine';
   model: ExploreModel;
-  machine: Machine;
   process: RuntimeProcess;
   fences: WorldFence[];
   waiters: WorldWaiter[];
   signallers: WorldSignaller[];
   queues: WorldQueue[];
+}
+
+/** Any model the explorer explores: the generated machine's numbers, or a World's builder (a scenario file's). */
+export type AnyModel = ExploreModel | WorldModel;
+
+/** Builds any model's world (nothing run yet). */
+export function buildAnyWorld(model: AnyModel, options: { trace?: boolean } = {}): World {
+  return 'kind' in model && model.kind === 'scenario' ? model.build({ trace: options.trace ?? false }) : buildWorld(model as ExploreModel, options);
 }
 
 /** Where fence f lives and which engine signals it. */
@@ -198,8 +170,7 @@ export function machineOptions(model: ExploreModel, trace: boolean): MachineOpti
     name: `gpu${a}`,
     engines: m.engines,
     localMemoryBytes: 0,
-    driver: model.variant === 'read-first' || model.variant === 'read-first-no-resample'
-      ? { module: readFirstDriverModule } : { monitoredValueBarrier: model.variant !== 'no-barrier' },
+    driver: variantDriver(model.variant, {}, `adapters[${a}]`),
     limits: {
       fences: m.fences + 2, waitBlocks: m.waiters + 4, waitersPerFence: Math.max(4, m.waiters),
       queues: queuesPerAdapter + 1, ringEntries, gpuVaPagesPerProcess: 8 + 2 * queuesPerAdapter,
@@ -223,12 +194,12 @@ export function machineOptions(model: ExploreModel, trace: boolean): MachineOpti
  * their signals submitted, CPU threads created): nothing has run yet, every
  * engine tick and thread start is an enabled event.
  */
-export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {}): World {
+export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {}): GeneratedWorld {
   const m = model.machine;
   let machineOpts = machineOptions(model, options.trace ?? false);
   if (model.adjustOptions) machineOpts = model.adjustOptions(machineOpts);
   const machine = (model.createMachine ?? createMachineSync)(machineOpts);
-  if (model.variant === 'no-resample' || model.variant === 'read-first-no-resample') machine.os.waits.resampleAfterUpdate = false;
+  applyVariantToOs(model.variant, machine);
   if (machine.adapters.length !== m.adapters) {
     throw invalid('createMachine', machine.adapters.length, `a machine with the ${m.adapters} adapter(s) the options ask for`);
   }
@@ -278,7 +249,46 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
     const thread = process.createThread(name, (cpu) => threadBody(new SignalInOrder(cpu, process, handle, values)));
     signallers.push({ name, fence: f, values, thread });
   }
-  return { model, machine, process, fences, waiters, signallers, queues };
+  const threads: WorldThread[] = [...waiters, ...signallers].map((x) => ({ name: x.name, process, thread: x.thread }));
+  const world: GeneratedWorld = {
+    kind: 'machine', model, machine, process, fences, waiters, signallers, queues, threads,
+    invariants: MACHINE_INVARIANTS,
+    latencies: new LatencyChoices(false),
+    explorer: { faultsInjected: 0 },
+    header: () => [
+      `machine: ${describeMachine(m)}; variant ${model.variant}; OS in ${(model.osGranularity ?? 'step') === 'step' ? 'steps' : 'whole operations'}; seed ${model.seed}`,
+      'values: v<k> = k × 0x100000001, MAX = UINT64_MAX; [choice/enabled]; * marks what the step changed',
+    ],
+    formatValue,
+    resumeIsLocal: (thread) => waiters.some((w) => w.thread === thread),
+    describeResume: (thread) => {
+      const waiter = waiters.find((w) => w.thread === thread);
+      if (waiter) {
+        const fence = fences[waiter.fence].name;
+        if (thread.state === 'ready') {
+          return machine.os.waits.stepwise ? `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter (or finds CurrentValue there)`
+            : `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter, UpdateMonitoredValues, re-reads CurrentValue`;
+        }
+        return `${waiter.name} resumes from its wait`;
+      }
+      const signaller = signallers.find((x) => x.thread === thread);
+      if (!signaller) return undefined;
+      const value = signaller.values[thread.blockNumber];
+      return `${signaller.name} signals ${fences[signaller.fence].name} = ${value === undefined ? '?' : formatValue(value)} from the CPU: UpdateCurrentValuesFromCpu, then its waiters`;
+    },
+    threadItems: () => [
+      ...waiters.map((w): [string, string] => {
+        const t = w.thread;
+        const result = t.waits.length ? `:${t.waits.map((r) => r.status).join(',')}` : '';
+        return [`thread.${w.name}`, `${w.name}=${t.state}${result}`];
+      }),
+      ...signallers.map((x): [string, string] => [`thread.${x.name}`, `${x.name}=${x.thread.state}`]),
+    ],
+    checkQuiet: () => machineQuiet(world),
+    explorerOptions: () => [],
+    takeExplorerOption: () => { throw new Error('the generated machine has no explorer options'); },
+  };
+  return world;
 }
 
 // The explorer's CPU threads are plain iterator objects, not generators: a

@@ -11,7 +11,7 @@
 import { u64 } from '../core/bindings.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import { SIGNAL_PHASE_STEP } from '../gpu/hardware.js';
-import type { World } from './model.js';
+import type { World } from './world.js';
 import type { GlobalFence } from '../os/objects.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from '../driver/reference.js';
 import { eventName } from './state.js';
@@ -29,6 +29,11 @@ export function formatValue(value: bigint): string {
 }
 
 function fenceByCore(world: World, adapter: number, coreFence: number): string {
+  if (world.kind === 'scenario') {
+    // A queue names the record of its own adapter; the explorer names each record (hFence, hFence@iGPU).
+    const own = world.fences.find((f) => f.adapter === adapter && !f.global.destroyed && f.global.coreFence === coreFence);
+    if (own) return own.name;
+  }
   return world.fences.find((f) => f.adapter === adapter && f.global.coreFence === coreFence)?.name ?? `fence#${coreFence}`;
 }
 
@@ -45,6 +50,7 @@ function fenceByMonitoredValueAddress(world: World, adapter: number, address: nu
 /** What an enabled event will do, in the model's words. */
 export function describeEvent(world: World, event: ScheduledEvent): string {
   const machine = world.machine;
+  const formatValue = (value: bigint) => world.formatValue(value);
   const adapterIndex = machine.adapters.findIndex((a) => a.name === event.owner);
   if (adapterIndex >= 0) {
     const adapter = machine.adapters[adapterIndex];
@@ -56,8 +62,15 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
       const op = adapter.core.queueHeadOp(queue.id);
       const fence = fenceByCore(world, adapterIndex, adapter.core.queueHeadFence(queue.id));
       const value = formatValue(u64(adapter.core.queueHeadValue(queue.id)));
-      if (op === machine.layout.opSignal) {
+      const L = machine.layout;
+      if (op === L.opSignal) {
         return adapter.hardware.granularity === 'step' ? `${actor} 1 engineSignalWrite ${fence} ← ${value} (${queue.label})` : `${actor} signal ${fence} ← ${value} (${queue.label})`;
+      }
+      if (world.kind === 'scenario') {
+        if (op === L.opWait) return `${actor} ${queue.label}: wait for ${fence} ≥ ${value} (passes, or the queue blocks)`;
+        if (op === L.opWork) return `${actor} ${queue.label}: work`;
+        if (op === L.opFenceWrite) return `${actor} ${queue.label}: fence write ${fence} ← ${value} (low 32 bits on a No64BitAtomics GPU)`;
+        if (op === L.opNop) return `${actor} ${queue.label}: command buffer done (its DMA completed interrupt comes next)`;
       }
       return `${actor} runs the next command of ${queue.label}`;
     }
@@ -70,26 +83,20 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
       return machine.os.waits.stepwise ? `${actor} interrupt delivered: ISR, then the OS satisfies the waiters of the fences it lists`
         : `${actor} interrupt delivered: ISR, then the OS serves it (NF-09)`;
     }
+    if (event.kind === 'dma-completed') return `${actor} DMA completed interrupt: the OS scans the monitored fences with pending waits (MF-06)`;
     return `${adapter.name} ${event.kind}`;
   }
-  if (event.owner === `process ${world.process.kernel.slot}` && event.kind === 'thread-resume') {
-    const thread = world.process.threads[event.args.thread as number];
-    const waiter = world.waiters.find((w) => w.thread === thread);
-    if (waiter) {
-      const fence = world.fences[waiter.fence].name;
-      if (thread.state === 'ready') {
-        return machine.os.waits.stepwise ? `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter (or finds CurrentValue there)`
-          : `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter, UpdateMonitoredValues, re-reads CurrentValue`;
-      }
-      return `${waiter.name} resumes from its wait`;
-    }
-    const signaller = world.signallers.find((s) => s.thread === thread);
-    if (signaller) {
-      const value = signaller.values[thread.blockNumber];
-      return `${signaller.name} signals ${world.fences[signaller.fence].name} = ${value === undefined ? '?' : formatValue(value)} from the CPU: UpdateCurrentValuesFromCpu, then its waiters`;
-    }
+  if (event.kind === 'thread-resume') {
+    const process = machine.processes.find((p) => p.owner === event.owner);
+    const thread = process?.threads[event.args.thread as number];
+    const described = thread && world.describeResume(thread);
+    if (described) return described;
   }
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return describeOsStep(world);
+  if (event.owner === 'dxgkrnl' && event.kind === 'wait-timeout') return `the OS: a CPU wait times out (its waiter ${event.args.waiter} is released with TIMEOUT)`;
+  if (event.kind === 'thread-event-timeout') return `${eventName(event)}: an event wait times out`;
+  if (event.owner === 'scenario' && event.kind === 'fault') return `the scenario's faults[${event.args.index}] happens`;
+  if (event.owner === 'explorer' && event.kind === 'fault') return `the explorer injects a TDR on ${event.args.adapter} (device removal, --faults)`;
   return eventName(event);
 }
 
@@ -101,11 +108,12 @@ const CMP_LETTER: Readonly<Record<CmpStep, string>> = {
 function describeOsStep(world: World): string {
   const op = world.machine.os.waits.operation;
   if (!op) return 'dxgkrnl os-step: no operation in flight';
+  const formatValue = (value: bigint) => world.formatValue(value);
   const fenceName = (g: GlobalFence) => world.fences.find((f) => f.global === g)?.name ?? g.label;
   switch (op.phase) {
     case 'retire': {
       const { completion } = op.retiring[0];
-      const name = world.waiters.find((w) => w.thread === completion.owner.tag)?.name ?? completion.label;
+      const name = world.threads.find((t) => t.thread === completion.owner.tag)?.name ?? completion.label;
       return `OS retires ${name}: its wait is satisfied, its thread wakes`;
     }
     case 'monitored-write': {
@@ -130,6 +138,21 @@ function describeOsStep(world: World): string {
       const batch = op.batch!;
       return `OS re-reads ${fenceName(batch.fences[batch.resampled])}'s CurrentValue and satisfies what it reached (NF-09)`;
     }
+    case 'notify': {
+      const n = op.notifications[0];
+      const what = n.records.map((r, i) => `${fenceName(r)} = ${formatValue(n.values[i])}`).join(', ');
+      return n.records[0]?.kind === 'monitored'
+        ? `OS: the signal reaches ${n.target.name} (no native fences): it scans its monitored fences with pending waits (${what}; XA-05)`
+        : `OS: ${n.target.name} DxgkDdiUpdateCurrentValuesFromCpu NotificationOnly (${what}): its driver rescans its run list, then its waiters (XA-04)`;
+    }
+    case 'log-read': {
+      const read = op.logReads[0];
+      return `OS reads the ${read.queues.map((q) => q.queue.label).join(', ')} logs of ${read.adapter.name} (${read.reason}): headers, DxgkDdiUpdateNativeFenceLogs, entries (LOG-05, INT-05)`;
+    }
+    case 'log-fallback': {
+      const fallback = op.logFallbacks[0];
+      return `OS log fallback on ${fallback.adapter.name}: every fence of ${fallback.queue.queue.label}'s device against its CurrentValue (LOG-05)`;
+    }
   }
 }
 
@@ -137,19 +160,21 @@ function describeOsStep(world: World): string {
 export function stateItems(world: World): [string, string][] {
   const items: [string, string][] = [];
   const machine = world.machine;
+  const formatValue = (value: bigint) => world.formatValue(value);
   for (const f of world.fences) {
     const g = f.global;
     const core = machine.adapters[f.adapter].core;
     if (g.destroyed) { items.push([f.name, `${f.name} destroyed`]); continue; }
     items.push([`${f.name}.cv`, `${f.name} CV=${formatValue(u64(core.cpuReadCurrentValue(g.coreFence)))}`]);
-    items.push([`${f.name}.mv`, `MV=${formatValue(u64(core.cpuReadMonitoredValue(g.coreFence)))}`]);
+    if (g.kind === 'native') items.push([`${f.name}.mv`, `MV=${formatValue(u64(core.cpuReadMonitoredValue(g.coreFence)))}`]);
   }
   machine.adapters.forEach((adapter, a) => {
     const core = adapter.core;
+    if (adapter.state !== 'running') { items.push([`${adapter.name}.state`, `${adapter.name} ${adapter.state}`]); return; }
     const cmp = core.cmpPendingWrite();
     items.push([`${adapter.name}.cmp`, `${adapter.name} CMP buffer ${cmp ? `${fenceByMonitoredValueAddress(world, a, cmp)}.MV←${formatValue(u64(core.cmpPendingValue()))}` : 'empty'}`]);
     for (let e = 0; e < adapter.hardware.engineCount; e++) {
-      if (!world.queues.some((q) => q.adapter === a && q.engine === e)) continue;
+      if (![...adapter.hardware.queues.values()].some((q) => q.engine === e)) continue;
       const pending = core.enginePendingWrite(e);
       const signal = adapter.hardware.signalInFlight(e);
       const buffer = pending ? `${fenceByCurrentValueAddress(world, a, pending)}.CV←${signal ? formatValue(signal.value) : '?'}` : 'empty';
@@ -159,7 +184,7 @@ export function stateItems(world: World): [string, string][] {
     }
   });
   const waiting = machine.os.waits.pendingWaiterList().map((w) => {
-    const name = world.waiters.find((x) => x.thread === w.owner.tag)?.name ?? w.label;
+    const name = world.threads.find((x) => x.thread === w.owner.tag)?.name ?? w.label;
     return `${name}(${w.waits.map((x) => `${world.fences.find((f) => f.global === x.fence)?.name ?? x.fence.label}≥${formatValue(x.value)}`).join(',')})`;
   });
   items.push(['os.waiters', `OS waiters ${waiting.length ? waiting.join(' ') : 'none'}`]);
@@ -167,12 +192,7 @@ export function stateItems(world: World): [string, string][] {
     const op = machine.os.waits.operation;
     items.push(['os.lock', `OS lock ${op ? `held (${op.label})` : 'free'}`]);
   }
-  for (const w of world.waiters) {
-    const t = w.thread;
-    const result = t.waits.length ? `:${t.waits.map((r) => r.status).join(',')}` : '';
-    items.push([`thread.${w.name}`, `${w.name}=${t.state}${result}`]);
-  }
-  for (const s of world.signallers) items.push([`thread.${s.name}`, `${s.name}=${s.thread.state}`]);
+  items.push(...world.threadItems());
   return items;
 }
 

@@ -33,9 +33,22 @@
 //     taken is taken at once, alone. This keeps every quiet state and every
 //     violation, and cuts the states in between.
 // The choices a counterexample lists are every step, eager ones included.
+//
+// Latencies (timed exploration of a scenario file, src/explore/world.ts): a
+// step that draws latencies is one transition per choice of their ends. Which
+// steps draw is learnt by taking them: the option with every draw low is taken
+// first, and the other patterns of what it drew join its frame's options then
+// (a transition's name is its event's key and its choices with trailing lows
+// left out, transitionKey). Two choices of one event are never independent.
+//
+// Bounds: a state limit, a depth limit (no step taken past it) and a time limit
+// (`shouldStop`, asked every few hundred transitions); each one reached leaves
+// the search NOT complete, and says which (SearchStats.stoppedBy): its verdicts
+// prove nothing then.
 
 import type { ScheduledEvent } from '../base/scheduler.js';
-import { buildWorld, type ExploreModel, type World } from './model.js';
+import { buildAnyWorld, type AnyModel } from './model.js';
+import { options as worldOptions, take as worldTake, transitionKey, boundsOfKey, otherBounds, type World } from './world.js';
 import { StateKeys, eventKey } from './state.js';
 import { takeSnapshot, restoreSnapshot, SnapshotUnsupported, type Snapshot } from './snapshot.js';
 import { checkAlways, checkQuiet, type InvariantId, type Violation } from './invariants.js';
@@ -54,26 +67,29 @@ export type Restore = 'snapshot' | 'replay';
 export const RESTORES: readonly Restore[] = ['snapshot', 'replay'];
 
 /** A state a Runner can come back to. */
-export interface Saved { path: number[]; snapshot?: Snapshot }
+export interface Saved { path: number[]; bounds: string[]; snapshot?: Snapshot }
 
 /** A World driven by choices; it goes back by snapshot or by rebuilding from the start. */
 export class Runner {
   world!: World;
   keys!: StateKeys;
-  /** Choices taken since the world was built. */
+  /** Choices taken since the world was built, and each one's latency choices ('' when it drew none or all low). */
   readonly path: number[] = [];
+  readonly bounds: string[] = [];
+  /** Latencies the last step drew. */
+  lastDraws = 0;
   /** Machines built, events executed (replays included) and snapshots restored. */
   builds = 0;
   events = 0;
   restores = 0;
   restore: Restore;
 
-  constructor(readonly model: ExploreModel, options: { trace?: boolean; restore?: Restore } = {}) {
+  constructor(readonly model: AnyModel, options: { trace?: boolean; restore?: Restore } = {}) {
     this.trace = options.trace ?? false;
     this.restore = options.restore ?? 'snapshot';
     this.reset([]);
     if (this.restore === 'snapshot') {
-      try { takeSnapshot(this.world.machine); } catch (error) {
+      try { takeSnapshot(this.world.machine, undefined, [this.world.explorer]); } catch (error) {
         if (!(error instanceof SnapshotUnsupported)) throw error;
         this.restore = 'replay';
         this.fallback = error.message;
@@ -85,7 +101,9 @@ export class Runner {
   fallback?: string;
 
   /** Keeps the current state to come back to (a snapshot only in 'snapshot' mode). */
-  save(): Saved { return { path: [...this.path], snapshot: this.restore === 'snapshot' ? takeSnapshot(this.world.machine) : undefined }; }
+  save(): Saved {
+    return { path: [...this.path], bounds: [...this.bounds], snapshot: this.restore === 'snapshot' ? takeSnapshot(this.world.machine, undefined, [this.world.explorer]) : undefined };
+  }
 
   /** Goes back to a saved state. */
   back(saved: Saved): void {
@@ -93,35 +111,53 @@ export class Runner {
       restoreSnapshot(this.world.machine, saved.snapshot);
       this.path.length = 0;
       this.path.push(...saved.path);
+      this.bounds.length = 0;
+      this.bounds.push(...saved.bounds);
       this.restores++;
-    } else this.reset(saved.path);
+    } else this.reset(saved.path, saved.bounds);
   }
 
-  /** A fresh machine, then `prefix` replayed. */
-  reset(prefix: readonly number[]): void {
-    this.world = buildWorld(this.model, { trace: this.trace });
+  /** A fresh machine, then `prefix` replayed (with its latency choices). */
+  reset(prefix: readonly number[], bounds: readonly string[] = []): void {
+    this.world = buildAnyWorld(this.model, { trace: this.trace });
     this.keys = new StateKeys(this.world);
     this.builds++;
     this.path.length = 0;
-    for (const choice of prefix) {
-      const error = this.take(choice);
+    this.bounds.length = 0;
+    for (const [i, choice] of prefix.entries()) {
+      const error = this.take(choice, bounds[i] ?? '');
       if (error) throw new Error(`replaying a choice that ran before failed at step ${this.path.length}: ${error.message}`);
     }
   }
 
-  enabled(): readonly ScheduledEvent[] { return this.world.machine.scheduler.enabled(); }
+  /** The options here: the scheduler's enabled events, then the explorer's own (World options). */
+  enabled(): readonly ScheduledEvent[] { return worldOptions(this.world); }
 
-  /** Takes enabled()[choice]; returns a violation when the step threw (the model failed), else undefined. */
-  take(choice: number): Violation | undefined {
+  /** Takes option `choice` with latency choices `bounds`; returns a violation when the step threw (the model failed), else undefined. */
+  take(choice: number, bounds = ''): Violation | undefined {
     this.path.push(choice);
+    this.bounds.push(bounds);
     this.events++;
     try {
-      this.world.machine.scheduler.take(choice);
+      worldTake(this.world, choice, bounds);
     } catch (error) {
+      this.lastDraws = this.world.latencies.drawn;
       return { invariant: 'steps-run', message: `the step threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}` };
+    } finally {
+      this.lastDraws = this.world.latencies.drawn;
     }
     return undefined;
   }
+
+  /** Takes an eager step (isEager): one that draws no latency, or the explorer would lose the other choices. */
+  takeEager(choice: number): Violation | undefined {
+    const crashed = this.take(choice);
+    if (this.lastDraws > 0) throw new Error(`internal: an eager step drew ${this.lastDraws} latency(ies) (${this.path.length}: choice ${choice}); eager steps must draw none`);
+    return crashed;
+  }
+
+  /** The latency choices of the path, or undefined when no step drew one (the generated machine: none ever). */
+  pathBounds(): string[] | undefined { return this.bounds.some((b) => b !== '') ? [...this.bounds] : undefined; }
 }
 
 export interface SearchStats {
@@ -138,16 +174,23 @@ export interface SearchStats {
   /** Events executed, replays included. */
   events: number;
   maxDepth: number;
-  /** Every reachable state was visited (false when maxStates stopped it). */
+  /** Every reachable state was visited (false when a bound stopped it: stoppedBy). */
   complete: boolean;
+  /** The bounds that stopped the search (empty when complete). */
+  stoppedBy: Bound[];
   /** How the search went back to states, and how often it restored a snapshot. */
   restore: Restore;
   restores: number;
 }
 
+/** What can stop a search before it is complete. */
+export type Bound = 'states' | 'depth' | 'time';
+
 export interface FoundViolation extends Violation {
   /** The choices that reach the state where it was seen. */
   path: number[];
+  /** Their latency choices, when any step drew one (timed exploration). */
+  bounds?: string[];
 }
 
 export interface SearchResult {
@@ -162,6 +205,10 @@ export interface SearchOptions {
   restore?: Restore;
   /** Stop after this many distinct states (the result says complete: false). */
   maxStates?: number;
+  /** Take no step from a state this many steps from the start (the result says complete: false when one was left). */
+  maxDepth?: number;
+  /** Asked every few hundred transitions: true stops the search (a time limit; the result says complete: false). */
+  shouldStop?: () => boolean;
   /** 'full' only: leave out one of its two reductions (to measure what each buys; both on by default). */
   sleepSets?: boolean;
   eagerSteps?: boolean;
@@ -174,12 +221,14 @@ export interface SearchOptions {
   progressEvery?: number;
 }
 
-interface Option { index: number; key: string; footprint?: Footprint }
+/** A transition from a frame's state: an option's index, its latency choices, its name (transitionKey) and footprint. */
+interface Option { index: number; key: string; footprint?: Footprint; bounds: string }
 
 interface Frame {
   stateKey: string;
-  /** The choices from the start to this state. */
+  /** The choices from the start to this state, and their latency choices. */
   path: number[];
+  bounds: string[];
   options: Option[];
   /** Indexes into options, explored in order. */
   todo: number[];
@@ -195,30 +244,47 @@ interface Frame {
 interface Visited { sleep?: Set<string>; paths?: bigint; done: boolean }
 
 /** Depth-first search of every state reachable from the model's start (see the header for the reductions). */
-export function exhaustive(model: ExploreModel, options: SearchOptions = {}): SearchResult {
+export function exhaustive(model: AnyModel, options: SearchOptions = {}): SearchResult {
   const reduction = options.reduction ?? 'full';
   const maxStates = options.maxStates ?? Infinity;
+  const maxDepth = options.maxDepth ?? Infinity;
+  const stopped = new Set<Bound>();
+  let timeUp = false;
   const progressEvery = options.progressEvery ?? 10_000;
   const runner = new Runner(model, { restore: options.restore });
   const logs = runner.keys.logsAbstracted;
   const visited = new Map<string, Visited>();
   const seen = new Set<string>(); // 'none': distinct keys, for the count
   const violations = new Map<InvariantId, FoundViolation>();
-  const stats: SearchStats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, restore: runner.restore, restores: 0 };
+  const stats: SearchStats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: runner.restore, restores: 0 };
   if (reduction !== 'full') stats.interleavings = 0n;
   const frames: Frame[] = [];
   /** The frame whose state the runner is in, -1 when it went past it. */
   let runnerAt = -1;
 
   const record = (found: Violation[], path: readonly number[]): void => {
-    for (const v of found) if (!violations.has(v.invariant)) violations.set(v.invariant, { ...v, path: [...path] });
+    for (const v of found) {
+      if (violations.has(v.invariant)) continue;
+      const bounds = runner.pathBounds();
+      violations.set(v.invariant, { ...v, path: [...path], ...(bounds ? { bounds } : {}) });
+    }
   };
   const optionsHere = (withFootprints: boolean): Option[] =>
-    runner.enabled().map((event, index) => ({ index, key: eventKey(event), footprint: withFootprints ? footprint(runner.world, event) : undefined }));
+    runner.enabled().map((event, index) => ({ index, key: eventKey(event), footprint: withFootprints ? footprint(runner.world, event) : undefined, bounds: '' }));
+  /** The option named `key` here (a transition with latency choices is its event's option with them). */
+  const optionNamed = (here: Option[], key: string): Option | undefined => {
+    const bounds = boundsOfKey(key);
+    if (!bounds) return here.find((o) => o.key === key);
+    const base = here.find((o) => o.key === key.slice(0, key.length - bounds.length - 1));
+    return base && { ...base, key, bounds };
+  };
 
-  /** A new frame for the state the runner is in; it is saved when a second option will need to come back. */
+  /**
+   * A new frame for the state the runner is in; it is saved when a second option will need to come back
+   * (or may: where latencies are chosen, taking an option can add its other choices).
+   */
   const push = (frame: Frame): void => {
-    if (frame.todo.length > 1) frame.saved = runner.save();
+    if (frame.todo.length > 1 || runner.world.latencies.bounded) frame.saved = runner.save();
     frames.push(frame);
     runnerAt = frames.length - 1;
   };
@@ -234,7 +300,7 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
       // The transition runs: a sleeping one of the same name (an OS step can become eager
       // while asleep) names the step after it from now on, which is not asleep.
       sleep.delete(eventKey(enabled[index]));
-      const crashed = runner.take(index);
+      const crashed = runner.takeEager(index);
       if (crashed) return crashed;
     }
   };
@@ -261,7 +327,8 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
       }
       const here = optionsHere(false);
       if (!here.length) return 1n;
-      push({ stateKey: key, path, options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
+      if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }
+      push({ stateKey: key, path, bounds: [...runner.bounds], options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
       return undefined;
     }
     const old = visited.get(key);
@@ -274,10 +341,17 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
       const awake = [...old.sleep!].filter((t) => !sleep.has(t));
       old.sleep = new Set([...old.sleep!].filter((t) => sleep.has(t)));
       if (!awake.length) return 0n;
+      if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }
       const here = optionsHere(true);
-      const todo = here.filter((o) => awake.includes(o.key)).map((o) => o.index);
+      const todo: number[] = [];
+      for (const t of awake) {
+        const option = optionNamed(here, t);
+        if (!option) continue;
+        if (option.bounds) here.push(option);
+        todo.push(here.indexOf(option));
+      }
       if (!todo.length) return 0n;
-      push({ stateKey: key, path, options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+      push({ stateKey: key, path, bounds: [...runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
       return undefined;
     }
     stats.states++;
@@ -289,9 +363,10 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
     if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path); }
     visited.set(key, { sleep: reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
     if (quiet) return 1n;
+    if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }
     const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
     if (!todo.length) return 0n;
-    push({ stateKey: key, path, options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+    push({ stateKey: key, path, bounds: [...runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
     return undefined;
   };
 
@@ -311,29 +386,39 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
 
   while (frames.length) {
     const top = frames[frames.length - 1];
-    if (top.next >= top.todo.length || stats.states >= maxStates) {
-      if (top.next < top.todo.length) stats.complete = false;
+    if (!timeUp && options.shouldStop && stats.transitions % 256 === 0 && options.shouldStop()) { timeUp = true; stopped.add('time'); }
+    if (top.next >= top.todo.length || stats.states >= maxStates || timeUp) {
+      if (top.next < top.todo.length && !timeUp) stopped.add('states');
       frames.pop();
       runnerAt = -1;
       finishFrame(top);
       continue;
     }
     const option = top.options[top.todo[top.next++]];
-    if (runnerAt !== frames.length - 1) runner.back(top.saved ?? { path: top.path });
+    if (runnerAt !== frames.length - 1) runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
     let childSleep = new Set<string>();
     if (useSleep) {
       for (const u of top.sleep) {
         const other = top.options.find((o) => o.key === u);
-        if (other && independent(other.footprint!, option.footprint!)) childSleep.add(u);
+        // Two latency choices of one event are two transitions that never commute.
+        if (other && other.index !== option.index && independent(other.footprint!, option.footprint!)) childSleep.add(u);
       }
       top.sleep.add(option.key);
     }
-    const crashed = runner.take(option.index);
+    const crashed = runner.take(option.index, option.bounds);
     stats.transitions++;
     runnerAt = -1;
+    // The step drew latencies its bounds did not choose: each other choice of them is a transition of its own from here.
+    for (const bounds of otherBounds(option.bounds, runner.lastDraws)) {
+      const key = transitionKey(option.key.split('#')[0], bounds);
+      if (top.sleep.has(key) || top.options.some((o) => o.key === key)) continue;
+      top.options.push({ ...option, key, bounds });
+      top.todo.push(top.options.length - 1);
+    }
     const paths = arrive(childSleep, crashed);
     if (paths !== undefined) top.paths += paths;
   }
+  if (stopped.size) { stats.complete = false; stats.stoppedBy = [...stopped]; }
   stats.runs = runner.builds;
   stats.events = runner.events;
   stats.restores = runner.restores;
@@ -341,7 +426,7 @@ export function exhaustive(model: ExploreModel, options: SearchOptions = {}): Se
 }
 
 export interface ShortestResult {
-  /** The shortest schedule that reaches a violation (undefined: none within the bounds). */
+  /** The shortest schedule that reaches a violation (undefined: none within the bounds), with its latency choices when any. */
   found?: FoundViolation & { all: Violation[] };
   /** Distinct states reached, and expansions (a state is expanded again when reached in fewer steps). */
   states: number;
@@ -371,7 +456,7 @@ export interface ShortestResult {
  * Depth-first keeps only the path's snapshots in memory, where breadth-first
  * would keep a whole frontier of machines (or rebuild each from the start).
  */
-export function shortest(model: ExploreModel, options: { maxDepth?: number; maxStates?: number; restore?: Restore; quietOnly?: boolean } = {}): ShortestResult {
+export function shortest(model: AnyModel, options: { maxDepth?: number; maxStates?: number; restore?: Restore; quietOnly?: boolean; shouldStop?: () => boolean } = {}): ShortestResult {
   const maxStates = options.maxStates ?? Infinity;
   const runner = new Runner(model, { restore: options.restore });
   const logs = runner.keys.logsAbstracted;
@@ -381,7 +466,7 @@ export function shortest(model: ExploreModel, options: { maxDepth?: number; maxS
     for (;;) {
       const index = runner.enabled().findIndex((event) => isEager(runner.world, event, logs));
       if (index < 0) return undefined;
-      const crashed = runner.take(index);
+      const crashed = runner.takeEager(index);
       if (crashed) return crashed;
     }
   };
@@ -390,26 +475,30 @@ export function shortest(model: ExploreModel, options: { maxDepth?: number; maxS
   let found: ShortestResult['found'];
   let expansions = 0;
   let complete = true;
+  let taken = 0;
   const judge = (crashed: Violation | undefined): Violation[] => {
     if (crashed) return [crashed];
     const violations = checkAlways(runner.world);
     if (runner.enabled().length === 0) violations.push(...checkQuiet(runner.world));
     return violations;
   };
-  interface Level { path: number[]; count: number; next: number; saved?: Saved }
+  interface Level { path: number[]; bounds: string[]; options: { index: number; bounds: string }[]; next: number; saved?: Saved }
   const stack: Level[] = [];
   /** The runner is at a new state reached by `path`: judge it, and push it when it is worth expanding. */
   const arrive = (crashed: Violation | undefined): void => {
     crashed ??= takeEager();
     const path = [...runner.path];
-    const key = crashed ? `crash:${path.join('.')}` : runner.keys.key();
+    const key = crashed ? `crash:${path.join('.')}:${runner.bounds.join('.')}` : runner.keys.key();
     const before = depthOf.get(key);
     if (before !== undefined && before <= path.length) return;
     depthOf.set(key, path.length);
     if (depthOf.size > maxStates) { complete = false; return; }
     const violations = judge(crashed);
     if (violations.length) {
-      if (!found || path.length < found.path.length) found = { ...violations[0], path: [...path], all: violations };
+      if (!found || path.length < found.path.length) {
+        const bounds = runner.pathBounds();
+        found = { ...violations[0], path: [...path], ...(bounds ? { bounds } : {}), all: violations };
+      }
       bound = Math.min(bound, path.length - 1 >= 0 ? path.length - 1 : 0);
       return;
     }
@@ -417,16 +506,20 @@ export function shortest(model: ExploreModel, options: { maxDepth?: number; maxS
     const count = runner.enabled().length;
     if (!count) return;
     expansions++;
-    stack.push({ path, count, next: 0, saved: count > 1 ? runner.save() : undefined });
+    const choices = Array.from({ length: count }, (_, index) => ({ index, bounds: '' }));
+    stack.push({ path, bounds: [...runner.bounds], options: choices, next: 0, saved: count > 1 || runner.world.latencies.bounded ? runner.save() : undefined });
   };
   arrive(undefined);
   while (stack.length) {
     const top = stack[stack.length - 1];
-    if (top.next >= top.count || top.path.length >= bound || !complete) { stack.pop(); continue; }
-    const i = top.next++;
-    if (i > 0) runner.back(top.saved!);
-    else if (runner.path.length !== top.path.length || runner.path.some((c, j) => c !== top.path[j])) runner.back(top.saved ?? { path: top.path });
-    arrive(runner.take(i));
+    if (options.shouldStop && ++taken % 256 === 0 && options.shouldStop()) complete = false;
+    if (top.next >= top.options.length || top.path.length >= bound || !complete) { stack.pop(); continue; }
+    const option = top.options[top.next++];
+    const here = runner.path.length === top.path.length && runner.path.every((c, j) => c === top.path[j]) && runner.bounds.every((b, j) => b === top.bounds[j]);
+    if (top.next > 1 || !here) runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
+    const crashed = runner.take(option.index, option.bounds);
+    for (const bounds of otherBounds(option.bounds, runner.lastDraws)) top.options.push({ index: option.index, bounds });
+    arrive(crashed);
   }
   return { found, states: depthOf.size, expansions, runs: runner.builds, complete };
 }

@@ -40,8 +40,11 @@ export interface Snapshot {
   readonly data: unknown[][];
 }
 
-/** Keeps the machine's state (see the header). Throws SnapshotUnsupported for a generator or a recording trace. */
-export function takeSnapshot(machine: Machine, reuse?: Snapshot): Snapshot {
+/**
+ * Keeps the machine's state (see the header), and that of `extra` objects beside it (the explorer's own
+ * state). Throws SnapshotUnsupported for a generator or a recording trace.
+ */
+export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly object[] = []): Snapshot {
   if (machine.trace.enabled) throw new SnapshotUnsupported('the machine records a trace: snapshots need trace: false');
   const bytes = new Uint8Array(machine.memory.buffer);
   const from = machine.layout.staticReservedBytes;
@@ -52,7 +55,8 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot): Snapshot {
   const data: unknown[][] = [];
   const seen = new Set<object>();
   const memoryBuffer = machine.memory.buffer;
-  const stack: unknown[] = [machine];
+  const stack: unknown[] = [...extra].reverse();
+  stack.push(machine);
   while (stack.length) {
     const value = stack.pop();
     if (value === null || typeof value !== 'object') continue;

@@ -6,7 +6,10 @@
 //             + the host digest: a walk over the machine's object graph,
 //                 minus what no step reads (below)
 //             + the scheduler's pending events as a sorted multiset of
-//                 (time, owner, kind, args) )
+//                 (time, owner, kind, args), and its current time
+//             + the explorer's own state (faults injected) and what the
+//                 world's quiet checks read that the rest leaves out
+//                 (World.keyExtras: a scenario's expected counters) )
 //
 // Linear memory holds every fence page, MonitoredValue, waiter heap, wait
 // block, engine and CMP write buffer, interrupt list, queue ring and log
@@ -56,7 +59,7 @@ import { Random } from '../base/rng.js';
 import { Scheduler, type ScheduledEvent } from '../base/scheduler.js';
 import { Trace } from '../base/trace.js';
 import { VIDSCHCAPS } from '../base/wddm.js';
-import type { World } from './model.js';
+import type { World } from './world.js';
 
 /** Object keys whose values no step's outcome depends on (counts, timeline history, a cache's stamp). */
 export const IGNORED_KEYS: ReadonlySet<string> = new Set(['counters', 'counts', 'history', 'sequence', 'tieBreak', 'editStamp']);
@@ -195,9 +198,14 @@ export class StateKeys {
   }
 
   private eventsInto(lanes: Lanes): void {
-    const keys = pendingEvents(this.world.machine.scheduler).map(eventKey).sort();
+    const scheduler = this.world.machine.scheduler;
+    const keys = pendingEvents(scheduler).map(eventKey).sort();
     lanes.word(keys.length);
     for (const key of keys) lanes.string(key);
+    // Virtual time: what a step schedules is due at now + its latency (always 0 on the generated machine).
+    if (scheduler.nowNs !== 0) lanes.number(scheduler.nowNs);
+    const extras = this.world.keyExtras?.();
+    if (extras) for (const x of extras) { if (typeof x === 'number') lanes.number(x); else lanes.string(x); }
   }
 
   private hostInto(lanes: Lanes): void {
@@ -265,6 +273,7 @@ export class StateKeys {
       }
     };
     walk(machine);
+    if (this.world.explorer.faultsInjected) walk(this.world.explorer);
   }
 }
 

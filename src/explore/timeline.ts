@@ -19,7 +19,10 @@ function actorOf(event: string, world: Replay['world']): string {
   if (event.includes(' interrupt ')) return `${owner} interrupts`;
   if (engine !== undefined) return `${owner}/engine${engine}`;
   const thread = /thread=(\d+)/.exec(event)?.[1];
-  if (thread !== undefined) return `CPU ${world.process.threads[Number(thread)]?.name ?? `thread ${thread}`}`;
+  if (thread !== undefined) {
+    const process = world.machine.processes.find((p) => event.startsWith(`${p.owner} `));
+    return `CPU ${process?.threads[Number(thread)]?.name ?? `thread ${thread}`}`;
+  }
   return owner;
 }
 

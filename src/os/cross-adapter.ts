@@ -22,6 +22,10 @@
 // list) and the CPU waiters of that adapter's record are satisfied. CPU
 // signals propagate the same way.
 //
+// With the OS's operations in steps (src/os/waits.ts), each target adapter's part of
+// a propagation (its NotificationOnly call or, XA-05, its scan, then its waiters)
+// is a step of its own: the `notify` step of the operation that propagates.
+//
 // Mixed support (XA-05): on an adapter without native fences the record is a
 // monitored fence (no MonitoredValue, no native DDI); signals reach it through
 // that adapter's monitored fence waiting lists (a scan), and signals written
@@ -48,7 +52,7 @@ import {
   fenceByGlobalHandle, GlobalFence, narrow, requireRunning, updateCurrentValuesFromCpu,
   type GpuProgress, LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
-import type { Waits } from './waits.js';
+import type { OperationNotification, OsOperation, Waits } from './waits.js';
 
 /** What cross-adapter fences use of the rest of the OS (the OS wires it). */
 export interface CrossAdapterEnvironment {
@@ -100,6 +104,12 @@ export class CrossAdapterFences {
   /** Fences whose doorbell post failed: the OS propagates them on the next interrupt. */
   private readonly fallbackPending = new Set<GlobalFence>();
   doorbellEnabled = false;
+  /**
+   * XA-03: a cross-adapter fence's MonitoredValue is held at 0 on every adapter. Always true but in the race
+   * explorer's variant of an OS that lets it follow each record's own waiters (src/explore/variants.ts: it
+   * shows what the hold guards against: a signal that interrupts nobody on its adapter is never propagated).
+   */
+  holdMonitoredValueAtZero = true;
   readonly counters: CrossAdapterCounters = {
     propagations: 0, notificationOnlyCalls: 0, doorbellFallbacks: 0,
     crossWakes: 0, crossWakeTotalNs: 0, crossWakeMaxNs: 0,
@@ -118,7 +128,7 @@ export class CrossAdapterFences {
   /** XA-03: in the default design the OS never moves a cross-adapter fence's MonitoredValue off 0. */
   holdsMonitoredValue(fence: GlobalFence): boolean {
     const group = this.groups.get(fence);
-    if (!group || fence.kind !== 'native') return false;
+    if (!group || fence.kind !== 'native' || !this.holdMonitoredValueAtZero) return false;
     // With the doorbell, only groups with a monitored record (an adapter without native fences, XA-05) still need every signal.
     return !this.doorbellEnabled || this.hasMonitoredMember(group);
   }
@@ -331,15 +341,18 @@ export class CrossAdapterFences {
 
   /**
    * XA-04: tell every other adapter of each fence's group about the new
-   * value. Batched: one NotificationOnly call per target adapter.
+   * value. Batched: one NotificationOnly call per target adapter. With the
+   * OS in steps, each target's call is a step of the operation in flight
+   * (its `notify` steps, run by `notify` below).
    */
   propagate(from: OsAdapter, fences: GlobalFence[], cause: string, monitoredOnly = false): void {
+    const operation = this.os.waits.operationFor(`propagate ${from.name}`);
     // The source adapter's own records first: the value may have been written by another adapter's GPU,
     // and once it counts as propagated no later interrupt carries it back here (an optimized interrupt
     // served from the logs never scans these records' waiters).
-    const own = new Set<GlobalFence>();
-    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.waits.satisfy(fence, fence.currentValue(), own);
-    this.os.waits.refresh(own);
+    const own = operation ? operation.changed : new Set<GlobalFence>();
+    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.waits.satisfy(fence, fence.currentValue(), own, operation);
+    if (!operation) this.os.waits.refresh(own);
     const perTarget = new Map<OsAdapter, { records: GlobalFence[]; values: bigint[] }>();
     for (const fence of fences) {
       const group = this.groups.get(fence)!;
@@ -359,28 +372,42 @@ export class CrossAdapterFences {
       }
     }
     for (const target of [...perTarget.keys()].sort((x, y) => x.index - y.index)) {
-      const batch = perTarget.get(target)!;
-      // XA-05: monitored records (one of an adapter without native fences, or a cross-adapter monitored fence's
-      // own) go through the adapter's monitored fence waiting lists; the native records of the same batch, which
-      // other groups may have on the same adapter, are told and satisfied as native (issue 27: a batch whose
-      // first record was monitored left its native ones out).
-      const monitored = batch.records.filter((r) => r.kind === 'monitored');
-      if (monitored.length) {
-        this.os.trace.record('os', target.name, 'propagated signal received: observes the new fence value', { fences: monitored.map((r) => this.groups.get(r)!.label), values: monitored.map((r) => r.currentValue()) });
-        this.os.monitored.scan(target, 'propagated cross-adapter signal');
-      }
-      if (monitored.length === batch.records.length) continue;
-      const records = monitored.length ? batch.records.filter((r) => r.kind === 'native') : batch.records;
-      const values = monitored.length ? batch.values.filter((_, i) => batch.records[i].kind === 'native') : batch.values;
-      this.os.trace.record('os', target.name, 'propagated signal received', { fences: records.map((r) => this.groups.get(r)!.label), values });
-      if (target.nativeFence) {
-        this.counters.notificationOnlyCalls++;
-        updateCurrentValuesFromCpu(this.os.port, target, records, values, true);
-      }
-      const changed = new Set<GlobalFence>();
-      for (const record of records) this.os.waits.satisfy(record, record.currentValue(), changed);
-      this.os.waits.refresh(changed);
+      const { records, values } = perTarget.get(target)!;
+      if (operation) operation.notifications.push({ target, records, values });
+      else this.notifyTarget(target, records, values);
     }
+    if (operation) this.os.waits.run(operation, new Set()); // the operation goes on (or, started here, begins)
+  }
+
+  /** A `notify` step of an OS operation in steps: one target adapter of a propagation. */
+  notify(work: OperationNotification, operation: OsOperation): void {
+    if (work.target.state !== 'running') return;
+    this.notifyTarget(work.target, work.records.filter((r) => !r.destroyed), work.values.filter((_, i) => !work.records[i].destroyed), operation);
+  }
+
+  /** One target adapter learns of the new values: its NotificationOnly call (or its monitored scan, XA-05), then its waiters. */
+  private notifyTarget(target: OsAdapter, batchRecords: GlobalFence[], batchValues: bigint[], operation?: OsOperation): void {
+    if (!batchRecords.length) return;
+    // XA-05: monitored records (one of an adapter without native fences, or a cross-adapter monitored fence's
+    // own) go through the adapter's monitored fence waiting lists; the native records of the same batch, which
+    // other groups may have on the same adapter, are told and satisfied as native (issue 27: a batch whose
+    // first record was monitored left its native ones out).
+    const monitored = batchRecords.filter((r) => r.kind === 'monitored');
+    if (monitored.length) {
+      this.os.trace.record('os', target.name, 'propagated signal received: observes the new fence value', { fences: monitored.map((r) => this.groups.get(r)!.label), values: monitored.map((r) => r.currentValue()) });
+      this.os.monitored.scan(target, 'propagated cross-adapter signal');
+    }
+    if (monitored.length === batchRecords.length) return;
+    const records = monitored.length ? batchRecords.filter((r) => r.kind === 'native') : batchRecords;
+    const values = monitored.length ? batchValues.filter((_, i) => batchRecords[i].kind === 'native') : batchValues;
+    this.os.trace.record('os', target.name, 'propagated signal received', { fences: records.map((r) => this.groups.get(r)!.label), values });
+    if (target.nativeFence) {
+      this.counters.notificationOnlyCalls++;
+      updateCurrentValuesFromCpu(this.os.port, target, records, values, true);
+    }
+    const changed = operation ? operation.changed : new Set<GlobalFence>();
+    for (const record of records) this.os.waits.satisfy(record, record.currentValue(), changed, operation);
+    if (!operation) this.os.waits.refresh(changed);
   }
 
   // ── doorbell (XA-07) and measurements ──

@@ -157,10 +157,14 @@ export class Dxgkrnl {
       ended: (end) => {
         if (end.owner === 'interrupts') {
           const e = end as InterruptEnd;
-          this.interrupts.finishInterrupt(e.adapter, e.data, e.fences, e.wokenBefore);
+          if (e.fromLogs) this.interrupts.finishLogInterrupt(e.adapter, e.wokenBefore);
+          else this.interrupts.finishInterrupt(e.adapter, e.data, e.fences, e.wokenBefore);
         }
         else this.signals.finishCpuSignal(end as CpuSignalEnd);
       },
+      notify: (work, operation) => this.crossAdapter.notify(work, operation),
+      readLogs: (work, operation) => this.logs.service(work.adapter, [...work.queues], work.reason, true, operation),
+      logFallback: (work, operation) => this.logs.fallback(work.adapter, work.queue, operation),
     };
   }
 
@@ -174,7 +178,7 @@ export class Dxgkrnl {
    * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
    * CAP-02. Throws when the driver breaks it.
    */
-  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rowReferences'>,
+  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rowReferences' | 'extendMonitoredValues'>,
                driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
     this.port.attach({
@@ -212,7 +216,7 @@ export class Dxgkrnl {
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined,
       fences, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),
-      rowReferences: new RowReferences(),
+      rowReferences: new RowReferences(), extendMonitoredValues: true,
     };
     this.adapters.push(full);
     return full;

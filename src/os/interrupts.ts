@@ -40,6 +40,8 @@ export interface InterruptEnd extends OperationEnd {
   readonly fences: FenceKey[] | null;
   /** waitersWoken when it began. */
   readonly wokenBefore: number;
+  /** An optimized interrupt served from the logs (INT-05): its end is the count and XA-04 only. */
+  readonly fromLogs: boolean;
 }
 
 /** What interrupt handling uses of the rest of the OS (the OS wires it). */
@@ -97,10 +99,16 @@ export class Interrupts {
     if (adapter.state !== 'running') return;
     this.counters.interruptsHandled++;
     const before = os.waits.counters.waitersWoken;
-    // INT-05: an optimized interrupt is served from the named queue's signal log.
-    if (os.logs.onInterrupt(adapter, data)) {
-      os.crossAdapter.afterLogInterrupt(adapter); // XA-07: a doorbell's value is in no log of this adapter
-      this.countInterrupt(adapter, os.waits.counters.waitersWoken !== before, this.propagate(adapter, null)); // XA-04 too
+    // INT-05: an optimized interrupt is served from the named queue's signal log (in steps: the read is the
+    // operation's next step, and the count and XA-04 its end).
+    const served = os.logs.onInterrupt(adapter, data);
+    if (served === 'in-steps') {
+      const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: null, wokenBefore: before, fromLogs: true };
+      os.waits.run(os.waits.operationFor('optimized interrupt')!, new Set(), end);
+      return;
+    }
+    if (served) {
+      this.finishLogInterrupt(adapter, before);
       return;
     }
     // The fences by key (src/os/fence-rows.ts): a fence kept as a row is satisfied as a row, its objects not made.
@@ -135,7 +143,7 @@ export class Interrupts {
       os.waits.satisfy(fence, os.waits.currentValueOf(fence), changed, operation);
     }
     if (operation) {
-      const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: list ? fences : null, wokenBefore: before };
+      const end: InterruptEnd = { owner: 'interrupts', adapter, data, fences: list ? fences : null, wokenBefore: before, fromLogs: false };
       os.waits.run(operation, changed, end);
       return;
     }
@@ -154,6 +162,12 @@ export class Interrupts {
     os.logs.afterInterrupt(adapter);
     const propagated = this.propagate(adapter, fences); // XA-04
     this.countInterrupt(adapter, os.waits.counters.waitersWoken !== wokenBefore || legacyReleased > 0, propagated);
+  }
+
+  /** The rest of an optimized interrupt the logs served: the doorbell's records (XA-07), XA-04, the count. */
+  finishLogInterrupt(adapter: OsAdapter, wokenBefore: number): void {
+    this.os.crossAdapter.afterLogInterrupt(adapter); // XA-07: a doorbell's value is in no log of this adapter
+    this.countInterrupt(adapter, this.os.waits.counters.waitersWoken !== wokenBefore, this.propagate(adapter, null)); // XA-04 too
   }
 
   /**

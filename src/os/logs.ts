@@ -64,7 +64,7 @@ import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import { OP_WAIT, fenceLabel, requireRunning, type FenceCommandList, type FenceReference, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
 import { fenceKeyAt, rowOnAdapter, type FenceKey } from './fence-rows.js';
-import type { Waits } from './waits.js';
+import type { OsOperation, Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
   type InterruptMark, type LogBuffer, type LogCounters, type LogEntryRecord, type LogFault, type LogFaultKind, type LogKind,
@@ -278,9 +278,11 @@ export class NativeFenceLogs {
   /**
    * A native fence signaled interrupt arrived. Returns true when the logs
    * handled it (optimized interrupt naming a valid queue, or none); false
-   * when the caller must go on with the list or the full scan.
+   * when the caller must go on with the list or the full scan; 'in-steps'
+   * when the OS runs its operations in steps: the read is the next step of
+   * the operation (Waits.operationFor), and the caller ends it.
    */
-  onInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): boolean {
+  onInterrupt(adapter: OsAdapter, data: NativeFenceSignaledInterrupt): boolean | 'in-steps' {
     const list = data.pSignaledNativeFenceArray;
     this.history.interrupts.push({ adapter: adapter.name, adapterIndex: adapter.index, engine: data.NodeOrdinal, hHWQueue: data.hHWQueue, listed: list ? list.length : null, timeNs: this.os.scheduler.nowNs });
     if (!this.optimized(adapter) || list) return false;
@@ -306,6 +308,11 @@ export class NativeFenceLogs {
       this.os.trace.record('os', 'dxgkrnl', 'optimized interrupt: reading the signal log of the named queue', { queue: ql.queue.label, hHWQueue: data.hHWQueue });
     }
     this.counts.optimizedInterrupts++;
+    const operation = this.os.waits.operationFor('optimized interrupt');
+    if (operation) {
+      operation.logReads.push({ adapter, queues, reason: 'optimized native fence signaled interrupt' });
+      return 'in-steps';
+    }
     this.service(adapter, queues, 'optimized native fence signaled interrupt', true);
     return true; // the OS counts what it did (Interrupts.countInterrupt, src/os/interrupts.ts)
   }
@@ -329,8 +336,11 @@ export class NativeFenceLogs {
    * Reads the new entries of `queues`. With `wake`, the signal entries
    * satisfy CPU waiters (value by value) and an overrun or a corrupt header
    * falls back to every fence of the queue's process on this adapter.
+   * Within an OS operation in steps (`operation`: a log-read step), the
+   * waiters it satisfies are retired by steps of their own, and each
+   * fallback is a step of its own (the operation's logFallbacks).
    */
-  service(adapter: OsAdapter, queues: QueueLogs[], reason: string, wake: boolean): void {
+  service(adapter: OsAdapter, queues: QueueLogs[], reason: string, wake: boolean, operation?: OsOperation): void {
     if (adapter.state !== 'running' || !queues.length) return;
     // On an optimized adapter interrupts rely on the logs: an entry read must wake what it satisfies.
     wake ||= this.optimized(adapter);
@@ -380,7 +390,7 @@ export class NativeFenceLogs {
       if (adapter.state !== 'running') return;
     }
     // 3. + 4. overruns, entries, timestamps
-    const changed = new Set<FenceKey>();
+    const changed: Set<FenceKey> = operation ? operation.changed : new Set();
     for (const p of pending) {
       const { ql, buffer: b, count } = p;
       let from = p.from;
@@ -423,7 +433,7 @@ export class NativeFenceLogs {
           // Capped by the live value: an entry written before a rewind (NF-19) must not wake a later waiter.
           if (fence !== undefined && (typeof fence === 'number' || !fence.destroyed)) {
             const current = this.os.waits.currentValueOf(fence);
-            this.os.waits.satisfy(fence, value < current ? value : current, changed);
+            this.os.waits.satisfy(fence, value < current ? value : current, changed, operation);
           }
         }
       }
@@ -434,18 +444,30 @@ export class NativeFenceLogs {
     // LOG-05 fallback: every fence the queue's process opened on this adapter, live values
     if (wake) {
       for (const ql of [...fallback].sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue)) {
-        const process = ql.queue.device.process;
-        const fences = [...adapter.withWaiters].filter((f) => [...f.locals].some((l: LocalFence) => l.process === process)).sort((x, y) => x.coreFence - y.coreFence);
-        this.counts.fallbackScans++;
-        this.os.trace.record('os', 'dxgkrnl', 'log fallback: reading every fence of the device', { queue: ql.queue.label, fences: fences.map((f) => f.label) });
-        for (const fence of fences) {
-          this.fallbackFencesScanned++;
-          this.os.waits.satisfy(fence, fence.currentValue(), changed);
-        }
+        if (operation) operation.logFallbacks.push({ adapter, queue: ql });
+        else this.fallbackScan(adapter, ql, changed);
       }
     }
-    this.os.waits.refresh(changed);
+    if (!operation) this.os.waits.refresh(changed);
     for (const [ql, kind] of broken) if (ql.live && adapter.state === 'running') this.recreate(ql, kind, 'corrupt header', false);
+  }
+
+  /** A log-fallback step of an OS operation in steps (service queued it). */
+  fallback(adapter: OsAdapter, ql: QueueLogs, operation: OsOperation): void {
+    if (adapter.state !== 'running') return;
+    this.fallbackScan(adapter, ql, operation.changed, operation);
+  }
+
+  /** The LOG-05 fallback for one queue: the waiters of every fence its process opened on the adapter, against live CurrentValues. */
+  private fallbackScan(adapter: OsAdapter, ql: QueueLogs, changed: Set<FenceKey>, operation?: OsOperation): void {
+    const process = ql.queue.device.process;
+    const fences = [...adapter.withWaiters].filter((f) => [...f.locals].some((l: LocalFence) => l.process === process)).sort((x, y) => x.coreFence - y.coreFence);
+    this.counts.fallbackScans++;
+    this.os.trace.record('os', 'dxgkrnl', 'log fallback: reading every fence of the device', { queue: ql.queue.label, fences: fences.map((f) => f.label) });
+    for (const fence of fences) {
+      this.fallbackFencesScanned++;
+      this.os.waits.satisfy(fence, fence.currentValue(), changed, operation);
+    }
   }
 
   // ── LOG-05 fault injection: a reader that falls behind (src/machine/faults.ts) ──
@@ -502,7 +524,12 @@ export class NativeFenceLogs {
     const hold = this.behind.get(ql.buffers.signals);
     if (!hold || hold.retry !== event) return;
     hold.retry = undefined;
-    if (ql.live) this.service(adapter, [ql], 'log reader retry', true);
+    if (!ql.live) return;
+    // In steps, the read is an operation's step of its own, as an interrupt's is.
+    const operation = this.os.waits.operationFor('log reader retry');
+    if (!operation) { this.service(adapter, [ql], 'log reader retry', true); return; }
+    operation.logReads.push({ adapter, queues: [ql], reason: 'log reader retry' });
+    this.os.waits.run(operation, new Set());
   }
 
   private releaseHold(ql: QueueLogs, reason: string | undefined): void {

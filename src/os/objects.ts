@@ -73,6 +73,11 @@ export interface OsAdapter {
   devices: Set<OsDevice>;
   /** GPU commands in flight through the handles of fences kept as rows, by core id (src/os/lifetime.ts). */
   rowReferences: RowReferences;
+  /**
+   * MF-07: on a No64BitAtomics adapter the OS extends each 32-bit value the GPU wrote from the fence's last one.
+   * Always true but in the race explorer's variant of an OS that compares the raw word (src/explore/variants.ts).
+   */
+  extendMonitoredValues: boolean;
 }
 
 /** Does the adapter's GPU write only 32 bits atomically (DXGK_VIDSCHCAPS::No64BitAtomics)? */
@@ -342,7 +347,7 @@ export function extend32(low32: bigint, last: bigint): bigint {
 
 /** The OS's view of a monitored fence's value: raw on 64-bit adapters, extended on No64BitAtomics ones. */
 export function observeMonitoredValue(fence: GlobalFence, raw: bigint): bigint {
-  if (!narrow(fence.adapter)) return raw;
+  if (!narrow(fence.adapter) || !fence.adapter.extendMonitoredValues) return raw;
   const core = fence.adapter.core;
   const last = asU64(core.fenceLastSignaled(fence.coreFence));
   const value = extend32(raw & 0xffff_ffffn, last);

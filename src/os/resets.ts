@@ -20,7 +20,7 @@ import type { HwQueues } from './hw-queues.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { requireRunning, type BugCheckReport, type GlobalFence, type OsAdapter } from './objects.js';
+import { requireRunning, updateCurrentValuesFromCpu, type BugCheckReport, type GlobalFence, type OsAdapter } from './objects.js';
 import type { CpuSignals } from './signals.js';
 import type { Waits } from './waits.js';
 
@@ -42,6 +42,12 @@ export interface ResetsEnvironment {
 export class Resets {
   /** Every bug check so far (summary().bugChecks). */
   readonly bugChecks: BugCheckReport[] = [];
+  /**
+   * NF-20: a TDR's UINT64_MAX is a CPU signal, which wakes the fences' waiters. Always true but in the race
+   * explorer's variant of an OS that writes the value through the driver and wakes nobody
+   * (src/explore/variants.ts: it shows the waiter a reset leaves blocked).
+   */
+  wakeWaitersOnReset = true;
 
   constructor(private readonly os: ResetsEnvironment) {}
 
@@ -79,7 +85,11 @@ export class Resets {
     if (kept.length) os.trace.record('os', 'dxgkrnl', 'NoSignalMaxValueOnTdr: not signalled', { fences: kept });
     for (let i = 0; i < fences.length; i += MAX_OBJECTS_PER_CALL) {
       const slice = fences.slice(i, i + MAX_OBJECTS_PER_CALL);
-      os.signals.cpuSignal(slice, slice.map(() => UINT64_MAX));
+      if (this.wakeWaitersOnReset) os.signals.cpuSignal(slice, slice.map(() => UINT64_MAX));
+      else {
+        const native = slice.filter((f) => f.kind === 'native');
+        if (native.length) updateCurrentValuesFromCpu(os.port, adapter, native, native.map(() => UINT64_MAX), false);
+      }
     }
     // The reset dropped interrupts on their way: a kept fence's value the GPU reached before it would
     // never wake its waiters. The OS looks at those fences' waiters once more (what an ISR would have done).

@@ -32,9 +32,17 @@
 //                  DxgkDdiUpdateMonitoredValues: the driver's first step
 //   ─▶ ddi         the driver's next step (DdiInProgress), until the DDI returns
 //   ─▶ resample    CurrentValue read again for one fence of the batch, and satisfy
-//   ─▶ … the loop's next batch or turn; at the end, what the starting call does after the
-//        loop (an interrupt's legacy scan and cross-adapter propagation, a CPU signal's),
-//        and the lock is free.
+//   ─▶ … the loop's next batch or turn; then the OS's other work of the operation, each a
+//        step of its own, each followed by the loop again:
+//   ─▶ log-read    an optimized interrupt's (or a held-back reader's) read of a queue's
+//                  logs: headers, DxgkDdiUpdateNativeFenceLogs, entries, satisfy (src/os/logs.ts)
+//   ─▶ log-fallback  an overrun's fallback: every fence of the queue's device (LOG-05)
+//   ─▶ (the end of the call that started it, under the lock: an interrupt's legacy scan
+//        and XA-04 propagation, a CPU signal's propagation; it may add notifications)
+//   ─▶ notify      one target adapter of a cross-adapter propagation: UpdateCurrentValuesFromCpu
+//                  with NotificationOnly (or, XA-05, its monitored fences scanned), then its
+//                  waiters (src/os/cross-adapter.ts)
+//   ─▶ … until nothing is left; then the lock is free.
 // While the lock is held no other OS operation starts (the machine's scheduler gate); work
 // started inside one of its steps joins it.
 
@@ -49,6 +57,7 @@ import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import { oneFenceCall, type Handles } from './handles.js';
 import { checkMonitoredWait } from './monitored-window.js';
 import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf, type FenceKey } from './fence-rows.js';
+import type { QueueLogs } from './log-records.js';
 import {
   rejectRepeat, requireRunning,
   type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
@@ -106,15 +115,26 @@ const keyAdapterIndex = (key: FenceKey): number => (typeof key === 'number' ? ro
 const byAdapterThenCoreId = (x: FenceKey, y: FenceKey): number => keyAdapterIndex(x) - keyAdapterIndex(y) || keyCoreFence(x) - keyCoreFence(y);
 
 /** The step an OS operation's next event runs (the header's drawing). */
-export type OperationPhase = 'retire' | 'monitored-write' | 'ddi' | 'resample';
+export type OperationPhase = 'retire' | 'monitored-write' | 'ddi' | 'resample' | 'log-read' | 'log-fallback' | 'notify';
+
+/** A cross-adapter propagation's call to one target adapter, done as a step of its own (src/os/cross-adapter.ts). */
+export interface OperationNotification { readonly target: OsAdapter; readonly records: GlobalFence[]; readonly values: bigint[] }
+/** A read of queues' logs as a step of its own (src/os/logs.ts); `queues` are the OS's QueueLogs records. */
+export interface OperationLogRead { readonly adapter: OsAdapter; readonly queues: readonly QueueLogs[]; readonly reason: string }
+/** A log overrun's fallback for one queue, as a step of its own (src/os/logs.ts). */
+export interface OperationLogFallback { readonly adapter: OsAdapter; readonly queue: QueueLogs }
 
 /** What the call that started an OS operation does once its NF-09 loop is over (OperationHooks.ended gets it back). */
 export interface OperationEnd { readonly owner: 'interrupts' | 'signals' }
 
 /** Upward calls of Waits (dxgkrnl.ts fills them). */
 export interface OperationHooks {
-  /** An operation's loop is over: the rest of the call that started it. */
+  /** An operation's loop is over: the rest of the call that started it (run under the lock; it may add work). */
   ended(end: OperationEnd): void;
+  /** The operation's next work item (each one step): a cross-adapter notification, a log read, a log fallback. */
+  notify(work: OperationNotification, operation: OsOperation): void;
+  readLogs(work: OperationLogRead, operation: OsOperation): void;
+  logFallback(work: OperationLogFallback, operation: OsOperation): void;
 }
 
 /** An UpdateMonitoredValues batch of one adapter within an operation. */
@@ -147,6 +167,10 @@ export interface OsOperation {
   ddi?: PendingDdi;
   /** Satisfied waiters to retire, one per step, in the order they were satisfied. */
   readonly retiring: { completion: Completion; result: WaitResult }[];
+  /** Reads of logs, log fallbacks and cross-adapter notifications still to do, one per step, each in the order added. */
+  readonly logReads: OperationLogRead[];
+  readonly logFallbacks: OperationLogFallback[];
+  readonly notifications: OperationNotification[];
   readonly ends: OperationEnd[];
   /** Its next step's event. */
   event?: ScheduledEvent;
@@ -432,7 +456,12 @@ export class Waits {
   /** The OS operation in flight (stepwise only): while it is, the OS's lock is held. */
   operation?: OsOperation;
   /** Set by dxgkrnl.ts. */
-  hooks: OperationHooks = { ended: () => { throw new Error('Waits.hooks.ended is not wired'); } };
+  hooks: OperationHooks = {
+    ended: () => { throw new Error('Waits.hooks.ended is not wired'); },
+    notify: () => { throw new Error('Waits.hooks.notify is not wired'); },
+    readLogs: () => { throw new Error('Waits.hooks.readLogs is not wired'); },
+    logFallback: () => { throw new Error('Waits.hooks.logFallback is not wired'); },
+  };
   /**
    * NF-09: after UpdateMonitoredValues returns, read CurrentValue again and satisfy what it
    * reached. Always true but in the race explorer's variant of an OS that leaves it out
@@ -927,7 +956,7 @@ export class Waits {
    */
   operationFor(label: string): OsOperation | undefined {
     if (!this.stepwise) return undefined;
-    return this.operation ??= { label, phase: 'retire', changed: new Set(), turn: [], turns: 0, retiring: [], ends: [] };
+    return this.operation ??= { label, phase: 'retire', changed: new Set(), turn: [], turns: 0, retiring: [], logReads: [], logFallbacks: [], notifications: [], ends: [] };
   }
 
   /**
@@ -975,6 +1004,9 @@ export class Waits {
           }
           break;
         }
+        case 'log-read': this.hooks.readLogs(op.logReads.shift()!, op); break;
+        case 'log-fallback': this.hooks.logFallback(op.logFallbacks.shift()!, op); break;
+        case 'notify': this.hooks.notify(op.notifications.shift()!, op); break;
       }
     } finally {
       this.inStep = false;
@@ -1020,8 +1052,18 @@ export class Waits {
         op.changed.clear();
         continue;
       }
+      // The operation's other work, each a step, each followed by the loop again.
+      if (op.logReads.length) { this.scheduleStep(op, 'log-read'); return; }
+      if (op.logFallbacks.length) { this.scheduleStep(op, 'log-fallback'); return; }
+      if (op.ends.length) {
+        // The rest of the calls that started it, still under the lock: what they do joins the operation.
+        const ends = op.ends.splice(0);
+        this.inStep = true;
+        try { for (const end of ends) this.hooks.ended(end); } finally { this.inStep = false; }
+        continue;
+      }
+      if (op.notifications.length) { this.scheduleStep(op, 'notify'); return; }
       this.operation = undefined;
-      for (const end of op.ends) this.hooks.ended(end);
       return;
     }
   }
