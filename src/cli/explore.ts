@@ -1,10 +1,20 @@
 // `wddm-fence explore`: the race explorer from the command line
 // (src/explore/ does the work; docs/EXPLORER.md explains it).
 //
-//   explore [machine] [--variant V] [--seed N] [--reduction R] [--restore M] [--max-states N] [--out FILE] [--timeline OUT.json] [--json]
-//       exhaustive search of the machine; on a violation, the shortest failing
-//       schedule as a step list, written to a schedule file
-//   explore --replay FILE [--timeline OUT.json] [--json]
+// Why this file is long: it is the command's one argument check and its three
+// modes (search, replay, swarm), each printing text or JSON; the search's
+// report is one function shared by the generated machine and scenario files,
+// and by the two searches of --driver (with the OS as documented, and the
+// driver alone).
+//
+//   explore [FILE|NAME] [--untimed] [--faults N] [machine] [--variant V] [--driver FILE] [--seed N]
+//           [--reduction R] [--restore M] [--max-states N] [--max-depth N] [--max-seconds S]
+//           [--out FILE] [--timeline OUT.json] [--json]
+//       exhaustive search of a scenario file's events (FILE, or a built-in's NAME) or of the
+//       generated machine (no FILE); on a violation, the shortest failing schedule as a step
+//       list, written to a schedule file; --driver: searched twice, with the OS as documented
+//       and the driver alone (the OS's re-read of CurrentValue off: NF-11 on its own)
+//   explore --replay FILE [SCENARIO] [--driver FILE] [--timeline OUT.json] [--json]
 //       replays a schedule file: the same step list, byte for byte
 //   explore --random --seeds A..B [machine] [--variant V] [--workers N] [--shard i/n] [--max-steps N] [--out FILE] [--json]
 //       seeded random schedules; each failing seed with the command that replays it
@@ -13,6 +23,7 @@
 // failing), 1 a violation (a counterexample), 2 bad arguments or an unusable
 // file (nothing runs then). Under --json every outcome is one JSON document.
 
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, statSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { WddmError } from '../base/errors.js';
@@ -22,8 +33,14 @@ import {
   DEFAULT_MACHINE, MACHINE_BOUNDS, MACHINE_KEYS, VARIANTS, VARIANT_TITLES, describeMachine, parseOsGranularity, parseVariant,
   type ExploreMachine, type ExploreModel, type OsGranularity, type Variant,
 } from '../explore/model.js';
-import { exhaustive, shortest, REDUCTIONS, RESTORES, type Reduction, type Restore, type SearchResult, type SearchStats } from '../explore/search.js';
-import { INVARIANTS, type Violation } from '../explore/invariants.js';
+import { exhaustive, shortest, REDUCTIONS, RESTORES, type Bound, type Reduction, type Restore, type SearchResult, type SearchStats } from '../explore/search.js';
+import { INVARIANTS, MACHINE_INVARIANTS, SCENARIO_INVARIANTS, type InvariantId, type Violation } from '../explore/invariants.js';
+import type { AnyModel } from '../explore/model.js';
+import { DRIVER_VARIANTS, VARIANT_NEEDS } from '../explore/variants.js';
+import { ScenarioModel } from '../explore/scenario-world.js';
+import { TIME_MODES, type TimeMode } from '../explore/world.js';
+import { scenarioAdapters } from '../scenario-files/run.js';
+import { loadScenario, type LoadedScenario } from './scenario-input.js';
 import { loadDriverModule } from '../driver/load.js';
 import type { DriverModule } from '../driver/module.js';
 import { parseSchedule, scheduleJson, type ScheduleFile } from '../explore/schedule.js';
@@ -43,33 +60,52 @@ export interface ExploreIo {
   startWorker?: (job: SwarmJob) => Promise<SwarmTally>;
 }
 
-export const EXPLORE_HELP = `usage: wddm-fence explore [options]
+const DEFAULT_MAX_STATES = 2_000_000;
+const DEFAULT_OUT = 'wddm-fence-counterexample.json';
+/** The most TDRs --faults injects per run. */
+const MAX_FAULTS = 4;
 
-The race explorer: every interleaving of the fence protocol's steps on a small
-machine (docs/EXPLORER.md). Exhaustive by default; --replay FILE replays a
-schedule; --random runs seeded random schedules of bigger machines.
+export const EXPLORE_HELP = `usage: wddm-fence explore [FILE|NAME] [options]
 
-The machine (each a small integer; defaults ${MACHINE_KEYS.map((k) => DEFAULT_MACHINE[k]).join(' ')}, with --random ${MACHINE_KEYS.map((k) => DEFAULT_SWARM_MACHINE[k]).join(' ')}):
+The race explorer (docs/EXPLORER.md): every interleaving of a scenario file's events
+(FILE, or a built-in scenario's NAME: wddm-fence list), or of a small generated machine
+(no FILE), with invariants checked in every reachable state and the scenario's expect in
+every terminal state. Exhaustive by default; --replay FILE replays a schedule; --random
+runs seeded random schedules of bigger generated machines.
+
+A scenario file:
+  --untimed         any order that keeps each queue's, thread's and OS operation's own order
+                    (a timeout may fire at any point before its wait is satisfied); default:
+                    timed, each latency at either end of its jitter span
+  --faults N        also inject up to N TDRs per run (0..${MAX_FAULTS}), at any state where the OS's lock is free
+
+The generated machine (each a small integer; defaults ${MACHINE_KEYS.map((k) => DEFAULT_MACHINE[k]).join(' ')}, with --random ${MACHINE_KEYS.map((k) => DEFAULT_SWARM_MACHINE[k]).join(' ')}):
   --fences N        native fences (${MACHINE_BOUNDS.fences.join('..')})
   --waiters N       CPU threads, each waiting for one fence value (${MACHINE_BOUNDS.waiters.join('..')})
   --signals N       GPU signals per fence, values v1..vN (${MACHINE_BOUNDS.signals.join('..')})
   --engines N       engines per adapter, one hardware queue each (${MACHINE_BOUNDS.engines.join('..')})
   --adapters N      adapters (${MACHINE_BOUNDS.adapters.join('..')})
   --cpu-signals N   CPU signals in all, above the GPU's values (${MACHINE_BOUNDS.cpuSignals.join('..')})
-  --variant V       the protocol (default barrier):
-${VARIANTS.map((v) => `                      ${v.padEnd(23)} ${VARIANT_TITLES[v]}`).join('\n')}
   --os-granularity G  step (default: each OS operation in steps: waiter add, MonitoredValue
                     write + DDI, each CMP step of the DDI, re-read, retire) | operation (each whole)
-  --seed N          the machine's seed (0..4294967295, default 1)
-  --driver FILE     every adapter runs this driver module (.mjs exporting createDriver, or .wasm): the
-                    explorer judges it (exhaustive search and --replay)
+
+Both:
+  --variant V       the protocol (default barrier):
+${VARIANTS.map((v) => `                      ${v.padEnd(25)} ${VARIANT_TITLES[v]}`).join('\n')}
+  --seed N          the machine's seed (0..4294967295; default 1, a scenario's machine.seed)
+  --driver FILE     every adapter runs this driver module (.mjs exporting createDriver, or .wasm); searched
+                    twice: with the OS as documented, and the driver alone (the OS's re-read of
+                    CurrentValue after UpdateMonitoredValues off: NF-11 judged on its own)
 
 Exhaustive search:
   --reduction R     full (default: visited set, sleep sets, eager steps) | states (visited
                     set only; also counts complete interleavings) | none (every interleaving)
   --restore M       snapshot (default: restore memory and host objects) | replay (rebuild
                     the machine and replay the choices)
-  --max-states N    stop after N states (default 2000000); the verdicts are then not a proof
+  --max-states N    stop after N states (default ${DEFAULT_MAX_STATES})
+  --max-depth N     take no step past N steps from the start (default none)
+  --max-seconds S   stop after S seconds (default none)
+                    a bound reached leaves the search NOT complete: its verdicts are no proof
   --out FILE        where a counterexample's schedule file goes (default wddm-fence-counterexample.json)
   --timeline OUT.json
                     also write the counterexample's timeline (https://ui.perfetto.dev)
@@ -77,10 +113,11 @@ Exhaustive search:
 
 Replay:
   --replay FILE     replay a schedule file: prints the same step list as the search did
+                    (a scenario's schedule names its file; give the file again to check it)
   --timeline OUT.json
                     also write its timeline
 
-Swarm:
+Swarm (the generated machine):
   --random          seeded random schedules instead of the exhaustive search
   --seeds A..B      the seeds (required), e.g. 1..1000
   --workers N       worker threads (default 1)
@@ -92,8 +129,6 @@ Exit codes: 0 every invariant holds, 1 a counterexample, 2 bad arguments or an u
 
 class ExploreUsage extends Error {}
 
-const DEFAULT_MAX_STATES = 2_000_000;
-const DEFAULT_OUT = 'wddm-fence-counterexample.json';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -148,9 +183,12 @@ function readScheduleFile(path: string): ScheduleFile {
   return parseSchedule(text, path);
 }
 
+const BOUND_FLAGS: Readonly<Record<Bound, string>> = { states: '--max-states', depth: '--max-depth', time: '--max-seconds' };
+const notComplete = (s: SearchStats) => `NOT complete (${s.stoppedBy.map((b) => BOUND_FLAGS[b]).join(', ')} reached): no proof`;
+
 const statsLine = (s: SearchStats, ms: number) =>
   `  ${s.states} states (${s.quietStates} quiet), ${s.transitions} transitions${s.interleavings !== undefined ? `, ${s.interleavings} complete interleavings` : ''}, depth up to ${s.maxDepth}, ` +
-  `${s.restore === 'snapshot' ? `${s.restores} restores` : `${s.runs} runs from the start`}, ${(ms / 1000).toFixed(2)} s (${Math.round(s.states / Math.max(ms / 1000, 1e-3))} states/s): ${s.complete ? 'complete' : 'NOT complete (--max-states reached): no proof'}`;
+  `${s.restore === 'snapshot' ? `${s.restores} restores` : `${s.runs} runs from the start`}, ${(ms / 1000).toFixed(2)} s (${Math.round(s.states / Math.max(ms / 1000, 1e-3))} states/s): ${s.complete ? 'complete' : notComplete(s)}`;
 
 const REDUCTION_TEXT: Record<Reduction, string> = {
   full: 'full (visited set, sleep sets, eager steps)', states: 'states (visited set)', none: 'none (every interleaving)',
@@ -170,20 +208,50 @@ function writeTimeline(io: ExploreIo, path: string | undefined, r: Replay): void
   io.err(`wddm-fence: timeline written to ${path} (open it in https://ui.perfetto.dev or chrome://tracing)\n`);
 }
 
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** A scenario to explore: the file read, its drivers loaded. */
+interface ScenarioInput { target: string; loaded: LoadedScenario; adapters: Awaited<ReturnType<typeof scenarioAdapters>> }
+
+async function scenarioInput(target: string): Promise<ScenarioInput> {
+  const loaded = loadScenario(target);
+  return { target, loaded, adapters: await scenarioAdapters(loaded.scenario, loaded.source) };
+}
+
+/** One search to run and report: its model, what it is called in the report (the --driver pair), and what it prints. */
+interface Search { model: AnyModel; title?: string; invariants: readonly InvariantId[] }
+
+interface SearchSettings {
+  reduction: Reduction; restore: Restore; maxStates: number; maxDepth?: number; maxSeconds?: number;
+  out: string; timeline?: string;
+  /** What the report names (machine or scenario), the driver's line. */
+  heading: string[];
+  /** The replay command's arguments after --replay OUT (the scenario file, --driver). */
+  replayArgs: string[];
+  /** Fills in a schedule file's scenario reference and driver (the caller read the files). */
+  finish(file: ScheduleFile): void;
+  /** What the JSON document says of the model. */
+  json: boolean;
+  jsonModel: Record<string, unknown>;
+}
+
 async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const options = {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
     fences: { type: 'string' }, waiters: { type: 'string' }, signals: { type: 'string' }, engines: { type: 'string' }, adapters: { type: 'string' }, 'cpu-signals': { type: 'string' },
     variant: { type: 'string' }, 'os-granularity': { type: 'string' }, seed: { type: 'string' }, reduction: { type: 'string' }, restore: { type: 'string' }, 'max-states': { type: 'string' },
+    'max-depth': { type: 'string' }, 'max-seconds': { type: 'string' }, untimed: { type: 'boolean' }, faults: { type: 'string' },
     out: { type: 'string' }, timeline: { type: 'string' }, replay: { type: 'string' }, driver: { type: 'string' },
     random: { type: 'boolean' }, seeds: { type: 'string' }, workers: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
   } as const;
   let parsed;
   try {
-    parsed = parseArguments('explore', argv, options, { maxPositionals: 0, renamed: { '--trace': '--trace is now --timeline OUT.json (the timeline, Chrome JSON for Perfetto)' } });
+    parsed = parseArguments('explore', argv, options, { renamed: { '--trace': '--trace is now --timeline OUT.json (the timeline, Chrome JSON for Perfetto)' } });
   } catch (error) { throw new ExploreUsage((error as Error).message); }
   const values = parsed.values as Values;
   if (values.help) { io.out(EXPLORE_HELP); return 0; }
+  if (parsed.positionals.length > 1) throw new ExploreUsage(`unexpected argument "${parsed.positionals[1]}"; expected at most one scenario file or name`);
+  const target = parsed.positionals[0];
   const only = (allowed: string[], mode: string) => {
     for (const key of Object.keys(values)) if (values[key] !== undefined && !allowed.includes(key)) throw new ExploreUsage(`--${key} does not go with ${mode}`);
   };
@@ -194,12 +262,12 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     variant = parseVariant(values.variant, '--variant');
     osGranularity = parseOsGranularity(values['os-granularity'], '--os-granularity');
   } catch (error) { throw new ExploreUsage((error as Error).message); }
-  const seed = integerOption(values, 'seed', 0, 0xffff_ffff) ?? 1;
+  const seed = integerOption(values, 'seed', 0, 0xffff_ffff);
   // --driver FILE: the machine's adapters run that driver module (loadDriverModule), so the explorer judges it.
   let driver: DriverModule | undefined;
   if (values.driver !== undefined) {
     if (values.random) throw new ExploreUsage('--driver does not go with --random (worker threads would each have to load it); explore it exhaustively, or with --max-states');
-    if (variant === 'read-first' || variant === 'read-first-no-resample') throw new ExploreUsage(`--driver does not go with --variant ${variant} (that variant is a driver of its own)`);
+    if (DRIVER_VARIANTS.has(variant)) throw new ExploreUsage(`--driver does not go with --variant ${variant} (that variant is a driver of its own)`);
     try { driver = await loadDriverModule(values.driver as string, { from: process.cwd() }); } catch (error) { throw new ExploreUsage((error as Error).message); }
   }
   const withDriver = (model: ExploreModel): ExploreModel => (driver ? {
@@ -208,23 +276,39 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   } : model);
   if (values.timeline !== undefined) checkOutput('--timeline', values.timeline as string);
   if (values.out !== undefined) checkOutput('--out', values.out as string);
+  const driverArgs = values.driver !== undefined ? ['--driver', values.driver as string] : [];
 
   if (values.replay !== undefined) {
-    only(['replay', 'timeline', 'json', 'driver'], '--replay (the file says the machine, variant and seed)');
+    only(['replay', 'timeline', 'json', 'driver'], '--replay (the file says the model, variant and seed)');
     const path = values.replay as string;
     const file = readScheduleFile(path);
     if (values.timeline !== undefined && resolve(values.timeline as string) === resolve(path)) throw new ExploreUsage(`--timeline is "${path}", the schedule file itself; expected another file`);
     if (file.driver !== undefined && !driver) throw new ExploreUsage(`--replay: "${path}" was found with the driver module ${file.driver}; give it again with --driver FILE`);
-    const model: ExploreModel = withDriver({ machine: file.machine, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity });
+    let model: AnyModel;
+    if (file.scenario) {
+      const input = await scenarioInput(target ?? file.scenario.source);
+      if (sha256(input.loaded.text) !== file.scenario.sha256) {
+        throw new ExploreUsage(`--replay: "${path}" was found on ${file.scenario.builtin ? 'the built-in scenario' : 'the scenario file'} ${file.scenario.source} as it was then (SHA-256 ${file.scenario.sha256.slice(0, 12)}…), but ${input.target} is not that text now; expected the same scenario file`);
+      }
+      model = new ScenarioModel({ scenario: input.loaded.scenario, source: input.loaded.source, adapters: input.adapters, time: file.time!, variant: file.variant, seed: file.seed, faults: file.faults, driver, ...(file.resample === false ? { resample: false } : {}) });
+    } else {
+      if (target !== undefined) throw new ExploreUsage(`--replay: "${path}" is a schedule of the generated machine; expected no scenario beside it`);
+      model = withDriver({ machine: file.machine!, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity, ...(file.resample === false ? { resample: false as const } : {}) });
+    }
     const r = replay(model, file.steps);
     const code = r.violations.length ? 1 : 0;
-    if (values.json) io.out(JSON.stringify({ ok: code === 0, exitCode: code, mode: 'replay', file: path, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r) }, null, 2) + '\n');
-    else io.out(replayText(model, r));
+    if (values.json) {
+      io.out(JSON.stringify({
+        ok: code === 0, exitCode: code, mode: 'replay', file: path, ...(file.machine ? { machine: file.machine } : { scenario: file.scenario, time: file.time, faults: file.faults }),
+        variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r),
+      }, null, 2) + '\n');
+    } else io.out(replayText(model, r));
     writeTimeline(io, values.timeline as string | undefined, r);
     return code;
   }
 
   if (values.random) {
+    if (target !== undefined) throw new ExploreUsage('--random runs the generated machine; expected no scenario file with it (explore a scenario exhaustively, with --max-states or --max-seconds as bounds)');
     only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'os-granularity', 'out', 'json', ...machineKeys], '--random');
     if (values.seeds === undefined) throw new ExploreUsage('--random needs --seeds A..B (e.g. --seeds 1..1000)');
     let range, shard;
@@ -235,74 +319,151 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     const workers = integerOption(values, 'workers', 1, 64) ?? 1;
     const maxSteps = integerOption(values, 'max-steps', 1, 100_000_000) ?? DEFAULT_MAX_STEPS;
     const machine = machineOf(values, DEFAULT_SWARM_MACHINE);
+    if (VARIANT_NEEDS[variant]) throw new ExploreUsage(`--variant ${variant} needs ${VARIANT_NEEDS[variant]}, which the generated machine has none of; expected a scenario file that has one`);
     return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
   }
 
-  only(['driver', 'variant', 'os-granularity', 'seed', 'reduction', 'restore', 'max-states', 'out', 'timeline', 'json', ...machineKeys], 'the exhaustive search');
-  const machine = machineOf(values, DEFAULT_MACHINE);
+  const common = ['driver', 'variant', 'seed', 'reduction', 'restore', 'max-states', 'max-depth', 'max-seconds', 'out', 'timeline', 'json'];
   const reduction = (values.reduction ?? 'full') as Reduction;
   if (!REDUCTIONS.includes(reduction)) throw new ExploreUsage(`--reduction is "${values.reduction}"; expected ${REDUCTIONS.join(', ')}`);
   const restore = (values.restore ?? 'snapshot') as Restore;
   if (!RESTORES.includes(restore)) throw new ExploreUsage(`--restore is "${values.restore}"; expected ${RESTORES.join(', ')}`);
   const maxStates = integerOption(values, 'max-states', 1, 1_000_000_000) ?? DEFAULT_MAX_STATES;
-  const model: ExploreModel = withDriver({ machine, variant, seed, osGranularity });
-  const started = performance.now();
-  let progressShown = false;
-  const result: SearchResult = exhaustive(model, {
-    reduction, restore, maxStates, progressEvery: 20_000,
-    onProgress: io.isTTY && !values.json ? (s) => { progressShown = true; io.err(`\r  ${s.states} states, ${s.transitions} transitions, depth ${s.maxDepth}…`); } : undefined,
-  });
-  if (progressShown) io.err('\r\x1b[2K');
-  const searchMs = performance.now() - started;
-  const lines: string[] = [];
-  lines.push(`wddm-fence explore: exhaustive search`);
-  lines.push(`machine: ${describeMachine(machine)}; variant ${variant}; OS in ${osGranularity === 'step' ? 'steps' : 'whole operations'}; seed ${seed}`);
-  if (driver) lines.push(`driver: ${values.driver as string}${driver.name ? ` (${driver.name})` : ''}`);
-  lines.push(`search: reduction ${REDUCTION_TEXT[reduction]}, back by ${result.stats.restore}`);
-  lines.push(statsLine(result.stats, searchMs));
-  lines.push('invariants:');
-  for (const inv of INVARIANTS) {
-    const found = result.violations.get(inv.id);
-    const verdict = found ? 'VIOLATED' : result.stats.complete ? 'holds' : 'not seen';
-    lines.push(`  ${verdict.padEnd(9)} ${inv.id.padEnd(24)} ${inv.requirement.padEnd(6)} ${inv.title}${found ? `\n            first seen after ${counted(found.path.length, 'step')}: ${found.message}` : ''}`);
+  const maxDepth = integerOption(values, 'max-depth', 1, 100_000_000);
+  const maxSeconds = integerOption(values, 'max-seconds', 1, 1_000_000);
+  const out = (values.out as string | undefined) ?? DEFAULT_OUT;
+  const base = { reduction, restore, maxStates, maxDepth, maxSeconds, out, timeline: values.timeline as string | undefined, json: values.json === true };
+  const driverLine = driver ? [`driver: ${values.driver as string}${driver.name ? ` (${driver.name})` : ''}`] : [];
+  // --driver: the driver with the OS as documented, then the driver alone (the OS's re-read after UpdateMonitoredValues off).
+  const pair = <M extends AnyModel>(make: (resample: boolean) => M, invariants: readonly InvariantId[]): Search[] => driver
+    ? [{ model: make(true), title: 'the driver with the OS as documented (it re-reads CurrentValue after UpdateMonitoredValues, NF-09)', invariants },
+      { model: make(false), title: 'the driver alone (the OS\'s re-read after UpdateMonitoredValues off: NF-11 judged on its own)', invariants }]
+    : [{ model: make(true), invariants }];
+
+  if (target !== undefined) {
+    only([...common, 'untimed', 'faults'], 'a scenario file');
+    const time: TimeMode = values.untimed ? 'untimed' : 'timed';
+    const faults = integerOption(values, 'faults', 0, MAX_FAULTS) ?? 0;
+    const input = await scenarioInput(target);
+    const { loaded } = input;
+    const make = (resample: boolean) => new ScenarioModel({
+      scenario: loaded.scenario, source: loaded.source, adapters: input.adapters, time, variant, faults, driver, ...(seed !== undefined ? { seed } : {}), ...(resample ? {} : { resample: false }),
+    });
+    let searches: Search[];
+    try { searches = pair(make, SCENARIO_INVARIANTS); } catch (error) { throw new ExploreUsage((error as Error).message); }
+    const digest = sha256(loaded.text);
+    return search(io, searches, {
+      ...base,
+      heading: driverLine,
+      replayArgs: [...(loaded.builtin ? [] : [target]), ...driverArgs],
+      finish: (file) => {
+        file.scenario = { name: loaded.scenario.name, source: target, builtin: loaded.builtin, sha256: digest };
+        if (driver) file.driver = values.driver as string;
+      },
+      jsonModel: { scenario: { name: loaded.scenario.name, source: loaded.source, builtin: loaded.builtin }, time, faults, variant },
+    });
   }
-  const invariantsJson = INVARIANTS.map((inv) => {
-    const found = result.violations.get(inv.id);
-    return { ...inv, holds: !found && result.stats.complete, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
+
+  only([...common, 'os-granularity', ...machineKeys], 'the exhaustive search');
+  if (values.untimed || values.faults !== undefined) throw new ExploreUsage(`--${values.untimed ? 'untimed' : 'faults'} goes with a scenario file; the generated machine has no time and no fault`);
+  if (VARIANT_NEEDS[variant]) throw new ExploreUsage(`--variant ${variant} needs ${VARIANT_NEEDS[variant]}, which the generated machine has none of; expected a scenario file that has one (e.g. wddm-fence explore scenario-1 --variant ${variant})`);
+  const machine = machineOf(values, DEFAULT_MACHINE);
+  const make = (resample: boolean): ExploreModel => withDriver({ machine, variant, seed: seed ?? 1, osGranularity, ...(resample ? {} : { resample: false as const }) });
+  return search(io, pair(make, MACHINE_INVARIANTS), {
+    ...base,
+    heading: [`machine: ${describeMachine(machine)}; variant ${variant}; OS in ${osGranularity === 'step' ? 'steps' : 'whole operations'}; seed ${seed ?? 1}`, ...driverLine],
+    replayArgs: driverArgs,
+    finish: (file) => { if (driver) file.driver = values.driver as string; },
+    jsonModel: { machine, variant, osGranularity, seed: seed ?? 1, reduction },
   });
-  if (!result.violations.size) {
-    if (values.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', machine, variant, osGranularity, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson, counterexample: null }, null, 2) + '\n');
-    else io.out(lines.join('\n') + '\n' + (result.stats.complete ? 'every invariant holds in every reachable state\n' : 'no violation in the states explored (the search was bounded: not a proof)\n'));
+}
+
+/**
+ * Runs each search and reports it (one with --driver absent, two with it); the first that finds a
+ * violation gives the shortest counterexample, its schedule file and its step list. Exit 1 when any
+ * search found one.
+ */
+async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Promise<number> {
+  const lines: string[] = ['wddm-fence explore: exhaustive search'];
+  const reports: Record<string, unknown>[] = [];
+  let failed: { model: AnyModel; result: SearchResult } | undefined;
+  for (const [i, one] of searches.entries()) {
+    const started = performance.now();
+    const deadline = s.maxSeconds !== undefined ? started + s.maxSeconds * 1000 : undefined;
+    let progressShown = false;
+    const result = exhaustive(one.model, {
+      reduction: s.reduction, restore: s.restore, maxStates: s.maxStates, maxDepth: s.maxDepth, progressEvery: 20_000,
+      shouldStop: deadline !== undefined ? () => performance.now() > deadline : undefined,
+      onProgress: io.isTTY && !s.json ? (st) => { progressShown = true; io.err(`\r  ${st.states} states, ${st.transitions} transitions, depth ${st.maxDepth}…`); } : undefined,
+    });
+    if (progressShown) io.err('\r\x1b[2K');
+    const ms = performance.now() - started;
+    if (i === 0) {
+      const world = headerOf(one.model);
+      lines.push(...(world.length ? world : []), ...s.heading);
+      lines.push(`search: reduction ${REDUCTION_TEXT[s.reduction]}, back by ${result.stats.restore}`);
+    }
+    if (one.title) lines.push(`${i + 1}. ${one.title}`);
+    lines.push(statsLine(result.stats, ms));
+    lines.push('invariants:');
+    for (const inv of INVARIANTS.filter((x) => one.invariants.includes(x.id))) {
+      const found = result.violations.get(inv.id);
+      const verdict = found ? 'VIOLATED' : result.stats.complete ? 'holds' : 'not seen';
+      lines.push(`  ${verdict.padEnd(9)} ${inv.id.padEnd(24)} ${inv.requirement.padEnd(6)} ${inv.title}${found ? `\n            first seen after ${counted(found.path.length, 'step')}: ${found.message}` : ''}`);
+    }
+    if (one.title && i === 1 && result.violations.size && !failed) {
+      lines.push('NF-11: the driver alone loses what only the OS\'s re-read of CurrentValue finds: its UpdateMonitoredValues does not do the CMP\'s steps in their order (write MonitoredValue, barrier, read CurrentValue, interrupt if above)');
+    }
+    reports.push({
+      ...(one.title ? { search: one.title } : {}), stats: statsJson(result.stats, ms),
+      invariants: INVARIANTS.filter((x) => one.invariants.includes(x.id)).map((inv) => {
+        const found = result.violations.get(inv.id);
+        return { ...inv, holds: !found && result.stats.complete, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
+      }),
+    });
+    if (result.violations.size && !failed) failed = { model: one.model, result };
+  }
+  if (!failed) {
+    const complete = reports.every((r) => (r.stats as { complete: boolean }).complete);
+    if (s.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', ...s.jsonModel, search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}), counterexample: null }, null, 2) + '\n');
+    else io.out(lines.join('\n') + '\n' + (complete ? 'every invariant holds in every reachable state\n' : 'no violation in the states explored (the search was bounded: not a proof)\n'));
     return 0;
   }
   // The shortest failing schedule (search.ts shortest), no longer than the first one found.
+  const { model, result } = failed;
   const depthBound = Math.min(...[...result.violations.values()].map((v) => v.path.length));
   const bfsStarted = performance.now();
   const quietOnly = result.stats.complete && [...result.violations.keys()].every((id) => INVARIANTS.find((i) => i.id === id)?.when === 'quiet');
-  const best = shortest(model, { maxDepth: depthBound, maxStates, restore, quietOnly });
+  const deadline = s.maxSeconds !== undefined ? bfsStarted + s.maxSeconds * 1000 : undefined;
+  const best = shortest(model, { maxDepth: depthBound, maxStates: s.maxStates, restore: s.restore, quietOnly, shouldStop: deadline !== undefined ? () => performance.now() > deadline : undefined });
   const bfsMs = performance.now() - bfsStarted;
   const found = best.found ?? [...result.violations.values()].sort((a, b) => a.path.length - b.path.length)[0];
   const violation: Violation = { invariant: found.invariant, message: found.message };
-  const steps = namedSteps(model, found.path);
-  const out = (values.out as string | undefined) ?? DEFAULT_OUT;
+  const steps = namedSteps(model, found.path, found.bounds);
   const file = scheduleOf(model, steps, violation);
-  if (driver) file.driver = values.driver as string;
-  writeFileSync(out, scheduleJson(file));
+  s.finish(file);
+  writeFileSync(s.out, scheduleJson(file));
   const r = replay(model, steps);
-  lines.push(`shortest counterexample: ${counted(steps.length, 'step')} (${best.complete ? '' : 'NOT proven shortest: --max-states reached; '}search over ${best.states} states, ${(bfsMs / 1000).toFixed(2)} s): ${violation.invariant}: ${violation.message}`);
-  // the command that replays it, runnable as printed: the driver module too (the file names it, --replay needs it again)
-  const replayCommand = commandLine('wddm-fence', 'explore', '--replay', out, ...(driver ? ['--driver', values.driver as string] : []));
-  lines.push(`schedule written to ${out}; replay it with: ${replayCommand}`);
-  if (values.json) {
+  lines.push(`shortest counterexample: ${counted(steps.length, 'step')} (${best.complete ? '' : 'NOT proven shortest: a bound was reached; '}search over ${best.states} states, ${(bfsMs / 1000).toFixed(2)} s): ${violation.invariant}: ${violation.message}`);
+  // the command that replays it, runnable as printed: the scenario file and the driver module too (the file names them, --replay needs them again)
+  const replayCommand = commandLine('wddm-fence', 'explore', '--replay', s.out, ...s.replayArgs);
+  lines.push(`schedule written to ${s.out}; replay it with: ${replayCommand}`);
+  if (s.json) {
     io.out(JSON.stringify({
-      ok: false, exitCode: 1, mode: 'exhaustive', machine, variant, osGranularity, seed, reduction, search: statsJson(result.stats, searchMs), invariants: invariantsJson,
-      counterexample: { ...violation, steps: steps.length, shortestSearch: { states: best.states, expansions: best.expansions, complete: best.complete, quietOnly, timeMs: Math.round(bfsMs) }, scheduleFile: out, replayCommand, replay: replayJson(r) },
+      ok: false, exitCode: 1, mode: 'exhaustive', ...s.jsonModel, search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}),
+      counterexample: { ...violation, steps: steps.length, shortestSearch: { states: best.states, expansions: best.expansions, complete: best.complete, quietOnly, timeMs: Math.round(bfsMs) }, scheduleFile: s.out, replayCommand, replay: replayJson(r) },
     }, null, 2) + '\n');
   } else {
     io.out(lines.join('\n') + '\n\n' + replayText(model, r));
   }
-  writeTimeline(io, values.timeline as string | undefined, r);
+  writeTimeline(io, s.timeline, r);
   return 1;
+}
+
+/** The first lines that say what is explored: the scenario's (its World's header, less the values line); the generated machine's come from the caller. */
+function headerOf(model: AnyModel): string[] {
+  if (!('kind' in model)) return [];
+  return [model.build({ trace: false }).header()[0]];
 }
 
 interface SwarmSettings {
@@ -339,7 +500,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
     io.out(JSON.stringify({
       ok: code === 0, exitCode: code, mode: 'random', machine: s.machine, variant: s.variant, osGranularity: s.osGranularity, seeds: seedsRange, shard: `${s.shard.index}/${s.shard.count}`, workers: jobs.length,
       run: { seeds: tally.seeds, steps: tally.steps, timeMs: Math.round(ms), seedsPerSecPerWorker: Math.round(perCore) },
-      invariants: INVARIANTS.map((inv) => ({ ...inv, failingSeeds: tally.failed[inv.id] })),
+      invariants: INVARIANTS.filter((x) => MACHINE_INVARIANTS.includes(x.id)).map((inv) => ({ ...inv, failingSeeds: tally.failed[inv.id] })),
       failures: tally.failures.map((f) => ({ seed: f.seed, invariant: f.invariant, message: f.message, steps: f.path.length, replay: command(f.seed) })),
       counterexample: counterexample ? { scheduleFile: counterexample.file, replay: replayJson(counterexample.replay) } : null,
     }, null, 2) + '\n');
@@ -350,7 +511,7 @@ async function swarm(io: ExploreIo, s: SwarmSettings): Promise<number> {
   lines.push(`machine: ${describeMachine(s.machine)}; variant ${s.variant}; OS in ${s.osGranularity === 'step' ? 'steps' : 'whole operations'}`);
   lines.push(`  ${tally.seeds} seed${tally.seeds === 1 ? "" : "s"}, ${tally.steps} steps, ${tally.failures.length} failing, ${(ms / 1000).toFixed(2)} s (${perCore.toFixed(1)} seeds/s per worker)`);
   lines.push('invariants:');
-  for (const inv of INVARIANTS) {
+  for (const inv of INVARIANTS.filter((x) => MACHINE_INVARIANTS.includes(x.id))) {
     const n = tally.failed[inv.id];
     lines.push(`  ${(n ? `VIOLATED in ${n} seed${n === 1 ? '' : 's'}` : 'holds').padEnd(20)} ${inv.id.padEnd(24)} ${inv.title}`);
   }

@@ -26,15 +26,13 @@
 // (limits.eventsPerRun, virtual time). Nothing runs when the input is invalid.
 // Under --json every outcome, errors included, is one JSON document on stdout.
 
-import { writeFileSync, statSync, openSync, readSync, closeSync, writeSync, accessSync, constants as fsConstants } from 'node:fs';
+import { writeFileSync, statSync, openSync, closeSync, writeSync, accessSync, constants as fsConstants } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseScenario, ScenarioError, formatProblem, type ScenarioProblem } from '../scenario-files/load.js';
+import { ScenarioError, formatProblem, type ScenarioProblem } from '../scenario-files/load.js';
 import { runScenario } from '../scenario-files/run.js';
 import { builtinScenarios, findBuiltin, runnableScenarios } from '../scenario-files/builtin.js';
 import { reportJson, reportText } from '../scenario-files/report.js';
 import { SCENARIO_SCHEMA } from '../scenario-files/schema.js';
-import { SCENARIO_LIMITS, fileTooLarge } from '../scenario-files/limits.js';
-import type { Scenario } from '../scenario-files/types.js';
 import { chromeTraceJson, CHROME_TRACE_AVAILABLE } from '../scenario-files/chrome-trace.js';
 import { compareSynchronizationModels } from '../comparisons/sync-models.js';
 import { WddmError } from '../base/errors.js';
@@ -45,6 +43,7 @@ import { EXPLORE_HELP } from './explore.js';
 import { parseArguments, ArgumentError, type OptionSpec } from './args.js';
 import { tableCommand, compareCommand, TableUsage, TABLE_HELP, COMPARE_HELP } from './tables.js';
 import { runningPackage } from '../driver/resolve-hook.js';
+import { InputError, UsageError, codeOf, exists, loadScenario } from './scenario-input.js';
 import type { SwarmJob, SwarmTally } from '../explore/swarm.js';
 
 /** Where the command writes. */
@@ -160,60 +159,12 @@ const RENAMED: Record<string, string> = {
 };
 const COMMANDS = ['run', 'list', 'show', 'schema', 'demo', 'table', 'compare', 'explore', 'check-driver', 'help'];
 
-class UsageError extends Error {}
-/** An output path that cannot be written, or a file that cannot be read: invalid input (exit 2). */
-class InputError extends Error {}
 
 function parseSeed(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const seed = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new UsageError(`--seed is "${raw}"; expected an integer from 0 to 4294967295`);
   return seed;
-}
-
-const codeOf = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
-
-/** Reads a scenario file, bounded: everything about the file is checked before (or while) it is read. */
-function readScenarioFile(target: string): string {
-  let stats;
-  try { stats = statSync(target); } catch (error) {
-    if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') throw new InputError(`scenario file "${target}" does not exist`);
-    throw new InputError(`scenario file "${target}" cannot be read: ${(error as Error).message}`);
-  }
-  if (stats.isDirectory()) throw new InputError(`scenario file "${target}" is a directory; expected a .yaml, .yml or .json file`);
-  if (!stats.isFile()) throw new InputError(`scenario file "${target}" is not a regular file (a device, pipe or socket); expected a .yaml, .yml or .json file`);
-  if (stats.size > SCENARIO_LIMITS.fileBytes) throw new ScenarioError(target, [{ path: '', message: fileTooLarge(stats.size) }]);
-  // at most one byte past the limit: a file that grows after stat is still refused without reading it all
-  const buffer = Buffer.alloc(SCENARIO_LIMITS.fileBytes + 1);
-  let length = 0;
-  let fd: number | undefined;
-  try {
-    fd = openSync(target, 'r');
-    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0;) length += n;
-  } catch (error) {
-    throw new InputError(`scenario file "${target}" cannot be read: ${codeOf(error) === 'EACCES' ? 'permission denied' : (error as Error).message}`);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-  if (length > SCENARIO_LIMITS.fileBytes) throw new ScenarioError(target, [{ path: '', message: fileTooLarge(length) }]);
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length)).replace(/^\uFEFF/, '');
-  } catch {
-    throw new ScenarioError(target, [{ path: '', message: 'the file is not UTF-8 text; expected a YAML or JSON scenario file' }]);
-  }
-}
-
-function loadScenario(target: string): { scenario: Scenario; source: string } {
-  const looksLikeFile = /[\\/]|\.(ya?ml|json)$/i.test(target) || exists(target);
-  if (looksLikeFile) return { scenario: parseScenario(readScenarioFile(target), target), source: target };
-  const builtin = findBuiltin(target);
-  if (!builtin) throw new UsageError(`"${target}" is neither a scenario file nor a built-in scenario; built-in: ${runnableScenarios().map((b) => b.name).join(', ')}`);
-  if (!builtin.scenario) throw new UsageError(`built-in scenario "${target}" cannot run in this build: ${builtin.unavailable}`);
-  return { scenario: builtin.scenario, source: `scenarios/${builtin.file}` };
-}
-
-function exists(path: string): boolean {
-  try { statSync(path); return true; } catch { return false; }
 }
 
 /** An output path must be a file we can write, in a folder that exists: checked before anything runs. `example` names a file of the option's kind. */

@@ -87,6 +87,8 @@ export interface ExploreModel {
    * (the explorer before the OS's steps were split).
    */
   osGranularity?: OsGranularity;
+  /** false: the OS does not re-read CurrentValue after UpdateMonitoredValues (NF-09), so a driver is judged alone (explore --driver's second search). */
+  resample?: false;
 }
 
 /** Checks a machine description: every number present, an integer, in its range; nothing else. */
@@ -200,6 +202,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
   if (model.adjustOptions) machineOpts = model.adjustOptions(machineOpts);
   const machine = (model.createMachine ?? createMachineSync)(machineOpts);
   applyVariantToOs(model.variant, machine);
+  if (model.resample === false) machine.os.waits.resampleAfterUpdate = false;
   if (machine.adapters.length !== m.adapters) {
     throw invalid('createMachine', machine.adapters.length, `a machine with the ${m.adapters} adapter(s) the options ask for`);
   }
@@ -256,7 +259,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
     latencies: new LatencyChoices(false),
     explorer: { faultsInjected: 0 },
     header: () => [
-      `machine: ${describeMachine(m)}; variant ${model.variant}; OS in ${(model.osGranularity ?? 'step') === 'step' ? 'steps' : 'whole operations'}; seed ${model.seed}`,
+      `machine: ${describeMachine(m)}; variant ${model.variant}; OS in ${(model.osGranularity ?? 'step') === 'step' ? 'steps' : 'whole operations'}${model.resample === false ? '; the OS does not re-read CurrentValue (the driver alone)' : ''}; seed ${model.seed}`,
       'values: v<k> = k × 0x100000001, MAX = UINT64_MAX; [choice/enabled]; * marks what the step changed',
     ],
     formatValue,

@@ -15,6 +15,18 @@
 //     "steps": [ { "choice": 0, "event": "process 1 thread-resume {thread=0}" }, … ]
 //   }
 //
+// A scenario file's schedule (version 3) names the file instead of a machine:
+//
+//     "scenario": { "name": "scenario-1", "source": "scenario-1", "builtin": true,
+//                   "sha256": "…" },           the file's text as explored (a replay refuses another)
+//     "time": "timed",                         or "untimed" (src/explore/scenario-world.ts)
+//     "faults": 0,                             TDRs the explorer could inject (--faults)
+//     "resample": false,                       optional: the driver alone (the OS's re-read off)
+//
+// and a step of it may carry "bounds": "01": the end of each latency it drew, low (0) or
+// high (1), in the order drawn (missing: low). An injected fault is a step too
+// ("event": "explorer fault {adapter=dGPU}").
+//
 // Each step's `choice` is the index of the event to run among the enabled
 // events (scheduler.enabled(), in scheduling order); `event` names it, so a
 // replay that finds another event at that index stops with both named
@@ -27,18 +39,41 @@ import * as v from '../base/validate.js';
 import { parseMachine, parseOsGranularity, parseVariant, type ExploreMachine, type Variant } from './model.js';
 import type { OsGranularity } from '../machine/options.js';
 import { INVARIANTS, type InvariantId } from './invariants.js';
+import { TIME_MODES, type TimeMode } from './world.js';
 
 export const SCHEDULE_FORMAT = 'wddm-fence explore';
-export const SCHEDULE_VERSION = 2;
+/** The newest version; a file is written with the lowest one that holds it (2 for the generated machine's schedules). */
+export const SCHEDULE_VERSION = 3;
 /** The most steps a schedule file may hold. */
 export const MAX_SCHEDULE_STEPS = 1_000_000;
 
-export interface ScheduleStep { choice: number; event: string }
+export interface ScheduleStep {
+  choice: number;
+  event: string;
+  /** The end of each latency the step drew: '0' low, '1' high, in the order drawn (missing: low). */
+  bounds?: string;
+}
+
+/** The scenario file a schedule explores (version 3). */
+export interface ScheduleScenario {
+  name: string;
+  /** As given to explore: a file's path, or a built-in's name. */
+  source: string;
+  builtin: boolean;
+  /** SHA-256 of the file's text, hex. */
+  sha256: string;
+}
 
 export interface ScheduleFile {
   schedule: typeof SCHEDULE_FORMAT;
   version: number;
-  machine: ExploreMachine;
+  /** The generated machine's numbers (no scenario). */
+  machine?: ExploreMachine;
+  /** A scenario file's schedule: the file, its time mode, the TDRs the explorer could inject, and whether the OS re-read. */
+  scenario?: ScheduleScenario;
+  time?: TimeMode;
+  faults?: number;
+  resample?: false;
   variant: Variant;
   osGranularity: OsGranularity;
   /** The driver module the schedule was found with (explore --driver FILE, as given): --replay needs it again. */
@@ -50,7 +85,12 @@ export interface ScheduleFile {
 
 /** The file's text: one step per line, so that a diff of two schedules reads well. */
 export function scheduleJson(file: ScheduleFile): string {
-  const head = { schedule: file.schedule, version: file.version, machine: file.machine, variant: file.variant, osGranularity: file.osGranularity, ...(file.driver !== undefined ? { driver: file.driver } : {}), seed: file.seed, ...(file.violation ? { violation: file.violation } : {}) };
+  const head = {
+    schedule: file.schedule, version: file.version,
+    ...(file.machine ? { machine: file.machine, ...(file.resample === false ? { resample: false } : {}) } : {}),
+    ...(file.scenario ? { scenario: file.scenario, time: file.time, faults: file.faults ?? 0, ...(file.resample === false ? { resample: false } : {}) } : {}),
+    variant: file.variant, osGranularity: file.osGranularity, ...(file.driver !== undefined ? { driver: file.driver } : {}), seed: file.seed, ...(file.violation ? { violation: file.violation } : {}),
+  };
   const lines = JSON.stringify(head, null, 2).split('\n');
   lines.pop(); // the closing brace
   lines[lines.length - 1] += ',';
@@ -86,12 +126,30 @@ export function parseSchedule(text: string, source: string): ScheduleFile {
 
 /** Checks an already parsed schedule (every field, no unknown ones). */
 export function checkSchedule(raw: unknown): ScheduleFile {
-  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'variant', 'osGranularity', 'driver', 'seed', 'violation', 'steps']);
+  const o = v.options(raw, 'the file', ['schedule', 'version', 'machine', 'scenario', 'time', 'faults', 'resample', 'variant', 'osGranularity', 'driver', 'seed', 'violation', 'steps']);
   if (o.schedule !== SCHEDULE_FORMAT) throw invalid('schedule', o.schedule, `"${SCHEDULE_FORMAT}" (the file a wddm-fence explore counterexample is written to)`);
   const version = v.integer(o.version, 'version', 1, Number.MAX_SAFE_INTEGER);
   if (version > SCHEDULE_VERSION) throw invalid('version', version, `${SCHEDULE_VERSION} or less: this file was written by a newer wddm-fence`);
-  if (o.machine === undefined) throw invalid('machine', undefined, 'the machine the schedule runs on: { fences, waiters, signals, engines, adapters, cpuSignals }');
-  const machine = parseMachine(o.machine, 'machine');
+  let machine: ExploreMachine | undefined;
+  let scenario: ScheduleScenario | undefined;
+  let time: TimeMode | undefined, faults: number | undefined;
+  if (o.scenario !== undefined) {
+    if (version < 3) throw invalid('scenario', '{…}', 'no scenario in a version 1 or 2 file (those explore the generated machine); version 3 for one');
+    if (o.machine !== undefined) throw invalid('machine', '{…}', 'no machine beside a scenario (the scenario file says the machine)');
+    const sc = v.options(o.scenario, 'scenario', ['name', 'source', 'builtin', 'sha256']);
+    for (const key of ['name', 'source'] as const) if (typeof sc[key] !== 'string' || !sc[key]) throw invalid(`scenario.${key}`, sc[key], 'a non-empty string');
+    const builtin = v.bool(sc.builtin, 'scenario.builtin');
+    if (typeof sc.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sc.sha256)) throw invalid('scenario.sha256', sc.sha256, 'the SHA-256 of the scenario file\'s text: 64 lowercase hex digits');
+    scenario = { name: sc.name as string, source: sc.source as string, builtin, sha256: sc.sha256 };
+    time = v.oneOf(o.time, 'time', TIME_MODES);
+    faults = o.faults === undefined ? 0 : v.integer(o.faults, 'faults', 0, 16);
+    if (o.resample !== undefined && o.resample !== false) throw invalid('resample', o.resample, 'false (the driver alone: the OS does not re-read CurrentValue), or no resample field');
+  } else {
+    for (const key of ['time', 'faults'] as const) if (o[key] !== undefined) throw invalid(key, o[key], `no ${key} without a scenario (the generated machine's schedule)`);
+    if (o.resample !== undefined && (o.resample !== false || version < 3)) throw invalid('resample', o.resample, version < 3 ? 'no resample in a version 1 or 2 file' : 'false (the driver alone: the OS does not re-read CurrentValue), or no resample field');
+    if (o.machine === undefined) throw invalid('machine', undefined, 'the machine the schedule runs on: { fences, waiters, signals, engines, adapters, cpuSignals }, or a scenario');
+    machine = parseMachine(o.machine, 'machine');
+  }
   const variant = parseVariant(o.variant, 'variant');
   if (version < 2 && o.osGranularity !== undefined) throw invalid('osGranularity', o.osGranularity, 'no osGranularity in a version 1 file (its OS operations ran whole); version 2 for one');
   if (version >= 2 && o.osGranularity === undefined) throw invalid('osGranularity', undefined, '"step" or "operation": how the OS\'s operations were cut into steps');
@@ -107,10 +165,18 @@ export function checkSchedule(raw: unknown): ScheduleFile {
   }
   const list = v.array(o.steps, 'steps', 0, MAX_SCHEDULE_STEPS);
   const steps = list.map((item, i) => {
-    const step = v.options(item, `steps[${i}]`, ['choice', 'event']);
+    const step = v.options(item, `steps[${i}]`, ['choice', 'event', 'bounds']);
     const choice = v.integer(step.choice, `steps[${i}].choice`, 0, 1 << 20);
     if (typeof step.event !== 'string' || !step.event) throw invalid(`steps[${i}].event`, step.event, 'the name of the event the choice runs (as written by wddm-fence explore)');
-    return { choice, event: step.event };
+    if (step.bounds === undefined) return { choice, event: step.event };
+    if (version < 3 || typeof step.bounds !== 'string' || !/^[01]{1,16}$/.test(step.bounds)) {
+      throw invalid(`steps[${i}].bounds`, step.bounds, version < 3 ? 'no bounds in a version 1 or 2 file' : 'the end of each latency the step drew: 1 to 16 characters 0 (low) or 1 (high)');
+    }
+    return { choice, event: step.event, bounds: step.bounds };
   });
-  return { schedule: SCHEDULE_FORMAT, version, machine, variant, osGranularity, ...(o.driver !== undefined ? { driver: o.driver as string } : {}), seed, violation, steps };
+  if (scenario && osGranularity !== 'step') throw invalid('osGranularity', osGranularity, '"step" (a scenario is explored with the OS in steps)');
+  return {
+    schedule: SCHEDULE_FORMAT, version, ...(machine ? { machine } : {}), ...(scenario ? { scenario, time, faults } : {}), ...(o.resample === false ? { resample: false as const } : {}),
+    variant, osGranularity, ...(o.driver !== undefined ? { driver: o.driver as string } : {}), seed, violation, steps,
+  };
 }

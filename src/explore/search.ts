@@ -212,6 +212,8 @@ export interface SearchOptions {
   /** 'full' only: leave out one of its two reductions (to measure what each buys; both on by default). */
   sleepSets?: boolean;
   eagerSteps?: boolean;
+  /** Called for every violation at every state the search judges (the result keeps the first of each invariant). */
+  onViolation?: (violation: FoundViolation) => void;
   /** Called at each distinct quiet state reached, with its key and the choices that reached it (tests compare the sets). */
   onQuiet?: (key: string, path: readonly number[]) => void;
   /** Called at each distinct state the search visits ('states', 'full'), after its eager steps (diagnostics). */
@@ -264,9 +266,11 @@ export function exhaustive(model: AnyModel, options: SearchOptions = {}): Search
 
   const record = (found: Violation[], path: readonly number[]): void => {
     for (const v of found) {
-      if (violations.has(v.invariant)) continue;
+      if (violations.has(v.invariant) && !options.onViolation) continue;
       const bounds = runner.pathBounds();
-      violations.set(v.invariant, { ...v, path: [...path], ...(bounds ? { bounds } : {}) });
+      const violation = { ...v, path: [...path], ...(bounds ? { bounds } : {}) };
+      options.onViolation?.(violation);
+      if (!violations.has(v.invariant)) violations.set(v.invariant, violation);
     }
   };
   const optionsHere = (withFootprints: boolean): Option[] =>

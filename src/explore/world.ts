@@ -93,10 +93,26 @@ export interface World {
   takeExplorerOption(event: ScheduledEvent): void;
 }
 
+/** How the explorer treats a scenario's time: at its virtual times with latencies at their ends, or not at all (src/explore/scenario-world.ts). */
+export type TimeMode = 'timed' | 'untimed';
+export const TIME_MODES: readonly TimeMode[] = ['timed', 'untimed'];
+
+/** What a schedule file records of a World model (src/explore/schedule.ts). */
+export interface ScenarioScheduleInfo {
+  scenario: { name: string; source: string };
+  time: TimeMode;
+  faults: number;
+  variant: string;
+  seed: number;
+  /** false: the OS's re-read of CurrentValue after UpdateMonitoredValues was off (the driver alone). */
+  resample?: false;
+}
+
 /** What builds a World (each build is the same machine, nothing run yet). */
 export interface WorldModel {
   readonly kind: 'scenario';
   build(options: { trace: boolean }): World;
+  scheduleInfo(): ScenarioScheduleInfo;
 }
 
 /** The options at this state: the scheduler's enabled events, then the explorer's own. */

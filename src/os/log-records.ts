@@ -5,6 +5,7 @@
 // most recent `historyRecords` (RecentRecords), counting what it drops.
 // src/os/logs.ts is the reader.
 
+import type { FenceKey } from './fence-rows.js';
 import type { GlobalFence, OsAdapter, OsHwQueue } from './objects.js';
 
 export type LogKind = 'waits' | 'signals';
@@ -144,6 +145,12 @@ export interface QueueLogs {
   adapter: OsAdapter;
   buffers: Record<LogKind, LogBuffer>;
   live: boolean;
+  /**
+   * Signal entries read ahead of their fence's CurrentValue (src/os/logs.ts, "ahead"): each one's fence and
+   * value, checked again at each read of the queue's logs until CurrentValue reaches it. At most one
+   * buffer's entries, the oldest dropped first.
+   */
+  ahead: { fence: FenceKey; value: bigint }[];
 }
 
 /** One log entry as the OS read it. */

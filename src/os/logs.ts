@@ -21,7 +21,15 @@
 //      "read every fence of the device" fallback), counted in fallbackScans
 //   4. read the entries: a FenceEndGpuTimestamp lower than the last non-zero one
 //      of that buffer is a contract violation (LOG-07); zero and repeated ones
-//      are accepted
+//      are accepted. A signal entry satisfies waiters up to its value, capped by
+//      the fence's live CurrentValue (an entry written before a rewind, NF-19,
+//      must not wake a later waiter). An entry AHEAD of CurrentValue is kept:
+//      LOG-04's order puts the barrier that makes the fence value visible after
+//      the index advance, so the OS can read an entry (flushed, LOG-06) while
+//      its fence value is still on its way, and that signal's interrupt then
+//      finds no new entry. Each read of the queue checks the kept ones again
+//      and drops each once CurrentValue reaches it (the race explorer found the
+//      lost wakeup this closes: docs/EXPLORER.md)
 //   5. cache the new position
 //
 // A header that does not fit its page (wrong Type, NumberOfEntries of 0 or more
@@ -63,7 +71,7 @@ import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import { OP_WAIT, fenceLabel, requireRunning, type FenceCommandList, type FenceReference, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
-import { fenceKeyAt, rowOnAdapter, type FenceKey } from './fence-rows.js';
+import { fenceKeyAt, liveFenceKey, rowOnAdapter, type FenceKey } from './fence-rows.js';
 import type { OsOperation, Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
@@ -163,7 +171,7 @@ export class NativeFenceLogs {
   /** A user-mode-submission queue was created: its two buffers, each announced to the driver. */
   queueCreated(queue: OsHwQueue): void {
     const adapter = queue.device.adapter;
-    const ql: QueueLogs = { queue, adapter, buffers: {} as Record<LogKind, LogBuffer>, live: true };
+    const ql: QueueLogs = { queue, adapter, buffers: {} as Record<LogKind, LogBuffer>, live: true, ahead: [] };
     try {
       for (const kind of KINDS) ql.buffers[kind] = this.newBuffer(ql, kind, 0);
     } catch (error) {
@@ -434,6 +442,7 @@ export class NativeFenceLogs {
           if (fence !== undefined && (typeof fence === 'number' || !fence.destroyed)) {
             const current = this.os.waits.currentValueOf(fence);
             this.os.waits.satisfy(fence, value < current ? value : current, changed, operation);
+            if (value > current) this.keepAhead(ql, fence, value);
           }
         }
       }
@@ -441,6 +450,8 @@ export class NativeFenceLogs {
       b.cachedIndex = p.index;
       b.cachedWraparound = p.wraps;
     }
+    // Entries read ahead of their fence's CurrentValue, again (step 4).
+    if (wake) for (const ql of queues) if (ql.ahead.length) this.checkAhead(ql, changed, operation);
     // LOG-05 fallback: every fence the queue's process opened on this adapter, live values
     if (wake) {
       for (const ql of [...fallback].sort((x, y) => x.queue.hHwQueue - y.queue.hHwQueue)) {
@@ -450,6 +461,24 @@ export class NativeFenceLogs {
     }
     if (!operation) this.os.waits.refresh(changed);
     for (const [ql, kind] of broken) if (ql.live && adapter.state === 'running') this.recreate(ql, kind, 'corrupt header', false);
+  }
+
+  /** Keeps a signal entry read ahead of its fence's CurrentValue (step 4 of the reader). */
+  private keepAhead(ql: QueueLogs, fence: FenceKey, value: bigint): void {
+    ql.ahead.push({ fence, value });
+    if (ql.ahead.length > this.os.layout.log.entries) ql.ahead.shift();
+  }
+
+  /** The entries read ahead of CurrentValue: each satisfies what CurrentValue reaches now, and is dropped once it reached the entry. */
+  private checkAhead(ql: QueueLogs, changed: Set<FenceKey>, operation?: OsOperation): void {
+    const adapters = this.os.adapters;
+    ql.ahead = ql.ahead.filter(({ fence, value }) => {
+      const live = liveFenceKey(fence, adapters);
+      if (live === undefined || (typeof live !== 'number' && live.destroyed)) return false;
+      const current = this.os.waits.currentValueOf(live);
+      this.os.waits.satisfy(live, value < current ? value : current, changed, operation);
+      return current < value;
+    });
   }
 
   /** A log-fallback step of an OS operation in steps (service queued it). */

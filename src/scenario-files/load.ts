@@ -685,6 +685,17 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       for (const [segments, what] of stuckBy) add(segments, `${what}, so the run ends stuck; expected expect.stuck: true (or expect.deadlock: true) beside it: a run that ends stuck fails unless the file expects it`);
     }
     if (e.stuck === false && e.deadlock === true) add(['expect', 'deadlock'], 'expect.deadlock is true but expect.stuck is false; expected expect.stuck: true or left out (a deadlocked run is stuck)');
+    // Timed-only expectations name expectations of this file.
+    for (const path of Object.keys(e.timedOnly ?? {})) {
+      const [group, ...rest] = path.split('.');
+      const entry = rest.join('.');
+      const section = (e as Record<string, unknown>)[group];
+      const named = group !== 'timedOnly' && section !== undefined
+        && (entry === '' || (section !== null && typeof section === 'object' && Object.prototype.hasOwnProperty.call(section, entry)));
+      if (!named) {
+        add(['expect', 'timedOnly'], `expect.timedOnly has ${show(path)}; expected an expectation of this file: a group of expect (${Object.keys(e).filter((k) => k !== 'timedOnly').map((k) => JSON.stringify(k)).join(', ') || 'none'}) or one of its entries, as group.entry`, path);
+      }
+    }
   }
   // a ring the file makes shorter than one of its submissions (rings.ts): the key to raise, and the list
   longestSubmissions(s).forEach((longest, i) => {

@@ -182,6 +182,8 @@ export interface ScenarioSetup {
   processes: Map<string, RuntimeProcess>;
   /** Each thread by name. */
   threads: Map<string, CpuThread>;
+  /** Where each thread is in its steps (a schedule explorer's step list and footprints read it). */
+  positions: Map<CpuThread, ThreadPosition>;
   /** The handle each process holds to each fence: key `process\0fence` (its own adapter's) or `process\0fence\0adapter`. */
   handles: Map<string, number>;
   allocations: Map<string, { process: string; adapter: string; hAllocation: number }>;
@@ -318,12 +320,15 @@ export function setUpScenario(scenario: Scenario, machine: Machine, source = sce
 
   // CPU threads: plain iterator objects (ScenarioThreadBody), whose position is in their fields
   const threads = new Map<string, CpuThread>();
+  const positions = new Map<CpuThread, ThreadPosition>();
   const environment: ThreadEnvironment = { machine, processes, allocations, queues, handleOf, deviceOf, submitTo };
   for (const t of s.threads ?? []) {
     let body!: ScenarioThreadBody; // made by createThread, at once
-    threads.set(t.name, processes.get(t.process)!.createThread(t.name,
+    const thread = processes.get(t.process)!.createThread(t.name,
       (cpu) => (body = new ScenarioThreadBody(t, environment, state, cpu)) as unknown as Generator<ThreadOp, unknown, WaitResult>,
-      { mayStillSignal: () => body.mayStillSignal() }));
+      { mayStillSignal: () => body.mayStillSignal() });
+    threads.set(t.name, thread);
+    positions.set(thread, body);
   }
 
   // injected faults: scheduler events (owner "scenario", kind fault {index}) naming the file's faults[index]
@@ -340,7 +345,14 @@ export function setUpScenario(scenario: Scenario, machine: Machine, source = sce
     }
   });
   for (const [i, f] of faults.entries()) machine.scheduler.at(f.atNs, 'scenario', 'fault', { index: i }, `faults[${i}]`);
-  return { scenario: s, source, machine, state, processes, threads, handles, allocations, queues };
+  return { scenario: s, source, machine, state, processes, threads, positions, handles, allocations, queues };
+}
+
+/** Where a scenario thread is: the file's thread, the step it runs next (-1: its start, with its startNs sleep), and what its next resumption's value is for. */
+export interface ThreadPosition {
+  readonly spec: NonNullable<Scenario['threads']>[number];
+  readonly step: number;
+  readonly resuming: 'wait' | 'event' | undefined;
 }
 
 const bytesOf = (hex: string) => Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16));
@@ -375,7 +387,7 @@ type Resumption = { kind: 'wait'; record: WaitRecord } | { kind: 'event'; record
  *     for (const step of t.steps) { run the step: a blocking one yields its operation, a wait records its outcome }
  *   }
  */
-class ScenarioThreadBody {
+class ScenarioThreadBody implements ThreadPosition {
   /** The step to run next; -1 before the start (its startNs sleep). */
   step = -1;
   /** What the next resumption's value is for. */
@@ -387,6 +399,9 @@ class ScenarioThreadBody {
   constructor(spec: NonNullable<Scenario['threads']>[number], environment: ThreadEnvironment, readonly state: ScenarioState, cpu: Cpu) {
     this[FIXED] = { spec, environment, cpu };
   }
+
+  get spec(): NonNullable<Scenario['threads']>[number] { return this[FIXED].spec; }
+  get resuming(): 'wait' | 'event' | undefined { return this.resumption?.kind; }
 
   next(input?: WaitResult): IteratorResult<ThreadOp, unknown> {
     const { spec: t, cpu } = this[FIXED];

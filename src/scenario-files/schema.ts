@@ -183,6 +183,9 @@ export const SCENARIO_SCHEMA = strict({
     contractViolations: COUNT,
     stuck: { type: 'boolean', description: 'the run ends with a queue blocked, a CPU waiter pending or a CPU thread unfinished (default false: such a run fails)' },
     deadlock: { type: 'boolean', description: 'the run ends in a deadlock: a cycle of waits nothing in the machine can release (implies stuck)' },
+    timedOnly: map({ type: 'string', minLength: 1, maxLength: 1000, description: 'why it holds only with the scenario\'s times' },
+      { propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_.-]{0,127}$' },
+        description: 'expectation (a group of expect, e.g. counters, or one entry, e.g. waits.frame) → why it holds only in timed runs: the race explorer\'s --untimed mode leaves it out' }),
   }),
 }, ['name', 'machine', 'processes']);
 

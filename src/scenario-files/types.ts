@@ -78,5 +78,10 @@ export interface Scenario {
     stuck?: boolean;
     /** The run ends in a deadlock: a cycle of waits nothing in the machine can release (implies stuck). */
     deadlock?: boolean;
+    /**
+     * Expectations that hold only with the scenario's times (a group, e.g. "counters", or one entry, e.g.
+     * "waits.frame") → why: the race explorer's --untimed mode leaves them out (docs/EXPLORER.md "Time").
+     */
+    timedOnly?: Record<string, string>;
   };
 }

@@ -119,7 +119,14 @@ interface AccessRange { allocation: Allocation; offset: number; length: number; 
 export interface PreparedUse { label: string; process: Process; marker?: GlobalFence; markerValue?: bigint; queue?: OsHwQueue; reads: AccessRange[]; writes: AccessRange[] }
 interface PendingUse { queueLabel: string; progressValue: bigint; reads: AccessRange[]; writes: AccessRange[] }
 /** A deferred destroy waiting for kernel-mode contexts: command buffers still to complete, per context. */
-interface ContextWait { context: OsContext; remaining: number; done: () => void }
+/**
+ * A deferred destroy: the allocations, the parts of queued work still to finish (the hardware queues'
+ * progress fences as one part, each kernel-mode context as one), when it was asked, and the event of a
+ * SynchronousDestroy. Kept in a field (VidMm.deferredDestroys), not in a callback's variables: a schedule
+ * explorer snapshots and restores the machine's objects, never a closure's variables.
+ */
+interface DeferredDestroy { allocations: Allocation[]; parts: number; requestedNs: number; event?: CpuEvent }
+interface ContextWait { context: OsContext; remaining: number; destroy: DeferredDestroy }
 
 /** A range of an allocation in a submission's `reads` or `writes`: a handle alone means the whole allocation. */
 export type AllocationUse = number | { hAllocation: number; Offset?: number; Length?: number; data?: Uint8Array };
@@ -180,6 +187,8 @@ export class VidMm {
   /** Per completion fence (adapter index : core fence id): submissions whose declared accesses the GPU has not done yet. */
   private readonly pending = new Map<string, PendingUse[]>();
   private contextWaits: ContextWait[] = [];
+  /** Destroys waiting for queued work (each removed once its last part finished). */
+  private readonly deferredDestroys: DeferredDestroy[] = [];
 
   constructor(
     readonly os: Dxgkrnl,
@@ -475,16 +484,12 @@ export class VidMm {
     });
     // SynchronousDestroy: a CPU event of the process, set when the memory is reclaimed.
     const event: CpuEvent | undefined = synchronous ? this.os.events.newEvent(process, `reclaimed ${list.map((x) => x.name).join(',')}`) : undefined;
-    let parts = (unfinished.length ? 1 : 0) + contexts.length;
-    const partDone = (what: string) => {
-      if (--parts > 0) return;
-      for (const allocation of list) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - requestedNs} ns`);
-      if (event && !event.signaled) this.os.events.setEvent(event, undefined);
-    };
-    for (const c of contexts) this.contextWaits.push({ ...c, done: () => partDone(`${c.context.label} completed`) });
+    const destroy: DeferredDestroy = { allocations: list, parts: (unfinished.length ? 1 : 0) + contexts.length, requestedNs, event };
+    this.deferredDestroys.push(destroy);
+    for (const c of contexts) this.contextWaits.push({ ...c, destroy });
     if (unfinished.length) {
       this.os.waits.startWait(unfinished.map((q) => q.progress!.global), values, 'all', Infinity, `vidmm:destroy ${list.map((x) => x.name).join(',')}`,
-        (result: WaitResult) => partDone(`progress fences ${result.status}`));
+        (result: WaitResult) => this.destroyPartDone(destroy, `progress fences ${result.status}`));
     }
     const freed = list.every((x) => x.state === 'freed');
     if (!event || freed) return { freed };
@@ -502,7 +507,15 @@ export class VidMm {
     }
     if (!finished.length) return;
     this.contextWaits = this.contextWaits.filter((w) => !finished.includes(w));
-    for (const wait of finished) wait.done();
+    for (const wait of finished) this.destroyPartDone(wait.destroy, `${wait.context.label} completed`);
+  }
+
+  /** One part of a deferred destroy's queued work finished; after the last, the memory is reclaimed (and a SynchronousDestroy's event set). */
+  private destroyPartDone(destroy: DeferredDestroy, what: string): void {
+    if (--destroy.parts > 0) return;
+    this.deferredDestroys.splice(this.deferredDestroys.indexOf(destroy), 1);
+    for (const allocation of destroy.allocations) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - destroy.requestedNs} ns`);
+    if (destroy.event && !destroy.event.signaled) this.os.events.setEvent(destroy.event, undefined);
   }
 
   private free(allocation: Allocation, reason: string): void {
