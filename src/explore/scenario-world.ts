@@ -146,14 +146,16 @@ export function explorationSizing(s: Scenario, base: MachineOptions): Pick<Machi
       ringEntries: pow2(Math.max(64, 2 * longest + 16)),
       gpuVaPagesPerProcess: 64 + 2 * records + 4 * mine.length + 2 * allocationPages,
     };
-    const heapArenaBytes = pow2((limits.queues + 1) * limits.ringEntries * 32 + (limits.fences + 2) * 64 * pow2(limits.waitersPerFence) + 65536);
+    // The arena holds each queue's ring and each fence's waiter heap, made as they are needed: room for every ring and
+    // for the largest heap on every fence at once, twice over.
+    const heapArenaBytes = pow2(limits.queues * limits.ringEntries * 32 + 2 * (records + 2) * 64 * pow2(Math.max(4, 2 * threads.length)) + 16384);
     const unset = Object.fromEntries(Object.entries({ ...limits, heapArenaBytes }).filter(([key]) => !(key in given)));
     const localMemoryBytes = a.localMemoryBytes ?? (allocations.some((x) => x.adapter === name) ? undefined : 0);
     return { ...a, ...(localMemoryBytes !== undefined ? { localMemoryBytes } : {}), limits: { ...unset, ...given } };
   });
   const pages = 32 + 2 * fences.length * Math.max(1, s.machine.adapters.length) + 4 * queues.length + 2 * allocationPages;
   const processes = s.machine.limits?.processes ?? Math.max(1, s.processes.length);
-  return { adapters, systemMemoryBytes: Math.max(256 << 10, pages * 4096), limits: { ...(s.machine.limits ?? {}), processes } };
+  return { adapters, systemMemoryBytes: Math.max(128 << 10, pages * 4096), limits: { ...(s.machine.limits ?? {}), processes } };
 }
 
 /** A fence value as scenario step lists write it: decimal, MAX for UINT64_MAX. */

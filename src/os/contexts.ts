@@ -66,6 +66,11 @@ export class KernelContexts {
   private readonly nextSubmission = new Map<OsAdapter, number>();
   private readonly pending = new Set<OsContext>();
   private draining = false;
+  /**
+   * Told each time the OS retires one of a context's command buffers (its DMA completed interrupt): VidMm
+   * reclaims memory a deferred destroy waited on then, when the OS knows the buffer done, as it counts it.
+   */
+  readonly retiredListeners: ((adapter: OsAdapter, context: OsContext) => void)[] = [];
 
   constructor(private readonly os: ContextsEnvironment) {}
 
@@ -310,6 +315,7 @@ export class KernelContexts {
     }
     this.submissions.get(adapter)!.delete(data.SubmissionFenceId);
     context.inFlight = context.inFlight.filter((b) => b.id !== data.SubmissionFenceId);
+    for (const listener of this.retiredListeners) listener(adapter, context);
     os.monitored.scan(adapter, `command buffer ${data.SubmissionFenceId} of ${context.label} completed`, context.device.process);
     this.wakeContexts([context]);
   }

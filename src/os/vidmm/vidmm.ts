@@ -117,7 +117,7 @@ interface AccessRange { allocation: Allocation; offset: number; length: number; 
  * last monitored fence { fenceWrite } of the command buffer.
  */
 export interface PreparedUse { label: string; process: Process; marker?: GlobalFence; markerValue?: bigint; queue?: OsHwQueue; reads: AccessRange[]; writes: AccessRange[] }
-interface PendingUse { queueLabel: string; progressValue: bigint; reads: AccessRange[]; writes: AccessRange[] }
+interface PendingUse { queueLabel: string; fence: GlobalFence; progressValue: bigint; reads: AccessRange[]; writes: AccessRange[] }
 /** A deferred destroy waiting for kernel-mode contexts: command buffers still to complete, per context. */
 /**
  * A deferred destroy: the allocations, the parts of queued work still to finish (the hardware queues'
@@ -220,8 +220,11 @@ export class VidMm {
     this.os.interrupts.progressListeners.push(({ adapter: on, report, fence }) => {
       if (on !== adapter) return;
       if ((report.Operation === 'SIGNAL' || report.Operation === 'FENCE_WRITE') && fence) this.gpuProgress(fence, report.Value);
-      if (report.Operation === 'BUFFER_COMPLETED') this.contextCompleted(adapter, report.hQueue);
     });
+    // A deferred destroy counts a context's command buffers as the OS does (in flight until its DMA completed
+    // interrupt retires each): so it counts each completion once, whenever the destroy was asked. (Counted at the
+    // GPU's own report instead, a destroy asked between a buffer's end and its interrupt waited for it forever.)
+    this.os.contexts.retiredListeners.push((on, context) => { if (on === adapter) this.contextCompleted(adapter, context.hContext); });
     // A stretch of quiet GPU commands (QueryGpuProgressStretch) may go unreported while no allocation use waits for a signal.
     this.os.interrupts.progressQuiet.push(() => this.noUseWaitsForSignal());
   }
@@ -513,6 +516,10 @@ export class VidMm {
   /** One part of a deferred destroy's queued work finished; after the last, the memory is reclaimed (and a SynchronousDestroy's event set). */
   private destroyPartDone(destroy: DeferredDestroy, what: string): void {
     if (--destroy.parts > 0) return;
+    // The work it waited for is done: the reads and writes of every submission whose progress fence the OS sees
+    // reached happened before (a fence is signalled after its submission's commands), even where the GPU's own
+    // report of that signal comes later (its last step, after the value reached memory: schedule.granularity 'step').
+    this.settleReached();
     this.deferredDestroys.splice(this.deferredDestroys.indexOf(destroy), 1);
     for (const allocation of destroy.allocations) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - destroy.requestedNs} ns`);
     if (destroy.event && !destroy.event.signaled) this.os.events.setEvent(destroy.event, undefined);
@@ -834,7 +841,7 @@ export class VidMm {
     const key = `${fence.adapter.index}:${fence.coreFence}`;
     let list = this.pending.get(key);
     if (!list) this.pending.set(key, (list = []));
-    list.push({ queueLabel: use.label, progressValue: value, reads: use.reads, writes: use.writes });
+    list.push({ queueLabel: use.label, fence, progressValue: value, reads: use.reads, writes: use.writes });
     const show = (r: AccessRange) => `${r.allocation.name}[${r.offset},${r.offset + r.length})`;
     this.trace.record('umd', use.process.name, 'submission uses allocations', {
       queue: use.label, until: `${fence.label}>=${value}`, reads: use.reads.map(show), writes: use.writes.map(show),
@@ -844,6 +851,14 @@ export class VidMm {
   /** Does no allocation use wait for a fence signal (gpuProgress would do nothing)? */
   private noUseWaitsForSignal(): boolean {
     return this.pending.size === 0; // a fence's list is deleted when it empties (gpuProgress)
+  }
+
+  /** Every pending use whose progress fence has reached its value did its reads and writes: account them now. */
+  private settleReached(): void {
+    for (const list of [...this.pending.values()]) {
+      const fence = list[0]?.fence;
+      if (fence && !fence.destroyed) this.gpuProgress(fence, fence.currentValue());
+    }
   }
 
   /** The GPU signalled a progress fence: the submissions up to that value did their reads and writes. */
