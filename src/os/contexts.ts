@@ -67,8 +67,9 @@ export class KernelContexts {
   private readonly pending = new Set<OsContext>();
   private draining = false;
   /**
-   * Told each time the OS retires one of a context's command buffers (its DMA completed interrupt): VidMm
-   * reclaims memory a deferred destroy waited on then, when the OS knows the buffer done, as it counts it.
+   * Told each time the OS retires one of a context's command buffers (its DMA completed interrupt), and for
+   * a context destroyed or of a removed device (its buffers dropped): VidMm reclaims memory a deferred
+   * destroy waited on then, when the OS knows the buffer done, as it counts it.
    */
   readonly retiredListeners: ((adapter: OsAdapter, context: OsContext) => void)[] = [];
 
@@ -126,15 +127,20 @@ export class KernelContexts {
     if (index >= 0) this.live.splice(index, 1);
     const handles = this.byHandle.get(context.device.adapter);
     if (handles?.get(context.hContext) === context) handles.delete(context.hContext);
+    // Its command buffers are dropped: nothing will retire them any more.
+    for (const listener of this.retiredListeners) listener(context.device.adapter, context);
   }
 
   /** NF-20 for contexts: the driver dropped their engine work; the OS drops their queued packets. */
   onDeviceRemoved(adapter: OsAdapter): void {
-    for (const context of this.live.filter((c) => c.device.adapter === adapter)) {
+    const removed = this.live.filter((c) => c.device.adapter === adapter);
+    for (const context of removed) {
       this.submissions.get(adapter)?.clear();
       context.inFlight = [];
       context.packets = [];
     }
+    // Their command buffers are gone with the reset: nothing will retire them any more (VidMm stops waiting).
+    for (const context of removed) for (const listener of this.retiredListeners) listener(adapter, context);
   }
 
   private requireUsable(process: Process, hContext: unknown): OsContext {

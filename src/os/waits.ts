@@ -165,8 +165,12 @@ export interface OsOperation {
   batch?: OperationBatch;
   /** The driver's DxgkDdiUpdateMonitoredValues in progress. */
   ddi?: PendingDdi;
-  /** Satisfied waiters to retire, one per step, in the order they were satisfied. */
-  readonly retiring: { completion: Completion; result: WaitResult }[];
+  /**
+   * Satisfied waiters to retire, one per step, in the order they were satisfied. A waiter of several fences
+   * left the heaps when it was satisfied (`detached`): its blocks on the other fences must not be satisfied
+   * again before its step; its step then only wakes its thread.
+   */
+  readonly retiring: { completion: Completion; result: WaitResult; detached?: boolean }[];
   /** Reads of logs, log fallbacks and cross-adapter notifications still to do, one per step, each in the order added. */
   readonly logReads: OperationLogRead[];
   readonly logFallbacks: OperationLogFallback[];
@@ -714,7 +718,7 @@ export class Waits {
    * Ends a waiter: the core retires it on each adapter it has blocks on (the fences whose heaps lost
    * a block go into `changed`), then its completion runs.
    */
-  private finish(completion: Completion, result: WaitResult, changed: Set<FenceKey>): void {
+  private finish(completion: Completion, result: WaitResult, changed: Set<FenceKey>, deliverNow = true): void {
     if (this.completions[completion.id] !== completion) return;
     this.scheduler.cancel(completion.timeout);
     if (completion.others) for (const adapter of completion.others) this.retire(completion, adapter, changed);
@@ -723,6 +727,11 @@ export class Waits {
     this.freeIds.push(completion.id);
     this.live--;
     if (result.status === 'SUCCESS') this.counters.waitersWoken++;
+    if (deliverNow) this.delivered(completion, result);
+  }
+
+  /** The end of finish: the waiter's completion runs (its thread wakes). */
+  private delivered(completion: Completion, result: WaitResult): void {
     if (this.trace.enabled) {
       this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
     }
@@ -829,8 +838,12 @@ export class Waits {
         const entry = words[at + entryAt];
         const result: WaitResult = completion.mode === 'any'
           ? { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: entry } : wokenAt(this.scheduler.nowNs);
-        // In an operation's steps, each satisfied waiter is retired by a step of its own.
-        if (operation) operation.retiring.push({ completion, result });
+        // In an operation's steps, each satisfied waiter is retired by a step of its own. One of several fences leaves
+        // the heaps now (its other blocks must not be popped again by the next fence this step satisfies); its step wakes it.
+        if (operation && Array.isArray(completion.fences)) {
+          this.finish(completion, result, changed, false);
+          operation.retiring.push({ completion, result, detached: true });
+        } else if (operation) operation.retiring.push({ completion, result });
         else this.finish(completion, result, changed);
       }
       if (n < SATISFY_BATCH) break;
@@ -978,8 +991,9 @@ export class Waits {
     try {
       switch (op.phase) {
         case 'retire': {
-          const { completion, result } = op.retiring.shift()!;
-          this.finish(completion, result, op.changed);
+          const { completion, result, detached } = op.retiring.shift()!;
+          if (detached) this.delivered(completion, result);
+          else this.finish(completion, result, op.changed);
           break;
         }
         case 'monitored-write': {
