@@ -29,7 +29,7 @@ const LAYERS: Record<string, readonly string[]> = {
   check: ['scenario-files', 'machine', 'user', 'os', 'port', 'ddi', 'driver', 'gpu', 'core', 'base'],
   'scenario-files': ['machine', 'user', 'os', 'timeline', 'generated', 'base'],
   web: ['scenario-files', 'timeline', 'workers', 'machine', 'base'],
-  explore: ['machine', 'user', 'os', 'driver', 'gpu', 'core', 'timeline', 'base'],
+  explore: ['scenario-files', 'machine', 'user', 'os', 'driver', 'ddi', 'gpu', 'core', 'timeline', 'base'],
   cli: ['scenario-files', 'comparisons', 'explore', 'check', 'machine', 'driver', 'base'],
 };
 /** A source file's longest length before its top comment must say why (a line starting "Why this file is long:"). */

@@ -37,10 +37,8 @@
 
 import { u64 } from '../core/bindings.js';
 import { extend32, narrow } from '../os/objects.js';
-import type { GeneratedWorld } from './model.js';
-import type { World } from './world.js';
-
-export type InvariantId = 'no-lost-wakeup' | 'monitored-value' | 'current-value-not-torn' | 'satisfied-waiters-woken' | 'gpu-work-done' | 'steps-run' | 'expectations';
+import type { InvariantId, Violation, World } from './world.js';
+export type { InvariantId, Violation } from './world.js';
 
 export interface InvariantInfo { id: InvariantId; when: 'always' | 'quiet'; title: string; requirement: string }
 
@@ -60,7 +58,6 @@ export const MACHINE_INVARIANTS: readonly InvariantId[] = ['no-lost-wakeup', 'mo
 /** The invariants a scenario file's world is judged by. */
 export const SCENARIO_INVARIANTS: readonly InvariantId[] = ['no-lost-wakeup', 'monitored-value', 'current-value-not-torn', 'expectations', 'steps-run'];
 
-export interface Violation { invariant: InvariantId; message: string }
 
 /** The invariants that hold at every state. Reads only: a check changes nothing (the search snapshots the state after it). */
 export function checkAlways(world: World): Violation[] {
@@ -102,38 +99,6 @@ export function checkQuiet(world: World): Violation[] {
     violations.push({ invariant: 'no-lost-wakeup', message: `${lost.waiter} still waits for ${fenceName(world, lost.fence)} ≥ ${world.formatValue(lost.value)} but CurrentValue is ${world.formatValue(lost.currentValue)}` });
   }
   violations.push(...world.checkQuiet());
-  return violations;
-}
-
-/** The generated machine's own quiet checks: every waiter thread woken once, every signaller done, every queue run. */
-export function machineQuiet(world: GeneratedWorld): Violation[] {
-  const violations: Violation[] = [];
-  const os = world.machine.os;
-  const pending = new Set(os.waits.pendingWaiterList().map((w) => w.owner.tag));
-  for (const w of world.waiters) {
-    const t = w.thread;
-    if (t.state === 'failed') {
-      violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} failed: ${t.error instanceof Error ? t.error.message : String(t.error)}` });
-    } else if (t.state === 'done') {
-      const statuses = t.waits.map((r) => r.status);
-      if (statuses.length !== 1 || statuses[0] !== 'SUCCESS') violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} returned from its wait with ${statuses.join(', ') || 'nothing'}, expected one SUCCESS` });
-    } else if (t.state === 'blocked') {
-      if (!pending.has(t)) violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} is blocked in its wait, but the OS has no waiter for it any more: retired without waking its thread` });
-    } else {
-      violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} is ${t.state} with nothing left to run it` });
-    }
-  }
-  for (const s of world.signallers) {
-    if (s.thread.state !== 'done') {
-      violations.push({ invariant: 'satisfied-waiters-woken', message: `CPU signal thread ${s.name} is ${s.thread.state}${s.thread.error ? `: ${s.thread.error instanceof Error ? s.thread.error.message : String(s.thread.error)}` : ''}` });
-    }
-  }
-  for (const q of world.queues) {
-    const adapter = world.machine.adapters[q.adapter];
-    const left = adapter.core.queueState(q.coreQueue) === world.machine.layout.queueStateFree ? 0 : adapter.core.queuePending(q.coreQueue);
-    if (left > 0) violations.push({ invariant: 'gpu-work-done', message: `${q.name} still holds ${left} command(s) and nothing will run them` });
-    if (adapter.hardware.signalInFlight(q.engine)) violations.push({ invariant: 'gpu-work-done', message: `${adapter.name}/engine${q.engine} stopped part-way through a signal` });
-  }
   return violations;
 }
 

@@ -36,7 +36,8 @@ import type { WaitResult } from '../os/objects.js';
 import { invalid } from '../base/errors.js';
 import * as v from '../base/validate.js';
 import { LatencyChoices, type World, type WorldFence, type WorldQueue, type WorldThread, type WorldModel } from './world.js';
-import { MACHINE_INVARIANTS, machineQuiet } from './invariants.js';
+import { MACHINE_INVARIANTS } from './invariants.js';
+import type { Violation } from './world.js';
 import { formatValue } from './render.js';
 export type { WorldFence, WorldQueue, World } from './world.js';
 
@@ -327,4 +328,36 @@ class SignalInOrder {
 /** An iterator object where the runtime expects a generator (it calls next, throw and return only). */
 function threadBody(body: WaitOnce | SignalInOrder): ReturnType<ThreadBody> {
   return body as unknown as Generator<ThreadOp, unknown, WaitResult>;
+}
+
+/** The generated machine's own quiet checks: every waiter thread woken once, every signaller done, every queue run. */
+export function machineQuiet(world: GeneratedWorld): Violation[] {
+  const violations: Violation[] = [];
+  const os = world.machine.os;
+  const pending = new Set(os.waits.pendingWaiterList().map((w) => w.owner.tag));
+  for (const w of world.waiters) {
+    const t = w.thread;
+    if (t.state === 'failed') {
+      violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} failed: ${t.error instanceof Error ? t.error.message : String(t.error)}` });
+    } else if (t.state === 'done') {
+      const statuses = t.waits.map((r) => r.status);
+      if (statuses.length !== 1 || statuses[0] !== 'SUCCESS') violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} returned from its wait with ${statuses.join(', ') || 'nothing'}, expected one SUCCESS` });
+    } else if (t.state === 'blocked') {
+      if (!pending.has(t)) violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} is blocked in its wait, but the OS has no waiter for it any more: retired without waking its thread` });
+    } else {
+      violations.push({ invariant: 'satisfied-waiters-woken', message: `${w.name} is ${t.state} with nothing left to run it` });
+    }
+  }
+  for (const s of world.signallers) {
+    if (s.thread.state !== 'done') {
+      violations.push({ invariant: 'satisfied-waiters-woken', message: `CPU signal thread ${s.name} is ${s.thread.state}${s.thread.error ? `: ${s.thread.error instanceof Error ? s.thread.error.message : String(s.thread.error)}` : ''}` });
+    }
+  }
+  for (const q of world.queues) {
+    const adapter = world.machine.adapters[q.adapter];
+    const left = adapter.core.queueState(q.coreQueue) === world.machine.layout.queueStateFree ? 0 : adapter.core.queuePending(q.coreQueue);
+    if (left > 0) violations.push({ invariant: 'gpu-work-done', message: `${q.name} still holds ${left} command(s) and nothing will run them` });
+    if (adapter.hardware.signalInFlight(q.engine)) violations.push({ invariant: 'gpu-work-done', message: `${adapter.name}/engine${q.engine} stopped part-way through a signal` });
+  }
+  return violations;
 }

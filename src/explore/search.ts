@@ -18,6 +18,11 @@
 //                                violating state it meets is one with the
 //                                fewest steps from the start
 //
+// Why this file is long: the three searches share one Runner and one notion of a
+// transition (an option with its latency choices) and of a frame; the exhaustive
+// search's reductions and bounds and the shortest-counterexample search are each
+// one loop over them, and apart they would each carry a copy.
+//
 // 'full' combines two reductions, both from Godefroid's "Partial-Order Methods
 // for the Verification of Concurrent Systems" (1996):
 //   - sleep sets (ch. 5) with a visited set (ch. 6): a transition t explored
@@ -214,8 +219,8 @@ export interface SearchOptions {
   eagerSteps?: boolean;
   /** Called for every violation at every state the search judges (the result keeps the first of each invariant). */
   onViolation?: (violation: FoundViolation) => void;
-  /** Called at each distinct quiet state reached, with its key and the choices that reached it (tests compare the sets). */
-  onQuiet?: (key: string, path: readonly number[]) => void;
+  /** Called at each distinct quiet state reached, with its key and the choices that reached it, and their latency choices when any (tests compare the sets). */
+  onQuiet?: (key: string, path: readonly number[], bounds?: readonly string[]) => void;
   /** Called at each distinct state the search visits ('states', 'full'), after its eager steps (diagnostics). */
   onState?: (key: string, path: readonly number[]) => void;
   /** Called every `progressEvery` states. */
@@ -327,7 +332,7 @@ export function exhaustive(model: AnyModel, options: SearchOptions = {}): Search
         stats.states++;
         const quiet = runner.enabled().length === 0;
         record(checkAlways(runner.world), path);
-        if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path); }
+        if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path, runner.pathBounds()); }
       }
       const here = optionsHere(false);
       if (!here.length) return 1n;
@@ -364,7 +369,7 @@ export function exhaustive(model: AnyModel, options: SearchOptions = {}): Search
     const here = optionsHere(reduction === 'full');
     const quiet = here.length === 0;
     record(checkAlways(runner.world), path);
-    if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path); }
+    if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path, runner.pathBounds()); }
     visited.set(key, { sleep: reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
     if (quiet) return 1n;
     if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }

@@ -25,7 +25,11 @@ import type { Machine } from '../machine/machine.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import type { GlobalFence } from '../os/objects.js';
 import type { CpuThread, RuntimeProcess } from '../user/runtime.js';
-import type { InvariantId, Violation } from './invariants.js';
+
+/** The invariants the explorer judges (src/explore/invariants.ts says what each is). */
+export type InvariantId = 'no-lost-wakeup' | 'monitored-value' | 'current-value-not-torn' | 'satisfied-waiters-woken' | 'gpu-work-done' | 'steps-run' | 'expectations';
+/** An invariant that does not hold, and how. */
+export interface Violation { invariant: InvariantId; message: string }
 
 /** A fence record the explorer judges (a cross-adapter fence has one per adapter, sharing one CurrentValue word). */
 export interface WorldFence {

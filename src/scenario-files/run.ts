@@ -1,5 +1,13 @@
 // Running a validated scenario on a fresh machine, then checking its
-// expectations. Set-up calls that the model refuses (e.g. a native fence on an
+// expectations.
+//
+// Why this file is long: a scenario's set-up, its threads and its expectations
+// read the same names and handles (the file's fences, queues, allocations), and
+// the race explorer needs the set-up and the expectations apart from the run
+// (setUpScenario, checkExpectations); split, each part would need the others'
+// maps.
+//
+// Set-up calls that the model refuses (e.g. a native fence on an
 // adapter without NativeGpuFence) are reported as ScenarioError problems with
 // the path of the item that caused them: nothing has run yet at that point.
 
