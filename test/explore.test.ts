@@ -442,7 +442,8 @@ describe('counterexamples', () => {
     };
     expect(() => parseSchedule('{ "schedule": ', 'f.json')).toThrow(/schedule file "f.json": not JSON/);
     expect(bad((o) => { o.schedule = 'something'; })).toThrow(/schedule is "something"; expected "wddm-fence explore"/);
-    expect(bad((o) => { o.version = 3; })).toThrow(/version is 3; expected 2 or less: this file was written by a newer wddm-fence/);
+    expect(bad((o) => { o.version = 4; })).toThrow(/version is 4; expected 3 or less: this file was written by a newer wddm-fence/);
+    expect(bad((o) => { o.resample = false; })).toThrow(/resample is false; expected no resample in a version 1 or 2 file/);
     expect(bad((o) => { (o.machine as Record<string, unknown>).fences = 99; })).toThrow(/machine.fences is 99; expected an integer from 1 to 8/);
     expect(bad((o) => { delete o.machine; })).toThrow(/machine is undefined; expected the machine the schedule runs on/);
     expect(bad((o) => { o.colour = 'blue'; })).toThrow(ScheduleFileError);
