@@ -27,6 +27,7 @@ import { cpus, totalmem, loadavg } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import FlatQueue from 'flatqueue';
 import { createMachineSync, exhaustive, shortest, runJob, DEFAULT_MACHINE, DEFAULT_SWARM_MACHINE, ContractChecker, loadDriverModule } from '../dist/wddm-fence.js';
+import { ScenarioModel, findBuiltin, scenarioAdapters, exhaustive as exhaustScenario } from '../dist/scenario.js';
 import { drawScaling } from './scaling-svg.mjs';
 import { outputFolder } from './output.mjs';
 import {
@@ -1037,6 +1038,30 @@ function benchExplore() {
   return { small, states, statesPerSec, replayStatesPerSec, big, exhaust, exhaustWhole, counter, tally, swarmMs };
 }
 
+/**
+ * Seconds (CPU) to exhaust each of the seed document's three cross-adapter scenarios (issue 30), timed and
+ * untimed: `wddm-fence explore scenario-N [--untimed]`, the search alone (median of REPS runs).
+ */
+async function benchSeedScenarios() {
+  const found = [];
+  for (const name of ['scenario-1', 'scenario-2a', 'scenario-2b']) {
+    const builtin = findBuiltin(name);
+    const adapters = await scenarioAdapters(builtin.scenario, builtin.file);
+    for (const time of ['timed', 'untimed']) {
+      const model = new ScenarioModel({ scenario: builtin.scenario, source: name, adapters, time, variant: 'barrier' });
+      const runs = [];
+      let result;
+      for (let rep = 0; rep < REPS; rep++) {
+        const start = now();
+        result = exhaustScenario(model);
+        runs.push(now() - start);
+      }
+      found.push({ name, time, ms: median(runs), stats: result.stats, violations: result.violations.size });
+    }
+  }
+  return found;
+}
+
 // ───────────────────────── main ─────────────────────────
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -1174,6 +1199,14 @@ metric('explore.counterexampleMs', median(ex.counter.map((r) => r.ms)), `ms to f
 metric('explore.swarmSeedsPerSecPerCore', ex.tally.seeds / (ex.swarmMs / 1000), `seeds per second on one core (${describeExplore(DEFAULT_SWARM_MACHINE)}, ${DEFAULT_SWARM_MACHINE.cpuSignals} CPU signals)`, null, null,
   { seeds: ex.tally.seeds, stepsPerSeed: ex.tally.steps / ex.tally.seeds, failing: ex.tally.failures.length });
 
+log('explore: the seed scenarios exhausted, timed and untimed (wddm-fence explore scenario-1|scenario-2a|scenario-2b [--untimed])');
+for (const r of await benchSeedScenarios()) {
+  const id = `explore.${r.name.replace('scenario-', 'scenario')}${r.time === 'timed' ? 'Timed' : 'Untimed'}`;
+  metric(id, r.ms / 1000, `seconds to exhaust ${r.name} ${r.time} (${r.stats.states} states, ${r.stats.transitions} transitions, the OS in steps)`, null, null,
+    { states: r.stats.states, quietStates: r.stats.quietStates, transitions: r.stats.transitions, maxDepth: r.stats.maxDepth, complete: r.stats.complete, violations: r.violations });
+  log(`  ${id}: ${(r.ms / 1000).toFixed(3)} s, ${r.stats.states} states${r.stats.complete ? '' : ' (NOT complete)'}`);
+}
+
 log(`scaling: ${SCALING_SIZES.join(', ')} objects`);
 const series = await benchScaling();
 
@@ -1184,6 +1217,7 @@ const EXPECTED = [
   'memory.processBytesPerFence', 'memory.processBytesPerSignalledFence', 'scale.millionFences', 'scale.millionFences.peakRss', 'logRead.entriesPerSec',
   'logRead.overrunFallbackNsPerFence', 'scaling.fenceCreate', 'scaling.waiterAddRetire', 'scaling.gpuSignal',
   'explore.statesPerSec', 'explore.exhaust2x2x3x3', 'explore.counterexampleMs', 'explore.swarmSeedsPerSecPerCore',
+  'explore.scenario1Timed', 'explore.scenario1Untimed', 'explore.scenario2aTimed', 'explore.scenario2aUntimed', 'explore.scenario2bTimed', 'explore.scenario2bUntimed',
 ];
 const missing = EXPECTED.filter((k) => !(k in metrics) || !['value', 'unit', 'baseline', 'ratio'].every((f) => f in metrics[k]));
 if (missing.length) throw new Error(`bench: metrics missing: ${missing.join(', ')}`);

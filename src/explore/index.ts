@@ -1,10 +1,13 @@
 // The race explorer's public API (docs/EXPLORER.md): the machine it builds,
 // the searches, schedule files, replays and swarm runs.
 export { buildWorld, parseMachine, parseVariant, parseOsGranularity, describeMachine, machineOptions, signalValue, DEFAULT_MACHINE, MACHINE_BOUNDS, VARIANTS, VARIANT_TITLES, OS_GRANULARITIES } from './model.js';
-export type { ExploreMachine, ExploreModel, MachineFactory, Variant, World } from './model.js';
+export type { ExploreMachine, ExploreModel, MachineFactory, Variant, World, GeneratedWorld, AnyModel } from './model.js';
 export { exhaustive, shortest, Runner, REDUCTIONS, RESTORES } from './search.js';
-export type { Reduction, Restore, SearchOptions, SearchResult, SearchStats, ShortestResult, FoundViolation } from './search.js';
-export { INVARIANTS, checkAlways, checkQuiet } from './invariants.js';
+export type { Reduction, Restore, SearchOptions, SearchResult, SearchStats, ShortestResult, FoundViolation, Bound } from './search.js';
+export { INVARIANTS, MACHINE_INVARIANTS, SCENARIO_INVARIANTS, checkAlways, checkQuiet } from './invariants.js';
+export { TIME_MODES, LatencyChoices, options as worldOptions, take as worldTake } from './world.js';
+export type { World as ExplorerWorld, WorldModel, WorldFence, WorldQueue, WorldThread, TimeMode, ScenarioScheduleInfo } from './world.js';
+export { VARIANT_NEEDS, DRIVER_VARIANTS } from './variants.js';
 export type { InvariantId, InvariantInfo, Violation } from './invariants.js';
 export { StateKeys, eventKey, eventName } from './state.js';
 export { takeSnapshot, restoreSnapshot, SnapshotUnsupported } from './snapshot.js';

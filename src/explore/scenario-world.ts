@@ -251,12 +251,20 @@ class ScenarioWorld implements World {
   }
 
   threadItems(): [string, string][] {
-    return this.threads.map(({ name, thread }) => {
+    // Each hardware queue: commands left, blocked on a wait, or done.
+    const L = this.machine.layout;
+    const queues = this.queues.map((q): [string, string] => {
+      const core = this.machine.adapters[q.adapter].core;
+      const state = core.queueState(q.coreQueue);
+      const left = state === L.queueStateFree ? 0 : core.queuePending(q.coreQueue);
+      return [`queue.${q.name}`, `${q.name} ${state === L.queueStateBlocked ? `blocked (${left} left)` : left ? `${left} left` : 'done'}`];
+    });
+    return [...queues, ...this.threads.map(({ name, thread }): [string, string] => {
       const at = this.position(thread);
       const where = at && at.step >= 0 && at.step <= at.spec.steps.length && thread.state !== 'done' ? `@${at.step}` : '';
       const result = thread.waits.length ? `:${thread.waits.map((r) => r.status).join(',')}` : '';
       return [`thread.${name}`, `${name}=${thread.state}${where}${result}`];
-    });
+    })];
   }
 
   checkQuiet(): Violation[] {

@@ -85,7 +85,7 @@ export interface World {
   resumeIsLocal(thread: CpuThread): boolean;
   /** What a thread's resumption will do, for people (undefined: the generic name). */
   describeResume(thread: CpuThread): string | undefined;
-  /** The state items of its threads, for step lists. */
+  /** The state items of its threads (and, for a scenario, its queues), for step lists. */
   threadItems(): [string, string][];
   /** The "quiet" checks of this kind (beyond no-lost-wakeup). */
   checkQuiet(): Violation[];
