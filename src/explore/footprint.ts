@@ -107,7 +107,8 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
   }
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return osStepFootprint(world);
   if (event.kind === 'thread-resume') {
-    const process = machine.processes.find((p) => p.owner === event.owner);
+    const processes = machine.processes;
+    const process = processes.length === 1 ? processes[0] : processes.find((p) => p.owner === event.owner);
     const thread = process?.threads[event.args.thread as number];
     if (thread && thread.state === 'blocked' && thread.resumeWith !== undefined && world.resumeIsLocal(thread)) {
       return { reads: [], writes: [threadResource(thread)] };

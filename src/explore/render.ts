@@ -80,6 +80,7 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
       return `${actor} ${SIGNAL_PHASE_STEP[signal.phase]} ${fenceByCore(world, adapterIndex, signal.fence)} ${formatValue(signal.value)}`;
     }
     if (event.kind === 'interrupt') {
+      if (world.kind === 'scenario') return `${actor} interrupt delivered: the driver's ISR reports what the engine raised, the OS serves it`;
       return machine.os.waits.stepwise ? `${actor} interrupt delivered: ISR, then the OS satisfies the waiters of the fences it lists`
         : `${actor} interrupt delivered: ISR, then the OS serves it (NF-09)`;
     }
@@ -93,7 +94,7 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
     if (described) return described;
   }
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return describeOsStep(world);
-  if (event.owner === 'dxgkrnl' && event.kind === 'wait-timeout') return `the OS: a CPU wait times out (its waiter ${event.args.waiter} is released with TIMEOUT)`;
+  if (event.owner === 'dxgkrnl' && event.kind === 'wait-timeout') return `OS: ${event.label.replace(/^timeout /, '')}'s CPU wait times out: released with TIMEOUT`;
   if (event.kind === 'thread-event-timeout') return `${eventName(event)}: an event wait times out`;
   if (event.owner === 'scenario' && event.kind === 'fault') return `the scenario's faults[${event.args.index}] happens`;
   if (event.owner === 'explorer' && event.kind === 'fault') return `the explorer injects a TDR on ${event.args.adapter} (device removal, --faults)`;

@@ -135,9 +135,10 @@ export function take(world: World, index: number, bounds = ''): ScheduledEvent {
   const latencies = world.latencies;
   latencies.bits = bounds;
   latencies.drawn = 0;
+  const own = world.explorerOptions();
+  if (!own.length) return scheduler.take(index); // (it checks the index itself)
   const enabled = scheduler.enabled();
   if (index < enabled.length) return scheduler.take(index);
-  const own = world.explorerOptions();
   const event = own[index - enabled.length];
   if (!event) throw new RangeError(`take(${index}): expected an index from 0 to ${enabled.length + own.length - 1}`);
   world.takeExplorerOption(event);
