@@ -137,8 +137,12 @@ describe('the npm package', () => {
     // report's findings, the ring sizing, bin/wddm-fence.mjs: about 88 KB, the code in each of the three bundles, its sources,
     // declarations and docs: the branch on main 7a31221 measured 5.950 MB); 5.96 MB before issue 32's drivers in C (the
     // adapter, its module checks and the store guard's rewrite of a driver's code: about 99 KB in each of the three bundles,
-    // 98 KB of sources, their declarations and docs; the branch on main abeec4a measured 6.381 MB).
-    expect(packed!.unpackedSize).toBeLessThan(6_395_000);
+    // 98 KB of sources, their declarations and docs; the branch on main abeec4a measured 6.381 MB); 6.395 MB before issue 30's
+    // explorer over scenario files (scenario-world, the World interface, variants, the OS's log-read/notify steps: 172 KB in
+    // dist/scenario.js, which now carries the explorer's searches beside its models, 87 KB in dist/cli.js, 44 KB in
+    // dist/wddm-fence.js, 105 KB of sources, 26 KB of declarations, 37 KB of docs and scenarios; main f908d6c 6.390 MB,
+    // the branch on it 6.862 MB).
+    expect(packed!.unpackedSize).toBeLessThan(6_875_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
