@@ -1,7 +1,7 @@
 // wddm-fence: a reference software model of WDDM GPU synchronization objects.
 export { createMachine, createMachineSync, Machine, Adapter } from './machine/machine.js';
 export { MAX_VIRTUAL_TIME_NS } from './base/validate.js';
-export type { MachineOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine/machine.js';
+export type { MachineOptions, OsFeatureOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine/machine.js';
 export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock, StuckLostWakeup, NeverSignalled } from './machine/liveness.js';
 export type { LostWakeup } from './machine/lost-wakeups.js';
 export type { GpuRewind } from './os/gpu-rewind.js';

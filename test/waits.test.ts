@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { coreWaiters } from './core-waiters.js';
 import { updateCurrentValuesFromCpu } from '../src/os/objects.js';
-import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, Random, WddmError, type Machine, type RuntimeProcess } from '../src/index.js';
+import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, Random, WddmError, createMachine, type Machine, type RuntimeProcess } from '../src/index.js';
 import type { AdapterFenceRows } from '../src/os/fence-rows.js';
 import { world, globalOf, monitoredValue, ddiCalls, UINT64_MAX } from './helpers.js';
 
@@ -199,6 +199,31 @@ describe('signals and interrupts', () => {
     const os = machine.trace.events.filter((e) => e.seq > machine.trace.find({ kind: 'interrupt' })[0].seq && (e.kind === 'os' || e.kind === 'ddi') && !logReads.includes(e.name)).map((e) => e.name);
     expect(os).toEqual(['waiter woken', 'DxgkDdiUpdateMonitoredValues', 'waiter woken', 'resample satisfied waiters', 'DxgkDdiUpdateMonitoredValues']);
     expect(monitoredValue(w, app, f.hSyncObject)).toBe(UINT64_MAX);
+  });
+
+  it('NF-09 os.rereadCurrentValue false: an OS without the re-read leaves the value written during UpdateMonitoredValues to the driver (a lost wakeup when the driver does not look); true is the default; a non-boolean is refused', async () => {
+    // A value that reaches CurrentValue inside the DDI, after the driver's own read: only the OS's re-read sees it.
+    const run = async (os: { rereadCurrentValue?: boolean }) => {
+      const w = await world({ os });
+      const { app, hDevice, machine } = w;
+      const f = app.createNativeFence({ hDevice });
+      const g = globalOf(w, app, f.hSyncObject);
+      const driver = machine.adapters[0].driver;
+      const original = driver.updateMonitoredValues.bind(driver);
+      driver.updateMonitoredValues = (args) => {
+        original(args);
+        if (args.UpdatedValueArray[0] === 0n) g.adapter.core.cpuWriteCurrentValue(g.coreFence, 1n);
+      };
+      let status = 'pending';
+      void app.waitAsync({ objects: [f.hSyncObject], values: [1n] }).then((r) => { status = r.status; });
+      machine.run();
+      await Promise.resolve();
+      return { status, lost: machine.os.waits.lostWakeups().length };
+    };
+    expect(await run({})).toEqual({ status: 'SUCCESS', lost: 0 });
+    expect(await run({ rereadCurrentValue: true })).toEqual({ status: 'SUCCESS', lost: 0 });
+    expect(await run({ rereadCurrentValue: false })).toEqual({ status: 'pending', lost: 1 });
+    await expect(createMachine({ os: { rereadCurrentValue: 'no' as never } })).rejects.toThrow(/os\.rereadCurrentValue/);
   });
 
   it('NF-10 no lost wakeup over random schedules of GPU signals and CPU waiters; spurious interrupts are counted', async () => {

@@ -39,7 +39,7 @@ import { planMemory, heapClassFor, driverMemoryBytes } from './memory-plan.js';
 import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, type MachineOptions } from './options.js';
 
 export type {
-  NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, MachineLimits, DoorbellOptions, ScheduleOptions,
+  NativeFenceCapsOptions, AdapterCapsOptions, AdapterLimits, AdapterOptions, MachineOptions, OsFeatureOptions, MachineLimits, DoorbellOptions, ScheduleOptions,
   MachineObserver, BuiltAdapter, ScheduleTime,
 } from './options.js';
 export { MAX_PROCESSES, DEFAULT_JITTER } from './options.js';
@@ -365,7 +365,7 @@ export function createMachineSync(options: MachineOptions = {}): Machine {
 }
 
 function buildMachine(options: MachineOptions, module: WasmModule): Machine {
-  const { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, time, observers } = parseMachineOptions(options);
+  const { seed, nativeFence, rereadCurrentValue, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, time, observers } = parseMachineOptions(options);
 
   // A probe instance reads the layout and region sizes the core wants.
   const probeMemory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
@@ -389,6 +389,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const { trace } = machine;
   machine.os.logs.historyRecords = timelineRecords;
   machine.scheduler.timeless = time === 'untimed';
+  machine.os.waits.resampleAfterUpdate = rereadCurrentValue;
   if (osGranularity === 'step') {
     machine.os.runOperationsInSteps();
     // The OS's lock: while an operation runs its steps, only the GPU's own steps (an engine's,
@@ -401,7 +402,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent, allocationRecords);
   for (const observer of observers) observer.machineCreated?.(machine);
   trace.record('machine', 'machine', 'created', {
-    seed, nativeFenceFeature: nativeFence, memoryBytes: mapPages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
+    seed, nativeFenceFeature: nativeFence, ...(rereadCurrentValue ? {} : { rereadCurrentValue }), memoryBytes: mapPages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
     commandNs: timing.commandNs, interruptLatencyNs: timing.interruptLatencyNs, jitter: timing.jitter,
   });
 

@@ -56,9 +56,22 @@ export interface AdapterOptions {
   /** DXGK_CPUHOSTAPERTURE::SizeInPages (default 16). */
   cpuHostAperturePages?: number;
 }
+/** The OS's switches (createMachine's `os`). */
+export interface OsFeatureOptions {
+  /** DXGK_FEATURE_NATIVE_FENCE: what IsFeatureEnabled answers a driver (CAP-02). Default true. */
+  nativeFence?: boolean;
+  /**
+   * NF-09's re-read: after DxgkDdiUpdateMonitoredValues returns, the OS reads each fence's CurrentValue
+   * again and satisfies the waiters it reached (default true, the documented OS). false: an OS without
+   * that re-read, so the driver's own CMP order (NF-11) is all that stands between a GPU signal and a
+   * lost wakeup: `wddm-fence check-driver` judges a driver alone this way (docs/DRIVERS.md), and the
+   * race explorer's `no-resample` variants show what the re-read guards against (docs/EXPLORER.md).
+   */
+  rereadCurrentValue?: boolean;
+}
 export interface MachineOptions {
   seed?: number;
-  os?: { nativeFence?: boolean };
+  os?: OsFeatureOptions;
   adapters?: AdapterOptions[];
   systemMemoryBytes?: number;
   limits?: MachineLimits;
@@ -256,8 +269,9 @@ function driverModule(value: unknown, parameter: string): DriverModule {
 export function parseMachineOptions(options: MachineOptions) {
   const o = v.options(options, 'createMachine(options)', ['seed', 'os', 'adapters', 'systemMemoryBytes', 'limits', 'timing', 'trace', 'ioCoherent', 'doorbell', 'schedule', 'observers']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
-  const os = v.options(o.os, 'os', ['nativeFence']);
+  const os = v.options(o.os, 'os', ['nativeFence', 'rereadCurrentValue']);
   const nativeFence = os.nativeFence === undefined ? true : v.bool(os.nativeFence, 'os.nativeFence');
+  const rereadCurrentValue = os.rereadCurrentValue === undefined ? true : v.bool(os.rereadCurrentValue, 'os.rereadCurrentValue');
   const adapterList = o.adapters === undefined ? [{}] : v.array(o.adapters, 'adapters', 1, 8);
   const adapters = adapterList.map((a, i) => adapterOptions(a, i));
   const names = new Set<string>();
@@ -307,5 +321,5 @@ export function parseMachineOptions(options: MachineOptions) {
     return observer as MachineObserver;
   });
 
-  return { seed, nativeFence, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, time, observers };
+  return { seed, nativeFence, rereadCurrentValue, adapters, systemMemoryBytes, processes, bounds, timing, traceOn, timelineRecords, allocationRecords, ioCoherent, doorbell, granularity, osGranularity, time, observers };
 }

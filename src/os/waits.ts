@@ -468,8 +468,9 @@ export class Waits {
   };
   /**
    * NF-09: after UpdateMonitoredValues returns, read CurrentValue again and satisfy what it
-   * reached. Always true but in the race explorer's variant of an OS that leaves it out
-   * (src/explore/model.ts: it shows what the re-read guards against).
+   * reached. The machine option os.rereadCurrentValue sets it (default true); false is an OS
+   * that leaves the re-read out, so a driver's own CMP order is judged alone (check-driver's
+   * NF-11 probe, src/check/cmp-order.ts; the race explorer's no-resample variants).
    */
   resampleAfterUpdate = true;
   /** Inside an operation's step (work started there joins it; the step schedules the next). */

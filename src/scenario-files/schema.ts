@@ -117,7 +117,7 @@ export const SCENARIO_SCHEMA = strict({
   description: { type: 'string' },
   machine: strict({
     seed: { type: 'integer', minimum: 0, maximum: 4294967295 },
-    os: strict({ nativeFence: { type: 'boolean' } }),
+    os: strict({ nativeFence: { type: 'boolean' }, rereadCurrentValue: { type: 'boolean', description: 'NF-09: the OS reads CurrentValue again after UpdateMonitoredValues (default true); false judges the driver alone' } }),
     workers: { type: 'boolean', description: 'run each adapter in its own worker thread' },
     ioCoherent: { type: 'boolean', description: 'the platform keeps CPU caches coherent with GPU accesses (default true)' },
     doorbell: strict({ enabled: { type: 'boolean' }, ringEntries: { type: 'integer', minimum: 2, maximum: 65536 }, latencyNs: DURATION }),

@@ -49,7 +49,7 @@ export interface ScenarioAdapter {
 export interface Scenario {
   name: string;
   description?: string;
-  machine: { seed?: number; os?: { nativeFence?: boolean }; workers?: boolean; ioCoherent?: boolean; doorbell?: { enabled?: boolean; ringEntries?: number; latencyNs?: number }; timing?: { commandNs?: number; interruptLatencyNs?: number; jitter?: number }; adapters: ScenarioAdapter[];
+  machine: { seed?: number; os?: { nativeFence?: boolean; rereadCurrentValue?: boolean }; workers?: boolean; ioCoherent?: boolean; doorbell?: { enabled?: boolean; ringEntries?: number; latencyNs?: number }; timing?: { commandNs?: number; interruptLatencyNs?: number; jitter?: number }; adapters: ScenarioAdapter[];
     limits?: { processes?: number; eventsPerRun?: number; traceEvents?: number; timelineRecords?: number; allocationRecords?: number } };
   processes: { name: string }[];
   fences?: { name: string; process: string; adapter: string; kind?: 'native' | 'monitored'; type?: 'DEFAULT' | 'INTRA_GPU';
