@@ -140,10 +140,20 @@ export interface GpuFirmware {
    * write the entry (at the slot the advanced index names).
    */
   signalLogOrder: 'entry-first' | 'index-first';
+  /**
+   * LOG-05: what the GPU does when FirstFreeEntryIndex passes a log's last entry. 'count' (the
+   * documented behaviour): back to 0 and WraparoundCount + 1, in one 64-bit write. 'index-only':
+   * back to 0 with WraparoundCount left as it was, so a reader cannot tell an overrun from no progress.
+   */
+  logWraparound: 'count' | 'index-only';
 }
 
-/** The documented firmware: virtual-time timestamps, entry then index. */
-export const DEFAULT_FIRMWARE: Readonly<GpuFirmware> = Object.freeze({ timestamp: (nowNs: number) => BigInt(nowNs), signalLogOrder: 'entry-first' as const });
+/** The documented firmware: virtual-time timestamps, entry then index, a wrap bumps the count. */
+export const DEFAULT_FIRMWARE: Readonly<GpuFirmware> = Object.freeze({
+  timestamp: (nowNs: number) => BigInt(nowNs), signalLogOrder: 'entry-first' as const, logWraparound: 'count' as const,
+});
+/** The members of GpuFirmware (configureFirmware refuses any other). */
+const FIRMWARE_MEMBERS: readonly (keyof GpuFirmware)[] = ['timestamp', 'signalLogOrder', 'logWraparound'];
 
 /** Where an engine's interrupt service routine is: about to run, or returned (the contract checker brackets it). */
 export type InterruptPhase = 'service' | 'serviced';
@@ -188,6 +198,10 @@ export class GpuHardware {
   private firmwareState: GpuFirmware = DEFAULT_FIRMWARE;
   /** The timestamp counter as programmed (firmware.timestamp), kept apart: it is on every step's path. */
   private timestamp: (nowNs: number) => bigint = DEFAULT_FIRMWARE.timestamp;
+  /** firmware.logWraparound is 'index-only' (kept apart: emit, on every step's path, tests it). */
+  private wrapKeepsCount = false;
+  /** 'index-only' firmware: each log buffer's WraparoundCount as the firmware keeps it (by its physical address). */
+  private readonly keptWraparounds = new Map<number, number>();
 
   /** What the driver programmed (GpuFirmware). */
   get firmware(): Readonly<GpuFirmware> { return this.firmwareState; }
@@ -197,16 +211,20 @@ export class GpuHardware {
    * Unknown members, a timestamp that is no function or an unknown log order are refused, changing nothing.
    */
   configureFirmware(firmware: Partial<GpuFirmware>): void {
-    if (firmware === null || typeof firmware !== 'object') throw new TypeError(`${this.name}: configureFirmware(firmware): expected an object with timestamp and/or signalLogOrder`);
+    if (firmware === null || typeof firmware !== 'object') throw new TypeError(`${this.name}: configureFirmware(firmware): expected an object with some of ${FIRMWARE_MEMBERS.join(', ')}`);
     for (const key of Object.keys(firmware)) {
-      if (key !== 'timestamp' && key !== 'signalLogOrder') throw new TypeError(`${this.name}: configureFirmware: unknown member "${key}"; expected timestamp or signalLogOrder`);
+      if (!(FIRMWARE_MEMBERS as readonly string[]).includes(key)) throw new TypeError(`${this.name}: configureFirmware: unknown member "${key}"; expected one of ${FIRMWARE_MEMBERS.join(', ')}`);
     }
     if (firmware.timestamp !== undefined && typeof firmware.timestamp !== 'function') throw new TypeError(`${this.name}: configureFirmware: timestamp must be a function (nowNs) => bigint`);
     if (firmware.signalLogOrder !== undefined && firmware.signalLogOrder !== 'entry-first' && firmware.signalLogOrder !== 'index-first') {
       throw new TypeError(`${this.name}: configureFirmware: signalLogOrder is ${JSON.stringify(firmware.signalLogOrder)}; expected 'entry-first' or 'index-first'`);
     }
+    if (firmware.logWraparound !== undefined && firmware.logWraparound !== 'count' && firmware.logWraparound !== 'index-only') {
+      throw new TypeError(`${this.name}: configureFirmware: logWraparound is ${JSON.stringify(firmware.logWraparound)}; expected 'count' or 'index-only'`);
+    }
     this.firmwareState = Object.freeze({ ...this.firmwareState, ...firmware });
     this.timestamp = this.firmwareState.timestamp;
+    this.wrapKeepsCount = this.firmwareState.logWraparound === 'index-only';
   }
 
   constructor(
@@ -411,7 +429,7 @@ export class GpuHardware {
    */
   private stretchable(engine: number, state: EngineState, queue: HwQueueInfo): boolean {
     const reporter = this.stretchReporter;
-    if (!reporter || this.granularity !== 'command' || this.doorbell || this.timestamp !== DEFAULT_FIRMWARE.timestamp) return false;
+    if (!reporter || this.granularity !== 'command' || this.doorbell || this.timestamp !== DEFAULT_FIRMWARE.timestamp || this.wrapKeepsCount) return false;
     const listeners = this.stepListeners;
     if (listeners.length > 1 || (listeners.length === 1 && listeners[0] !== reporter.stepListener)) return false;
     if (this.blockedOn.size) for (const set of this.blockedOn.values()) if (set.size) return false;
@@ -515,6 +533,7 @@ export class GpuHardware {
       }
       case 'log-advance':
         this.core.logAdvance(queue.id, L.typeSignals);
+        if (this.wrapKeepsCount) this.keepWraparound(queue.id, L.typeSignals);
         signal.phase = this.firmwareState.signalLogOrder === 'index-first' ? 'log-entry' : 'drain';
         this.trace.record('gpu', actor, `signal step ${step}`, { queue: queue.label });
         break;
@@ -703,5 +722,41 @@ export class GpuHardware {
 
   blockedQueues(): number { let n = 0; for (const s of this.blockedOn.values()) n += s.size; return n; }
 
-  private emit(step: StepRecord): void { for (const l of this.stepListeners) l(step); }
+  private emit(step: StepRecord): void {
+    if (this.wrapKeepsCount && step.kind !== 'work' && step.kind !== 'wait-blocked' && step.kind !== 'fence-write' && step.kind !== 'dma-completed') {
+      this.keepWraparound(step.queue.id, step.kind === 'signal' ? this.layout.log.typeSignals : this.layout.log.typeWaits);
+    }
+    for (const l of this.stepListeners) l(step);
+  }
+
+  /**
+   * Firmware logWraparound 'index-only': the log's WraparoundCount goes back to what the firmware keeps
+   * (the count it found there first), whatever the advance wrote: a wrap moves FirstFreeEntryIndex only.
+   */
+  private keepWraparound(queueId: number, type: number): void {
+    const phys = this.core.queueLogBuffer(queueId, type);
+    if (phys === 0) return;
+    const at = phys + this.layout.log.indexOffset;
+    const view = new DataView(this.memory.buffer);
+    const word = view.getBigUint64(at, true);
+    const kept = this.keptWraparounds.get(phys);
+    if (kept === undefined) { this.keptWraparounds.set(phys, Number(word >> 32n)); return; }
+    if (Number(word >> 32n) !== kept) view.setBigUint64(at, (word & 0xffff_ffffn) | (BigInt(kept) << 32n), true);
+  }
+
+  /**
+   * Tools: the engine's next step (its due engine-tick or engine-step), run now, inside whatever is
+   * running: check-driver's NF-11 probe (src/check/cmp-order.ts) puts a GPU signal between two of a
+   * driver's CMP steps this way. Virtual time does not move. False when the engine has no step due.
+   */
+  runEngineNow(engine: number): boolean {
+    const state = this.engines[engine];
+    const event = state?.event;
+    if (!event || event.cancelled || this.stopped) return false;
+    this.scheduler.cancel(event);
+    state.event = undefined;
+    if (event.kind === 'engine-step') this.signalStep(engine);
+    else this.tick(engine);
+    return true;
+  }
 }

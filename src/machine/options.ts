@@ -106,6 +106,8 @@ export interface BuiltAdapter {
   readonly hardware: GpuHardware;
   readonly core: GpuCore;
   readonly driver: PluggableDriver;
+  /** The DXGK_VIDSCHCAPS bits the GPU has (the driver's context.options.hardwareCaps): what it may advertise. */
+  readonly hardwareCaps: number;
 }
 export interface ScheduleOptions {
   /**

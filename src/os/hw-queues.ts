@@ -268,6 +268,14 @@ export class HwQueues {
    * The driver's user-mode half wrote `plan`'s commands into the ring: each command holds its fence
    * until it executed (src/os/lifetime.ts), the timeline records them as queued (LOG-08).
    */
+  /** Observers of the driver port (the contract checker) hear what user mode submitted, command by command. */
+  private tellObservers(plan: SubmissionPlan): void {
+    const { ops, handles, values, count } = plan.commands;
+    const commands = [];
+    for (let i = 0; i < count; i++) commands.push({ op: OP_NAMES[ops[i]] ?? 'work', handle: ops[i] === OP_WORK ? 0 : handles[i], value: values[i] });
+    this.os.port.userModeSubmitted({ adapterIndex: plan.adapterIndex, adapter: plan.queue.device.adapter.name, hHwQueue: plan.queue.hHwQueue, commands });
+  }
+
   submitted(plan: SubmissionPlan): { progressValue?: bigint } {
     const { queue, references, progressValue } = plan;
     const rows = queue.device.adapter.rowReferences;
@@ -277,6 +285,7 @@ export class HwQueues {
       else fence.usedByGpu = true;
     }
     queue.gpu.inRing += plan.commands.count;
+    if (this.os.port.observed) this.tellObservers(plan);
     this.os.lifetime.submitted(queue, references);
     this.os.logs.recordQueued(queue, references);
     if (progressValue !== undefined) queue.progressValue = progressValue;
@@ -285,6 +294,7 @@ export class HwQueues {
 }
 
 const MAX_WORK_NS = BigInt(v.MAX_VIRTUAL_TIME_NS);
+const OP_NAMES = ['wait', 'signal', 'work'] as const;
 
 /** A list command no recording method writes (its columns were written directly). */
 function tampered(i: number, what: string): WddmError {

@@ -99,6 +99,21 @@ export interface DdiObserver {
   beforeCallback?(call: CallbackCall): void;
   /** The same callback once the OS's handler returned (what it changed is visible). */
   afterCallback?(call: CallbackCall): void;
+  /**
+   * User mode's submission to a hardware queue, once the driver's user-mode half wrote it into the
+   * ring (DriverPort.userModeSubmitted): what user mode asked the GPU to execute, in order.
+   */
+  userModeSubmitted?(submission: UserModeSubmission): void;
+}
+
+/** What user mode submitted to one hardware queue (DdiObserver.userModeSubmitted): the commands as the OS checked them. */
+export interface UserModeSubmission {
+  readonly adapterIndex: number;
+  readonly adapter: string;
+  /** The driver's handle of the queue (DxgkDdiCreateHwQueue's hHwQueue). */
+  readonly hHwQueue: number;
+  /** In order; a fence command names the fence by the user-mode handle the ring entry carries (the log's hNativeFence). */
+  readonly commands: readonly { readonly op: 'wait' | 'signal' | 'work'; readonly handle: number; readonly value: bigint }[];
 }
 
 /** A DDI the driver performs in steps, part-way through (DriverPort.updateMonitoredValues). */
@@ -184,6 +199,14 @@ export class DriverPort {
 
   /** Does any observer see the calls (then every call's arguments are its own: an observer may keep them)? */
   get observed(): boolean { return this.observers.length !== 0; }
+
+  /**
+   * The OS learned what user mode submitted to a hardware queue (the user-mode half wrote it into the ring; the
+   * OS never sees the ring): observers hear it. Called only while observed (the commands are built for them).
+   */
+  userModeSubmitted(submission: UserModeSubmission): void {
+    for (const o of this.observers) o.userModeSubmitted?.(submission);
+  }
 
   /** DDI calls made to an adapter's driver, by name (0 for none). */
   calls(adapterIndex: number, ddi: DdiName): number { return this.adapters[adapterIndex]?.calls[DDI_SLOT[ddi]] ?? 0; }
