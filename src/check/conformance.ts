@@ -1,280 +1,265 @@
-// The conformance suite: runs a driver module through every built-in scenario
-// and a targeted case per requirement, with the contract checker on, and says
-// for each rule passed / violated / not exercised (issue 12; the
-// `wddm-fence check-driver` command prints it).
+// The conformance suite: runs a driver module through every built-in scenario, the targeted
+// cases (conformance-cases.ts) and the NF-11 driver-alone probe (cmp-order.ts), with the contract
+// checker on, and says for every requirement ID of the requirement list (requirements.ts) passed /
+// violated / not reached (why) / not driver-facing (why). `wddm-fence check-driver` prints it.
 //
 //   runConformance(module, { seed })
-//     1. "start-device": one machine with the driver on its adapter. A module
-//        that cannot be built (no createDriver, a missing DDI) throws here, the
-//        WddmError naming what is missing: there is nothing to judge.
+//     1. "start-device": one machine with the driver on its adapter. A module that cannot be
+//        built (no createDriver, a missing DDI) throws here, the WddmError naming what is
+//        missing: there is nothing to judge.
 //     2. every built-in scenario (scenarios/*.yaml), the driver on every adapter
 //        (the file's reference-driver flags do not apply)
-//     3. the targeted cases below (TARGETED), each aimed at a few rules
-//   each case: a fresh ContractChecker in the machine's observers; its
-//   violations, and the rules it exercised (a check made), are the case's.
+//     3. the targeted cases, each aimed at a few rules (its targets)
+//     4. NF-11 on the driver alone: UpdateMonitoredValues of 1, 2 and 3 fences, a GPU signal at
+//        every point between its CMP steps, the OS's re-read of CurrentValue off
+//   each case on machines of its own, each with a fresh ContractChecker: its violations, and how
+//   many times each rule's condition was evaluated, are the case's.
 //
-// A case that throws (a scenario the driver cannot finish, say) records the
-// error and the suite goes on; the checker's violations up to there count.
+// Isolation: a fatal violation bug-checks one adapter of one case's machine; that case is
+// reported "stopped by a bug check (RULE)" and every other case runs as if nothing happened.
+// A case the driver stopped otherwise (a DDI that threw: DRIVER_FAULT, an adapter the OS would
+// not start) with no violation to explain it did not finish, and fails the run. A case judges the
+// end state the contract fixes (its scenario's fence values and wait outcomes, never counters a
+// legal driver may change) only when nothing else went wrong in it: the first cause is the report.
 
-import { createMachine } from '../machine/machine.js';
+import { createMachine, type Machine, type MachineObserver } from '../machine/machine.js';
 import { checkDriverModule, type DriverModule } from '../driver/module.js';
 import { runnableScenarios } from '../scenario-files/builtin.js';
 import { parseScenario } from '../scenario-files/load.js';
-import { runScenario } from '../scenario-files/run.js';
+import { runScenario, type ExpectationResult } from '../scenario-files/run.js';
 import type { Scenario } from '../scenario-files/types.js';
+import type { BugCheckReport } from '../os/objects.js';
 import * as v from '../base/validate.js';
 import { CONTRACT_RULES, ContractChecker, type Violation } from './contract.js';
+import { REQUIREMENTS } from './requirements.js';
+import { probeCmpOrder } from './cmp-order.js';
+import { BUILT_IN_END_STATE, CODE_CASES, SCENARIO_CASES, type CaseSession, type EndStateRules } from './conformance-cases.js';
 
 export type { Violation } from './contract.js';
 
 export interface ConformanceOptions { seed?: number }
+export type RequirementStatus = 'passed' | 'violated' | 'not-reached' | 'not-driver-facing';
 export interface RequirementResult {
+  /** The requirement ID (SPEC.md). */
   requirement: string;
-  status: 'passed' | 'violated' | 'not-exercised';
-  /** The cases that exercised it (made at least one of its checks). */
+  /** What it asks, in a line. */
+  summary: string;
+  /** A driver module can break it. */
+  driverFacing: boolean;
+  /** The rule that judges it: its own ID, or another's whose rule covers what a driver can break of it. Absent: none. */
+  judgedBy?: string;
+  /** What that rule checks. */
+  checks?: string;
+  /** passed: evaluated at least once and never broken; violated; not reached (reason); not driver-facing (reason). */
+  status: RequirementStatus;
+  /** How many times the rule's condition was evaluated, over every case. */
+  evaluations: number;
+  /** The cases in which it was evaluated. */
   cases: string[];
+  /** Why it was not reached, why it is not driver-facing, or why another ID's rule judges it. */
+  reason?: string;
   firstViolation?: Violation;
   violations: number;
+}
+export interface CaseResult {
+  name: string;
+  /** The rules it is aimed at. */
+  targets: string[];
+  violations: Violation[];
+  /** Per rule, how many times its condition was evaluated in this case. */
+  evaluations: Record<string, number>;
+  /** finished; stopped (a bug check, or an adapter that could not start: `stoppedBy` says which); error (it could not run). */
+  outcome: 'finished' | 'stopped' | 'error';
+  /** What stopped it: "a bug check (NF-09) on gpu0", "a bug check (DRIVER_FAULT: …) on gpu0", "the adapter failed to start (CAP-02)". */
+  stoppedBy?: string;
+  /** The stop is a violation's consequence (reported under its rule), or not: then the case failed. */
+  explained?: boolean;
+  /** What went wrong when it could not run (error), or the refusal a stop came with. */
+  error?: string;
 }
 export interface ConformanceReport {
   driver: string;
   seed: number;
+  /** Every requirement ID, in the requirement list's order. */
   results: RequirementResult[];
-  cases: { name: string; violations: Violation[]; error?: string }[];
-  /** Every requirement passed or not exercised, and no case failed to run. */
+  cases: CaseResult[];
+  /** No rule violated, and every case finished or was stopped by a violation. */
   passed: boolean;
 }
 
-/**
- * The targeted cases: small scenarios aimed at rules the built-in scenarios
- * exercise little or not at all (the rules each one is for are in its name).
- */
-const TARGETED: { name: string; text: string }[] = [
-  {
-    // A CPU waiter on two fences, GPU signals from one queue with work between them: UpdateMonitoredValues
-    // (NF-09, NF-11), interrupts with a list (INT-01, INT-06), a signal log read after each (LOG-04, LOG-07).
-    name: 'cpu-waiter-gpu-signals (NF-09 NF-11 INT-01 INT-06 LOG-04 LOG-07)',
-    text: `name: cpu-waiter-gpu-signals
-machine: { adapters: [ { name: gpu0, engines: 2 } ] }
-processes: [ { name: app } ]
-fences:
-  - { name: a, process: app, adapter: gpu0, kind: native }
-  - { name: b, process: app, adapter: gpu0, kind: native }
-  - { name: c, process: app, adapter: gpu0, kind: native }
-queues:
-  - name: producer
-    process: app
-    adapter: gpu0
-    engine: 0
-    commands:
-      - work: { durationNs: 3000 }
-      - signal: { fence: a, value: 1 }
-      - work: { durationNs: 3000 }
-      - signal: { fence: a, value: 2 }
-      - work: { durationNs: 3000 }
-      - signal: { fence: b, value: 1 }
-      - signal: { fence: a, value: 3 }
-  - name: consumer
-    process: app
-    adapter: gpu0
-    engine: 1
-    commands:
-      - wait: { fence: a, value: 2 }
-      - signal: { fence: c, value: 1 }
-threads:
-  - name: waiter
-    process: app
-    steps:
-      - wait: { id: first, fences: [a], values: [1], timeoutNs: 1000000 }
-      - wait: { id: all, fences: [a, b, c], values: [3, 1, 1], timeoutNs: 1000000 }
-`,
-  },
-  {
-    // Optimized interrupts: two queues of one engine signal into one interrupt (it must name none), then one queue alone
-    // (it may name that queue): INT-05.
-    name: 'optimized-interrupt-queues (INT-05)',
-    text: `name: optimized-interrupt-queues
-machine: { adapters: [ { name: gpu0, engines: 1, caps: { optimizedNativeFenceSignaledInterrupt: true } } ] }
-processes: [ { name: app } ]
-fences:
-  - { name: a, process: app, adapter: gpu0, kind: native }
-  - { name: b, process: app, adapter: gpu0, kind: native }
-queues:
-  - name: first
-    process: app
-    adapter: gpu0
-    commands:
-      - work: { durationNs: 2000 }
-      - signal: { fence: a, value: 1 }
-      - work: { durationNs: 20000 }
-      - signal: { fence: a, value: 2 }
-  - name: second
-    process: app
-    adapter: gpu0
-    commands:
-      - work: { durationNs: 2000 }
-      - signal: { fence: b, value: 1 }
-threads:
-  - name: waiter
-    process: app
-    steps:
-      - wait: { id: both, fences: [a, b], values: [1, 1], timeoutNs: 1000000 }
-      - wait: { id: again, fences: [a], values: [2], timeoutNs: 1000000 }
-`,
-  },
-  {
-    // A fence destroyed before another one's signal interrupts: no list may name it (INT-03).
-    name: 'destroyed-fence (INT-03)',
-    text: `name: destroyed-fence
-machine: { adapters: [ { name: gpu0, engines: 1 } ] }
-processes: [ { name: app } ]
-fences:
-  - { name: gone, process: app, adapter: gpu0, kind: native }
-  - { name: live, process: app, adapter: gpu0, kind: native }
-queues:
-  - name: q
-    process: app
-    adapter: gpu0
-    commands:
-      - work: { durationNs: 5000 }
-      - signal: { fence: live, value: 1 }
-threads:
-  - name: t
-    process: app
-    steps:
-      - destroyFence: { fence: gone }
-      - wait: { id: w, fences: [live], values: [1], timeoutNs: 1000000 }
-`,
-  },
-  {
-    // A cross-adapter fence: the other adapter's hardware queue waits; the signal reaches it as NotificationOnly (NF-18),
-    // and a CPU signal writes it (NF-07).
-    name: 'cross-adapter-notification (NF-07 NF-18)',
-    text: `name: cross-adapter-notification
-machine: { adapters: [ { name: gpu0, engines: 1 }, { name: gpu1, engines: 1 } ] }
-processes: [ { name: app } ]
-fences:
-  - { name: x, process: app, adapter: gpu0, kind: native, flags: { shared: true, crossAdapter: true }, crossAdapter: [gpu1] }
-  - { name: c, process: app, adapter: gpu1, kind: native }
-queues:
-  - name: waiter
-    process: app
-    adapter: gpu1
-    commands:
-      - wait: { fence: x, value: 1 }
-      - wait: { fence: c, value: 1 }
-      - work: { durationNs: 100 }
-  - name: signaller
-    process: app
-    adapter: gpu0
-    commands:
-      - work: { durationNs: 4000 }
-      - signal: { fence: x, value: 1 }
-threads:
-  - name: cpu
-    process: app
-    steps:
-      - sleep: { durationNs: 20000 }
-      - signal: { fences: [c], values: [1] }
-`,
-  },
-  {
-    // Values past 32 bits on a 64-bit adapter: the GPU's store keeps every bit (MF-07) and moves forward (NF-19).
-    name: '64-bit-values (MF-07 NF-19)',
-    text: `name: values-64-bit
-machine: { adapters: [ { name: gpu0, engines: 1 } ] }
-processes: [ { name: app } ]
-fences:
-  - { name: big, process: app, adapter: gpu0, kind: native, initialValue: "4294967296" }
-queues:
-  - name: q
-    process: app
-    adapter: gpu0
-    commands:
-      - signal: { fence: big, value: "4294967297" }
-      - signal: { fence: big, value: "4294967298" }
-threads:
-  - name: t
-    process: app
-    steps:
-      - wait: { id: w, fences: [big], values: ["4294967298"], timeoutNs: 1000000 }
-`,
-  },
-  {
-    // A No64BitAtomics GPU crossing 2^32: only the low half is written and the OS extends it (MF-07).
-    // Monitored fences on kernel-mode contexts: a 32-bit-only GPU has no native fences (docs/ARCHITECTURE.md).
-    name: '32-bit-atomics (MF-07)',
-    text: `name: atomics-32-bit
-machine: { adapters: [ { name: gpu0, engines: 1, caps: { no64BitAtomics: true } } ] }
-processes: [ { name: app } ]
-fences:
-  - { name: f, process: app, adapter: gpu0, kind: monitored, initialValue: "4294967280" }
-queues:
-  - name: q
-    process: app
-    adapter: gpu0
-    kind: kernelMode
-    engine: 0
-    commands:
-      - fenceWrite: { fence: f, value: "4294967290" }
-      - fenceWrite: { fence: f, value: "4294967301" }
-threads:
-  - name: t
-    process: app
-    steps:
-      - wait: { id: w, fences: [f], values: ["4294967301"], timeoutNs: 1000000 }
-`,
-  },
-];
-
-let targetedCache: { name: string; scenario: Scenario }[] | undefined;
-function targeted(): { name: string; scenario: Scenario }[] {
-  targetedCache ??= TARGETED.map((t) => ({ name: `targeted: ${t.name}`, scenario: parseScenario(t.text, `conformance case ${t.name}`) }));
-  return targetedCache;
+/** The expectations of a scenario a conformance case judges: end states the contract fixes. Counters, interrupt counts and times are not. */
+function judgedRule(e: ExpectationResult, rules: EndStateRules): string | undefined {
+  if (e.path.startsWith('expect.fences.')) return rules.values;
+  if (/^expect\.waits\.[^.]+$/.test(e.path) || e.path.startsWith('expect.threads.') || e.path.startsWith('expect.blockedQueues.')) return rules.waits;
+  if (e.path === 'expect.stuck' || e.path === 'expect.deadlock') return rules.waits;
+  if (e.path === '(implicit)' && (e.description.startsWith('the run ends') || e.description.startsWith('thread '))) return rules.waits;
+  return undefined;
 }
+
+/** One case's parts as they were gathered, before its outcome is decided. */
+interface Gathered {
+  checkers: ContractChecker[];
+  /** Violations and evaluations gathered outside a checker of the case's (the NF-11 probe). */
+  violations: Violation[];
+  evaluations: Map<string, number>;
+  bugChecks: BugCheckReport[];
+  /** End-state judgements that failed, reported only when nothing else went wrong. */
+  endState: { rule: string; checker: ContractChecker; where: string; expected: string; actual: string }[];
+  error?: unknown;
+}
+
+class Session implements CaseSession {
+  readonly gathered: Gathered = { checkers: [], violations: [], evaluations: new Map(), bugChecks: [], endState: [] };
+  constructor(private readonly module: DriverModule, private readonly seed: number) {}
+
+  /** A fresh checker for a machine of this case. */
+  checker(): ContractChecker {
+    const checker = new ContractChecker();
+    this.gathered.checkers.push(checker);
+    return checker;
+  }
+
+  async machine(options: Parameters<typeof createMachine>[0] = {}): Promise<Machine> {
+    const checker = this.checker();
+    const adapters = (options.adapters ?? [{}]).map((a) => ({ ...a, driver: { module: this.module } }));
+    return createMachine({ seed: this.seed, ...options, adapters, observers: [...(options.observers ?? []), checker as MachineObserver] });
+  }
+
+  judge(rule: string, ok: boolean, where: string, expected: string, actual: string): void {
+    const checker = this.gathered.checkers[this.gathered.checkers.length - 1];
+    if (!checker) throw new Error('conformance: judge() before any machine of the case');
+    checker.evaluated(rule, '');
+    if (!ok) this.gathered.endState.push({ rule, checker, where, expected, actual });
+  }
+}
+
+/** The case's outcome from what was gathered (the module header's isolation rules). */
+function outcomeOf(name: string, targets: readonly string[], g: Gathered): CaseResult {
+  for (const checker of g.checkers) {
+    checker.finish();
+    const machine = checker.attachedMachine;
+    if (machine) g.bugChecks.push(...machine.summary().bugChecks);
+  }
+  const otherwise = () => [...g.violations, ...g.checkers.flatMap((c) => c.violations)];
+  // The end state is judged only when nothing else went wrong: the first cause is the report.
+  if (!otherwise().length && !g.bugChecks.length && g.error === undefined) {
+    for (const e of g.endState) e.checker.evaluated(e.rule, '', { where: e.where, expected: e.expected, actual: e.actual });
+  }
+  const violations = otherwise();
+  const evaluations: Record<string, number> = {};
+  const add = (rule: string, n: number) => { if (n > 0) evaluations[rule] = (evaluations[rule] ?? 0) + n; };
+  for (const [rule, n] of g.evaluations) add(rule, n);
+  for (const checker of g.checkers) for (const [rule, n] of checker.evaluations) add(rule, n);
+  const result: CaseResult = { name, targets: [...targets], violations, evaluations, outcome: 'finished' };
+  const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 2).join(' ');
+  const bugCheck = g.bugChecks[0];
+  if (bugCheck) {
+    const rule = bugCheck.code === 'CONTRACT_VIOLATION' ? /^([A-Z]+-\d+)/.exec(bugCheck.message)?.[1] : undefined;
+    result.outcome = 'stopped';
+    result.stoppedBy = rule ? `a bug check (${rule}) on ${bugCheck.adapter}` : `a bug check (${bugCheck.code}: ${bugCheck.message}) on ${bugCheck.adapter}`;
+    result.explained = violations.some((x) => x.adapter === bugCheck.adapter);
+    if (g.error !== undefined) result.error = firstLine(g.error);
+  } else if (g.error !== undefined) {
+    const first = violations[0];
+    if (first) {
+      result.outcome = 'stopped';
+      result.stoppedBy = `${first.rule} (the model refused to go on: ${firstLine(g.error)})`;
+      result.explained = true;
+      result.error = firstLine(g.error);
+    } else {
+      result.outcome = 'error';
+      result.error = firstLine(g.error);
+    }
+  }
+  return result;
+}
+
+let scenarioCache: { name: string; targets: readonly string[]; endState: EndStateRules; scenario: Scenario }[] | undefined;
+function scenarioCases() {
+  scenarioCache ??= [
+    ...runnableScenarios().map((b) => ({ name: `scenario: ${b.name}`, targets: [] as string[], endState: BUILT_IN_END_STATE, scenario: b.scenario! })),
+    ...SCENARIO_CASES.map((c) => ({ name: `targeted: ${c.name} (${c.targets.join(' ')})`, targets: c.targets, endState: c.endState, scenario: parseScenario(c.text, `conformance case ${c.name}`) })),
+  ];
+  return scenarioCache;
+}
+
+/** The NF-11 probe's batch sizes: one fence, and batches of two and three (every fence of a batch signalled at every point). */
+const PROBE_BATCHES = [1, 2, 3];
 
 /** Runs the suite (module header). Throws only when the module cannot be built at all. */
 export async function runConformance(module: DriverModule, options: ConformanceOptions = {}): Promise<ConformanceReport> {
   const checked = checkDriverModule(module, 'runConformance(module)');
   const o = v.options(options, 'runConformance(options)', ['seed']);
   const seed = o.seed === undefined ? 1 : v.integer(o.seed, 'seed', 0, 0xffff_ffff);
-  const cases: ConformanceReport['cases'] = [];
-  const exercised = new Map<string, string[]>();
-  const record = (name: string, checker: ContractChecker, error?: unknown) => {
-    const violations = [...checker.finish()];
-    cases.push({ name, violations, ...(error === undefined ? {} : { error: error instanceof Error ? error.message : String(error) }) });
-    for (const [rule, count] of checker.checks) if (count > 0) exercised.set(rule, [...(exercised.get(rule) ?? []), name]);
-  };
+  const cases: CaseResult[] = [];
 
   // 1. the driver starts (a module that cannot be built throws from here)
   {
-    const checker = new ContractChecker();
-    const machine = await createMachine({ seed, adapters: [{ name: 'gpu0', driver: { module: checked } }], observers: [checker] });
+    const session = new Session(checked, seed);
+    const machine = await session.machine({ adapters: [{ name: 'gpu0' }] });
     machine.run();
-    record('start-device (CAP-02)', checker);
+    cases.push(outcomeOf('start-device (CAP-02 NF-01)', ['CAP-02', 'NF-01'], session.gathered));
   }
   // 2. the built-in scenarios, 3. the targeted cases
-  const scenarios = [...runnableScenarios().map((b) => ({ name: `scenario: ${b.name}`, scenario: b.scenario! })), ...targeted()];
-  for (const { name, scenario } of scenarios) {
-    const checker = new ContractChecker();
+  for (const c of scenarioCases()) {
+    const session = new Session(checked, seed);
+    const checker = session.checker();
     try {
-      await runScenario(scenario, { seed, driverModule: checked, observers: [checker] });
-      record(name, checker);
+      const result = await runScenario(c.scenario, { seed, driverModule: checked, observers: [checker] });
+      for (const e of result.expectations) {
+        const rule = judgedRule(e, c.endState);
+        if (rule) session.judge(rule, e.ok, `the end of the case (${e.path === '(implicit)' ? e.description : e.path})`, `${e.description}: ${e.expected}`, e.actual);
+      }
     } catch (error) {
-      record(name, checker, error);
+      session.gathered.error = error;
     }
+    cases.push(outcomeOf(c.name, c.targets, session.gathered));
+  }
+  for (const c of CODE_CASES) {
+    const session = new Session(checked, seed);
+    try { await c.run(session); } catch (error) { session.gathered.error = error; }
+    cases.push(outcomeOf(`targeted: ${c.name} (${c.targets.join(' ')})`, c.targets, session.gathered));
+  }
+  // 4. NF-11, the driver alone
+  for (const fences of PROBE_BATCHES) {
+    const session = new Session(checked, seed);
+    const g = session.gathered;
+    try {
+      const probe = await probeCmpOrder(checked, seed, fences);
+      g.violations.push(...probe.violations);
+      for (const [rule, n] of probe.evaluations) g.evaluations.set(rule, (g.evaluations.get(rule) ?? 0) + n);
+      if (probe.stoppedBy) g.bugChecks.push({ adapter: probe.stoppedBy.adapter, code: probe.stoppedBy.code, message: probe.stoppedBy.message, timeNs: 0 });
+    } catch (error) {
+      g.error = error;
+    }
+    cases.push(outcomeOf(`NF-11 the driver alone: UpdateMonitoredValues of ${fences} fence${fences === 1 ? '' : 's'}, a GPU signal at every point between its CMP steps, no OS re-read`, ['NF-11'], g));
   }
 
-  const results: RequirementResult[] = CONTRACT_RULES.map(({ rule }) => {
-    const found = cases.flatMap((c) => c.violations.filter((x) => x.rule === rule));
-    const ran = exercised.get(rule) ?? [];
+  const results = REQUIREMENTS.map((requirement): RequirementResult => {
+    const base = { requirement: requirement.id, summary: requirement.summary, driverFacing: requirement.driverFacing };
+    const rule = requirement.judgedBy === undefined ? undefined : CONTRACT_RULES.find((r) => r.rule === requirement.judgedBy);
+    if (!rule) return { ...base, status: 'not-driver-facing', evaluations: 0, cases: [], reason: requirement.reason, violations: 0 };
+    const found = cases.flatMap((c) => c.violations.filter((x) => x.rule === rule.rule));
+    const evaluated = cases.filter((c) => (c.evaluations[rule.rule] ?? 0) > 0);
+    const evaluations = evaluated.reduce((n, c) => n + c.evaluations[rule.rule], 0);
+    const judgedElsewhere = rule.rule !== requirement.id ? `judged by ${rule.rule}'s rule: ${requirement.reason}` : requirement.reason;
+    const status: RequirementStatus = found.length ? 'violated' : evaluations > 0 ? 'passed' : 'not-reached';
+    let reason = judgedElsewhere;
+    if (status === 'not-reached') {
+      const aimed = cases.filter((c) => c.targets.includes(rule.rule) && c.outcome !== 'finished');
+      reason = `no case reached ${rule.reachedBy}${aimed.length ? `; ${aimed.map((c) => `"${c.name}" (aimed at it) was stopped by ${c.stoppedBy ?? `an error: ${c.error}`}`).join('; ')}` : ''}`
+        + (judgedElsewhere ? ` (${judgedElsewhere})` : '');
+    }
     return {
-      requirement: rule,
-      status: found.length ? 'violated' : ran.length ? 'passed' : 'not-exercised',
-      cases: ran,
-      ...(found.length ? { firstViolation: found[0] } : {}),
-      violations: found.length,
+      ...base, judgedBy: rule.rule, checks: rule.checks, status, evaluations, cases: evaluated.map((c) => c.name),
+      ...(reason ? { reason } : {}), ...(found.length ? { firstViolation: found[0] } : {}), violations: found.length,
     };
   });
-  return { driver: checked.name ?? 'module', seed, results, cases, passed: results.every((r) => r.status !== 'violated') && cases.every((c) => c.error === undefined) };
+  const failedCases = cases.filter((c) => c.outcome === 'error' || (c.outcome === 'stopped' && !c.explained));
+  return { driver: checked.name ?? 'module', seed, results, cases, passed: results.every((r) => r.status !== 'violated') && failedCases.length === 0 };
+}
+
+/** The cases of a report that fail it by themselves: they could not run, or a stop no violation explains. */
+export function failedCases(report: ConformanceReport): CaseResult[] {
+  return report.cases.filter((c) => c.outcome === 'error' || (c.outcome === 'stopped' && !c.explained));
 }

@@ -171,6 +171,9 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   private readonly fatalPending: AdapterState[] = [];
   private readonly listeners: ((violation: Violation) => void)[] = [];
 
+  /** The machine the checker watches (undefined before createMachine attached it). */
+  get attachedMachine(): Machine | undefined { return this.machine; }
+
   /** The same as `evaluations` (the name issue 12 gave it). */
   get checks(): Map<string, number> { return this.evaluations; }
 

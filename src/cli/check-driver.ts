@@ -1,14 +1,17 @@
 // `wddm-fence check-driver`: judges a driver module against the contract (docs/DRIVERS.md).
 //
 //   check-driver FILE [--json] [--junit OUT.xml] [--seed N]
+//   check-driver --list-rules [--json]
 //
 // Loads FILE (an ES module exporting createDriver: loadDriverModule), runs the conformance suite
-// (src/check/conformance.ts: every built-in scenario and the targeted cases, the contract checker
-// watching every DDI, callback and GPU step) and prints a table requirement → passed / violated /
-// not exercised, with the first violation of each violated requirement and the seed to replay
-// the run. `reference` (when no such file exists) names the built-in reference driver.
+// (src/check/conformance.ts: every built-in scenario, the targeted cases and NF-11 on the driver
+// alone, the contract checker watching every DDI, callback, user-mode submission and GPU step) and
+// prints every requirement ID → passed / violated / not reached (why) / not driver-facing, with
+// the evaluations of each rule's condition, the first violation of each violated requirement, the
+// cases a bug check stopped, and the seed to replay the run. `reference` (when no such file exists)
+// names the built-in reference driver. --list-rules prints the coverage table and runs nothing.
 //
-// Exit codes: 0 every requirement passed (or was not exercised) and every case ran to its end,
+// Exit codes: 0 no requirement violated and every case ran (or was stopped by a violation),
 // 1 a requirement was violated, a case could not finish, or the driver could not even start (its
 // DxgkDdiStartDevice threw: said, with where in the module), 2 the module cannot be loaded or is
 // not a driver (the missing DDI or wrong shape named), or bad arguments. Nothing runs on a 2.
@@ -23,7 +26,9 @@ import { loadDriverModule } from '../driver/load.js';
 import { createMachine } from '../machine/machine.js';
 import { referenceDriverModule, type DriverModule } from '../driver/module.js';
 import { parseArguments, shellQuote } from './args.js';
-import { runConformance, type ConformanceReport, type RequirementResult, type Violation } from '../check/conformance.js';
+import { failedCases, runConformance, type ConformanceReport, type RequirementResult, type Violation } from '../check/conformance.js';
+import { REQUIREMENTS } from '../check/requirements.js';
+import { CONTRACT_RULES } from '../check/contract.js';
 
 export interface CheckDriverIo {
   out(text: string): void;
@@ -31,21 +36,27 @@ export interface CheckDriverIo {
 }
 
 export const CHECK_DRIVER_HELP = `usage: wddm-fence check-driver FILE [options]
+       wddm-fence check-driver --list-rules [--json]
 
-Judges a driver module against the WDDM fence contract: runs every built-in scenario
-and a targeted case per requirement with the driver on every adapter, the contract
-checker watching every DDI, callback and GPU step, and prints a table
-requirement → passed / violated / not exercised (docs/DRIVERS.md).
+Judges a driver module against the WDDM fence contract: runs every built-in scenario,
+the targeted cases and NF-11 on the driver alone (a GPU signal between every two of its
+CMP steps, no OS re-read of CurrentValue), each case on machines of its own with the
+driver on every adapter, the contract checker watching every DDI, callback, user-mode
+submission and GPU step. Prints every requirement ID: passed / VIOLATED / not reached
+(why) / not driver-facing, with how many times its rule's condition was evaluated
+(docs/DRIVERS.md).
   FILE              an ES module (.mjs or .js) exporting createDriver(context), or a .wasm driver
                     built from C (examples/drivers/c), e.g.
                     examples/drivers/template/driver.mjs; "reference" = the built-in reference driver
   --seed N          the seed of every case (0..4294967295, default 1); printed, to replay a run
   --json            print the report as JSON (64-bit values as strings)
   --junit OUT.xml   also write the report as JUnit XML: one testcase per requirement
+  --list-rules      print the coverage table (every requirement ID: driver-facing with its
+                    rule, or why not) and run nothing
   --help            this text
-Exit codes: 0 every requirement passed, 1 a violation (or a case that could not finish,
-or a driver that could not start), 2 the module cannot be loaded or does not implement
-the driver interface, or bad arguments.
+Exit codes: 0 no rule violated and every case ran, 1 a violation (or a case that failed
+on its own, or a driver that could not start), 2 the module cannot be loaded or does not
+implement the driver interface, or bad arguments.
 `;
 
 /** Bad arguments (exit 2; the help is shown). */
@@ -85,11 +96,14 @@ function parseSeed(raw: string | undefined): number {
 /** The command that runs the same suite again, case for case. */
 export const replayCommand = (file: string, seed: number) => `wddm-fence check-driver ${shellQuote(file)} --seed ${seed}`;
 
-const STATUS_TEXT: Record<RequirementResult['status'], string> = { passed: 'passed', violated: 'VIOLATED', 'not-exercised': 'not exercised' };
+const STATUS_TEXT: Record<RequirementResult['status'], string> = { passed: 'passed', violated: 'VIOLATED', 'not-reached': 'not reached', 'not-driver-facing': 'not driver-facing' };
+/** A requirement's result in a word or two: "passed", "VIOLATED", "not reached", "passed (NF-09)" for one another ID's rule judges. */
+export const statusText = (r: RequirementResult): string =>
+  `${STATUS_TEXT[r.status]}${r.judgedBy && r.judgedBy !== r.requirement && r.status !== 'not-driver-facing' ? ` (${r.judgedBy})` : ''}`;
 
 /** The case a requirement's first violation was seen in (the suite reports them in case order). */
 function caseOfFirst(report: ConformanceReport, result: RequirementResult): string | undefined {
-  return report.cases.find((c) => c.violations.some((v) => v.rule === result.requirement))?.name;
+  return report.cases.find((c) => c.violations.some((v) => v.rule === result.judgedBy))?.name;
 }
 
 /** One violation in words: where, when, which trace event; then expected and actual on their own lines. */
@@ -103,42 +117,94 @@ export function violationText(violation: Violation, caseName: string | undefined
   ];
 }
 
-/** The table: each requirement's result, the first violation of each violated one, the cases that did not finish, the verdict and the replay command. */
+/** Counts for the verdict line: the rules (requirements judged by their own rule), and the requirement list. */
+function tally(report: ConformanceReport) {
+  const rules = report.results.filter((r) => r.judgedBy === r.requirement);
+  const count = (status: RequirementResult['status']) => rules.filter((r) => r.status === status).length;
+  return {
+    rules: rules.length, passed: count('passed'), violated: count('violated'), notReached: count('not-reached'),
+    requirements: report.results.length, driverFacing: report.results.filter((r) => r.driverFacing).length,
+    byAnother: report.results.filter((r) => r.driverFacing && r.judgedBy !== undefined && r.judgedBy !== r.requirement).length,
+    notDriverFacing: report.results.filter((r) => !r.driverFacing).length,
+  };
+}
+
+/**
+ * The table: every requirement's result (evaluations of its rule's condition, violations, cases that
+ * evaluated it), the first violation of each violated one, why each not-reached one was not reached,
+ * the cases a bug check stopped and those that did not finish, the verdict and the replay command.
+ */
 export function conformanceText(report: ConformanceReport, file: string): string {
   const lines: string[] = [];
   lines.push(`wddm-fence check-driver: driver "${report.driver}" from ${file}, seed ${report.seed}`);
-  lines.push(`${report.cases.length} case${report.cases.length === 1 ? '' : 's'} ran (every built-in scenario and the targeted cases), with the driver on every adapter`);
+  lines.push(`${report.cases.length} case${report.cases.length === 1 ? '' : 's'} ran (every built-in scenario, the targeted cases and NF-11 on the driver alone), each on machines of its own, with the driver on every adapter`);
   lines.push('');
   const width = Math.max('requirement'.length, ...report.results.map((r) => r.requirement.length));
-  lines.push(`${'requirement'.padEnd(width)}  ${'result'.padEnd(13)}  ${'violations'.padStart(10)}  exercised by`);
+  const resultWidth = Math.max('result'.length, ...report.results.map((r) => statusText(r).length));
+  lines.push(`${'requirement'.padEnd(width)}  ${'result'.padEnd(resultWidth)}  ${'evaluations'.padStart(11)}  ${'violations'.padStart(10)}  cases`);
   for (const r of report.results) {
-    const by = r.cases.length === 0 ? 'no case' : `${r.cases.length} case${r.cases.length === 1 ? '' : 's'}`;
-    lines.push(`${r.requirement.padEnd(width)}  ${STATUS_TEXT[r.status].padEnd(13)}  ${String(r.violations).padStart(10)}  ${by}`);
-    if (r.status === 'violated' && r.firstViolation) lines.push(...violationText(r.firstViolation, caseOfFirst(report, r)));
+    if (r.status === 'not-driver-facing') { lines.push(`${r.requirement.padEnd(width)}  ${statusText(r)}`); continue; }
+    lines.push(`${r.requirement.padEnd(width)}  ${statusText(r).padEnd(resultWidth)}  ${String(r.evaluations).padStart(11)}  ${String(r.violations).padStart(10)}  ${r.cases.length}`);
+    if (r.status === 'violated' && r.firstViolation && r.judgedBy === r.requirement) lines.push(...violationText(r.firstViolation, caseOfFirst(report, r)));
+    if (r.status === 'not-reached' && r.judgedBy === r.requirement) lines.push(`    why: ${r.reason}`);
   }
-  const unfinished = report.cases.filter((c) => c.error !== undefined);
+  const stopped = report.cases.filter((c) => c.outcome === 'stopped');
+  if (stopped.length) {
+    lines.push('');
+    lines.push(`cases stopped (${stopped.length}; the rest ran on):`);
+    for (const c of stopped) lines.push(`  stopped by ${c.stoppedBy} in case "${c.name}"${c.explained ? '' : ' (no rule explains it: the case failed)'}`);
+  }
+  const unfinished = report.cases.filter((c) => c.outcome === 'error');
   if (unfinished.length) {
     lines.push('');
     lines.push(`cases that did not finish (${unfinished.length}):`);
     for (const c of unfinished) lines.push(`  ${c.name}: ${c.error}`);
   }
-  const count = (status: RequirementResult['status']) => report.results.filter((r) => r.status === status).length;
-  const violated = count('violated');
+  const t = tally(report);
+  const failed = failedCases(report).length;
   lines.push('');
-  lines.push(`${passedVerdict(report) ? 'PASS' : 'FAIL'}: ${count('passed')} passed, ${violated} violated, ${count('not-exercised')} not exercised`
-    + ` (of ${report.results.length} requirements)${unfinished.length ? `; ${unfinished.length} case${unfinished.length === 1 ? '' : 's'} did not finish` : ''}`);
+  lines.push(`${passedVerdict(report) ? 'PASS' : 'FAIL'}: ${t.passed} passed, ${t.violated} violated, ${t.notReached} not reached (of ${t.rules} rules)`
+    + `${failed ? `; ${failed} case${failed === 1 ? '' : 's'} failed` : ''}`);
+  lines.push(`requirements: ${t.requirements} (${t.driverFacing} driver-facing, ${t.byAnother} of them judged by another's rule; ${t.notDriverFacing} not: check-driver --list-rules says why)`);
   lines.push(`replay: ${replayCommand(file, report.seed)}`);
   return lines.join('\n') + '\n';
 }
 
-/** The verdict the exit code follows: no requirement violated and every case finished. */
+/** The verdict the exit code follows: no requirement violated and every case finished (or was stopped by a violation). */
 export function passedVerdict(report: ConformanceReport): boolean {
-  return report.passed && report.results.every((r) => r.status !== 'violated') && report.cases.every((c) => c.error === undefined);
+  return report.passed && report.results.every((r) => r.status !== 'violated') && failedCases(report).length === 0;
 }
 
 /** The report as JSON, 64-bit values (BigInts) as decimal strings. */
 export function conformanceJson(report: ConformanceReport): string {
   return JSON.stringify(report, (_key, value) => (typeof value === 'bigint' ? value.toString() : value), 2) + '\n';
+}
+
+/** The coverage table without running anything (--list-rules): every requirement, driver-facing or not, its rule or the reason. */
+export function rulesText(): string {
+  const lines = ['requirement  driver-facing  rule (what it checks; where it is evaluated) or why not driver-facing'];
+  for (const r of REQUIREMENTS) {
+    const rule = r.judgedBy === undefined ? undefined : CONTRACT_RULES.find((x) => x.rule === r.judgedBy);
+    const facing = r.driverFacing ? 'yes' : 'no';
+    let text: string;
+    if (rule && rule.rule === r.id) text = `${rule.checks} [evaluated at: ${rule.reachedBy}${rule.fatal ? '; fatal: bug-checks the adapter' : ''}${rule.judgesOs ? '; judges the OS' : ''}]${r.reason ? ` (${r.reason})` : ''}`;
+    else if (rule) text = `judged by ${rule.rule}'s rule: ${r.reason}`;
+    else text = `not driver-facing: ${r.reason}`;
+    lines.push(`${r.id.padEnd(11)}  ${facing.padEnd(13)}  ${text}`);
+  }
+  const facing = REQUIREMENTS.filter((r) => r.driverFacing).length;
+  lines.push('');
+  lines.push(`${REQUIREMENTS.length} requirements: ${facing} driver-facing (${CONTRACT_RULES.length} rules, ${CONTRACT_RULES.filter((r) => r.judgesOs).length} of them judging the OS), ${REQUIREMENTS.length - facing} not`);
+  return lines.join('\n') + '\n';
+}
+
+/** The same as JSON. */
+export function rulesJson(): string {
+  return JSON.stringify(REQUIREMENTS.map((r) => {
+    const rule = r.judgedBy === undefined ? undefined : CONTRACT_RULES.find((x) => x.rule === r.judgedBy);
+    return { requirement: r.id, summary: r.summary, driverFacing: r.driverFacing, ...(rule ? { judgedBy: rule.rule, checks: rule.checks, reachedBy: rule.reachedBy, fatal: rule.fatal } : {}),
+      ...(rule?.judgesOs ? { judgesOs: true } : {}), ...(r.reason ? { reason: r.reason } : {}) };
+  }), null, 2) + '\n';
 }
 
 /** Text for XML: the five special characters escaped, characters XML 1.0 cannot hold replaced by U+FFFD. */
@@ -148,13 +214,16 @@ export function xmlText(text: string): string {
     .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 }
 
-/** JUnit XML: one testsuite for the driver, one testcase per requirement (failure: the first violation; skipped: not exercised), one error testcase per case that did not finish. */
+/**
+ * JUnit XML: one testsuite for the driver, one testcase per requirement (failure: the first violation; skipped:
+ * not reached or not driver-facing, with the reason), one error testcase per case that failed by itself.
+ */
 export function conformanceJunit(report: ConformanceReport, file: string): string {
-  const unfinished = report.cases.filter((c) => c.error !== undefined);
+  const failing = failedCases(report);
   const failures = report.results.filter((r) => r.status === 'violated').length;
-  const skipped = report.results.filter((r) => r.status === 'not-exercised').length;
-  const tests = report.results.length + unfinished.length;
-  const counts = `tests="${tests}" failures="${failures}" errors="${unfinished.length}" skipped="${skipped}"`;
+  const skipped = report.results.filter((r) => r.status === 'not-reached' || r.status === 'not-driver-facing').length;
+  const tests = report.results.length + failing.length;
+  const counts = `tests="${tests}" failures="${failures}" errors="${failing.length}" skipped="${skipped}"`;
   const suite = xmlText(`wddm-fence check-driver: ${report.driver}`);
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -172,18 +241,19 @@ export function conformanceJunit(report: ConformanceReport, file: string): strin
     const open = `    <testcase classname="${classname}" name="${xmlText(r.requirement)}">`;
     if (r.status === 'passed') {
       lines.push(`    <testcase classname="${classname}" name="${xmlText(r.requirement)}"/>`);
-    } else if (r.status === 'not-exercised') {
-      lines.push(open, '      <skipped message="not exercised by any case"/>', '    </testcase>');
+    } else if (r.status === 'not-reached' || r.status === 'not-driver-facing') {
+      lines.push(open, `      <skipped message="${xmlText(`${STATUS_TEXT[r.status]}: ${r.reason ?? ''}`)}"/>`, '    </testcase>');
     } else {
       const first = r.firstViolation;
-      const message = first ? `${r.requirement} violated at ${first.where}: expected ${first.expected}; actual ${first.actual}` : `${r.requirement} violated`;
+      const message = first ? `${r.judgedBy} violated at ${first.where}: expected ${first.expected}; actual ${first.actual}` : `${r.requirement} violated`;
       const details = first ? violationText(first, caseOfFirst(report, r), '').join('\n') + `\n${r.violations} violation${r.violations === 1 ? '' : 's'} in all` : '';
-      lines.push(open, `      <failure type="${xmlText(r.requirement)}" message="${xmlText(message)}">${xmlText(details)}</failure>`, '    </testcase>');
+      lines.push(open, `      <failure type="${xmlText(r.judgedBy ?? r.requirement)}" message="${xmlText(message)}">${xmlText(details)}</failure>`, '    </testcase>');
     }
   }
-  for (const c of unfinished) {
-    lines.push(`    <testcase classname="${classname}" name="${xmlText(`case did not finish: ${c.name}`)}">`,
-      `      <error message="${xmlText(c.error ?? '')}"/>`, '    </testcase>');
+  for (const c of failing) {
+    const what = c.outcome === 'stopped' ? `stopped by ${c.stoppedBy}` : c.error ?? '';
+    lines.push(`    <testcase classname="${classname}" name="${xmlText(`case failed: ${c.name}`)}">`,
+      `      <error message="${xmlText(what)}"/>`, '    </testcase>');
   }
   lines.push('  </testsuite>', '</testsuites>');
   return lines.join('\n') + '\n';
@@ -223,11 +293,17 @@ async function startOnce(module: DriverModule, file: string): Promise<void> {
 }
 
 async function checkDriverMain(io: CheckDriverIo, argv: string[]): Promise<number> {
-  const options = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, junit: { type: 'string' }, seed: { type: 'string' } } as const;
+  const options = { help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' }, junit: { type: 'string' }, seed: { type: 'string' }, 'list-rules': { type: 'boolean' } } as const;
   let parsed;
   try { parsed = parseArguments('check-driver', argv, options); } catch (error) { throw new CheckDriverUsage((error as Error).message); }
   const { values, positionals } = parsed;
   if (values.help) { io.out(CHECK_DRIVER_HELP); return 0; }
+  if (values['list-rules']) {
+    if (positionals.length) throw new CheckDriverUsage(`--list-rules runs nothing; unexpected argument "${positionals[0]}"`);
+    if (values.seed !== undefined || values.junit !== undefined) throw new CheckDriverUsage('--list-rules runs nothing: it takes only --json');
+    io.out(values.json ? rulesJson() : rulesText());
+    return 0;
+  }
   if (positionals.length === 0) throw new CheckDriverUsage('check-driver needs the driver module to check: wddm-fence check-driver FILE (e.g. examples/drivers/template/driver.mjs)');
   if (positionals.length > 1) throw new CheckDriverUsage(`unexpected argument "${positionals[1]}"; check-driver checks one driver module at a time`);
   const file = positionals[0];

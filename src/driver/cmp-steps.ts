@@ -11,6 +11,32 @@ import type { DdiInProgress } from '../ddi/ddi.js';
 /** The CMP's steps of DxgkDdiUpdateMonitoredValues for one fence, in the reference driver's order (NF-11). */
 export type CmpStep = 'write-monitored-value' | 'barrier' | 'read-current-value' | 'check';
 
+/** NF-11's order: a write the new MonitoredValue, b barrier, c read CurrentValue, d interrupt if CurrentValue > MonitoredValue. */
+export const CMP_ORDER: readonly CmpStep[] = Object.freeze(['write-monitored-value', 'barrier', 'read-current-value', 'check'] as const);
+/** The same without the barrier (the reference driver's monitoredValueBarrier: false, NF-11 broken on purpose). */
+export const CMP_ORDER_WITHOUT_BARRIER: readonly CmpStep[] = Object.freeze(['write-monitored-value', 'read-current-value', 'check'] as const);
+
+/**
+ * One CMP step for `fence` (the core's export for it; `check` raises engine 0's interrupt when the
+ * CMP says so). `currentValue` is what step c read last; returns what it is after this step.
+ */
+export function cmpStep(core: GpuCore, hardware: GpuHardware, step: CmpStep, fence: number, value: bigint, currentValue: bigint): bigint {
+  const ddi = 'DxgkDdiUpdateMonitoredValues';
+  switch (step) {
+    case 'write-monitored-value':
+      check(core.cmpWriteMonitoredValue(fence, value), ddi);
+      return currentValue;
+    case 'barrier':
+      core.cmpBarrier();
+      return currentValue;
+    case 'read-current-value':
+      return u64(core.cmpReadCurrentValue(fence));
+    case 'check':
+      if (check(core.cmpMonitoredValueCheck(0, fence, currentValue), ddi) === 1) hardware.raise(0);
+      return currentValue;
+  }
+}
+
 /**
  * DxgkDdiUpdateMonitoredValues performed in steps (schedule granularity 'step'): the same
  * calls as the whole DDI, the core's four CMP steps per fence (a cmpWriteMonitoredValue,
@@ -38,22 +64,7 @@ export class MonitoredValueUpdateSteps implements DdiInProgress {
   get next(): CmpStep { return this.order[this.position]; }
 
   step(): boolean {
-    const ddi = 'DxgkDdiUpdateMonitoredValues';
-    const fence = this.fences[this.index];
-    switch (this.next) {
-      case 'write-monitored-value':
-        check(this.core.cmpWriteMonitoredValue(fence, this.values[this.index]), ddi);
-        break;
-      case 'barrier':
-        this.core.cmpBarrier();
-        break;
-      case 'read-current-value':
-        this.currentValue = u64(this.core.cmpReadCurrentValue(fence));
-        break;
-      case 'check':
-        if (check(this.core.cmpMonitoredValueCheck(0, fence, this.currentValue), ddi) === 1) this.hardware.raise(0);
-        break;
-    }
+    this.currentValue = cmpStep(this.core, this.hardware, this.next, this.fences[this.index], this.values[this.index], this.currentValue);
     if (++this.position < this.order.length) return false;
     this.position = 0;
     this.currentValue = 0n;

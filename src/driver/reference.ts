@@ -22,7 +22,7 @@
 // half's ring writes all read; split, each part would reach into the others.
 
 import type { CoreLayout, GpuCore } from '../core/bindings.js';
-import { MonitoredValueUpdateSteps, type CmpStep } from './cmp-steps.js';
+import { CMP_ORDER, CMP_ORDER_WITHOUT_BARRIER, MonitoredValueUpdateSteps, cmpStep, type CmpStep } from './cmp-steps.js';
 import { columnsCommandCount } from './columns.js';
 import { check, WddmError } from '../base/errors.js';
 import { IntMap } from '../base/int-map.js';
@@ -282,31 +282,32 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
   /**
    * The CMP's order for each fence (NF-11): write the shadow MonitoredValue,
    * memory barrier, read CurrentValue, interrupt if CurrentValue >
-   * MonitoredValue: the core's four steps, called one by one. Without the
-   * barrier (monitoredValueBarrier: false) a signal still in an engine's write
-   * buffer is missed and the wakeup can be lost.
+   * MonitoredValue: the core's four steps (cmpStep), called one by one in
+   * cmpOrder()'s order. Without the barrier (monitoredValueBarrier: false) a
+   * signal still in an engine's write buffer is missed and the wakeup can be lost.
    */
   updateMonitoredValues(args: DXGKARG_UPDATEMONITOREDVALUES): void | MonitoredValueUpdateSteps {
     const ddi = 'DxgkDdiUpdateMonitoredValues';
+    const order = this.cmpOrder();
     if (this.hardware.granularity === 'step' && args.NumFences > 0) {
       // One CMP step per OS step: the first now, each next one when the OS asks (DdiInProgress).
       const fences: number[] = [];
       for (let i = 0; i < args.NumFences; i++) fences.push(this.fence(args.NativeFenceArray[i], ddi));
-      const steps = new MonitoredValueUpdateSteps(this.core, this.hardware, this.cmpOrder(), fences, args.UpdatedValueArray.slice(0, args.NumFences));
+      const steps = new MonitoredValueUpdateSteps(this.core, this.hardware, order, fences, args.UpdatedValueArray.slice(0, args.NumFences));
       return steps.step() ? undefined : steps;
     }
+    // The same steps, each fence's in one go (no DdiInProgress to make).
     for (let i = 0; i < args.NumFences; i++) {
       const fence = this.fence(args.NativeFenceArray[i], ddi);
-      check(this.core.cmpWriteMonitoredValue(fence, args.UpdatedValueArray[i]), ddi);
-      if (this.options.monitoredValueBarrier) this.core.cmpBarrier();
-      const current = this.core.cmpReadCurrentValue(fence);
-      if (check(this.core.cmpMonitoredValueCheck(0, fence, current), ddi) === 1) this.hardware.raise(0);
+      const value = args.UpdatedValueArray[i];
+      let current = 0n;
+      for (let k = 0; k < order.length; k++) current = cmpStep(this.core, this.hardware, order[k], fence, value, current);
     }
   }
 
   /** The CMP's steps for one fence in DxgkDdiUpdateMonitoredValues, in order (NF-11; a driver that extends this one may change it). */
-  protected cmpOrder(): CmpStep[] {
-    return this.options.monitoredValueBarrier ? ['write-monitored-value', 'barrier', 'read-current-value', 'check'] : ['write-monitored-value', 'read-current-value', 'check'];
+  protected cmpOrder(): readonly CmpStep[] {
+    return this.options.monitoredValueBarrier ? CMP_ORDER : CMP_ORDER_WITHOUT_BARRIER;
   }
 
   createHwQueue(args: DXGKARG_CREATEHWQUEUE): { hHwQueue: number } {
@@ -595,7 +596,7 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
   }
 }
 
-export { MonitoredValueUpdateSteps, type CmpStep };
+export { MonitoredValueUpdateSteps, CMP_ORDER, type CmpStep };
 
 /**
  * The user-mode half of the reference driver module: user-mode submission.

@@ -62,7 +62,7 @@ export const DRIVER_VARIANTS: ReadonlySet<Variant> = new Set(['read-first', 'rea
 
 /** The reference driver with its CMP's CurrentValue read moved before the MonitoredValue write (variant read-first). */
 class ReadFirstDriver extends ReferenceDriver {
-  protected override cmpOrder(): CmpStep[] { return ['read-current-value', 'write-monitored-value', 'barrier', 'check']; }
+  protected override cmpOrder(): readonly CmpStep[] { return ['read-current-value', 'write-monitored-value', 'barrier', 'check']; }
 }
 
 /** The reference driver ignoring NotificationOnly: its run list is not rescanned when another adapter signalled (variant skip-notification-rescan). */
