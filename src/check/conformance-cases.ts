@@ -468,8 +468,9 @@ expect:
   },
   {
     // Log buffers recreated part-way (LOG-03) and written past their 84 entries (LOG-05's wrap, twice): 100 signals,
-    // the OS recreates the signal and wait logs, 100 more signals; a second queue's GPU waits fill its wait log.
-    name: 'log-recreate-and-overrun', targets: ['LOG-03', 'LOG-05', 'LOG-04', 'LOG-06'], endState: { values: 'NF-05', waits: 'NF-10' },
+    // the OS recreates the signal and wait logs, 100 more signals; a second queue's GPU waits fill its wait log,
+    // one of them already satisfied when it is submitted (it still runs and logs: NF-06).
+    name: 'log-recreate-and-overrun', targets: ['LOG-03', 'LOG-05', 'LOG-04', 'LOG-06', 'NF-06'], endState: { values: 'NF-05', waits: 'NF-10' },
     text: `name: log-recreate-and-overrun
 machine: { adapters: [ { name: gpu0, engines: 2 } ] }
 processes: [ { name: app } ]
@@ -493,7 +494,7 @@ threads:
       - recreateLogBuffer: { queue: A, log: signals }
       - recreateLogBuffer: { queue: B, log: waits }
       - submit: { queue: A, commands: [ ${values32(100, 101).map((v) => `{ signal: { fence: F, value: ${v} } }`).join(', ')} ] }
-      - submit: { queue: B, commands: [ { wait: { fence: F, value: 200 } }, { signal: { fence: G, value: 2 } } ] }
+      - submit: { queue: B, commands: [ { wait: { fence: F, value: 100 } }, { wait: { fence: F, value: 200 } }, { signal: { fence: G, value: 2 } } ] }
       - wait: { id: g2, fences: [G], values: [2], timeoutNs: 1000000 }
 expect:
   fences: { F: 200, G: 2 }

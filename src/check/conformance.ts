@@ -247,7 +247,9 @@ export async function runConformance(module: DriverModule, options: ConformanceO
     let reason = judgedElsewhere;
     if (status === 'not-reached') {
       const aimed = cases.filter((c) => c.targets.includes(rule.rule) && c.outcome !== 'finished');
+      const first = [...new Set(cases.flatMap((c) => c.violations.map((x) => x.rule)))];
       reason = `no case reached ${rule.reachedBy}${aimed.length ? `; ${aimed.map((c) => `"${c.name}" (aimed at it) was stopped by ${c.stoppedBy ?? `an error: ${c.error}`}`).join('; ')}` : ''}`
+        + (first.length ? `; ${first.join(', ')} broke first (what a violation leaves behind is not judged further)` : '')
         + (judgedElsewhere ? ` (${judgedElsewhere})` : '');
     }
     return {
