@@ -8,8 +8,11 @@ export type { GpuRewind } from './os/gpu-rewind.js';
 // The contract checker (opt-in: createMachine({ observers: [new ContractChecker()] })). The conformance suite that runs
 // it over the built-in scenarios, runConformance, parses YAML: it is in the `wddm-fence/scenario` entry.
 export { ContractChecker, createContractChecker, CONTRACT_RULES } from './check/contract.js';
-export type { Violation } from './check/contract.js';
-export type { ConformanceOptions, ConformanceReport, RequirementResult } from './check/conformance.js';
+export type { Violation, ContractRule } from './check/contract.js';
+export { REQUIREMENTS } from './check/requirements.js';
+export type { Requirement } from './check/requirements.js';
+export type { ConformanceOptions, ConformanceReport, RequirementResult, RequirementStatus, CaseResult } from './check/conformance.js';
+export type { UserModeSubmission } from './port/driver-port.js';
 export type { MachineObserver, BuiltAdapter } from './machine/machine.js';
 export type { GpuFirmware, InterruptPhase } from './gpu/hardware.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './machine/faults.js';

@@ -2,8 +2,8 @@
 // suite that runs the built-in ones. Both parse YAML and check schemas (yaml, ajv), which the
 // library bundle (src/index.ts, dependency-free) leaves out.
 export * from './scenario-files/index.js';
-export { runConformance } from './check/conformance.js';
-export type { ConformanceOptions, ConformanceReport, RequirementResult, Violation } from './check/conformance.js';
+export { runConformance, failedCases } from './check/conformance.js';
+export type { ConformanceOptions, ConformanceReport, RequirementResult, RequirementStatus, CaseResult, Violation } from './check/conformance.js';
 // The race explorer over a scenario file (src/explore/scenario-world.ts): its model, and the searches from this
 // same bundle (a model from one bundle and a search from another would each have their own copies of the
 // model's classes, which a search tells apart by class).

@@ -10,6 +10,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runCli } from '../src/cli/main.js';
 import { conformanceJson, conformanceJunit, conformanceText, passedVerdict, xmlText } from '../src/cli/check-driver.js';
 import type { ConformanceReport } from '../src/check/conformance.js';
+import { REQUIREMENTS, REQUIREMENT_RANGES } from '../src/check/requirements.js';
+import { CONTRACT_RULES } from '../src/check/contract.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bundle = pathToFileURL(join(root, 'dist', 'wddm-fence.js')).href;
@@ -49,68 +51,115 @@ function xmlProblem(xml: string): string | undefined {
 }
 
 /** A report as the suite returns one: the input of the formatters (the suite's own output is checked further down). */
+const VIOLATION = { rule: 'NF-11', adapter: 'gpu0', where: 'DxgkDdiUpdateMonitoredValues', timeNs: 12_345n, traceIndex: 45,
+  expected: 'MonitoredValue <written> & "visible" before CurrentValue is read', actual: "still in the write buffer ('barrier' missing)\u0001", fatal: true };
 const REPORT: ConformanceReport = {
   driver: 'mine',
   seed: 7,
   results: [
-    { requirement: 'CAP-02', status: 'passed', cases: ['start-device (CAP-02)', 'scenario: demo'], violations: 0 },
-    {
-      requirement: 'NF-11', status: 'violated', cases: ['scenario: demo'], violations: 3,
-      firstViolation: { rule: 'NF-11', adapter: 'gpu0', where: 'DxgkDdiUpdateMonitoredValues', timeNs: 12_345n, traceIndex: 45,
-        expected: 'MonitoredValue <written> & "visible" before CurrentValue is read', actual: "still in the write buffer ('barrier' missing)\u0001", fatal: true },
-    },
-    { requirement: 'LOG-07', status: 'not-exercised', cases: [], violations: 0 },
+    { requirement: 'CAP-01', summary: 'caps', driverFacing: false, status: 'not-driver-facing', evaluations: 0, cases: [], reason: 'the OS builds the adapter', violations: 0 },
+    { requirement: 'CAP-02', summary: 'ask', driverFacing: true, judgedBy: 'CAP-02', checks: 'asked first', status: 'passed', evaluations: 42, cases: ['start-device (CAP-02 NF-01)', 'scenario: demo'], violations: 0 },
+    { requirement: 'NF-02', summary: 'mv', driverFacing: true, judgedBy: 'NF-11', checks: 'order', status: 'violated', evaluations: 9, cases: ['scenario: demo'], reason: 'judged by NF-11', violations: 3, firstViolation: VIOLATION },
+    { requirement: 'NF-11', summary: 'order', driverFacing: true, judgedBy: 'NF-11', checks: 'order', status: 'violated', evaluations: 9, cases: ['scenario: demo'], violations: 3, firstViolation: VIOLATION },
+    { requirement: 'LOG-07', summary: 'time', driverFacing: true, judgedBy: 'LOG-07', checks: 'timestamps', status: 'not-reached', evaluations: 0, cases: [], reason: 'no case reached a log read', violations: 0 },
   ],
   cases: [
-    { name: 'start-device (CAP-02)', violations: [] },
-    { name: 'scenario: demo', violations: [] },
-    { name: 'targeted: x', violations: [], error: 'the run stopped <here> & there' },
+    { name: 'start-device (CAP-02 NF-01)', targets: ['CAP-02'], violations: [], evaluations: { 'CAP-02': 1 }, outcome: 'finished' },
+    { name: 'scenario: demo', targets: [], violations: [VIOLATION], evaluations: { 'CAP-02': 41, 'NF-11': 9 }, outcome: 'stopped', stoppedBy: 'a bug check (NF-11) on gpu0', explained: true },
+    { name: 'targeted: x', targets: ['LOG-07'], violations: [], evaluations: {}, outcome: 'error', error: 'the run stopped <here> & there' },
+    { name: 'targeted: y', targets: [], violations: [], evaluations: {}, outcome: 'stopped', stoppedBy: 'a bug check (DRIVER_FAULT: it threw) on gpu0', explained: false },
   ],
   passed: false,
 };
-REPORT.cases[1].violations.push(REPORT.results[1].firstViolation!);
 
 describe('check-driver output', () => {
-  it('NF-11 the table: each requirement passed / VIOLATED / not exercised, the first violation in full, the cases that did not finish, the seed to replay', () => {
+  it('NF-11 the table: every requirement passed / VIOLATED / not reached (why) / not driver-facing, evaluations, the first violation in full, the stopped and unfinished cases, the seed to replay', () => {
     const text = conformanceText(REPORT, 'my driver/driver.mjs');
     const lines = text.split('\n');
     expect(lines[0]).toBe('wddm-fence check-driver: driver "mine" from my driver/driver.mjs, seed 7');
-    expect(text).toMatch(/^requirement {2}result {9}violations {2}exercised by$/m);
-    expect(text).toMatch(/^CAP-02 {7}passed {18}0 {2}2 cases$/m);
-    expect(text).toMatch(/^NF-11 {8}VIOLATED {16}3 {2}1 case$/m);
+    expect(text).toMatch(/^requirement {2}result {13}evaluations {2}violations {2}cases$/m);
+    expect(text).toMatch(/^CAP-01 {7}not driver-facing$/m);
+    expect(text).toMatch(/^CAP-02 {7}passed {22}42 {11}0 {2}2$/m);
+    expect(text).toMatch(/^NF-02 {8}VIOLATED \(NF-11\) {13}9 {11}3 {2}1$/m);
+    expect(text).toMatch(/^NF-11 {8}VIOLATED {21}9 {11}3 {2}1$/m);
     expect(text).toContain('    first: in "scenario: demo", adapter gpu0, at DxgkDdiUpdateMonitoredValues, 12345 ns, trace #45 (fatal: that adapter was bug-checked)');
+    expect(text.split('    first: ').length).toBe(2); // once: NF-02's row mirrors NF-11's
     expect(text).toContain('      expected: MonitoredValue <written> & "visible" before CurrentValue is read');
-    expect(text).toMatch(/^LOG-07 {7}not exercised {11}0 {2}no case$/m);
+    expect(text).toMatch(/^LOG-07 {7}not reached {18}0 {11}0 {2}0\n {4}why: no case reached a log read$/m);
+    expect(text).toContain('cases stopped (2; the rest ran on):\n  stopped by a bug check (NF-11) on gpu0 in case "scenario: demo"\n  stopped by a bug check (DRIVER_FAULT: it threw) on gpu0 in case "targeted: y" (no rule explains it: the case failed)');
     expect(text).toContain('cases that did not finish (1):\n  targeted: x: the run stopped <here> & there');
-    expect(text).toContain('FAIL: 1 passed, 1 violated, 1 not exercised (of 3 requirements); 1 case did not finish');
+    expect(text).toContain('FAIL: 1 passed, 1 violated, 1 not reached (of 3 rules); 2 cases failed');
+    expect(text).toContain('requirements: 5 (4 driver-facing, 1 of them judged by another\'s rule; 1 not: check-driver --list-rules says why)');
     expect(text).toContain("replay: wddm-fence check-driver 'my driver/driver.mjs' --seed 7");
     expect(passedVerdict(REPORT)).toBe(false);
-    expect(passedVerdict({ ...REPORT, results: [REPORT.results[0], REPORT.results[2]], cases: REPORT.cases.slice(0, 1), passed: true })).toBe(true);
+    const clean = { ...REPORT, results: [REPORT.results[0], REPORT.results[1], REPORT.results[4]], cases: REPORT.cases.slice(0, 1), passed: true };
+    expect(passedVerdict(clean)).toBe(true);
+    // a stop a violation explains does not fail a case by itself; one no rule explains does
+    expect(passedVerdict({ ...clean, cases: [REPORT.cases[1]] })).toBe(true);
+    expect(passedVerdict({ ...clean, cases: [REPORT.cases[3]] })).toBe(false);
   });
 
   it('NF-11 --json is the report itself, 64-bit times as strings', () => {
     const parsed = JSON.parse(conformanceJson(REPORT));
-    expect(parsed.results[1].firstViolation.timeNs).toBe('12345');
+    expect(parsed.results[2].firstViolation.timeNs).toBe('12345');
     expect(parsed).toEqual(JSON.parse(JSON.stringify(REPORT, (_k, v) => (typeof v === 'bigint' ? String(v) : v))));
   });
 
-  it('NF-11 --junit: valid XML, one testcase per requirement (failure with the first violation, skipped when not exercised), an error per unfinished case, everything escaped', () => {
+  it('NF-11 --junit: valid XML, one testcase per requirement (failure with the first violation, skipped with the reason), an error per failed case, everything escaped', () => {
     const xml = conformanceJunit(REPORT, 'a&b.mjs');
     expect(xmlProblem(xml)).toBeUndefined();
-    expect(xml).toContain('<testsuites name="wddm-fence check-driver: mine" tests="4" failures="1" errors="1" skipped="1">');
+    expect(xml).toContain('<testsuites name="wddm-fence check-driver: mine" tests="7" failures="2" errors="2" skipped="2">');
     expect(xml).toContain('<property name="seed" value="7"/>');
     expect(xml).toContain('<property name="file" value="a&amp;b.mjs"/>');
-    expect(xml.match(/<testcase /g)).toHaveLength(4);
+    expect(xml.match(/<testcase /g)).toHaveLength(7);
     expect(xml).toContain('<testcase classname="wddm-fence.check-driver.mine" name="CAP-02"/>');
     expect(xml).toContain('<failure type="NF-11" message="NF-11 violated at DxgkDdiUpdateMonitoredValues: expected MonitoredValue &lt;written&gt; &amp; &quot;visible&quot; before CurrentValue is read; actual still in the write buffer (&apos;barrier&apos; missing)\uFFFD">');
     expect(xml).toContain('3 violations in all</failure>');
-    expect(xml).toContain('<skipped message="not exercised by any case"/>');
-    expect(xml).toContain('name="case did not finish: targeted: x">\n      <error message="the run stopped &lt;here&gt; &amp; there"/>');
+    expect(xml).toContain('<skipped message="not reached: no case reached a log read"/>');
+    expect(xml).toContain('<skipped message="not driver-facing: the OS builds the adapter"/>');
+    expect(xml).toContain('name="case failed: targeted: x">\n      <error message="the run stopped &lt;here&gt; &amp; there"/>');
+    expect(xml).toContain('name="case failed: targeted: y">\n      <error message="stopped by a bug check (DRIVER_FAULT: it threw) on gpu0"/>');
     expect(xml).not.toContain('\u0001');
     // the checker itself catches what it is for
     expect(xmlProblem(xml.replace('&amp;b', '&b'))).toMatch(/raw "&"/);
     expect(xmlProblem(xml.replace('</testsuite>', ''))).toMatch(/closes the wrong element/);
     expect(xmlText('<a & "b">\u0000\uFFFF')).toBe('&lt;a &amp; &quot;b&quot;&gt;\uFFFD\uFFFD');
+  });
+});
+
+describe('check-driver --list-rules: the coverage table', () => {
+  it('CAP-01 every requirement ID of the list (62: CAP 4, NF 20, INT 6, XA 7, LOG 10, MF 7, VM 8) in order, driver-facing with its rule or not with the reason; runs nothing', async () => {
+    expect(REQUIREMENTS.map((r) => r.id)).toEqual(REQUIREMENT_RANGES.flatMap(([prefix, n]) => Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(2, '0')}`)));
+    expect(REQUIREMENTS).toHaveLength(62);
+    for (const r of REQUIREMENTS) {
+      if (r.driverFacing) expect(CONTRACT_RULES.some((x) => x.rule === r.judgedBy), r.id).toBe(true);
+      else expect(r.reason?.length ?? 0, r.id).toBeGreaterThan(10);
+      if (r.judgedBy && r.judgedBy !== r.id) expect(r.reason, r.id).toBeTruthy();
+    }
+    // every rule is some requirement's own
+    for (const rule of CONTRACT_RULES) expect(REQUIREMENTS.find((r) => r.id === rule.rule)?.judgedBy, rule.rule).toBe(rule.rule);
+    const text = await cli('check-driver', '--list-rules');
+    expect(text.code).toBe(0);
+    for (const r of REQUIREMENTS) expect(text.stdout, r.id).toMatch(new RegExp(`^${r.id} +${r.driverFacing ? 'yes' : 'no'} +\\S`, 'm'));
+    expect(text.stdout).toMatch(/^NF-02 +yes +judged by NF-09's rule: /m);
+    expect(text.stdout).toMatch(/^VM-03 +no +not driver-facing: /m);
+    expect(text.stdout).toMatch(/^62 requirements: 30 driver-facing \(25 rules, 1 of them judging the OS\), 32 not$/m);
+    const json = await cli('check-driver', '--list-rules', '--json');
+    expect(json.code).toBe(0);
+    const rows = JSON.parse(json.stdout) as { requirement: string; driverFacing: boolean; judgedBy?: string; reason?: string }[];
+    expect(rows.map((r) => r.requirement)).toEqual(REQUIREMENTS.map((r) => r.id));
+    expect(rows.find((r) => r.requirement === 'NF-11')).toMatchObject({ driverFacing: true, judgedBy: 'NF-11', fatal: false });
+    expect(await cli('check-driver', '--list-rules', 'x.mjs')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--list-rules runs nothing/) });
+  });
+
+  it('CAP-01 docs/DRIVERS.md has the same table: every ID, driver-facing or not as the code says', () => {
+    const doc = readFileSync(join(root, 'docs', 'DRIVERS.md'), 'utf8');
+    for (const r of REQUIREMENTS) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| ${r.id} |`));
+      expect(row, r.id).toBeDefined();
+      const cells = row!.split('|').map((c) => c.trim());
+      expect(cells[2], r.id).toBe(r.driverFacing ? (r.judgedBy === r.id ? 'yes' : `yes (${r.judgedBy}'s rule)`) : r.judgedBy ? 'no (its rule judges the OS)' : 'no');
+    }
   });
 });
 
@@ -185,7 +234,7 @@ export function createDriver(context) { return new NoStart(context.hardware, con
     expect(r.stderr).toBe(`wddm-fence: JUnit report written to ${junit}\n`);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^wddm-fence check-driver: driver "reference" from .*reference\.mjs, seed 3$/m);
-    expect(r.stdout).toMatch(/^NF-11 +passed +0 +\d+ cases?$/m);
+    expect(r.stdout).toMatch(/^NF-11 +passed +[1-9]\d* +0 +\d+$/m);
     expect(r.stdout).not.toMatch(/VIOLATED|did not finish/);
     expect(r.stdout).toMatch(/^PASS: \d+ passed, 0 violated/m);
     expect(r.stdout).toMatch(/^replay: wddm-fence check-driver .*reference\.mjs --seed 3$/m);
@@ -203,14 +252,14 @@ export const name = 'no-barrier';
 export function createDriver(context) { return new ReferenceDriver(context.hardware, context.core, { ...context.options, monitoredValueBarrier: false }); }\n`);
     const r = await cli('check-driver', noBarrier);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^NF-11 +VIOLATED +[1-9]\d* +\d+ cases?$/m);
+    expect(r.stdout).toMatch(/^NF-11 +VIOLATED +\d+ +[1-9]\d* +\d+$/m);
     expect(r.stdout).toMatch(/^ {4}first: in ".*", adapter \S+, at .*, \d+ ns, trace #\d+/m);
     expect(r.stdout).toMatch(/^FAIL: /m);
   });
 });
 
 describe('check-driver on the broken drivers', () => {
-  it('CAP-01 every driver in examples/drivers/broken/ exits 1 naming exactly the rule its header expects', async () => {
+  it('CAP-01 every driver in examples/drivers/broken/ exits 1 naming exactly the rule its header expects; every one in examples/drivers/legal/ exits 0', async () => {
     const folder = join(root, 'examples', 'drivers', 'broken');
     const files = readdirSync(folder).filter((f) => f.endsWith('.mjs')).sort();
     expect(files.length).toBeGreaterThanOrEqual(10);
@@ -218,8 +267,14 @@ describe('check-driver on the broken drivers', () => {
       const rule = /^\/\/ Expected rule: ([A-Z]+-\d+)/m.exec(readFileSync(join(folder, name), 'utf8'))?.[1];
       const r = await cli('check-driver', join(folder, name));
       expect(r.code, name).toBe(1);
-      expect([...r.stdout.matchAll(/^(\S+) +VIOLATED /gm)].map((m) => m[1]), name).toEqual([rule]);
-      expect(r.stdout, name).toMatch(new RegExp(`^${rule} +VIOLATED +\\d+ +\\d+ cases?\\n {4}first: in "`, 'm'));
+      expect([...r.stdout.matchAll(/^(\S+) +VIOLATED +\d/gm)].map((m) => m[1]), name).toEqual([rule]);
+      expect(r.stdout, name).toMatch(new RegExp(`^${rule} +VIOLATED +\\d+ +\\d+ +\\d+\\n {4}first: in "`, 'm'));
+    }
+    const legal = join(root, 'examples', 'drivers', 'legal');
+    for (const name of readdirSync(legal).filter((f) => f.endsWith('.mjs'))) {
+      const r = await cli('check-driver', join(legal, name));
+      expect(r.code, name).toBe(0);
+      expect(r.stdout, name).toMatch(/^PASS: \d+ passed, 0 violated/m);
     }
   });
 });

@@ -141,8 +141,11 @@ describe('the npm package', () => {
     // explorer over scenario files (scenario-world, the World interface, variants, the OS's log-read/notify steps: 172 KB in
     // dist/scenario.js, which now carries the explorer's searches beside its models, 87 KB in dist/cli.js, 44 KB in
     // dist/wddm-fence.js, 105 KB of sources, 26 KB of declarations, 37 KB of docs and scenarios; main f908d6c 6.390 MB,
-    // the branch on it 6.862 MB).
-    expect(packed!.unpackedSize).toBeLessThan(6_875_000);
+    // the branch on it 6.862 MB); 6.875 MB before issue 28's checker (sixteen more rules, the coverage table of every
+    // requirement ID, the targeted cases, the unwatched pass and the NF-11 driver-alone probe: the code in each of the three
+    // bundles, its sources, declarations, the mutation report script and docs/DRIVERS.md's table and survivors: the branch on
+    // main f908d6c measured 6.838 MB, 0.45 MB over it).
+    expect(packed!.unpackedSize).toBeLessThan(7_400_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -2,6 +2,9 @@
 // written as code, each aimed at rules the built-in scenarios reach little or not at all (the
 // rules are in its `targets`; a rule not reached says which aimed case did not get there).
 //
+// Why this file is long: it is the cases themselves, each a scenario file's text with the comment
+// saying what it is for; one file keeps them in the order the suite runs them.
+//
 // A case judges the end state the contract fixes (fence values, wait outcomes, what a reset left)
 // through its scenario's `expect`, under the rules in its `endState`; counters a legal driver may
 // change (interrupts, scans, log counters) are never judged (conformance.ts JUDGED_EXPECTATIONS).

@@ -88,7 +88,7 @@ export interface ConformanceReport {
 }
 
 /** The expectations of a scenario a conformance case judges: end states the contract fixes. Counters, interrupt counts and times are not. */
-function judgedRule(e: ExpectationResult, rules: EndStateRules): string | undefined {
+export function judgedExpectation(e: Pick<ExpectationResult, 'path' | 'description'>, rules: EndStateRules): string | undefined {
   if (e.path.startsWith('expect.fences.')) return rules.values;
   if (/^expect\.waits\.[^.]+$/.test(e.path) || e.path.startsWith('expect.threads.') || e.path.startsWith('expect.blockedQueues.')) return rules.waits;
   if (e.path === 'expect.stuck' || e.path === 'expect.deadlock') return rules.waits;
@@ -207,7 +207,7 @@ export async function runConformance(module: DriverModule, options: ConformanceO
     try {
       const result = await runScenario(c.scenario, { seed, driverModule: checked, observers: [checker] });
       for (const e of result.expectations) {
-        const rule = judgedRule(e, c.endState);
+        const rule = judgedExpectation(e, c.endState);
         if (rule) session.judge(rule, e.ok, `the end of the case (${e.path === '(implicit)' ? e.description : e.path})`, `${e.description}: ${e.expected}`, e.actual);
       }
     } catch (error) {

@@ -27,6 +27,10 @@
 // are skipped; a log found out of step is not judged again; and NF-10's lost
 // wakeup is reported only when nothing else was.
 //
+// Why this file is long: each rule is a few lines, but the rules share the checker's records of
+// each adapter (its fences, logs, user-mode submissions, command buffers, the ISR in progress, the
+// last reset); split by rule, every part would reach into the others' records.
+//
 // The rules and what each one observes are in CONTRACT_RULES (src/check/README.md
 // has the table; docs/DRIVERS.md says what the checker cannot see; docs/ARCHITECTURE.md
 // "The contract checker" the design and the NF-19 decision for GPU signals below CurrentValue).
@@ -67,7 +71,7 @@ export interface ContractRule {
   readonly judgesOs?: boolean;
 }
 
-/** Every rule the checker enforces (src/check/README.md has the same table). */
+/** Every rule the checker enforces, in the requirement list's order (src/check/README.md has the same table). */
 export const CONTRACT_RULES: readonly ContractRule[] = [
   { rule: 'CAP-02', checks: 'DxgkDdiStartDevice advertising NativeGpuFence asked first (IsFeatureEnabled, then QueryFeatureInterface) and was answered Enabled: a driver honours the OS\'s answer', reachedBy: 'an adapter start', fatal: false },
   { rule: 'CAP-03', checks: 'DxgkDdiQueryAdapterInfo(NATIVE_FENCE_CAPS) returns the native fence caps DxgkDdiStartDevice returned (the ones the adapter was built from)', reachedBy: 'user mode querying NATIVE_FENCE_CAPS', fatal: false },
@@ -82,9 +86,6 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
   { rule: 'NF-18', checks: 'after DxgkDdiUpdateCurrentValuesFromCpu with NotificationOnly: no CurrentValue written, and the run list rescanned', reachedBy: 'a cross-adapter fence signalled on another adapter', fatal: false },
   { rule: 'NF-19', checks: 'each GPU signal: it does not move CurrentValue below the value it overwrote (no GPU signal carries AllowFenceRewind)', reachedBy: 'a GPU signal', fatal: false },
   { rule: 'NF-20', checks: 'across a reset (DxgkDdiResetFromTimeout, DxgkDdiRestartFromTimeout, the OS\'s UINT64_MAX signals): a NoSignalMaxValueOnTdr fence keeps its value, and no work queued or in flight before the reset executes after it', reachedBy: 'a device removal or TDR', fatal: false },
-  { rule: 'MF-04', checks: 'each monitored fence write the GPU executes is followed by DxgkCbNotifyMonitoredFenceSignaled from the ISR of its engine', reachedBy: 'a fence-write command of a kernel-mode context', fatal: false },
-  { rule: 'MF-06', checks: 'each command buffer DxgkDdiSubmitCommand accepted is reported completed once (DxgkCbNotifyDmaCompleted with its SubmissionFenceId), and none that was not submitted', reachedBy: 'a command buffer of a kernel-mode context', fatal: false },
-  { rule: 'MF-07', checks: 'each monitored fence write: the fence holds the value (its low 32 bits when the driver advertised No64BitAtomics)', reachedBy: 'a fence-write command', fatal: false },
   { rule: 'INT-01', checks: 'each native fence signaled interrupt with a list: it lists every live fence whose GPU signal raised it', reachedBy: 'an interrupt with a list raised by GPU signals', fatal: false },
   { rule: 'INT-03', checks: 'each native fence signaled interrupt: no listed handle is a destroyed (or unknown) fence', reachedBy: 'an interrupt with a list', fatal: true },
   { rule: 'INT-05', checks: 'each optimized interrupt (no list) naming a hardware queue: every GPU signal that raised it came from that queue (else it must name none)', reachedBy: 'an optimized interrupt (OptimizedNativeFenceSignaledInterrupt advertised) naming a queue', fatal: false },
@@ -94,6 +95,9 @@ export const CONTRACT_RULES: readonly ContractRule[] = [
   { rule: 'LOG-05', checks: 'each time a log\'s FirstFreeEntryIndex wraps to 0, its WraparoundCount goes up by one (so a reader can tell an overrun)', reachedBy: 'more GPU operations on one log than it has entries', fatal: false },
   { rule: 'LOG-06', checks: 'when DxgkDdiUpdateNativeFenceLogs returns, no log entry of the queues it names is still in a write buffer', reachedBy: 'a log read (DxgkDdiUpdateNativeFenceLogs)', fatal: false },
   { rule: 'LOG-07', checks: 'each log entry read: its end timestamp is not below the last non-zero one of that log', reachedBy: 'a log read after GPU operations', fatal: false },
+  { rule: 'MF-04', checks: 'each monitored fence write the GPU executes is followed by DxgkCbNotifyMonitoredFenceSignaled from the ISR of its engine', reachedBy: 'a fence-write command of a kernel-mode context', fatal: false },
+  { rule: 'MF-06', checks: 'each command buffer DxgkDdiSubmitCommand accepted is reported completed once (DxgkCbNotifyDmaCompleted with its SubmissionFenceId), and none that was not submitted', reachedBy: 'a command buffer of a kernel-mode context', fatal: false },
+  { rule: 'MF-07', checks: 'each monitored fence write: the fence holds the value (its low 32 bits when the driver advertised No64BitAtomics)', reachedBy: 'a fence-write command', fatal: false },
 ];
 
 const signalWhere = (step: StepRecord) => `GPU signal (${step.queue.label}, value ${step.value})`;
