@@ -104,6 +104,36 @@ describe('wddm-fence run', () => {
   });
 });
 
+describe('wddm-fence run --check', () => {
+  const examples = join(__dirname, '..', 'examples', 'drivers');
+  it('NF-11 run --check attaches the contract checker: the reference driver passes (exit 0, the rules evaluated); a broken driver module named by the file fails with its rule, where and when (exit 1), in text and JSON', () => {
+    const ok = cli('run', 'demo', '--check', '--quiet');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^contract checker \(--check\): 0 violations; \d+ rules evaluated \(CAP-02 ×1, /m);
+    expect(ok.stdout).toContain('PASSED: every expectation holds, no contract violation');
+    // The same scenario with a driver whose UpdateMonitoredValues has no barrier (examples/drivers/broken/skips-barrier.mjs)
+    const text = cli('show', 'demo').stdout.replace('    - name: gpu0\n', `    - name: gpu0\n      driver: ${JSON.stringify(join(examples, 'broken', 'skips-barrier.mjs'))}\n`);
+    const scenario = file('demo-skips-barrier.yaml', text);
+    const bad = cli('run', scenario, '--check', '--quiet');
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/^contract checker \(--check\): 1 violation of NF-11; /m);
+    expect(bad.stdout).toMatch(/^ {2}NF-11 at DxgkDdiUpdateMonitoredValues, adapter gpu0, \d+ ns, trace #\d+\n {4}expected: the CMP's MonitoredValue write reaches memory/m);
+    expect(bad.stdout).toMatch(/^FAILED: .*1 contract violation \(--check\)$/m);
+    const json = cli('run', scenario, '--check', '--json');
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout);
+    expect(report.passed).toBe(false);
+    expect(report.contract.violations.map((v: { rule: string }) => v.rule)).toEqual(['NF-11']);
+    expect(report.contract.evaluations['NF-11']).toBeGreaterThan(0);
+    expect(json.stderr).toMatch(/^FAIL contract NF-11 at DxgkDdiUpdateMonitoredValues \(gpu0\): /m);
+    // without --check the run reports what the OS sees, named for what it counts
+    const plain = cli('run', scenario, '--quiet');
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).not.toContain('contract checker');
+    expect(plain.stdout).toMatch(/FAIL 0 lost wake-ups or OS-detected faults: expected 0, got 1 \(lost wake-up: app:presenter still waits for frameConsumed >= 3/);
+  });
+});
+
 describe('wddm-fence run: invalid input exits 2 and nothing runs', () => {
   it('cli run exits 2 for malformed YAML with the line', () => {
     const p = file('malformed.yaml', 'name: x\nmachine:\n  adapters: [ { name: gpu0 }\n  processes: 1\n');

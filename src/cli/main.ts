@@ -2,7 +2,7 @@
 // bin entry (src/cli.ts) hands it the process's streams; tests call it
 // in-process with their own.
 //
-//   wddm-fence run FILE|NAME [--json] [--timeline out.json] [--trace-events out.jsonl] [--seed N] [--quiet]
+//   wddm-fence run FILE|NAME [--json] [--timeline out.json] [--trace-events out.jsonl] [--seed N] [--quiet] [--check]
 //   wddm-fence list [--all]
 //   wddm-fence show NAME
 //   wddm-fence schema
@@ -44,6 +44,7 @@ import { parseArguments, ArgumentError, type OptionSpec } from './args.js';
 import { tableCommand, compareCommand, TableUsage, TABLE_HELP, COMPARE_HELP } from './tables.js';
 import { runningPackage } from '../driver/resolve-hook.js';
 import { InputError, UsageError, codeOf, exists, loadScenario } from './scenario-input.js';
+import { ContractChecker } from '../check/contract.js';
 import type { SwarmJob, SwarmTally } from '../explore/swarm.js';
 
 /** Where the command writes. */
@@ -92,9 +93,13 @@ Runs a scenario and prints its trace, a summary and each expectation.
                     stream every trace event to OUT.jsonl as it happens (one JSON object per
                     line); memory keeps only the newest machine.limits.traceEvents of them
   --quiet           print no trace, only the summary and expectations
+  --check           judge the run with the contract checker too: every driver of the
+                    scenario against the rules of check-driver (docs/DRIVERS.md); each
+                    violation is listed by rule, and one fails the run
   --help            this text
-Exit codes: 0 every expectation holds, 1 an expectation failed, 2 invalid input (or a
-run stopped by the model's bounds). Under --json, errors are a JSON document on stdout too.
+Exit codes: 0 every expectation holds (and, with --check, no contract violation), 1 an
+expectation failed or a contract violation, 2 invalid input (or a run stopped by the
+model's bounds). Under --json, errors are a JSON document on stdout too.
 A run that ends with a queue blocked, a CPU waiter pending or a CPU thread unfinished
 fails (the summary's STUCK section names each one, and any deadlock cycle) unless the
 file sets expect.stuck or expect.deadlock.
@@ -113,7 +118,7 @@ Prints a built-in scenario file (YAML), to copy and edit:
 
 Prints the JSON Schema that scenario files are checked against (for editors).
 `,
-  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--timeline OUT.json] [--trace-events OUT.jsonl]
+  demo: `usage: wddm-fence demo [--seed N] [--json] [--quiet] [--check] [--timeline OUT.json] [--trace-events OUT.jsonl]
 
 Runs the built-in demo scenario (as: wddm-fence run demo, with the same options), then
 counts the same kind of workload on monitored fences + kernel-mode contexts and on
@@ -137,7 +142,7 @@ const SEED: OptionSpec = { type: 'string', value: 'N' };
 const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h' };
 const RUN_OPTIONS = {
   seed: SEED, json: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' },
-  timeline: { type: 'string', value: 'OUT.json' }, 'trace-events': { type: 'string', value: 'OUT.jsonl' }, help: HELP_OPTION,
+  timeline: { type: 'string', value: 'OUT.json' }, 'trace-events': { type: 'string', value: 'OUT.jsonl' }, check: { type: 'boolean' }, help: HELP_OPTION,
 } as const satisfies Record<string, OptionSpec>;
 const OPTIONS: Record<string, Record<string, OptionSpec>> = {
   run: RUN_OPTIONS,
@@ -207,7 +212,7 @@ class TraceFile {
   close(): void { try { this.flush(); } finally { closeSync(this.fd); } }
 }
 
-interface RunValues { seed?: string; json?: boolean; timeline?: string; 'trace-events'?: string; quiet?: boolean }
+interface RunValues { seed?: string; json?: boolean; timeline?: string; 'trace-events'?: string; quiet?: boolean; check?: boolean }
 
 async function run(io: CliIo, target: string | undefined, values: RunValues): Promise<number> {
   if (!target) throw new UsageError('run needs a scenario file or name: wddm-fence run FILE|NAME (wddm-fence list names the built-in ones)');
@@ -232,10 +237,12 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
   }
   let progressShown = false;
   let result;
+  const checker = values.check ? new ContractChecker() : undefined;
   try {
     result = await runScenario(scenario, {
       seed,
       source,
+      ...(checker ? { observers: [checker] } : {}),
       progressEvery: 5_000,
       onProgress: io.isTTY ? ({ events, timeNs }) => { progressShown = true; io.err(`\r  ${scenario.name}: ${events} events, ${(timeNs / 1000).toFixed(1)} us virtual time`); } : undefined,
       ...(stream ? { onTraceEvent: stream.write } : {}),
@@ -247,7 +254,8 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
       io.err(`wddm-fence: ${stream.written} trace events written to ${traceFile} (JSON Lines)\n`);
     }
   }
-  io.out(values.json ? reportJson(result) : reportText(result, { trace: !values.quiet }));
+  const contract = checker ? { violations: [...checker.finish()], evaluations: Object.fromEntries(checker.evaluations) } : undefined;
+  io.out(values.json ? reportJson(result, contract) : reportText(result, { trace: !values.quiet, ...(contract ? { contract } : {}) }));
   // after the report: exporting reads the log buffers (as an interrupt would), which adds trace events
   if (timeline) {
     try { writeFileSync(timeline, chromeTraceJson(result.machine)); } catch (error) {
@@ -258,7 +266,10 @@ async function run(io: CliIo, target: string | undefined, values: RunValues): Pr
   if (!result.passed && values.json) {
     for (const e of result.expectations.filter((x) => !x.ok)) io.err(`FAIL ${e.description}: expected ${e.expected}, got ${e.actual} [${e.path}]${e.line ? ` ${source}:${e.line}:${e.column}` : ''}\n`);
   }
-  return result.passed ? 0 : 1;
+  if (contract?.violations.length && values.json) {
+    for (const v of contract.violations) io.err(`FAIL contract ${v.rule} at ${v.where} (${v.adapter}): expected ${v.expected}; actual ${v.actual}\n`);
+  }
+  return result.passed && !contract?.violations.length ? 0 : 1;
 }
 
 /** The usage text of a command named by `help COMMAND`. */

@@ -1,7 +1,7 @@
 // Scenario files: load (schema + checks), run, report, and the timeline model.
 export { parseScenario, ScenarioError, formatProblem } from './load.js';
 export type { ScenarioProblem } from './load.js';
-export { runScenario, runScenario as runScenarioFile, contractViolations } from './run.js';
+export { runScenario, runScenario as runScenarioFile, contractViolations, lostWakeupsAndOsFaults } from './run.js';
 export type { ScenarioResult, ExpectationResult, WaitRecord, RunOptions } from './run.js';
 export { builtinScenarios, runnableScenarios, findBuiltin } from './builtin.js';
 export type { BuiltinScenario } from './builtin.js';
