@@ -119,7 +119,7 @@ async function runOnce(module: DriverModule, seed: number, fences: number, signa
   const checker = new ContractChecker();
   const attach = { machineCreated: (m: unknown) => { (m as Machine).port.observe(probe); } };
   const machine = await createMachine({
-    seed, os: { rereadCurrentValue: false }, timing: { jitter: 0 },
+    seed, os: { rereadCurrentValue: false }, timing: { jitter: 0 }, limits: { eventsPerRun: 100_000 },
     adapters: [{ name: 'gpu0', engines: 1, driver: { module: probed } }], observers: [checker, attach],
   });
   machineRef = machine;

@@ -556,6 +556,86 @@ expect:
   waits: { allFour: woken, anyThree: woken, eachW: woken }
 `,
   },
+  {
+    // The cross-adapter doorbell (XA-07, opt-in) with a ring of two: signals overflow it and fall back to the interrupt
+    // path, which the driver reports (NotifyDoorbellFallback); the other adapter's GPU waits are all released (NF-18).
+    name: 'doorbell-ring-full', targets: ['NF-18'], endState: { values: 'NF-05', waits: 'NF-18' },
+    text: `name: doorbell-ring-full
+machine: { doorbell: { enabled: true, ringEntries: 2, latencyNs: 50000 }, adapters: [ { name: iGPU, integrated: true, engines: 1 }, { name: dGPU, engines: 1 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: F, process: app, adapter: dGPU, kind: native, flags: { shared: true, crossAdapter: true }, crossAdapter: [iGPU] }
+  - { name: done, process: app, adapter: iGPU, kind: native }
+queues:
+  - name: waits
+    process: app
+    adapter: iGPU
+    commands:
+${[1, 2, 3, 4, 5, 6].map((v) => `      - wait: { fence: F, value: ${v} }`).join('\n')}
+      - signal: { fence: done, value: 1 }
+  - name: signals
+    process: app
+    adapter: dGPU
+    commands:
+      - work: { durationNs: 2000 }
+${[1, 2, 3, 4, 5, 6].map((v) => `      - signal: { fence: F, value: ${v} }`).join('\n')}
+threads:
+  - { name: t, process: app, steps: [ { wait: { id: allDone, fences: [done], values: [1], timeoutNs: 1000000 } } ] }
+expect:
+  fences: { F: 6, done: 1 }
+  waits: { allDone: woken }
+  blockedQueues: { waits: false }
+`,
+  },
+  {
+    // A fence destroyed while its signal's interrupt is on its way (raised at 1.1 us, delivered at 3.1 us, destroyed
+    // at 2 us): the list must not name it (INT-03), whatever the GPU's pending list still holds.
+    name: 'destroyed-before-interrupt', targets: ['INT-03'], endState: { values: 'NF-05', waits: 'NF-10' },
+    text: `name: destroyed-before-interrupt
+machine: { timing: { jitter: 0 }, adapters: [ { name: gpu0, engines: 1 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: x, process: app, adapter: gpu0, kind: native }
+  - { name: y, process: app, adapter: gpu0, kind: native }
+queues:
+  - name: q
+    process: app
+    adapter: gpu0
+    commands:
+      - work: { durationNs: 1000 }
+      - signal: { fence: x, value: 1 }
+      - signal: { fence: y, value: 1 }
+threads:
+  - { name: waitX, process: app, steps: [ { wait: { id: x1, fences: [x], values: [1], timeoutNs: 1000000 } } ] }
+  - { name: waitY, process: app, steps: [ { wait: { id: y1, fences: [y], values: [1], timeoutNs: 1000000 } } ] }
+  - { name: destroyer, process: app, steps: [ { sleep: { durationNs: 2000 } }, { destroyFence: { fence: x } } ] }
+expect:
+  waits: { y1: woken }
+`,
+  },
+  {
+    // A kernel-mode context whose ring (8 entries) cannot take the next command buffer while one is on the engine:
+    // DxgkDdiSubmitCommand says no (false), and the OS submits it again after the completion (MF-06).
+    name: 'context-ring-full', targets: ['MF-04', 'MF-06'], endState: { values: 'MF-07', waits: 'MF-07' },
+    text: `name: context-ring-full
+machine: { adapters: [ { name: gpu0, engines: 1, limits: { ringEntries: 8 } } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: m, process: app, adapter: gpu0, kind: monitored }
+queues:
+  - { name: ctx, process: app, adapter: gpu0, kind: kernelMode, engine: 0 }
+threads:
+  - name: t
+    process: app
+    steps:
+      - submit: { queue: ctx, commands: [ { work: { durationNs: 20000 } }, { work: { durationNs: 100 } }, { work: { durationNs: 100 } }, { fenceWrite: { fence: m, value: 1 } } ] }
+      - submit: { queue: ctx, commands: [ { work: { durationNs: 100 } }, { work: { durationNs: 100 } }, { work: { durationNs: 100 } }, { fenceWrite: { fence: m, value: 2 } } ] }
+      - wait: { id: two, fences: [m], values: [2], timeoutNs: 1000000 }
+expect:
+  fences: { m: 2 }
+  waits: { two: woken }
+`,
+  },
 ];
 
 /** Cases written as code: what a scenario file cannot say. */
@@ -580,6 +660,107 @@ export const CODE_CASES: readonly CodeCase[] = [
       machine.run();
       await Promise.resolve();
       session.judge('CAP-03', status === 'SUCCESS', 'the end of the case', 'the wait on three fences of the padded adapter woken', `the wait is ${status}`);
+    },
+  },
+  {
+    // A machine cut into steps (schedule granularity 'step': the GPU's signal steps, the OS's operations and the
+    // driver's DdiInProgress of UpdateMonitoredValues each an event of their own): the same rules hold.
+    name: 'machine-in-steps', targets: ['NF-09', 'NF-11', 'LOG-04', 'INT-06'],
+    async run(session) {
+      const machine = await session.machine({ schedule: { granularity: 'step' }, adapters: [{ name: 'gpu0', engines: 2 }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const fences = [0, 1, 2].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+      const queues = [0, 1].map((engine) => app.createHwQueue({ hDevice, engine }).hHwQueue);
+      const statuses = fences.map(() => 'pending');
+      fences.forEach((f, i) => { void app.waitAsync({ objects: [f], values: [BigInt(i + 1)] }).then((r) => { statuses[i] = r.status; }); });
+      for (let round = 1; round <= 3; round++) {
+        app.submit({ hHwQueue: queues[0], commands: fences.map((f) => ({ signal: { hSyncObject: f, value: BigInt(round) } })) });
+        app.submit({ hHwQueue: queues[1], commands: [{ wait: { hSyncObject: fences[0], value: BigInt(round) } }, { work: { durationNs: 300 } }] });
+      }
+      machine.run();
+      await Promise.resolve();
+      session.judge('NF-10', statuses.every((x) => x === 'SUCCESS'), 'the end of the case', 'every waiter woken', statuses.join(', '));
+    },
+  },
+  {
+    // A GPU page fault: a ring command naming a GPU VA nothing maps (written by the user-mode half's required form,
+    // submitToHwQueue). The driver reports it (DXGK_INTERRUPT_DMA_PAGE_FAULTED), the OS resets the adapter (NF-20):
+    // every fence to UINT64_MAX, nobody hangs.
+    name: 'gpu-page-fault', targets: ['NF-20'],
+    async run(session) {
+      const machine = await session.machine({ adapters: [{ name: 'gpu0', engines: 1 }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const f = app.createNativeFence({ hDevice, flags: { shared: true } }); // pages of its own
+      const other = app.createNativeFence({ hDevice });
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      let status = 'pending';
+      void app.waitAsync({ objects: [other.hSyncObject], values: [1n] }).then((r) => { status = r.status; });
+      const queue = machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
+      machine.adapters[0].driver.userMode.submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: [
+        { op: 'work', gpuVa: 0n, value: 1000n, handle: 0 },
+        { op: 'wait', gpuVa: f.mapping.CurrentValueGpuVa + 0x10_0000n, value: 1n, handle: f.hSyncObject },
+      ] });
+      machine.run();
+      await Promise.resolve();
+      const removed = machine.trace.find({ kind: 'fault', name: 'device removed (TDR)' }).length === 1;
+      session.judge('NF-20', removed && status === 'SUCCESS', 'the end of the case', 'the page fault reported, the adapter reset, the waiter woken (UINT64_MAX)',
+        `${removed ? 'reset' : 'no reset'}, the wait is ${status}`);
+    },
+  },
+  {
+    // After a TDR that drops a kernel-mode context's command buffer in flight, new work runs: a new device, queue,
+    // fence and context (DxgkDdiRestartFromTimeout restarts the engines); the dropped buffer never completes (NF-20, MF-06).
+    name: 'work-after-tdr', targets: ['NF-20', 'MF-06'],
+    async run(session) {
+      const machine = await session.machine({ adapters: [{ name: 'gpu0', engines: 1 }] });
+      const app = machine.createProcess('app');
+      const hAdapter = app.openAdapter(0);
+      const before = app.createDevice({ hAdapter });
+      const m = app.createSynchronizationObject({ hDevice: before, type: 'MONITORED_FENCE' }).hSyncObject;
+      const context = app.createContext({ hDevice: before, engine: 0 });
+      app.submitCommand({ hContext: context, commands: [{ work: { durationNs: 50_000 } }, { fenceWrite: { hSyncObject: m, value: 1n } }] });
+      machine.run(10_000);
+      machine.removeDevice(0, 'TDR');
+      const device = app.createDevice({ hAdapter });
+      const f = app.createNativeFence({ hDevice: device }).hSyncObject;
+      const q = app.createHwQueue({ hDevice: device });
+      const m2 = app.createSynchronizationObject({ hDevice: device, type: 'MONITORED_FENCE' }).hSyncObject;
+      const context2 = app.createContext({ hDevice: device, engine: 0 });
+      const results: string[] = [];
+      void app.waitAsync({ objects: [f], values: [1n] }).then((r) => results.push(`native ${r.status}`));
+      void app.waitAsync({ objects: [m2], values: [1n] }).then((r) => results.push(`monitored ${r.status}`));
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 1000 } }, { signal: { hSyncObject: f, value: 1n } }] });
+      app.submitCommand({ hContext: context2, commands: [{ work: { durationNs: 1000 } }, { fenceWrite: { hSyncObject: m2, value: 1n } }] });
+      machine.run();
+      await Promise.resolve();
+      results.sort();
+      session.judge('NF-20', results.join(', ') === 'monitored SUCCESS, native SUCCESS', 'the end of the case', 'new work after the reset runs and wakes its waiters',
+        results.join(', ') || 'no waiter woken');
+    },
+  },
+  {
+    // A kernel-mode context destroyed while its command buffer is on the engine: its work is dropped, and its
+    // completion is never reported (MF-06: no report for a buffer its context no longer has).
+    name: 'context-destroyed-in-flight', targets: ['MF-06'],
+    async run(session) {
+      const machine = await session.machine({ adapters: [{ name: 'gpu0', engines: 1 }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const m = app.createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE' }).hSyncObject;
+      const doomed = app.createContext({ hDevice, engine: 0 });
+      const kept = app.createContext({ hDevice, engine: 0 });
+      app.submitCommand({ hContext: doomed, commands: [{ work: { durationNs: 30_000 } }, { fenceWrite: { hSyncObject: m, value: 5n } }] });
+      app.submitCommand({ hContext: kept, commands: [{ work: { durationNs: 1000 } }, { fenceWrite: { hSyncObject: m, value: 1n } }] });
+      machine.run(5_000);
+      app.destroyContext(doomed);
+      let status = 'pending';
+      void app.waitAsync({ objects: [m], values: [1n] }).then((r) => { status = r.status; });
+      machine.run();
+      await Promise.resolve();
+      session.judge('MF-06', status === 'SUCCESS' && app.readFenceValue(m) === 1n, 'the end of the case', 'the kept context\'s write (1) woke its waiter; the dropped buffer never wrote 5',
+        `the wait is ${status}, the fence is ${app.readFenceValue(m)}`);
     },
   },
 ];

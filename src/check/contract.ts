@@ -157,6 +157,8 @@ interface AdapterState {
   submitted: Map<number, SubmittedQueue>;
   /** SubmissionFenceId → the context whose command buffer it is, until reported completed (MF-06). */
   buffers: Map<number, { hContext: number; reported: boolean }>;
+  /** SubmissionFenceIds of the command buffers the last reset dropped (NF-20: none completes after it). */
+  droppedBuffers: Set<number>;
   /** NF-20: the queues (and contexts) that existed before the last reset, and the ones already reported. */
   staleQueues?: Set<HwQueueInfo>;
   staleReported: Set<HwQueueInfo>;
@@ -190,9 +192,18 @@ export class ContractChecker implements MachineObserver, DdiObserver {
    */
   evaluated(rule: string, adapter: string, violation?: { where: string; expected: string; actual: string }): void {
     this.count(rule);
-    if (!violation) return;
+    if (!violation || !this.machine) return;
     const a = this.adapters.find((x) => x?.name === adapter) ?? this.adapters.find(Boolean);
-    if (a) this.report(a, rule, violation.where, violation.expected, violation.actual);
+    this.report(a ?? adapter ?? this.machine.adapters[0]?.name ?? 'machine', rule, violation.where, violation.expected, violation.actual);
+  }
+
+  /**
+   * For a run nothing watched (check-driver runs each scenario once more that way, so a driver's unwatched paths
+   * run): the machine whose end state `evaluated` judges, without observing it. Its violations are non-fatal.
+   */
+  judgeAfterRun(machine: Machine): void {
+    if (this.machine) throw new Error('contract checker: already attached to a machine (one checker per machine)');
+    this.machine = machine;
   }
 
   // ── attaching (MachineObserver) ──
@@ -209,24 +220,28 @@ export class ContractChecker implements MachineObserver, DdiObserver {
       index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, hardwareCaps: adapter.hardwareCaps, vidSchCaps: 0, started: false,
       fences: new Map(), byCore: new Map(), destroyed: new Set(), raised: Array.from({ length: engines }, () => new Set<number>()),
       raisedBy: Array.from({ length: engines }, () => new Set<number>()), monitoredRaised: Array.from({ length: engines }, () => false),
-      logs: new Map(), submitted: new Map(), buffers: new Map(), staleReported: new Set(), resets: 0,
+      logs: new Map(), submitted: new Map(), buffers: new Map(), droppedBuffers: new Set(), staleReported: new Set(), resets: 0,
     };
     this.adapters[adapter.index] = state;
     adapter.hardware.stepListeners.push((step) => this.onStep(state, step));
     adapter.hardware.interruptListeners.push((engine, phase) => this.onInterruptService(state, engine, phase));
   }
 
-  /** The quiet-machine checks (after a run): MF-06's unreported buffers, then NF-10. Returns every violation so far. */
-  finish(): Violation[] {
+  /**
+   * The quiet-machine checks (after a run): MF-06's unreported buffers, then NF-10. Returns every violation so far.
+   * `lostWakeups: false`: a lost wakeup is known to be another run's violation's consequence (not judged again).
+   */
+  finish(options: { lostWakeups?: boolean } = {}): Violation[] {
     const machine = this.machine;
     if (!machine) return this.violations;
     for (const a of this.adapters) if (a) { this.endRemoval(a); this.unreportedBuffers(a); }
+    if (options.lostWakeups === false) { this.flushFatal(); return this.violations; }
     this.count('NF-10');
     const lost = machine.os.waits.lostWakeups();
     // A lost wakeup after another violation is that violation's consequence: the first cause is the report.
     if (lost.length && !this.violations.length) {
       const l = lost[0];
-      this.report(this.adapters.find(Boolean)!, 'NF-10', 'quiet machine (after the run)', `${l.waiter} woken once ${l.fence} reached ${l.value}`,
+      this.report(this.adapters.find(Boolean) ?? machine.adapters[0]?.name ?? 'machine', 'NF-10', 'quiet machine (after the run)', `${l.waiter} woken once ${l.fence} reached ${l.value}`,
         `${l.waiter} still waits though ${l.fence} is ${l.currentValue}${lost.length > 1 ? ` (and ${lost.length - 1} more)` : ''}`);
     }
     this.flushFatal();
@@ -294,7 +309,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
       for (const set of a.raised) set.clear();
       for (const set of a.raisedBy) set.clear();
       a.monitoredRaised.fill(false);
-      if (call.ddi === 'DxgkDdiResetFromTimeout') { a.logs.clear(); a.submitted.clear(); a.buffers.clear(); }
+      if (call.ddi === 'DxgkDdiResetFromTimeout') { a.logs.clear(); a.submitted.clear(); a.droppedBuffers = new Set(a.buffers.keys()); a.buffers.clear(); }
     }
     if (call.ddi === 'DxgkDdiResetFromTimeout' || call.ddi === 'DxgkDdiRestartFromTimeout') this.keptFencesKept(a, call.ddi);
     this.flushFatal();
@@ -313,6 +328,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         break;
       }
       case 'NotifyDmaCompleted': this.onDmaCompleted(a, call.data as DmaCompletedInterrupt); break;
+      case 'NotifyDmaPageFaulted': this.staleFault(a, call.data as { hQueue?: number }); break;
       default: break;
     }
   }
@@ -466,8 +482,14 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   /** MF-06: a DMA completed interrupt names a command buffer that was submitted and not reported yet. */
   private onDmaCompleted(a: AdapterState, data: DmaCompletedInterrupt): void {
     if (data === null || typeof data !== 'object') return;
-    this.count('MF-06');
     const buffer = a.buffers.get(data.SubmissionFenceId);
+    if (!buffer && a.droppedBuffers.delete(data.SubmissionFenceId)) {
+      this.count('NF-20');
+      this.report(a, 'NF-20', `NotifyDmaCompleted (engine ${data.NodeOrdinal})`, `command buffer ${data.SubmissionFenceId}, dropped by the last reset, never completes (DxgkDdiResetFromTimeout drops every context's work)`,
+        'it completed after the reset: the work was kept');
+      return;
+    }
+    this.count('MF-06');
     if (buffer && !buffer.reported) { a.buffers.delete(data.SubmissionFenceId); return; }
     this.report(a, 'MF-06', `NotifyDmaCompleted (engine ${data.NodeOrdinal})`, 'the SubmissionFenceId of a command buffer DxgkDdiSubmitCommand accepted and not reported yet',
       `SubmissionFenceId ${data.SubmissionFenceId}, which ${buffer ? 'was reported before' : 'no accepted command buffer has'}`);
@@ -630,6 +652,17 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     return true;
   }
 
+  /** NF-20: a GPU fault of work queued before the last reset (the queue the fault names existed before it). */
+  private staleFault(a: AdapterState, data: { hQueue?: number }): void {
+    if (a.resets === 0 || data === null || typeof data !== 'object') return;
+    this.count('NF-20');
+    const queue = [...a.hardware.queues.values()].find((q) => q.handle === data.hQueue);
+    if (!queue || !a.staleQueues?.has(queue) || a.staleReported.has(queue)) return;
+    a.staleReported.add(queue);
+    this.report(a, 'NF-20', 'NotifyDmaPageFaulted', `no work of ${queue.label} queued or in flight before the reset runs after it (DxgkDdiResetFromTimeout drops every queue's work)`,
+      'its command faulted again after the reset: the work was kept');
+  }
+
   // ── log buffers (LOG-03, LOG-04, LOG-05, LOG-06, LOG-07) ──
 
   /** A GPU operation that logs: LOG-03/LOG-05 (the writer's position moved by one, into the latest buffer) and the entry LOG-04 will read. */
@@ -760,13 +793,15 @@ export class ContractChecker implements MachineObserver, DdiObserver {
 
   private count(rule: string): void { this.evaluations.set(rule, (this.evaluations.get(rule) ?? 0) + 1); }
 
-  private report(a: AdapterState, rule: string, where: string, expected: string, actual: string): void {
+  /** `a`: the adapter's state, or only its name (an end state judged after a run nothing watched: never fatal). */
+  private report(a: AdapterState | string, rule: string, where: string, expected: string, actual: string): void {
     const machine = this.machine!;
-    const fatal = FATAL.has(rule);
-    const event = machine.trace.record('fault', a.name, `contract violation ${rule}`, { where, expected, actual, fatal });
-    const violation: Violation = { rule, adapter: a.name, where, timeNs: machine.scheduler.nowNs, traceIndex: event ? event.seq : machine.trace.recorded - 1, expected, actual, fatal };
+    const name = typeof a === 'string' ? a : a.name;
+    const fatal = FATAL.has(rule) && typeof a !== 'string';
+    const event = machine.trace.record('fault', name, `contract violation ${rule}`, { where, expected, actual, fatal });
+    const violation: Violation = { rule, adapter: name, where, timeNs: machine.scheduler.nowNs, traceIndex: event ? event.seq : machine.trace.recorded - 1, expected, actual, fatal };
     this.violations.push(violation);
-    if (fatal) this.fatalPending.push(a);
+    if (fatal) this.fatalPending.push(a as AdapterState);
     for (const listener of this.listeners) listener(violation);
   }
 

@@ -74,7 +74,7 @@ A reference model of WDDM GPU synchronization (native fences). Commands:
                   counterexamples, replayable schedule files, seeded random swarms
   check-driver FILE
                   judge a driver module (.mjs exporting createDriver, or .wasm) against the contract:
-                  a table requirement → passed / violated / not exercised
+                  every requirement → passed / violated / not reached / not driver-facing
   help [COMMAND]  this text, or a command's options (as: wddm-fence COMMAND --help)
 
   --version       the version of this copy of wddm-fence

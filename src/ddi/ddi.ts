@@ -331,10 +331,10 @@ export interface KernelModeDriver {
 /**
  * What a kernel-mode driver may add (optional): DxgkDdiUpdateCurrentValuesFromCpu for one fence, its arguments
  * as they are (no arrays, no argument object), with the DDI's meanings: NumFences 1, no flags. The OS calls it
- * for a CPU signal of one fence while no DDI observer watches the port and tracing is off, and only when it is a
- * function defined where updateCurrentValuesFromCpu is (the same object of the prototype chain), so a driver that
- * overrides only updateCurrentValuesFromCpu (an instance property, or a subclass) still sees every CPU signal
- * through its override. Any other time the same signal is an updateCurrentValuesFromCpu call.
+ * for every CPU signal of one fence with no flag (observers and the trace see it as the array form's call), and
+ * only when it is a function defined where updateCurrentValuesFromCpu is (the same object of the prototype chain),
+ * so a driver that overrides only updateCurrentValuesFromCpu (an instance property, or a subclass) still sees every
+ * CPU signal through its override.
  */
 export interface KernelModeDriverCpuSignal {
   updateOneCurrentValueFromCpu(hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void;

@@ -251,8 +251,8 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
   }
 
   /**
-   * The one-fence form of DxgkDdiUpdateCurrentValuesFromCpu (KernelModeDriverCpuSignal; the OS uses it for a CPU signal
-   * of one fence while nobody watches the port): what updateCurrentValuesFromCpu does for NumFences 1 and no flag.
+   * The one-fence form of DxgkDdiUpdateCurrentValuesFromCpu (KernelModeDriverCpuSignal; the OS uses it for every CPU
+   * signal of one fence with no flag): what updateCurrentValuesFromCpu does for NumFences 1 and no flag.
    * The fence is found by its handle, as there; its kernel VA is not needed.
    */
   updateOneCurrentValueFromCpu(hGlobalNativeFence: number, updatedValue: bigint, _currentValueKernelCpuVa: bigint): void {

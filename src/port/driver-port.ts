@@ -165,6 +165,20 @@ class PortAdapter {
 }
 
 /**
+ * Does a CPU signal of one fence (`args`, NumFences 1) go to the driver's one-fence form? When the driver has it
+ * beside the array form it still has (PortAdapter.oneFenceBeside) and the call carries no flag: every such signal,
+ * whichever path reached the port, watched or not, so observers (a contract checker) judge the code a driver runs
+ * when nobody watches; they see the call as the array form's argument.
+ */
+function takesOneFence(a: PortAdapter, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): boolean {
+  return a.oneFenceBeside !== undefined && a.driver.updateCurrentValuesFromCpu === a.oneFenceBeside && !args.Flags.NotificationOnly && !args.Flags.AlwaysSignaled;
+}
+/** The one-fence form for `args`' one fence. */
+function oneFence(a: PortAdapter, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): void {
+  (a.driver as KernelModeDriver & KernelModeDriverCpuSignal).updateOneCurrentValueFromCpu(args.NativeFenceArray[0], args.UpdatedValueArray[0], args.CurrentValueKernelCpuVa[0]);
+}
+
+/**
  * The argument of a one-fence updateCurrentValuesFromCpu for a driver without the one-fence form, reused call after
  * call while no observer can keep it (`busy` while a driver has it: a signal made meanwhile gets its own). Kept
  * outside every machine's object graph: it holds nothing a later step reads, and the race explorer's state key and
@@ -300,7 +314,8 @@ export class DriverPort {
     a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
     this.sequence++;
     try {
-      a.driver.updateCurrentValuesFromCpu(args);
+      if (args.NumFences === 1 && takesOneFence(a, args)) oneFence(a, args);
+      else a.driver.updateCurrentValuesFromCpu(args);
     } catch (error) {
       this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
     }
@@ -369,7 +384,8 @@ export class DriverPort {
       CurrentValueKernelCpuVa: args.CurrentValueKernelCpuVa, NotificationOnly: args.Flags.NotificationOnly,
     } : undefined);
     try {
-      a.driver.updateCurrentValuesFromCpu(args);
+      if (args.NumFences === 1 && takesOneFence(a, args)) oneFence(a, args);
+      else a.driver.updateCurrentValuesFromCpu(args);
     } catch (error) {
       this.failed(a, ddi, call, error);
       return;

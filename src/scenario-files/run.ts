@@ -73,6 +73,8 @@ export interface RunOptions {
   driverModule?: DriverModule;
   /** Observers of the machine from its creation on (createMachine's `observers`: the contract checker). */
   observers?: MachineObserver[];
+  /** The machine's trace (createMachine's `trace`, default true). false: nothing traced, so a driver's fast paths run as when nobody watches. */
+  trace?: boolean;
 }
 
 function outcomeOf(result: WaitResult): WaitOutcome {
@@ -144,7 +146,8 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   const adapters = await scenarioAdapters(s, source, options.driverModule);
   let machine!: Machine;
   try {
-    machine = await createMachine({ ...scenarioMachineOptions(s, adapters, seed), ...(options.observers ? { observers: options.observers } : {}) });
+    machine = await createMachine({ ...scenarioMachineOptions(s, adapters, seed), ...(options.observers ? { observers: options.observers } : {}),
+      ...(options.trace === false ? { trace: false } : {}) });
   } catch (error) {
     throw machineRefused(s, source, error);
   }
