@@ -137,7 +137,7 @@ function tally(report: ConformanceReport) {
 export function conformanceText(report: ConformanceReport, file: string): string {
   const lines: string[] = [];
   lines.push(`wddm-fence check-driver: driver "${report.driver}" from ${file}, seed ${report.seed}`);
-  lines.push(`${report.cases.length} case${report.cases.length === 1 ? '' : 's'} ran (every built-in scenario, the targeted cases and NF-11 on the driver alone), each on machines of its own, with the driver on every adapter`);
+  lines.push(`${report.cases.length} case${report.cases.length === 1 ? '' : 's'} ran (every built-in scenario and the targeted cases, watched and unwatched, and NF-11 on the driver alone), each on machines of its own, with the driver on every adapter`);
   lines.push('');
   const width = Math.max('requirement'.length, ...report.results.map((r) => r.requirement.length));
   const resultWidth = Math.max('result'.length, ...report.results.map((r) => statusText(r).length));
