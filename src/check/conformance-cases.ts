@@ -20,6 +20,8 @@ export interface ScenarioCase { readonly name: string; readonly targets: readonl
 /** What a case written as code may do: make machines (the driver under test on every adapter, a checker on each) and judge what it sees. */
 export interface CaseSession {
   machine(options: Parameters<typeof import('../machine/machine.js').createMachine>[0]): Promise<Machine>;
+  /** A machine nothing observes and nothing traces (the driver's production paths); only its end state is judged. */
+  unwatchedMachine(options: Parameters<typeof import('../machine/machine.js').createMachine>[0]): Promise<Machine>;
   /** An end-state judgement under `rule` (an evaluation; a violation when `ok` is false and nothing else went wrong in the case). */
   judge(rule: string, ok: boolean, where: string, expected: string, actual: string): void;
 }
@@ -636,6 +638,40 @@ expect:
   waits: { two: woken }
 `,
   },
+  {
+    // A shared fence opened by two other processes (a local handle each: DxgkDdiOpenNativeFence), each of which
+    // waits, then destroys its handle; the creator's last: Close for each local handle, then Destroy once (NF-15).
+    // A driver that loses track of its local handles throws (a DRIVER_FAULT, which fails the case).
+    name: 'shared-fence-closes', targets: ['NF-07'], endState: { values: 'NF-05', waits: 'NF-10' },
+    text: `name: shared-fence-closes
+machine: { adapters: [ { name: gpu0, engines: 1 } ] }
+processes: [ { name: app }, { name: second }, { name: third } ]
+fences:
+  - { name: S, process: app, adapter: gpu0, kind: native, flags: { shared: true }, sharedWith: [second, third] }
+queues:
+  - name: q
+    process: app
+    adapter: gpu0
+    commands:
+      - work: { durationNs: 3000 }
+      - signal: { fence: S, value: 1 }
+      - work: { durationNs: 3000 }
+      - signal: { fence: S, value: 2 }
+threads:
+  - { name: b, process: second, steps: [ { wait: { id: b1, fences: [S], values: [1], timeoutNs: 1000000 } }, { destroyFence: { fence: S } } ] }
+  - { name: c, process: third, steps: [ { wait: { id: c2, fences: [S], values: [2], timeoutNs: 1000000 } }, { destroyFence: { fence: S } } ] }
+  - name: a
+    process: app
+    steps:
+      - wait: { id: a2, fences: [S], values: [2], timeoutNs: 1000000 }
+      - sleep: { durationNs: 5000 }
+      - signal: { fences: [S], values: [3] }
+      - destroyFence: { fence: S }
+expect:
+  waits: { b1: woken, c2: woken, a2: woken }
+  threads: { a: done, b: done, c: done }
+`,
+  },
 ];
 
 /** Cases written as code: what a scenario file cannot say. */
@@ -741,18 +777,24 @@ export const CODE_CASES: readonly CodeCase[] = [
     },
   },
   {
-    // A kernel-mode context destroyed while its command buffer is on the engine: its work is dropped, and its
-    // completion is never reported (MF-06: no report for a buffer its context no longer has).
+    // Kernel-mode contexts destroyed while their command buffers are on the engine (one mid-work, one whose
+    // completion interrupt is on its way): their work is dropped, and no completion of theirs is reported (MF-06: no
+    // report for a buffer its context no longer has).
     name: 'context-destroyed-in-flight', targets: ['MF-06'],
     async run(session) {
-      const machine = await session.machine({ adapters: [{ name: 'gpu0', engines: 1 }] });
+      const machine = await session.machine({ timing: { jitter: 0 }, adapters: [{ name: 'gpu0', engines: 2 }] });
       const app = machine.createProcess('app');
       const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
       const m = app.createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE' }).hSyncObject;
       const doomed = app.createContext({ hDevice, engine: 0 });
       const kept = app.createContext({ hDevice, engine: 0 });
+      const racing = app.createContext({ hDevice, engine: 1 });
       app.submitCommand({ hContext: doomed, commands: [{ work: { durationNs: 30_000 } }, { fenceWrite: { hSyncObject: m, value: 5n } }] });
       app.submitCommand({ hContext: kept, commands: [{ work: { durationNs: 1000 } }, { fenceWrite: { hSyncObject: m, value: 1n } }] });
+      // Its buffer ends at about 1.2 us; its DMA completed interrupt comes 2 us later: destroyed in between.
+      app.submitCommand({ hContext: racing, commands: [{ work: { durationNs: 1000 } }] });
+      machine.run(2_000);
+      app.destroyContext(racing);
       machine.run(5_000);
       app.destroyContext(doomed);
       let status = 'pending';
@@ -761,6 +803,36 @@ export const CODE_CASES: readonly CodeCase[] = [
       await Promise.resolve();
       session.judge('MF-06', status === 'SUCCESS' && app.readFenceValue(m) === 1n, 'the end of the case', 'the kept context\'s write (1) woke its waiter; the dropped buffer never wrote 5',
         `the wait is ${status}, the fence is ${app.readFenceValue(m)}`);
+    },
+  },
+  {
+    // Unwatched and untraced, machine.run(): the GPU runs a queue's quiet commands (work, passed waits, signals nobody
+    // waits for) as stretches reported by count (QueryGpuProgressStretch, NotifyGpuProgressStretch), then a signal a
+    // CPU waiter waits for; then a second submission naming a fence whose handle is closed meanwhile (the OS refuses
+    // stretches while a close waits for the GPU). The end state is judged (NF-05).
+    name: 'gpu-stretches-unwatched', targets: ['NF-05'],
+    async run(session) {
+      const machine = await session.unwatchedMachine({ adapters: [{ name: 'gpu0', engines: 1 }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const quiet = app.createNativeFence({ hDevice }).hSyncObject;
+      const closed = app.createNativeFence({ hDevice }).hSyncObject;
+      const waited = app.createNativeFence({ hDevice }).hSyncObject;
+      const q = app.createHwQueue({ hDevice });
+      const commands = [];
+      for (let i = 1; i <= 40; i++) commands.push({ work: { durationNs: 100 } }, { signal: { hSyncObject: quiet, value: BigInt(i) } }, { wait: { hSyncObject: quiet, value: BigInt(i) } });
+      commands.push({ signal: { hSyncObject: waited, value: 7n } });
+      let status = 'pending';
+      void app.waitAsync({ objects: [waited], values: [7n] }).then((r) => { status = r.status; });
+      app.submit({ hHwQueue: q.hHwQueue, commands });
+      machine.run();
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 100 } }, { signal: { hSyncObject: closed, value: 1n } }, { work: { durationNs: 100 } }, { work: { durationNs: 100 } }] });
+      app.destroySynchronizationObject(closed);
+      machine.run();
+      await Promise.resolve();
+      const values = [app.readFenceValue(quiet), app.readFenceValue(waited)];
+      session.judge('NF-05', status === 'SUCCESS' && values[0] === 40n && values[1] === 7n, 'the end of the case', 'every command ran: quiet at 40, waited at 7, its waiter woken',
+        `quiet ${values[0]}, waited ${values[1]}, the wait is ${status}`);
     },
   },
 ];

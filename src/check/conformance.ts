@@ -128,6 +128,14 @@ class Session implements CaseSession {
     return createMachine({ seed: this.seed, ...options, adapters, limits: { eventsPerRun: CASE_EVENTS, ...options.limits }, observers: [...(options.observers ?? []), checker as MachineObserver] });
   }
 
+  async unwatchedMachine(options: Parameters<typeof createMachine>[0] = {}): Promise<Machine> {
+    const checker = this.checker();
+    const adapters = (options.adapters ?? [{}]).map((a) => ({ ...a, driver: { module: this.module } }));
+    const machine = await createMachine({ seed: this.seed, ...options, adapters, trace: false, limits: { eventsPerRun: CASE_EVENTS, ...options.limits } });
+    checker.judgeAfterRun(machine);
+    return machine;
+  }
+
   judge(rule: string, ok: boolean, where: string, expected: string, actual: string): void {
     const checker = this.gathered.checkers[this.gathered.checkers.length - 1];
     if (!checker) throw new Error('conformance: judge() before any machine of the case');
