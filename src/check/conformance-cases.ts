@@ -806,6 +806,31 @@ export const CODE_CASES: readonly CodeCase[] = [
     },
   },
   {
+    // A hardware queue destroyed with commands still in its ring (DxgkDdiDestroyHwQueue): nothing of it runs after
+    // that (NF-05), and the other queue runs on.
+    name: 'queue-destroyed-with-work', targets: ['NF-05'],
+    async run(session) {
+      const machine = await session.machine({ adapters: [{ name: 'gpu0', engines: 2 }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const f = app.createNativeFence({ hDevice }).hSyncObject;
+      const g = app.createNativeFence({ hDevice }).hSyncObject;
+      const doomed = app.createHwQueue({ hDevice, engine: 0, nativeProgressFence: false }).hHwQueue;
+      const kept = app.createHwQueue({ hDevice, engine: 1, nativeProgressFence: false }).hHwQueue;
+      app.submit({ hHwQueue: doomed, commands: [{ work: { durationNs: 1000 } }, { signal: { hSyncObject: f, value: 1n } }, { work: { durationNs: 50_000 } }, { signal: { hSyncObject: f, value: 2n } }] });
+      app.submit({ hHwQueue: kept, commands: [{ work: { durationNs: 60_000 } }, { signal: { hSyncObject: g, value: 1n } }] });
+      machine.run(10_000);
+      app.destroyHwQueue(doomed);
+      let status = 'pending';
+      void app.waitAsync({ objects: [g], values: [1n] }).then((r) => { status = r.status; });
+      machine.run();
+      await Promise.resolve();
+      const value = app.readFenceValue(f);
+      session.judge('NF-05', status === 'SUCCESS' && value === 1n, 'the end of the case', 'the destroyed queue\'s second signal never ran (f stays 1); the other queue\'s signal woke its waiter',
+        `f is ${value}, the wait is ${status}`);
+    },
+  },
+  {
     // Unwatched and untraced, machine.run(): the GPU runs a queue's quiet commands (work, passed waits, signals nobody
     // waits for) as stretches reported by count (QueryGpuProgressStretch, NotifyGpuProgressStretch), then a signal a
     // CPU waiter waits for; then a second submission naming a fence whose handle is closed meanwhile (the OS refuses

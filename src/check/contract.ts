@@ -159,6 +159,8 @@ interface AdapterState {
   buffers: Map<number, { hContext: number; reported: boolean }>;
   /** SubmissionFenceIds of the command buffers the last reset dropped (NF-20: none completes after it). */
   droppedBuffers: Set<number>;
+  /** Hardware queues DxgkDdiDestroyHwQueue returned for while the GPU still had them (NF-05: none runs again). */
+  destroyedQueues: Set<HwQueueInfo>;
   /** NF-20: the queues (and contexts) that existed before the last reset, and the ones already reported. */
   staleQueues?: Set<HwQueueInfo>;
   staleReported: Set<HwQueueInfo>;
@@ -220,7 +222,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
       index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, hardwareCaps: adapter.hardwareCaps, vidSchCaps: 0, started: false,
       fences: new Map(), byCore: new Map(), destroyed: new Set(), raised: Array.from({ length: engines }, () => new Set<number>()),
       raisedBy: Array.from({ length: engines }, () => new Set<number>()), monitoredRaised: Array.from({ length: engines }, () => false),
-      logs: new Map(), submitted: new Map(), buffers: new Map(), droppedBuffers: new Set(), staleReported: new Set(), resets: 0,
+      logs: new Map(), submitted: new Map(), buffers: new Map(), droppedBuffers: new Set(), destroyedQueues: new Set(), staleReported: new Set(), resets: 0,
     };
     this.adapters[adapter.index] = state;
     adapter.hardware.stepListeners.push((step) => this.onStep(state, step));
@@ -291,7 +293,13 @@ export class ContractChecker implements MachineObserver, DdiObserver {
         case 'DxgkDdiUpdateCurrentValuesFromCpu': this.afterUpdateCurrentValues(a, args as unknown as DXGKARG_UPDATECURRENTVALUESFROMCPU); break;
         case 'DxgkDdiSetNativeFenceLogBuffer': this.afterSetLogBuffer(a, args as unknown as DXGKARG_SETNATIVEFENCELOGBUFFER); break;
         case 'DxgkDdiUpdateNativeFenceLogs': this.afterUpdateLogs(a, args as unknown as DXGKARG_UPDATENATIVEFENCELOGS); break;
-        case 'DxgkDdiDestroyHwQueue': a.logs.delete(args.hHwQueue as number); a.submitted.delete(args.hHwQueue as number); break;
+        case 'DxgkDdiDestroyHwQueue': {
+          a.logs.delete(args.hHwQueue as number);
+          a.submitted.delete(args.hHwQueue as number);
+          const gone = [...a.hardware.queues.values()].find((q) => q.handle === args.hHwQueue);
+          if (gone) a.destroyedQueues.add(gone); // the driver did not take it off its GPU: any step of it is reported
+          break;
+        }
         case 'DxgkDdiSubmitCommand': {
           const submit = args as unknown as DXGKARG_SUBMITCOMMAND;
           if (outcome.result === true) a.buffers.set(submit.SubmissionFenceId, { hContext: submit.hContext, reported: false });
@@ -543,6 +551,13 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   private onStep(a: AdapterState, step: StepRecord): void {
     if (a.keptAcrossReset) this.endRemoval(a);
     if (a.resets > 0 && this.staleWork(a, step)) return;
+    if (a.destroyedQueues.size && a.destroyedQueues.has(step.queue)) {
+      a.destroyedQueues.delete(step.queue);
+      this.count('NF-05');
+      this.report(a, 'NF-05', stepWhere(step), `nothing more from ${step.queue.label}: user mode destroyed it (DxgkDdiDestroyHwQueue takes it and its ring off the GPU)`,
+        `the GPU ran its ${step.kind}${step.kind === 'work' ? '' : ` (value ${step.value})`} after DxgkDdiDestroyHwQueue returned`);
+      return;
+    }
     const kind = step.kind;
     const wrong = this.asSubmitted(a, step);
     if (kind === 'signal' || kind === 'fence-write') {
