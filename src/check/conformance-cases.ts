@@ -25,8 +25,11 @@ export interface CaseSession {
   /** An end-state judgement under `rule` (an evaluation; a violation when `ok` is false and nothing else went wrong in the case). */
   judge(rule: string, ok: boolean, where: string, expected: string, actual: string): void;
 }
-/** A case written as code. */
-export interface CodeCase { readonly name: string; readonly targets: readonly string[]; run(session: CaseSession): Promise<void> }
+/**
+ * A case written as code. `unwatched`: its machines are unwatched (CaseSession.unwatchedMachine), so only its end state
+ * is judged, and only when no other case broke a rule (else what it shows is that rule's consequence).
+ */
+export interface CodeCase { readonly name: string; readonly targets: readonly string[]; readonly unwatched?: boolean; run(session: CaseSession): Promise<void> }
 
 const BUILT_IN_END_STATE: EndStateRules = { values: 'NF-05', waits: 'NF-10' };
 export { BUILT_IN_END_STATE };
@@ -826,8 +829,36 @@ export const CODE_CASES: readonly CodeCase[] = [
       machine.run();
       await Promise.resolve();
       const value = app.readFenceValue(f);
-      session.judge('NF-05', status === 'SUCCESS' && value === 1n, 'the end of the case', 'the destroyed queue\'s second signal never ran (f stays 1); the other queue\'s signal woke its waiter',
-        `f is ${value}, the wait is ${status}`);
+      // Both fences destroyed: once the GPU is done with them (as its progress reports say), the OS closes and destroys them.
+      app.destroySynchronizationObject(f);
+      app.destroySynchronizationObject(g);
+      machine.run();
+      const live = machine.summary().adapters[0].liveFences;
+      session.judge('NF-05', status === 'SUCCESS' && value === 1n && live === 0, 'the end of the case',
+        'the destroyed queue\'s second signal never ran (f stays 1); the other queue\'s signal woke its waiter; both fences destroyed once the GPU was done',
+        `f is ${value}, the wait is ${status}, ${live} fence(s) still live`);
+    },
+  },
+  {
+    // A submission larger than the ring's room is refused whole (a WddmError, nothing written: docs/DRIVERS.md); the
+    // next one that fits runs (NF-05).
+    name: 'submission-larger-than-ring', targets: ['NF-05'],
+    async run(session) {
+      const machine = await session.machine({ adapters: [{ name: 'gpu0', engines: 1, limits: { ringEntries: 96 } }] });
+      const app = machine.createProcess('app');
+      const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+      const f = app.createNativeFence({ hDevice }).hSyncObject;
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false }).hHwQueue;
+      const signals = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ signal: { hSyncObject: f, value: BigInt(from + i) } }));
+      let refused = 'accepted';
+      try { app.submit({ hHwQueue: q, commands: signals(100, 1) }); } catch (error) { refused = (error as { status?: string }).status ?? 'an error'; }
+      machine.run();
+      const afterRefusal = app.readFenceValue(f);
+      app.submit({ hHwQueue: q, commands: signals(70, 1) });
+      machine.run();
+      const value = app.readFenceValue(f);
+      session.judge('NF-05', refused !== 'accepted' && afterRefusal === 0n && value === 70n, 'the end of the case',
+        'the 100 commands refused whole (nothing ran), the 70 that fit all ran', `the 100 ${refused === 'accepted' ? 'were accepted' : `were refused (${refused})`}, the fence was ${afterRefusal} after it and is ${value}`);
     },
   },
   {
@@ -835,7 +866,7 @@ export const CODE_CASES: readonly CodeCase[] = [
     // waits for) as stretches reported by count (QueryGpuProgressStretch, NotifyGpuProgressStretch), then a signal a
     // CPU waiter waits for; then a second submission naming a fence whose handle is closed meanwhile (the OS refuses
     // stretches while a close waits for the GPU). The end state is judged (NF-05).
-    name: 'gpu-stretches-unwatched', targets: ['NF-05'],
+    name: 'gpu-stretches-unwatched', targets: ['NF-05'], unwatched: true,
     async run(session) {
       const machine = await session.unwatchedMachine({ adapters: [{ name: 'gpu0', engines: 1 }] });
       const app = machine.createProcess('app');
@@ -843,7 +874,7 @@ export const CODE_CASES: readonly CodeCase[] = [
       const quiet = app.createNativeFence({ hDevice }).hSyncObject;
       const closed = app.createNativeFence({ hDevice }).hSyncObject;
       const waited = app.createNativeFence({ hDevice }).hSyncObject;
-      const q = app.createHwQueue({ hDevice });
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
       const commands = [];
       for (let i = 1; i <= 40; i++) commands.push({ work: { durationNs: 100 } }, { signal: { hSyncObject: quiet, value: BigInt(i) } }, { wait: { hSyncObject: quiet, value: BigInt(i) } });
       commands.push({ signal: { hSyncObject: waited, value: 7n } });
@@ -856,8 +887,14 @@ export const CODE_CASES: readonly CodeCase[] = [
       machine.run();
       await Promise.resolve();
       const values = [app.readFenceValue(quiet), app.readFenceValue(waited)];
-      session.judge('NF-05', status === 'SUCCESS' && values[0] === 40n && values[1] === 7n, 'the end of the case', 'every command ran: quiet at 40, waited at 7, its waiter woken',
-        `quiet ${values[0]}, waited ${values[1]}, the wait is ${status}`);
+      // Destroyed after the run: the OS closes them once the GPU's reports (stretches by count) say it is done.
+      app.destroySynchronizationObject(quiet);
+      app.destroySynchronizationObject(waited);
+      machine.run();
+      const live = machine.summary().adapters[0].liveFences;
+      session.judge('NF-05', status === 'SUCCESS' && values[0] === 40n && values[1] === 7n && live === 0, 'the end of the case',
+        'every command ran: quiet at 40, waited at 7, its waiter woken; every fence destroyed once the GPU was done',
+        `quiet ${values[0]}, waited ${values[1]}, the wait is ${status}, ${live} fence(s) still live`);
     },
   },
 ];

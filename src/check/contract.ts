@@ -74,7 +74,7 @@ export interface ContractRule {
 /** Every rule the checker enforces, in the requirement list's order (src/check/README.md has the same table). */
 export const CONTRACT_RULES: readonly ContractRule[] = [
   { rule: 'CAP-02', checks: 'DxgkDdiStartDevice advertising NativeGpuFence asked first (IsFeatureEnabled, then QueryFeatureInterface) and was answered Enabled: a driver honours the OS\'s answer', reachedBy: 'an adapter start', fatal: false },
-  { rule: 'CAP-03', checks: 'DxgkDdiQueryAdapterInfo(NATIVE_FENCE_CAPS) returns the native fence caps DxgkDdiStartDevice returned (the ones the adapter was built from)', reachedBy: 'user mode querying NATIVE_FENCE_CAPS', fatal: false },
+  { rule: 'CAP-03', checks: 'the native fence caps DxgkDdiStartDevice returns are the GPU\'s, and DxgkDdiQueryAdapterInfo(NATIVE_FENCE_CAPS) returns the same (the ones the adapter was built from)', reachedBy: 'an adapter start advertising NativeGpuFence; user mode querying NATIVE_FENCE_CAPS', fatal: false },
   { rule: 'CAP-04', checks: 'no native fence DDI reaches an adapter whose driver did not advertise NativeGpuFence', reachedBy: 'an adapter started without NativeGpuFence', fatal: false, judgesOs: true },
   { rule: 'NF-01', checks: 'NativeGpuFence is advertised only by a GPU that writes 64 bits atomically (no No64BitAtomics, advertised or in the hardware); each GPU signal leaves the whole 64-bit value in CurrentValue', reachedBy: 'an adapter start advertising NativeGpuFence, or a GPU signal', fatal: false },
   { rule: 'NF-05', checks: 'each GPU signal is the next fence command user mode submitted to its queue: that signal, of that fence, with that value', reachedBy: 'a GPU signal of a user-mode submission', fatal: false },
@@ -133,7 +133,7 @@ interface LogState {
 /** What user mode submitted to a hardware queue and the GPU has not executed yet (NF-05, NF-06). */
 interface SubmittedQueue { commands: { op: 'wait' | 'signal'; handle: number; value: bigint }[]; head: number; judged: boolean }
 interface AdapterState {
-  index: number; name: string; hardware: GpuHardware; core: GpuCore; hardwareCaps: number;
+  index: number; name: string; hardware: GpuHardware; core: GpuCore; hardwareCaps: number; hardwareNativeFenceCaps: Readonly<NativeFenceCaps>;
   vidSchCaps: number;
   /** What DxgkDdiStartDevice returned (CAP-03 compares QueryAdapterInfo with its NativeFenceCaps). */
   startCaps?: NativeFenceCaps;
@@ -219,7 +219,8 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   adapterBuilt(adapter: BuiltAdapter): void {
     const engines = adapter.hardware.engineCount;
     const state: AdapterState = {
-      index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, hardwareCaps: adapter.hardwareCaps, vidSchCaps: 0, started: false,
+      index: adapter.index, name: adapter.name, hardware: adapter.hardware, core: adapter.core, hardwareCaps: adapter.hardwareCaps,
+      hardwareNativeFenceCaps: adapter.hardwareNativeFenceCaps, vidSchCaps: 0, started: false,
       fences: new Map(), byCore: new Map(), destroyed: new Set(), raised: Array.from({ length: engines }, () => new Set<number>()),
       raisedBy: Array.from({ length: engines }, () => new Set<number>()), monitoredRaised: Array.from({ length: engines }, () => false),
       logs: new Map(), submitted: new Map(), buffers: new Map(), droppedBuffers: new Set(), destroyedQueues: new Set(), staleReported: new Set(), resets: 0,
@@ -362,6 +363,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     a.started = true;
     this.count('CAP-02');
     if ((result.VidSchCaps & VIDSCHCAPS.NativeGpuFence) === 0) { this.count('CAP-04'); return; }
+    this.sameCaps(a, 'DxgkDdiStartDevice', result.NativeFenceCaps, a.hardwareNativeFenceCaps, 'the GPU\'s native fence caps');
     const names = (a.startCallbacks ?? []).map((c) => c.name);
     const asked = names.indexOf('IsFeatureEnabled');
     const queried = names.indexOf('QueryFeatureInterface', asked + 1);
@@ -382,15 +384,18 @@ export class ContractChecker implements MachineObserver, DdiObserver {
 
   /** CAP-03: QueryAdapterInfo(NATIVE_FENCE_CAPS) returns the caps the adapter was started with. */
   private afterQueryAdapterInfo(a: AdapterState, caps: NativeFenceCaps): void {
-    const start = a.startCaps;
-    if (!start || caps === null || typeof caps !== 'object') return;
+    if (!a.startCaps || caps === null || typeof caps !== 'object') return;
+    this.sameCaps(a, 'DxgkDdiQueryAdapterInfo(DXGKQAITYPE_NATIVE_FENCE_CAPS)', caps, a.startCaps, 'the caps DxgkDdiStartDevice returned (the adapter\'s fence storage is laid out from them)');
+  }
+
+  /** CAP-03: the native fence caps a driver reports (at StartDevice, at QueryAdapterInfo) are `wanted` (the GPU's, then the ones it started with). */
+  private sameCaps(a: AdapterState, where: string, caps: NativeFenceCaps | undefined, wanted: Readonly<NativeFenceCaps>, what: string): void {
     this.count('CAP-03');
     const fields = ['MonitoredValuePadding', 'MapToGpuSystemProcess', 'MinimumAddress', 'MaximumAddress'] as const;
-    const differ = fields.filter((f) => String(caps[f]) !== String(start[f]));
+    const differ = fields.filter((f) => String(caps?.[f]) !== String(wanted[f]));
     if (differ.length) {
-      this.report(a, 'CAP-03', 'DxgkDdiQueryAdapterInfo(DXGKQAITYPE_NATIVE_FENCE_CAPS)',
-        `the caps DxgkDdiStartDevice returned (the adapter's fence storage is laid out from them): ${differ.map((f) => `${f} ${String(start[f])}`).join(', ')}`,
-        differ.map((f) => `${f} ${String(caps[f])}`).join(', '));
+      this.report(a, 'CAP-03', where, `${what}: ${differ.map((f) => `${f} ${String(wanted[f])}`).join(', ')}`,
+        differ.map((f) => `${f} ${String(caps?.[f])}`).join(', '));
     }
   }
 

@@ -476,7 +476,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
         { parameter: driverWhere, value: error });
     }
     const driver = checkDriver(made, driverWhere);
-    for (const observer of observers) observer.adapterBuilt?.({ index, name: a.name, hardware, core: gpuCore, driver, hardwareCaps });
+    for (const observer of observers) observer.adapterBuilt?.({ index, name: a.name, hardware, core: gpuCore, driver, hardwareCaps, hardwareNativeFenceCaps: driverOptions.nativeFenceCaps });
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
     const osAdapter = machine.os.startAdapter({ index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines }, driver);
     machine.adapters.push(new Adapter(osAdapter, hardware, driver, core, privateBase, localBase));

@@ -3,6 +3,7 @@
 // any memory is made). src/machine/machine.ts builds the machine from what
 // parseMachineOptions returns.
 
+import type { NativeFenceCaps } from '../ddi/ddi.js';
 import { invalid } from '../base/errors.js';
 import { DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
 import { DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from '../base/trace.js';
@@ -108,6 +109,8 @@ export interface BuiltAdapter {
   readonly driver: PluggableDriver;
   /** The DXGK_VIDSCHCAPS bits the GPU has (the driver's context.options.hardwareCaps): what it may advertise. */
   readonly hardwareCaps: number;
+  /** The GPU's native fence caps (the driver's context.options.nativeFenceCaps): what it must report. */
+  readonly hardwareNativeFenceCaps: Readonly<NativeFenceCaps>;
 }
 export interface ScheduleOptions {
   /**
