@@ -276,7 +276,7 @@ describe('check-driver on the broken drivers', () => {
       expect(r.code, name).toBe(0);
       expect(r.stdout, name).toMatch(/^PASS: \d+ passed, 0 violated/m);
     }
-  });
+  }, 600_000);
 });
 
 describe('check-driver as a user runs it', () => {

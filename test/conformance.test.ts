@@ -30,12 +30,12 @@ describe('the conformance suite', () => {
   }, 60_000);
 
   it('NF-09 isolation: a fatal violation stops only the case it happened in ("stopped by a bug check (NF-09)"); the other cases run; rules only those cases reach read "not reached" with the reason, never "passed"', async () => {
-    // A driver that forgets UpdateMonitoredValues only on its second adapter: the cross-adapter cases stop, the rest run on.
+    // A driver that forgets UpdateMonitoredValues on every adapter but one called gpu0: the cross-adapter cases stop, the rest run on.
     const secondAdapterForgets = {
       name: 'second-adapter-forgets',
       createDriver: (c: DriverContext) => {
         const driver = new ReferenceDriver(c.hardware, c.core, c.options);
-        if (c.adapterIndex === 1) driver.updateMonitoredValues = () => undefined;
+        if (c.adapterName !== 'gpu0') driver.updateMonitoredValues = () => undefined;
         return driver;
       },
     };
@@ -49,12 +49,17 @@ describe('the conformance suite', () => {
     expect(report.cases.find((c) => c.name === 'scenario: demo')?.outcome).toBe('finished');
     expect(report.results.find((r) => r.requirement === 'NF-09')?.status).toBe('violated');
     expect(report.results.filter((r) => r.status === 'violated' && r.judgedBy === r.requirement).map((r) => r.requirement)).toEqual(['NF-09']);
-    // NF-18 is reached only by cross-adapter cases, all stopped: not reached, saying which
-    const nf18 = report.results.find((r) => r.requirement === 'NF-18')!;
-    expect(nf18.status).toBe('not-reached');
-    expect(nf18.evaluations).toBe(0);
-    expect(nf18.reason).toMatch(/"targeted: cross-adapter-notification \(NF-07 NF-18\)" \(aimed at it\) was stopped by a bug check \(NF-09\)/);
     expect(failedCases(report)).toEqual([]);
+    // Forgetting it on every adapter: every case with a CPU waiter stops, so NF-11 is never evaluated: not reached, saying why
+    const everywhere = { name: 'forgets', createDriver: (c: DriverContext) => { const d = new ReferenceDriver(c.hardware, c.core, c.options); d.updateMonitoredValues = () => undefined; return d; } };
+    const forgotten = await runConformance(everywhere, { seed: 1 });
+    const nf11 = forgotten.results.find((r) => r.requirement === 'NF-11')!;
+    expect(nf11.status).toBe('not-reached');
+    expect(nf11.evaluations).toBe(0);
+    expect(nf11.reason).toMatch(/^no case reached a MonitoredValue update; the driver-alone probe; "targeted: cpu-waiter-gpu-signals \(NF-09 NF-11 INT-01 INT-06 LOG-04 LOG-07\)" \(aimed at it\) was stopped by a bug check \(NF-09\) on gpu0; /);
+    expect(nf11.reason).toMatch(/; NF-09 broke first \(what a violation leaves behind is not judged further\)$/);
+    expect(forgotten.results.filter((r) => r.status === 'passed').every((r) => r.evaluations > 0)).toBe(true);
+    expect(forgotten.cases.find((c) => c.name === 'start-device (CAP-02 NF-01)')?.outcome).toBe('finished');
   }, 60_000);
 
   it('NF-14 a DDI that throws stops its case with a DRIVER_FAULT bug check no rule explains: the case fails, the run fails, the other cases run', async () => {

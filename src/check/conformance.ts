@@ -106,8 +106,8 @@ interface Gathered {
   violations: Violation[];
   evaluations: Map<string, number>;
   bugChecks: BugCheckReport[];
-  /** End-state judgements that failed, reported only when nothing else went wrong. */
-  endState: { rule: string; checker: ContractChecker; where: string; expected: string; actual: string }[];
+  /** End-state judgements: each an evaluation of its rule; a failed one is reported only when nothing else went wrong. */
+  endState: { rule: string; ok: boolean; checker: ContractChecker; where: string; expected: string; actual: string }[];
   error?: unknown;
 }
 
@@ -139,8 +139,7 @@ class Session implements CaseSession {
   judge(rule: string, ok: boolean, where: string, expected: string, actual: string): void {
     const checker = this.gathered.checkers[this.gathered.checkers.length - 1];
     if (!checker) throw new Error('conformance: judge() before any machine of the case');
-    checker.evaluated(rule, '');
-    if (!ok) this.gathered.endState.push({ rule, checker, where, expected, actual });
+    this.gathered.endState.push({ rule, ok, checker, where, expected, actual });
   }
 }
 
@@ -156,9 +155,11 @@ function outcomeOf(name: string, targets: readonly string[], g: Gathered, conseq
     if (machine) g.bugChecks.push(...machine.summary().bugChecks);
   }
   const otherwise = () => [...g.violations, ...g.checkers.flatMap((c) => c.violations)];
-  // The end state is judged only when nothing else went wrong: the first cause is the report.
-  if (!consequence && !otherwise().length && !g.bugChecks.length && g.error === undefined) {
-    for (const e of g.endState) e.checker.evaluated(e.rule, '', { where: e.where, expected: e.expected, actual: e.actual });
+  // The end state is judged (evaluated) unless the case repeats one that broke a rule, and a failure is reported only
+  // when nothing else went wrong: the first cause is the report.
+  if (!consequence) {
+    const report = !otherwise().length && !g.bugChecks.length && g.error === undefined;
+    for (const e of g.endState) e.checker.evaluated(e.rule, '', !e.ok && report ? { where: e.where, expected: e.expected, actual: e.actual } : undefined);
   }
   const violations = otherwise();
   const evaluations: Record<string, number> = {};
