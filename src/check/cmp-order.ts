@@ -34,7 +34,7 @@
 
 import { createMachine, type Machine } from '../machine/machine.js';
 import { GPU_CORE_EXPORTS, type GpuCore } from '../core/bindings.js';
-import type { DriverContext, DriverModule } from '../driver/module.js';
+import { withCreateDriver, type DriverContext, type DriverModule } from '../driver/module.js';
 import type { DdiCall, DdiObserver } from '../port/driver-port.js';
 import { ContractChecker, type Violation } from './contract.js';
 
@@ -112,10 +112,7 @@ function probedCore(core: GpuCore, probe: Probe): GpuCore {
 async function runOnce(module: DriverModule, seed: number, fences: number, signalled: number, point: number): Promise<{ machine: Machine; checker: ContractChecker; probe: Probe; lost: ReturnType<Machine['os']['waits']['lostWakeups']> }> {
   let machineRef: Machine | undefined;
   const probe = new Probe(() => { machineRef!.adapters[0].hardware.runEngineNow(0); });
-  const probed: DriverModule = {
-    ...(module.name !== undefined ? { name: module.name } : {}),
-    createDriver: (context: DriverContext) => module.createDriver({ ...context, core: probedCore(context.core, probe) }),
-  };
+  const probed = withCreateDriver(module, (context: DriverContext) => module.createDriver({ ...context, core: probedCore(context.core, probe) }));
   const checker = new ContractChecker();
   const attach = { machineCreated: (m: unknown) => { (m as Machine).port.observe(probe); } };
   const machine = await createMachine({

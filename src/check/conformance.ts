@@ -25,7 +25,7 @@
 // legal driver may change) only when nothing else went wrong in it: the first cause is the report.
 
 import { createMachine, type Machine, type MachineObserver } from '../machine/machine.js';
-import { checkDriverModule, type DriverModule } from '../driver/module.js';
+import { checkDriverModule, withCreateDriver, type DriverModule } from '../driver/module.js';
 import { runnableScenarios } from '../scenario-files/builtin.js';
 import { parseScenario } from '../scenario-files/load.js';
 import { runScenario, type ExpectationResult } from '../scenario-files/run.js';
@@ -210,19 +210,16 @@ function scenarioCases() {
  * is left as it is.
  */
 function submitToHwQueueOnly(module: DriverModule): DriverModule {
-  return {
-    ...(module.name !== undefined ? { name: module.name } : {}),
-    createDriver: (context) => {
-      const driver = module.createDriver(context);
-      const umd = (driver as { userMode?: UserModeDriverInterface } | null)?.userMode;
-      if (umd && typeof umd.submitToHwQueue === 'function') {
-        try {
-          (driver as { userMode: UserModeDriverInterface }).userMode = { submitToHwQueue: (args) => umd.submitToHwQueue(args) };
-        } catch { /* a read-only userMode: the form it has */ }
-      }
-      return driver;
-    },
-  };
+  return withCreateDriver(module, (context) => {
+    const driver = module.createDriver(context);
+    const umd = (driver as { userMode?: UserModeDriverInterface } | null)?.userMode;
+    if (umd && typeof umd.submitToHwQueue === 'function') {
+      try {
+        (driver as { userMode: UserModeDriverInterface }).userMode = { submitToHwQueue: (args) => umd.submitToHwQueue(args) };
+      } catch { /* a read-only userMode: the form it has */ }
+    }
+    return driver;
+  });
 }
 
 /**

@@ -74,6 +74,18 @@ export interface DriverModule {
   memoryBytes?(sizing: DriverMemorySizing): number;
 }
 
+/**
+ * The module with another factory (a checker's wrapper around its drivers): its name and the memory it asks
+ * for (memoryBytes, a C driver's region) kept, so the wrapped module builds where the module would.
+ */
+export function withCreateDriver(module: DriverModule, createDriver: DriverModule['createDriver']): DriverModule {
+  return {
+    ...(module.name !== undefined ? { name: module.name } : {}),
+    ...(module.memoryBytes !== undefined ? { memoryBytes: (sizing: DriverMemorySizing) => module.memoryBytes!(sizing) } : {}),
+    createDriver,
+  };
+}
+
 /** The built-in reference driver as a driver module. */
 export const referenceDriverModule: DriverModule = {
   name: 'reference',
