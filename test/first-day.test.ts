@@ -115,7 +115,7 @@ describe('the command line: usage in its own words', () => {
     const cases: [string[], RegExp][] = [
       [['--frobnicate'], /^wddm-fence: --frobnicate is not a command; expected a command first: wddm-fence <command> \[options\]/],
       [['frobnicate'], /^wddm-fence: there is no command "frobnicate"; the commands: run, list/],
-      [['run', 'demo', '--frobnicate'], /^wddm-fence: unknown option --frobnicate; the options of run are --seed, --json, --quiet, --timeline, --trace-events, --help\n\(wddm-fence help run lists its options\)\n$/],
+      [['run', 'demo', '--frobnicate'], /^wddm-fence: unknown option --frobnicate; the options of run are --seed, --json, --quiet, --timeline, --trace-events, --check, --help\n\(wddm-fence help run lists its options\)\n$/],
       [['run', 'demo', '--seed', '-1'], /^wddm-fence: --seed is "-1"; expected an integer from 0 to 4294967295\n$/],
       [['run', 'demo', '--seed'], /^wddm-fence: --seed needs a value; expected --seed N\n/],
       [['run', 'demo', '--timeline', '--quiet'], /^wddm-fence: --timeline needs a value \(the next argument, --quiet, is an option\); expected --timeline OUT\.json\n/],

@@ -91,7 +91,7 @@ describe('the npm package', () => {
     for (const bundle of ['dist/wddm-fence.js', 'dist/scenario.js', 'dist/cli.js']) expect(readFileSync(join(ROOT, bundle), 'utf8')).not.toContain('sourceMappingURL');
     // every file the package's own scripts name is in it; the rest need the repository (its tests, bench and dev tools)
     const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string>; files: string[] };
-    const repositoryOnly = ['test', 'typecheck', 'bench', 'asbuild:debug', 'fuzz']; // fuzz: fast-check, a dev dependency (issue 27)
+    const repositoryOnly = ['test', 'typecheck', 'bench', 'asbuild:debug', 'fuzz', 'mutate', 'mutate:report']; // fuzz: fast-check, a dev dependency (issue 27); mutate: Stryker, dev dependencies, and the mutation report (issue 28)
     for (const [name, command] of Object.entries(manifest.scripts)) {
       if (repositoryOnly.includes(name)) continue;
       for (const path of command.match(/\b(?:scripts|dist|bench)\/[\w./-]+\.m?js\b/g) ?? []) expect(files, `script "${name}" runs ${path}`).toContain(path);

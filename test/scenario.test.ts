@@ -344,7 +344,7 @@ expect: { stuck: true, waits: { t: timedOut } }
     expect(lost.machine.lostWakeups().map((l) => [l.waiter, l.fence, l.value, l.timedOutAtNs !== undefined])).toEqual([
       ['app:timed', 'f', 1n, true], ['app:forever', 'g', 2n, false],
     ]);
-    const violations = lost.expectations.find((e) => /contract violations/.test(e.description))!;
+    const violations = lost.expectations.find((e) => /lost wake-ups or OS-detected faults/.test(e.description))!;
     expect(violations.ok).toBe(false);
     expect(violations.actual).toMatch(/^2 \(lost wake-up: app:timed timed out at 50000 ns waiting for f >= 1 though it is 2; lost wake-up: app:forever still waits for g >= 2 though it is 2\)/);
     expect(lost.passed).toBe(false);

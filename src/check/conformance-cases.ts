@@ -857,8 +857,16 @@ export const CODE_CASES: readonly CodeCase[] = [
       app.submit({ hHwQueue: q, commands: signals(70, 1) });
       machine.run();
       const value = app.readFenceValue(f);
-      session.judge('NF-05', refused !== 'accepted' && afterRefusal === 0n && value === 70n, 'the end of the case',
-        'the 100 commands refused whole (nothing ran), the 70 that fit all ran', `the 100 ${refused === 'accepted' ? 'were accepted' : `were refused (${refused})`}, the fence was ${afterRefusal} after it and is ${value}`);
+      // With 10 commands still in the ring, 90 more do not fit (86 of room) though the ring holds 96: refused whole too,
+      // whatever chunks the driver writes them in; the 10 run.
+      app.submit({ hHwQueue: q, commands: signals(10, 71) });
+      let refusedPending = 'accepted';
+      try { app.submit({ hHwQueue: q, commands: signals(90, 81) }); } catch (error) { refusedPending = (error as { status?: string }).status ?? 'an error'; }
+      machine.run();
+      const last = app.readFenceValue(f);
+      session.judge('NF-05', refused !== 'accepted' && afterRefusal === 0n && value === 70n && refusedPending !== 'accepted' && last === 80n, 'the end of the case',
+        'the 100 commands refused whole (nothing ran), the 70 that fit all ran; with 10 pending, 90 more refused whole and the 10 ran',
+        `the 100 ${refused === 'accepted' ? 'were accepted' : `were refused (${refused})`}, the fence was ${afterRefusal} after it and ${value} after the 70; the 90 ${refusedPending === 'accepted' ? 'were accepted' : `were refused (${refusedPending})`} and the fence is ${last}`);
     },
   },
   {

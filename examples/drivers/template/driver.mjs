@@ -260,6 +260,13 @@ function watchCallbacks(os) {
     NotifyDmaPageFaulted: (data) => os.NotifyDmaPageFaulted(data),
     /** Model-only: each command a queue executed (the OS's in-flight references, stuck report, GPU rewinds). */
     NotifyGpuProgress: (data) => os.NotifyGpuProgress(data),
+    /**
+     * Model-only: may the queue's next quiet commands (work, passed waits, signals nobody waits for) run as
+     * a stretch reported by count? The OS says (it asks only on a machine with no observer and no trace).
+     */
+    QueryGpuProgressStretch: (data) => os.QueryGpuProgressStretch(data),
+    /** Model-only: the queue's oldest `Commands` commands executed, as one report. */
+    NotifyGpuProgressStretch: (data) => os.NotifyGpuProgressStretch(data),
     /** Model-only (XA-07): a doorbell ring was full; the OS propagates the fence after the interrupt. */
     NotifyDoorbellFallback: (data) => os.NotifyDoorbellFallback(data),
   };
