@@ -125,7 +125,7 @@ describe('the command line: usage in its own words', () => {
       [['list', 'extra'], /^wddm-fence: list takes no arguments besides its options; got "extra"\n/],
       [['explore', '--frobnicate'], /^wddm-fence explore: unknown option --frobnicate; the options of explore are /],
       [['explore', '--seed', '-1'], /^wddm-fence explore: --seed is "-1"; expected an integer from 0 to 4294967295\n/],
-      [['check-driver', 'reference', '--frobnicate'], /^wddm-fence check-driver: unknown option --frobnicate; the options of check-driver are --help, --json, --junit, --seed\n/],
+      [['check-driver', 'reference', '--frobnicate'], /^wddm-fence check-driver: unknown option --frobnicate; the options of check-driver are --help, --json, --junit, --seed, --list-rules\n/],
       [['check-driver', 'reference', '--seed', '-1'], /^wddm-fence check-driver: --seed is "-1"; expected an integer from 0 to 4294967295\n/],
     ];
     for (const [args, message] of cases) {
