@@ -385,8 +385,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   } catch (error) {
     throw new WddmError('NO_MEMORY', `this process could not reserve the machine's ${(pages * 65536 / 2 ** 20).toFixed(1)} MiB of memory (${(error as Error).message}); lower the limits or the memory options`);
   }
-  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds);
-  const { trace } = machine;
+  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds), { trace } = machine;
   machine.os.logs.historyRecords = timelineRecords;
   machine.scheduler.timeless = time === 'untimed';
   machine.os.waits.resampleAfterUpdate = rereadCurrentValue;
