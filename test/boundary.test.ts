@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createMachine, type Machine } from '../src/index.js';
 import { GPU_CORE_EXPORTS, OS_CORE_EXPORTS } from '../src/core/bindings.js';
 import type { DdiCall, DdiName, DdiOutcome } from '../src/port/driver-port.js';
+import { osModules } from './helpers.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sourceFiles = (dir: string): string[] => readdirSync(join(root, dir), { withFileTypes: true })
@@ -179,8 +180,8 @@ describe('the hardware boundary: the OS holds no GPU', () => {
       expect(used.filter((name) => !osNames.has(name)), file).toEqual([]);
     }
     // The OS's adapter record holds no driver and no hardware: the port has the driver, the driver has the GPU.
-    expect(Object.keys(machine.os.adapters[0])).not.toContain('driver');
-    expect(Object.keys(machine.os.adapters[0])).not.toContain('hardware');
+    expect(Object.keys(osModules(machine).adapters[0])).not.toContain('driver');
+    expect(Object.keys(osModules(machine).adapters[0])).not.toContain('hardware');
   });
 });
 

@@ -128,7 +128,7 @@ describe('command lists: submit', () => {
       ['a noWait fence waited', ['wait', noWait, 1n]],
       ['the good fence waited, then a noSignal one', ['signal', noSignal, 2n]],
     ];
-    const before = { trace: machine.trace.text(), inRing: machine.os.handles.resolve(app.kernel, hHwQueue, 'hwQueue', 'hHwQueue').gpu.inRing };
+    const before = { trace: machine.trace.text(), inRing: machine.os.inspect.hwQueueOf(app.kernel, hHwQueue).gpu.inRing };
     const list = app.createCommandList();
     for (const [what, bad] of cases) {
       const commands: Command[] = [['signal', hSyncObject, 1n], ['signal', hSyncObject, 2n], bad, ['signal', hSyncObject, 3n]];
@@ -146,7 +146,7 @@ describe('command lists: submit', () => {
     expect(thrown(() => app.submit({ hHwQueue, commands: [] }))).toMatchObject({ status: 'INVALID_PARAMETER', parameter: 'commands' });
     // Nothing changed: no trace line, nothing in the ring or in flight, no signal when the machine runs.
     expect(machine.trace.text()).toBe(before.trace);
-    const queue = machine.os.handles.resolve(app.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+    const queue = machine.os.inspect.hwQueueOf(app.kernel, hHwQueue);
     expect(queue.gpu.inRing).toBe(before.inRing);
     expect(queue.references.pendingCount).toBe(0);
     expect(machine.inspectFence(app, hSyncObject)).toMatchObject({ gpuSignalsInFlight: 0, gpuWaitsInFlight: 0 });

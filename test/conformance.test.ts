@@ -190,7 +190,7 @@ describe('the contract checker', () => {
       const entries = hardware.layout.log.entries;
       app.submit({ hHwQueue: q.hHwQueue, commands: Array.from({ length: entries + 3 }, (_, i) => ({ signal: { hSyncObject: f, value: BigInt(i + 1) } })) });
       m.run();
-      const coreQueue = m.adapters[0].driver.coreQueueOf!(m.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue').hHwQueue)!;
+      const coreQueue = m.adapters[0].driver.coreQueueOf!(m.os.inspect.hwQueueOf(app.kernel, q.hHwQueue).hHwQueue)!;
       const word = new DataView(m.memory.buffer).getBigUint64(hardware.core.queueLogBuffer(coreQueue, hardware.layout.log.typeSignals) + hardware.layout.log.indexOffset, true);
       expect([Number(word & 0xffff_ffffn), Number(word >> 32n)], logWraparound).toEqual([3, logWraparound === 'count' ? 1 : 0]);
     }
@@ -219,7 +219,7 @@ describe('the contract checker', () => {
     const f = app.createNativeFence({ hDevice }).hSyncObject;
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: f, value: 0n } }, { work: { durationNs: 10 } }, { signal: { hSyncObject: f, value: 4n } }] });
-    expect(seen).toEqual([{ adapterIndex: 0, adapter: 'gpu0', hHwQueue: m.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue').hHwQueue,
+    expect(seen).toEqual([{ adapterIndex: 0, adapter: 'gpu0', hHwQueue: m.os.inspect.hwQueueOf(app.kernel, q.hHwQueue).hHwQueue,
       commands: [{ op: 'wait', handle: f, value: 0n }, { op: 'work', handle: 0, value: 10n }, { op: 'signal', handle: f, value: 4n }] }]);
     m.run();
     expect(checker.finish()).toEqual([]);

@@ -95,7 +95,7 @@ describe('determinism and the seed', () => {
       const signals = machine.trace.find({ kind: 'gpu', name: 'signal' }).map((e) => e.timeNs);
       const raised = machine.trace.find({ kind: 'cmp', name: 'interrupt raised' }).map((e) => e.timeNs);
       const delivered = machine.trace.find({ kind: 'interrupt' }).map((e) => e.timeNs);
-      expect(machine.os.waits.pendingWaiters).toBe(0);
+      expect(machine.os.inspect.pendingWaiters).toBe(0);
       // A waiter every 20 values: each interrupt belongs to the first raise after the interrupt before it
       // (later signals before its delivery raise again and join it).
       expect(delivered).toHaveLength(10);

@@ -187,7 +187,7 @@ async function runCoreWorkload(drive: 'run' | 'step' | 'traced', seed: number, o
     stretchCommands: hardware.counts.stretchedCommands,
     interrupts: machine.summary().adapters[0].interruptsRaised,
     // What the OS follows of each ring (NotifyGpuProgress / NotifyGpuProgressStretch): references in flight, commands in the ring.
-    inFlight: [...machine.os.adapters[0].devices].flatMap((d) => [...d.queues].map((q) => `${q.label}: ${machine.os.lifetime.pending(q).length} references, ${q.gpu.inRing} in ring`)),
+    inFlight: [...machine.os.inspect.adapters[0].devices].flatMap((d) => [...d.queues].map((q) => `${q.label}: ${machine.os.inspect.inFlight(q).length} references, ${q.gpu.inRing} in ring`)),
   };
 }
 
@@ -246,8 +246,8 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
   it('NF-10 the OS\'s in-flight references follow core stretches exactly as stepped: at every slice\'s end, each queue\'s commands in flight (op, handle, value) and each fence\'s counts, across submissions, a deferred close and a destroyed queue', async () => {
     // What the OS holds at a point of the run: each queue's references in ring order and what inspectFence counts per fence.
     const snapshot = (machine: Machine, app: ReturnType<Machine['createProcess']>, fences: number[]): string => {
-      const queues = [...machine.os.adapters[0].devices].flatMap((d) => [...d.queues]);
-      const refs = queues.map((q) => `${q.label}: ${machine.os.lifetime.pending(q).map((c) => `${c.op} ${c.local.handle} ${c.value}`).join(', ')}`);
+      const queues = [...machine.os.inspect.adapters[0].devices].flatMap((d) => [...d.queues]);
+      const refs = queues.map((q) => `${q.label}: ${machine.os.inspect.inFlight(q).map((c) => `${c.op} ${c.local.handle} ${c.value}`).join(', ')}`);
       const counts = fences.map((h) => { try { const i = machine.inspectFence(app, h); return `${h} ${i.gpuWaitsInFlight}/${i.gpuSignalsInFlight}`; } catch { return `${h} closed`; } });
       return [...refs, ...counts].join(' | ');
     };

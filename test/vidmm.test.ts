@@ -67,10 +67,10 @@ describe('VM-01 deferred destruction', () => {
     app.submit({ hHwQueue, commands: work(1000), reads: [hAllocation] });
     app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
     app.submit({ hHwQueue, commands: work(50_000) });
-    const waitersBefore = m.os.counters.waitersAdded;
+    const waitersBefore = m.os.inspect.counters.waitersAdded;
     expect(waitersBefore).toBe(1);
     m.run();
-    expect(m.os.counters.waitersWoken).toBe(1);
+    expect(m.os.inspect.counters.waitersWoken).toBe(1);
     expect(m.trace.find({ kind: 'cmp', name: 'interrupt raised' }).length).toBeGreaterThanOrEqual(1);
     const freedAt = m.vidmm.info(hAllocation)!.freedAtNs!;
     expect(freedAt).toBeGreaterThanOrEqual(1000);
@@ -84,7 +84,7 @@ describe('VM-01 deferred destruction', () => {
     const result = app.destroyAllocation2({ hDevice, hAllocations: [hAllocation], Flags: { AssumeNotInUse: true } });
     expect(result.freed).toBe(true);
     expect(m.vidmm.info(hAllocation)!.freedAtNs).toBe(0);
-    expect(m.os.counters.waitersAdded).toBe(0);
+    expect(m.os.inspect.counters.waitersAdded).toBe(0);
     m.run();
     expect(m.vidmm.counters.gpuUseAfterFree).toBe(1);
     expect(m.trace.find({ kind: 'fault', name: 'GPU read of a freed allocation' })).toHaveLength(1);
@@ -375,8 +375,8 @@ describe('VM-02..04 Lock2 through the user-mode driver', () => {
     expect(umd.stats.synchronizingWaits).toBe(1);
     expect(t.waits).toHaveLength(1);
     expect((t.waits[0] as WaitResult).immediate).toBe(false);
-    expect(m.os.counters.waitersAdded).toBe(1);
-    expect(m.os.counters.interruptsHandled).toBeGreaterThanOrEqual(1);
+    expect(m.os.inspect.counters.waitersAdded).toBe(1);
+    expect(m.os.inspect.counters.interruptsHandled).toBeGreaterThanOrEqual(1);
     expect(m.trace.find({ kind: 'runtime', name: 'D3DKMTWaitForSynchronizationObjectFromCpu' })).toHaveLength(1);
   });
 });

@@ -33,7 +33,7 @@ it('XA-02 a thread that must not block (a browser main thread) waits on the shar
   const dB = app.createDevice({ hAdapter: app.openAdapter('b') });
   const f = app.createNativeFence({ hDevice: dA, flags: { shared: true, crossAdapter: true } });
   const onB = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice: dB });
-  const record = machine.os.handles.resolve(app.kernel, onB.hSyncObject, 'syncObject', 'h').global;
+  const record = machine.os.inspect.fenceOf(app.kernel, onB.hSyncObject);
   const pending = waitForFenceWordAsync(machine.memory, record.cvPhys, 3n, 10_000);
   // A worker attached to adapter b signals 1, 2, 3 through b's record.
   const worker = new Worker(`

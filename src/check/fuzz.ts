@@ -46,7 +46,7 @@
 import { createMachineSync, type Machine } from '../machine/machine.js';
 import { notificationInFlight, lostWakeupText } from '../machine/lost-wakeups.js';
 import type { RuntimeProcess } from '../user/runtime.js';
-import type { OsHwQueue } from '../os/dxgkrnl.js';
+import type { HwQueueView } from '../os/inspect.js';
 import type { UMDARG_SUBMITTOHWQUEUE, UserModeCommand } from '../ddi/ddi.js';
 import { u64 } from '../core/bindings.js';
 import { WddmError } from '../base/errors.js';
@@ -189,7 +189,7 @@ class Case {
     this.machine = createMachineSync({ seed: config.seed, trace: false, adapters, doorbell: { enabled: config.doorbell, ringEntries: config.doorbellRing } });
     this.processes = [this.machine.createProcess('A'), this.machine.createProcess('B')];
     for (const p of this.processes) this.devices.push(config.adapters.map((_, a) => p.createDevice({ hAdapter: p.openAdapter(a) })));
-    this.machine.os.gpuRewinds.onRewind((r) => { const f = this.fenceNamed(r.fence); if (f) this.mayLower.add(f); });
+    this.machine.os.inspect.onGpuRewind((r) => { const f = this.fenceNamed(r.fence); if (f) this.mayLower.add(f); });
     config.adapters.forEach((a, i) => { if (a.hostile) this.makeHostile(i); });
   }
 
@@ -237,13 +237,13 @@ class Case {
   hostileVa(queue: Queue, handle: Handle | undefined, target: HostileTarget): bigint {
     const P = this.processes;
     const machine = this.machine;
-    const local = handle ? machine.os.handles.resolve(P[queue.p].kernel, handle.h, 'syncObject', 'hSyncObject') : undefined;
+    const local = handle ? machine.os.inspect.handleOf(P[queue.p].kernel, handle.h) : undefined;
     switch (target) {
       case 'monitoredValue': return local && local.global.adapter.index === queue.adapter ? local.mvGpuVa : this.anyMonitoredValueVa(queue);
       case 'systemMonitoredValue': return local?.global.systemMvVa || 0x10n;
       case 'otherProcess': {
         const theirs = this.handles.find((x) => x.p !== queue.p && x.adapter === queue.adapter);
-        return theirs ? machine.os.handles.resolve(P[theirs.p].kernel, theirs.h, 'syncObject', 'hSyncObject').cvGpuVa || 0x18n : 0x18n;
+        return theirs ? machine.os.inspect.handleOf(P[theirs.p].kernel, theirs.h).cvGpuVa || 0x18n : 0x18n;
       }
       case 'misaligned': return (local?.cvGpuVa ?? 0x20n) + 4n;
       case 'unmapped': return 0x8n;
@@ -252,7 +252,7 @@ class Case {
   private anyMonitoredValueVa(queue: Queue): bigint {
     for (const x of this.handlesOf(queue.p)) {
       if (x.adapter !== queue.adapter || x.fence.monitored) continue;
-      try { return this.machine.os.handles.resolve(this.processes[queue.p].kernel, x.h, 'syncObject', 'hSyncObject').mvGpuVa; } catch { /* a closed one */ }
+      try { return this.machine.os.inspect.handleOf(this.processes[queue.p].kernel, x.h).mvGpuVa; } catch { /* a closed one */ }
     }
     return 0x28n;
   }
@@ -420,7 +420,7 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
       const engine = c.engine % s.config.adapters[adapter].engines;
       return { text: `${P[p].name}.createHwQueue(gpu${adapter}, engine ${engine})`, call: () => {
         const made = P[p].createHwQueue({ hDevice: s.devices[p][adapter], engine, nativeProgressFence: c.progress });
-        const queue = s.machine.os.handles.resolve(P[p].kernel, made.hHwQueue, 'hwQueue', 'hHwQueue');
+        const queue = s.machine.os.inspect.hwQueueOf(P[p].kernel, made.hHwQueue);
         s.queues.push({ p, adapter, h: made.hHwQueue, label: queue.label });
       } };
     }
@@ -540,7 +540,7 @@ class RuleBroken extends Error {}
  * Commands in a hardware queue's ring, read from the GPU side (the simulated GPU's core, through
  * the driver that owns the queue): the truth the OS's bookkeeping is checked against.
  */
-function ringLength(m: Machine, queue: OsHwQueue): number {
+function ringLength(m: Machine, queue: HwQueueView): number {
   const adapter = m.adapters[queue.device.adapter.index];
   const coreQueue = adapter.driver.coreQueueOf?.(queue.hHwQueue);
   return coreQueue === undefined ? 0 : adapter.core.queuePending(coreQueue);
@@ -552,7 +552,7 @@ function digest(s: Case): string {
   const parts: string[] = [];
   const summary = m.summary();
   parts.push(JSON.stringify(summary.adapters), JSON.stringify(summary.os), JSON.stringify(summary.legacy), String(summary.pendingWaiters), String(m.scheduler.pending), String(m.trace.events.length));
-  for (const p of s.processes) parts.push(`${p.kernel.handles.size}/${p.kernel.retired.size}/${p.kernel.ntHandles.size}`);
+  for (const p of s.processes) { const c = m.os.inspect.handleCounts(p.kernel); parts.push(`${c.handles}/${c.closed}/${c.ntHandles}`); }
   for (const x of s.handles) {
     try {
       const i = m.inspectFence(s.processes[x.p], x.h); // writes nothing (issue 27)
@@ -561,11 +561,11 @@ function digest(s: Case): string {
   }
   for (const q of s.queues) {
     try {
-      const queue = m.os.handles.resolve(s.processes[q.p].kernel, q.h, 'hwQueue', 'hHwQueue');
+      const queue = m.os.inspect.hwQueueOf(s.processes[q.p].kernel, q.h);
       parts.push(`q${q.h}:${ringLength(m, queue)}:${queue.references.pendingCount}`);
     } catch (error) { parts.push(`q${q.h}:${(error as Error).message}`); }
   }
-  for (const x of s.contexts) parts.push(`c${x.h}:${s.machine.os.contexts.contextsOf(s.processes[x.p].kernel).map((c) => `${c.packets.length}/${c.inFlight.length}`).join(',')}`);
+  for (const x of s.contexts) parts.push(`c${x.h}:${s.machine.os.inspect.contextsOf(s.processes[x.p].kernel).map((c) => `${c.packets.length}/${c.inFlight.length}`).join(',')}`);
   return parts.join('|');
 }
 
@@ -613,15 +613,15 @@ function checkLostWakeups(s: Case): string | undefined {
 function checkMonitoredValues(s: Case): string | undefined {
   for (const adapter of s.machine.adapters) {
     if (adapter.state !== 'running' || !adapter.nativeFence) continue;
-    const core = adapter.core, fences = s.machine.os.adapters[adapter.index].fences;
+    const core = adapter.core;
     for (let id = 1; id <= LIMITS.fences; id++) {
       if (!core.fenceIsLive(id)) continue;
-      const fence = fences.peek(id);
-      if (fence ? fence.kind !== 'native' || fence.destroyed : !fences.deferred?.has(id)) continue; // a row is a native fence
-      const target = fence?.monitoredValueHeld ? 0n : u64(core.fenceMonitoredTarget(id));
+      const fence = s.machine.os.inspect.nativeFenceAt(adapter.index, id);
+      if (!fence || fence.kind !== 'native' || fence.destroyed) continue;
+      const target = fence.monitoredValueHeld ? 0n : u64(core.fenceMonitoredTarget(id));
       const buffered = core.cmpPendingWrite() !== 0 && core.cmpPendingWrite() === core.fenceMonitoredValueAddress(id);
       const held = buffered ? u64(core.cmpPendingValue()) : u64(core.cpuReadMonitoredValue(id));
-      if (held !== target) return `${adapter.name} ${fence?.label ?? `fence${id}`}: MonitoredValue is ${held}, NF-02 says ${target} (a write through a read-only GPU mapping? NF-04)`;
+      if (held !== target) return `${adapter.name} ${fence.label}: MonitoredValue is ${held}, NF-02 says ${target} (a write through a read-only GPU mapping? NF-04)`;
     }
   }
   return undefined;
@@ -631,12 +631,12 @@ function checkMonitoredValues(s: Case): string | undefined {
 function checkQuiet(s: Case): string | undefined {
   const m = s.machine;
   if (m.summary().bugChecks.length) return `bug check: ${m.summary().bugChecks.map((b) => `${b.adapter}: ${b.code}: ${b.message}`).join('; ')}`;
-  for (const adapter of m.os.adapters) {
+  for (const adapter of m.os.inspect.adapters) {
     if (adapter.state !== 'running') continue;
     for (const device of adapter.devices) {
       if (device.removed) continue;
       for (const queue of device.queues) {
-        const held = m.os.lifetime.pending(queue);
+        const held = m.os.inspect.inFlight(queue);
         if (held.length && ringLength(m, queue) === 0) {
           return `in-flight bookkeeping: ${adapter.name}/${queue.label}'s ring is empty but the OS still counts ${held.map((c) => `${c.op} ${c.local.global.label} ${c.value}`).join(', ')} as in flight`;
         }
@@ -725,7 +725,7 @@ export function runFuzzCase(config: FuzzConfig, calls: readonly FuzzCall[], coun
   counts.gpuRewinds += o.gpuRewinds;
   counts.orphanedWaits += o.orphanedWaits;
   counts.deferredCloses += o.deferredCloses;
-  counts.waitsTimedOut += s.machine.os.waits.counters.waitsTimedOut;
+  counts.waitsTimedOut += s.machine.os.inspect.counters.waitsTimedOut;
   return { lines };
 }
 

@@ -36,7 +36,7 @@
 //                   signal it, no pending wait that sets the event): only code
 //                   outside the machine (yours, after run()) could release it.
 
-import type { Dxgkrnl, GlobalFence, OsHwQueue } from '../os/dxgkrnl.js';
+import type { FenceView as GlobalFence, HwQueueView as OsHwQueue, OsInspector } from '../os/inspect.js';
 import type { CpuThread, RuntimeProcess, ThreadSignal } from '../user/runtime.js';
 
 export interface StuckWait {
@@ -134,11 +134,11 @@ function stuckWait(fence: GlobalFence, value: bigint): StuckWait {
 }
 
 /** Builds the report from the OS and the processes' CPU threads. */
-export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): StuckReport {
+export function stuckReport(os: OsInspector, processes: readonly RuntimeProcess[]): StuckReport {
   const items: Item[] = [];
   const report: StuckReport = { stuck: false, queues: [], waiters: [], threads: [], deadlocks: [], lostWakeups: [], neverSignalled: [] };
   /** Needs are resolved once every item exists: (item, fence, value) triples, grouped per need. */
-  const pendingNeeds: { item: Item; what: string; waits: { fence: GlobalFence; value: bigint }[] }[] = [];
+  const pendingNeeds: { item: Item; what: string; waits: readonly { readonly fence: GlobalFence; readonly value: bigint }[] }[] = [];
 
   // hardware queues: blocked ones are stuck; any with queued signals is a source
   for (const adapter of os.adapters) {
@@ -146,7 +146,7 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
     for (const device of adapter.devices) {
       if (device.removed) continue;
       for (const queue of device.queues) {
-        const pending = os.lifetime.pending(queue);
+        const pending = os.inFlight(queue);
         // What the OS knows from the driver's progress reports (it never reads the ring).
         const blocked = queue.gpu.blocked;
         const signals = pending.filter((c) => c.op === 'signal').map((c) => ({ word: c.local.global.cvPhys, value: c.value, fence: c.local.global }));
@@ -165,13 +165,13 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
         item.report = entry;
         items.push(item);
         report.queues.push(entry);
-        if (fence.currentValue() >= value) report.lostWakeups.push({ item: item.name, waits: entry.waits, text: lostText(item.name, entry.waits) });
+        if (fence.peekValue() >= value) report.lostWakeups.push({ item: item.name, waits: entry.waits, text: lostText(item.name, entry.waits) });
         else pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[0])}`, waits: [{ fence, value }] });
       }
     }
   }
   // kernel-mode contexts held by a GPU wait
-  for (const held of os.contexts.held()) {
+  for (const held of os.heldContexts()) {
     const c = held.context;
     const name = `context ${c.device.adapter.name}/${c.label}`;
     const item: Item = { name, alive: false, needs: [], signals: held.queuedSignals.map((s) => ({ word: s.fence.cvPhys, value: s.value })), anyValue: false };
@@ -192,7 +192,7 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
   // CPU waiters
   const waiterItems = new Map<object, Item[]>();
   const waiterById = new Map<number, Item>();
-  for (const w of os.waits.pendingWaiterList()) {
+  for (const w of os.pendingWaiterList()) {
     const item: Item = { name: `waiter ${w.label}`, alive: w.timed, needs: [], signals: [], anyValue: false };
     waiterById.set(w.id, item);
     if (w.owner.tag) {
@@ -219,13 +219,12 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
   }
   // CPU threads: unfinished ones are sources for what they say they may still signal, or else for every fence their process holds a handle to
   for (const process of processes) {
-    const words = new Set<number>();
-    for (const object of process.kernel.handles.values()) if (object.kind === 'syncObject') words.add(object.global.cvPhys);
+    const words = os.fenceWordsOf(process.kernel);
     const anyOfProcess = [...words].sort((a, b) => a - b).map((word) => ({ word, value: 0n }));
     for (const thread of process.threads) {
       if (thread.state === 'done' || thread.state === 'failed') continue;
       const declared = thread.mayStillSignal?.();
-      const signals = declared ? declaredSignals(process, declared) : anyOfProcess;
+      const signals = declared ? declaredSignals(os, process, declared) : anyOfProcess;
       const item: Item = { name: `thread ${process.name}:${thread.name}`, alive: true, needs: [], signals, anyValue: !declared };
       items.push(item);
       const need = threadNeed(thread, waiterItems);
@@ -268,11 +267,11 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
 }
 
 /** What a thread declared it may still signal (createThread's mayStillSignal), as fence words; handles that name no fence are left out. */
-function declaredSignals(process: RuntimeProcess, declared: readonly ThreadSignal[]): Item['signals'] {
+function declaredSignals(os: OsInspector, process: RuntimeProcess, declared: readonly ThreadSignal[]): Item['signals'] {
   const signals: Item['signals'] = [];
   for (const s of declared) {
-    const object = (s.process ?? process).kernel.handles.get(s.hSyncObject);
-    if (object?.kind === 'syncObject') signals.push({ word: object.global.cvPhys, value: BigInt(s.value) });
+    const word = os.fenceWordAt((s.process ?? process).kernel, s.hSyncObject);
+    if (word !== undefined) signals.push({ word, value: BigInt(s.value) });
   }
   return signals;
 }

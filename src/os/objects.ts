@@ -820,6 +820,13 @@ export class Process {
   }
 }
 
+/**
+ * The OS's record of a process as user mode and the machine hold it (src/os/kernel.ts): a token the entry points
+ * take first, with the process's name and slot. Its tables are the OS's.
+ */
+export type KernelProcess = Pick<Process, 'name' | 'slot'> & { readonly [kernelProcessBrand]: true };
+declare const kernelProcessBrand: unique symbol;
+
 // ── waits ──
 
 export type WaitStatus = 'SUCCESS' | 'TIMEOUT' | 'DEVICE_REMOVED' | 'ADAPTER_STOPPED' | 'OBJECT_DESTROYED';

@@ -43,7 +43,7 @@
 // GPU times alone.
 
 import type { Machine } from '../machine/machine.js';
-import type { LogEntryRecord, QueuedEvent } from '../os/logs.js';
+import type { LogEntryRecord, QueuedEvent } from '../os/inspect.js';
 import { hex } from '../base/wddm.js';
 
 export interface ChromeTraceEvent {
@@ -132,8 +132,8 @@ const canonical = (label: string | undefined) => label?.replace(/@[^@]*$/, '');
 
 /** Builds the Chrome JSON trace of everything the machine's fence logs and queued events hold. */
 export function exportTimeline(machine: Machine): ChromeTrace {
-  const logs = machine.os.logs;
-  logs.readAll();
+  machine.os.readNativeFenceLogs();
+  const logs = machine.os.inspect.logs;
   const events: ChromeTraceEvent[] = [];
   const ops: Operation[] = [];
 

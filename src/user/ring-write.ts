@@ -7,7 +7,7 @@
 
 import { hasFormBeside } from '../base/optional-form.js';
 import type { UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
-import type { SubmissionCommands } from '../os/command-list.js';
+import type { SubmissionCommands } from '../os/kernel.js';
 
 /** Per user-mode half: whether it takes the typed form (decided once: a driver's halves do not change shape). */
 const typed = new WeakMap<object, boolean>();
