@@ -92,9 +92,11 @@ describe('the one-fence CPU signal short path: its last lookup', () => {
 });
 
 describe('the handle table\'s editStamp and the race explorer', () => {
-  it('NF-10 the state key leaves a handle table\'s editStamp out: two worlds built alike have one key though their tables\' stamps differ', () => {
+  it('the state key leaves a handle table\'s editStamp out: two worlds built alike have one key though their tables\' stamps differ', () => {
     const model: ExploreModel = { machine: { fences: 2, waiters: 1, signals: 1, engines: 1, adapters: 1, cpuSignals: 1 }, variant: 'barrier', seed: 1, osGranularity: 'step' };
     const worlds = [buildWorld(model), buildWorld(model)];
+    // Each machine has a clock of its own (two machines share nothing): the second world's tables took stamps further on.
+    for (const p of osModules(worlds[1].machine).handles.processes) p.handles.editStamp += 1000;
     const stamps = worlds.map((w) => osModules(w.machine).handles.processes.map((p) => p.handles.editStamp));
     for (const list of stamps) expect(list.some((stamp) => stamp > 0)).toBe(true);
     expect(stamps[0]).not.toEqual(stamps[1]);
