@@ -26,6 +26,7 @@ import { GpuHardware } from '../gpu/hardware.js';
 import { Kernel, type KernelOptions, type LogKind } from '../os/kernel.js';
 import type { AdapterView, BugCheckReport, Counters, CrossAdapterCounters, FenceInspection, LegacyCounters, LogCounters, LogHistory, VidMmCounters, VidMmView } from '../os/inspect.js';
 import { RuntimeProcess, type UserModeSystem } from '../user/runtime.js';
+import { takesColumns } from '../user/ring-write.js';
 import { Random, RANDOM_STREAM } from '../base/rng.js';
 import { Scheduler, DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
 import { Trace, DEFAULT_TRACE_CAPACITY } from '../base/trace.js';
@@ -79,6 +80,9 @@ export class Adapter {
   get nativeFence(): boolean { return this.os.nativeFence; }
 }
 
+/** Machine.userModeDriverTakesColumns's answers by adapter index. */
+const UMD_FORMS = Symbol('Machine.userModeDriverForms');
+
 export class Machine implements UserModeSystem {
   /** Virtual time; its ties are broken by the seed's tie-break stream (src/base/scheduler.ts). */
   readonly scheduler: Scheduler;
@@ -125,6 +129,12 @@ export class Machine implements UserModeSystem {
 
   /** UserModeSystem: the user-mode half of an adapter's driver module (the runtime's way to a driver). */
   userModeDriver(index: number): UserModeDriverInterface { return this.adapter(index).driver.userMode; }
+
+  /** UserModeSystem: whether that half takes the typed form, decided at its first submission (under a symbol: a cache, no state). */
+  userModeDriverTakesColumns(index: number): boolean {
+    return (this[UMD_FORMS][index] ??= takesColumns(this.adapter(index).driver.userMode));
+  }
+  private readonly [UMD_FORMS]: boolean[] = [];
 
   /**
    * Cross-adapter counters (XA-04, XA-07): the OS's (propagations, NotificationOnly calls, doorbell

@@ -28,7 +28,6 @@ const EDIT_CLOCK = Symbol('Handles.editClock');
  * src/os/fence-rows.ts): `row` is then its key (core id × 8 + adapter index), else 0. The row stays a row.
  */
 export interface OneFenceCall { readonly object: LocalFence | undefined; readonly row: number; readonly value: bigint }
-const found: { object: LocalFence | undefined; row: number; value: bigint } = { object: undefined, row: 0, value: 0n };
 
 /**
  * The check the one-fence short path of the waits shares (Waits.waitOne), building nothing: `args` has only the
@@ -37,7 +36,7 @@ const found: { object: LocalFence | undefined; row: number; value: bigint } = { 
  * record reused by every call: copy them out at once), or undefined for any other call, which the general path then
  * checks whole and refuses saying what was wrong.
  */
-export function oneFenceCall(process: Process, args: unknown): OneFenceCall | undefined {
+export function oneFenceCall(process: Process, args: unknown, found: { object: LocalFence | undefined; row: number; value: bigint }): OneFenceCall | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
   for (const key in args) if (key !== 'objects' && key !== 'values') return undefined;
   const { objects, values } = args as { objects?: unknown; values?: unknown };

@@ -60,7 +60,7 @@ import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, row
 import type { QueueLogs } from './log-records.js';
 import {
   rejectRepeat, requireRunning,
-  type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
+  type GlobalFence, type LocalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
 } from './objects.js';
 
 /** What a waiter does when it ends, and what tools need to name it; its state is the core's. */
@@ -179,6 +179,9 @@ export interface OsOperation {
   /** Its next step's event. */
   event?: ScheduledEvent;
 }
+
+/** Waits' record oneFenceCall fills (scratch, under a symbol: no state). */
+const ONE_FENCE_CALL = Symbol('Waits.oneFenceCall');
 
 /** waitOne's answer for a call it leaves to the general path. */
 const NOT_TAKEN = Symbol('not taken');
@@ -434,6 +437,7 @@ class FreeIds {
 }
 
 export class Waits {
+  private readonly [ONE_FENCE_CALL] = { object: undefined as LocalFence | undefined, row: 0, value: 0n };
   readonly counters: WaitCounters = { waitersAdded: 0, waitersWoken: 0, waitsSatisfiedAtOnce: 0, waitsTimedOut: 0 };
   /**
    * Completions by host id (dense; a retired waiter's id is reused). A waiter waitOne started has none here: it lives
@@ -547,7 +551,7 @@ export class Waits {
   private waitOne(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
                   owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined, deferred: boolean): WaitResult | undefined | typeof NOT_TAKEN {
     if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
-    const call = oneFenceCall(process, args);
+    const call = oneFenceCall(process, args, this[ONE_FENCE_CALL]);
     if (call === undefined) return NOT_TAKEN;
     const value = call.value, object = call.object;
     if (object === undefined) return this.waitOneRow(process, call.row, value, label, onComplete, owner, deferred);

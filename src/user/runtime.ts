@@ -45,6 +45,8 @@ export interface UserModeSystem {
   adapterIndex(adapter: string | number): number;
   /** The user-mode half of adapter `index`'s driver module. */
   userModeDriver(index: number): UserModeDriverInterface;
+  /** Does that half take the typed form of a submission (src/user/ring-write.ts takesColumns)? Decided at its first submission, once. */
+  userModeDriverTakesColumns(index: number): boolean;
 }
 
 export type ThreadOp =
@@ -136,11 +138,18 @@ export class CpuThreadError extends Error {
   }
 }
 
-/** waitAsync's promise executor: hands the resolver back through `captured` (one function for every wait, not a closure each). */
-let captured: ((result: WaitResult) => void) | undefined;
-const capture = (resolve: (result: WaitResult) => void): void => { captured = resolve; };
+
+/** RuntimeProcess's promise executor and what it hands back (a symbol: no state, the race explorer walks string keys). */
+const RESOLVER = Symbol('RuntimeProcess.resolver');
 
 export class RuntimeProcess {
+  /**
+   * waitAsync's promise executor, one for the process's every wait (not a closure each): it hands the resolver back
+   * through `resolve`, which waitAsync takes at once.
+   */
+  private readonly [RESOLVER]: { resolve: ((result: WaitResult) => void) | undefined; capture: (resolve: (result: WaitResult) => void) => void } = {
+    resolve: undefined, capture: (resolve) => { this[RESOLVER].resolve = resolve; },
+  };
   readonly threads: CpuThread[] = [];
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
   /** The UMD's own record of its hardware queues: adapter, and the private data the kernel-mode driver left for it. */
@@ -236,9 +245,10 @@ export class RuntimeProcess {
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
   waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
     // Bad input throws here, synchronously, before anything changes.
-    const settled = new Promise<WaitResult>(capture); // no closure per wait: the resolver comes back through `captured`
-    const settle = captured!;
-    captured = undefined;
+    const handoff = this[RESOLVER];
+    const settled = new Promise<WaitResult>(handoff.capture); // no closure per wait: the resolver comes back through `handoff`
+    const settle = handoff.resolve!;
+    handoff.resolve = undefined;
     this.os.waitForSynchronizationObjectFromCpu(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle, this.asyncOwner);
     return settled;
   }
@@ -305,7 +315,7 @@ export class RuntimeProcess {
     const plan = this.os.prepareSubmission(this.kernel, args);
     const queue = this.hwQueues.get(plan.queue.handle);
     if (!queue) throw invalid('hHwQueue', plan.queue.handle, 'a hardware queue this process created with createHwQueue');
-    writeRing(this.machine.userModeDriver(queue.adapterIndex), queue.privateDriverData, plan.commands);
+    writeRing(this.machine.userModeDriver(queue.adapterIndex), this.machine.userModeDriverTakesColumns(queue.adapterIndex), queue.privateDriverData, plan.commands);
     const result = this.os.submitted(plan);
     this.machine.trace.record('umd', this.name, 'commands written to ring + doorbell', { queue: plan.queue.label, commands: plan.described });
     return result;
