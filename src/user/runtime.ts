@@ -45,8 +45,7 @@ export interface UserModeSystem {
   adapterIndex(adapter: string | number): number;
   /** The user-mode half of adapter `index`'s driver module. */
   userModeDriver(index: number): UserModeDriverInterface;
-  /** Does that half take the typed form of a submission (src/user/ring-write.ts takesColumns)? Decided at its first submission, once. */
-  userModeDriverTakesColumns(index: number): boolean;
+  /** Does it take the typed form of a submission (ring-write.ts takesColumns)? */ userModeDriverTakesColumns(index: number): boolean;
 }
 
 export type ThreadOp =
@@ -138,18 +137,12 @@ export class CpuThreadError extends Error {
   }
 }
 
-
-/** RuntimeProcess's promise executor and what it hands back (a symbol: no state, the race explorer walks string keys). */
+/** waitAsync's promise executor, one for the process's every wait (not a closure each), and the resolver it hands back (taken at once). */
 const RESOLVER = Symbol('RuntimeProcess.resolver');
 
 export class RuntimeProcess {
-  /**
-   * waitAsync's promise executor, one for the process's every wait (not a closure each): it hands the resolver back
-   * through `resolve`, which waitAsync takes at once.
-   */
-  private readonly [RESOLVER]: { resolve: ((result: WaitResult) => void) | undefined; capture: (resolve: (result: WaitResult) => void) => void } = {
-    resolve: undefined, capture: (resolve) => { this[RESOLVER].resolve = resolve; },
-  };
+  private readonly [RESOLVER]: { resolve: ((result: WaitResult) => void) | undefined; capture: (resolve: (result: WaitResult) => void) => void } =
+    { resolve: undefined, capture: (resolve) => { this[RESOLVER].resolve = resolve; } };
   readonly threads: CpuThread[] = [];
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
   /** The UMD's own record of its hardware queues: adapter, and the private data the kernel-mode driver left for it. */
