@@ -3,8 +3,8 @@
 // entry point; there is no import circle, `import type` included; outside
 // src/os/ the OS is reached only through its two doors (DOORS: kernel.ts, the
 // entry points, and inspect.ts, the read-only views). Also: every folder says
-// what it owns and may import (its README.md, which must list exactly its row),
-// and no source file is over ~500 lines without saying why.
+// what it owns and may import (its README.md, which must list exactly its row).
+// (The size rules, files and functions, are test/size.test.ts's.)
 import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -38,8 +38,6 @@ const LAYERS: Record<string, readonly string[]> = {
 const DOORS: Record<string, readonly string[]> = {
   os: ['os/kernel.ts', 'os/inspect.ts'],
 };
-/** A source file's longest length before its top comment must say why (a line starting "Why this file is long:"). */
-const MAX_LINES = 500;
 
 const sources = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
   .flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -207,17 +205,5 @@ describe('folders are layers (src/README.md)', () => {
       const named = [...may.matchAll(/`src\/([a-z-]+)\/`/g)].map((m) => m[1]).sort();
       expect(named, `src/${layer}/README.md`).toEqual([...allowed].sort());
     }
-  });
-
-  it(`no source file is over ${MAX_LINES} lines without its top comment saying why`, () => {
-    const long: string[] = [];
-    for (const file of files) {
-      if (layerOf(file) === 'generated') continue;
-      const lines = readFileSync(join(SRC, file), 'utf8').split('\n');
-      if (lines.length <= MAX_LINES) continue;
-      const top = lines.slice(0, 40).join('\n');
-      if (!/^\/\/ Why this file is long: \S/m.test(top)) long.push(`${file}: ${lines.length} lines, no "Why this file is long:" in its top comment`);
-    }
-    expect(long).toEqual([]);
   });
 });

@@ -403,10 +403,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       check(core.regionFormat(localBase, roundPage(a.localMemoryBytes), layout.regionKindLocal), `formatting local memory of "${a.name}"`);
       checkRegion(memory, layout, localBase, layout.regionKindLocal, `local memory of "${a.name}"`);
     }
-    let hardwareCaps = 0;
-    if (a.caps.nativeGpuFence) hardwareCaps |= VIDSCHCAPS.NativeGpuFence;
-    if (a.caps.optimizedNativeFenceSignaledInterrupt) hardwareCaps |= VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
-    if (a.caps.no64BitAtomics) hardwareCaps |= VIDSCHCAPS.No64BitAtomics;
+    const hardwareCaps = hardwareCapsOf(a);
     const gpuVaBase = a.caps.nativeFenceCaps.minimumAddress || DEFAULT_GPU_VA_BASE;
     const vaEnd = gpuVaBase + BigInt(processes) * BigInt(a.limits.gpuVaPagesPerProcess) * 4096n;
     if (a.caps.nativeFenceCaps.maximumAddress && vaEnd - 1n > a.caps.nativeFenceCaps.maximumAddress) {
@@ -429,21 +426,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
       hardware.doorbell = new DoorbellService(index, hardware, gpuCore, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
     }
-    const driverOptions: ReferenceDriverOptions = {
-      hardwareCaps,
-      nativeFenceCaps: {
-        MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
-        MapToGpuSystemProcess: a.caps.nativeFenceCaps.mapToGpuSystemProcess,
-        MinimumAddress: a.caps.nativeFenceCaps.minimumAddress,
-        MaximumAddress: a.caps.nativeFenceCaps.maximumAddress,
-      },
-      interruptPayload: a.interrupts.payload,
-      evaluateLegacyMonitoredFences: a.interrupts.evaluateLegacyMonitoredFences,
-      queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
-      monitoredValueBarrier: a.driver.monitoredValueBarrier,
-      ringEntries: a.limits.ringEntries,
-      enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
-    };
+    const driverOptions = referenceDriverOptions(a, hardwareCaps);
     // The adapter's driver module (default: the reference driver) builds its driver over the GPU it owns (docs/DRIVERS.md).
     const driverWhere = `adapters[${index}].driver.module`;
     let made: unknown;
@@ -467,6 +450,36 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
   for (const service of services) service.peers = services;
   return machine;
+}
+
+type ParsedAdapter = ReturnType<typeof parseMachineOptions>['adapters'][number];
+
+/** The VIDSCHCAPS bits adapter `a`'s caps ask for. */
+function hardwareCapsOf(a: ParsedAdapter): number {
+  let hardwareCaps = 0;
+  if (a.caps.nativeGpuFence) hardwareCaps |= VIDSCHCAPS.NativeGpuFence;
+  if (a.caps.optimizedNativeFenceSignaledInterrupt) hardwareCaps |= VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+  if (a.caps.no64BitAtomics) hardwareCaps |= VIDSCHCAPS.No64BitAtomics;
+  return hardwareCaps;
+}
+
+/** What adapter `a`'s options tell its driver module (DriverContext.options). */
+function referenceDriverOptions(a: ParsedAdapter, hardwareCaps: number): ReferenceDriverOptions {
+  return {
+    hardwareCaps,
+    nativeFenceCaps: {
+      MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
+      MapToGpuSystemProcess: a.caps.nativeFenceCaps.mapToGpuSystemProcess,
+      MinimumAddress: a.caps.nativeFenceCaps.minimumAddress,
+      MaximumAddress: a.caps.nativeFenceCaps.maximumAddress,
+    },
+    interruptPayload: a.interrupts.payload,
+    evaluateLegacyMonitoredFences: a.interrupts.evaluateLegacyMonitoredFences,
+    queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
+    monitoredValueBarrier: a.driver.monitoredValueBarrier,
+    ringEntries: a.limits.ringEntries,
+    enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
+  };
 }
 
 function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {
