@@ -257,7 +257,7 @@ describe('command lists: the user-mode half', () => {
     return app.readFenceValue(hSyncObject);
   };
 
-  it('CAP-01 the reference user-mode half takes the typed form; one that overrides only submitToHwQueue gets every submission as records', () => {
+  it('the reference user-mode half takes the typed form; one that overrides only submitToHwQueue gets every submission as records', () => {
     const reference = createMachineSync({ seed: 5 });
     const forms: string[] = [];
     // Counted on the reference user-mode half's prototype (both methods on one level, as they are).
@@ -280,7 +280,7 @@ describe('command lists: the user-mode half', () => {
     expect(seen).toEqual(['signal 1, work 10, signal 2', 'signal 3']);
   });
 
-  it('CAP-01 a user-mode half whose submitColumnsToHwQueue is not a function is refused as the machine is built', () => {
+  it('a user-mode half whose submitColumnsToHwQueue is not a function is refused as the machine is built', () => {
     const module = {
       createDriver(context: DriverContext) {
         const driver = new ReferenceDriver(context.hardware, context.core, context.options);

@@ -96,7 +96,7 @@ describe('the conformance suite', () => {
     expect(judgedExpectation(e('(implicit)', '0 bug checks'), rules)).toBeUndefined();
   });
 
-  it('CAP-01 a module that is no driver module is refused before anything runs; unknown options are refused', async () => {
+  it('a module that is no driver module is refused before anything runs; unknown options are refused', async () => {
     await expect(runConformance({} as never)).rejects.toThrow(/runConformance\(module\)\.createDriver is undefined/);
     await expect(runConformance(referenceDriverModule, { seed: 1, verbose: true } as never)).rejects.toThrow(WddmError);
     await expect(runConformance(referenceDriverModule, { seed: -1 })).rejects.toThrow(/seed/);
@@ -104,7 +104,7 @@ describe('the conformance suite', () => {
 });
 
 describe('the contract checker', () => {
-  it('NF-09 it is opt-in: a machine without it has no observer on its port; with it, every DDI is judged and nothing is reported for the reference driver', async () => {
+  it('it is opt-in: a machine without it has no observer on its port; with it, every DDI is judged and nothing is reported for the reference driver', async () => {
     const plain = await createMachine({ seed: 1 });
     expect((plain.port as unknown as { observers: unknown[] }).observers).toEqual([]);
     const checker = new ContractChecker();
@@ -161,12 +161,12 @@ describe('the contract checker', () => {
     }
   });
 
-  it('CAP-01 createMachine refuses observers that are not objects with function members, naming them', async () => {
+  it('createMachine refuses observers that are not objects with function members, naming them', async () => {
     await expect(createMachine({ observers: [3 as never] })).rejects.toThrow(/observers\[0\]/);
     await expect(createMachine({ observers: [{ adapterBuilt: 'x' } as never] })).rejects.toThrow(/observers\[0\]\.adapterBuilt/);
   });
 
-  it('LOG-07 the GPU firmware hook refuses unknown members and bad values, changing nothing', async () => {
+  it('the GPU firmware hook refuses unknown members and bad values, changing nothing', async () => {
     const m = await createMachine({ seed: 1 });
     const hardware = m.adapters[0].hardware;
     expect(() => hardware.configureFirmware({ clock: 1 } as never)).toThrow(/unknown member "clock"/);
@@ -196,7 +196,7 @@ describe('the contract checker', () => {
     }
   });
 
-  it('NF-11 GpuHardware.runEngineNow runs the engine\'s due step in place (virtual time does not move); false when none is due', async () => {
+  it('GpuHardware.runEngineNow runs the engine\'s due step in place (virtual time does not move); false when none is due', async () => {
     const m = await createMachine({ seed: 1 });
     const app = m.createProcess('app');
     const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });

@@ -118,7 +118,7 @@ describe('XA-02 edges', () => {
     expect(p.machine.summary().adapters.map((a) => a.liveFences)).toEqual([1, 1]);
   });
 
-  it('XA-02 the scenario traces are byte-identical for the same seed', async () => {
+  it('the scenario traces are byte-identical for the same seed', async () => {
     const a = await runScenario('1', 'gpu', 'cpu', 5);
     const b = await runScenario('1', 'gpu', 'cpu', 5);
     expect(a.machine.trace.text()).toBe(b.machine.trace.text());

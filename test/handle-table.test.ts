@@ -58,7 +58,7 @@ describe('handle tables', () => {
     expect(table.wasIssued(1015)).toBe(true);
   });
 
-  it('NF-16 a table refuses a handle past its last free value, grows past half full and shrinks back', () => {
+  it('a table refuses a handle past its last free value, grows past half full and shrinks back', () => {
     const table = new HandleTable<{ handle: number }>(0, 4, 64, 4);
     const live: number[] = [];
     for (let i = 0; i < 63; i++) { const h = table.allocate()!; table.set(h, entry(h)); live.push(h); }
@@ -96,7 +96,7 @@ describe('handle tables', () => {
     }
   });
 
-  it('NF-16 a handle allocated and never handed out is not reported as closed', () => {
+  it('a handle allocated and never handed out is not reported as closed', () => {
     const table = new HandleTable<{ handle: number }>(0, 1, 16, 4);
     const h = table.allocate()!;
     table.forget(h);

@@ -182,7 +182,7 @@ describe('folders are layers (src/README.md)', () => {
     expect(planted('user/runtime.ts', 'os/inspect.ts', badImports)).toEqual([]);
   });
 
-  it('NF-12 the layer table keeps the seams: the OS never imports the GPU or a driver, user mode never the port, a driver or the GPU', () => {
+  it('the layer table keeps the seams: the OS never imports the GPU or a driver, user mode never the port, a driver or the GPU', () => {
     const reachable = (layer: string): Set<string> => {
       const all = new Set<string>(LAYERS[layer]);
       for (const l of LAYERS[layer]) for (const r of reachable(l)) all.add(r);

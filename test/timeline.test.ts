@@ -263,11 +263,11 @@ describe('timeline', () => {
     expect(() => createMachineSync({ limits: { timelineRecords: 0 } })).toThrow(/limits.timelineRecords is 0; expected an integer from 1 to 16777216/);
   });
 
-  it('LOG-08 the same seed and inputs export a byte-identical timeline', () => {
+  it('the same seed and inputs export a byte-identical timeline', () => {
     expect(JSON.stringify(exportTimeline(scenario()))).toBe(JSON.stringify(exportTimeline(scenario())));
   });
 
-  it('LOG-08 the structure check catches broken traces', () => {
+  it('the structure check catches broken traces', () => {
     const slice = (name: string, ts: number, dur: number, extra: Partial<ChromeTraceEvent> = {}): ChromeTraceEvent => ({ name, ph: 'X', ts, dur, pid: 1, tid: 2, ...extra });
     const meta: ChromeTraceEvent[] = [
       { name: 'process_name', ph: 'M', ts: 0, pid: 1, tid: 0, args: { name: 'p' } },

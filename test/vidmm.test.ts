@@ -585,7 +585,7 @@ describe('VM-08 I/O coherence', () => {
     expect(m.vidmm.coherenceFaults.map((f) => [f.kind, f.offset, f.length])).toEqual([['lost write', 64, 64]]);
   });
 
-  it('VM-08 gpuReads and coherenceFaults keep the newest limits.allocationRecords and count the rest: a long run does not grow them', async () => {
+  it('gpuReads and coherenceFaults keep the newest limits.allocationRecords and count the rest: a long run does not grow them', async () => {
     const limit = 16;
     const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false, limits: { allocationRecords: limit } });
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
@@ -612,7 +612,7 @@ describe('VM-08 I/O coherence', () => {
     expect(m.summaryText()).toContain(`allocation records let go (only the newest ${limit} of each kind are kept: limits.allocationRecords): gpuReads=${counters.gpuReadsDropped} coherenceFaults=${counters.coherenceFaultsDropped} freedAllocations=0`);
   });
 
-  it('VM-08 limits.allocationRecords is checked at createMachine: out of range or not an integer is refused', async () => {
+  it('limits.allocationRecords is checked at createMachine: out of range or not an integer is refused', async () => {
     for (const bad of [0, -1, 1.5, 2 ** 24 + 1, '16']) {
       await expect(createMachine({ adapters: [{}], limits: { allocationRecords: bad as never } })).rejects.toThrow(/limits\.allocationRecords/);
     }
@@ -720,7 +720,7 @@ describe('VM bad input and options', () => {
     expect(m.vidmm.adapters[0].aperture.sizeInPages).toBe(8);
   });
 
-  it('VM-03 the same seed and program give a byte-identical trace', async () => {
+  it('the same seed and program give a byte-identical trace', async () => {
     async function once() {
       const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
       const umd = new UserModeDriver(app, hDevice, { maintainCoherence: false });

@@ -17,7 +17,7 @@ it('XA-02 worker mode stress: adapters in worker threads share each fence word; 
   expect(report.signals).toBeGreaterThan(0);
 }, 120_000);
 
-it('XA-02 worker mode rejects bad options naming the option', async () => {
+it('worker mode rejects bad options naming the option', async () => {
   await expect(runWorkerStress({ adapters: 1 })).rejects.toThrow(/adapters/);
   await expect(runWorkerStress({ producersPerAdapter: 0 })).rejects.toThrow(/producersPerAdapter/);
   await expect(runWorkerStress({ threads: 4 } as never)).rejects.toThrow(/threads/);
