@@ -24,7 +24,6 @@ const NOT_YET_SPLIT: readonly string[] = [
   'src/check/fuzz.ts plan',
   'src/cli/explore.ts exploreMain',
   'src/explore/search.ts exhaustive',
-  'src/scenario-files/load.ts semanticProblems',
   'src/scenario-files/run.ts runScenario',
 ];
 
