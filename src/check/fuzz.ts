@@ -285,6 +285,17 @@ function pickHandles(mine: readonly Handle[], indexes: readonly number[], alias:
 interface Plan { text: string; call: () => void }
 
 function plan(s: Case, c: FuzzCall): Plan | undefined {
+  switch (c.kind) {
+    case 'create': case 'share': case 'closeNt': case 'crossPair': case 'destroy': case 'recycle': return planFences(s, c);
+    case 'signal': case 'wait': case 'junk': return planCpuCalls(s, c);
+    case 'createQueue': case 'destroyQueue': case 'submit': return planQueues(s, c);
+    case 'createContext': case 'destroyContext': case 'submitCommand': case 'gpuWait': case 'gpuSignal': return planContexts(s, c);
+    case 'run': case 'removeDevice': return planMachine(s, c);
+  }
+}
+
+/** Fences and NT handles: made, shared, opened, destroyed, recycled. */
+function planFences(s: Case, c: Extract<FuzzCall, { kind: 'create' | 'share' | 'closeNt' | 'crossPair' | 'destroy' | 'recycle' }>): Plan | undefined {
   const P = s.processes;
   switch (c.kind) {
     case 'create': {
@@ -356,6 +367,39 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         s.handles.push({ p: to, h: opened, fence, adapter: other });
       } };
     }
+    case 'destroy': {
+      const x = pick(s.handles, c.handle);
+      if (!x) return undefined;
+      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name} on gpu${x.adapter})`, call: () => {
+        P[x.p].destroySynchronizationObject(x.h);
+        s.handles = s.handles.filter((y) => y !== x);
+      } };
+    }
+    case 'recycle': {
+      // The hazard of issue 15 on purpose: destroy a fence GPU work may still name, then make a fence at once
+      // (the freed slot would be the next one taken).
+      const x = pick(s.handles.filter((h) => !h.fence.shared && !h.fence.monitored), c.handle) ?? pick(s.handles, c.handle);
+      if (!x) return undefined;
+      const monitored = x.fence.monitored;
+      const fence = s.newFence(false, false, monitored, x.fence.narrow);
+      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name}); create ${fence.name} on gpu${x.adapter}`, call: () => {
+        P[x.p].destroySynchronizationObject(x.h);
+        s.handles = s.handles.filter((y) => y !== x);
+        s.mark();
+        const hDevice = s.devices[x.p][x.adapter];
+        const made = monitored
+          ? P[x.p].createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE', initialValue: fence.base, name: fence.name })
+          : P[x.p].createNativeFence({ hDevice, initialValue: fence.base, name: fence.name });
+        s.handles.push({ p: x.p, h: made.hSyncObject, fence, adapter: x.adapter });
+      } };
+    }
+  }
+}
+
+/** CPU signals and waits, and calls that must be refused (junk). */
+function planCpuCalls(s: Case, c: Extract<FuzzCall, { kind: 'signal' | 'wait' | 'junk' }>): Plan | undefined {
+  const P = s.processes;
+  switch (c.kind) {
     case 'signal': {
       const named = namedFences(s, c);
       if (!named) return undefined;
@@ -389,32 +433,29 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         } else void Pp.waitAsync(args, 'fuzz');
       } };
     }
-    case 'destroy': {
-      const x = pick(s.handles, c.handle);
-      if (!x) return undefined;
-      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name} on gpu${x.adapter})`, call: () => {
-        P[x.p].destroySynchronizationObject(x.h);
-        s.handles = s.handles.filter((y) => y !== x);
-      } };
+    case 'junk': {
+      const p = c.process % 2;
+      const Pp = P[p];
+      const bad = s.badHandle(p, c.bad);
+      const calls: [string, () => void][] = [
+        [`signal(bad ${bad})`, () => Pp.signal({ objects: [bad], values: [1n] })],
+        [`waitAsync(bad ${bad})`, () => { void Pp.waitAsync({ objects: [bad], values: [1n] }); }],
+        [`destroySynchronizationObject(bad ${bad})`, () => Pp.destroySynchronizationObject(bad)],
+        [`closeHandle(bad ${bad})`, () => Pp.closeHandle(bad)],
+        [`submit(bad queue ${bad})`, () => { Pp.submit({ hHwQueue: bad, commands: [{ work: { durationNs: 1 } }] }); }],
+        ['signal(mismatched arrays)', () => Pp.signal({ objects: s.handlesOf(p).slice(0, 2).map((x) => x.h), values: [] })],
+        ['waitAsync(33 objects)', () => { void Pp.waitAsync({ objects: Array.from({ length: 33 }, () => bad), values: Array.from({ length: 33 }, () => 1n) }); }],
+      ];
+      const [text, call] = calls[c.which % calls.length];
+      return { text: `${Pp.name}.${text}`, call };
     }
-    case 'recycle': {
-      // The hazard of issue 15 on purpose: destroy a fence GPU work may still name, then make a fence at once
-      // (the freed slot would be the next one taken).
-      const x = pick(s.handles.filter((h) => !h.fence.shared && !h.fence.monitored), c.handle) ?? pick(s.handles, c.handle);
-      if (!x) return undefined;
-      const monitored = x.fence.monitored;
-      const fence = s.newFence(false, false, monitored, x.fence.narrow);
-      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name}); create ${fence.name} on gpu${x.adapter}`, call: () => {
-        P[x.p].destroySynchronizationObject(x.h);
-        s.handles = s.handles.filter((y) => y !== x);
-        s.mark();
-        const hDevice = s.devices[x.p][x.adapter];
-        const made = monitored
-          ? P[x.p].createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE', initialValue: fence.base, name: fence.name })
-          : P[x.p].createNativeFence({ hDevice, initialValue: fence.base, name: fence.name });
-        s.handles.push({ p: x.p, h: made.hSyncObject, fence, adapter: x.adapter });
-      } };
-    }
+  }
+}
+
+/** Hardware queues: made, destroyed, submitted to. */
+function planQueues(s: Case, c: Extract<FuzzCall, { kind: 'createQueue' | 'destroyQueue' | 'submit' }>): Plan | undefined {
+  const P = s.processes;
+  switch (c.kind) {
     case 'createQueue': {
       const p = c.process % 2, adapter = c.adapter % s.adapterCount();
       const engine = c.engine % s.config.adapters[adapter].engines;
@@ -461,6 +502,13 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         if (rewrite.size) { s.hostileQueues.add(q.label); s.counts.hostileVas += rewrite.size; }
       } };
     }
+  }
+}
+
+/** Kernel-mode contexts: made, destroyed, their command buffers, GPU waits and signals. */
+function planContexts(s: Case, c: Extract<FuzzCall, { kind: 'createContext' | 'destroyContext' | 'submitCommand' | 'gpuWait' | 'gpuSignal' }>): Plan | undefined {
+  const P = s.processes;
+  switch (c.kind) {
     case 'createContext': {
       const p = c.process % 2, adapter = c.adapter % s.adapterCount();
       const engine = c.engine % s.config.adapters[adapter].engines;
@@ -500,6 +548,12 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         Pp.signalSynchronizationObjectFromGpu({ hContext: x.h, objects: [h.h], values: [value] });
       } };
     }
+  }
+}
+
+/** The machine: run for a while, or remove a device. */
+function planMachine(s: Case, c: Extract<FuzzCall, { kind: 'run' | 'removeDevice' }>): Plan | undefined {
+  switch (c.kind) {
     case 'run': {
       const until = s.machine.nowNs + c.ns;
       return { text: c.all ? 'machine.run()' : `machine.run(${until})`, call: () => { s.machine.run(c.all ? undefined : until); } };
@@ -511,22 +565,6 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         // the model's devices are gone: new ones (old handles, queues and contexts stay; their GPU calls fail with DEVICE_REMOVED)
         s.processes.forEach((p, i) => { s.mark(); s.devices[i][adapter] = p.createDevice({ hAdapter: p.openAdapter(adapter) }); });
       } };
-    }
-    case 'junk': {
-      const p = c.process % 2;
-      const Pp = P[p];
-      const bad = s.badHandle(p, c.bad);
-      const calls: [string, () => void][] = [
-        [`signal(bad ${bad})`, () => Pp.signal({ objects: [bad], values: [1n] })],
-        [`waitAsync(bad ${bad})`, () => { void Pp.waitAsync({ objects: [bad], values: [1n] }); }],
-        [`destroySynchronizationObject(bad ${bad})`, () => Pp.destroySynchronizationObject(bad)],
-        [`closeHandle(bad ${bad})`, () => Pp.closeHandle(bad)],
-        [`submit(bad queue ${bad})`, () => { Pp.submit({ hHwQueue: bad, commands: [{ work: { durationNs: 1 } }] }); }],
-        ['signal(mismatched arrays)', () => Pp.signal({ objects: s.handlesOf(p).slice(0, 2).map((x) => x.h), values: [] })],
-        ['waitAsync(33 objects)', () => { void Pp.waitAsync({ objects: Array.from({ length: 33 }, () => bad), values: Array.from({ length: 33 }, () => 1n) }); }],
-      ];
-      const [text, call] = calls[c.which % calls.length];
-      return { text: `${Pp.name}.${text}`, call };
     }
   }
 }
