@@ -20,10 +20,9 @@ const TOP_LINES = 40;
  * empty). The test holds it exact: a new long function fails, and so does one listed that got shorter (take it out).
  */
 const NOT_YET_SPLIT: readonly string[] = [
+  // The core's command run: its loop keeps the log's and the fence's state in locals across commands (its speed);
+  // split, they would live in memory between calls. Issue 29's 'one path' item makes it call the signal steps instead.
   'assembly/gpu.ts runCommands',
-  'src/cli/explore.ts exploreMain',
-  'src/explore/search.ts exhaustive',
-  'src/scenario-files/run.ts runScenario',
 ];
 
 const sources = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
