@@ -1,6 +1,10 @@
 // One adapter's private state: formatting it, fence storage (pages, slots,
 // GPU VA), and the tables every other part indexes.
 //
+// Why this file is long: it is one region's code. adapterFormat lays out every
+// table of an adapter's private region, and fence storage (pages, slots, GPU
+// VA) is what most of those tables hold; every other file only indexes them.
+//
 // Each adapter is its own instance of this module. The only per-instance
 // state is the wasm global `adapterBase`, set by adapterFormat/adapterAttach;
 // everything else is in the private region, so any instance attached to the

@@ -1,6 +1,11 @@
 // The GPU side: hardware queues, engines and the context management processor
 // (CMP), as discrete steps.
 //
+// Why this file is long: hardware queues, engines and the CMP are one
+// protocol. Each step of a signal is an export here, beside engineStep and
+// runCommands, which sequence them, so the order of the steps and the steps
+// themselves are read in one file.
+//
 // A hardware queue is a ring of Commands the user-mode driver writes and the
 // engine consumes. One engineStep executes one command. The protocol steps a
 // signal is made of are exports of their own, and engineStep executes exactly

@@ -1,6 +1,12 @@
 // CPU waiters (NF-02, NF-03, NF-08): each waiter's record, and the min-heap
 // of each fence its wait blocks are in.
 //
+// Why this file is long: it is one structure. The 4-ary heap, a large fence's
+// run and buffer, and the sorts that build the run all write the same heap
+// index slots and keep the invariants heapCheck checks (listed below); kept
+// apart they would each hold half of every invariant. It is made of small
+// @inline helpers, one section per part.
+//
 //   waiterCreate(hostId, mode) ─▶ record ─▶ waitBlockAdd(fence, value, record, entry) per fence
 //   fenceSatisfy(fence, CurrentValue) pops blocks ─▶ the record counts them down ─▶ SatisfiedWait
 //        { hostId, entry, completed }: a wait-any completes at its first, a wait-all at its last

@@ -1,5 +1,10 @@
 // Linear-memory layout of the wddm-fence core.
 //
+// Why this file is long: it is one table, every struct and constant of linear
+// memory with each region's diagram beside the structs it draws; the host
+// reads the offsets from the core (readLayout, src/core/bindings.ts), so
+// nothing here is written twice.
+//
 // The whole simulated machine lives in ONE shared WebAssembly.Memory, laid out
 // like a physical memory map. Physical addresses are byte offsets into that
 // memory. The core never allocates through the AssemblyScript runtime: the host

@@ -733,12 +733,12 @@ function timeLogReader(machine) {
   const original = logs.service.bind(logs);
   const timing = { ms: 0, fallbackMs: 0, fallbackFences: 0 };
   logs.service = (...args) => {
-    const fallbacksBefore = logs.counters.fallbackScans, scannedBefore = machine.os.counters.fencesScanned;
+    const fallbacksBefore = logs.counters.fallbackScans, scannedBefore = machine.os.inspect.counters.fencesScanned;
     const t = now();
     try { return original(...args); } finally {
       const ms = now() - t;
       timing.ms += ms;
-      if (logs.counters.fallbackScans > fallbacksBefore) { timing.fallbackMs += ms; timing.fallbackFences += machine.os.counters.fencesScanned - scannedBefore; }
+      if (logs.counters.fallbackScans > fallbacksBefore) { timing.fallbackMs += ms; timing.fallbackFences += machine.os.inspect.counters.fencesScanned - scannedBefore; }
     }
   };
   return { logs, timing };
@@ -892,8 +892,8 @@ async function workerWakeNs(rounds) {
     const nt = app.shareObject(made.hSyncObject);
     const opened = app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: devices[1 - f] }).hSyncObject;
     app.closeHandle(nt);
-    records[f][f] = machine.os.handles.resolve(app.kernel, made.hSyncObject, 'syncObject', 'hSyncObject').global;
-    records[1 - f][f] = machine.os.handles.resolve(app.kernel, opened, 'syncObject', 'hSyncObject').global;
+    records[f][f] = machine.os.inspect.fenceOf(app.kernel, made.hSyncObject);
+    records[1 - f][f] = machine.os.inspect.fenceOf(app.kernel, opened);
   }
   const gate = new SharedArrayBuffer(4);
   const job = (role) => ({

@@ -4,7 +4,7 @@ export { MAX_VIRTUAL_TIME_NS } from './base/validate.js';
 export type { MachineOptions, OsFeatureOptions, MachineLimits, AdapterOptions, AdapterCapsOptions, NativeFenceCapsOptions, AdapterLimits, MachineSummary, AdapterSummary, FenceInspection } from './machine/machine.js';
 export type { StuckReport, StuckQueue, StuckWaiter, StuckThread, StuckWait, Deadlock, StuckLostWakeup, NeverSignalled } from './machine/liveness.js';
 export type { LostWakeup } from './machine/lost-wakeups.js';
-export type { GpuRewind } from './os/gpu-rewind.js';
+export type { GpuRewind } from './os/inspect.js';
 // The contract checker (opt-in: createMachine({ observers: [new ContractChecker()] })). The conformance suite that runs
 // it over the built-in scenarios, runConformance, parses YAML: it is in the `wddm-fence/scenario` entry.
 export { ContractChecker, createContractChecker, CONTRACT_RULES } from './check/contract.js';
@@ -18,8 +18,8 @@ export type { GpuFirmware, InterruptPhase } from './gpu/hardware.js';
 export type { FaultInjection, FaultReport, CollapseInterruptsFault, ForceLogOverrunFault } from './machine/faults.js';
 export { RuntimeProcess, CpuThread, Cpu, CpuThreadError } from './user/runtime.js';
 export type { ThreadOp, ThreadBody, ThreadOptions, ThreadSignal, WaitArgs, ThreadBlock } from './user/runtime.js';
-export type { WaitResult, WaitStatus, NativeFenceMapping, BugCheckReport, Counters } from './os/dxgkrnl.js';
-export type { MonitoredFenceCreated, LegacyCounters } from './os/monitored.js';
+export type { WaitResult, WaitStatus, NativeFenceMapping, MonitoredFenceCreated } from './os/kernel.js';
+export type { BugCheckReport, Counters, LegacyCounters } from './os/inspect.js';
 export { compareSynchronizationModels } from './comparisons/sync-models.js';
 export type { Comparison, ModelCost } from './comparisons/sync-models.js';
 export { WddmError, NTSTATUS, CORE_STATUS } from './base/errors.js';
@@ -32,7 +32,7 @@ export type { ScheduledEvent, EventArgs, EventHandler } from './base/scheduler.j
 export type { Timing } from './gpu/hardware.js';
 export { compileCore, compileCoreSync, instantiateCore, readLayout, CORE_ABI_VERSION, osCoreView, gpuCoreView, OS_CORE_EXPORTS, GPU_CORE_EXPORTS } from './core/bindings.js';
 export type { CoreExports, CoreLayout, WasmMemory, WasmModule, WasmGlobal, OsCore, GpuCore } from './core/bindings.js';
-export { CommandList } from './os/command-list.js';
+export { CommandList } from './os/kernel.js';
 export { UMD_OP_WAIT, UMD_OP_SIGNAL, UMD_OP_WORK } from './ddi/ddi.js';
 export type {
   KernelModeDriver, KernelModeDriverCpuSignal, DxgkrnlCallbacks, UserModeDriverInterface, UserModeCommand, UMDARG_SUBMITTOHWQUEUE, UserModeDriverColumns, UMDARG_SUBMITCOLUMNSTOHWQUEUE,
@@ -50,12 +50,11 @@ export type { UserModeSystem } from './user/runtime.js';
 export * from './base/wddm.js';
 export { exportTimeline } from './timeline/timeline.js';
 export type { ChromeTrace, ChromeTraceEvent } from './timeline/timeline.js';
-export type { NativeFenceLogs, LogEntryRecord, QueuedEvent, LogFault, LogOverrun, LogCounters, LogKind } from './os/logs.js';
-export { VidMm } from './os/vidmm/vidmm.js';
-export type { AllocationInfo, AllocationUse, CpuAccess, CoherenceFault, GpuRead, VidMmCounters, LockPath } from './os/vidmm/vidmm.js';
+export type { LogHistory as NativeFenceLogs, LogEntryRecord, QueuedEvent, LogFault, LogOverrun, LogCounters, VidMmView, AllocationInfo, CoherenceFault, GpuRead, VidMmCounters, LockPath } from './os/inspect.js';
+export type { LogKind, AllocationUse, CpuAccess } from './os/kernel.js';
 export { UserModeDriver } from './user/d3d11-map.js';
 export type { MapArgs, MapResult, MapType, ResourceUse, UmdStats } from './user/d3d11-map.js';
-export type { SegmentOptions, SegmentDescriptor } from './os/vidmm/segments.js';
+export type { SegmentOptions, SegmentDescriptor } from './os/kernel.js';
 // Cross-adapter fences: the scenario tables (XA-06), the doorbell comparison (XA-07), worker mode.
 export { runScenario, runScenarioPairs, rowsFor, scenarioText, compareDoorbell, doorbellComparisonText, SCENARIO_1_ROWS, SCENARIO_IDS } from './comparisons/cross-adapter-tables.js';
 export type { ScenarioId, ScenarioRun, ScenarioStep, DoorbellComparison } from './comparisons/cross-adapter-tables.js';

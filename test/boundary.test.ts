@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createMachine, type Machine } from '../src/index.js';
 import { GPU_CORE_EXPORTS, OS_CORE_EXPORTS } from '../src/core/bindings.js';
 import type { DdiCall, DdiName, DdiOutcome } from '../src/port/driver-port.js';
+import { osModules } from './helpers.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sourceFiles = (dir: string): string[] => readdirSync(join(root, dir), { withFileTypes: true })
@@ -86,7 +87,7 @@ async function workload(): Promise<{ machine: Machine; driverCalls: string[]; se
 }
 
 describe('the driver port is the only way to a driver (issue 12, one seam)', () => {
-  it('NF-12 every call any driver gets was made through the port, which showed it to its observers first', async () => {
+  it('every call any driver gets was made through the port, which showed it to its observers first', async () => {
     const { driverCalls, seen } = await workload();
     expect(driverCalls.length).toBeGreaterThan(30);
     expect(seen.map((c) => `${c.adapter}:${c.ddi}`)).toEqual(driverCalls);
@@ -102,7 +103,7 @@ describe('the driver port is the only way to a driver (issue 12, one seam)', () 
     expect(seen.find((c) => c.ddi === 'DxgkDdiCreateNativeFence')!.args).toHaveProperty('CurrentValueKernelCpuVa');
   });
 
-  it('NF-12 DDI arguments carry what a real driver gets (addresses, handles, private data), never a core id', async () => {
+  it('DDI arguments carry what a real driver gets (addresses, handles, private data), never a core id', async () => {
     const { seen } = await workload();
     for (const call of seen) {
       const keys = Object.keys((call.args ?? {}) as object).join(',');
@@ -114,7 +115,7 @@ describe('the driver port is the only way to a driver (issue 12, one seam)', () 
     expect((queue.args as { PrivateDriverData: Uint8Array }).PrivateDriverData).toBeInstanceOf(Uint8Array);
   });
 
-  it('NF-09 the driver reaches the OS only through its callbacks, and the observers see each one before the OS acts', async () => {
+  it('the driver reaches the OS only through its callbacks, and the observers see each one before the OS acts', async () => {
     const { callbacks } = await workload();
     for (const name of ['NotifyInterrupt', 'NotifyGpuProgress', 'NotifyDmaCompleted', 'NotifyMonitoredFenceSignaled']) {
       expect(callbacks.some((c) => c.endsWith(`:${name}`)), name).toBe(true);
@@ -128,7 +129,7 @@ describe('the driver port is the only way to a driver (issue 12, one seam)', () 
     expect(open).toEqual([]);
   });
 
-  it('NF-20 a driver that throws bug-checks its own adapter only, through the port, with a report naming the DDI', async () => {
+  it('a driver that throws bug-checks its own adapter only, through the port, with a report naming the DDI', async () => {
     const machine = await createMachine({ seed: 3, adapters: [{ name: 'a' }, { name: 'b' }] });
     const outcomes: [DdiCall, DdiOutcome][] = [];
     machine.port.observe({ afterDdi: (call, outcome) => outcomes.push([call, outcome]) });
@@ -154,7 +155,7 @@ describe('the driver port is the only way to a driver (issue 12, one seam)', () 
 });
 
 describe('the hardware boundary: the OS holds no GPU', () => {
-  it('NF-12 nothing in the kernel imports the simulated GPU, the reference driver or the port\'s driver objects', () => {
+  it('nothing in the kernel imports the simulated GPU, the reference driver or the port\'s driver objects', () => {
     for (const file of KERNEL_FILES) {
       for (const target of importsOf(file)) {
         expect(`${file} imports ${target}`).not.toMatch(/ imports .*(\/gpu\/|\/driver\/|\/machine\/|\/user\/)/);
@@ -162,7 +163,7 @@ describe('the hardware boundary: the OS holds no GPU', () => {
     }
   });
 
-  it('NF-12 the kernel calls no GPU-side core export; its view of each core instance has only OS memory exports', async () => {
+  it('the kernel calls no GPU-side core export; its view of each core instance has only OS memory exports', async () => {
     const gpuOnly = GPU_CORE_EXPORTS.filter((name) => !(OS_CORE_EXPORTS as readonly string[]).includes(name));
     expect(gpuOnly.length).toBeGreaterThan(30);
     for (const file of KERNEL_FILES) {
@@ -179,13 +180,13 @@ describe('the hardware boundary: the OS holds no GPU', () => {
       expect(used.filter((name) => !osNames.has(name)), file).toEqual([]);
     }
     // The OS's adapter record holds no driver and no hardware: the port has the driver, the driver has the GPU.
-    expect(Object.keys(machine.os.adapters[0])).not.toContain('driver');
-    expect(Object.keys(machine.os.adapters[0])).not.toContain('hardware');
+    expect(Object.keys(osModules(machine).adapters[0])).not.toContain('driver');
+    expect(Object.keys(osModules(machine).adapters[0])).not.toContain('hardware');
   });
 });
 
 describe('user mode: its kernel calls and its driver half, nothing else', () => {
-  it('NF-04 user mode never writes a kernel table and never calls the kernel-mode driver or the GPU', () => {
+  it('user mode never writes a kernel table and never calls the kernel-mode driver or the GPU', () => {
     const mutations = /\.(handles|ntHandles|retired|closing|devices|queues|locals)\.(set|delete|add|clear)\(|\.allocHandle\(|\.allocNtHandle\(|\.(signaled|signaledAtNs|removed)\s*=[^=]|\.waiters\.push\(/;
     for (const file of USER_FILES) {
       const text = code(file);

@@ -24,7 +24,7 @@ const NEW_RULES = ['NF-20', 'NF-01', 'LOG-03', 'LOG-05', 'LOG-06', 'MF-04', 'MF-
 const STEP_ORDER = ['barrier-after-read.mjs', 'reads-before-write.mjs', 'skips-interrupt-check.mjs'];
 
 describe('examples/drivers/broken', () => {
-  it('CAP-01 there are at least 20, each with its expected rule in its header and the same rule in the README; every rule issue 28 added has one', () => {
+  it('there are at least 20, each with its expected rule in its header and the same rule in the README; every rule issue 28 added has one', () => {
     expect(files.length).toBeGreaterThanOrEqual(20);
     for (const { file, rule } of cases) {
       expect(rule, file).toMatch(/^[A-Z]+-\d+$/);
@@ -59,7 +59,7 @@ describe('examples/drivers/broken', () => {
 });
 
 describe('examples/drivers/legal', () => {
-  it('CAP-01 there are at least 4, each in the README', () => {
+  it('there are at least 4, each in the README', () => {
     expect(legalFiles.length).toBeGreaterThanOrEqual(4);
     for (const file of legalFiles) expect(legalReadme, file).toContain(`| \`${file}\` |`);
   });

@@ -88,7 +88,7 @@ describe('drivers in C (examples/drivers/c)', () => {
     expect(template.out).toMatch(/^PASS: \d+ passed, 0 violated/m);
   });
 
-  it('CAP-01 there are at least three broken C drivers, each with its expected rule in its header and the same rule in the README', () => {
+  it('there are at least three broken C drivers, each with its expected rule in its header and the same rule in the README', () => {
     const readme = readFileSync(join(folder, 'README.md'), 'utf8');
     expect(brokenSources.length).toBeGreaterThanOrEqual(3);
     for (const file of brokenSources) {
@@ -256,7 +256,7 @@ describe('drivers in C (examples/drivers/c)', () => {
     expect(run.stderr).toMatch(/apt-get install -y clang lld/);
   });
 
-  it('CAP-01 every offset the adapter reads and writes is the one the header pins with a static assert', () => {
+  it('every offset the adapter reads and writes is the one the header pins with a static assert', () => {
     const header = readFileSync(join(folder, 'wddm_fence_driver.h'), 'utf8');
     const asserted = new Map<string, number>();
     for (const [, type, field, offset] of header.matchAll(/WDDM_OFFSET\((\w+), ([\w.]+), (\d+)\);/g)) asserted.set(`${type}.${field}`, Number(offset));
@@ -266,7 +266,7 @@ describe('drivers in C (examples/drivers/c)', () => {
     for (const [name, offset] of used) expect(asserted.get(name), name).toBe(offset);
   });
 
-  it('CAP-01 the template has every DDI, GPU event and the user-mode half, each with a comment naming the requirements it serves', () => {
+  it('the template has every DDI, GPU event and the user-mode half, each with a comment naming the requirements it serves', () => {
     const text = readFileSync(join(folder, 'template.c'), 'utf8');
     const exports = [...text.matchAll(/\nWDDM_EXPORT\((\w+)\)/g)].map((m) => m[1]);
     const header = readFileSync(join(folder, 'wddm_fence_driver.h'), 'utf8');

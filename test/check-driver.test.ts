@@ -73,7 +73,7 @@ const REPORT: ConformanceReport = {
 };
 
 describe('check-driver output', () => {
-  it('NF-11 the table: every requirement passed / VIOLATED / not reached (why) / not driver-facing, evaluations, the first violation in full, the stopped and unfinished cases, the seed to replay', () => {
+  it('the table: every requirement passed / VIOLATED / not reached (why) / not driver-facing, evaluations, the first violation in full, the stopped and unfinished cases, the seed to replay', () => {
     const text = conformanceText(REPORT, 'my driver/driver.mjs');
     const lines = text.split('\n');
     expect(lines[0]).toBe('wddm-fence check-driver: driver "mine" from my driver/driver.mjs, seed 7');
@@ -99,13 +99,13 @@ describe('check-driver output', () => {
     expect(passedVerdict({ ...clean, cases: [REPORT.cases[3]] })).toBe(false);
   });
 
-  it('NF-11 --json is the report itself, 64-bit times as strings', () => {
+  it('--json is the report itself, 64-bit times as strings', () => {
     const parsed = JSON.parse(conformanceJson(REPORT));
     expect(parsed.results[2].firstViolation.timeNs).toBe('12345');
     expect(parsed).toEqual(JSON.parse(JSON.stringify(REPORT, (_k, v) => (typeof v === 'bigint' ? String(v) : v))));
   });
 
-  it('NF-11 --junit: valid XML, one testcase per requirement (failure with the first violation, skipped with the reason), an error per failed case, everything escaped', () => {
+  it('--junit: valid XML, one testcase per requirement (failure with the first violation, skipped with the reason), an error per failed case, everything escaped', () => {
     const xml = conformanceJunit(REPORT, 'a&b.mjs');
     expect(xmlProblem(xml)).toBeUndefined();
     expect(xml).toContain('<testsuites name="wddm-fence check-driver: mine" tests="7" failures="2" errors="2" skipped="2">');
@@ -128,7 +128,7 @@ describe('check-driver output', () => {
 });
 
 describe('check-driver --list-rules: the coverage table', () => {
-  it('CAP-01 every requirement ID of the list (62: CAP 4, NF 20, INT 6, XA 7, LOG 10, MF 7, VM 8) in order, driver-facing with its rule or not with the reason; runs nothing', async () => {
+  it('every requirement ID of the list (62: CAP 4, NF 20, INT 6, XA 7, LOG 10, MF 7, VM 8) in order, driver-facing with its rule or not with the reason; runs nothing', async () => {
     expect(REQUIREMENTS.map((r) => r.id)).toEqual(REQUIREMENT_RANGES.flatMap(([prefix, n]) => Array.from({ length: n }, (_, i) => `${prefix}-${String(i + 1).padStart(2, '0')}`)));
     expect(REQUIREMENTS).toHaveLength(62);
     for (const r of REQUIREMENTS) {
@@ -152,7 +152,7 @@ describe('check-driver --list-rules: the coverage table', () => {
     expect(await cli('check-driver', '--list-rules', 'x.mjs')).toMatchObject({ code: 2, stderr: expect.stringMatching(/--list-rules runs nothing/) });
   });
 
-  it('CAP-01 docs/DRIVERS.md has the same table: every ID, driver-facing or not as the code says', () => {
+  it('docs/DRIVERS.md has the same table: every ID, driver-facing or not as the code says', () => {
     const doc = readFileSync(join(root, 'docs', 'DRIVERS.md'), 'utf8');
     for (const r of REQUIREMENTS) {
       const row = doc.split('\n').find((line) => line.startsWith(`| ${r.id} |`));
@@ -164,7 +164,7 @@ describe('check-driver --list-rules: the coverage table', () => {
 });
 
 describe('check-driver: modules it cannot judge exit 2 and run nothing', () => {
-  it('CAP-01 no file, a syntax error, a throw while loading, no createDriver: each said, exit 2 (and a JSON document under --json)', async () => {
+  it('no file, a syntax error, a throw while loading, no createDriver: each said, exit 2 (and a JSON document under --json)', async () => {
     const missing = await cli('check-driver', join(dir, 'nope.mjs'));
     expect(missing.code).toBe(2);
     expect(missing.stdout).toBe('');
@@ -182,7 +182,7 @@ describe('check-driver: modules it cannot judge exit 2 and run nothing', () => {
     expect(JSON.parse(noFactory.stdout)).toMatchObject({ ok: false, exitCode: 2, error: 'invalid-driver', message: expect.stringMatching(/exports no createDriver/) });
   });
 
-  it('CAP-01 bad arguments exit 2 with the reason: no FILE, two files, a bad seed, an unknown option, a --junit path that cannot be written', async () => {
+  it('bad arguments exit 2 with the reason: no FILE, two files, a bad seed, an unknown option, a --junit path that cannot be written', async () => {
     const reference = join(root, 'examples', 'drivers', 'reference.mjs');
     expect(await cli('check-driver')).toMatchObject({ code: 2, stderr: expect.stringMatching(/needs the driver module to check/) });
     expect(await cli('check-driver', reference, reference)).toMatchObject({ code: 2, stderr: expect.stringMatching(/unexpected argument/) });
@@ -200,7 +200,7 @@ describe('check-driver: modules it cannot judge exit 2 and run nothing', () => {
 });
 
 describe('check-driver judges drivers', () => {
-  it('CAP-01 a driver missing a DDI exits 2 naming it; one whose DDI is no function too', async () => {
+  it('a driver missing a DDI exits 2 naming it; one whose DDI is no function too', async () => {
     const missing = file('missing-ddi.mjs', `import { ReferenceDriver } from ${JSON.stringify(bundle)};
 export function createDriver(context) {
   const driver = new ReferenceDriver(context.hardware, context.core, context.options);
@@ -259,7 +259,7 @@ export function createDriver(context) { return new ReferenceDriver(context.hardw
 });
 
 describe('check-driver on the broken drivers', () => {
-  it('CAP-01 every driver in examples/drivers/broken/ exits 1 naming exactly the rule its header expects; every one in examples/drivers/legal/ exits 0', async () => {
+  it('every driver in examples/drivers/broken/ exits 1 naming exactly the rule its header expects; every one in examples/drivers/legal/ exits 0', async () => {
     const folder = join(root, 'examples', 'drivers', 'broken');
     const files = readdirSync(folder).filter((f) => f.endsWith('.mjs')).sort();
     expect(files.length).toBeGreaterThanOrEqual(10);
@@ -280,7 +280,7 @@ describe('check-driver on the broken drivers', () => {
 });
 
 describe('check-driver as a user runs it', () => {
-  it('CAP-01 node dist/cli.js check-driver examples/drivers/reference.mjs exits 0; a module missing a DDI exits 2', () => {
+  it('node dist/cli.js check-driver examples/drivers/reference.mjs exits 0; a module missing a DDI exits 2', () => {
     const run = (...args: string[]) => spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), 'check-driver', ...args], { encoding: 'utf8', cwd: root });
     const ok = run('examples/drivers/reference.mjs');
     expect(ok.stderr).toBe('');

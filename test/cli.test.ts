@@ -304,7 +304,7 @@ threads:
   - { name: t, process: app, steps: [ { wait: { id: w, fences: [y], values: [1] } } ] }
 `;
 
-  it('NF-10 cli run exits 1 for a run that ends stuck, printing the stuck report and the cycle; 0 when the file expects it', () => {
+  it('cli run exits 1 for a run that ends stuck, printing the stuck report and the cycle; 0 when the file expects it', () => {
     const r = cli('run', file('stuck.yaml', STUCK), '--quiet');
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('STUCK: 2 queues blocked, 1 CPU waiter pending, 1 CPU thread unfinished, 1 deadlock');

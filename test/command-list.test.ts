@@ -128,7 +128,7 @@ describe('command lists: submit', () => {
       ['a noWait fence waited', ['wait', noWait, 1n]],
       ['the good fence waited, then a noSignal one', ['signal', noSignal, 2n]],
     ];
-    const before = { trace: machine.trace.text(), inRing: machine.os.handles.resolve(app.kernel, hHwQueue, 'hwQueue', 'hHwQueue').gpu.inRing };
+    const before = { trace: machine.trace.text(), inRing: machine.os.inspect.hwQueueOf(app.kernel, hHwQueue).gpu.inRing };
     const list = app.createCommandList();
     for (const [what, bad] of cases) {
       const commands: Command[] = [['signal', hSyncObject, 1n], ['signal', hSyncObject, 2n], bad, ['signal', hSyncObject, 3n]];
@@ -146,7 +146,7 @@ describe('command lists: submit', () => {
     expect(thrown(() => app.submit({ hHwQueue, commands: [] }))).toMatchObject({ status: 'INVALID_PARAMETER', parameter: 'commands' });
     // Nothing changed: no trace line, nothing in the ring or in flight, no signal when the machine runs.
     expect(machine.trace.text()).toBe(before.trace);
-    const queue = machine.os.handles.resolve(app.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+    const queue = machine.os.inspect.hwQueueOf(app.kernel, hHwQueue);
     expect(queue.gpu.inRing).toBe(before.inRing);
     expect(queue.references.pendingCount).toBe(0);
     expect(machine.inspectFence(app, hSyncObject)).toMatchObject({ gpuSignalsInFlight: 0, gpuWaitsInFlight: 0 });
@@ -257,7 +257,7 @@ describe('command lists: the user-mode half', () => {
     return app.readFenceValue(hSyncObject);
   };
 
-  it('CAP-01 the reference user-mode half takes the typed form; one that overrides only submitToHwQueue gets every submission as records', () => {
+  it('the reference user-mode half takes the typed form; one that overrides only submitToHwQueue gets every submission as records', () => {
     const reference = createMachineSync({ seed: 5 });
     const forms: string[] = [];
     // Counted on the reference user-mode half's prototype (both methods on one level, as they are).
@@ -280,7 +280,7 @@ describe('command lists: the user-mode half', () => {
     expect(seen).toEqual(['signal 1, work 10, signal 2', 'signal 3']);
   });
 
-  it('CAP-01 a user-mode half whose submitColumnsToHwQueue is not a function is refused as the machine is built', () => {
+  it('a user-mode half whose submitColumnsToHwQueue is not a function is refused as the machine is built', () => {
     const module = {
       createDriver(context: DriverContext) {
         const driver = new ReferenceDriver(context.hardware, context.core, context.options);

@@ -96,7 +96,7 @@ describe('the conformance suite', () => {
     expect(judgedExpectation(e('(implicit)', '0 bug checks'), rules)).toBeUndefined();
   });
 
-  it('CAP-01 a module that is no driver module is refused before anything runs; unknown options are refused', async () => {
+  it('a module that is no driver module is refused before anything runs; unknown options are refused', async () => {
     await expect(runConformance({} as never)).rejects.toThrow(/runConformance\(module\)\.createDriver is undefined/);
     await expect(runConformance(referenceDriverModule, { seed: 1, verbose: true } as never)).rejects.toThrow(WddmError);
     await expect(runConformance(referenceDriverModule, { seed: -1 })).rejects.toThrow(/seed/);
@@ -104,7 +104,7 @@ describe('the conformance suite', () => {
 });
 
 describe('the contract checker', () => {
-  it('NF-09 it is opt-in: a machine without it has no observer on its port; with it, every DDI is judged and nothing is reported for the reference driver', async () => {
+  it('it is opt-in: a machine without it has no observer on its port; with it, every DDI is judged and nothing is reported for the reference driver', async () => {
     const plain = await createMachine({ seed: 1 });
     expect((plain.port as unknown as { observers: unknown[] }).observers).toEqual([]);
     const checker = new ContractChecker();
@@ -161,12 +161,12 @@ describe('the contract checker', () => {
     }
   });
 
-  it('CAP-01 createMachine refuses observers that are not objects with function members, naming them', async () => {
+  it('createMachine refuses observers that are not objects with function members, naming them', async () => {
     await expect(createMachine({ observers: [3 as never] })).rejects.toThrow(/observers\[0\]/);
     await expect(createMachine({ observers: [{ adapterBuilt: 'x' } as never] })).rejects.toThrow(/observers\[0\]\.adapterBuilt/);
   });
 
-  it('LOG-07 the GPU firmware hook refuses unknown members and bad values, changing nothing', async () => {
+  it('the GPU firmware hook refuses unknown members and bad values, changing nothing', async () => {
     const m = await createMachine({ seed: 1 });
     const hardware = m.adapters[0].hardware;
     expect(() => hardware.configureFirmware({ clock: 1 } as never)).toThrow(/unknown member "clock"/);
@@ -190,13 +190,13 @@ describe('the contract checker', () => {
       const entries = hardware.layout.log.entries;
       app.submit({ hHwQueue: q.hHwQueue, commands: Array.from({ length: entries + 3 }, (_, i) => ({ signal: { hSyncObject: f, value: BigInt(i + 1) } })) });
       m.run();
-      const coreQueue = m.adapters[0].driver.coreQueueOf!(m.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue').hHwQueue)!;
+      const coreQueue = m.adapters[0].driver.coreQueueOf!(m.os.inspect.hwQueueOf(app.kernel, q.hHwQueue).hHwQueue)!;
       const word = new DataView(m.memory.buffer).getBigUint64(hardware.core.queueLogBuffer(coreQueue, hardware.layout.log.typeSignals) + hardware.layout.log.indexOffset, true);
       expect([Number(word & 0xffff_ffffn), Number(word >> 32n)], logWraparound).toEqual([3, logWraparound === 'count' ? 1 : 0]);
     }
   });
 
-  it('NF-11 GpuHardware.runEngineNow runs the engine\'s due step in place (virtual time does not move); false when none is due', async () => {
+  it('GpuHardware.runEngineNow runs the engine\'s due step in place (virtual time does not move); false when none is due', async () => {
     const m = await createMachine({ seed: 1 });
     const app = m.createProcess('app');
     const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
@@ -219,7 +219,7 @@ describe('the contract checker', () => {
     const f = app.createNativeFence({ hDevice }).hSyncObject;
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: f, value: 0n } }, { work: { durationNs: 10 } }, { signal: { hSyncObject: f, value: 4n } }] });
-    expect(seen).toEqual([{ adapterIndex: 0, adapter: 'gpu0', hHwQueue: m.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue').hHwQueue,
+    expect(seen).toEqual([{ adapterIndex: 0, adapter: 'gpu0', hHwQueue: m.os.inspect.hwQueueOf(app.kernel, q.hHwQueue).hHwQueue,
       commands: [{ op: 'wait', handle: f, value: 0n }, { op: 'work', handle: 0, value: 10n }, { op: 'signal', handle: f, value: 4n }] }]);
     m.run();
     expect(checker.finish()).toEqual([]);

@@ -133,7 +133,7 @@ describe('the two forms of a one-fence CPU signal\'s DDI', () => {
     expect(app.readFenceValue(a)).toBe(6n);
   });
 
-  it('NF-20 a driver whose one-fence form throws bug-checks its own adapter, the report naming DxgkDdiUpdateCurrentValuesFromCpu', async () => {
+  it('a driver whose one-fence form throws bug-checks its own adapter, the report naming DxgkDdiUpdateCurrentValuesFromCpu', async () => {
     const machine = await createMachine({ seed: 3, trace: false, adapters: [{ name: 'a' }, { name: 'b' }] });
     const app = machine.createProcess('app');
     const fa = app.createNativeFence({ hDevice: app.createDevice({ hAdapter: app.openAdapter('a') }) }).hSyncObject;

@@ -66,8 +66,8 @@ describe('XA-02 one CurrentValue', () => {
     expect(gd.cvPhys).toBeGreaterThanOrEqual(sys);
     expect(gd.cvPhys).toBeLessThan(sys + (4 << 20));
     const slot = p.app.kernel.slot;
-    const localD = p.machine.os.handles.resolve(p.app.kernel, p.onD.hSyncObject, 'syncObject', 'h');
-    const localI = p.machine.os.handles.resolve(p.app.kernel, p.onI.hSyncObject, 'syncObject', 'h');
+    const localD = p.machine.os.inspect.handleOf(p.app.kernel, p.onD.hSyncObject);
+    const localI = p.machine.os.inspect.handleOf(p.app.kernel, p.onI.hSyncObject);
     expect(p.machine.adapter('dGPU').core.gpuVaTranslate(slot, localD.cvGpuVa)).toBe(gd.cvPhys);
     expect(p.machine.adapter('iGPU').core.gpuVaTranslate(slot, localI.cvGpuVa)).toBe(gd.cvPhys);
     // a GPU write on the dGPU is what the iGPU's handle reads
@@ -118,7 +118,7 @@ describe('XA-02 edges', () => {
     expect(p.machine.summary().adapters.map((a) => a.liveFences)).toEqual([1, 1]);
   });
 
-  it('XA-02 the scenario traces are byte-identical for the same seed', async () => {
+  it('the scenario traces are byte-identical for the same seed', async () => {
     const a = await runScenario('1', 'gpu', 'cpu', 5);
     const b = await runScenario('1', 'gpu', 'cpu', 5);
     expect(a.machine.trace.text()).toBe(b.machine.trace.text());
@@ -157,7 +157,7 @@ describe('XA-03 MonitoredValue held at 0', () => {
     p.app.submit({ hHwQueue: q.hHwQueue, commands: [1n, 2n, 3n].flatMap((v) => [{ work: { durationNs: 10_000 } }, { signal: { hSyncObject: p.onD.hSyncObject, value: v } }]) });
     p.machine.run();
     expect(interruptsOf(p.machine, 'dGPU')).toBe(before + 3);
-    expect(p.machine.os.waits.pendingWaiters).toBe(0);
+    expect(p.machine.os.inspect.pendingWaiters).toBe(0);
   });
 });
 
@@ -178,7 +178,7 @@ describe('XA-04 propagation', () => {
     expect(notes[0].args.NativeFenceArray).toEqual([globalOf(p, p.app, p.onI.hSyncObject).hGlobal]);
     expect(p.machine.adapter('iGPU').hardware.blockedQueues()).toBe(0);
     expect(waiter.state).toBe('done');
-    expect(p.machine.os.waits.lostWakeups()).toEqual([]);
+    expect(p.machine.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('XA-04 a CPU signal through the iGPU handle reaches the dGPU\'s waiting queue; nothing is written twice', async () => {
@@ -209,7 +209,7 @@ describe('XA-04 propagation', () => {
     app.signal({ objects: [f1.hSyncObject, f2.hSyncObject], values: [4n, 5n] });
     const notes = ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu').filter((e) => e.args.NotificationOnly === true);
     expect(notes.map((e) => [e.actor, e.args.NumFences])).toEqual([['b', 2], ['c', 2]]);
-    expect(machine.os.crossAdapter.counters.propagations).toBe(4);
+    expect(machine.os.inspect.crossAdapterCounters.propagations).toBe(4);
   });
 
   it('XA-04 an interrupt with no list propagates every cross-adapter fence of that adapter', async () => {
@@ -262,7 +262,7 @@ describe('XA-04 propagation', () => {
     const onC = app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: devices[2] });
     const waiter = app.createThread('w', function* (cpu) { return yield cpu.wait({ objects: [onC.hSyncObject], values: [2n] }); });
     machine.run();
-    machine.os.resets.bugCheckAdapter(machine.adapter('b').os, 'TEST', 'stopped by the test');
+    machine.os.bugCheckAdapter(machine.adapter('b').index, 'TEST', 'stopped by the test');
     app.signal({ objects: [f.hSyncObject], values: [2n] });
     machine.run();
     const notes = ddiCalls(machine, 'DxgkDdiUpdateCurrentValuesFromCpu').filter((e) => e.args.NotificationOnly === true);
@@ -283,7 +283,7 @@ describe('XA-04 propagation', () => {
     expect(live()).toEqual([0, 0]);
     const destroys = ddiCalls(p.machine, 'DxgkDdiDestroyNativeFence').map((e) => e.actor);
     expect(destroys).toEqual(['iGPU', 'dGPU']);
-    expect(p.machine.os.crossAdapter.groupCount).toBe(0);
+    expect(p.machine.os.inspect.crossAdapterFences).toBe(0);
   });
 });
 
@@ -337,10 +337,10 @@ describe('XA-05 mixed support', () => {
     // dGPU → iGPU: a dGPU GPU signal releases an iGPU context held by a GPU wait
     app.waitForSynchronizationObjectFromGpu({ hContext, objects: [onI.hSyncObject], values: [3n] });
     machine.run();
-    expect(machine.os.contexts.heldOn(machine.adapter('iGPU').os)).toHaveLength(1);
+    expect(machine.os.inspect.heldOn(machine.adapter('iGPU').index)).toHaveLength(1);
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: onD.hSyncObject, value: 3n } }] });
     machine.run();
-    expect(machine.os.contexts.heldOn(machine.adapter('iGPU').os)).toHaveLength(0);
+    expect(machine.os.inspect.heldOn(machine.adapter('iGPU').index)).toHaveLength(0);
     expect(app.readFenceValue(onI.hSyncObject)).toBe(3n);
     expect(nativeDdisOn(machine, 'iGPU')).toEqual([]);
     // the last handle out destroys both records
@@ -463,9 +463,9 @@ describe('XA-06 scenarios', () => {
           expect(explains.map((e) => Number(/row (\d)/.exec(e.name)![1]))).toEqual(rows);
           run.steps.forEach((s, i) => expect(explains[i].seq).toBeGreaterThan(s.event!.seq));
           // and the wait completed: nobody is left waiting, no queue or context left blocked
-          expect(run.machine.os.waits.pendingWaiters).toBe(0);
+          expect(run.machine.os.inspect.pendingWaiters).toBe(0);
           expect(run.machine.summary().adapters.every((a) => a.blockedQueues === 0)).toBe(true);
-          expect(run.machine.os.contexts.heldOn(run.machine.adapter('iGPU').os)).toHaveLength(0);
+          expect(run.machine.os.inspect.heldOn(run.machine.adapter('iGPU').index)).toHaveLength(0);
           expect(run.machine.trace.find({ kind: 'fault' })).toEqual([]);
         });
       }
@@ -498,7 +498,7 @@ describe('XA-07 doorbell', () => {
     expect(c.doorbell.interrupts).toBe(0);
     expect(c.doorbell.meanWakeNs).toBeLessThan(c.interrupt.meanWakeNs);
     expect(c.doorbell.fallbacks).toBe(0);
-    expect(c.doorbell.machine.os.crossAdapter.counters.propagations).toBe(0);
+    expect(c.doorbell.machine.os.inspect.crossAdapterCounters.propagations).toBe(0);
     expect(ddiCalls(c.doorbell.machine, 'DxgkDdiUpdateCurrentValuesFromCpu')).toHaveLength(0);
     const text = doorbellComparisonText(c);
     console.log(text.split('\n').filter((l) => /interrupts=|cross-adapter \(/.test(l)).join('\n'));
@@ -519,7 +519,7 @@ describe('XA-07 doorbell', () => {
     expect(waiter.state).toBe('done');
     expect(interruptsOf(p.machine, 'dGPU')).toBe(0);
     expect(interruptsOf(p.machine, 'iGPU')).toBeGreaterThanOrEqual(1);
-    expect(p.machine.os.waits.lostWakeups()).toEqual([]);
+    expect(p.machine.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('NF-10 doorbell on, the waiting adapter with OptimizedNativeFenceSignaledInterrupt: a GPU signal from the other adapter wakes its CPU waiters (issue 27)', async () => {
@@ -540,10 +540,10 @@ describe('XA-07 doorbell', () => {
       p.machine.run();
       await Promise.resolve();
       expect(p.app.readFenceValue(p.onI.hSyncObject)).toBe(2n);
-      expect(p.machine.os.waits.lostWakeups()).toEqual([]);
+      expect(p.machine.os.inspect.lostWakeups()).toEqual([]);
       expect(results.sort()).toEqual(['timed SUCCESS', 'untimed SUCCESS']);
       expect(waiter.state).toBe('done');
-      expect(p.machine.os.crossAdapter.counters.propagations).toBe(0); // the doorbell carried the value, not the OS
+      expect(p.machine.os.inspect.crossAdapterCounters.propagations).toBe(0); // the doorbell carried the value, not the OS
       expect(interruptsOf(p.machine, 'iGPU')).toBeGreaterThanOrEqual(1);
       expect(p.machine.nowNs).toBeLessThan(ownQueue ? 100_000 : 50_000);
     }

@@ -7,7 +7,7 @@ import { Scheduler, type ScheduledEvent } from '../src/base/scheduler.js';
 const modelLines = (m: Machine) => m.trace.text().split('\n').filter((line) => !/ created seed=/.test(line));
 
 describe('determinism and the seed', () => {
-  it('NF-10 same seed and inputs give a byte-identical trace; another seed gives another interleaving and timing of the same workload', async () => {
+  it('same seed and inputs give a byte-identical trace; another seed gives another interleaving and timing of the same workload', async () => {
     const a = await runDemo(5);
     const b = await runDemo(5);
     expect(JSON.stringify(a.trace.json())).toBe(JSON.stringify(b.trace.json()));
@@ -26,7 +26,7 @@ describe('determinism and the seed', () => {
     }
   });
 
-  it('NF-10 with exact timing (jitter 0) the seed still chooses the order of events due at the same time; the same seed the same order', async () => {
+  it('with exact timing (jitter 0) the seed still chooses the order of events due at the same time; the same seed the same order', async () => {
     const traces = new Map<number, string[]>();
     for (const seed of [1, 2, 3, 1]) {
       const m = await runDemo(seed, { timing: { jitter: 0 } });
@@ -43,7 +43,7 @@ describe('determinism and the seed', () => {
     expect(sorted(traces.get(2)!)).toEqual(sorted(traces.get(1)!));
   });
 
-  it('NF-10 the scheduler offers every event due at the earliest time (enabled), runs the one chosen (take), and by default the seed\'s choice', () => {
+  it('the scheduler offers every event due at the earliest time (enabled), runs the one chosen (take), and by default the seed\'s choice', () => {
     const orderOf = (seed: number) => {
       const s = new Scheduler(new Random(seed));
       const ran: string[] = [];
@@ -82,7 +82,7 @@ describe('determinism and the seed', () => {
     expect(() => s.at(9, 'nobody', 'tick')).toThrow(/owner "nobody", which has no handler/);
   });
 
-  it('NF-10 timing.jitter stretches every command time and interrupt latency by a seeded 0 to jitter fraction; 0 keeps them exact; other values are refused', async () => {
+  it('timing.jitter stretches every command time and interrupt latency by a seeded 0 to jitter fraction; 0 keeps them exact; other values are refused', async () => {
     const spacing = async (seed: number, jitter: number) => {
       const machine = await createMachine({ seed, timing: { commandNs: 1000, interruptLatencyNs: 10_000, jitter } });
       const app = machine.createProcess('app');
@@ -95,7 +95,7 @@ describe('determinism and the seed', () => {
       const signals = machine.trace.find({ kind: 'gpu', name: 'signal' }).map((e) => e.timeNs);
       const raised = machine.trace.find({ kind: 'cmp', name: 'interrupt raised' }).map((e) => e.timeNs);
       const delivered = machine.trace.find({ kind: 'interrupt' }).map((e) => e.timeNs);
-      expect(machine.os.waits.pendingWaiters).toBe(0);
+      expect(machine.os.inspect.pendingWaiters).toBe(0);
       // A waiter every 20 values: each interrupt belongs to the first raise after the interrupt before it
       // (later signals before its delivery raise again and join it).
       expect(delivered).toHaveLength(10);

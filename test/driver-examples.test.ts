@@ -33,7 +33,7 @@ describe('examples/drivers', () => {
     });
   }
 
-  it('CAP-01 the template has every DDI, every callback and the user-mode half, each with a comment naming the requirements it serves', () => {
+  it('the template has every DDI, every callback and the user-mode half, each with a comment naming the requirements it serves', () => {
     const text = readFileSync(templateFile, 'utf8');
     const documented = (member: string, pattern: RegExp) => {
       const at = text.search(pattern);
@@ -49,7 +49,7 @@ describe('examples/drivers', () => {
     expect(text).toMatch(/export function createDriver\(context\)/);
   });
 
-  it('CAP-01 each example folder has a README, and the READMEs\' commands name files that exist', () => {
+  it('each example folder has a README, and the READMEs\' commands name files that exist', () => {
     const folders = [examples, ...readdirSync(examples, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(examples, e.name))];
     for (const folder of folders) expect(existsSync(join(folder, 'README.md')), folder).toBe(true);
     for (const readme of [join(examples, 'README.md'), join(examples, 'template', 'README.md')]) {

@@ -43,7 +43,7 @@ function signalAndWait(machine: Awaited<ReturnType<typeof createMachine>>, adapt
 }
 
 describe('driver modules from files', () => {
-  it('CAP-01 examples/drivers/reference.mjs loads by its path, imports the package by name, and runs the adapter by its interface alone', async () => {
+  it('examples/drivers/reference.mjs loads by its path, imports the package by name, and runs the adapter by its interface alone', async () => {
     const module = await loadDriverModule(referenceFile);
     expect(module.name).toBe('reference');
     const machine = await createMachine({ adapters: [{ name: 'gpu0', driver: { module: referenceFile } }] });
@@ -54,7 +54,7 @@ describe('driver modules from files', () => {
     expect(machine.summary().adapters[0].interruptsRaised).toBe(1);
   });
 
-  it('CAP-01 createMachine loads driver.module paths relative to the working directory, one module per adapter', async () => {
+  it('createMachine loads driver.module paths relative to the working directory, one module per adapter', async () => {
     const path = file('counting.mjs', countingModule);
     const namespace = await import(pathToFileURL(path).href) as { calls: { updateCurrentValuesFromCpu: number } };
     const before = namespace.calls.updateCurrentValuesFromCpu;
@@ -68,7 +68,7 @@ describe('driver modules from files', () => {
     expect((await loadDriverModule('./counting.mjs', { from: pathToFileURL(join(dir, 'scenario.yaml')) })).name).toBe('counting');
   });
 
-  it('CAP-01 a default export with createDriver is a driver module too', async () => {
+  it('a default export with createDriver is a driver module too', async () => {
     const path = file('default-export.mjs', `import { ReferenceDriver } from ${JSON.stringify(bundle)};
 export default { name: 'by-default', createDriver: (context) => new ReferenceDriver(context.hardware, context.core, context.options) };\n`);
     const module = await loadDriverModule(path);
@@ -76,7 +76,7 @@ export default { name: 'by-default', createDriver: (context) => new ReferenceDri
     expect(signalAndWait(await createMachine({ adapters: [{ name: 'g', driver: { module } }] }), 'g')).toEqual(['SUCCESS']);
   });
 
-  it('CAP-01 a module that cannot be loaded is refused saying why: no file, a folder, TypeScript, a syntax error, a throw, no createDriver', async () => {
+  it('a module that cannot be loaded is refused saying why: no file, a folder, TypeScript, a syntax error, a throw, no createDriver', async () => {
     const refused = async (path: string | URL, options?: { from?: string }) => {
       const error = await loadDriverModule(path, options).then(() => undefined, (e: unknown) => e);
       expect(error).toBeInstanceOf(WddmError);
@@ -101,12 +101,12 @@ export default { name: 'by-default', createDriver: (context) => new ReferenceDri
       .rejects.toThrow(/^adapters\[1\]\.driver\.module: driver module ".*missing\.mjs" not found/);
   });
 
-  it('CAP-01 createMachineSync refuses a module path, saying to use createMachine or loadDriverModule', () => {
+  it('createMachineSync refuses a module path, saying to use createMachine or loadDriverModule', () => {
     expect(() => createMachineSync({ adapters: [{ driver: { module: referenceFile } }] }))
       .toThrow(/adapters\[0\]\.driver\.module is ".*reference\.mjs"; expected a driver module object here: createMachineSync cannot load a module file; use createMachine \(async\)/);
   });
 
-  it('CAP-01 a WddmError made by another copy of the package (the bundle) is a WddmError here: a driver\'s refusal stays a refusal', async () => {
+  it('a WddmError made by another copy of the package (the bundle) is a WddmError here: a driver\'s refusal stays a refusal', async () => {
     const bundled = await import(/* @vite-ignore */ bundle) as { WddmError: typeof WddmError };
     expect(bundled.WddmError).not.toBe(WddmError);
     const foreign = new bundled.WddmError('INVALID_PARAMETER', 'from the bundle');
@@ -132,7 +132,7 @@ threads:
 expect: { fences: { done: 1 }, waits: { w: woken } }
 `;
 
-  it('CAP-01 `driver: ./x.mjs` and `driver: { module: ./x.mjs, … }` resolve against the scenario file\'s folder', async () => {
+  it('`driver: ./x.mjs` and `driver: { module: ./x.mjs, … }` resolve against the scenario file\'s folder', async () => {
     const folder = join(dir, 'scenarios');
     mkdirSync(folder, { recursive: true });
     file('scenarios/mine.mjs', countingModule.replace('export const calls', 'export const name = "mine";\nexport const calls'));
@@ -145,7 +145,7 @@ expect: { fences: { done: 1 }, waits: { w: woken } }
     }
   });
 
-  it('CAP-01 a scenario whose driver module cannot be loaded is an invalid file, at the line that names it', async () => {
+  it('a scenario whose driver module cannot be loaded is an invalid file, at the line that names it', async () => {
     const source = join(dir, 'broken.yaml');
     const error = await runScenario(parseScenario(scenarioText('./nowhere.mjs'), source), { source }).catch((e) => e);
     expect(error).toBeInstanceOf(ScenarioError);

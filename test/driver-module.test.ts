@@ -30,7 +30,7 @@ describe('driver modules', () => {
     expect(updates).toBe(1);
   });
 
-  it('CAP-01 a module without createDriver, or a driver missing a DDI, is refused naming what is missing', async () => {
+  it('a module without createDriver, or a driver missing a DDI, is refused naming what is missing', async () => {
     await expect(createMachine({ adapters: [{ driver: { module: {} as DriverModule } }] }))
       .rejects.toThrow(/adapters\[0\]\.driver\.module\.createDriver is undefined; expected a function createDriver\(context\)/);
     const partial: DriverModule = {

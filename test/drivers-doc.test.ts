@@ -18,7 +18,7 @@ function members(name: string): string[] {
   return [...body.matchAll(/^ {2}([A-Za-z]+)\??\(/gm)].map((m) => m[1]);
 }
 
-it('CAP-01 every DDI, callback and user-mode method of src/ddi/ddi.ts has a row in docs/DRIVERS.md naming the requirements it serves', () => {
+it('every DDI, callback and user-mode method of src/ddi/ddi.ts has a row in docs/DRIVERS.md naming the requirements it serves', () => {
   const all = { KernelModeDriver: members('KernelModeDriver'), DxgkrnlCallbacks: members('DxgkrnlCallbacks'), UserModeDriverInterface: members('UserModeDriverInterface') };
   expect(all.KernelModeDriver.length).toBeGreaterThanOrEqual(18);
   expect(all.DxgkrnlCallbacks.length).toBeGreaterThanOrEqual(8);

@@ -65,7 +65,7 @@ async function runWorkload(drive: 'run' | 'step', trace: boolean, seed: number):
 }
 
 describe('engine stretches (a tick the scheduler would take next anyway runs in place)', () => {
-  it('NF-10 machine.run() with stretches ends exactly as the same machine stepped event by event: values, counters, wakes in order, trace', async () => {
+  it('machine.run() with stretches ends exactly as the same machine stepped event by event: values, counters, wakes in order, trace', async () => {
     for (const seed of [3, 11]) {
       const stepped = await runWorkload('step', true, seed);
       const stretched = await runWorkload('run', true, seed);
@@ -82,7 +82,7 @@ describe('engine stretches (a tick the scheduler would take next anyway runs in 
     }
   });
 
-  it('NF-10 with tracing off the stretches run too, and the run is still the stepped one: values, counters, wakes in order', async () => {
+  it('with tracing off the stretches run too, and the run is still the stepped one: values, counters, wakes in order', async () => {
     const stepped = await runWorkload('step', false, 5);
     const stretched = await runWorkload('run', false, 5);
     expect(stretched.continued).toBeGreaterThan(20);
@@ -93,7 +93,7 @@ describe('engine stretches (a tick the scheduler would take next anyway runs in 
     expect(stretched.executed).toBe(stepped.executed);
   });
 
-  it('NF-10 atOrContinue runs an event in place only inside run(), with no policy, within the bound, when it would be taken next', () => {
+  it('atOrContinue runs an event in place only inside run(), with no policy, within the bound, when it would be taken next', () => {
     const scheduler = new Scheduler(new Random(9));
     const ran: string[] = [];
     scheduler.register('x', (event) => ran.push(event.label));
@@ -187,7 +187,7 @@ async function runCoreWorkload(drive: 'run' | 'step' | 'traced', seed: number, o
     stretchCommands: hardware.counts.stretchedCommands,
     interrupts: machine.summary().adapters[0].interruptsRaised,
     // What the OS follows of each ring (NotifyGpuProgress / NotifyGpuProgressStretch): references in flight, commands in the ring.
-    inFlight: [...machine.os.adapters[0].devices].flatMap((d) => [...d.queues].map((q) => `${q.label}: ${machine.os.lifetime.pending(q).length} references, ${q.gpu.inRing} in ring`)),
+    inFlight: [...machine.os.inspect.adapters[0].devices].flatMap((d) => [...d.queues].map((q) => `${q.label}: ${machine.os.inspect.inFlight(q).length} references, ${q.gpu.inRing} in ring`)),
   };
 }
 
@@ -219,7 +219,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     { name: 'two engines, jitter 0.1, run in slices of 1,013 ns (the run\'s bound)', seeds: [5, 99], options: { jitter: 0.1, engines: 2, sliceNs: 1013 } },
   ];
   for (const { name, seeds, options } of cases) {
-    it(`NF-10 ${name}: machine.run() with core stretches ends exactly as stepped: values, wakes in order, counters, virtual time, events, linear memory byte for byte`, async () => {
+    it(`${name}: machine.run() with core stretches ends exactly as stepped: values, wakes in order, counters, virtual time, events, linear memory byte for byte`, async () => {
       for (const seed of seeds) {
         // Slices end each run() at its bound, which stepping cannot: their reference is the same slices with the trace on (no core stretch).
         const stepped = await runCoreWorkload(options.sliceNs ? 'traced' : 'step', seed, options);
@@ -246,8 +246,8 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
   it('NF-10 the OS\'s in-flight references follow core stretches exactly as stepped: at every slice\'s end, each queue\'s commands in flight (op, handle, value) and each fence\'s counts, across submissions, a deferred close and a destroyed queue', async () => {
     // What the OS holds at a point of the run: each queue's references in ring order and what inspectFence counts per fence.
     const snapshot = (machine: Machine, app: ReturnType<Machine['createProcess']>, fences: number[]): string => {
-      const queues = [...machine.os.adapters[0].devices].flatMap((d) => [...d.queues]);
-      const refs = queues.map((q) => `${q.label}: ${machine.os.lifetime.pending(q).map((c) => `${c.op} ${c.local.handle} ${c.value}`).join(', ')}`);
+      const queues = [...machine.os.inspect.adapters[0].devices].flatMap((d) => [...d.queues]);
+      const refs = queues.map((q) => `${q.label}: ${machine.os.inspect.inFlight(q).map((c) => `${c.op} ${c.local.handle} ${c.value}`).join(', ')}`);
       const counts = fences.map((h) => { try { const i = machine.inspectFence(app, h); return `${h} ${i.gpuWaitsInFlight}/${i.gpuSignalsInFlight}`; } catch { return `${h} closed`; } });
       return [...refs, ...counts].join(' | ');
     };
@@ -295,7 +295,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     }
   });
 
-  it('NF-10 different seeds still give different runs with core stretches', async () => {
+  it('different seeds still give different runs with core stretches', async () => {
     const a = await runCoreWorkload('run', 1, { jitter: 0.4, engines: 1 });
     const b = await runCoreWorkload('run', 2, { jitter: 0.4, engines: 1 });
     expect(a.stretches).toBeGreaterThan(0);
@@ -303,7 +303,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     expect(a.nowNs).not.toBe(b.nowNs);
   });
 
-  it('NF-10 an observer on the driver port turns core stretches off: it sees a NotifyGpuProgress per command, as stepped', async () => {
+  it('an observer on the driver port turns core stretches off: it sees a NotifyGpuProgress per command, as stepped', async () => {
     const { machine, app, hSyncObject, hHwQueue } = await oneQueueOneFence(4);
     const callbacks: string[] = [];
     const stop = machine.port.observe({ beforeCallback: (call) => { callbacks.push(call.callback); } });
@@ -320,7 +320,7 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     expect(app.readFenceValue(hSyncObject)).toBe(80n);
   });
 
-  it('NF-10 a tool watching every step (a step listener of its own) turns core stretches off, and sees every command', async () => {
+  it('a tool watching every step (a step listener of its own) turns core stretches off, and sees every command', async () => {
     const { machine, app, hSyncObject, hHwQueue } = await oneQueueOneFence(3);
     const seen: string[] = [];
     machine.adapter(0).hardware.stepListeners.push((step) => seen.push(`${step.kind} ${step.value}`));

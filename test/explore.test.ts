@@ -42,8 +42,8 @@ describe('steps as the unit', () => {
       const f = app.createNativeFence({ hDevice });
       void app.waitAsync({ objects: [f.hSyncObject], values: [3n] });
       const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
-      const g = m.os.handles.resolve(app.kernel, f.hSyncObject, 'syncObject', 'h').global;
-      const driverQueue = m.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'h').hHwQueue;
+      const g = m.os.inspect.fenceOf(app.kernel, f.hSyncObject);
+      const driverQueue = m.os.inspect.hwQueueOf(app.kernel, q.hHwQueue).hHwQueue;
       const coreQueue = [...m.adapters[0].hardware.queues.values()].find((x) => x.handle === driverQueue)!.id;
       const core = m.adapters[0].core;
       m.adapters[0].hardware.stop(); // the host drives the engine itself

@@ -56,9 +56,9 @@ describe('INT-02 collapsed interrupts (fault injection)', () => {
     expect(interrupts[0].timeNs).toBe(50_000);
     expect((interrupts[0].args.pSignaledNativeFenceArray as number[]).length).toBe(3);
     expect(s.m.summary().adapters[0].interruptsRaised).toBe(1);
-    expect(s.m.os.counters.waitersWoken).toBe(3);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.counters.waitersWoken).toBe(3);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
     // After the window, delivery is back to normal.
     const late = s.app.createNativeFence({ hDevice: s.hDevice }).hSyncObject;
     void s.app.waitAsync({ objects: [late], values: [1n] });
@@ -78,10 +78,10 @@ describe('INT-02 collapsed interrupts (fault injection)', () => {
     const interrupts = s.m.trace.find({ kind: 'interrupt' });
     expect(interrupts).toHaveLength(1);
     expect(interrupts[0].args.pSignaledNativeFenceArray).toBe('NULL');
-    expect(s.m.os.counters.fullScans).toBe(1);
-    expect(s.m.os.counters.waitersWoken).toBe(4);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.counters.fullScans).toBe(1);
+    expect(s.m.os.inspect.counters.waitersWoken).toBe(4);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('INT-02 an interrupt already on its way when the fault is injected is held until the window ends, and later raises join it', () => {
@@ -97,8 +97,8 @@ describe('INT-02 collapsed interrupts (fault injection)', () => {
     expect(interrupts).toHaveLength(1);
     expect(interrupts[0].timeNs).toBe(11_500);
     expect((interrupts[0].args.pSignaledNativeFenceArray as number[]).length).toBe(fences.length);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('INT-02 bad input (unknown adapter, negative / zero / fractional window, unknown keys, two faults at once, a stopped adapter) is a WddmError and changes nothing', () => {
@@ -116,7 +116,7 @@ describe('INT-02 collapsed interrupts (fault injection)', () => {
     expectWddmError(bad({}), 'fault', /exactly one of/);
     expectWddmError(bad({ collapseInterrupts: { adapter: 'gpu0', windowNs: 10 }, forceLogOverrun: { adapter: 'gpu0' } }), 'fault', /exactly one of/);
     expectWddmError(bad(null), 'fault', /options object/);
-    s.m.os.resets.bugCheckAdapter(s.m.adapters[1].os, 'TEST_STOP', 'stopped by the test');
+    s.m.os.bugCheckAdapter(s.m.adapters[1].index, 'TEST_STOP', 'stopped by the test');
     const stopped = expectWddmError(bad({ collapseInterrupts: { adapter: 'gpu1', windowNs: 10 } }), 'fault.collapseInterrupts.adapter', /"gpu1", whose state is stopped; expected a running adapter/);
     expect(stopped.status).toBe('DEVICE_REMOVED');
     // nothing changed
@@ -164,9 +164,9 @@ describe('LOG-05 forced log overrun (fault injection)', () => {
     expect(s.m.trace.find({ kind: 'os', name: 'log reader back: the GPU wrapped past its cached position' })).toHaveLength(1);
     expect(s.m.nativeFenceLogs.overruns[0]).toMatchObject({ queue: 'A', log: 'signals' });
     expect(s.m.nativeFenceLogs.readersBehind).toBe(0);
-    expect(s.m.os.counters.waitersWoken).toBe(3);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.counters.waitersWoken).toBe(3);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('LOG-05 a queue that stops writing before its log wraps is read at once, without an overrun, and no waiter is lost', () => {
@@ -176,8 +176,8 @@ describe('LOG-05 forced log overrun (fault injection)', () => {
     s.m.run();
     expect(s.m.nativeFenceLogs.counters.overruns).toBe(0);
     expect(s.m.trace.find({ kind: 'os', name: 'log reader back: the queue stopped writing before the log wrapped (no overrun)' })).toHaveLength(1);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('LOG-05 a skipped read that had to wake waiters is retried, so a waiter whose last interrupt came while the queue still ran wakes', () => {
@@ -191,9 +191,9 @@ describe('LOG-05 forced log overrun (fault injection)', () => {
     expect(retries.length).toBeGreaterThan(1);
     expect(s.m.trace.find({ kind: 'os', name: 'log reader back: the queue stopped writing before the log wrapped (no overrun)' })).toHaveLength(1);
     expect(s.m.nativeFenceLogs.counters.overruns).toBe(0);
-    expect(s.m.os.counters.waitersWoken).toBe(3);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.counters.waitersWoken).toBe(3);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
     expect(s.m.nativeFenceLogs.readersBehind).toBe(0);
   });
 
@@ -203,8 +203,8 @@ describe('LOG-05 forced log overrun (fault injection)', () => {
     submit();
     s.m.run();
     expect(s.m.nativeFenceLogs.counters.overruns).toBe(1);
-    expect(s.m.os.waits.pendingWaiters).toBe(0);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.pendingWaiters).toBe(0);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('LOG-05 with no queue named every live hardware queue of the adapter falls behind; a queue may be named by hHwQueue; recreating the buffer or destroying the queue reads it first', () => {
@@ -214,7 +214,7 @@ describe('LOG-05 forced log overrun (fault injection)', () => {
     expect(s.m.injectFault({ forceLogOverrun: { adapter: 0 } }).queues).toEqual(['A', 'B']);
     expect(s.m.nativeFenceLogs.readersBehind).toBe(2);
     // already behind: reported as nothing new
-    const kernelB = s.m.os.handles.resolve(s.app.kernel, b.hHwQueue, 'hwQueue', 'hHwQueue');
+    const kernelB = s.m.os.inspect.hwQueueOf(s.app.kernel, b.hHwQueue);
     expect(s.m.injectFault({ forceLogOverrun: { adapter: 0, queue: kernelB.hHwQueue } }).queues).toEqual([]);
     s.m.recreateNativeFenceLogBuffer(s.app, a.hHwQueue, 'signals');
     expect(s.m.trace.find({ kind: 'os', name: 'log reader back: its log buffer is recreated' })).toHaveLength(1);
@@ -248,7 +248,7 @@ describe('fault injection in scenario files', () => {
       expect(result.passed).toBe(true);
       const injected = result.machine.trace.find({ kind: 'fault', name: fault });
       expect(injected.map((e) => e.timeNs)).toEqual([atNs]);
-      expect(result.machine.os.waits.lostWakeups()).toEqual([]);
+      expect(result.machine.os.inspect.lostWakeups()).toEqual([]);
     }
   });
 

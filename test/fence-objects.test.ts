@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { WddmError, RuntimeProcess, ReferenceDriver, createMachine, type DriverModule } from '../src/index.js';
-import { world, globalOf, UINT64_MAX } from './helpers.js';
+import { world, globalOf, UINT64_MAX, processOf } from './helpers.js';
 
 describe('fence storage', () => {
   it('NF-01 CurrentValue is one 64-bit word never seen torn; MonitoredValue lives elsewhere', async () => {
@@ -80,9 +80,9 @@ describe('fence storage', () => {
     expect(app.readMapping(f.mapping.CurrentValueCpuVa)).toBe(5n);
     expect(Object.keys(f.mapping).sort()).toEqual(['CurrentValueCpuVa', 'CurrentValueGpuVa', 'MonitoredValueGpuVa']);
     const g = globalOf(w, app, f.hSyncObject);
-    expect(app.kernel.translateUser(f.mapping.CurrentValueCpuVa)).toBe(g.cvPhys);
+    expect(processOf(app).translateUser(f.mapping.CurrentValueCpuVa)).toBe(g.cvPhys);
     // MonitoredValue has no user mapping at all.
-    expect([...app.kernel.userMappings.keys()].includes(g.mvPhys & ~0xfff)).toBe(false);
+    expect([...processOf(app).userMappings.keys()].includes(g.mvPhys & ~0xfff)).toBe(false);
     expect(() => app.readMapping(f.mapping.MonitoredValueGpuVa)).toThrow(/not an 8-byte aligned address mapped/);
     const methods = Object.getOwnPropertyNames(RuntimeProcess.prototype);
     expect(methods.filter((m) => /write|setValue|monitored/i.test(m))).toEqual([]);
@@ -111,7 +111,7 @@ describe('lifecycle and handles', () => {
     const f = A.createNativeFence({ hDevice, flags: { shared: true } });
     const ntInB = A.duplicateHandle(A.shareObject(f.hSyncObject), B);
     const fb = B.openNativeFenceFromNtHandle({ hNtHandle: ntInB, hDevice: hDeviceB });
-    for (const p of [A, B]) for (const h of [...p.kernel.ntHandles.keys()]) p.closeHandle(h);
+    for (const p of [A, B]) for (const h of [...processOf(p).ntHandles.keys()]) p.closeHandle(h);
     const opens = machine.trace.find({ kind: 'ddi', name: 'DxgkDdiOpenNativeFence' });
     const created = machine.trace.find({ kind: 'ddi', name: 'DxgkDdiCreateNativeFence returned' })[0].args.hGlobalNativeFence;
     expect(opens.map((e) => e.args.hGlobalNativeFence)).toEqual([created, created]);

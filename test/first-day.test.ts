@@ -312,7 +312,7 @@ threads:
     expect(json.stuck.lostWakeups).toEqual([{ item: 'waiter app:t', waits: [{ fence: 'g', value: '1', currentValue: '1', fenceDestroyed: false }], text: expect.stringContaining('lost wake-up') }]);
   });
 
-  it('NF-10 in the library, a thread that says what it may still signal (createThread mayStillSignal) is judged by that; one that says nothing is only a possible source', async () => {
+  it('in the library, a thread that says what it may still signal (createThread mayStillSignal) is judged by that; one that says nothing is only a possible source', async () => {
     const { createMachineSync } = await import('../src/index.js');
     const stuckWith = (options?: { mayStillSignal: () => [] }) => {
       const machine = createMachineSync({});

@@ -62,7 +62,7 @@ describe('NF-04 the GPU only reads MonitoredValue', () => {
       machine.run();
       await Promise.resolve();
       expect(results, which).toEqual(['SUCCESS']);
-      expect(machine.os.waits.lostWakeups()).toEqual([]);
+      expect(machine.os.inspect.lostWakeups()).toEqual([]);
     }
   });
 });

@@ -3,7 +3,7 @@
 import { describe, it, expect } from 'vitest';
 import { WddmError } from '../src/index.js';
 import { HandleTable, RecentValues } from '../src/os/tables.js';
-import { world } from './helpers.js';
+import { world, processOf, osModules } from './helpers.js';
 
 const entry = (handle: number) => ({ handle });
 
@@ -26,9 +26,9 @@ describe('handle tables', () => {
       try { app.signal({ objects: [h], values: [1n] }); } catch (error) { expect((error as WddmError).status).toBe('INVALID_HANDLE'); }
     }
     expect(() => app.readFenceValue(closed[2999] + 1)).toThrow(/is not a handle of process "app"/);
-    expect(app.kernel.handles.size).toBe(3); // adapter, device, keep
-    expect(app.kernel.handles.capacity).toBeLessThanOrEqual(64);
-    expect(app.kernel.retired.size).toBe(3000);
+    expect(processOf(app).handles.size).toBe(3); // adapter, device, keep
+    expect(processOf(app).handles.capacity).toBeLessThanOrEqual(64);
+    expect(processOf(app).retired.size).toBe(3000);
     expect(app.readFenceValue(keep)).toBe(0n);
     expect(machine.summary().adapters[0].liveFences).toBe(1);
   });
@@ -58,7 +58,7 @@ describe('handle tables', () => {
     expect(table.wasIssued(1015)).toBe(true);
   });
 
-  it('NF-16 a table refuses a handle past its last free value, grows past half full and shrinks back', () => {
+  it('a table refuses a handle past its last free value, grows past half full and shrinks back', () => {
     const table = new HandleTable<{ handle: number }>(0, 4, 64, 4);
     const live: number[] = [];
     for (let i = 0; i < 63; i++) { const h = table.allocate()!; table.set(h, entry(h)); live.push(h); }
@@ -96,7 +96,7 @@ describe('handle tables', () => {
     }
   });
 
-  it('NF-16 a handle allocated and never handed out is not reported as closed', () => {
+  it('a handle allocated and never handed out is not reported as closed', () => {
     const table = new HandleTable<{ handle: number }>(0, 1, 16, 4);
     const h = table.allocate()!;
     table.forget(h);
@@ -112,8 +112,8 @@ describe('handle tables', () => {
     // the next value the sequence reaches is the live allocation's.
     let wound = 0;
     for (let value = 0; value !== hFirst; wound++) {
-      if (wound > app.kernel.handles.space + 8) throw new Error('the handle sequence did not come back round');
-      value = app.kernel.handles.allocate()!;
+      if (wound > processOf(app).handles.space + 8) throw new Error('the handle sequence did not come back round');
+      value = processOf(app).handles.allocate()!;
     }
     expect(wound).toBeGreaterThan(0xF_0000);
     const hNext = app.createNativeFence({ hDevice }).hSyncObject;
@@ -124,7 +124,7 @@ describe('handle tables', () => {
     // The allocation is still itself: it locks and is destroyed by its handle.
     app.lock2({ hDevice, hAllocation });
     app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
-    expect(app.kernel.otherLiveHandles.has(hAllocation)).toBe(false);
+    expect(processOf(app).otherLiveHandles.has(hAllocation)).toBe(false);
   });
   it('NF-16 RecentValues remembers the last `capacity` destroyed handles, no more, and holds only what was added', () => {
     const recent = new RecentValues(4);
@@ -141,8 +141,8 @@ describe('refusals leave rows as rows', () => {
     const { app, machine } = await world();
     const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
     const { hSyncObject } = app.createNativeFence({ hDevice });
-    expect(app.kernel.handles.isRow(hSyncObject)).toBe(true); // nothing has looked it up yet
-    const rowsBefore = (machine.os.adapters[0].fences.deferred as unknown as { live: number }).live;
+    expect(processOf(app).handles.isRow(hSyncObject)).toBe(true); // nothing has looked it up yet
+    const rowsBefore = (osModules(machine).adapters[0].fences.deferred as unknown as { live: number }).live;
     const refusals: [string, () => unknown][] = [
       ['hDevice', () => app.createHwQueue({ hDevice: hSyncObject })],
       ['hHwQueue', () => app.destroyHwQueue(hSyncObject)],
@@ -154,12 +154,12 @@ describe('refusals leave rows as rows', () => {
       expect(error, parameter).toBeInstanceOf(WddmError);
       expect((error as WddmError).status, parameter).toBe('OBJECT_TYPE_MISMATCH');
       expect((error as WddmError).message, parameter).toContain('is a sync object');
-      expect(app.kernel.handles.isRow(hSyncObject), parameter).toBe(true);
+      expect(processOf(app).handles.isRow(hSyncObject), parameter).toBe(true);
     }
-    expect((machine.os.adapters[0].fences.deferred as unknown as { live: number }).live).toBe(rowsBefore);
+    expect((osModules(machine).adapters[0].fences.deferred as unknown as { live: number }).live).toBe(rowsBefore);
     // The first real lookup still makes it, and the fence works.
     app.signal({ objects: [hSyncObject], values: [5n] });
-    expect(app.kernel.handles.isRow(hSyncObject)).toBe(false);
+    expect(processOf(app).handles.isRow(hSyncObject)).toBe(false);
     expect(app.readFenceValue(hSyncObject)).toBe(5n);
   });
 });

@@ -1,6 +1,6 @@
 // Shared set-up for tests: one machine, one process, one device.
 import { createMachine, WddmError, type MachineOptions, type Machine, type RuntimeProcess } from '../src/index.js';
-import type { GlobalFence } from '../src/os/dxgkrnl.js';
+import type { Dxgkrnl, GlobalFence, Process } from '../src/os/dxgkrnl.js';
 
 export interface World { machine: Machine; app: RuntimeProcess; hAdapter: number; hDevice: number }
 
@@ -12,9 +12,23 @@ export async function world(options: MachineOptions = {}, processName = 'app'): 
   return { machine, app, hAdapter, hDevice };
 }
 
+/**
+ * The OS's modules behind the front door (src/os/kernel.ts keeps them private), for white-box tests of src/os/'s
+ * internals: a forged driver callback, a module's own table. Nothing in src/ may do this (test/import-graph.test.ts:
+ * outside src/os/ only kernel.ts and inspect.ts are imported, and the modules are not reachable through them).
+ */
+export function osModules(machine: Machine): Dxgkrnl {
+  return (machine.os as unknown as { os: Dxgkrnl }).os;
+}
+
+/** The OS's record of a process, with its tables (white-box: src/ holds it as a KernelProcess token). */
+export function processOf(process: RuntimeProcess): Process {
+  return process.kernel as unknown as Process;
+}
+
 /** The OS's record of a fence, reached through a process handle (white-box checks). */
 export function globalOf(w: { machine: Machine }, process: RuntimeProcess, hSyncObject: number): GlobalFence {
-  return w.machine.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject').global;
+  return osModules(w.machine).handles.resolve(process.kernel as never, hSyncObject, 'syncObject', 'hSyncObject').global;
 }
 
 export function monitoredValue(w: { machine: Machine }, process: RuntimeProcess, hSyncObject: number): bigint {

@@ -1,8 +1,10 @@
 // Folders are layers (src/README.md): each src/ folder may import only the
 // folders its row of LAYERS names (and its own files); nothing may import an
-// entry point; there is no import circle, `import type` included. Also: every
-// folder says what it owns and may import (its README.md, which must list
-// exactly its row), and no source file is over ~500 lines without saying why.
+// entry point; there is no import circle, `import type` included; outside
+// src/os/ the OS is reached only through its two doors (DOORS: kernel.ts, the
+// entry points, and inspect.ts, the read-only views). Also: every folder says
+// what it owns and may import (its README.md, which must list exactly its row).
+// (The size rules, files and functions, are test/size.test.ts's.)
 import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -32,8 +34,10 @@ const LAYERS: Record<string, readonly string[]> = {
   explore: ['scenario-files', 'machine', 'user', 'os', 'driver', 'ddi', 'gpu', 'core', 'timeline', 'base'],
   cli: ['scenario-files', 'comparisons', 'explore', 'check', 'machine', 'driver', 'base'],
 };
-/** A source file's longest length before its top comment must say why (a line starting "Why this file is long:"). */
-const MAX_LINES = 500;
+/** The only files of a folder that other folders may import (its front doors); a folder not listed has none such rule. */
+const DOORS: Record<string, readonly string[]> = {
+  os: ['os/kernel.ts', 'os/inspect.ts'],
+};
 
 const sources = (dir: string): string[] => readdirSync(dir, { withFileTypes: true })
   .flatMap((e) => (e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
@@ -60,6 +64,22 @@ for (const file of files) {
     else targets.push(target);
   }
   graph.set(file, targets);
+}
+
+/** Every import the layer table or a door forbids, one line each naming the edge and the rule. */
+function badImports(): string[] {
+  const bad: string[] = [];
+  for (const [file, targets] of graph) {
+    const from = layerOf(file);
+    for (const target of targets) {
+      const to = layerOf(target);
+      if (from === to) continue;
+      if (to === '.') bad.push(`${file} → ${target}: ${target} is an entry point; nothing imports it`);
+      else if (from !== '.' && !LAYERS[from].includes(to)) bad.push(`${file} → ${target}: ${from}/ may import ${LAYERS[from].map((l) => `${l}/`).join(', ') || 'nothing'}, not ${to}/`);
+      else if (DOORS[to] && !DOORS[to].includes(target)) bad.push(`${file} → ${target}: outside ${to}/ only its doors are imported (${DOORS[to].join(', ')})`);
+    }
+  }
+  return bad;
 }
 
 /** Every import circle: the strongly connected components of more than one file (or a file importing itself), with one cycle of each. */
@@ -111,18 +131,8 @@ describe('folders are layers (src/README.md)', () => {
     expect(unresolved).toEqual([]);
   });
 
-  it('no import goes upward or sideways: each folder imports only what its row allows, and nothing imports an entry point', () => {
-    const bad: string[] = [];
-    for (const [file, targets] of graph) {
-      const from = layerOf(file);
-      for (const target of targets) {
-        const to = layerOf(target);
-        if (from === to) continue;
-        if (to === '.') bad.push(`${file} → ${target}: ${target} is an entry point; nothing imports it`);
-        else if (from !== '.' && !LAYERS[from].includes(to)) bad.push(`${file} → ${target}: ${from}/ may import ${LAYERS[from].map((l) => `${l}/`).join(', ') || 'nothing'}, not ${to}/`);
-      }
-    }
-    expect(bad).toEqual([]);
+  it('no import goes upward or sideways: each folder imports only what its row allows, nothing imports an entry point, and outside src/os/ only kernel.ts and inspect.ts of it', () => {
+    expect(badImports()).toEqual([]);
   });
 
   it('the table has no circle itself (each row names only folders below it), and no file imports in a circle', () => {
@@ -139,23 +149,40 @@ describe('folders are layers (src/README.md)', () => {
     expect(knots().map((k) => `${k.cycle.join(' → ')} (${k.files.length} files in the knot)`)).toEqual([]);
   });
 
-  it('the check can fail: it finds a planted circle and a planted upward import', () => {
+  /** Runs `check` with `from` importing `to` as well (a planted edge), then takes the edge out again. */
+  const planted = <T>(from: string, to: string, check: () => T): T => {
+    const before = graph.get(from)!;
+    graph.set(from, [...before, to]);
+    try { return check(); } finally { graph.set(from, before); }
+  };
+
+  it('the check can fail: it finds a planted circle', () => {
     // waits.ts is below interrupts.ts (interrupts imports it): an import back closes a circle.
-    graph.set('os/waits.ts', [...graph.get('os/waits.ts')!, 'os/interrupts.ts']);
-    try {
-      const found = knots();
-      expect(found).toHaveLength(1);
-      expect(found[0].files).toEqual(expect.arrayContaining(['os/interrupts.ts', 'os/waits.ts']));
-      const cycle = found[0].cycle;
-      expect(cycle[0]).toBe(cycle.at(-1));
+    const found = planted('os/waits.ts', 'os/interrupts.ts', knots);
+    expect(found).toHaveLength(1);
+    expect(found[0].files).toEqual(expect.arrayContaining(['os/interrupts.ts', 'os/waits.ts']));
+    const cycle = found[0].cycle;
+    expect(cycle[0]).toBe(cycle.at(-1));
+    planted('os/waits.ts', 'os/interrupts.ts', () => {
       for (let k = 1; k < cycle.length; k++) expect(graph.get(cycle[k - 1])).toContain(cycle[k]); // every step is a real import
-    } finally {
-      graph.set('os/waits.ts', graph.get('os/waits.ts')!.filter((t) => t !== 'os/interrupts.ts'));
-    }
+    });
     expect(knots()).toEqual([]);
   });
 
-  it('NF-12 the layer table keeps the seams: the OS never imports the GPU or a driver, user mode never the port, a driver or the GPU', () => {
+  it('the check can fail: it finds a planted upward import (the OS importing user mode, a tool importing nothing its row names)', () => {
+    expect(planted('os/waits.ts', 'user/runtime.ts', badImports)).toEqual(['os/waits.ts → user/runtime.ts: os/ may import port/, ddi/, core/, base/, not user/']);
+    expect(planted('timeline/timeline.ts', 'explore/search.ts', badImports)).toEqual(['timeline/timeline.ts → explore/search.ts: timeline/ may import machine/, os/, base/, not explore/']);
+    expect(badImports()).toEqual([]);
+  });
+
+  it('the check can fail: it finds a planted import of an OS module behind the front door', () => {
+    expect(planted('user/runtime.ts', 'os/waits.ts', badImports)).toEqual(['user/runtime.ts → os/waits.ts: outside os/ only its doors are imported (os/kernel.ts, os/inspect.ts)']);
+    expect(planted('machine/liveness.ts', 'os/dxgkrnl.ts', badImports)).toEqual(['machine/liveness.ts → os/dxgkrnl.ts: outside os/ only its doors are imported (os/kernel.ts, os/inspect.ts)']);
+    // The doors themselves are allowed.
+    expect(planted('user/runtime.ts', 'os/inspect.ts', badImports)).toEqual([]);
+  });
+
+  it('the layer table keeps the seams: the OS never imports the GPU or a driver, user mode never the port, a driver or the GPU', () => {
     const reachable = (layer: string): Set<string> => {
       const all = new Set<string>(LAYERS[layer]);
       for (const l of LAYERS[layer]) for (const r of reachable(l)) all.add(r);
@@ -178,17 +205,5 @@ describe('folders are layers (src/README.md)', () => {
       const named = [...may.matchAll(/`src\/([a-z-]+)\/`/g)].map((m) => m[1]).sort();
       expect(named, `src/${layer}/README.md`).toEqual([...allowed].sort());
     }
-  });
-
-  it(`no source file is over ${MAX_LINES} lines without its top comment saying why`, () => {
-    const long: string[] = [];
-    for (const file of files) {
-      if (layerOf(file) === 'generated') continue;
-      const lines = readFileSync(join(SRC, file), 'utf8').split('\n');
-      if (lines.length <= MAX_LINES) continue;
-      const top = lines.slice(0, 40).join('\n');
-      if (!/^\/\/ Why this file is long: \S/m.test(top)) long.push(`${file}: ${lines.length} lines, no "Why this file is long:" in its top comment`);
-    }
-    expect(long).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { IntMap } from '../src/base/int-map.js';
 import { Random } from '../src/base/rng.js';
 
 describe('IntMap', () => {
-  it('NF-16 agrees with a Map over seeded sets, overwrites and deletes (growth, tombstones, shrinking back)', () => {
+  it('agrees with a Map over seeded sets, overwrites and deletes (growth, tombstones, shrinking back)', () => {
     for (const seed of [1, 2, 3]) {
       const random = new Random(seed);
       const map = new IntMap();
@@ -34,7 +34,7 @@ describe('IntMap', () => {
     }
   });
 
-  it('NF-16 refuses keys and values that are not 32-bit unsigned integers and finds nothing for them', () => {
+  it('refuses keys and values that are not 32-bit unsigned integers and finds nothing for them', () => {
     const map = new IntMap();
     for (const bad of [-1, 0x1_0000_0000, 1.5, Number.NaN]) {
       expect(() => map.set(bad, 1)).toThrow(/is not a pair of 32-bit unsigned integers/);

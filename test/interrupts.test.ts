@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { createMachine, Random, DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED } from '../src/index.js';
-import { world, globalOf } from './helpers.js';
+import { world, globalOf, osModules } from './helpers.js';
 
 describe('the native fence signaled interrupt', () => {
   it('INT-01 the interrupt lists exactly the signalled fences that have CPU waiters, or carries no list (scan every waiter)', async () => {
@@ -24,14 +24,14 @@ describe('the native fence signaled interrupt', () => {
       expect(interrupt[0].args.SignaledNativeFenceCount).toBe(payload === 'list' ? 1 : 0);
       if (payload === 'list') {
         expect(interrupt[0].args.pSignaledNativeFenceArray).toEqual([globalOf(w, app, watched.hSyncObject).hGlobal]);
-        expect(machine.os.counters.fullScans).toBe(0);
-        expect(machine.os.counters.fencesScanned).toBe(1);
+        expect(machine.os.inspect.counters.fullScans).toBe(0);
+        expect(machine.os.inspect.counters.fencesScanned).toBe(1);
       } else {
         expect(interrupt[0].args.pSignaledNativeFenceArray).toBe('NULL');
-        expect(machine.os.counters.fullScans).toBe(1);
-        expect(machine.os.counters.fencesScanned).toBe(2); // every fence with a waiter
+        expect(machine.os.inspect.counters.fullScans).toBe(1);
+        expect(machine.os.inspect.counters.fencesScanned).toBe(2); // every fence with a waiter
       }
-      expect(machine.os.waits.pendingWaiters).toBe(1); // `other` still waits
+      expect(machine.os.inspect.pendingWaiters).toBe(1); // `other` still waits
     }
   });
 
@@ -56,7 +56,7 @@ describe('the native fence signaled interrupt', () => {
     await Promise.resolve();
     expect(woken.sort((x, y) => x - y)).toEqual([3, 64, 199]);
     expect(idsOf()).toEqual(coreIds([31, 32, 64, 65, 130]));
-    expect(machine.os.counters.fullScans).toBeGreaterThan(0);
+    expect(machine.os.inspect.counters.fullScans).toBeGreaterThan(0);
     // Every waiter gone: nothing is left to scan.
     app.signal({ objects: [fences[31]], values: [1n] });
     app.submit({ hHwQueue: q.hHwQueue, commands: [32, 64, 65, 130].map((i) => ({ signal: { hSyncObject: fences[i], value: 2n } })) });
@@ -65,7 +65,7 @@ describe('the native fence signaled interrupt', () => {
     expect(idsOf()).toEqual([]);
     expect(adapter.withWaiters.size).toBe(0);
     expect(woken).toHaveLength(8);
-    expect(machine.os.waits.pendingWaiters).toBe(0);
+    expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 
   it('INT-02 several signals collapse into one interrupt; more fences than the list holds collapse to no list', async () => {
@@ -86,7 +86,7 @@ describe('the native fence signaled interrupt', () => {
     interrupts = machine.trace.find({ kind: 'interrupt' });
     expect(interrupts).toHaveLength(2);
     expect(interrupts[1].args.pSignaledNativeFenceArray).toBe('NULL');
-    expect(machine.os.waits.pendingWaiters).toBe(0);
+    expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 
   it('INT-03 a destroyed fence in the list bug-checks that adapter only, naming the handle; nothing else is lost', async () => {
@@ -97,18 +97,18 @@ describe('the native fence signaled interrupt', () => {
     const doomed = app.createNativeFence({ hDevice: devBad });
     const stuck = app.createNativeFence({ hDevice: devBad });
     const fine = app.createNativeFence({ hDevice: devGood });
-    const hGlobal = machine.os.handles.resolve(app.kernel, doomed.hSyncObject, 'syncObject', 'h').global.hGlobal;
+    const hGlobal = globalOf({ machine }, app, doomed.hSyncObject).hGlobal;
     const stuckWait = app.waitAsync({ objects: [stuck.hSyncObject], values: [1n] });
     const fineWait = app.waitAsync({ objects: [fine.hSyncObject], values: [1n] });
     app.destroySynchronizationObject(doomed.hSyncObject);
     // A faulty driver reports the destroyed fence.
-    machine.os.interrupts.notifyInterrupt(machine.adapters[0].os, {
+    osModules(machine).interrupts.notifyInterrupt(osModules(machine).adapters[0], {
       InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: 0, EngineOrdinal: 0, SignaledNativeFenceCount: 1,
       pSignaledNativeFenceArray: [hGlobal], hHWQueue: 0, Flags: { EvaluateLegacyMonitoredFences: false },
     });
-    expect(machine.os.bugChecks).toHaveLength(1);
-    expect(machine.os.bugChecks[0]).toMatchObject({ adapter: 'bad', code: 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE' });
-    expect(machine.os.bugChecks[0].message).toContain(`hGlobalNativeFence 0x${hGlobal.toString(16)}, which is a destroyed native fence`);
+    expect(machine.os.inspect.bugChecks).toHaveLength(1);
+    expect(machine.os.inspect.bugChecks[0]).toMatchObject({ adapter: 'bad', code: 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE' });
+    expect(machine.os.inspect.bugChecks[0].message).toContain(`hGlobalNativeFence 0x${hGlobal.toString(16)}, which is a destroyed native fence`);
     await expect(stuckWait).resolves.toMatchObject({ status: 'ADAPTER_STOPPED' });
     expect(() => app.signal({ objects: [stuck.hSyncObject], values: [1n] })).toThrow(/adapter "bad" is stopped after a bug check/);
     // The other adapter goes on.
@@ -127,7 +127,7 @@ describe('the native fence signaled interrupt', () => {
     app.destroySynchronizationObject(f.hSyncObject);
     await expect(wait).resolves.toMatchObject({ status: 'OBJECT_DESTROYED' });
     machine.run();
-    expect(machine.os.bugChecks).toEqual([]);
+    expect(machine.os.inspect.bugChecks).toEqual([]);
   });
 
   it('INT-06 whenever a GPU signal makes CurrentValue > MonitoredValue of a fence with a waiter, the next interrupt lists it or has no list', async () => {
@@ -159,8 +159,8 @@ describe('the native fence signaled interrupt', () => {
         raisedChecked++;
       });
       expect(raisedChecked).toBeGreaterThan(5);
-      expect(machine.os.waits.lostWakeups()).toEqual([]);
-      expect(machine.os.waits.pendingWaiters).toBe(0);
+      expect(machine.os.inspect.lostWakeups()).toEqual([]);
+      expect(machine.os.inspect.pendingWaiters).toBe(0);
     }
   });
 });

@@ -3,7 +3,7 @@
 // call, GPU rewinds, failed CPU threads, the stuck report, small API gaps.
 import { describe, it, expect } from 'vitest';
 import { CpuThreadError, WddmError, createMachine, type GpuRewind, type RuntimeProcess } from '../src/index.js';
-import { world, globalOf, ddiCalls, UINT64_MAX } from './helpers.js';
+import { world, globalOf, ddiCalls, UINT64_MAX, processOf, osModules } from './helpers.js';
 
 describe('fence storage lifetime', () => {
   it('NF-15 a fence destroyed while submitted GPU work names it keeps its storage until that work ran; a fence made meanwhile is never written through', async () => {
@@ -43,7 +43,7 @@ describe('fence storage lifetime', () => {
     const hDeviceB = B.createDevice({ hAdapter: B.openAdapter(0) });
     const f = A.createNativeFence({ hDevice, flags: { shared: true }, name: 'f' });
     const fb = B.openNativeFenceFromNtHandle({ hNtHandle: A.duplicateHandle(A.shareObject(f.hSyncObject), B), hDevice: hDeviceB });
-    for (const p of [A, B]) for (const h of [...p.kernel.ntHandles.keys()]) p.closeHandle(h);
+    for (const p of [A, B]) for (const h of [...processOf(p).ntHandles.keys()]) p.closeHandle(h);
     const qb = B.createHwQueue({ hDevice: hDeviceB, nativeProgressFence: false });
     B.submit({ hHwQueue: qb.hHwQueue, commands: [{ work: { durationNs: 5000 } }, { signal: { hSyncObject: fb.hSyncObject, value: 7n } }] });
     const seen = A.waitAsync({ objects: [f.hSyncObject], values: [7n] });
@@ -94,7 +94,7 @@ describe('fence storage lifetime', () => {
     const onBehind = app.waitAsync({ objects: [behind.hSyncObject], values: [1n] });
     app.destroySynchronizationObject(f.hSyncObject);
     expect(() => machine.run()).not.toThrow();
-    expect(machine.os.waits.pendingWaiters).toBe(0); // nobody waits forever …
+    expect(machine.os.inspect.pendingWaiters).toBe(0); // nobody waits forever …
     expect(machine.summary().adapters[0].blockedQueues).toBe(0); // … and no queue is left blocked
     await expect(onDestroyed).resolves.toMatchObject({ status: 'OBJECT_DESTROYED' });
     await expect(onBehind).resolves.toMatchObject({ status: 'SUCCESS' }); // NF-20: signalled to UINT64_MAX
@@ -117,7 +117,7 @@ describe('a fence twice in one call', () => {
     const again = app.openNativeFenceFromNtHandle({ hNtHandle: app.shareObject(f.hSyncObject), hDevice }); // a second handle, same fence
     const other = app.createNativeFence({ hDevice, name: 'other' });
     const g = globalOf(w, app, f.hSyncObject);
-    const before = { events: machine.trace.events.length, waiters: machine.os.waits.pendingWaiters, blocks: g.adapter.core.fenceWaiterCount(g.coreFence) };
+    const before = { events: machine.trace.events.length, waiters: machine.os.inspect.pendingWaiters, blocks: g.adapter.core.fenceWaiterCount(g.coreFence) };
     const attempts = [
       { objects: [f.hSyncObject, f.hSyncObject], values: [9n, 9n], waitAny: true },
       { objects: [f.hSyncObject, f.hSyncObject], values: [3n, 9n] },
@@ -133,7 +133,7 @@ describe('a fence twice in one call', () => {
     expect(() => app.waitWithEvent({ objects: [f.hSyncObject, again.hSyncObject], values: [1n, 1n], hAsyncEvent: app.createEvent('e') })).toThrow(/objects\[0\] and objects\[1\] name the same fence/);
     expect(() => app.signal({ objects: [f.hSyncObject, again.hSyncObject], values: [5n, 3n] })).toThrow(/objects\[0\] and objects\[1\] name the same fence \(f\); a signal names each fence at most once/);
     expect(machine.trace.events.length).toBe(before.events);
-    expect(machine.os.waits.pendingWaiters).toBe(before.waiters);
+    expect(machine.os.inspect.pendingWaiters).toBe(before.waiters);
     expect(g.adapter.core.fenceWaiterCount(g.coreFence)).toBe(before.blocks);
     expect(app.readFenceValue(f.hSyncObject)).toBe(0n);
     // Waiters popped by the same signal are all woken; nothing throws on the interrupt path either.
@@ -164,7 +164,7 @@ describe('one fence through two adapters in one call', () => {
     const woken: string[] = [];
     B.waitAsync({ objects: [b1.hSyncObject], values: [9n] }).then((r) => woken.push(r.status));
     machine.run();
-    const state = () => JSON.stringify([machine.trace.events.length, machine.os.waits.pendingWaiters, String(A.readFenceValue(x0.hSyncObject)), machine.summary().os]);
+    const state = () => JSON.stringify([machine.trace.events.length, machine.os.inspect.pendingWaiters, String(A.readFenceValue(x0.hSyncObject)), machine.summary().os]);
     const before = state();
     const refused = (call: () => unknown, pattern: RegExp) => {
       let error: unknown;
@@ -188,7 +188,7 @@ describe('one fence through two adapters in one call', () => {
     await Promise.resolve();
     expect(A.readFenceValue(x1.hSyncObject)).toBe(9n);
     expect(woken).toEqual(['SUCCESS']);
-    expect(machine.os.waits.lostWakeups()).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
   });
 });
 
@@ -218,7 +218,7 @@ describe('GPU signals below CurrentValue', () => {
     expect(machine.summary().os.gpuRewinds).toBe(1);
     // The hook a contract checker uses: every rewind as a record.
     const rewinds: GpuRewind[] = [];
-    const stop = machine.os.gpuRewinds.onRewind((r) => rewinds.push(r));
+    const stop = machine.os.inspect.onGpuRewind((r) => rewinds.push(r));
     app.signal({ objects: [f.hSyncObject], values: [4n] });
     app.submit({ hHwQueue: slow.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 3n } }] });
     machine.run();
@@ -384,7 +384,7 @@ describe('lost wakeups the seeded random test found', () => {
     app.submit({ hHwQueue: q1.hHwQueue, commands: [{ signal: { hSyncObject: g.hSyncObject, value: 1n } }] });
     app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 1n } }] });
     machine.run();
-    expect(machine.os.waits.lostWakeups()).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
     await expect(onG).resolves.toMatchObject({ status: 'SUCCESS' });
     await expect(onF).resolves.toMatchObject({ status: 'SUCCESS' });
   });
@@ -400,7 +400,7 @@ describe('lost wakeups the seeded random test found', () => {
     B.submit({ hHwQueue: qb.hHwQueue, commands: [{ signal: { hSyncObject: fb.hSyncObject, value: 1n } }] });
     B.destroySynchronizationObject(fb.hSyncObject); // before the GPU ran the signal and before the OS read its log
     machine.run();
-    expect(machine.os.waits.lostWakeups()).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
     const entry = machine.trace.find({ kind: 'os', name: 'log entry read' }).find((e) => e.args.hNativeFence === fb.hSyncObject)!;
     expect(entry.args.fence).toBe('f'); // resolved through the closing handle, not "unknown"
@@ -416,7 +416,7 @@ describe('lost wakeups the seeded random test found', () => {
     expect(app.readFenceValue(kept.hSyncObject)).toBe(1n);
     machine.removeDevice(0, 'test TDR');
     machine.run();
-    expect(machine.os.waits.lostWakeups()).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
     expect(app.readFenceValue(kept.hSyncObject)).toBe(1n); // kept: not signalled to UINT64_MAX
   });
@@ -438,16 +438,16 @@ describe('lost wakeups the seeded random test found', () => {
     const woken = app.waitAsync({ objects: [f1.hSyncObject], values: [4n] }); // on gpu1's record
     app.submit({ hHwQueue: q0.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 4n } }] });
     machine.run();
-    expect(machine.os.waits.lostWakeups()).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
   });
 
   it('NF-16 a hardware queue the driver refuses (table full) leaves the process as it was, progress fence and handles included (fuzz seed 905292)', async () => {
     const { app, hDevice, machine } = await world({ adapters: [{ limits: { queues: 1 } }] });
     app.createHwQueue({ hDevice });
-    const before = { handles: app.kernel.handles.size, retired: app.kernel.retired.size, fences: machine.summary().adapters[0].liveFences };
+    const before = { handles: processOf(app).handles.size, retired: processOf(app).retired.size, fences: machine.summary().adapters[0].liveFences };
     expect(() => app.createHwQueue({ hDevice, nativeProgressFence: true })).toThrow(WddmError);
-    expect({ handles: app.kernel.handles.size, retired: app.kernel.retired.size, fences: machine.summary().adapters[0].liveFences }).toEqual(before);
+    expect({ handles: processOf(app).handles.size, retired: processOf(app).retired.size, fences: machine.summary().adapters[0].liveFences }).toEqual(before);
   });
 
   it('NF-15 destroying a queue of a removed device does not lose the in-flight bookkeeping of the new queue that reuses its core id (fuzz seed 2010089)', async () => {
@@ -481,7 +481,7 @@ describe('lost wakeups the seeded random test found', () => {
     machine.run(machine.nowNs + 500); // the signal ran on gpu1; its interrupt is on its way
     machine.removeDevice(1, 'test TDR');
     machine.run();
-    expect(machine.os.waits.lostWakeups()).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
     await expect(woken).resolves.toMatchObject({ status: 'SUCCESS' });
   });
 });
@@ -492,14 +492,14 @@ describe('lost wakeups the seeded random test found', () => {
 // needs the objects, which then take the counts over.
 describe('in-flight references of fences kept as rows', () => {
   type Rows = { live: number };
-  const rowsLeft = (machine: Awaited<ReturnType<typeof world>>['machine']) => (machine.os.adapters[0].fences.deferred as unknown as Rows).live;
+  const rowsLeft = (machine: Awaited<ReturnType<typeof world>>['machine']) => (osModules(machine).adapters[0].fences.deferred as unknown as Rows).live;
 
   async function blockedSignal() {
     const w = await world();
     const { app, hDevice, machine } = w;
     const gate = app.createNativeFence({ hDevice, name: 'gate' }); // named: an object from the start
     const row = app.createNativeFence({ hDevice });
-    const coreFence = app.kernel.handles.rowToken(row.hSyncObject) >>> 3;
+    const coreFence = processOf(app).handles.rowToken(row.hSyncObject) >>> 3;
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
     const list = app.createCommandList().wait(gate.hSyncObject, 1).signal(row.hSyncObject, 5);
     const rowsBefore = rowsLeft(machine);
@@ -510,13 +510,13 @@ describe('in-flight references of fences kept as rows', () => {
 
   it('NF-15 a signal submitted through a fence kept as a row holds it in flight without making its objects; the row counts it', async () => {
     const { app, machine, row, coreFence, gate, rowsBefore } = await blockedSignal();
-    const references = machine.os.adapters[0].rowReferences;
-    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(true);
+    const references = osModules(machine).adapters[0].rowReferences;
+    expect(processOf(app).handles.isRow(row.hSyncObject)).toBe(true);
     expect(rowsLeft(machine)).toBe(rowsBefore); // no row made into objects by submit or by the blocked run
     expect(references.inFlight(coreFence)).toBe(1);
     expect(machine.stuck().queues.map((q) => q.queuedSignals)).toEqual([[{ fence: `fence${coreFence}`, value: 5n }]]);
     // LOG-08's queued records name the handle and the fence as before (the progress fence is off).
-    expect(machine.os.logs.queued.map((e) => [e.kind, e.fence, e.hSyncObject])).toEqual([['wait', 'gate', gate.hSyncObject], ['signal', `fence${coreFence}`, row.hSyncObject]]);
+    expect(machine.os.inspect.logs.queued.map((e) => [e.kind, e.fence, e.hSyncObject])).toEqual([['wait', 'gate', gate.hSyncObject], ['signal', `fence${coreFence}`, row.hSyncObject]]);
     app.signal({ objects: [gate.hSyncObject], values: [1n] });
     machine.run();
     expect(app.readMapping(row.mapping.CurrentValueCpuVa)).toBe(5n);
@@ -525,7 +525,7 @@ describe('in-flight references of fences kept as rows', () => {
 
   it('NF-15 a row that is looked up while its signal is in flight takes its counts over: inspectFence sees the signal until it ran', async () => {
     const { app, machine, row, coreFence, gate, rowsBefore } = await blockedSignal();
-    const references = machine.os.adapters[0].rowReferences;
+    const references = osModules(machine).adapters[0].rowReferences;
     expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ gpuSignalsInFlight: 1, gpuWaitsInFlight: 0 });
     expect(rowsLeft(machine)).toBe(rowsBefore - 1); // the inspection made it
     expect(references.inFlight(coreFence)).toBe(0); // moved to the objects
@@ -543,7 +543,7 @@ describe('in-flight references of fences kept as rows', () => {
     expect(machine.summary().os.deferredCloses).toBe(1);
     expect(machine.trace.find({ kind: 'os', name: 'handle closed; close deferred while GPU commands name it' })).toHaveLength(1);
     const fresh = app.createNativeFence({ hDevice, initialValue: 7n });
-    expect(app.kernel.handles.rowToken(fresh.hSyncObject) >>> 3).not.toBe(coreFence); // its slot is still the GPU's
+    expect(processOf(app).handles.rowToken(fresh.hSyncObject) >>> 3).not.toBe(coreFence); // its slot is still the GPU's
     const before = ddiCalls(machine, 'DxgkDdiDestroyNativeFence').length;
     app.signal({ objects: [gate.hSyncObject], values: [1n] });
     machine.run();
@@ -551,16 +551,16 @@ describe('in-flight references of fences kept as rows', () => {
     expect(names.slice(-3)).toEqual(['signal', 'DxgkDdiCloseNativeFence', 'DxgkDdiDestroyNativeFence']);
     expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence').length).toBe(before + 1);
     expect(app.readMapping(fresh.mapping.CurrentValueCpuVa)).toBe(7n); // never written through
-    expect(machine.os.adapters[0].rowReferences.adopted.size).toBe(0);
+    expect(osModules(machine).adapters[0].rowReferences.adopted.size).toBe(0);
   });
 
   it('INT-05 a GPU signal through a row wakes its CPU waiter from the signal log, and neither the progress report nor the log reader makes its objects', async () => {
     const { app, hDevice, machine } = await world({ trace: false }); // the wait's short path (issue 14p) keeps the row
     const row = app.createNativeFence({ hDevice });
-    const coreFence = app.kernel.handles.rowToken(row.hSyncObject) >>> 3;
+    const coreFence = processOf(app).handles.rowToken(row.hSyncObject) >>> 3;
     const results: string[] = [];
     app.waitWithCallback({ objects: [row.hSyncObject], values: [2n] }, (r) => results.push(r.status));
-    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(true);
+    expect(processOf(app).handles.isRow(row.hSyncObject)).toBe(true);
     const rowsBefore = rowsLeft(machine);
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
     app.submit({ hHwQueue: q.hHwQueue, commands: app.createCommandList().signal(row.hSyncObject, 1).signal(row.hSyncObject, 2) });
@@ -568,27 +568,27 @@ describe('in-flight references of fences kept as rows', () => {
     await Promise.resolve();
     expect(results).toEqual(['SUCCESS']);
     expect(machine.summary().logs.entriesRead).toBeGreaterThan(0); // woken through the log (INT-05), which named the row
-    expect(machine.os.logs.entries.filter((e) => e.coreFence === coreFence).map((e) => e.fence)).toContain(`fence${coreFence}`);
+    expect(machine.os.inspect.logs.entries.filter((e) => e.coreFence === coreFence).map((e) => e.fence)).toContain(`fence${coreFence}`);
     expect(rowsLeft(machine)).toBe(rowsBefore);
-    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(true);
+    expect(processOf(app).handles.isRow(row.hSyncObject)).toBe(true);
   });
 
   it('NF-19 a GPU signal through a row that lowers it is a rewind: its report makes the objects while the signal is in flight, which take its reference over and release it', async () => {
     const { app, hDevice, machine } = await world();
     const row = app.createNativeFence({ hDevice });
-    const coreFence = app.kernel.handles.rowToken(row.hSyncObject) >>> 3;
+    const coreFence = processOf(app).handles.rowToken(row.hSyncObject) >>> 3;
     const rewinds: GpuRewind[] = [];
-    machine.os.gpuRewinds.onRewind((r) => rewinds.push(r));
+    machine.os.inspect.onGpuRewind((r) => rewinds.push(r));
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
     app.submit({ hHwQueue: q.hHwQueue, commands: app.createCommandList().signal(row.hSyncObject, 5).signal(row.hSyncObject, 3) });
-    expect(machine.os.adapters[0].rowReferences.inFlight(coreFence)).toBe(2);
+    expect(osModules(machine).adapters[0].rowReferences.inFlight(coreFence)).toBe(2);
     machine.run();
     expect(rewinds.map((r) => [r.fence, r.hSyncObject, r.fromValue, r.toValue])).toEqual([[`fence${coreFence}`, row.hSyncObject, 5n, 3n]]);
-    expect(app.kernel.handles.isRow(row.hSyncObject)).toBe(false); // the rewind's report made it (traced with its label)
+    expect(processOf(app).handles.isRow(row.hSyncObject)).toBe(false); // the rewind's report made it (traced with its label)
     // The reference the report released was the row's, counted through the adopted handle: nothing is left in flight.
-    expect(machine.os.adapters[0].rowReferences.adopted.size).toBe(0);
+    expect(osModules(machine).adapters[0].rowReferences.adopted.size).toBe(0);
     expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ currentValue: 3n, gpuSignalsInFlight: 0, gpuWaitsInFlight: 0 });
-    expect(machine.os.lifetime.pending(machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue'))).toEqual([]);
+    expect(machine.os.inspect.inFlight(machine.os.inspect.hwQueueOf(app.kernel, q.hHwQueue))).toEqual([]);
     expect(machine.trace.find({ kind: 'fault', name: 'GPU executed a command the OS never saw submitted' })).toEqual([]);
   });
 
@@ -603,6 +603,6 @@ describe('in-flight references of fences kept as rows', () => {
     machine.run();
     expect(rowsLeft(machine)).toBe(rowsBefore);
     expect(fences.map((f) => app.readMapping(f.mapping.CurrentValueCpuVa))).toEqual(fences.map(() => 3n));
-    expect(fences.every((f) => machine.os.adapters[0].rowReferences.inFlight(app.kernel.handles.rowToken(f.hSyncObject) >>> 3) === 0)).toBe(true);
+    expect(fences.every((f) => osModules(machine).adapters[0].rowReferences.inFlight(processOf(app).handles.rowToken(f.hSyncObject) >>> 3) === 0)).toBe(true);
   });
 });

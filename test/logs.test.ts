@@ -6,6 +6,7 @@ import { readLogLayout } from '../src/core/bindings.js';
 import type { OsHwQueue } from '../src/os/dxgkrnl.js';
 import type { NativeFenceSignaledInterrupt } from '../src/ddi/ddi.js';
 import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED } from '../src/base/wddm.js';
+import { osModules, processOf } from './helpers.js';
 
 interface Setup {
   m: Machine;
@@ -26,11 +27,11 @@ function setup(options: MachineOptions = {}, optimized = false): Setup {
 }
 
 function kernelQueue(s: Setup, hHwQueue: number): OsHwQueue {
-  return s.m.os.handles.resolve(s.app.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+  return osModules(s.m).handles.resolve(processOf(s.app), hHwQueue, 'hwQueue', 'hHwQueue');
 }
 function queueLogs(s: Setup, hHwQueue: number) {
   const q = kernelQueue(s, hHwQueue);
-  return s.m.nativeFenceLogs.queueLogs(q.device.adapter, q.hHwQueue)!;
+  return osModules(s.m).logs.queueLogs(q.device.adapter, q.hHwQueue)!;
 }
 /** The core's id of a hardware queue's ring: the GPU side's own, from the driver that made the queue (the OS never knows it). */
 function coreQueue(s: Setup, logs: { queue: OsHwQueue }): number {
@@ -73,7 +74,7 @@ describe('native fence log buffers', () => {
     expect(s.m.trace.find({ kind: 'ddi', name: 'DxgkDdiSetNativeFenceLogBuffer' })).toHaveLength(2);
     s.app.destroyHwQueue(q.hHwQueue);
     expect(systemFreePages(s.m)).toBe(free0);
-    expect(s.m.nativeFenceLogs.liveQueues(s.m.adapters[0].os)).toHaveLength(0);
+    expect(osModules(s.m).logs.liveQueues(osModules(s.m).adapters[0])).toHaveLength(0);
   });
 
   it('LOG-01 kernel-mode contexts and adapters without user-mode submission get no log buffer', () => {
@@ -85,9 +86,9 @@ describe('native fence log buffers', () => {
     const pagesForFence = before - systemFreePages(s.m);
     s.app.submitCommand({ hContext, commands: [{ work: { durationNs: 100 } }, { fenceWrite: { hSyncObject: monitored.hSyncObject, value: 1 } }] });
     s.m.run();
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     expect(s.m.trace.find({ name: 'DxgkDdiSetNativeFenceLogBuffer' })).toHaveLength(0);
-    expect(s.m.nativeFenceLogs.liveQueues(s.m.adapters[0].os)).toHaveLength(0);
+    expect(osModules(s.m).logs.liveQueues(osModules(s.m).adapters[0])).toHaveLength(0);
     expect(s.m.nativeFenceLogs.entries).toHaveLength(0);
     expect(before - systemFreePages(s.m)).toBe(pagesForFence);
 
@@ -122,7 +123,7 @@ describe('native fence log buffers', () => {
     s.app.submit({ hHwQueue: b.hHwQueue, commands: [wait(f.hSyncObject, 1)] });
     s.app.submit({ hHwQueue: a.hHwQueue, commands: [{ work: { durationNs: 1000 } }, signal(f.hSyncObject, 1)] });
     s.m.run();
-    s.m.nativeFenceLogs.readAll(); // flushes (UpdateNativeFenceLogs) and reads
+    s.m.os.readNativeFenceLogs(); // flushes (UpdateNativeFenceLogs) and reads
     const la = queueLogs(s, a.hHwQueue), lb = queueLogs(s, b.hHwQueue);
     const sig = la.buffers.signals.phys + L.headerBytes;
     const v = view(s.m);
@@ -173,7 +174,7 @@ describe('native fence log buffers', () => {
     // The new buffer logs normally.
     s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(f.hSyncObject, 2)] });
     s.m.run();
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     expect(headerWord(s.m, logs.buffers.signals.phys)).toEqual({ index: 1, wraps: 0 });
     expect(s.m.nativeFenceLogs.entries.at(-1)).toMatchObject({ fence: 'F', value: 2n, generation: 1 });
   });
@@ -191,7 +192,7 @@ describe('native fence log buffers', () => {
     s.m.run();
     expect([tf.state, tg.state]).toEqual(['done', 'done']);
     expect(s.m.nativeFenceLogs.violations[0].message).toMatch(/FirstFreeEntryIndex 90 is past the last entry \(NumberOfEntries 84\)/);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('LOG-03 SetNativeFenceLogBuffer at creation, and again with the new location whenever the OS recreates a buffer; the driver writes to the latest', () => {
@@ -251,7 +252,7 @@ describe('native fence log buffers', () => {
     s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(f.hSyncObject, 1)] });
     // Step the core ourselves at GPU time 777, watching memory between steps.
     const layout = readLayout(core);
-    const local = s.m.os.handles.resolve(s.app.kernel, f.hSyncObject, 'syncObject', 'f');
+    const local = s.m.os.inspect.handleOf(s.app.kernel, f.hSyncObject);
     const slot0 = phys + L.headerBytes;
     expect(core.engineSignalWrite(0, s.app.kernel.slot, local.cvGpuVa, 1n)).toBe(0);
     expect(s.app.readFenceValue(f.hSyncObject)).toBe(0n);          // 1. still in the write buffer
@@ -311,7 +312,7 @@ describe('native fence log buffers', () => {
     // H's only entry was overwritten: only the fallback could wake its waiter.
     expect(logs.entries.some((e) => e.fence === 'H')).toBe(false);
     expect(logs.entries.filter((e) => e.kind === 'signals').map((e) => e.value)).toEqual(Array.from({ length: 84 }, (_, i) => BigInt(i + 7)));
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
     const phys = queueLogs(s, a.hHwQueue).buffers.signals.phys;
     expect(headerWord(s.m, phys)).toEqual({ index: 91 - 84, wraps: 1 });
   });
@@ -323,7 +324,7 @@ describe('native fence log buffers', () => {
     for (let round = 0; round < 3; round++) {
       s.app.submit({ hHwQueue: a.hHwQueue, commands: Array.from({ length: 50 }, (_, i) => signal(f.hSyncObject, round * 50 + i + 1)) });
       s.m.run();
-      s.m.nativeFenceLogs.readAll();
+      s.m.os.readNativeFenceLogs();
     }
     expect(s.m.nativeFenceLogs.counters.overruns).toBe(0);
     expect(s.m.nativeFenceLogs.entries.map((e) => e.value)).toEqual(Array.from({ length: 150 }, (_, i) => BigInt(i + 1)));
@@ -343,7 +344,7 @@ describe('native fence log buffers', () => {
     // The last entries are still in the queues' log write buffers: memory has zeros there.
     expect(core.logPendingAddress(coreQueue(s, la))).toBe(la.buffers.signals.phys + 40);
     expect(view(s.m).getBigUint64(la.buffers.signals.phys + 40, true)).toBe(0n);
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     const flushes = s.m.trace.find({ kind: 'ddi', name: 'DxgkDdiUpdateNativeFenceLogs' });
     expect(flushes).toHaveLength(1);
     expect(flushes[0].args.hHWQueueArray).toEqual([la.queue.hHwQueue, lc.queue.hHwQueue]);
@@ -352,7 +353,7 @@ describe('native fence log buffers', () => {
     expect(core.logPendingAddress(coreQueue(s, la))).toBe(0);
     expect(s.m.nativeFenceLogs.entries.map((e) => [e.queue, e.kind, e.value])).toEqual([['A', 'signals', 1n], ['C', 'waits', 1n]]);
     // Nothing new: no flush at all.
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     expect(s.m.trace.find({ kind: 'ddi', name: 'DxgkDdiUpdateNativeFenceLogs' })).toHaveLength(1);
   });
 
@@ -366,10 +367,10 @@ describe('native fence log buffers', () => {
     const put = (value: bigint, endNs: bigint) =>
       expect(core.logRecord(coreQueue(s, logs), L.typeSignals, f.hSyncObject, value, L.operationSignalExecuted, 0n, endNs)).toBeGreaterThanOrEqual(0);
     put(1n, 100n); put(2n, 0n); put(3n, 100n); put(4n, 150n);
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     expect(s.m.nativeFenceLogs.violations).toEqual([]);
     put(5n, 120n);
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     const violations = s.m.nativeFenceLogs.violations;
     expect(violations).toHaveLength(1);
     expect(violations[0]).toMatchObject({ kind: 'timestamp-decreased', queue: 'A', log: 'signals' });
@@ -416,7 +417,7 @@ describe('native fence log buffers', () => {
     expect(flush[0].seq).toBeLessThan(s.m.trace.find({ name: 'log entry read' })[0].seq);
     expect(waiter.state).toBe('done');
     expect((waiter.result as { status: string }).status).toBe('SUCCESS');
-    expect(s.m.os.counters.fullScans).toBe(0);
+    expect(s.m.os.inspect.counters.fullScans).toBe(0);
     expect(s.m.nativeFenceLogs.counters.optimizedInterrupts).toBe(1);
   });
 
@@ -428,7 +429,7 @@ describe('native fence log buffers', () => {
     s.app.submit({ hHwQueue: b.hHwQueue, commands: [wait(f.hSyncObject, 1), wait(f.hSyncObject, 1), wait(f.hSyncObject, 2)] });
     s.app.submit({ hHwQueue: a.hHwQueue, commands: [signal(f.hSyncObject, 1), { work: { durationNs: 500 } }, signal(f.hSyncObject, 2)] });
     s.m.run();
-    s.m.nativeFenceLogs.readAll();
+    s.m.os.readNativeFenceLogs();
     const entries = s.m.nativeFenceLogs.entries;
     expect(entries.filter((e) => e.kind === 'waits').map((e) => e.value)).toEqual([1n, 1n, 2n]);
     // two signals of F + the progress fence signal on each queue
@@ -458,7 +459,7 @@ describe('optimized native fence signaled interrupt', () => {
     const flush = s.m.trace.find({ kind: 'ddi', name: 'DxgkDdiUpdateNativeFenceLogs' });
     expect(flush[0].args.hHWQueueArray).toEqual([kernelQueue(s, a.hHwQueue).hHwQueue]);
     expect(s.m.nativeFenceLogs.entries.map((e) => e.queue)).toEqual(['A']);
-    expect(s.m.os.counters.fullScans).toBe(0);
+    expect(s.m.os.inspect.counters.fullScans).toBe(0);
   });
 
   it('INT-05 no queue named (signals of several queues joined one interrupt): the OS reads every queue of that engine', () => {
@@ -494,11 +495,11 @@ describe('optimized native fence signaled interrupt', () => {
     // A driver that names the wrong queue: B runs on engine 1, the interrupt is engine 0's.
     adapter.hardware.onInterrupt = (engine) => {
       adapter.core.engineTakeInterrupt(engine);
-      s.m.os.interrupts.notifyInterrupt(adapter.os, payload(0, hB));
+      osModules(s.m).interrupts.notifyInterrupt(osModules(s.m).adapters[adapter.index], payload(0, hB));
     };
     const t = s.app.createThread('w', function* (cpu) { return yield cpu.wait({ objects: [f.hSyncObject], values: [1n] }); });
     s.m.run();
-    const a = s.m.nativeFenceLogs.liveQueues(adapter.os).find((q) => q.queue.label === 'A')!;
+    const a = osModules(s.m).logs.liveQueues(osModules(s.m).adapters[adapter.index]).find((q) => q.queue.label === 'A')!;
     s.app.submit({ hHwQueue: a.queue.handle, commands: [signal(f.hSyncObject, 1)] });
     s.m.run();
     expect(t.state).toBe('done');
@@ -506,7 +507,7 @@ describe('optimized native fence signaled interrupt', () => {
     expect(v).toHaveLength(1);
     expect(v[0].kind).toBe('interrupt-queue-other-engine');
     expect(v[0].message).toMatch(/interrupt on engine 0 names hHWQueue 0x[0-9a-f]+ \("B"\), which runs on engine 1/);
-    expect(s.m.os.counters.fullScans).toBe(1);
+    expect(s.m.os.inspect.counters.fullScans).toBe(1);
     expect(adapter.state).toBe('running');
   });
 
@@ -521,7 +522,7 @@ describe('optimized native fence signaled interrupt', () => {
     let named = hGone;
     adapter.hardware.onInterrupt = (engine) => {
       adapter.core.engineTakeInterrupt(engine);
-      s.m.os.interrupts.notifyInterrupt(adapter.os, payload(0, named));
+      osModules(s.m).interrupts.notifyInterrupt(osModules(s.m).adapters[adapter.index], payload(0, named));
     };
     const t1 = s.app.createThread('w1', function* (cpu) { return yield cpu.wait({ objects: [f.hSyncObject], values: [1n] }); });
     s.m.run();
@@ -541,7 +542,7 @@ describe('optimized native fence signaled interrupt', () => {
     expect(t2.state).toBe('done');
     expect(logs.violations.map((x) => x.kind)).toEqual(['interrupt-queue-unknown']);
     expect(logs.violations[0].message).toMatch(/names hHWQueue 0x7777, which is no hardware queue of this adapter/);
-    expect(s.m.os.waits.lostWakeups()).toEqual([]);
+    expect(s.m.os.inspect.lostWakeups()).toEqual([]);
   });
 
   it('INT-05 no lost wakeup over random schedules served from the logs, with bursts that overrun them and buffers recreated at random', async () => {
@@ -570,14 +571,14 @@ describe('optimized native fence signaled interrupt', () => {
           }
         }
         s.m.run();
-        expect(s.m.os.waits.lostWakeups(), `seed ${seed} latency ${latency}, before the final signals`).toEqual([]);
+        expect(s.m.os.inspect.lostWakeups(), `seed ${seed} latency ${latency}, before the final signals`).toEqual([]);
         s.app.submit({ hHwQueue: queues[0], commands: fences.map((h, i) => signal(h, next[i] + 10n)) });
         s.m.run();
         await new Promise((resolve) => setTimeout(resolve, 0));
         expect(woken, `seed ${seed} latency ${latency}`).toBe(expected);
         overruns += s.m.nativeFenceLogs.counters.overruns;
-        expect(s.m.os.waits.lostWakeups(), `seed ${seed} latency ${latency}`).toEqual([]);
-        expect(s.m.os.waits.pendingWaiters, `seed ${seed} latency ${latency}`).toBe(0);
+        expect(s.m.os.inspect.lostWakeups(), `seed ${seed} latency ${latency}`).toEqual([]);
+        expect(s.m.os.inspect.pendingWaiters, `seed ${seed} latency ${latency}`).toBe(0);
         expect(s.m.nativeFenceLogs.violations).toEqual([]);
         expect(s.m.nativeFenceLogs.counters.optimizedInterrupts).toBeGreaterThan(0);
       }

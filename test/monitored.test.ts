@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { WddmError, compareSynchronizationModels, type RuntimeProcess, type Machine, type WaitResult } from '../src/index.js';
-import { world, globalOf, ddiCalls, UINT64_MAX } from './helpers.js';
+import { world, globalOf, ddiCalls, UINT64_MAX, processOf } from './helpers.js';
 
 const WINDOW = 0x7fff_ffffn; // UINT32_MAX / 2
 
@@ -43,7 +43,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     // Both addresses name the same physical word, in a system-memory fence page.
     const adapter = machine.adapters[0];
     const gpuPhys = adapter.core.gpuVaTranslate(app.kernel.slot, f.FenceValueGPUVirtualAddress);
-    expect(gpuPhys).toBe(app.kernel.translateUser(f.FenceValueCPUVirtualAddress));
+    expect(gpuPhys).toBe(processOf(app).translateUser(f.FenceValueCPUVirtualAddress));
     expect(gpuPhys).toBeGreaterThanOrEqual(machine.systemBase);
     expect(gpuPhys).toBeLessThan(adapter.localBase);
     expect(app.readMapping(f.FenceValueCPUVirtualAddress)).toBe(41n);
@@ -89,7 +89,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     const woken = machine.trace.find({ kind: 'os', name: 'waiter woken' });
     expect(woken.map((e) => String(e.args.waiter))).toEqual(['event e', 'app:five']);
     expect(woken.every((e) => e.timeNs === at)).toBe(true);
-    expect(machine.os.waits.pendingWaiters).toBe(1); // nine
+    expect(machine.os.inspect.pendingWaiters).toBe(1); // nine
     const submitted = ddiCalls(machine, 'DxgkDdiSubmitCommand');
     expect(submitted).toHaveLength(1);
     expect(submitted[0].timeNs).toBe(at);
@@ -132,20 +132,20 @@ describe('monitored fences (WDDM 2.x)', () => {
     expect(interrupts[0].timeNs).toBeGreaterThan(writes[1].timeNs);
     expect(result(all).timeNs).toBe(interrupts[0].timeNs);
     // Satisfied at once: no waiter added.
-    const added = machine.os.counters.waitersAdded;
+    const added = machine.os.inspect.counters.waitersAdded;
     const now = await app.waitAsync({ objects: [a.hSyncObject], values: [1n] });
     expect(now.immediate).toBe(true);
-    expect(machine.os.counters.waitersAdded).toBe(added);
+    expect(machine.os.inspect.counters.waitersAdded).toBe(added);
     // NoWait: rejected, nothing added; then a good wait.
     const nw = monitoredFence(app, hDevice, 0n, 'noWait', { noWait: true });
     expect(failure(() => app.waitWithEvent({ objects: [nw.hSyncObject], values: [1n], hAsyncEvent: hEvent })).message).toMatch(/noWait/);
-    expect(machine.os.counters.waitersAdded).toBe(added);
+    expect(machine.os.inspect.counters.waitersAdded).toBe(added);
     void app.waitAsync({ objects: [b.hSyncObject], values: [7n] });
-    expect(machine.os.counters.waitersAdded).toBe(added + 1);
+    expect(machine.os.inspect.counters.waitersAdded).toBe(added + 1);
     // Destroying the fence releases its waiter.
     app.destroySynchronizationObject(b.hSyncObject);
     expect(machine.trace.find({ kind: 'os', name: 'waiter released' }).some((e) => e.args.status === 'OBJECT_DESTROYED')).toBe(true);
-    expect(machine.os.waits.pendingWaiters).toBe(0);
+    expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 
   it('MF-04 a GPU signal is a fence write in the context stream followed by a monitored fence signaled interrupt (never a native one)', async () => {
@@ -165,7 +165,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     expect(interrupts.map((e) => e.name)).toEqual(['DXGK_INTERRUPT_MONITORED_FENCE_SIGNALED', 'DXGK_INTERRUPT_DMA_COMPLETED']);
     expect(interrupts[0].args.NodeOrdinal).toBe(1);
     expect((waiter.result as WaitResult).timeNs).toBe(interrupts[0].timeNs);
-    expect(machine.os.counters.interruptsHandled).toBe(0); // no native fence signaled interrupt
+    expect(machine.os.inspect.counters.interruptsHandled).toBe(0); // no native fence signaled interrupt
     expect(machine.summary().legacy.monitoredFenceInterrupts).toBe(1);
     expect(app.readFenceValue(f.hSyncObject)).toBe(4n);
   });
@@ -237,7 +237,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     const other = machine.createProcess('other');
     const otherDevice = other.createDevice({ hAdapter: other.openAdapter(0) });
     const theirs = monitoredFence(other, otherDevice, 0n, 'theirs');
-    const packets = () => machine.os.contexts.contextsOf(app.kernel)[0].packets.length;
+    const packets = () => machine.os.inspect.contextsOf(app.kernel)[0].packets.length;
 
     let e = failure(() => other.waitForSynchronizationObjectFromGpu({ hContext: ctx, objects: [theirs.hSyncObject], values: [1n] }));
     expect(e.status).toBe('INVALID_HANDLE');
@@ -303,7 +303,7 @@ describe('monitored fences (WDDM 2.x)', () => {
     expect(scans[0].args).toMatchObject({ process: 'app', fences: ['F'], values: ['5'] });
     expect((waiter.result as WaitResult).timeNs).toBe(completed[0].timeNs);
     expect(machine.summary().legacy).toMatchObject({ dmaCompletedInterrupts: 1, scans: 1, fencesExamined: 1 });
-    expect(machine.os.waits.pendingWaiters).toBe(1); // the other process's waiter, not this process's fence
+    expect(machine.os.inspect.pendingWaiters).toBe(1); // the other process's waiter, not this process's fence
 
     // Every completion scans: three more buffers, three more scans.
     for (let i = 0; i < 3; i++) app.submitCommand({ hContext: ctx, commands: [{ work: { durationNs: 100 } }] });
@@ -374,7 +374,7 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
     const ctx = app.createContext({ hDevice, engine: 0 });
     const edge = last + WINDOW;      // 0x2_0FFF_FFFF: crosses 2^33 in the low half
     const past = last + WINDOW + 1n;
-    const waiters = machine.os.waits.pendingWaiters;
+    const waiters = machine.os.inspect.pendingWaiters;
     const traceLength = machine.trace.events.length;
 
     const e = failure(() => app.waitAsync({ objects: [f.hSyncObject], values: [past] }).catch(() => {}));
@@ -387,7 +387,7 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
     expect(failure(() => app.signalSynchronizationObjectFromGpu({ hContext: ctx, objects: [f.hSyncObject], values: [past] })).message).toMatch(/UINT32_MAX\/2/);
     expect(failure(() => app.submitCommand({ hContext: ctx, commands: [{ fenceWrite: { hSyncObject: f.hSyncObject, value: past } }] })).message).toMatch(/UINT32_MAX\/2/);
     expect(failure(() => app.signal({ objects: [f.hSyncObject], values: [last - WINDOW - 1n], flags: { allowFenceRewind: true } })).message).toMatch(/UINT32_MAX\/2/);
-    expect(machine.os.waits.pendingWaiters).toBe(waiters);
+    expect(machine.os.inspect.pendingWaiters).toBe(waiters);
     expect(machine.trace.events.length).toBe(traceLength); // not even traced as a call
     expect(app.readFenceValue(f.hSyncObject)).toBe(last);
 
@@ -462,7 +462,7 @@ describe('MF-07: 64-bit values from 32-bit GPU writes', () => {
       expect(handled).toBe(true);
       expect(other.readFenceValue(g.hSyncObject)).toBe(0x3_0000_0100n);
       expect(machine.inspectFence(app, f.hSyncObject).currentValue).toBe(0x1_0000_0005n);
-      expect(machine.os.waits.pendingWaiters).toBe(0);
+      expect(machine.os.inspect.pendingWaiters).toBe(0);
     }
   });
 
@@ -533,8 +533,8 @@ describe('legacy scanning and native interop', () => {
     expect(monitoredWaiter.state).toBe('done');
     expect((monitoredWaiter.result as WaitResult).timeNs).toBe(interrupt[0].timeNs);
     expect(machine.summary().legacy).toMatchObject({ legacyScans: 1, scans: 1, fencesExamined: 1 });
-    expect(machine.os.counters.fencesScanned).toBe(1); // the native scan read N only
-    expect(machine.os.counters.spuriousInterrupts).toBe(0);
+    expect(machine.os.inspect.counters.fencesScanned).toBe(1); // the native scan read N only
+    expect(machine.os.inspect.counters.spuriousInterrupts).toBe(0);
   });
 
   it('INT-04 without EvaluateLegacyMonitoredFences a no-list interrupt scans native fence waiters only', async () => {
@@ -544,7 +544,7 @@ describe('legacy scanning and native interop', () => {
     expect(nativeWaiter.state).toBe('done');
     expect(monitoredWaiter.state).toBe('blocked'); // its value is reached, but nobody looked
     expect(machine.summary().legacy).toMatchObject({ legacyScans: 0, scans: 0 });
-    expect(machine.os.counters.fencesScanned).toBe(1);
+    expect(machine.os.inspect.counters.fencesScanned).toBe(1);
   });
 
   it('CAP-04 monitored fences and kernel-mode contexts on an adapter without native fences call no native fence DDI and raise no native interrupt', async () => {
@@ -577,7 +577,7 @@ describe('legacy scanning and native interop', () => {
     machine.run();
     expect(waiter.state).toBe('done');
     expect(app.readFenceValue(f.hSyncObject)).toBe(UINT64_MAX);
-    expect(machine.os.contexts.contextsOf(app.kernel)[0].packets).toHaveLength(0);
+    expect(machine.os.inspect.contextsOf(app.kernel)[0].packets).toHaveLength(0);
     expect(failure(() => app.submitCommand({ hContext: ctx, commands: [{ work: { durationNs: 1 } }] })).status).toBe('DEVICE_REMOVED');
     app.destroyContext(ctx);
   });
@@ -598,7 +598,7 @@ describe('kernel-mode context lifecycle', () => {
     const fresh = app.createContext({ hDevice, engine: 0, name: 'fresh' });
     app.submitCommand({ hContext: fresh, commands: [{ work: { durationNs: 5000 } }] });
     machine.run();
-    expect(machine.os.bugChecks).toHaveLength(0);
+    expect(machine.os.inspect.bugChecks).toHaveLength(0);
     const completions = machine.trace.find({ kind: 'interrupt', name: 'DXGK_INTERRUPT_DMA_COMPLETED' });
     expect(completions).toHaveLength(1); // only the fresh context's buffer
     expect(machine.summary().legacy.commandBuffers).toBe(2);

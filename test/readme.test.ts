@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-it('NF-08 the README library example runs as printed: the waiter wakes and the trace and summary print', () => {
+it('the README library example runs as printed: the waiter wakes and the trace and summary print', () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## A short example (the library)'));
   const code = /```js\n([\s\S]*?)```/.exec(section)![1];
@@ -37,7 +37,7 @@ it('the README links only to files inside the repository, and every one exists',
   expect(readme).not.toMatch(/`\.\.\/[^`]*`/); // no path outside the repository in code either
 });
 
-it('CAP-01 NF-11 the README\'s "Check your driver" commands run as printed: the template copied, each check-driver line exits 0', () => {
+it('the README\'s "Check your driver" commands run as printed: the template copied, each check-driver line exits 0', () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Check your driver'));
   const lines = /```sh\n([\s\S]*?)```/.exec(section)![1].split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
@@ -63,7 +63,7 @@ it('CAP-01 NF-11 the README\'s "Check your driver" commands run as printed: the 
   }
 });
 
-it('NF-10 the counts the README\'s race explorer commands state are what those commands print', () => {
+it('the counts the README\'s race explorer commands state are what those commands print', () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const block = /```sh\n(wddm-fence explore [\s\S]*?)```/.exec(readme.slice(readme.indexOf('## The race explorer')))![1];
   const said = (pattern: RegExp) => Number(pattern.exec(block)?.[1]);

@@ -276,7 +276,7 @@ queues:
   - { name: b, process: app, adapter: gpu0, engine: 1, commands: [ { wait: { fence: y, value: 1 } }, { signal: { fence: x, value: 1 } } ] }
 `;
 
-  it('NF-10 a run that ends stuck fails unless the file expects it, and the failed expectation names the deadlock cycle', async () => {
+  it('a run that ends stuck fails unless the file expects it, and the failed expectation names the deadlock cycle', async () => {
     const result = await runScenario(parseScenario(CYCLE, 'cycle.yaml'));
     expect(result.passed).toBe(false);
     const stuck = result.expectations.find((e) => e.description === 'the run ends with nothing stuck')!;
@@ -295,7 +295,7 @@ queues:
     expect(quiet.expectations.find((e) => e.path === 'expect.stuck')).toMatchObject({ ok: false, expected: 'stuck', actual: 'nothing stuck' });
   });
 
-  it('NF-10 the loader asks for expect.stuck beside a pending wait, a blocked thread or a blocked queue, and refuses stuck: false with deadlock: true', () => {
+  it('the loader asks for expect.stuck beside a pending wait, a blocked thread or a blocked queue, and refuses stuck: false with deadlock: true', () => {
     const problems = problemsOf(CYCLE + `threads:
   - { name: t, process: app, steps: [ { wait: { id: w, fences: [y], values: [1] } } ] }
 expect:
@@ -310,7 +310,7 @@ expect:
     expect(() => parseScenario(CYCLE + 'expect: { stuck: true, waits: {} }\n', 's.yaml')).not.toThrow();
   });
 
-  it('NF-10 the built-in deadlock scenario ends in the deadlock it expects, and passes', async () => {
+  it('the built-in deadlock scenario ends in the deadlock it expects, and passes', async () => {
     const builtin = findBuiltin('deadlock')!;
     expect(runnableScenarios().map((b) => b.name)).toContain('deadlock');
     const result = await runScenario(builtin.scenario!);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMachineSync, exportTimeline, type ChromeTraceEvent, type Machine } from '../src/index.js';
 import { readLogLayout } from '../src/core/bindings.js';
+import { osModules } from './helpers.js';
 
 /** Checks what Perfetto / chrome://tracing need; returns a description of each problem. */
 function structureProblems(json: unknown): string[] {
@@ -94,7 +95,7 @@ function scenario(): Machine {
   // A driver that writes a timestamp going backwards (LOG-07) on the integrated GPU.
   const igpu = m.adapters[1];
   const L = readLogLayout(igpu.core);
-  const ql = m.nativeFenceLogs.liveQueues(igpu.os)[0];
+  const ql = osModules(m).logs.liveQueues(osModules(m).adapters[igpu.index])[0];
   igpu.core.logRecord(igpu.driver.coreQueueOf!(ql.queue.hHwQueue)!, L.typeSignals, spam.hSyncObject, 91n, L.operationSignalExecuted, 0n, 1n);
   return m;
 }
@@ -208,7 +209,7 @@ describe('timeline', () => {
       const queuedAtNs = m.nowNs;
       app.submit({ hHwQueue: queue.hHwQueue, commands: list });
       m.run();
-      m.nativeFenceLogs.readAll();
+      m.os.readNativeFenceLogs();
       seen += size;
       const window = m.nativeFenceLogs.queued;
       expect(window).toHaveLength(Math.min(limit, seen));
@@ -219,9 +220,9 @@ describe('timeline', () => {
       expect(m.nativeFenceLogs.counters.queuedDropped).toBe(seen - Math.min(limit, seen));
     }
     // Shrinking the window keeps the newest; growing it again keeps what is left, renumbered runs and all.
-    m.nativeFenceLogs.historyRecords = 5;
+    osModules(m).logs.historyRecords = 5;
     expect(m.nativeFenceLogs.queued.map((e) => [e.queue, e.kind, e.fence, e.hSyncObject, e.value])).toEqual(expected.slice(-5));
-    m.nativeFenceLogs.historyRecords = 64;
+    osModules(m).logs.historyRecords = 64;
     const list = app.createCommandList().signal(fences[0].hSyncObject, ++next[0]).signal(fences[1].hSyncObject, ++next[1]);
     app.submit({ hHwQueue: queues[0].hHwQueue, commands: list });
     expected.push(['Q0', 'signal', 'A', fences[0].hSyncObject, BigInt(next[0])], ['Q0', 'signal', 'B', fences[1].hSyncObject, BigInt(next[1])]);
@@ -241,7 +242,7 @@ describe('timeline', () => {
       // 30 signals a round; the OS reads the log between rounds (it holds 84 entries: no overrun).
       app.submit({ hHwQueue: q.hHwQueue, commands: Array.from({ length: 30 }, () => ({ signal: { hSyncObject: f.hSyncObject, value: ++value } })) });
       m.run();
-      logs.readAll();
+      m.os.readNativeFenceLogs();
       expect(logs.queued).toHaveLength(limit); // bounded however many commands ran
       expect(logs.entries).toHaveLength(limit);
       expect(logs.counters).toMatchObject({ queuedDropped: 30 * round - limit, entriesDropped: 30 * round - limit, overruns: 0 });
@@ -262,11 +263,11 @@ describe('timeline', () => {
     expect(() => createMachineSync({ limits: { timelineRecords: 0 } })).toThrow(/limits.timelineRecords is 0; expected an integer from 1 to 16777216/);
   });
 
-  it('LOG-08 the same seed and inputs export a byte-identical timeline', () => {
+  it('the same seed and inputs export a byte-identical timeline', () => {
     expect(JSON.stringify(exportTimeline(scenario()))).toBe(JSON.stringify(exportTimeline(scenario())));
   });
 
-  it('LOG-08 the structure check catches broken traces', () => {
+  it('the structure check catches broken traces', () => {
     const slice = (name: string, ts: number, dur: number, extra: Partial<ChromeTraceEvent> = {}): ChromeTraceEvent => ({ name, ph: 'X', ts, dur, pid: 1, tid: 2, ...extra });
     const meta: ChromeTraceEvent[] = [
       { name: 'process_name', ph: 'M', ts: 0, pid: 1, tid: 0, args: { name: 'p' } },

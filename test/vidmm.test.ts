@@ -67,10 +67,10 @@ describe('VM-01 deferred destruction', () => {
     app.submit({ hHwQueue, commands: work(1000), reads: [hAllocation] });
     app.destroyAllocation2({ hDevice, hAllocations: [hAllocation] });
     app.submit({ hHwQueue, commands: work(50_000) });
-    const waitersBefore = m.os.counters.waitersAdded;
+    const waitersBefore = m.os.inspect.counters.waitersAdded;
     expect(waitersBefore).toBe(1);
     m.run();
-    expect(m.os.counters.waitersWoken).toBe(1);
+    expect(m.os.inspect.counters.waitersWoken).toBe(1);
     expect(m.trace.find({ kind: 'cmp', name: 'interrupt raised' }).length).toBeGreaterThanOrEqual(1);
     const freedAt = m.vidmm.info(hAllocation)!.freedAtNs!;
     expect(freedAt).toBeGreaterThanOrEqual(1000);
@@ -84,7 +84,7 @@ describe('VM-01 deferred destruction', () => {
     const result = app.destroyAllocation2({ hDevice, hAllocations: [hAllocation], Flags: { AssumeNotInUse: true } });
     expect(result.freed).toBe(true);
     expect(m.vidmm.info(hAllocation)!.freedAtNs).toBe(0);
-    expect(m.os.counters.waitersAdded).toBe(0);
+    expect(m.os.inspect.counters.waitersAdded).toBe(0);
     m.run();
     expect(m.vidmm.counters.gpuUseAfterFree).toBe(1);
     expect(m.trace.find({ kind: 'fault', name: 'GPU read of a freed allocation' })).toHaveLength(1);
@@ -375,8 +375,8 @@ describe('VM-02..04 Lock2 through the user-mode driver', () => {
     expect(umd.stats.synchronizingWaits).toBe(1);
     expect(t.waits).toHaveLength(1);
     expect((t.waits[0] as WaitResult).immediate).toBe(false);
-    expect(m.os.counters.waitersAdded).toBe(1);
-    expect(m.os.counters.interruptsHandled).toBeGreaterThanOrEqual(1);
+    expect(m.os.inspect.counters.waitersAdded).toBe(1);
+    expect(m.os.inspect.counters.interruptsHandled).toBeGreaterThanOrEqual(1);
     expect(m.trace.find({ kind: 'runtime', name: 'D3DKMTWaitForSynchronizationObjectFromCpu' })).toHaveLength(1);
   });
 });
@@ -585,7 +585,7 @@ describe('VM-08 I/O coherence', () => {
     expect(m.vidmm.coherenceFaults.map((f) => [f.kind, f.offset, f.length])).toEqual([['lost write', 64, 64]]);
   });
 
-  it('VM-08 gpuReads and coherenceFaults keep the newest limits.allocationRecords and count the rest: a long run does not grow them', async () => {
+  it('gpuReads and coherenceFaults keep the newest limits.allocationRecords and count the rest: a long run does not grow them', async () => {
     const limit = 16;
     const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false, limits: { allocationRecords: limit } });
     const { hAllocation } = app.createAllocation({ hDevice, sizeBytes: 4096, segments: ['aperture'], cpuAccess: 'cached' });
@@ -612,7 +612,7 @@ describe('VM-08 I/O coherence', () => {
     expect(m.summaryText()).toContain(`allocation records let go (only the newest ${limit} of each kind are kept: limits.allocationRecords): gpuReads=${counters.gpuReadsDropped} coherenceFaults=${counters.coherenceFaultsDropped} freedAllocations=0`);
   });
 
-  it('VM-08 limits.allocationRecords is checked at createMachine: out of range or not an integer is refused', async () => {
+  it('limits.allocationRecords is checked at createMachine: out of range or not an integer is refused', async () => {
     for (const bad of [0, -1, 1.5, 2 ** 24 + 1, '16']) {
       await expect(createMachine({ adapters: [{}], limits: { allocationRecords: bad as never } })).rejects.toThrow(/limits\.allocationRecords/);
     }
@@ -720,7 +720,7 @@ describe('VM bad input and options', () => {
     expect(m.vidmm.adapters[0].aperture.sizeInPages).toBe(8);
   });
 
-  it('VM-03 the same seed and program give a byte-identical trace', async () => {
+  it('the same seed and program give a byte-identical trace', async () => {
     async function once() {
       const { m, app, hDevice, hHwQueue } = await setup({ ioCoherent: false });
       const umd = new UserModeDriver(app, hDevice, { maintainCoherence: false });

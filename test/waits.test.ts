@@ -3,7 +3,7 @@ import { coreWaiters } from './core-waiters.js';
 import { updateCurrentValuesFromCpu } from '../src/os/objects.js';
 import { DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, Random, WddmError, createMachine, type Machine, type RuntimeProcess } from '../src/index.js';
 import type { AdapterFenceRows } from '../src/os/fence-rows.js';
-import { world, globalOf, monitoredValue, ddiCalls, UINT64_MAX } from './helpers.js';
+import { world, globalOf, monitoredValue, ddiCalls, UINT64_MAX, osModules, processOf } from './helpers.js';
 
 describe('CPU waiters and MonitoredValue', () => {
   it('NF-02 MonitoredValue is the smallest waited value minus one, UINT64_MAX with no waiter, and follows every add and retire', async () => {
@@ -84,7 +84,7 @@ describe('CPU waiters and MonitoredValue', () => {
     expect(app.isEventSet(hEvent)).toBe(false);
     app.signal({ objects: [b.hSyncObject, a.hSyncObject], values: [2n, 2n] });
     expect(app.isEventSet(hEvent)).toBe(true);
-    const addedBefore = machine.os.counters.waitersAdded;
+    const addedBefore = machine.os.inspect.counters.waitersAdded;
     machine.run();
     expect(thread.state).toBe('done');
     const r = thread.result as Record<string, { status: string; immediate: boolean; index?: number }>;
@@ -92,8 +92,8 @@ describe('CPU waiters and MonitoredValue', () => {
     expect(r.any).toMatchObject({ status: 'SUCCESS', immediate: true, index: 1 });
     expect(r.timedOut).toMatchObject({ status: 'TIMEOUT', immediate: false });
     expect(r.atOnce).toMatchObject({ status: 'SUCCESS', immediate: true });
-    expect(machine.os.counters.waitersAdded - addedBefore).toBe(1); // only the timed-out wait added one
-    expect(machine.os.waits.pendingWaiters).toBe(0);
+    expect(machine.os.inspect.counters.waitersAdded - addedBefore).toBe(1); // only the timed-out wait added one
+    expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 
   it('NF-08 rejects more than 32 objects, mismatched arrays and a full waiter heap, changing nothing', async () => {
@@ -116,7 +116,7 @@ describe('CPU waiters and MonitoredValue', () => {
     expect(monitoredValue(w, app, f.hSyncObject)).toBe(mv);
     expect(ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues').filter((e) => e.seq > before)).toHaveLength(0);
     app.signal({ objects: [f.hSyncObject], values: [4n] });
-    expect(machine.os.waits.pendingWaiters).toBe(0);
+    expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 });
 
@@ -218,7 +218,7 @@ describe('signals and interrupts', () => {
       void app.waitAsync({ objects: [f.hSyncObject], values: [1n] }).then((r) => { status = r.status; });
       machine.run();
       await Promise.resolve();
-      return { status, lost: machine.os.waits.lostWakeups().length };
+      return { status, lost: machine.os.inspect.lostWakeups().length };
     };
     expect(await run({})).toEqual({ status: 'SUCCESS', lost: 0 });
     expect(await run({ rereadCurrentValue: true })).toEqual({ status: 'SUCCESS', lost: 0 });
@@ -251,8 +251,8 @@ describe('signals and interrupts', () => {
         app.submit({ hHwQueue: queues[0], commands: fences.map((h, i) => ({ signal: { hSyncObject: h, value: next[i] + 10n } })) });
         machine.run();
         await new Promise((r) => setTimeout(r, 0));
-        expect(machine.os.waits.lostWakeups(), `seed ${seed} ${payload}`).toEqual([]);
-        expect(machine.os.waits.pendingWaiters).toBe(0);
+        expect(machine.os.inspect.lostWakeups(), `seed ${seed} ${payload}`).toEqual([]);
+        expect(machine.os.inspect.pendingWaiters).toBe(0);
         expect(woken).toBe(expected);
         const s = machine.summary();
         // Every interrupt is handled once and either wakes a waiter or is counted as spurious (the next test pins the count).
@@ -311,10 +311,10 @@ describe('signals and interrupts', () => {
       expect(machine.trace.find({ kind: 'cmp', name: 'interrupt raised' })).toHaveLength(barrier ? 1 : 0);
       if (barrier) {
         expect(status).toBe('SUCCESS');
-        expect(machine.os.waits.lostWakeups()).toEqual([]);
+        expect(machine.os.inspect.lostWakeups()).toEqual([]);
       } else {
         expect(status).toBe('waiting');
-        expect(machine.os.waits.lostWakeups()).toEqual([{ waiter: 'app:async', fence: g.label, value: 10n, currentValue: 10n }]);
+        expect(machine.os.inspect.lostWakeups()).toEqual([{ waiter: 'app:async', fence: g.label, value: 10n, currentValue: 10n }]);
       }
     }
   });
@@ -402,7 +402,7 @@ describe('signals and interrupts', () => {
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: fences[0], value: 1n } }, { wait: { hSyncObject: fences[1], value: 3n } }, { signal: { hSyncObject: done.hSyncObject, value: 1n } }] });
     machine.run();
     expect(machine.summary().adapters[0].blockedQueues).toBe(1);
-    const g = machine.os.handles.resolve(app.kernel, fences[1], 'syncObject', 'h').global;
+    const g = globalOf({ machine }, app, fences[1]);
     g.adapter.core.cpuWriteCurrentValue(g.coreFence, 3n); // as if another adapter wrote the shared word
     updateCurrentValuesFromCpu(machine.port, g.adapter, [g], [3n], true);
     machine.run();
@@ -458,7 +458,7 @@ describe('GPU faults', () => {
     app.submit({ hHwQueue: q.hHwQueue, commands: [{ work: { durationNs: 1000 } }] });
     // A broken UMD writes a wait whose GPU VA is one page past the fence's mapping (a destroyed fence's
     // storage is never unmapped while a command names it, src/os/lifetime.ts; only a bad ring write faults).
-    const queue = machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
+    const queue = osModules(machine).handles.resolve(processOf(app), q.hHwQueue, 'hwQueue', 'hHwQueue');
     machine.adapters[0].driver.userMode.submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: [
       { op: 'wait', gpuVa: f.mapping.CurrentValueGpuVa + 0x10_0000n, value: 1n, handle: f.hSyncObject },
     ] });
@@ -474,13 +474,13 @@ describe('GPU faults', () => {
 describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
   /** A fence's row view, read without making its objects: is it still a row, its core id, MonitoredValue and hGlobal. */
   const rowView = (w: { machine: Machine }, app: RuntimeProcess, hSyncObject: number) => {
-    const adapter = w.machine.os.adapters[0];
+    const adapter = osModules(w.machine).adapters[0];
     const rows = adapter.fences.deferred as AdapterFenceRows;
-    const token = app.kernel.handles.rowToken(hSyncObject);
+    const token = processOf(app).handles.rowToken(hSyncObject);
     const coreFence = Math.floor(token / 8);
     if (token === 0) return { isRow: false, coreFence: -1, rowsLive: rows.live, hGlobal: 0, monitoredValue: 0n, write: () => {} };
     return {
-      isRow: app.kernel.handles.isRow(hSyncObject),
+      isRow: processOf(app).handles.isRow(hSyncObject),
       coreFence,
       rowsLive: rows.live,
       hGlobal: rows.globalHandleOf(coreFence),
@@ -489,7 +489,7 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
       write: (value: bigint) => { new BigUint64Array(adapter.memory.buffer)[adapter.core.fenceCurrentValueAddress(coreFence) / 8] = value; },
     };
   };
-  const interrupt = (machine: Machine, list: number[] | null) => machine.os.interrupts.notifyInterrupt(machine.os.adapters[0], {
+  const interrupt = (machine: Machine, list: number[] | null) => osModules(machine).interrupts.notifyInterrupt(osModules(machine).adapters[0], {
     InterruptType: DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED, NodeOrdinal: 0, EngineOrdinal: 0, SignaledNativeFenceCount: list ? list.length : 0,
     pSignaledNativeFenceArray: list, hHWQueue: 0, Flags: { EvaluateLegacyMonitoredFences: false },
   });
@@ -532,23 +532,23 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
     app.waitWithCallback({ objects: [f], values: [9n] }, (r) => { woken.push(`9 ${r.status}`); }); // above MonitoredValue: no DDI
     expect(rowView(w, app, f)).toMatchObject({ isRow: true, rowsLive: before.rowsLive, monitoredValue: 2n });
     expect(updates()).toBe(2);
-    expect(machine.os.waits.pendingWaiters).toBe(3);
-    expect(machine.os.adapters[0].withWaiters.hasId(before.coreFence)).toBe(true);
+    expect(machine.os.inspect.pendingWaiters).toBe(3);
+    expect(osModules(machine).adapters[0].withWaiters.hasId(before.coreFence)).toBe(true);
     // Satisfied at the call: no waiter, and the fence stays a row.
     const reached = app.createNativeFence({ hDevice, initialValue: 7n }).hSyncObject;
     const result = await app.waitAsync({ objects: [reached], values: [7n] });
     expect(result).toMatchObject({ status: 'SUCCESS', immediate: true });
     expect(rowView(w, app, reached).isRow).toBe(true);
-    expect(machine.os.waits.pendingWaiters).toBe(3);
+    expect(machine.os.inspect.pendingWaiters).toBe(3);
     // Refused as before, and the foreign fence and a noWait fence stay rows only where nothing resolved them.
     expect(() => app.waitWithCallback({ objects: [foreign], values: [1n] }, () => {})).toThrow(/belongs to process "other", not "app"/);
-    expect(other.kernel.handles.isRow(foreign)).toBe(true);
+    expect(processOf(other).handles.isRow(foreign)).toBe(true);
     const noWait = app.createNativeFence({ hDevice, flags: { noWait: true } }).hSyncObject;
     expect(() => app.waitWithCallback({ objects: [noWait], values: [1n] }, () => {})).toThrow(/created with flags\.noWait: it cannot be waited on/);
     const closed = app.createNativeFence({ hDevice }).hSyncObject;
     app.destroySynchronizationObject(closed);
     expect(() => app.waitWithCallback({ objects: [closed], values: [1n] }, () => {})).toThrow(/was closed or destroyed in process "app"/);
-    expect(machine.os.waits.pendingWaiters).toBe(3);
+    expect(machine.os.inspect.pendingWaiters).toBe(3);
     // The first lookup makes the objects with the row's MonitoredValue; the waiters go on through them.
     expect(globalOf(w, app, f).monitoredValue).toBe(2n);
     expect(rowView(w, app, f).isRow).toBe(false);
@@ -571,14 +571,14 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
       const rowA = rowView(w, app, a), rowB = rowView(w, app, b);
       const live = rowA.rowsLive;
       expect([rowA.monitoredValue, rowB.monitoredValue]).toEqual([0n, 1n]);
-      const withWaiters = machine.os.adapters[0].withWaiters;
+      const withWaiters = osModules(machine).adapters[0].withWaiters;
       rowA.write(1n);
       interrupt(machine, payload === 'list' ? [rowA.hGlobal] : null);
       await Promise.resolve();
       expect(woken).toEqual(['a1 SUCCESS 0']);
       expect(rowView(w, app, a)).toMatchObject({ isRow: true, rowsLive: live, monitoredValue: 2n });
-      expect(machine.os.waits.pendingWaiters).toBe(2);
-      expect(machine.os.counters.fencesScanned).toBe(payload === 'list' ? 1 : 2); // a full scan reads both waited fences
+      expect(machine.os.inspect.pendingWaiters).toBe(2);
+      expect(machine.os.inspect.counters.fencesScanned).toBe(payload === 'list' ? 1 : 2); // a full scan reads both waited fences
       // A value past every waiter of a: its last leaves, MonitoredValue goes back to UINT64_MAX, and it leaves the waited set.
       rowA.write(7n);
       interrupt(machine, payload === 'list' ? [rowA.hGlobal] : null);
@@ -592,8 +592,8 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
       await Promise.resolve();
       expect(woken).toHaveLength(3);
       expect(rowView(w, app, b)).toMatchObject({ isRow: true, rowsLive: live, monitoredValue: UINT64_MAX });
-      expect(machine.os.waits.pendingWaiters).toBe(0);
-      expect(machine.os.counters.spuriousInterrupts).toBe(0);
+      expect(machine.os.inspect.pendingWaiters).toBe(0);
+      expect(machine.os.inspect.counters.spuriousInterrupts).toBe(0);
     }
   });
 
@@ -602,11 +602,11 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
     const { app, hDevice, machine } = w;
     const [signalled, passed, blocking, rewound] = [0, 1, 2, 3].map(() => app.createNativeFence({ hDevice }).hSyncObject);
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
-    const queue = machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
-    const adapter = machine.os.adapters[0];
+    const queue = machine.os.inspect.hwQueueOf(app.kernel, q.hHwQueue);
+    const adapter = osModules(machine).adapters[0];
     // The driver's reports of commands written behind the OS's back (no in-flight reference: the OS traces each as a fault).
     const report = (hSyncObject: number, Operation: 'SIGNAL' | 'WAIT_PASSED' | 'WAIT_BLOCKED', Value: bigint, PreviousValue?: bigint) =>
-      machine.os.interrupts.onGpuProgress(adapter, { hQueue: queue.hHwQueue, QueueKind: 'HW_QUEUE', EngineOrdinal: 0, Operation, hSyncObject, Value, PreviousValue, GpuTimeNs: 0 });
+      osModules(machine).interrupts.onGpuProgress(adapter, { hQueue: queue.hHwQueue, QueueKind: 'HW_QUEUE', EngineOrdinal: 0, Operation, hSyncObject, Value, PreviousValue, GpuTimeNs: 0 });
     report(signalled, 'SIGNAL', 1n, 0n);
     report(passed, 'WAIT_PASSED', 0n);
     expect([signalled, passed].map((h) => rowView(w, app, h).isRow)).toEqual([true, true]);
@@ -632,11 +632,11 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
     app.destroySynchronizationObject(a);
     await Promise.resolve();
     expect(results).toEqual(['a OBJECT_DESTROYED']);
-    expect(machine.os.waits.pendingWaiters).toBe(2);
+    expect(machine.os.inspect.pendingWaiters).toBe(2);
     expect(() => app.waitWithCallback({ objects: [a], values: [1n] }, () => {})).toThrow(/was closed or destroyed/);
     machine.removeDevice(0, 'test TDR'); // the reset signals b and c to UINT64_MAX
     await Promise.resolve();
     expect(results).toEqual(['a OBJECT_DESTROYED', 'b SUCCESS', 'c SUCCESS']);
-    expect(machine.os.waits.pendingWaiters).toBe(0);
+    expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 });

@@ -204,7 +204,7 @@ queues:
     await page.close();
   }, 60_000);
 
-  it('NF-10 page shows a run that ends stuck as FAILED, with the stuck report and the deadlock cycle; expected, it passes', async () => {
+  it('page shows a run that ends stuck as FAILED, with the stuck report and the deadlock cycle; expected, it passes', async () => {
     const stuck = 'name: pasted\nmachine: { adapters: [ { name: gpu0, engines: 2 } ] }\nprocesses: [ { name: app } ]\n' +
       'fences: [ { name: x, process: app, adapter: gpu0 }, { name: y, process: app, adapter: gpu0 } ]\nqueues:\n' +
       '  - { name: a, process: app, adapter: gpu0, engine: 0, commands: [ { wait: { fence: x, value: 1 } }, { signal: { fence: y, value: 1 } } ] }\n' +

@@ -1,15 +1,24 @@
 // Input checks shared by every entry point: values that must be 64-bit
 // unsigned, options objects with no unknown keys, small integers. Each
 // failure names the parameter path, the bad value and what was expected.
+//
+// The checks every CPU signal and wait makes (u64, options, array) are a test
+// and a call: what builds the error is a function of its own, so the check is
+// small enough for V8 to compile into its caller (its inlining budget counts a
+// callee's whole bytecode, messages included).
 
 import { invalid, WddmError } from './errors.js';
 import { UINT64_MAX } from './wddm.js';
 
 export function u64(value: unknown, parameter: string): bigint {
-  if (typeof value === 'bigint') {
-    if (value < 0n || value > UINT64_MAX) throw invalid(parameter, value, 'a 64-bit unsigned value (0n … 18446744073709551615n)', 'INTEGER_OVERFLOW');
-    return value;
-  }
+  // 0 … UINT64_MAX: the value its low 64 bits make is itself (one truncation V8 compiles inline, not two BigInt compares).
+  if (typeof value === 'bigint' && BigInt.asUintN(64, value) === value) return value;
+  return u64Other(value, parameter);
+}
+
+/** u64 for anything but a bigint in range: a non-negative safe integer number, else the error. */
+function u64Other(value: unknown, parameter: string): bigint {
+  if (typeof value === 'bigint') throw invalid(parameter, value, 'a 64-bit unsigned value (0n … 18446744073709551615n)', 'INTEGER_OVERFLOW');
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
   throw invalid(parameter, value, 'a 64-bit unsigned value: a bigint, or a non-negative safe integer number');
 }
@@ -62,23 +71,24 @@ export function options(value: unknown, parameter: string, known: readonly strin
   if (value === undefined) return {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid(parameter, value, 'an options object');
   // for…in over own keys: Object.keys' order, without its array (this runs on every call of the API).
-  for (const key in value) {
-    if (!known.includes(key)) {
-      if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
-      throw new WddmError('INVALID_PARAMETER', `${parameter} has unknown key ${JSON.stringify(key)}; expected only ${known.map((k) => JSON.stringify(k)).join(', ')}`,
-        { parameter: `${parameter}.${key}`, value: key, expected: known.join(', ') });
-    }
-  }
+  for (const key in value) if (!known.includes(key) && Object.prototype.hasOwnProperty.call(value, key)) throw unknownKey(parameter, key, known);
   return value as Record<string, unknown>;
 }
 
+function unknownKey(parameter: string, key: string, known: readonly string[]): WddmError {
+  return new WddmError('INVALID_PARAMETER', `${parameter} has unknown key ${JSON.stringify(key)}; expected only ${known.map((k) => JSON.stringify(k)).join(', ')}`,
+    { parameter: `${parameter}.${key}`, value: key, expected: known.join(', ') });
+}
+
 export function array(value: unknown, parameter: string, min: number, max: number): unknown[] {
-  if (!Array.isArray(value)) throw invalid(parameter, value, `an array of ${min} to ${max} items`);
-  if (value.length < min || value.length > max) {
-    throw new WddmError('INVALID_PARAMETER', `${parameter} has ${value.length} items; expected ${min} to ${max}`,
-      { parameter, value: value.length, expected: `${min} to ${max} items` });
-  }
+  if (!Array.isArray(value) || value.length < min || value.length > max) throw arrayError(value, parameter, min, max);
   return value;
+}
+
+function arrayError(value: unknown, parameter: string, min: number, max: number): WddmError {
+  if (!Array.isArray(value)) return invalid(parameter, value, `an array of ${min} to ${max} items`);
+  return new WddmError('INVALID_PARAMETER', `${parameter} has ${value.length} items; expected ${min} to ${max}`,
+    { parameter, value: value.length, expected: `${min} to ${max} items` });
 }
 
 /** A `{ work: { durationNs } }` command body, as the engine takes it (hardware queues and contexts alike). */

@@ -131,7 +131,7 @@ async function runOnce(module: DriverModule, seed: number, fences: number, signa
   void app.waitAsync({ objects: handles, values: handles.map(() => 1n), waitAny: true }, 'probe');
   probe.armed = false;
   machine.run();
-  return { machine, checker, probe, lost: machine.os.waits.lostWakeups() };
+  return { machine, checker, probe, lost: machine.os.inspect.lostWakeups() };
 }
 
 const pointText = (steps: string[], point: number): string => {

@@ -736,7 +736,7 @@ export const CODE_CASES: readonly CodeCase[] = [
       const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
       let status = 'pending';
       void app.waitAsync({ objects: [other.hSyncObject], values: [1n] }).then((r) => { status = r.status; });
-      const queue = machine.os.handles.resolve(app.kernel, q.hHwQueue, 'hwQueue', 'hHwQueue');
+      const queue = machine.os.inspect.hwQueueOf(app.kernel, q.hHwQueue);
       machine.adapters[0].driver.userMode.submitToHwQueue({ HwQueuePrivateDriverData: queue.privateDriverData, Commands: [
         { op: 'work', gpuVa: 0n, value: 1000n, handle: 0 },
         { op: 'wait', gpuVa: f.mapping.CurrentValueGpuVa + 0x10_0000n, value: 1n, handle: f.hSyncObject },

@@ -33,6 +33,7 @@ import type { Scenario } from '../scenario-files/types.js';
 import type { BugCheckReport } from '../os/objects.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import * as v from '../base/validate.js';
+import { deepFreeze } from '../base/freeze.js';
 import { CONTRACT_RULES, ContractChecker, type Violation } from './contract.js';
 import { REQUIREMENTS } from './requirements.js';
 import { probeCmpOrder } from './cmp-order.js';
@@ -195,12 +196,13 @@ function outcomeOf(name: string, targets: readonly string[], g: Gathered, conseq
   return result;
 }
 
-let scenarioCache: { name: string; targets: readonly string[]; endState: EndStateRules; scenario: Scenario }[] | undefined;
+/** The scenario cases, parsed once per process and frozen: every run reads the same, and none can change it. */
+let scenarioCache: readonly { name: string; targets: readonly string[]; endState: EndStateRules; scenario: Scenario }[] | undefined;
 function scenarioCases() {
-  scenarioCache ??= [
+  scenarioCache ??= deepFreeze([
     ...runnableScenarios().map((b) => ({ name: `scenario: ${b.name}`, targets: [] as string[], endState: BUILT_IN_END_STATE, scenario: b.scenario! })),
     ...SCENARIO_CASES.map((c) => ({ name: `targeted: ${c.name} (${c.targets.join(' ')})`, targets: c.targets, endState: c.endState, scenario: parseScenario(c.text, `conformance case ${c.name}`) })),
-  ];
+  ]);
   return scenarioCache;
 }
 

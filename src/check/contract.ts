@@ -240,7 +240,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     for (const a of this.adapters) if (a) { this.endRemoval(a); this.unreportedBuffers(a); }
     if (options.lostWakeups === false) { this.flushFatal(); return this.violations; }
     this.count('NF-10');
-    const lost = machine.os.waits.lostWakeups();
+    const lost = machine.os.inspect.lostWakeups();
     // A lost wakeup after another violation is that violation's consequence: the first cause is the report.
     if (lost.length && !this.violations.length) {
       const l = lost[0];
@@ -370,7 +370,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     if (asked < 0 || queried < 0) {
       this.report(a, 'CAP-02', 'DxgkDdiStartDevice', 'IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE), then QueryFeatureInterface, before advertising NativeGpuFence',
         `NativeGpuFence advertised after ${names.length ? names.join(', ') : 'no callback at all'}`);
-    } else if (!this.machine!.os.options.nativeFence) {
+    } else if (!this.machine!.os.inspect.nativeFenceFeature) {
       this.report(a, 'CAP-02', 'DxgkDdiStartDevice', 'no NativeGpuFence: IsFeatureEnabled(DXGK_FEATURE_NATIVE_FENCE) answered Enabled: false (the OS has the feature off)',
         'NativeGpuFence advertised anyway');
     }
@@ -510,7 +510,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
 
   /** MF-06 at the quiet end: a command buffer its context's ring has executed was reported. */
   private unreportedBuffers(a: AdapterState): void {
-    if (this.machine!.os.adapters[a.index]?.state !== 'running') return;
+    if (this.machine!.os.inspect.adapters[a.index]?.state !== 'running') return;
     for (const [id, buffer] of a.buffers) {
       const context = [...a.hardware.queues.values()].find((q) => q.handle === buffer.hContext);
       if (!context || a.core.queuePending(context.id) !== 0) continue; // gone with its context, or not executed yet
@@ -533,7 +533,7 @@ export class ContractChecker implements MachineObserver, DdiObserver {
     const isr = a.isr;
     a.isr = undefined;
     if (!isr || isr.engine !== engine) return;
-    const running = this.machine?.os.adapters[a.index]?.state === 'running';
+    const running = this.machine?.os.inspect.adapters[a.index]?.state === 'running';
     if (isr.monitored) {
       this.count('MF-04');
       if (!isr.monitoredNotified && running) {
@@ -829,12 +829,8 @@ export class ContractChecker implements MachineObserver, DdiObserver {
   private flushFatal(): void {
     while (this.fatalPending.length) {
       const a = this.fatalPending.shift()!;
-      const os = this.machine!.os;
-      const adapter = os.adapters[a.index];
       const first = this.violations.find((v) => v.fatal && v.adapter === a.name)!;
-      if (adapter && adapter.state !== 'stopped') {
-        os.resets.bugCheckAdapter(adapter, 'CONTRACT_VIOLATION', `${first.rule} at ${first.where}: expected ${first.expected}; actual ${first.actual}`);
-      }
+      this.machine!.os.bugCheckAdapter(a.index, 'CONTRACT_VIOLATION', `${first.rule} at ${first.where}: expected ${first.expected}; actual ${first.actual}`);
     }
   }
 

@@ -46,7 +46,7 @@
 import { createMachineSync, type Machine } from '../machine/machine.js';
 import { notificationInFlight, lostWakeupText } from '../machine/lost-wakeups.js';
 import type { RuntimeProcess } from '../user/runtime.js';
-import type { OsHwQueue } from '../os/dxgkrnl.js';
+import type { HwQueueView } from '../os/inspect.js';
 import type { UMDARG_SUBMITTOHWQUEUE, UserModeCommand } from '../ddi/ddi.js';
 import { u64 } from '../core/bindings.js';
 import { WddmError } from '../base/errors.js';
@@ -189,7 +189,7 @@ class Case {
     this.machine = createMachineSync({ seed: config.seed, trace: false, adapters, doorbell: { enabled: config.doorbell, ringEntries: config.doorbellRing } });
     this.processes = [this.machine.createProcess('A'), this.machine.createProcess('B')];
     for (const p of this.processes) this.devices.push(config.adapters.map((_, a) => p.createDevice({ hAdapter: p.openAdapter(a) })));
-    this.machine.os.gpuRewinds.onRewind((r) => { const f = this.fenceNamed(r.fence); if (f) this.mayLower.add(f); });
+    this.machine.os.inspect.onGpuRewind((r) => { const f = this.fenceNamed(r.fence); if (f) this.mayLower.add(f); });
     config.adapters.forEach((a, i) => { if (a.hostile) this.makeHostile(i); });
   }
 
@@ -237,13 +237,13 @@ class Case {
   hostileVa(queue: Queue, handle: Handle | undefined, target: HostileTarget): bigint {
     const P = this.processes;
     const machine = this.machine;
-    const local = handle ? machine.os.handles.resolve(P[queue.p].kernel, handle.h, 'syncObject', 'hSyncObject') : undefined;
+    const local = handle ? machine.os.inspect.handleOf(P[queue.p].kernel, handle.h) : undefined;
     switch (target) {
       case 'monitoredValue': return local && local.global.adapter.index === queue.adapter ? local.mvGpuVa : this.anyMonitoredValueVa(queue);
       case 'systemMonitoredValue': return local?.global.systemMvVa || 0x10n;
       case 'otherProcess': {
         const theirs = this.handles.find((x) => x.p !== queue.p && x.adapter === queue.adapter);
-        return theirs ? machine.os.handles.resolve(P[theirs.p].kernel, theirs.h, 'syncObject', 'hSyncObject').cvGpuVa || 0x18n : 0x18n;
+        return theirs ? machine.os.inspect.handleOf(P[theirs.p].kernel, theirs.h).cvGpuVa || 0x18n : 0x18n;
       }
       case 'misaligned': return (local?.cvGpuVa ?? 0x20n) + 4n;
       case 'unmapped': return 0x8n;
@@ -252,7 +252,7 @@ class Case {
   private anyMonitoredValueVa(queue: Queue): bigint {
     for (const x of this.handlesOf(queue.p)) {
       if (x.adapter !== queue.adapter || x.fence.monitored) continue;
-      try { return this.machine.os.handles.resolve(this.processes[queue.p].kernel, x.h, 'syncObject', 'hSyncObject').mvGpuVa; } catch { /* a closed one */ }
+      try { return this.machine.os.inspect.handleOf(this.processes[queue.p].kernel, x.h).mvGpuVa; } catch { /* a closed one */ }
     }
     return 0x28n;
   }
@@ -285,6 +285,17 @@ function pickHandles(mine: readonly Handle[], indexes: readonly number[], alias:
 interface Plan { text: string; call: () => void }
 
 function plan(s: Case, c: FuzzCall): Plan | undefined {
+  switch (c.kind) {
+    case 'create': case 'share': case 'closeNt': case 'crossPair': case 'destroy': case 'recycle': return planFences(s, c);
+    case 'signal': case 'wait': case 'junk': return planCpuCalls(s, c);
+    case 'createQueue': case 'destroyQueue': case 'submit': return planQueues(s, c);
+    case 'createContext': case 'destroyContext': case 'submitCommand': case 'gpuWait': case 'gpuSignal': return planContexts(s, c);
+    case 'run': case 'removeDevice': return planMachine(s, c);
+  }
+}
+
+/** Fences and NT handles: made, shared, opened, destroyed, recycled. */
+function planFences(s: Case, c: Extract<FuzzCall, { kind: 'create' | 'share' | 'closeNt' | 'crossPair' | 'destroy' | 'recycle' }>): Plan | undefined {
   const P = s.processes;
   switch (c.kind) {
     case 'create': {
@@ -356,6 +367,39 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         s.handles.push({ p: to, h: opened, fence, adapter: other });
       } };
     }
+    case 'destroy': {
+      const x = pick(s.handles, c.handle);
+      if (!x) return undefined;
+      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name} on gpu${x.adapter})`, call: () => {
+        P[x.p].destroySynchronizationObject(x.h);
+        s.handles = s.handles.filter((y) => y !== x);
+      } };
+    }
+    case 'recycle': {
+      // The hazard of issue 15 on purpose: destroy a fence GPU work may still name, then make a fence at once
+      // (the freed slot would be the next one taken).
+      const x = pick(s.handles.filter((h) => !h.fence.shared && !h.fence.monitored), c.handle) ?? pick(s.handles, c.handle);
+      if (!x) return undefined;
+      const monitored = x.fence.monitored;
+      const fence = s.newFence(false, false, monitored, x.fence.narrow);
+      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name}); create ${fence.name} on gpu${x.adapter}`, call: () => {
+        P[x.p].destroySynchronizationObject(x.h);
+        s.handles = s.handles.filter((y) => y !== x);
+        s.mark();
+        const hDevice = s.devices[x.p][x.adapter];
+        const made = monitored
+          ? P[x.p].createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE', initialValue: fence.base, name: fence.name })
+          : P[x.p].createNativeFence({ hDevice, initialValue: fence.base, name: fence.name });
+        s.handles.push({ p: x.p, h: made.hSyncObject, fence, adapter: x.adapter });
+      } };
+    }
+  }
+}
+
+/** CPU signals and waits, and calls that must be refused (junk). */
+function planCpuCalls(s: Case, c: Extract<FuzzCall, { kind: 'signal' | 'wait' | 'junk' }>): Plan | undefined {
+  const P = s.processes;
+  switch (c.kind) {
     case 'signal': {
       const named = namedFences(s, c);
       if (!named) return undefined;
@@ -389,38 +433,35 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         } else void Pp.waitAsync(args, 'fuzz');
       } };
     }
-    case 'destroy': {
-      const x = pick(s.handles, c.handle);
-      if (!x) return undefined;
-      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name} on gpu${x.adapter})`, call: () => {
-        P[x.p].destroySynchronizationObject(x.h);
-        s.handles = s.handles.filter((y) => y !== x);
-      } };
+    case 'junk': {
+      const p = c.process % 2;
+      const Pp = P[p];
+      const bad = s.badHandle(p, c.bad);
+      const calls: [string, () => void][] = [
+        [`signal(bad ${bad})`, () => Pp.signal({ objects: [bad], values: [1n] })],
+        [`waitAsync(bad ${bad})`, () => { void Pp.waitAsync({ objects: [bad], values: [1n] }); }],
+        [`destroySynchronizationObject(bad ${bad})`, () => Pp.destroySynchronizationObject(bad)],
+        [`closeHandle(bad ${bad})`, () => Pp.closeHandle(bad)],
+        [`submit(bad queue ${bad})`, () => { Pp.submit({ hHwQueue: bad, commands: [{ work: { durationNs: 1 } }] }); }],
+        ['signal(mismatched arrays)', () => Pp.signal({ objects: s.handlesOf(p).slice(0, 2).map((x) => x.h), values: [] })],
+        ['waitAsync(33 objects)', () => { void Pp.waitAsync({ objects: Array.from({ length: 33 }, () => bad), values: Array.from({ length: 33 }, () => 1n) }); }],
+      ];
+      const [text, call] = calls[c.which % calls.length];
+      return { text: `${Pp.name}.${text}`, call };
     }
-    case 'recycle': {
-      // The hazard of issue 15 on purpose: destroy a fence GPU work may still name, then make a fence at once
-      // (the freed slot would be the next one taken).
-      const x = pick(s.handles.filter((h) => !h.fence.shared && !h.fence.monitored), c.handle) ?? pick(s.handles, c.handle);
-      if (!x) return undefined;
-      const monitored = x.fence.monitored;
-      const fence = s.newFence(false, false, monitored, x.fence.narrow);
-      return { text: `${P[x.p].name}.destroySynchronizationObject(${x.fence.name}); create ${fence.name} on gpu${x.adapter}`, call: () => {
-        P[x.p].destroySynchronizationObject(x.h);
-        s.handles = s.handles.filter((y) => y !== x);
-        s.mark();
-        const hDevice = s.devices[x.p][x.adapter];
-        const made = monitored
-          ? P[x.p].createSynchronizationObject({ hDevice, type: 'MONITORED_FENCE', initialValue: fence.base, name: fence.name })
-          : P[x.p].createNativeFence({ hDevice, initialValue: fence.base, name: fence.name });
-        s.handles.push({ p: x.p, h: made.hSyncObject, fence, adapter: x.adapter });
-      } };
-    }
+  }
+}
+
+/** Hardware queues: made, destroyed, submitted to. */
+function planQueues(s: Case, c: Extract<FuzzCall, { kind: 'createQueue' | 'destroyQueue' | 'submit' }>): Plan | undefined {
+  const P = s.processes;
+  switch (c.kind) {
     case 'createQueue': {
       const p = c.process % 2, adapter = c.adapter % s.adapterCount();
       const engine = c.engine % s.config.adapters[adapter].engines;
       return { text: `${P[p].name}.createHwQueue(gpu${adapter}, engine ${engine})`, call: () => {
         const made = P[p].createHwQueue({ hDevice: s.devices[p][adapter], engine, nativeProgressFence: c.progress });
-        const queue = s.machine.os.handles.resolve(P[p].kernel, made.hHwQueue, 'hwQueue', 'hHwQueue');
+        const queue = s.machine.os.inspect.hwQueueOf(P[p].kernel, made.hHwQueue);
         s.queues.push({ p, adapter, h: made.hHwQueue, label: queue.label });
       } };
     }
@@ -461,6 +502,13 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         if (rewrite.size) { s.hostileQueues.add(q.label); s.counts.hostileVas += rewrite.size; }
       } };
     }
+  }
+}
+
+/** Kernel-mode contexts: made, destroyed, their command buffers, GPU waits and signals. */
+function planContexts(s: Case, c: Extract<FuzzCall, { kind: 'createContext' | 'destroyContext' | 'submitCommand' | 'gpuWait' | 'gpuSignal' }>): Plan | undefined {
+  const P = s.processes;
+  switch (c.kind) {
     case 'createContext': {
       const p = c.process % 2, adapter = c.adapter % s.adapterCount();
       const engine = c.engine % s.config.adapters[adapter].engines;
@@ -500,6 +548,12 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         Pp.signalSynchronizationObjectFromGpu({ hContext: x.h, objects: [h.h], values: [value] });
       } };
     }
+  }
+}
+
+/** The machine: run for a while, or remove a device. */
+function planMachine(s: Case, c: Extract<FuzzCall, { kind: 'run' | 'removeDevice' }>): Plan | undefined {
+  switch (c.kind) {
     case 'run': {
       const until = s.machine.nowNs + c.ns;
       return { text: c.all ? 'machine.run()' : `machine.run(${until})`, call: () => { s.machine.run(c.all ? undefined : until); } };
@@ -511,22 +565,6 @@ function plan(s: Case, c: FuzzCall): Plan | undefined {
         // the model's devices are gone: new ones (old handles, queues and contexts stay; their GPU calls fail with DEVICE_REMOVED)
         s.processes.forEach((p, i) => { s.mark(); s.devices[i][adapter] = p.createDevice({ hAdapter: p.openAdapter(adapter) }); });
       } };
-    }
-    case 'junk': {
-      const p = c.process % 2;
-      const Pp = P[p];
-      const bad = s.badHandle(p, c.bad);
-      const calls: [string, () => void][] = [
-        [`signal(bad ${bad})`, () => Pp.signal({ objects: [bad], values: [1n] })],
-        [`waitAsync(bad ${bad})`, () => { void Pp.waitAsync({ objects: [bad], values: [1n] }); }],
-        [`destroySynchronizationObject(bad ${bad})`, () => Pp.destroySynchronizationObject(bad)],
-        [`closeHandle(bad ${bad})`, () => Pp.closeHandle(bad)],
-        [`submit(bad queue ${bad})`, () => { Pp.submit({ hHwQueue: bad, commands: [{ work: { durationNs: 1 } }] }); }],
-        ['signal(mismatched arrays)', () => Pp.signal({ objects: s.handlesOf(p).slice(0, 2).map((x) => x.h), values: [] })],
-        ['waitAsync(33 objects)', () => { void Pp.waitAsync({ objects: Array.from({ length: 33 }, () => bad), values: Array.from({ length: 33 }, () => 1n) }); }],
-      ];
-      const [text, call] = calls[c.which % calls.length];
-      return { text: `${Pp.name}.${text}`, call };
     }
   }
 }
@@ -540,7 +578,7 @@ class RuleBroken extends Error {}
  * Commands in a hardware queue's ring, read from the GPU side (the simulated GPU's core, through
  * the driver that owns the queue): the truth the OS's bookkeeping is checked against.
  */
-function ringLength(m: Machine, queue: OsHwQueue): number {
+function ringLength(m: Machine, queue: HwQueueView): number {
   const adapter = m.adapters[queue.device.adapter.index];
   const coreQueue = adapter.driver.coreQueueOf?.(queue.hHwQueue);
   return coreQueue === undefined ? 0 : adapter.core.queuePending(coreQueue);
@@ -552,7 +590,7 @@ function digest(s: Case): string {
   const parts: string[] = [];
   const summary = m.summary();
   parts.push(JSON.stringify(summary.adapters), JSON.stringify(summary.os), JSON.stringify(summary.legacy), String(summary.pendingWaiters), String(m.scheduler.pending), String(m.trace.events.length));
-  for (const p of s.processes) parts.push(`${p.kernel.handles.size}/${p.kernel.retired.size}/${p.kernel.ntHandles.size}`);
+  for (const p of s.processes) { const c = m.os.inspect.handleCounts(p.kernel); parts.push(`${c.handles}/${c.closed}/${c.ntHandles}`); }
   for (const x of s.handles) {
     try {
       const i = m.inspectFence(s.processes[x.p], x.h); // writes nothing (issue 27)
@@ -561,11 +599,11 @@ function digest(s: Case): string {
   }
   for (const q of s.queues) {
     try {
-      const queue = m.os.handles.resolve(s.processes[q.p].kernel, q.h, 'hwQueue', 'hHwQueue');
+      const queue = m.os.inspect.hwQueueOf(s.processes[q.p].kernel, q.h);
       parts.push(`q${q.h}:${ringLength(m, queue)}:${queue.references.pendingCount}`);
     } catch (error) { parts.push(`q${q.h}:${(error as Error).message}`); }
   }
-  for (const x of s.contexts) parts.push(`c${x.h}:${s.machine.os.contexts.contextsOf(s.processes[x.p].kernel).map((c) => `${c.packets.length}/${c.inFlight.length}`).join(',')}`);
+  for (const x of s.contexts) parts.push(`c${x.h}:${s.machine.os.inspect.contextsOf(s.processes[x.p].kernel).map((c) => `${c.packets.length}/${c.inFlight.length}`).join(',')}`);
   return parts.join('|');
 }
 
@@ -613,15 +651,15 @@ function checkLostWakeups(s: Case): string | undefined {
 function checkMonitoredValues(s: Case): string | undefined {
   for (const adapter of s.machine.adapters) {
     if (adapter.state !== 'running' || !adapter.nativeFence) continue;
-    const core = adapter.core, fences = s.machine.os.adapters[adapter.index].fences;
+    const core = adapter.core;
     for (let id = 1; id <= LIMITS.fences; id++) {
       if (!core.fenceIsLive(id)) continue;
-      const fence = fences.peek(id);
-      if (fence ? fence.kind !== 'native' || fence.destroyed : !fences.deferred?.has(id)) continue; // a row is a native fence
-      const target = fence?.monitoredValueHeld ? 0n : u64(core.fenceMonitoredTarget(id));
+      const fence = s.machine.os.inspect.nativeFenceAt(adapter.index, id);
+      if (!fence || fence.kind !== 'native' || fence.destroyed) continue;
+      const target = fence.monitoredValueHeld ? 0n : u64(core.fenceMonitoredTarget(id));
       const buffered = core.cmpPendingWrite() !== 0 && core.cmpPendingWrite() === core.fenceMonitoredValueAddress(id);
       const held = buffered ? u64(core.cmpPendingValue()) : u64(core.cpuReadMonitoredValue(id));
-      if (held !== target) return `${adapter.name} ${fence?.label ?? `fence${id}`}: MonitoredValue is ${held}, NF-02 says ${target} (a write through a read-only GPU mapping? NF-04)`;
+      if (held !== target) return `${adapter.name} ${fence.label}: MonitoredValue is ${held}, NF-02 says ${target} (a write through a read-only GPU mapping? NF-04)`;
     }
   }
   return undefined;
@@ -631,12 +669,12 @@ function checkMonitoredValues(s: Case): string | undefined {
 function checkQuiet(s: Case): string | undefined {
   const m = s.machine;
   if (m.summary().bugChecks.length) return `bug check: ${m.summary().bugChecks.map((b) => `${b.adapter}: ${b.code}: ${b.message}`).join('; ')}`;
-  for (const adapter of m.os.adapters) {
+  for (const adapter of m.os.inspect.adapters) {
     if (adapter.state !== 'running') continue;
     for (const device of adapter.devices) {
       if (device.removed) continue;
       for (const queue of device.queues) {
-        const held = m.os.lifetime.pending(queue);
+        const held = m.os.inspect.inFlight(queue);
         if (held.length && ringLength(m, queue) === 0) {
           return `in-flight bookkeeping: ${adapter.name}/${queue.label}'s ring is empty but the OS still counts ${held.map((c) => `${c.op} ${c.local.global.label} ${c.value}`).join(', ')} as in flight`;
         }
@@ -725,7 +763,7 @@ export function runFuzzCase(config: FuzzConfig, calls: readonly FuzzCall[], coun
   counts.gpuRewinds += o.gpuRewinds;
   counts.orphanedWaits += o.orphanedWaits;
   counts.deferredCloses += o.deferredCloses;
-  counts.waitsTimedOut += s.machine.os.waits.counters.waitsTimedOut;
+  counts.waitsTimedOut += s.machine.os.inspect.counters.waitsTimedOut;
   return { lines };
 }
 

@@ -235,6 +235,36 @@ interface SearchSettings {
   jsonModel: Record<string, unknown>;
 }
 
+/** explore --replay FILE: the schedule file's steps again, on the model it names (a generated machine or a scenario file). */
+async function replayMode(io: ExploreIo, values: Values, target: string | undefined, driver: DriverModule | undefined,
+                          withDriver: (model: ExploreModel) => ExploreModel): Promise<number> {
+  const path = values.replay as string;
+  const file = readScheduleFile(path);
+  if (values.timeline !== undefined && resolve(values.timeline as string) === resolve(path)) throw new ExploreUsage(`--timeline is "${path}", the schedule file itself; expected another file`);
+  if (file.driver !== undefined && !driver) throw new ExploreUsage(`--replay: "${path}" was found with the driver module ${file.driver}; give it again with --driver FILE`);
+  let model: AnyModel;
+  if (file.scenario) {
+    const input = await scenarioInput(target ?? file.scenario.source);
+    if (sha256(input.loaded.text) !== file.scenario.sha256) {
+      throw new ExploreUsage(`--replay: "${path}" was found on ${file.scenario.builtin ? 'the built-in scenario' : 'the scenario file'} ${file.scenario.source} as it was then (SHA-256 ${file.scenario.sha256.slice(0, 12)}…), but ${input.target} is not that text now; expected the same scenario file`);
+    }
+    model = new ScenarioModel({ scenario: input.loaded.scenario, source: input.loaded.source, adapters: input.adapters, time: file.time!, variant: file.variant, seed: file.seed, faults: file.faults, driver, ...(file.resample === false ? { resample: false } : {}) });
+  } else {
+    if (target !== undefined) throw new ExploreUsage(`--replay: "${path}" is a schedule of the generated machine; expected no scenario beside it`);
+    model = withDriver({ machine: file.machine!, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity, ...(file.resample === false ? { resample: false as const } : {}) });
+  }
+  const r = replay(model, file.steps);
+  const code = r.violations.length ? 1 : 0;
+  if (values.json) {
+    io.out(JSON.stringify({
+      ok: code === 0, exitCode: code, mode: 'replay', file: path, ...(file.machine ? { machine: file.machine } : { scenario: file.scenario, time: file.time, faults: file.faults }),
+      variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r),
+    }, null, 2) + '\n');
+  } else io.out(replayText(model, r));
+  writeTimeline(io, values.timeline as string | undefined, r);
+  return code;
+}
+
 async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const options = {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
@@ -280,31 +310,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
 
   if (values.replay !== undefined) {
     only(['replay', 'timeline', 'json', 'driver'], '--replay (the file says the model, variant and seed)');
-    const path = values.replay as string;
-    const file = readScheduleFile(path);
-    if (values.timeline !== undefined && resolve(values.timeline as string) === resolve(path)) throw new ExploreUsage(`--timeline is "${path}", the schedule file itself; expected another file`);
-    if (file.driver !== undefined && !driver) throw new ExploreUsage(`--replay: "${path}" was found with the driver module ${file.driver}; give it again with --driver FILE`);
-    let model: AnyModel;
-    if (file.scenario) {
-      const input = await scenarioInput(target ?? file.scenario.source);
-      if (sha256(input.loaded.text) !== file.scenario.sha256) {
-        throw new ExploreUsage(`--replay: "${path}" was found on ${file.scenario.builtin ? 'the built-in scenario' : 'the scenario file'} ${file.scenario.source} as it was then (SHA-256 ${file.scenario.sha256.slice(0, 12)}…), but ${input.target} is not that text now; expected the same scenario file`);
-      }
-      model = new ScenarioModel({ scenario: input.loaded.scenario, source: input.loaded.source, adapters: input.adapters, time: file.time!, variant: file.variant, seed: file.seed, faults: file.faults, driver, ...(file.resample === false ? { resample: false } : {}) });
-    } else {
-      if (target !== undefined) throw new ExploreUsage(`--replay: "${path}" is a schedule of the generated machine; expected no scenario beside it`);
-      model = withDriver({ machine: file.machine!, variant: file.variant, seed: file.seed, osGranularity: file.osGranularity, ...(file.resample === false ? { resample: false as const } : {}) });
-    }
-    const r = replay(model, file.steps);
-    const code = r.violations.length ? 1 : 0;
-    if (values.json) {
-      io.out(JSON.stringify({
-        ok: code === 0, exitCode: code, mode: 'replay', file: path, ...(file.machine ? { machine: file.machine } : { scenario: file.scenario, time: file.time, faults: file.faults }),
-        variant: file.variant, osGranularity: file.osGranularity, seed: file.seed, recorded: file.violation ?? null, replay: replayJson(r),
-      }, null, 2) + '\n');
-    } else io.out(replayText(model, r));
-    writeTimeline(io, values.timeline as string | undefined, r);
-    return code;
+    return replayMode(io, values, target, driver, withDriver);
   }
 
   if (values.random) {

@@ -294,7 +294,7 @@ export async function compareDoorbell(frames = 8, seed = 1, ringEntries = 64): P
     app.submit({ hHwQueue: consumer.hHwQueue, commands: waits });
     app.submit({ hHwQueue: producer.hHwQueue, commands: signals });
     machine.run();
-    const c = machine.os.crossAdapter.counters;
+    const c = machine.os.inspect.crossAdapterCounters;
     const interrupts = machine.summary().adapters.reduce((n, a) => n + a.interruptsRaised, 0) - before;
     return { machine, interrupts, crossWakes: c.crossWakes, meanWakeNs: c.crossWakes ? c.crossWakeTotalNs / c.crossWakes : 0, maxWakeNs: c.crossWakeMaxNs, fallbacks: c.doorbellFallbacks };
   };

@@ -17,7 +17,7 @@
 //   a CPU thread waits for frameConsumed >= frames.
 
 import { createMachine, type Machine, type MachineOptions } from '../machine/machine.js';
-import type { WaitResult } from '../os/dxgkrnl.js';
+import type { WaitResult } from '../os/inspect.js';
 import * as v from '../base/validate.js';
 
 export interface ModelCost {

@@ -129,7 +129,7 @@ function anyQueueBlocked(world: World): boolean {
 /** The next step of the OS operation in flight (src/os/waits.ts). */
 function osStepFootprint(world: World): Footprint {
   const machine = world.machine;
-  const op = machine.os.waits.operation;
+  const op = machine.os.inspect.operation;
   if (!op) return EVERYTHING;
   switch (op.phase) {
     case 'retire': {

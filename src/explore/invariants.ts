@@ -36,7 +36,6 @@
 // visible in memory) is caught by what it causes, a lost wakeup.
 
 import { u64 } from '../core/bindings.js';
-import { extend32, narrow } from '../os/objects.js';
 import type { InvariantId, Violation, World } from './world.js';
 export type { InvariantId, Violation } from './world.js';
 
@@ -82,9 +81,8 @@ export function checkAlways(world: World): Violation[] {
       }
     }
     // A monitored fence on a No64BitAtomics adapter holds what the GPU's 32-bit write left: judged as the OS reads it,
-    // extended from its last value (MF-07; computed here without the OS's write-back, which a check must not do).
-    const raw = u64(core.cpuReadCurrentValue(g.coreFence));
-    const current = g.kind === 'monitored' && narrow(adapter.os) ? extend32(raw & 0xffff_ffffn, u64(core.fenceLastSignaled(g.coreFence))) : raw;
+    // extended from its last value (MF-07; GlobalFence.peekValue: without the OS's write-back, which a check must not do).
+    const current = g.peekValue();
     if (!f.values.includes(current)) {
       violations.push({ invariant: 'current-value-not-torn', message: `${f.name}: CurrentValue is ${format(current)}, which is neither ${f.values.length && f.values[0] !== 0n ? `its initial value ${format(f.values[0])}` : '0'} nor a value the fence is signalled to (${f.values.slice(1).map(format).join(', ')})` });
     }
@@ -95,7 +93,7 @@ export function checkAlways(world: World): Violation[] {
 /** The invariants of a quiet machine (no event left): lost wakeups, then the world's own. */
 export function checkQuiet(world: World): Violation[] {
   const violations: Violation[] = [];
-  for (const lost of world.machine.os.waits.lostWakeups()) {
+  for (const lost of world.machine.os.inspect.lostWakeups()) {
     violations.push({ invariant: 'no-lost-wakeup', message: `${lost.waiter} still waits for ${fenceName(world, lost.fence)} ≥ ${world.formatValue(lost.value)} but CurrentValue is ${world.formatValue(lost.currentValue)}` });
   }
   violations.push(...world.checkQuiet());

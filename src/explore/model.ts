@@ -32,7 +32,7 @@ import { counted } from '../base/words.js';
 export type { OsGranularity };
 import { VARIANTS, applyVariantToOs, variantDriver, type Variant } from './variants.js';
 import type { RuntimeProcess, CpuThread, Cpu, ThreadOp, ThreadBody } from '../user/runtime.js';
-import type { WaitResult } from '../os/objects.js';
+import type { FenceView as GlobalFence, WaitResult } from '../os/inspect.js';
 import { invalid } from '../base/errors.js';
 import * as v from '../base/validate.js';
 import { LatencyChoices, type World, type WorldFence, type WorldQueue, type WorldThread, type WorldModel } from './world.js';
@@ -203,7 +203,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
   if (model.adjustOptions) machineOpts = model.adjustOptions(machineOpts);
   const machine = (model.createMachine ?? createMachineSync)(machineOpts);
   applyVariantToOs(model.variant, machine);
-  if (model.resample === false) machine.os.waits.resampleAfterUpdate = false;
+  if (model.resample === false) machine.os.variant({ rereadCurrentValue: false });
   if (machine.adapters.length !== m.adapters) {
     throw invalid('createMachine', machine.adapters.length, `a machine with the ${m.adapters} adapter(s) the options ask for`);
   }
@@ -213,7 +213,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
   for (let f = 0; f < m.fences; f++) {
     const { adapter, engine } = placement(m, f);
     const { hSyncObject } = process.createNativeFence({ hDevice: devices[adapter] });
-    const global = machine.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject').global;
+    const global = machine.os.inspect.fenceOf(process.kernel, hSyncObject);
     const gpu = Array.from({ length: m.signals }, (_, k) => signalValue(k + 1));
     fences.push({ name: `f${f}`, index: f, handle: hSyncObject, global, adapter, engine, values: [0n, ...gpu, ...cpuSignalValues(m, f)] });
   }
@@ -225,7 +225,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
       const name = `q${a}.${e}`;
       const { hHwQueue } = process.createHwQueue({ hDevice: devices[a], engine: e, nativeProgressFence: false, name });
       // The core's id of the queue: the hardware's record of the driver's queue (the OS knows only the driver's handle).
-      const { hHwQueue: driverQueue } = machine.os.handles.resolve(process.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
+      const { hHwQueue: driverQueue } = machine.os.inspect.hwQueueOf(process.kernel, hHwQueue);
       const coreQueue = [...machine.adapters[a].hardware.queues.values()].find((q) => q.handle === driverQueue)?.id;
       if (coreQueue === undefined) throw new Error(`explorer: the hardware of ${machine.adapters[a].name} has no queue for ${name}`);
       queues.push({ name, adapter: a, engine: e, handle: hHwQueue, coreQueue, fences: mine });
@@ -270,7 +270,7 @@ export function buildWorld(model: ExploreModel, options: { trace?: boolean } = {
       if (waiter) {
         const fence = fences[waiter.fence].name;
         if (thread.state === 'ready') {
-          return machine.os.waits.stepwise ? `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter (or finds CurrentValue there)`
+          return machine.os.inspect.stepwise ? `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter (or finds CurrentValue there)`
             : `${waiter.name} waits for ${fence} ≥ ${formatValue(waiter.value)}: the OS adds the waiter, UpdateMonitoredValues, re-reads CurrentValue`;
         }
         return `${waiter.name} resumes from its wait`;
@@ -334,7 +334,7 @@ function threadBody(body: WaitOnce | SignalInOrder): ReturnType<ThreadBody> {
 export function machineQuiet(world: GeneratedWorld): Violation[] {
   const violations: Violation[] = [];
   const os = world.machine.os;
-  const pending = new Set(os.waits.pendingWaiterList().map((w) => w.owner.tag));
+  const pending = new Set(os.inspect.pendingWaiterList().map((w) => w.owner.tag));
   for (const w of world.waiters) {
     const t = w.thread;
     if (t.state === 'failed') {

@@ -12,7 +12,7 @@ import { u64 } from '../core/bindings.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import { SIGNAL_PHASE_STEP } from '../gpu/hardware.js';
 import type { World } from './world.js';
-import type { GlobalFence } from '../os/objects.js';
+import type { FenceView as GlobalFence } from '../os/inspect.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from '../driver/reference.js';
 import { eventName } from './state.js';
 
@@ -81,7 +81,7 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
     }
     if (event.kind === 'interrupt') {
       if (world.kind === 'scenario') return `${actor} interrupt delivered: the driver's ISR reports what the engine raised, the OS serves it`;
-      return machine.os.waits.stepwise ? `${actor} interrupt delivered: ISR, then the OS satisfies the waiters of the fences it lists`
+      return machine.os.inspect.stepwise ? `${actor} interrupt delivered: ISR, then the OS satisfies the waiters of the fences it lists`
         : `${actor} interrupt delivered: ISR, then the OS serves it (NF-09)`;
     }
     if (event.kind === 'dma-completed') return `${actor} DMA completed interrupt: the OS scans the monitored fences with pending waits (MF-06)`;
@@ -107,7 +107,7 @@ const CMP_LETTER: Readonly<Record<CmpStep, string>> = {
 
 /** The next step of the OS operation in flight (src/os/waits.ts). */
 function describeOsStep(world: World): string {
-  const op = world.machine.os.waits.operation;
+  const op = world.machine.os.inspect.operation;
   if (!op) return 'dxgkrnl os-step: no operation in flight';
   const formatValue = (value: bigint) => world.formatValue(value);
   const fenceName = (g: GlobalFence) => world.fences.find((f) => f.global === g)?.name ?? g.label;
@@ -184,13 +184,13 @@ export function stateItems(world: World): [string, string][] {
       items.push([`${adapter.name}.e${e}.irq`, `irq ${core.engineInterruptLine(e) ? 'raised' : '-'}`]);
     }
   });
-  const waiting = machine.os.waits.pendingWaiterList().map((w) => {
+  const waiting = machine.os.inspect.pendingWaiterList().map((w) => {
     const name = world.threads.find((x) => x.thread === w.owner.tag)?.name ?? w.label;
     return `${name}(${w.waits.map((x) => `${world.fences.find((f) => f.global === x.fence)?.name ?? x.fence.label}≥${formatValue(x.value)}`).join(',')})`;
   });
   items.push(['os.waiters', `OS waiters ${waiting.length ? waiting.join(' ') : 'none'}`]);
-  if (machine.os.waits.stepwise) {
-    const op = machine.os.waits.operation;
+  if (machine.os.inspect.stepwise) {
+    const op = machine.os.inspect.operation;
     items.push(['os.lock', `OS lock ${op ? `held (${op.label})` : 'free'}`]);
   }
   items.push(...world.threadItems());

@@ -97,7 +97,7 @@ export class ScenarioModel implements WorldModel {
       throw machineRefused(s, this.options.source, error);
     }
     applyVariantToOs(this.options.variant, machine);
-    if (this.options.resample === false) machine.os.waits.resampleAfterUpdate = false;
+    if (this.options.resample === false) machine.os.variant({ rereadCurrentValue: false });
     const jitter = s.machine.timing?.jitter ?? 0.1;
     const latencies = new LatencyChoices(this.options.time === 'timed' && jitter > 0);
     // Timed: each latency at one end of its span, the explorer's choice. Untimed: times do not matter; the low end, no draw.
@@ -188,7 +188,7 @@ class ScenarioWorld implements World {
         const process = setup.processes.get(f.process)!;
         const handle = setup.handles.get(`${f.process}\u0000${f.name}\u0000${adapterName}`);
         if (handle === undefined) continue;
-        const global = machine.os.handles.resolve(process.kernel, handle, 'syncObject', 'hSyncObject').global;
+        const global = machine.os.inspect.fenceOf(process.kernel, handle);
         const name = adapterName === f.adapter ? f.name : `${f.name}@${adapterName}`;
         this.fences.push({ name, index: this.fences.length, handle, global, adapter: global.adapter.index, engine: -1, values: values.get(f.name)! });
       }
@@ -207,7 +207,7 @@ class ScenarioWorld implements World {
       if (!made || !made.hHwQueue) continue; // a kernel-mode context: its command buffers are the OS's
       const process = setup.processes.get(q.process)!;
       const a = machine.adapters.findIndex((x) => x.name === q.adapter);
-      const { hHwQueue: driverQueue } = machine.os.handles.resolve(process.kernel, made.hHwQueue, 'hwQueue', 'hHwQueue');
+      const { hHwQueue: driverQueue } = machine.os.inspect.hwQueueOf(process.kernel, made.hHwQueue);
       const coreQueue = [...machine.adapters[a].hardware.queues.values()].find((x) => x.handle === driverQueue)?.id;
       if (coreQueue === undefined) continue;
       const fences = [...(signalled.get(q.name) ?? [])]
@@ -296,9 +296,9 @@ class ScenarioWorld implements World {
       const adapter = machine.adapters.find((a) => a.name === name)!;
       extras.push(() => Number(memory.getBigUint64(adapter.privateBase + machine.layout.offsets.interrupts, true)));
     }
-    for (const name of Object.keys(e.counters ?? {})) extras.push(() => (machine.os.counters as unknown as Record<string, number>)[name]);
-    for (const name of Object.keys(e.legacyCounters ?? {})) extras.push(() => (machine.os.legacyCounters as unknown as Record<string, number>)[name]);
-    for (const name of Object.keys(e.logCounters ?? {})) extras.push(() => (machine.os.logs.counters as unknown as Record<string, number>)[name]);
+    for (const name of Object.keys(e.counters ?? {})) extras.push(() => (machine.os.inspect.counters as unknown as Record<string, number>)[name]);
+    for (const name of Object.keys(e.legacyCounters ?? {})) extras.push(() => (machine.os.inspect.legacyCounters as unknown as Record<string, number>)[name]);
+    for (const name of Object.keys(e.logCounters ?? {})) extras.push(() => (machine.os.inspect.logs.counters as unknown as Record<string, number>)[name]);
     for (const name of Object.keys(e.crossAdapterCounters ?? {})) extras.push(() => (machine.crossAdapterCounters() as unknown as Record<string, number>)[name]);
     for (const name of Object.keys(e.vidmmCounters ?? {})) extras.push(() => (machine.vidmm.counters as unknown as Record<string, number>)[name]);
   }

@@ -251,98 +251,114 @@ interface Frame {
 interface Visited { sleep?: Set<string>; paths?: bigint; done: boolean }
 
 /** Depth-first search of every state reachable from the model's start (see the header for the reductions). */
-export function exhaustive(model: AnyModel, options: SearchOptions = {}): SearchResult {
-  const reduction = options.reduction ?? 'full';
-  const maxStates = options.maxStates ?? Infinity;
-  const maxDepth = options.maxDepth ?? Infinity;
-  const stopped = new Set<Bound>();
-  let timeUp = false;
-  const progressEvery = options.progressEvery ?? 10_000;
-  const runner = new Runner(model, { restore: options.restore });
-  const logs = runner.keys.logsAbstracted;
-  const visited = new Map<string, Visited>();
-  const seen = new Set<string>(); // 'none': distinct keys, for the count
-  const violations = new Map<InvariantId, FoundViolation>();
-  const stats: SearchStats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: runner.restore, restores: 0 };
-  if (reduction !== 'full') stats.interleavings = 0n;
-  const frames: Frame[] = [];
-  /** The frame whose state the runner is in, -1 when it went past it. */
-  let runnerAt = -1;
+export function exhaustive(model: AnyModel, options: SearchOptions = {}): SearchResult { return new Exhaustive(model, options).run(); }
 
-  const record = (found: Violation[], path: readonly number[]): void => {
+/** One exhaustive search (exhaustive): its bounds, the runner, what it visited and found, and the stack of frames. */
+class Exhaustive {
+  readonly reduction: Reduction;
+  readonly maxStates: number;
+  readonly maxDepth: number;
+  readonly stopped = new Set<Bound>();
+  timeUp = false;
+  readonly progressEvery: number;
+  readonly runner: Runner;
+  readonly logs: boolean;
+  readonly visited = new Map<string, Visited>();
+  /** 'none': distinct keys, for the count. */
+  readonly seen = new Set<string>();
+  readonly violations = new Map<InvariantId, FoundViolation>();
+  readonly stats: SearchStats;
+  readonly frames: Frame[] = [];
+  /** The frame whose state the runner is in, -1 when it went past it. */
+  runnerAt = -1;
+  readonly useSleep: boolean;
+
+  constructor(model: AnyModel, readonly options: SearchOptions) {
+    this.reduction = options.reduction ?? 'full';
+    this.maxStates = options.maxStates ?? Infinity;
+    this.maxDepth = options.maxDepth ?? Infinity;
+    this.progressEvery = options.progressEvery ?? 10_000;
+    this.runner = new Runner(model, { restore: options.restore });
+    this.logs = this.runner.keys.logsAbstracted;
+    this.stats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: this.runner.restore, restores: 0 };
+    if (this.reduction !== 'full') this.stats.interleavings = 0n;
+    this.useSleep = this.reduction === 'full' && options.sleepSets !== false;
+  }
+
+  record(found: Violation[], path: readonly number[]): void {
     for (const v of found) {
-      if (violations.has(v.invariant) && !options.onViolation) continue;
-      const bounds = runner.pathBounds();
+      if (this.violations.has(v.invariant) && !this.options.onViolation) continue;
+      const bounds = this.runner.pathBounds();
       const violation = { ...v, path: [...path], ...(bounds ? { bounds } : {}) };
-      options.onViolation?.(violation);
-      if (!violations.has(v.invariant)) violations.set(v.invariant, violation);
+      this.options.onViolation?.(violation);
+      if (!this.violations.has(v.invariant)) this.violations.set(v.invariant, violation);
     }
-  };
-  const optionsHere = (withFootprints: boolean): Option[] =>
-    runner.enabled().map((event, index) => ({ index, key: eventKey(event), footprint: withFootprints ? footprint(runner.world, event) : undefined, bounds: '' }));
+  }
+  optionsHere(withFootprints: boolean): Option[] {
+    return this.runner.enabled().map((event, index) => ({ index, key: eventKey(event), footprint: withFootprints ? footprint(this.runner.world, event) : undefined, bounds: '' }));
+  }
   /** The option named `key` here (a transition with latency choices is its event's option with them). */
-  const optionNamed = (here: Option[], key: string): Option | undefined => {
+  optionNamed(here: Option[], key: string): Option | undefined {
     const bounds = boundsOfKey(key);
     if (!bounds) return here.find((o) => o.key === key);
     const base = here.find((o) => o.key === key.slice(0, key.length - bounds.length - 1));
     return base && { ...base, key, bounds };
-  };
+  }
 
   /**
    * A new frame for the state the runner is in; it is saved when a second option will need to come back
    * (or may: where latencies are chosen, taking an option can add its other choices).
    */
-  const push = (frame: Frame): void => {
-    if (frame.todo.length > 1 || runner.world.latencies.bounded) frame.saved = runner.save();
-    frames.push(frame);
-    runnerAt = frames.length - 1;
-  };
+  push(frame: Frame): void {
+    if (frame.todo.length > 1 || this.runner.world.latencies.bounded) frame.saved = this.runner.save();
+    this.frames.push(frame);
+    this.runnerAt = this.frames.length - 1;
+  }
 
   /** 'full': takes the eager steps enabled now, one after the other. Returns a violation when one threw. */
-  const useSleep = reduction === 'full' && options.sleepSets !== false;
-  const takeEager = (sleep: Set<string>): Violation | undefined => {
-    if (reduction !== 'full' || options.eagerSteps === false) return undefined;
+  takeEager(sleep: Set<string>): Violation | undefined {
+    if (this.reduction !== 'full' || this.options.eagerSteps === false) return undefined;
     for (;;) {
-      const enabled = runner.enabled();
-      const index = enabled.findIndex((event) => isEager(runner.world, event, logs));
+      const enabled = this.runner.enabled();
+      const index = enabled.findIndex((event) => isEager(this.runner.world, event, this.logs));
       if (index < 0) return undefined;
       // The transition runs: a sleeping one of the same name (an OS step can become eager
       // while asleep) names the step after it from now on, which is not asleep.
       sleep.delete(eventKey(enabled[index]));
-      const crashed = runner.takeEager(index);
+      const crashed = this.runner.takeEager(index);
       if (crashed) return crashed;
     }
-  };
+  }
 
   /** The runner reached a state by `path` with sleep set `sleep`: check it and push its frame if anything is left to explore. Returns the interleavings it adds when nothing was pushed. */
-  const arrive = (sleep: Set<string>, crashed: Violation | undefined): bigint | undefined => {
-    crashed ??= takeEager(sleep);
-    const path = [...runner.path];
-    stats.maxDepth = Math.max(stats.maxDepth, path.length);
+  arrive(sleep: Set<string>, crashed: Violation | undefined): bigint | undefined {
+    crashed ??= this.takeEager(sleep);
+    const path = [...this.runner.path];
+    this.stats.maxDepth = Math.max(this.stats.maxDepth, path.length);
     if (crashed) {
       // The step threw: the state is a dead end, reported once.
-      stats.states++;
-      record([crashed], path);
+      this.stats.states++;
+      this.record([crashed], path);
       return 1n;
     }
-    const key = runner.keys.key();
-    if (reduction === 'none') {
-      if (!seen.has(key)) {
-        seen.add(key);
-        stats.states++;
-        const quiet = runner.enabled().length === 0;
-        record(checkAlways(runner.world), path);
-        if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path, runner.pathBounds()); }
+    const key = this.runner.keys.key();
+    if (this.reduction === 'none') {
+      if (!this.seen.has(key)) {
+        this.seen.add(key);
+        this.stats.states++;
+        const quiet = this.runner.enabled().length === 0;
+        this.record(checkAlways(this.runner.world), path);
+        if (quiet) { this.stats.quietStates++; this.record(checkQuiet(this.runner.world), path); this.options.onQuiet?.(key, path, this.runner.pathBounds()); }
       }
-      const here = optionsHere(false);
+      const here = this.optionsHere(false);
       if (!here.length) return 1n;
-      if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }
-      push({ stateKey: key, path, bounds: [...runner.bounds], options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
+      if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
+      this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
       return undefined;
     }
-    const old = visited.get(key);
+    const old = this.visited.get(key);
     if (old) {
-      if (reduction === 'states') {
+      if (this.reduction === 'states') {
         if (!old.done) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
         return old.paths!;
       }
@@ -350,88 +366,91 @@ export function exhaustive(model: AnyModel, options: SearchOptions = {}): Search
       const awake = [...old.sleep!].filter((t) => !sleep.has(t));
       old.sleep = new Set([...old.sleep!].filter((t) => sleep.has(t)));
       if (!awake.length) return 0n;
-      if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }
-      const here = optionsHere(true);
+      if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
+      const here = this.optionsHere(true);
       const todo: number[] = [];
       for (const t of awake) {
-        const option = optionNamed(here, t);
+        const option = this.optionNamed(here, t);
         if (!option) continue;
         if (option.bounds) here.push(option);
         todo.push(here.indexOf(option));
       }
       if (!todo.length) return 0n;
-      push({ stateKey: key, path, bounds: [...runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+      this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
       return undefined;
     }
-    stats.states++;
-    options.onState?.(key, path);
-    if (stats.states % progressEvery === 0) options.onProgress?.({ ...stats, runs: runner.builds, events: runner.events, restores: runner.restores });
-    const here = optionsHere(reduction === 'full');
+    this.stats.states++;
+    this.options.onState?.(key, path);
+    if (this.stats.states % this.progressEvery === 0) this.options.onProgress?.({ ...this.stats, runs: this.runner.builds, events: this.runner.events, restores: this.runner.restores });
+    const here = this.optionsHere(this.reduction === 'full');
     const quiet = here.length === 0;
-    record(checkAlways(runner.world), path);
-    if (quiet) { stats.quietStates++; record(checkQuiet(runner.world), path); options.onQuiet?.(key, path, runner.pathBounds()); }
-    visited.set(key, { sleep: reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
+    this.record(checkAlways(this.runner.world), path);
+    if (quiet) { this.stats.quietStates++; this.record(checkQuiet(this.runner.world), path); this.options.onQuiet?.(key, path, this.runner.pathBounds()); }
+    this.visited.set(key, { sleep: this.reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
     if (quiet) return 1n;
-    if (path.length >= maxDepth) { stopped.add('depth'); return 0n; }
+    if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
     const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
     if (!todo.length) return 0n;
-    push({ stateKey: key, path, bounds: [...runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+    this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
     return undefined;
-  };
+  }
 
-  const finishFrame = (frame: Frame): void => {
-    if (reduction === 'states') {
-      const entry = visited.get(frame.stateKey)!;
+  finishFrame(frame: Frame): void {
+    if (this.reduction === 'states') {
+      const entry = this.visited.get(frame.stateKey)!;
       entry.done = true;
       entry.paths = frame.paths;
     }
-    const parent = frames[frames.length - 1];
+    const parent = this.frames[this.frames.length - 1];
     if (parent) parent.paths += frame.paths;
-    else if (stats.interleavings !== undefined) stats.interleavings += frame.paths;
-  };
-
-  const rootPaths = arrive(new Set(), undefined);
-  if (rootPaths !== undefined && stats.interleavings !== undefined) stats.interleavings += rootPaths;
-
-  while (frames.length) {
-    const top = frames[frames.length - 1];
-    if (!timeUp && options.shouldStop && stats.transitions % 256 === 0 && options.shouldStop()) { timeUp = true; stopped.add('time'); }
-    if (top.next >= top.todo.length || stats.states >= maxStates || timeUp) {
-      if (top.next < top.todo.length && !timeUp) stopped.add('states');
-      frames.pop();
-      runnerAt = -1;
-      finishFrame(top);
-      continue;
-    }
-    const option = top.options[top.todo[top.next++]];
-    if (runnerAt !== frames.length - 1) runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
-    let childSleep = new Set<string>();
-    if (useSleep) {
-      for (const u of top.sleep) {
-        const other = top.options.find((o) => o.key === u);
-        // Two latency choices of one event are two transitions that never commute.
-        if (other && other.index !== option.index && independent(other.footprint!, option.footprint!)) childSleep.add(u);
-      }
-      top.sleep.add(option.key);
-    }
-    const crashed = runner.take(option.index, option.bounds);
-    stats.transitions++;
-    runnerAt = -1;
-    // The step drew latencies its bounds did not choose: each other choice of them is a transition of its own from here.
-    for (const bounds of otherBounds(option.bounds, runner.lastDraws)) {
-      const key = transitionKey(option.key.split('#')[0], bounds);
-      if (top.sleep.has(key) || top.options.some((o) => o.key === key)) continue;
-      top.options.push({ ...option, key, bounds });
-      top.todo.push(top.options.length - 1);
-    }
-    const paths = arrive(childSleep, crashed);
-    if (paths !== undefined) top.paths += paths;
+    else if (this.stats.interleavings !== undefined) this.stats.interleavings += frame.paths;
   }
-  if (stopped.size) { stats.complete = false; stats.stoppedBy = [...stopped]; }
-  stats.runs = runner.builds;
-  stats.events = runner.events;
-  stats.restores = runner.restores;
-  return { stats, violations };
+
+  /** The search: the start state, then frames until none is left or a bound stops it. */
+  run(): SearchResult {
+    const rootPaths = this.arrive(new Set(), undefined);
+    if (rootPaths !== undefined && this.stats.interleavings !== undefined) this.stats.interleavings += rootPaths;
+
+    while (this.frames.length) {
+      const top = this.frames[this.frames.length - 1];
+      if (!this.timeUp && this.options.shouldStop && this.stats.transitions % 256 === 0 && this.options.shouldStop()) { this.timeUp = true; this.stopped.add('time'); }
+      if (top.next >= top.todo.length || this.stats.states >= this.maxStates || this.timeUp) {
+        if (top.next < top.todo.length && !this.timeUp) this.stopped.add('states');
+        this.frames.pop();
+        this.runnerAt = -1;
+        this.finishFrame(top);
+        continue;
+      }
+      const option = top.options[top.todo[top.next++]];
+      if (this.runnerAt !== this.frames.length - 1) this.runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
+      let childSleep = new Set<string>();
+      if (this.useSleep) {
+        for (const u of top.sleep) {
+          const other = top.options.find((o) => o.key === u);
+          // Two latency choices of one event are two transitions that never commute.
+          if (other && other.index !== option.index && independent(other.footprint!, option.footprint!)) childSleep.add(u);
+        }
+        top.sleep.add(option.key);
+      }
+      const crashed = this.runner.take(option.index, option.bounds);
+      this.stats.transitions++;
+      this.runnerAt = -1;
+      // The step drew latencies its bounds did not choose: each other choice of them is a transition of its own from here.
+      for (const bounds of otherBounds(option.bounds, this.runner.lastDraws)) {
+        const key = transitionKey(option.key.split('#')[0], bounds);
+        if (top.sleep.has(key) || top.options.some((o) => o.key === key)) continue;
+        top.options.push({ ...option, key, bounds });
+        top.todo.push(top.options.length - 1);
+      }
+      const paths = this.arrive(childSleep, crashed);
+      if (paths !== undefined) top.paths += paths;
+    }
+    if (this.stopped.size) { this.stats.complete = false; this.stats.stoppedBy = [...this.stopped]; }
+    this.stats.runs = this.runner.builds;
+    this.stats.events = this.runner.events;
+    this.stats.restores = this.runner.restores;
+    return { stats: this.stats, violations: this.violations };
+  }
 }
 
 export interface ShortestResult {

@@ -40,9 +40,12 @@
 //     `counts`, `history`, `sequence` (IGNORED_KEYS), and the driver port's
 //     tallies of calls per DDI (DriverPort.tallies);
 //   - a handle table's `editStamp` (IGNORED_KEYS): a number from one count
-//     for every table, new at each change, which a cache of a lookup checks
-//     (src/os/signals.ts); the table's entries are hashed, and two tables
-//     that hold the same may carry different stamps (a snapshot restores it);
+//     for every table of the machine, new at each change, which a cache of a
+//     lookup checks (src/os/signals.ts); the table's entries are hashed, and
+//     two tables that hold the same may carry different stamps (a snapshot
+//     restores it);
+//   - fields under symbol keys: a module's scratch and caches kept on its
+//     instance (the model keeps none at module level: test/isolation.test.ts);
 //   - fields that hold undefined: the model reads a field's value, never
 //     whether it exists (`engine.isr = undefined` is "no interrupt on its way",
 //     as is a field never set).

@@ -104,8 +104,8 @@ export function variantDriver(variant: Variant, driver: AdapterOptions['driver']
 /** The OS's switches of `variant`, on a built machine (before anything is set up on it). */
 export function applyVariantToOs(variant: Variant, machine: Machine): void {
   const os = machine.os;
-  if (variant === 'no-resample' || variant === 'read-first-no-resample') os.waits.resampleAfterUpdate = false;
-  if (variant === 'no-cross-adapter-hold') os.crossAdapter.holdMonitoredValueAtZero = false;
-  if (variant === 'no-32bit-extension') for (const adapter of os.adapters) adapter.extendMonitoredValues = false;
-  if (variant === 'tdr-no-wake') os.resets.wakeWaitersOnReset = false;
+  if (variant === 'no-resample' || variant === 'read-first-no-resample') os.variant({ rereadCurrentValue: false });
+  if (variant === 'no-cross-adapter-hold') os.variant({ holdCrossAdapterMonitoredValueAtZero: false });
+  if (variant === 'no-32bit-extension') os.variant({ extendMonitoredValues: false });
+  if (variant === 'tdr-no-wake') os.variant({ wakeWaitersOnReset: false });
 }

@@ -23,7 +23,7 @@
 
 import type { Machine } from '../machine/machine.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
-import type { GlobalFence } from '../os/objects.js';
+import type { FenceView as GlobalFence } from '../os/inspect.js';
 import type { CpuThread, RuntimeProcess } from '../user/runtime.js';
 
 /** The invariants the explorer judges (src/explore/invariants.ts says what each is). */

@@ -19,17 +19,17 @@
 
 import type { Scheduler } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
-import type { OsAdapter } from '../os/objects.js';
 import { WddmError, invalid } from '../base/errors.js';
 import * as v from '../base/validate.js';
-import type { NativeFenceLogs, QueueLogs } from '../os/logs.js';
+import type { Kernel } from '../os/kernel.js';
 
 /** What fault injection reaches in a machine (Machine has it; no import back, machine.ts calls injectFault). */
 export interface FaultTarget {
   readonly scheduler: Scheduler;
   readonly trace: Trace;
-  readonly nativeFenceLogs: NativeFenceLogs;
-  adapter(nameOrIndex: string | number): { readonly name: string; readonly os: OsAdapter; readonly hardware: { holdInterrupts(untilNs: number): number[] } };
+  /** The OS: its live hardware queues (inspect) and its log reader, held back (LOG-05). */
+  readonly os: Pick<Kernel, 'inspect' | 'holdLogReader'>;
+  adapter(nameOrIndex: string | number): { readonly name: string; readonly index: number; readonly state: string; readonly hardware: { holdInterrupts(untilNs: number): number[] } };
 }
 
 export interface CollapseInterruptsFault {
@@ -79,7 +79,7 @@ function runningAdapter(machine: FaultTarget, value: unknown, parameter: string)
     const e = error as WddmError;
     throw invalid(parameter, value, e.expected ?? 'an adapter of this machine');
   }
-  if (adapter.os.state !== 'running') throw new WddmError('DEVICE_REMOVED', `${parameter} is ${JSON.stringify(adapter.name)}, whose state is ${adapter.os.state}; expected a running adapter`, { parameter, value, expected: 'a running adapter' });
+  if (adapter.state !== 'running') throw new WddmError('DEVICE_REMOVED', `${parameter} is ${JSON.stringify(adapter.name)}, whose state is ${adapter.state}; expected a running adapter`, { parameter, value, expected: 'a running adapter' });
   return adapter;
 }
 
@@ -99,22 +99,21 @@ function collapseInterrupts(machine: FaultTarget, body: unknown): FaultReport {
 function forceLogOverrun(machine: FaultTarget, body: unknown): FaultReport {
   const c = v.options(body, 'fault.forceLogOverrun', ['adapter', 'queue']);
   const adapter = runningAdapter(machine, c.adapter, 'fault.forceLogOverrun.adapter');
-  const logs = machine.nativeFenceLogs;
-  const live = logs.liveQueues(adapter.os);
-  let chosen: QueueLogs[];
+  const live = machine.os.inspect.liveHwQueues(adapter.index);
+  let chosen: { label: string; hHwQueue: number }[];
   if (c.queue === undefined) {
     if (!live.length) throw invalid('fault.forceLogOverrun.adapter', adapter.name, 'an adapter with at least one live hardware queue (only user-mode-submission queues have log buffers)');
     chosen = live;
   } else {
-    const matches = live.filter((q) => (typeof c.queue === 'number' ? q.queue.hHwQueue === c.queue : q.queue.label === c.queue));
-    const names = live.map((q) => JSON.stringify(q.queue.label)).join(', ') || 'none: the adapter has no live hardware queue';
+    const matches = live.filter((q) => (typeof c.queue === 'number' ? q.hHwQueue === c.queue : q.label === c.queue));
+    const names = live.map((q) => JSON.stringify(q.label)).join(', ') || 'none: the adapter has no live hardware queue';
     if (matches.length !== 1) {
       throw invalid('fault.forceLogOverrun.queue', c.queue, `the name or hHwQueue of one live hardware queue of ${JSON.stringify(adapter.name)} (${names})`);
     }
     chosen = matches;
   }
   const queues: string[] = [];
-  for (const ql of chosen) if (logs.fallBehind(ql)) queues.push(ql.queue.label);
-  machine.trace.record('fault', adapter.name, 'log reader held back', { queues: chosen.map((q) => q.queue.label).join(','), log: 'signals' });
+  for (const q of chosen) if (machine.os.holdLogReader(adapter.index, q.hHwQueue)) queues.push(q.label);
+  machine.trace.record('fault', adapter.name, 'log reader held back', { queues: chosen.map((q) => q.label).join(','), log: 'signals' });
   return { fault: 'forceLogOverrun', adapter: adapter.name, queues };
 }

@@ -36,7 +36,7 @@
 //                   signal it, no pending wait that sets the event): only code
 //                   outside the machine (yours, after run()) could release it.
 
-import type { Dxgkrnl, GlobalFence, OsHwQueue } from '../os/dxgkrnl.js';
+import type { FenceView as GlobalFence, HwQueueView as OsHwQueue, OsInspector } from '../os/inspect.js';
 import type { CpuThread, RuntimeProcess, ThreadSignal } from '../user/runtime.js';
 
 export interface StuckWait {
@@ -133,25 +133,35 @@ function stuckWait(fence: GlobalFence, value: bigint): StuckWait {
   return { fence: fence.label, value, currentValue: fence.destroyed ? 0n : fence.peekValue(), fenceDestroyed: fence.destroyPending || fence.destroyed };
 }
 
-/** Builds the report from the OS and the processes' CPU threads. */
-export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): StuckReport {
-  const items: Item[] = [];
-  const report: StuckReport = { stuck: false, queues: [], waiters: [], threads: [], deadlocks: [], lostWakeups: [], neverSignalled: [] };
-  /** Needs are resolved once every item exists: (item, fence, value) triples, grouped per need. */
-  const pendingNeeds: { item: Item; what: string; waits: { fence: GlobalFence; value: bigint }[] }[] = [];
+/** A need of a stuck item on fences, resolved to its sources once every item exists. */
+interface PendingNeed { item: Item; what: string; waits: readonly { readonly fence: GlobalFence; readonly value: bigint }[] }
+/** The report as it is gathered: every item, the report's entries, and the needs still to resolve. */
+interface Gathering { readonly items: Item[]; readonly report: StuckReport; readonly pendingNeeds: PendingNeed[] }
 
-  // hardware queues: blocked ones are stuck; any with queued signals is a source
+/** Builds the report from the OS and the processes' CPU threads. */
+export function stuckReport(os: OsInspector, processes: readonly RuntimeProcess[]): StuckReport {
+  const g: Gathering = { items: [], report: { stuck: false, queues: [], waiters: [], threads: [], deadlocks: [], lostWakeups: [], neverSignalled: [] }, pendingNeeds: [] };
+  gatherQueues(os, g);
+  gatherHeldContexts(os, g);
+  const waiterItems = gatherWaiters(os, g);
+  gatherThreads(os, processes, waiterItems, g);
+  conclude(g);
+  return g.report;
+}
+
+/** Hardware queues: blocked ones are stuck; any with queued signals is a source. */
+function gatherQueues(os: OsInspector, g: Gathering): void {
   for (const adapter of os.adapters) {
     if (adapter.state !== 'running') continue; // a bug-checked adapter is reported as such
     for (const device of adapter.devices) {
       if (device.removed) continue;
       for (const queue of device.queues) {
-        const pending = os.lifetime.pending(queue);
+        const pending = os.inFlight(queue);
         // What the OS knows from the driver's progress reports (it never reads the ring).
         const blocked = queue.gpu.blocked;
         const signals = pending.filter((c) => c.op === 'signal').map((c) => ({ word: c.local.global.cvPhys, value: c.value, fence: c.local.global }));
         if (!blocked) {
-          if (signals.length) items.push({ name: queueName(queue), alive: true, needs: [], signals, anyValue: false });
+          if (signals.length) g.items.push({ name: queueName(queue), alive: true, needs: [], signals, anyValue: false });
           continue;
         }
         const fence = blocked.local.global;
@@ -163,15 +173,18 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
           waits: [stuckWait(fence, value)], queuedSignals: signals.map((s) => ({ fence: s.fence.label, value: s.value })), deadlocked: false,
         };
         item.report = entry;
-        items.push(item);
-        report.queues.push(entry);
-        if (fence.currentValue() >= value) report.lostWakeups.push({ item: item.name, waits: entry.waits, text: lostText(item.name, entry.waits) });
-        else pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[0])}`, waits: [{ fence, value }] });
+        g.items.push(item);
+        g.report.queues.push(entry);
+        if (fence.peekValue() >= value) g.report.lostWakeups.push({ item: item.name, waits: entry.waits, text: lostText(item.name, entry.waits) });
+        else g.pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[0])}`, waits: [{ fence, value }] });
       }
     }
   }
-  // kernel-mode contexts held by a GPU wait
-  for (const held of os.contexts.held()) {
+}
+
+/** Kernel-mode contexts held by a GPU wait. */
+function gatherHeldContexts(os: OsInspector, g: Gathering): void {
+  for (const held of os.heldContexts()) {
     const c = held.context;
     const name = `context ${c.device.adapter.name}/${c.label}`;
     const item: Item = { name, alive: false, needs: [], signals: held.queuedSignals.map((s) => ({ word: s.fence.cvPhys, value: s.value })), anyValue: false };
@@ -181,18 +194,21 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
       waits: unmet.map((w) => stuckWait(w.fence, w.value)), queuedSignals: held.queuedSignals.map((s) => ({ fence: s.fence.label, value: s.value })), deadlocked: false,
     };
     item.report = entry;
-    items.push(item);
-    report.queues.push(entry);
+    g.items.push(item);
+    g.report.queues.push(entry);
     if (!unmet.length) {
       const met = held.fences.map((fence, i) => stuckWait(fence, held.values[i]));
-      report.lostWakeups.push({ item: name, waits: met, text: lostText(name, met) });
+      g.report.lostWakeups.push({ item: name, waits: met, text: lostText(name, met) });
     }
-    unmet.forEach((w, i) => pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[i])}`, waits: [w] }));
+    unmet.forEach((w, i) => g.pendingNeeds.push({ item, what: `waits for ${waitText(entry.waits[i])}`, waits: [w] }));
   }
-  // CPU waiters
+}
+
+/** CPU waiters; returns the items of the waiters of each owner tag (a CPU thread, an event). */
+function gatherWaiters(os: OsInspector, g: Gathering): Map<object, Item[]> {
   const waiterItems = new Map<object, Item[]>();
   const waiterById = new Map<number, Item>();
-  for (const w of os.waits.pendingWaiterList()) {
+  for (const w of os.pendingWaiterList()) {
     const item: Item = { name: `waiter ${w.label}`, alive: w.timed, needs: [], signals: [], anyValue: false };
     waiterById.set(w.id, item);
     if (w.owner.tag) {
@@ -200,43 +216,51 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
       if (!list) waiterItems.set(w.owner.tag, (list = []));
       list.push(item);
     }
-    items.push(item);
+    g.items.push(item);
     if (w.timed) continue;
     const waits = w.waits.map((x) => stuckWait(x.fence, x.value));
     const entry: StuckWaiter = { process: w.owner.process, label: w.label, mode: w.mode, waits, deadlocked: false };
     if (w.owner.thread) entry.thread = w.owner.thread;
     if (w.owner.event) entry.event = w.owner.event;
     item.report = entry;
-    report.waiters.push(entry);
+    g.report.waiters.push(entry);
     const met = waits.filter((x) => x.currentValue >= x.value && !x.fenceDestroyed);
     if (w.mode === 'any' ? met.length > 0 : met.length === waits.length) {
-      report.lostWakeups.push({ item: item.name, waits: w.mode === 'any' ? met : waits, text: lostText(item.name, w.mode === 'any' ? met : waits) });
+      g.report.lostWakeups.push({ item: item.name, waits: w.mode === 'any' ? met : waits, text: lostText(item.name, w.mode === 'any' ? met : waits) });
     } else if (w.mode === 'any') {
-      pendingNeeds.push({ item, what: `waits for any of ${waits.map(waitText).join(', ')}`, waits: w.waits });
+      g.pendingNeeds.push({ item, what: `waits for any of ${waits.map(waitText).join(', ')}`, waits: w.waits });
     } else {
-      w.waits.forEach((x, i) => { if (!met.includes(waits[i])) pendingNeeds.push({ item, what: `waits for ${waitText(waits[i])}`, waits: [x] }); });
+      w.waits.forEach((x, i) => { if (!met.includes(waits[i])) g.pendingNeeds.push({ item, what: `waits for ${waitText(waits[i])}`, waits: [x] }); });
     }
   }
-  // CPU threads: unfinished ones are sources for what they say they may still signal, or else for every fence their process holds a handle to
+  return waiterItems;
+}
+
+/** CPU threads: unfinished ones are sources for what they say they may still signal, or else for every fence their process holds a handle to. */
+function gatherThreads(os: OsInspector, processes: readonly RuntimeProcess[], waiterItems: Map<object, Item[]>, g: Gathering): void {
   for (const process of processes) {
-    const words = new Set<number>();
-    for (const object of process.kernel.handles.values()) if (object.kind === 'syncObject') words.add(object.global.cvPhys);
+    const words = os.fenceWordsOf(process.kernel);
     const anyOfProcess = [...words].sort((a, b) => a - b).map((word) => ({ word, value: 0n }));
     for (const thread of process.threads) {
       if (thread.state === 'done' || thread.state === 'failed') continue;
       const declared = thread.mayStillSignal?.();
-      const signals = declared ? declaredSignals(process, declared) : anyOfProcess;
+      const signals = declared ? declaredSignals(os, process, declared) : anyOfProcess;
       const item: Item = { name: `thread ${process.name}:${thread.name}`, alive: true, needs: [], signals, anyValue: !declared };
-      items.push(item);
+      g.items.push(item);
       const need = threadNeed(thread, waiterItems);
       if (!need) continue;
       item.alive = false;
       item.needs.push(need);
       const entry: StuckThread = { process: process.name, thread: thread.name, blockedOn: need.what.replace(/^is blocked in /, '').replace(/^waits for /, ''), deadlocked: false };
       item.report = entry;
-      report.threads.push(entry);
+      g.report.threads.push(entry);
     }
   }
+}
+
+/** Resolves the needs to their sources, then finds the deadlocked set, its cycles and what is never signalled. */
+function conclude(g: Gathering): void {
+  const { items, report, pendingNeeds } = g;
   // resolve fence needs to their sources
   const sourcesOf = (fence: GlobalFence, value: bigint): Item[] => items.filter((s) => s.signals.some((x) => x.word === fence.cvPhys && (s.anyValue || x.value >= value)));
   for (const need of pendingNeeds) {
@@ -264,15 +288,14 @@ export function stuckReport(os: Dxgkrnl, processes: readonly RuntimeProcess[]): 
       report.neverSignalled.push({ item: item.name, need: need.what, text: `never signalled: ${item.name} ${need.what}; ${nothing}` });
     }
   }
-  return report;
 }
 
 /** What a thread declared it may still signal (createThread's mayStillSignal), as fence words; handles that name no fence are left out. */
-function declaredSignals(process: RuntimeProcess, declared: readonly ThreadSignal[]): Item['signals'] {
+function declaredSignals(os: OsInspector, process: RuntimeProcess, declared: readonly ThreadSignal[]): Item['signals'] {
   const signals: Item['signals'] = [];
   for (const s of declared) {
-    const object = (s.process ?? process).kernel.handles.get(s.hSyncObject);
-    if (object?.kind === 'syncObject') signals.push({ word: object.global.cvPhys, value: BigInt(s.value) });
+    const word = os.fenceWordAt((s.process ?? process).kernel, s.hSyncObject);
+    if (word !== undefined) signals.push({ word, value: BigInt(s.value) });
   }
   return signals;
 }

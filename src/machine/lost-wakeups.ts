@@ -21,7 +21,7 @@
 // value already written. Only reads (GlobalFence.peekValue): nothing changes.
 
 import type { Scheduler } from '../base/scheduler.js';
-import type { Dxgkrnl, GlobalFence } from '../os/dxgkrnl.js';
+import type { FenceView, OsInspector } from '../os/inspect.js';
 
 /** A waiter whose value was reached while it waited, with nothing on its way to wake it. */
 export interface LostWakeup {
@@ -54,11 +54,11 @@ export class LostWakeupWatch {
   /** Timed-out lost wake-ups past the KEPT first. */
   dropped = 0;
 
-  constructor(private readonly os: Dxgkrnl, private readonly scheduler: Scheduler) {
-    os.waits.timeoutListeners.push((waiter) => this.onTimeout(waiter));
+  constructor(private readonly os: OsInspector, private readonly scheduler: Scheduler) {
+    os.onWaitTimedOut((waiter) => this.onTimeout(waiter));
   }
 
-  private onTimeout(waiter: { label: string; mode: 'all' | 'any'; waits: { fence: GlobalFence; value: bigint }[] }): void {
+  private onTimeout(waiter: { label: string; mode: 'all' | 'any'; waits: { fence: FenceView; value: bigint }[] }): void {
     const reached = waiter.waits.map((w) => ({ ...w, current: w.fence.destroyed ? -1n : w.fence.peekValue() })).filter((w) => w.current >= w.value);
     const holds = waiter.mode === 'all' ? reached.length === waiter.waits.length && reached.length > 0 : reached.length > 0;
     if (!holds || notificationInFlight(this.scheduler)) return;
@@ -70,7 +70,7 @@ export class LostWakeupWatch {
 
   /** The timed-out ones so far, then the pending ones (when nothing is on its way), each entry whose value was reached. */
   list(): LostWakeup[] {
-    const pending = notificationInFlight(this.scheduler) ? [] : this.os.waits.lostWakeups();
+    const pending = notificationInFlight(this.scheduler) ? [] : this.os.lostWakeups();
     return [...this.timedOut, ...pending];
   }
 }

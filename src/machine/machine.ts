@@ -23,17 +23,15 @@ import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import { DriverPort } from '../port/driver-port.js';
 import { WddmError, invalid, check } from '../base/errors.js';
 import { GpuHardware } from '../gpu/hardware.js';
-import { Dxgkrnl, type OsAdapter, type BugCheckReport, type Counters } from '../os/dxgkrnl.js';
-import type { LegacyCounters } from '../os/monitored.js';
-import type { CrossAdapterCounters } from '../os/cross-adapter.js';
-import type { LogCounters, LogKind, NativeFenceLogs } from '../os/logs.js';
+import { Kernel, type KernelOptions, type LogKind } from '../os/kernel.js';
+import type { AdapterView, BugCheckReport, Counters, CrossAdapterCounters, FenceInspection, LegacyCounters, LogCounters, LogHistory, VidMmCounters, VidMmView } from '../os/inspect.js';
 import { RuntimeProcess, type UserModeSystem } from '../user/runtime.js';
+import { takesColumns } from '../user/ring-write.js';
 import { Random, RANDOM_STREAM } from '../base/rng.js';
 import { Scheduler, DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
 import { Trace, DEFAULT_TRACE_CAPACITY } from '../base/trace.js';
 import * as v from '../base/validate.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from '../base/wddm.js';
-import { VidMm, type VidMmCounters } from '../os/vidmm/vidmm.js';
 import { DoorbellService } from '../gpu/doorbell.js';
 import { planMemory, heapClassFor, driverMemoryBytes } from './memory-plan.js';
 import { OUT_CAPACITY_WORDS, PAGE, parseMachineOptions, type AdapterOptions, type MachineOptions } from './options.js';
@@ -49,24 +47,7 @@ export type { DriverModule } from '../driver/module.js';
 import { stuckReport, stuckText, type StuckReport } from './liveness.js';
 import { LostWakeupWatch, lostWakeupText, type LostWakeup } from './lost-wakeups.js';
 
-/** machine.inspectFence: what the kernel knows of one fence (read-only; no user-mode path reads MonitoredValue). */
-export interface FenceInspection {
-  fence: string;
-  adapter: string;
-  kind: 'native' | 'monitored';
-  currentValue: bigint;
-  /** Native fences: the MonitoredValue the CMP compares against (UINT64_MAX with no CPU waiter). */
-  monitoredValue?: bigint;
-  /** CPU waiters (wait blocks in the fence's heap). */
-  cpuWaiters: number;
-  /** Submitted GPU waits / signals naming it that have not executed yet. */
-  gpuWaitsInFlight: number;
-  gpuSignalsInFlight: number;
-  /** Open handles to this record, in every process (closed ones still draining GPU work not counted). */
-  openHandles: number;
-  /** No open handle is left anywhere but GPU commands still name it: storage kept until they drain. */
-  destroyPending: boolean;
-}
+export type { FenceInspection } from '../os/inspect.js';
 
 export interface AdapterSummary {
   name: string; state: string; gpuSignals: number; cmpChecks: number; interruptsRaised: number;
@@ -89,7 +70,7 @@ export interface MachineSummary {
 }
 
 export class Adapter {
-  constructor(readonly os: OsAdapter, readonly hardware: GpuHardware, readonly driver: PluggableDriver,
+  constructor(/** The OS's view of the adapter (read-only). */ readonly os: AdapterView, readonly hardware: GpuHardware, readonly driver: PluggableDriver,
               /** The raw core instance of this adapter: every protocol step as a plain export (docs/ABI.md). */
               readonly core: CoreExports,
               readonly privateBase: number, readonly localBase: number) {}
@@ -99,6 +80,9 @@ export class Adapter {
   get nativeFence(): boolean { return this.os.nativeFence; }
 }
 
+/** Machine.userModeDriverTakesColumns's answers by adapter index. */
+const UMD_FORMS = Symbol('Machine.userModeDriverForms');
+
 export class Machine implements UserModeSystem {
   /** Virtual time; its ties are broken by the seed's tie-break stream (src/base/scheduler.ts). */
   readonly scheduler: Scheduler;
@@ -107,21 +91,20 @@ export class Machine implements UserModeSystem {
   readonly random: Random;
   /** The seed's timing stream: the jitter of command times and latencies (Timing.jitter). */
   readonly timingRandom: Random;
-  readonly os: Dxgkrnl;
+  /** The OS (src/os/kernel.ts): user mode's entry points and the machine's; `os.inspect` is what tools read. */
+  readonly os: Kernel;
   /** The only holder of the adapters' kernel-mode drivers: every DDI and callback goes through it (src/port/). */
   readonly port: DriverPort;
   readonly adapters: Adapter[] = [];
   readonly processes: RuntimeProcess[] = [];
   readonly layout: CoreLayout;
   readonly systemBase: number;
-  /** Video memory manager: segments, allocations, Lock2, deferred destruction (src/os/vidmm/). */
-  vidmm!: VidMm;
   /** Physical base of the cross-adapter doorbell area (XA-07); 0 when the doorbell is off. */
   doorbellBase = 0;
   private readonly lostWakeupWatch: LostWakeupWatch;
 
   constructor(readonly seed: number, readonly memory: WasmMemory, readonly module: WasmModule,
-              layout: CoreLayout, systemBase: number, nativeFence: boolean, maxProcesses: number, traceOn: boolean,
+              layout: CoreLayout, systemBase: number, os: Omit<KernelOptions, 'memory' | 'systemBase'>, traceOn: boolean,
               bounds: { eventsPerRun: number; traceEvents: number } = { eventsPerRun: DEFAULT_EVENTS_PER_RUN, traceEvents: DEFAULT_TRACE_CAPACITY }) {
     this.scheduler = new Scheduler(Random.stream(seed, RANDOM_STREAM.tieBreak));
     this.trace = new Trace(() => this.scheduler.nowNs, bounds.traceEvents);
@@ -132,9 +115,12 @@ export class Machine implements UserModeSystem {
     this.layout = layout;
     this.systemBase = systemBase;
     this.port = new DriverPort(this.trace, () => this.scheduler.nowNs);
-    this.os = new Dxgkrnl({ nativeFence }, this.scheduler, this.trace, layout, maxProcesses, this.port);
-    this.lostWakeupWatch = new LostWakeupWatch(this.os, this.scheduler);
+    this.os = new Kernel({ ...os, memory, systemBase }, this.scheduler, this.trace, layout, this.port);
+    this.lostWakeupWatch = new LostWakeupWatch(this.os.inspect, this.scheduler);
   }
+
+  /** Video memory manager, read-only: allocations, segments, GPU reads, coherence faults (src/os/vidmm/; its calls are RuntimeProcess's). */
+  get vidmm(): VidMmView { return this.os.inspect.vidmm; }
 
   get nowNs(): number { return this.scheduler.nowNs; }
 
@@ -144,13 +130,19 @@ export class Machine implements UserModeSystem {
   /** UserModeSystem: the user-mode half of an adapter's driver module (the runtime's way to a driver). */
   userModeDriver(index: number): UserModeDriverInterface { return this.adapter(index).driver.userMode; }
 
+  /** UserModeSystem: whether that half takes the typed form, decided at its first submission (under a symbol: a cache, no state). */
+  userModeDriverTakesColumns(index: number): boolean {
+    return (this[UMD_FORMS][index] ??= takesColumns(this.adapter(index).driver.userMode));
+  }
+  private readonly [UMD_FORMS]: boolean[] = [];
+
   /**
    * Cross-adapter counters (XA-04, XA-07): the OS's (propagations, NotificationOnly calls, doorbell
    * fallbacks, wake latency) with the doorbell records the GPUs posted and took.
    */
   crossAdapterCounters(): CrossAdapterCounters & { doorbellPosted: number; doorbellTaken: number } {
     const doorbell = this.doorbellCounts();
-    const c = this.os.crossAdapter.counters;
+    const c = this.os.inspect.crossAdapterCounters;
     return {
       propagations: c.propagations, notificationOnlyCalls: c.notificationOnlyCalls, doorbellPosted: doorbell.posted, doorbellTaken: doorbell.taken,
       doorbellFallbacks: c.doorbellFallbacks, crossWakes: c.crossWakes, crossWakeTotalNs: c.crossWakeTotalNs, crossWakeMaxNs: c.crossWakeMaxNs,
@@ -166,7 +158,7 @@ export class Machine implements UserModeSystem {
   /** A new process (its own handle table and address spaces); its name is its own on this machine. */
   createProcess(name: string): RuntimeProcess {
     if (typeof name === 'string' && this.processes.some((p) => p.name === name)) throw invalid('name', name, 'a name no other process of this machine has');
-    const process = new RuntimeProcess(this, this.os.handles.createProcess(name));
+    const process = new RuntimeProcess(this, this.os.createProcess(name));
     this.processes.push(process);
     return process;
   }
@@ -200,7 +192,7 @@ export class Machine implements UserModeSystem {
    * them that nothing inside the machine can release). Meant for after run();
    * src/machine/liveness.ts explains the rules.
    */
-  stuck(): StuckReport { return stuckReport(this.os, this.processes); }
+  stuck(): StuckReport { return stuckReport(this.os.inspect, this.processes); }
 
   /** NF-10: CPU waiters whose value was reached with nothing on its way to wake them, timed out or still waiting (src/machine/lost-wakeups.ts). */
   lostWakeups(): LostWakeup[] { return this.lostWakeupWatch.list(); }
@@ -212,18 +204,11 @@ export class Machine implements UserModeSystem {
    */
   inspectFence(process: RuntimeProcess, hSyncObject: number): FenceInspection {
     if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
-    const { global } = this.os.handles.resolve(process.kernel, hSyncObject, 'syncObject', 'hSyncObject');
-    return {
-      fence: global.label, adapter: global.adapter.name, kind: global.kind, currentValue: global.peekValue(),
-      monitoredValue: global.kind === 'native' ? u64(global.adapter.core.cpuReadMonitoredValue(global.coreFence)) : undefined,
-      cpuWaiters: this.os.waits.fenceWaiterCount(global),
-      gpuWaitsInFlight: global.gpuWaitsInFlight, gpuSignalsInFlight: global.gpuSignalsInFlight,
-      openHandles: [...global.locals].filter((l) => !l.closing).length, destroyPending: global.destroyPending,
-    };
+    return this.os.inspect.inspectFence(process.kernel, hSyncObject);
   }
 
-  /** The OS's native fence log reader: entries read, queued events, overruns, contract violations (src/os/logs.ts). */
-  get nativeFenceLogs(): NativeFenceLogs { return this.os.logs; }
+  /** What the OS's native fence log reader keeps: entries read, queued events, overruns, contract violations (src/os/logs.ts). */
+  get nativeFenceLogs(): LogHistory { return this.os.inspect.logs; }
 
   /**
    * LOG-03: the OS destroys one of a hardware queue's log buffers and makes a
@@ -232,16 +217,13 @@ export class Machine implements UserModeSystem {
    */
   recreateNativeFenceLogBuffer(process: RuntimeProcess, hHwQueue: number, log: LogKind): void {
     if (!(process instanceof RuntimeProcess) || process.machine !== this) throw invalid('process', process, 'a process of this machine');
-    const queue = this.os.handles.resolve(process.kernel, hHwQueue, 'hwQueue', 'hHwQueue');
-    const kind = v.oneOf(log, 'log', ['waits', 'signals'] as const);
-    const logs = this.os.logs.queueLogs(queue.device.adapter, queue.hHwQueue);
-    if (!logs) throw invalid('hHwQueue', hHwQueue, 'a hardware queue with log buffers (a live user-mode-submission queue)');
-    this.os.logs.recreate(logs, kind, 'requested');
+    this.os.inspect.hwQueueOf(process.kernel, hHwQueue);
+    this.os.recreateNativeFenceLogBuffer(process.kernel, hHwQueue, v.oneOf(log, 'log', ['waits', 'signals'] as const));
   }
 
   /** NF-20: device removal (GPU reset) on one adapter. */
   removeDevice(adapter: string | number, reason = 'TDR'): void {
-    this.os.resets.removeDevice(this.adapter(adapter).os, reason);
+    this.os.removeDevice(this.adapter(adapter).index, reason);
   }
 
   /**
@@ -268,12 +250,12 @@ export class Machine implements UserModeSystem {
         blockedQueues: a.hardware.blockedQueues(),
         bugCheck: a.os.bugCheck?.message,
       })),
-      os: { ...this.os.counters },
-      legacy: this.os.legacyCounters,
-      logs: { ...this.os.logs.counters },
+      os: { ...this.os.inspect.counters },
+      legacy: this.os.inspect.legacyCounters,
+      logs: { ...this.os.inspect.logCounters },
       vidmm: { ...this.vidmm.counters },
-      pendingWaiters: this.os.waits.pendingWaiters,
-      bugChecks: [...this.os.bugChecks],
+      pendingWaiters: this.os.inspect.pendingWaiters,
+      bugChecks: [...this.os.inspect.bugChecks],
       trace: { recorded: this.trace.recorded, kept: this.trace.events.length, dropped: this.trace.dropped, capacity: this.trace.capacity },
     };
   }
@@ -296,7 +278,7 @@ export class Machine implements UserModeSystem {
     const g = s.logs;
     if (g.buffersCreated) lines.push(`  fence logs: entriesRead=${g.entriesRead} UpdateNativeFenceLogs=${g.updateNativeFenceLogsCalls} overruns=${g.overruns} (lost ${g.entriesLost}) fallbackScans=${g.fallbackScans} contractViolations=${g.contractViolations} recreated=${g.buffersRecreated}`);
     const dropped = g.queuedDropped + g.entriesDropped + g.interruptsDropped + g.overrunsDropped + g.faultsDropped;
-    if (dropped) lines.push(`  timeline records dropped (only the last ${this.os.logs.historyRecords} of each kind are kept: limits.timelineRecords): queued=${g.queuedDropped} entries=${g.entriesDropped} interrupts=${g.interruptsDropped} overruns=${g.overrunsDropped} faults=${g.faultsDropped}`);
+    if (dropped) lines.push(`  timeline records dropped (only the last ${this.os.inspect.logs.historyRecords} of each kind are kept: limits.timelineRecords): queued=${g.queuedDropped} entries=${g.entriesDropped} interrupts=${g.interruptsDropped} overruns=${g.overrunsDropped} faults=${g.faultsDropped}`);
     const m = s.vidmm;
     if (m.allocationsCreated) {
       lines.push(`  allocations: created=${m.allocationsCreated} freed=${m.allocationsFreed} destroysDeferred=${m.destroysDeferred} destroysAtOnce=${m.destroysAtOnce} locks=${m.locks} relocations=${m.relocations} invalidations=${m.cacheInvalidations} staleGpuReads=${m.staleGpuReads} staleCpuReads=${m.staleCpuReads} lostWrites=${m.lostWrites} gpuUseAfterFree=${m.gpuUseAfterFree}`);
@@ -304,7 +286,7 @@ export class Machine implements UserModeSystem {
         lines.push(`  allocation records let go (only the newest ${this.vidmm.records} of each kind are kept: limits.allocationRecords): gpuReads=${m.gpuReadsDropped} coherenceFaults=${m.coherenceFaultsDropped} freedAllocations=${m.freedAllocationsForgotten}`);
       }
     }
-    const cross = this.os.crossAdapter.summaryLine(this.doorbellCounts());
+    const cross = this.os.inspect.crossAdapterSummaryLine(this.doorbellCounts());
     if (cross) lines.push(cross);
     if (o.gpuRewinds || o.deferredCloses || o.orphanedWaits) {
       lines.push(`  fence lifetime: gpuRewinds=${o.gpuRewinds} deferredCloses=${o.deferredCloses} orphanedWaits=${o.orphanedWaits}`);
@@ -385,10 +367,10 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   } catch (error) {
     throw new WddmError('NO_MEMORY', `this process could not reserve the machine's ${(pages * 65536 / 2 ** 20).toFixed(1)} MiB of memory (${(error as Error).message}); lower the limits or the memory options`);
   }
-  const machine = new Machine(seed, memory, module, layout, systemBase, nativeFence, processes, traceOn, bounds), { trace } = machine;
-  machine.os.logs.historyRecords = timelineRecords;
+  const machine = new Machine(seed, memory, module, layout, systemBase,
+    { nativeFence, maxProcesses: processes, timelineRecords, rereadCurrentValue, ioCoherent, allocationRecords }, traceOn, bounds);
+  const { trace } = machine;
   machine.scheduler.timeless = time === 'untimed';
-  machine.os.waits.resampleAfterUpdate = rereadCurrentValue;
   if (osGranularity === 'step') {
     machine.os.runOperationsInSteps();
     // The OS's lock: while an operation runs its steps, only the GPU's own steps (an engine's,
@@ -398,7 +380,6 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     machine.scheduler.gate = (event) => !os.lockHeld || (event.owner === 'dxgkrnl' && event.kind === 'os-step')
       || event.kind === 'engine-tick' || event.kind === 'engine-step' || event.kind === 'doorbell';
   }
-  machine.vidmm = new VidMm(machine.os, trace, memory, systemBase, ioCoherent, allocationRecords);
   for (const observer of observers) observer.machineCreated?.(machine);
   trace.record('machine', 'machine', 'created', {
     seed, nativeFenceFeature: nativeFence, ...(rereadCurrentValue ? {} : { rereadCurrentValue }), memoryBytes: mapPages * 65536, systemMemory: `${systemBase}+${roundPage(systemMemoryBytes)}`,
@@ -411,7 +392,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
   if (doorbell.enabled) {
     check(first.doorbellFormat(doorbellBase, doorbellBytes, adapters.length, doorbell.ringEntries), 'formatting the cross-adapter doorbell');
     trace.record('machine', 'machine', 'cross-adapter doorbell', { area: `${doorbellBase}+${doorbellBytes}`, ringEntries: doorbell.ringEntries, latencyNs: doorbell.latencyNs });
-    machine.os.crossAdapter.doorbellEnabled = true;
+    machine.os.enableDoorbell();
     machine.doorbellBase = doorbellBase;
   }
 
@@ -422,10 +403,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       check(core.regionFormat(localBase, roundPage(a.localMemoryBytes), layout.regionKindLocal), `formatting local memory of "${a.name}"`);
       checkRegion(memory, layout, localBase, layout.regionKindLocal, `local memory of "${a.name}"`);
     }
-    let hardwareCaps = 0;
-    if (a.caps.nativeGpuFence) hardwareCaps |= VIDSCHCAPS.NativeGpuFence;
-    if (a.caps.optimizedNativeFenceSignaledInterrupt) hardwareCaps |= VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
-    if (a.caps.no64BitAtomics) hardwareCaps |= VIDSCHCAPS.No64BitAtomics;
+    const hardwareCaps = hardwareCapsOf(a);
     const gpuVaBase = a.caps.nativeFenceCaps.minimumAddress || DEFAULT_GPU_VA_BASE;
     const vaEnd = gpuVaBase + BigInt(processes) * BigInt(a.limits.gpuVaPagesPerProcess) * 4096n;
     if (a.caps.nativeFenceCaps.maximumAddress && vaEnd - 1n > a.caps.nativeFenceCaps.maximumAddress) {
@@ -448,21 +426,7 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
       check(core.adapterSetDoorbell(doorbellBase), `attaching the doorbell to "${a.name}"`);
       hardware.doorbell = new DoorbellService(index, hardware, gpuCore, machine.scheduler, trace, doorbell.latencyNs, machine.timingRandom, timing.jitter);
     }
-    const driverOptions: ReferenceDriverOptions = {
-      hardwareCaps,
-      nativeFenceCaps: {
-        MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
-        MapToGpuSystemProcess: a.caps.nativeFenceCaps.mapToGpuSystemProcess,
-        MinimumAddress: a.caps.nativeFenceCaps.minimumAddress,
-        MaximumAddress: a.caps.nativeFenceCaps.maximumAddress,
-      },
-      interruptPayload: a.interrupts.payload,
-      evaluateLegacyMonitoredFences: a.interrupts.evaluateLegacyMonitoredFences,
-      queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
-      monitoredValueBarrier: a.driver.monitoredValueBarrier,
-      ringEntries: a.limits.ringEntries,
-      enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
-    };
+    const driverOptions = referenceDriverOptions(a, hardwareCaps);
     // The adapter's driver module (default: the reference driver) builds its driver over the GPU it owns (docs/DRIVERS.md).
     const driverWhere = `adapters[${index}].driver.module`;
     let made: unknown;
@@ -477,13 +441,45 @@ function buildMachine(options: MachineOptions, module: WasmModule): Machine {
     const driver = checkDriver(made, driverWhere);
     for (const observer of observers) observer.adapterBuilt?.({ index, name: a.name, hardware, core: gpuCore, driver, hardwareCaps, hardwareNativeFenceCaps: driverOptions.nativeFenceCaps });
     trace.record('machine', a.name, 'adapter regions', { localMemory: localBase ? `${localBase}+${roundPage(a.localMemoryBytes)}` : 'none', privateState: `${privateBase}+${privateBytes}`, engines: a.engines, integrated: a.integrated });
-    const osAdapter = machine.os.startAdapter({ index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines }, driver);
-    machine.adapters.push(new Adapter(osAdapter, hardware, driver, core, privateBase, localBase));
-    machine.vidmm.addAdapter(osAdapter, localBase, a.segments, a.cpuHostAperturePages);
+    machine.os.startAdapter({
+      index, name: a.name, core: osCoreView(core), memory, integrated: a.integrated, engines: a.engines,
+      localBase, segments: a.segments, cpuHostAperturePages: a.cpuHostAperturePages,
+    }, driver);
+    machine.adapters.push(new Adapter(machine.os.inspect.adapters[index], hardware, driver, core, privateBase, localBase));
   });
   const services = machine.adapters.map((a) => a.hardware.doorbell).filter((d): d is DoorbellService => !!d);
   for (const service of services) service.peers = services;
   return machine;
+}
+
+type ParsedAdapter = ReturnType<typeof parseMachineOptions>['adapters'][number];
+
+/** The VIDSCHCAPS bits adapter `a`'s caps ask for. */
+function hardwareCapsOf(a: ParsedAdapter): number {
+  let hardwareCaps = 0;
+  if (a.caps.nativeGpuFence) hardwareCaps |= VIDSCHCAPS.NativeGpuFence;
+  if (a.caps.optimizedNativeFenceSignaledInterrupt) hardwareCaps |= VIDSCHCAPS.OptimizedNativeFenceSignaledInterrupt;
+  if (a.caps.no64BitAtomics) hardwareCaps |= VIDSCHCAPS.No64BitAtomics;
+  return hardwareCaps;
+}
+
+/** What adapter `a`'s options tell its driver module (DriverContext.options). */
+function referenceDriverOptions(a: ParsedAdapter, hardwareCaps: number): ReferenceDriverOptions {
+  return {
+    hardwareCaps,
+    nativeFenceCaps: {
+      MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
+      MapToGpuSystemProcess: a.caps.nativeFenceCaps.mapToGpuSystemProcess,
+      MinimumAddress: a.caps.nativeFenceCaps.minimumAddress,
+      MaximumAddress: a.caps.nativeFenceCaps.maximumAddress,
+    },
+    interruptPayload: a.interrupts.payload,
+    evaluateLegacyMonitoredFences: a.interrupts.evaluateLegacyMonitoredFences,
+    queryFeatureBeforeAdvertising: a.driver.queryFeatureBeforeAdvertising,
+    monitoredValueBarrier: a.driver.monitoredValueBarrier,
+    ringEntries: a.limits.ringEntries,
+    enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
+  };
 }
 
 function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {

@@ -10,9 +10,7 @@ import { DEFAULT_TRACE_CAPACITY, MAX_TRACE_CAPACITY } from '../base/trace.js';
 import * as v from '../base/validate.js';
 import type { GpuHardware, Granularity, Timing } from '../gpu/hardware.js';
 import type { GpuCore } from '../core/bindings.js';
-import { DEFAULT_HISTORY_RECORDS } from '../os/logs.js';
-import { DEFAULT_ALLOCATION_RECORDS } from '../os/vidmm/vidmm.js';
-import { parseSegments, type SegmentDescriptor, type SegmentOptions } from '../os/vidmm/segments.js';
+import { DEFAULT_ALLOCATION_RECORDS, DEFAULT_HISTORY_RECORDS, parseSegments, type SegmentDescriptor, type SegmentOptions } from '../os/kernel.js';
 import { checkDriverModule, referenceDriverModule, type DriverModule, type PluggableDriver } from '../driver/module.js';
 
 export interface NativeFenceCapsOptions {

@@ -178,7 +178,7 @@ export class Dxgkrnl {
    * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
    * CAP-02. Throws when the driver breaks it.
    */
-  startAdapter(adapter: Omit<OsAdapter, 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rowReferences' | 'extendMonitoredValues'>,
+  startAdapter(adapter: Omit<OsAdapter, 'currentValues' | 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rowReferences' | 'extendMonitoredValues'>,
                driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
     this.port.attach({
@@ -212,7 +212,7 @@ export class Dxgkrnl {
     // machines had many (19 for 31 machines), and every load of an adapter's field on the CPU signal's path was megamorphic.
     const fences = new FenceTable<GlobalFence>();
     const full: OsAdapter = {
-      index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, caps, nativeFence: advertises,
+      index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, currentValues: new BigUint64Array(adapter.memory.buffer), caps, nativeFence: advertises,
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined,
       fences, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),

@@ -18,6 +18,9 @@ import { KMTQAITYPE_WDDM_3_1_CAPS, SYNC_FLAG_BITS, hex, syncFlagsValue, type Syn
 import {
   KIND_NAMES, LocalFence, Process, requireRunning, type HandleObject, type NtHandle, type OsAdapter, type OsAdapterHandle, type OsDevice,
 } from './objects.js';
+import { EditClock } from './tables.js';
+
+const EDIT_CLOCK = Symbol('Handles.editClock');
 
 /**
  * What oneFenceCall found: read once each (a getter could answer differently twice); valid until its next call.
@@ -25,7 +28,6 @@ import {
  * src/os/fence-rows.ts): `row` is then its key (core id × 8 + adapter index), else 0. The row stays a row.
  */
 export interface OneFenceCall { readonly object: LocalFence | undefined; readonly row: number; readonly value: bigint }
-const found: { object: LocalFence | undefined; row: number; value: bigint } = { object: undefined, row: 0, value: 0n };
 
 /**
  * The check the one-fence short path of the waits shares (Waits.waitOne), building nothing: `args` has only the
@@ -34,7 +36,7 @@ const found: { object: LocalFence | undefined; row: number; value: bigint } = { 
  * record reused by every call: copy them out at once), or undefined for any other call, which the general path then
  * checks whole and refuses saying what was wrong.
  */
-export function oneFenceCall(process: Process, args: unknown): OneFenceCall | undefined {
+export function oneFenceCall(process: Process, args: unknown, found: { object: LocalFence | undefined; row: number; value: bigint }): OneFenceCall | undefined {
   if (typeof args !== 'object' || args === null) return undefined;
   for (const key in args) if (key !== 'objects' && key !== 'values') return undefined;
   const { objects, values } = args as { objects?: unknown; values?: unknown };
@@ -77,6 +79,11 @@ export class Handles {
   /** Every process, by slot; slot 0 is the System process (the paging process, MapToGpuSystemProcess). */
   readonly processes: Process[] = [];
   readonly system: Process;
+  /**
+   * The machine's handle-table edit clock (src/os/tables.ts): every table of every process of this OS. Under a
+   * symbol: the race explorer's state key and snapshots walk string keys, and the count is no state (never restored).
+   */
+  private readonly [EDIT_CLOCK] = new EditClock();
 
   constructor(
     /** The OS's adapters by index (a fence row's key names one). */
@@ -86,7 +93,7 @@ export class Handles {
     /** Process slots, the System process's included (limits.processes + 1). */
     readonly maxProcesses: number,
   ) {
-    this.system = new Process(0, 'System');
+    this.system = new Process(0, 'System', this[EDIT_CLOCK]);
     this.processes.push(this.system);
   }
 
@@ -95,7 +102,7 @@ export class Handles {
     if (this.processes.length >= this.maxProcesses) {
       throw new WddmError('INSUFFICIENT_RESOURCES', `cannot create process "${name}": the machine holds at most ${this.maxProcesses - 1} processes (limits.processes)`);
     }
-    const process = new Process(this.processes.length, name);
+    const process = new Process(this.processes.length, name, this[EDIT_CLOCK]);
     this.processes.push(process);
     this.trace.record('runtime', name, 'process created', { slot: process.slot });
     return process;

@@ -37,7 +37,14 @@ export interface HwQueuesEnvironment {
   readonly trace: Trace;
 }
 
+/** What quickFenceCommand read besides the handle (one object for every call of a HwQueues: no allocation per command). */
+interface QuickRead { op: 'wait' | 'signal'; value: bigint }
+/** HwQueues' QuickRead, under a symbol: scratch, no state (the race explorer walks string keys). */
+const QUICK = Symbol('HwQueues.quick');
+
+
 export class HwQueues {
+  private readonly [QUICK]: QuickRead = { op: 'signal', value: 0n };
   /** Per adapter: the driver's hHwQueue → the OS's queue (progress reports name queues by it). */
   private readonly byDriverHandle = new Map<OsAdapter, Map<number, OsHwQueue>>();
 
@@ -172,6 +179,7 @@ export class HwQueues {
     for (let i = 0; i < list.length; i++) {
       const raw = list[i];
       // The usual shape is read without building parameter paths; any other takes the full check.
+      const quick = this[QUICK];
       let local = quickFenceCommand(process, raw, quick, lastLocal);
       let op = quick.op, value = quick.value;
       if (local === undefined) {
@@ -332,14 +340,12 @@ function checkFenceCommand(queue: OsHwQueue, local: LocalFence, op: 'wait' | 'si
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** What quickFenceCommand read besides the handle (one object for every call: no allocation per command). */
-const quick: { op: 'wait' | 'signal'; value: bigint } = { op: 'signal', value: 0n };
 
 /**
  * A valid { signal } / { wait } command read as the full check reads it; undefined for any other shape (the full check then runs).
  * `last`: the handle the previous command named (its table lookup is not repeated: nothing changes during a submission's check).
  */
-function quickFenceCommand(process: Process, raw: unknown, into: typeof quick, last: LocalFence | undefined): LocalFence | undefined {
+function quickFenceCommand(process: Process, raw: unknown, into: QuickRead, last: LocalFence | undefined): LocalFence | undefined {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
   const c = raw as Record<string, unknown>;
   let own = 0;

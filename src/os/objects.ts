@@ -25,7 +25,7 @@ import type { SubmissionCommands } from './command-list.js';
 import { WddmError } from '../base/errors.js';
 import { grownTo } from '../base/grow.js';
 import type { DriverPort } from '../port/driver-port.js';
-import { ClosedHandles, HandleTable, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
+import { ClosedHandles, HandleTable, type EditClock, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import type { IntMap } from '../base/int-map.js';
 import {
   KERNEL_VA_BASE, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
@@ -49,6 +49,12 @@ export interface OsAdapter {
   /** The OS's view of the adapter's core instance: OS memory only (src/core/bindings.ts). The driver is reached through the port. */
   core: OsCore;
   memory: WasmMemory;
+  /**
+   * Linear memory as u64 words: a live native fence's CurrentValue read as the core's cpuReadCurrentValue reads it
+   * (one aligned 64-bit load) without an export call, which is polymorphic once a process holds several machines
+   * (each core instance its own exports object). A machine's memory is made at its final size: one view serves.
+   */
+  currentValues: BigUint64Array;
   caps: DriverStartResult;
   nativeFence: boolean;
   integrated: boolean;
@@ -115,10 +121,12 @@ export function enterGlobalHandle(adapter: OsAdapter, hGlobal: number, coreFence
 export const fenceByGlobalHandle = (adapter: OsAdapter, hGlobal: number): GlobalFence | undefined => adapter.fences.get(coreFenceOfGlobalHandle(adapter, hGlobal));
 
 export function requireRunning(adapter: OsAdapter, parameter: string): void {
-  if (adapter.state === 'stopped') {
-    throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`,
-      { parameter, expected: 'an object of a running adapter' });
-  }
+  if (adapter.state === 'stopped') throw adapterStopped(adapter, parameter);
+}
+
+function adapterStopped(adapter: OsAdapter, parameter: string): WddmError {
+  return new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`,
+    { parameter, expected: 'an object of a running adapter' });
 }
 
 // ── fences ──
@@ -317,6 +325,11 @@ export class GlobalFence extends FenceLocals {
    * as the last signalled value and written back for user-mode readers, MF-07). The OS's own look: tools use peekValue.
    */
   currentValue(): bigint {
+    // A live native fence: its word, through the adapter's view of memory.
+    return (this.bits & (MONITORED | DESTROYED)) === 0 ? this.adapter.currentValues[this.cvPhys >>> 3] : this.currentValueRead();
+  }
+  /** currentValue of a monitored fence, or of a destroyed record (whose core id may be another fence's by now): as the core reads it. */
+  private currentValueRead(): bigint {
     const raw = asU64(this.adapter.core.cpuReadCurrentValue(this.coreFence));
     return this.kind === 'monitored' ? observeMonitoredValue(this, raw) : raw;
   }
@@ -776,10 +789,11 @@ export class Process {
   private nextUserPage = 0;
   private readonly isTaken = (handle: number): boolean => this.closing.has(handle) || this.otherLiveHandles.has(handle);
 
-  constructor(readonly slot: number, readonly name: string) {
+  /** `clock`: the machine's, which every handle table of its processes takes its editStamps from (src/os/tables.ts). */
+  constructor(readonly slot: number, readonly name: string, clock: EditClock) {
     // Handles 0x40000000 + slot × 0x100000 + n, n = 1 … 0xFFFFF; NT handles 0x80000000 + slot × 0x100000 + 4n, n = 1 … 0x3FFFF.
-    this.handles = new HandleTable(0x4000_0000 + slot * 0x10_0000, 1, 0x10_0000);
-    this.ntHandles = new HandleTable(0x8000_0000 + slot * 0x10_0000, 4, 0x4_0000, 4);
+    this.handles = new HandleTable(0x4000_0000 + slot * 0x10_0000, 1, 0x10_0000, 64, clock);
+    this.ntHandles = new HandleTable(0x8000_0000 + slot * 0x10_0000, 4, 0x4_0000, 4, clock);
     this.retired = new ClosedHandles([this.handles, this.ntHandles]);
   }
 
@@ -819,6 +833,13 @@ export class Process {
     return page === undefined ? undefined : page + Number(offset & 0xfffn);
   }
 }
+
+/**
+ * The OS's record of a process as user mode and the machine hold it (src/os/kernel.ts): a token the entry points
+ * take first, with the process's name and slot. Its tables are the OS's.
+ */
+export type KernelProcess = Pick<Process, 'name' | 'slot'> & { readonly [kernelProcessBrand]: true };
+declare const kernelProcessBrand: unique symbol;
 
 // ── waits ──
 

@@ -35,10 +35,6 @@ export interface SignalsEnvironment {
   readonly trace: Trace;
 }
 
-// The short path's kernel VA (signalOne), kept outside every machine's object graph: it holds nothing a later step
-// reads, and the race explorer's state key and snapshots walk that graph. A kernel VA is a BigInt to make (~50 ns): the
-// last one is kept with the physical address it maps, from which it is derived (GlobalFence.kernelCvVa).
-const lastKernelVa = { va: 0n, of: -1 };
 
 /**
  * signalOne's last lookup, under a symbol: the race explorer's state key and snapshots walk a machine's objects by
@@ -47,6 +43,11 @@ const lastKernelVa = { va: 0n, of: -1 };
  * puts back with what the table held.
  */
 const LAST_FOUND = Symbol('signalOne.lastFound');
+/**
+ * The short path's last kernel VA and the physical address it maps, from which it is derived (GlobalFence.kernelCvVa;
+ * a BigInt is ~50 ns to make). Under a symbol, as LAST_FOUND: it holds nothing a later step reads.
+ */
+const LAST_KERNEL_VA = Symbol('signalOne.lastKernelVa');
 
 export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
@@ -55,6 +56,8 @@ export class CpuSignals {
   /** signalOne's last lookup: `local` was `table`'s object for `handle` when the table's editStamp was `editStamp`. */
   private readonly [LAST_FOUND]: { handle: number; table: HandleTable<HandleObject> | undefined; editStamp: number; local: LocalFence | undefined } =
     { handle: -1, table: undefined, editStamp: -1, local: undefined };
+
+  private readonly [LAST_KERNEL_VA] = { va: 0n, of: -1 };
 
   /** Linear memory as u64 words (a machine's memory is made at its final size and never grows: one view serves), and the memory it views. */
   private values?: BigUint64Array;
@@ -140,6 +143,7 @@ export class CpuSignals {
     if (fence.kind === 'monitored') return this.signalOneMonitored(fence, value);
     this.counters.cpuSignals++;
     // DxgkDdiUpdateCurrentValuesFromCpu for this one fence: the port hands it to the driver in the form it takes.
+    const lastKernelVa = this[LAST_KERNEL_VA];
     if (fence.cvPhys !== lastKernelVa.of) { lastKernelVa.va = fence.kernelCvVa; lastKernelVa.of = fence.cvPhys; }
     this.os.port.updateOneCurrentValueFromCpu(adapter.index, fence.hGlobal, value, lastKernelVa.va);
     // Only a fence with CPU waiters has any to satisfy (a bit test, as the general path asks; no 64-bit compare).

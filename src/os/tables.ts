@@ -101,18 +101,25 @@ const NO_TOKENS = new Uint32Array(0);
  * live handles' slots still differ). What was closed needs no record: a value the sequence passed that resolves
  * to nothing was closed (wasIssued), until the sequence wraps and issues it again.
  */
-/** HandleTable.editStamp's count, shared by every table in the process. */
-let editStamps = 0;
+/**
+ * Where the handle tables of one machine take their editStamps from: one count per OS, so no stamp is given twice
+ * in a machine (the count is the machine's, not the process's: two machines share nothing). A table keeps it under
+ * a symbol, which the race explorer's snapshots do not walk: a restore puts a table's stamp back with its entries,
+ * and the count goes on from where it was, so a stamp taken before the restore is never given again.
+ */
+export class EditClock { count = 0; }
+const CLOCK = Symbol('HandleTable.clock');
 
 export class HandleTable<Entry extends { readonly handle: number }> {
   /**
    * A new number at every change of what the table holds (put, which every entry, row, removal and resize goes
-   * through), from one count for all tables, so no number is given twice: while it is what it was, every handle
+   * through), from the machine's EditClock, so no number is given twice in a machine: while it is what it was, every handle
    * names what it named then (what a lookup's cache checks, src/os/signals.ts). A snapshot's restore puts it back
    * with what the table held; the race explorer's state key leaves it out (IGNORED_KEYS: tables that hold the
    * same carry different numbers).
    */
   editStamp = 0;
+  private readonly [CLOCK]: EditClock;
   /** Objects by slot, in chunks of CHUNK_SLOTS (fewer while the table is smaller); undefined: no object there. */
   private chunks: ((Entry | undefined)[] | undefined)[] = [];
   /** Tokens by slot (an entry kept as a row of `deferred`; tokens are positive), 0: none; empty while no slot holds one. */
@@ -139,7 +146,10 @@ export class HandleTable<Entry extends { readonly handle: number }> {
     /** Sequence numbers per wrap: the table never holds more than space − 1 handles. */
     readonly space: number,
     private readonly initialSlots = 64,
+    /** The machine's clock its editStamps come from (a table of its own: a clock of its own). */
+    clock: EditClock = new EditClock(),
   ) {
+    this[CLOCK] = clock;
     if (!Number.isInteger(Math.log2(space)) || initialSlots > space) throw new RangeError(`handle table: space ${space} is not a power of two ≥ ${initialSlots}`);
     if (!Number.isInteger(Math.log2(stride)) || stride * space > 2 ** 31) throw new RangeError(`handle table: stride ${stride} is not a power of two with stride × space ≤ 2^31`);
     this.strideShift = Math.log2(stride);
@@ -170,7 +180,7 @@ export class HandleTable<Entry extends { readonly handle: number }> {
   }
 
   private put(slot: number, entry: Entry | number | undefined): void {
-    this.editStamp = ++editStamps;
+    this.editStamp = ++this[CLOCK].count;
     const chunk = this.chunks[slot >>> CHUNK_SHIFT];
     const token = typeof entry === 'number' ? entry : 0;
     if (typeof entry === 'object') {

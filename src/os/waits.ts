@@ -60,7 +60,7 @@ import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, row
 import type { QueueLogs } from './log-records.js';
 import {
   rejectRepeat, requireRunning,
-  type GlobalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
+  type GlobalFence, type LocalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
 } from './objects.js';
 
 /** What a waiter does when it ends, and what tools need to name it; its state is the core's. */
@@ -180,84 +180,96 @@ export interface OsOperation {
   event?: ScheduledEvent;
 }
 
+/** Waits' record oneFenceCall fills (scratch, under a symbol: no state). */
+const ONE_FENCE_CALL = Symbol('Waits.oneFenceCall');
+
 /** waitOne's answer for a call it leaves to the general path. */
 const NOT_TAKEN = Symbol('not taken');
 
 /** SatisfiedWait records read per fenceSatisfy call. */
 const SATISFY_BATCH = 64;
-/**
- * Where satisfy copies a batch of SatisfiedWait records out of the core's out buffer (SATISFY_BATCH records of at
- * most 16 words). Outside every machine's object graph (the race explorer hashes that graph; this is scratch).
- */
-const satisfiedWords = new Uint32Array(SATISFY_BATCH * 16);
-/** Where satisfy leaves the word ShortWaiters.touch returns, so that no optimizer drops its reads. Outside every machine's object graph. */
-let touchSink = 0;
 /** Waiter host ids read per fenceWaiters call. */
 const WAITERS_BATCH = 256;
+/**
+ * A Waits' scratch and caches, each under a symbol (the race explorer's state key and snapshots walk string keys; none
+ * of these is state a step reads): how it hands results to waiters (DELIVERIES), and satisfy's copy of a batch.
+ */
+const DELIVERIES = Symbol('Waits.deliveries');
+const SATISFIED = Symbol('Waits.satisfied');
 
-// The result of a wait-all satisfied (or a wait satisfied at once, not wait-any) at virtual time `timeNs`: one frozen
-// object for every such wait completed at that time, not one each (10⁶ waiters woken by one run held 10⁶ results
-// until their callbacks ran). Frozen, so a caller that writes to one cannot change what another waiter got. Outside
-// every machine's object graph, as the due callbacks below (the race explorer hashes that graph: a cache there would split states).
-let woken: WaitResult = Object.freeze({ status: 'SUCCESS', timeNs: -1, immediate: false, index: undefined });
-let atOnce: WaitResult = Object.freeze({ status: 'SUCCESS', timeNs: -1, immediate: true, index: undefined });
-function wokenAt(timeNs: number): WaitResult {
-  if (woken.timeNs !== timeNs) woken = Object.freeze({ status: 'SUCCESS', timeNs, immediate: false, index: undefined });
-  return woken;
-}
-function atOnceAt(timeNs: number): WaitResult {
-  if (atOnce.timeNs !== timeNs) atOnce = Object.freeze({ status: 'SUCCESS', timeNs, immediate: true, index: undefined });
-  return atOnce;
-}
+/**
+ * How one Waits hands results to its waiters: one machine's, shared with no other.
+ *
+ * The result of a wait-all satisfied (or a wait satisfied at once, not wait-any) at virtual time `timeNs` is one
+ * frozen object for every such wait completed at that time, not one each (10⁶ waiters woken by one run held 10⁶
+ * results until their callbacks ran). Frozen, so a caller that writes to one cannot change what another waiter got.
+ *
+ * Deferred callbacks (waitWithCallback's), in completion order, run in one microtask once the OS is done, as `then`
+ * handlers would: never inside an OS call. One that throws leaves this microtask with its error (uncaught) and the
+ * rest run in the next. Run-length kept: entry i is `counts[i]` calls of callbacks[i](results[i]) in a row (waiters
+ * woken together usually share their callback and, through wokenAt, their result: 10⁶ of them were 10⁶ entries of two
+ * arrays). A machine's queue is its own: its callbacks run in its own microtask, after the promise handlers its
+ * machine made due before them, whatever another machine does in the same job (test/isolation.test.ts).
+ */
+class Deliveries {
+  private woken: WaitResult = Object.freeze({ status: 'SUCCESS', timeNs: -1, immediate: false, index: undefined });
+  private atOnce: WaitResult = Object.freeze({ status: 'SUCCESS', timeNs: -1, immediate: true, index: undefined });
+  private readonly callbacks: ((result: WaitResult) => void)[] = [];
+  private readonly results: WaitResult[] = [];
+  private readonly counts: number[] = [];
+  /** The entry running, and how many of its calls were made. */
+  private next = 0;
+  private done = 0;
+  private scheduled = false;
 
-// Deferred callbacks (waitWithCallback's), in completion order, run in one microtask once the OS is done, as `then`
-// handlers would: never inside an OS call. One that throws leaves this microtask with its error (uncaught) and the rest
-// run in the next. Outside every machine's object graph (the race explorer walks it): the OS never reads them.
-// Run-length kept: entry i is `dueCounts[i]` calls of dueCallbacks[i](dueResults[i]) in a row (waiters woken together
-// usually share their callback and, through wokenAt, their result: 10⁶ of them were 10⁶ entries of two arrays).
-const dueCallbacks: ((result: WaitResult) => void)[] = [];
-const dueResults: WaitResult[] = [];
-const dueCounts: number[] = [];
-/** The entry running, and how many of its calls were made. */
-let dueNext = 0, dueDone = 0, dueScheduled = false;
+  wokenAt(timeNs: number): WaitResult {
+    if (this.woken.timeNs !== timeNs) this.woken = Object.freeze({ status: 'SUCCESS', timeNs, immediate: false, index: undefined });
+    return this.woken;
+  }
+  atOnceAt(timeNs: number): WaitResult {
+    if (this.atOnce.timeNs !== timeNs) this.atOnce = Object.freeze({ status: 'SUCCESS', timeNs, immediate: true, index: undefined });
+    return this.atOnce;
+  }
 
-function runDue(): void {
-  try {
-    for (; dueNext < dueCallbacks.length; dueNext++, dueDone = 0) {
-      const callback = dueCallbacks[dueNext], result = dueResults[dueNext];
-      // The count is read again after each call: a callback's own wait, satisfied at once, may add to this entry.
-      while (dueDone < dueCounts[dueNext]) {
-        dueDone++;
-        callback(result);
+  /** Runs `onComplete(result)` now, or (deferred) once the current JavaScript job is over, after those due before it. */
+  deliver(onComplete: (result: WaitResult) => void, result: WaitResult, deferred: boolean): void {
+    if (!deferred) { onComplete(result); return; }
+    const callbacks = this.callbacks, last = callbacks.length - 1;
+    if (last >= this.next && callbacks[last] === onComplete && this.results[last] === result) {
+      this.counts[last]++;
+    } else {
+      callbacks.push(onComplete);
+      this.results.push(result);
+      this.counts.push(1);
+    }
+    if (!this.scheduled) { this.scheduled = true; queueMicrotask(this.run); }
+  }
+
+  private readonly run = (): void => {
+    const callbacks = this.callbacks, results = this.results, counts = this.counts;
+    try {
+      for (; this.next < callbacks.length; this.next++, this.done = 0) {
+        const callback = callbacks[this.next], result = results[this.next];
+        // The count is read again after each call: a callback's own wait, satisfied at once, may add to this entry.
+        while (this.done < counts[this.next]) {
+          this.done++;
+          callback(result);
+        }
+      }
+    } finally {
+      if (this.next < callbacks.length && this.done >= counts[this.next]) { this.next++; this.done = 0; } // the call that threw is done
+      if (this.next < callbacks.length) {
+        queueMicrotask(this.run); // a callback threw: its error leaves this microtask, the rest run in the next one
+      } else {
+        callbacks.length = 0;
+        results.length = 0;
+        counts.length = 0;
+        this.next = 0;
+        this.done = 0;
+        this.scheduled = false;
       }
     }
-  } finally {
-    if (dueNext < dueCallbacks.length && dueDone >= dueCounts[dueNext]) { dueNext++; dueDone = 0; } // the call that threw is done
-    if (dueNext < dueCallbacks.length) {
-      queueMicrotask(runDue); // a callback threw: its error leaves this microtask, the rest run in the next one
-    } else {
-      dueCallbacks.length = 0;
-      dueResults.length = 0;
-      dueCounts.length = 0;
-      dueNext = 0;
-      dueDone = 0;
-      dueScheduled = false;
-    }
-  }
-}
-
-/** Runs `onComplete(result)` now, or (deferred) once the current JavaScript job is over, after those due before it. */
-function deliver(onComplete: (result: WaitResult) => void, result: WaitResult, deferred: boolean): void {
-  if (!deferred) { onComplete(result); return; }
-  const last = dueCallbacks.length - 1;
-  if (last >= dueNext && dueCallbacks[last] === onComplete && dueResults[last] === result) {
-    dueCounts[last]++;
-  } else {
-    dueCallbacks.push(onComplete);
-    dueResults.push(result);
-    dueCounts.push(1);
-  }
-  if (!dueScheduled) { dueScheduled = true; queueMicrotask(runDue); }
+  };
 }
 
 // A short waiter's slot: 32 bytes by host id in ShortWaiters.words (half a cache line, never two), what finishing it
@@ -276,16 +288,14 @@ const OBJECTS = 2, CHUNK_SHIFT = 11, CHUNK_IDS = 1 << CHUNK_SHIFT, CHUNK_MASK = 
 /** Does the slot at word `at` keep a chunk entry? Yes unless its callback is its tag's and its fence a row (set writes none then). */
 const keepsChunkEntry = (words: Uint32Array, at: number): boolean => (words[at + STATE_WORD] & SLOT_OWN_CALLBACK) !== 0 || words[at + ROW_WORD] === 0;
 
-// The tag the last short waiter got, and whose tags it is: the next waiter with the same label and owner (a caller's
-// many waits) takes it without a search. Outside every machine's object graph (a cache; the race explorer hashes the graph).
-let lastTagOf: object | undefined, lastTag = 0;
-
-// The f64 and u64 views of the slot buffer, made when another buffer is read. Outside every machine's object graph (the
-// race explorer copies and hashes each typed array it finds: one view of the slots is enough there).
-let slotNumbers: Float64Array<ArrayBufferLike> = new Float64Array(0), slotBigs: BigUint64Array<ArrayBufferLike> = new BigUint64Array(0);
-function viewsOf(words: Uint32Array): void {
-  if (slotNumbers.buffer !== words.buffer) { slotNumbers = new Float64Array(words.buffer); slotBigs = new BigUint64Array(words.buffer); }
-}
+/**
+ * ShortWaiters' caches, under symbols (the race explorer copies and hashes what string keys hold; these are no state):
+ * the tag the last waiter got (0: none), which the next waiter with the same label and owner (a caller's many waits)
+ * takes without a search, and the f64 and u64 views of the slot buffer, made when the buffer is another.
+ */
+const LAST_TAG = Symbol('ShortWaiters.lastTag');
+const SLOT_NUMBERS = Symbol('ShortWaiters.slotNumbers');
+const SLOT_BIGS = Symbol('ShortWaiters.slotBigs');
 
 /**
  * The waiters waitOne starts (one fence, no timeout, wait-all), as slots by host id: what a Completion holds, with no
@@ -296,6 +306,9 @@ function viewsOf(words: Uint32Array): void {
 class ShortWaiters {
   /** Grown by doubling as ids come (grownTo); starts at 4 slots: the race explorer copies and hashes it per state. */
   private words = new Uint32Array(4 * SLOT_WORDS);
+  private [LAST_TAG] = 0;
+  private [SLOT_NUMBERS]: Float64Array<ArrayBufferLike> = new Float64Array(this.words.buffer);
+  private [SLOT_BIGS]: BigUint64Array<ArrayBufferLike> = new BigUint64Array(this.words.buffer);
   /**
    * callback, fence of each host id (OBJECTS apart) that keeps them here, in chunks of CHUNK_IDS ids, each a packed
    * array (a gap is filled with undefined). One array for 10⁶ waiters grew by copies in V8's large-object space (~3 × its
@@ -326,9 +339,9 @@ class ShortWaiters {
     const tag = this.tagOf(label, owner, onComplete);
     const own = this.tagCallbacks[tag] !== onComplete, row = typeof fence === 'number';
     const words = this.words;
-    viewsOf(words);
-    slotNumbers[at >>> 1] = sequence;
-    slotBigs[(at >>> 1) + 1] = value;
+    this.viewsOf(words);
+    this[SLOT_NUMBERS][at >>> 1] = sequence;
+    this[SLOT_BIGS][(at >>> 1) + 1] = value;
     words[at + RECORD_WORD] = record;
     words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + (own ? SLOT_OWN_CALLBACK : 0) + tag * (1 << TAG_SHIFT);
     words[at + ROW_WORD] = row ? fence : 0;
@@ -341,24 +354,28 @@ class ShortWaiters {
 
   /** The tag of (label, owner), counted once more: the last one given when it matches, else a new one made with `onComplete`. */
   private tagOf(label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void): number {
-    if (lastTagOf === this && this.tagLabels[lastTag] === label && this.tagOwners[lastTag] === owner) {
-      this.tagCounts[lastTag]++;
-      return lastTag;
+    const last = this[LAST_TAG];
+    if (last !== 0 && this.tagLabels[last] === label && this.tagOwners[last] === owner) {
+      this.tagCounts[last]++;
+      return last;
     }
     const tag = this.freeTags.length ? this.freeTags.pop()! : this.tagLabels.length;
     this.tagLabels[tag] = label;
     this.tagOwners[tag] = owner;
     this.tagCallbacks[tag] = onComplete;
     this.tagCounts[tag] = 1;
-    lastTagOf = this;
-    lastTag = tag;
+    this[LAST_TAG] = tag;
     return tag;
   }
 
   private tag(id: number): number { return Math.floor(this.words[id * SLOT_WORDS + STATE_WORD] / (1 << TAG_SHIFT)); }
 
-  sequence(id: number): number { viewsOf(this.words); return slotNumbers[(id * SLOT_WORDS) >>> 1]; }
-  value(id: number): bigint { viewsOf(this.words); return slotBigs[((id * SLOT_WORDS) >>> 1) + 1]; }
+  /** The f64 and u64 views are of `words`' buffer from here on. */
+  private viewsOf(words: Uint32Array): void {
+    if (this[SLOT_NUMBERS].buffer !== words.buffer) { this[SLOT_NUMBERS] = new Float64Array(words.buffer); this[SLOT_BIGS] = new BigUint64Array(words.buffer); }
+  }
+  sequence(id: number): number { this.viewsOf(this.words); return this[SLOT_NUMBERS][(id * SLOT_WORDS) >>> 1]; }
+  value(id: number): bigint { this.viewsOf(this.words); return this[SLOT_BIGS][((id * SLOT_WORDS) >>> 1) + 1]; }
   record(id: number): number { return this.words[id * SLOT_WORDS + RECORD_WORD]; }
   deferred(id: number): boolean { return (this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DEFERRED) !== 0; }
   callback(id: number): (result: WaitResult) => void {
@@ -405,7 +422,7 @@ class ShortWaiters {
       if (tag === this.tagLabels.length - 1 && this.freeTags.length === 0) {
         this.tagLabels.length = this.tagOwners.length = this.tagCallbacks.length = this.tagCounts.length = tag;
       } else this.freeTags.push(tag);
-      if (lastTagOf === this && lastTag === tag) lastTagOf = undefined;
+      if (this[LAST_TAG] === tag) this[LAST_TAG] = 0;
     }
     // Zeroed too: a race explorer hashes the slots into its state key, and a freed slot must not differ by what it held.
     const at = id * SLOT_WORDS, words = this.words;
@@ -434,6 +451,13 @@ class FreeIds {
 }
 
 export class Waits {
+  private readonly [ONE_FENCE_CALL] = { object: undefined as LocalFence | undefined, row: 0, value: 0n };
+  private readonly [DELIVERIES] = new Deliveries();
+  /**
+   * Where satisfy copies a batch of SatisfiedWait records out of the core's out buffer (SATISFY_BATCH records of at
+   * most 16 words), and the word ShortWaiters.touch returns, kept so that no optimizer drops its reads.
+   */
+  private readonly [SATISFIED] = { words: new Uint32Array(SATISFY_BATCH * 16), touchSink: 0 };
   readonly counters: WaitCounters = { waitersAdded: 0, waitersWoken: 0, waitsSatisfiedAtOnce: 0, waitsTimedOut: 0 };
   /**
    * Completions by host id (dense; a retired waiter's id is reused). A waiter waitOne started has none here: it lives
@@ -547,7 +571,7 @@ export class Waits {
   private waitOne(process: Process, args: unknown, label: string, onComplete: (result: WaitResult) => void,
                   owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined, deferred: boolean): WaitResult | undefined | typeof NOT_TAKEN {
     if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
-    const call = oneFenceCall(process, args);
+    const call = oneFenceCall(process, args, this[ONE_FENCE_CALL]);
     if (call === undefined) return NOT_TAKEN;
     const value = call.value, object = call.object;
     if (object === undefined) return this.waitOneRow(process, call.row, value, label, onComplete, owner, deferred);
@@ -598,8 +622,8 @@ export class Waits {
     if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
     if (this.values![cvPhys >>> 3] < value) return undefined;
     this.counters.waitsSatisfiedAtOnce++;
-    const result = atOnceAt(this.scheduler.nowNs);
-    deliver(onComplete, result, deferred);
+    const result = this[DELIVERIES].atOnceAt(this.scheduler.nowNs);
+    this[DELIVERIES].deliver(onComplete, result, deferred);
     return result;
   }
 
@@ -643,15 +667,15 @@ export class Waits {
     if (mode === 'all' ? reachedCount === count : anyIndex >= 0) {
       this.counters.waitsSatisfiedAtOnce++;
       if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'wait satisfied at once', { waiter: label, index: mode === 'any' ? anyIndex : undefined });
-      const result: WaitResult = mode === 'any' ? { status: 'SUCCESS', timeNs: now, immediate: true, index: anyIndex } : atOnceAt(now);
-      deliver(onComplete, result, deferred);
+      const result: WaitResult = mode === 'any' ? { status: 'SUCCESS', timeNs: now, immediate: true, index: anyIndex } : this[DELIVERIES].atOnceAt(now);
+      this[DELIVERIES].deliver(onComplete, result, deferred);
       return result;
     }
     if (timeoutNs === 0) {
       this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: label, timeoutNs: 0 });
       this.counters.waitsTimedOut++;
       const result: WaitResult = { status: 'TIMEOUT', timeNs: now, immediate: true };
-      deliver(onComplete, result, deferred);
+      this[DELIVERIES].deliver(onComplete, result, deferred);
       return result;
     }
     // The entries left to wait for (a wait-all's reached ones are done already), and the adapters they are on.
@@ -736,7 +760,7 @@ export class Waits {
     if (this.trace.enabled) {
       this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
     }
-    deliver(completion.onComplete, result, completion.deferred);
+    this[DELIVERIES].deliver(completion.onComplete, result, completion.deferred);
   }
 
   /**
@@ -755,9 +779,9 @@ export class Waits {
     this.freeIds.push(id);
     this.live--;
     this.counters.waitersWoken++;
-    const result = wokenAt(this.scheduler.nowNs);
+    const result = this[DELIVERIES].wokenAt(this.scheduler.nowNs);
     if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'waiter woken', { waiter: label, status: result.status, index: result.index });
-    deliver(onComplete, result, deferred);
+    this[DELIVERIES].deliver(onComplete, result, deferred);
   }
 
   /**
@@ -824,9 +848,9 @@ export class Waits {
       if (this.wordsOf !== adapter.memory) { this.words = new Uint32Array(adapter.memory.buffer); this.wordsOf = adapter.memory; }
       const stride = record.bytes >>> 2, completedAt = record.completed >>> 2, waiterAt = record.waiter >>> 2, entryAt = record.entry >>> 2;
       const base = core.outBufferAddress() >>> 2, count = n * stride, memoryWords = this.words!;
-      const words = satisfiedWords; // a copy: a completion may call the core again (no slice: a typed array per call)
+      const scratch = this[SATISFIED], words = scratch.words; // a copy: a completion may call the core again (no slice: a typed array per call)
       for (let k = 0; k < count; k++) words[k] = memoryWords[base + k];
-      if (!operation) touchSink ^= this.short.touch(words, n, stride, waiterAt);
+      if (!operation) scratch.touchSink ^= this.short.touch(words, n, stride, waiterAt);
       for (let i = 0, at = 0; i < n; i++, at += stride) {
         if (words[at + completedAt] === 0) continue;
         const id = words[at + waiterAt];
@@ -838,7 +862,7 @@ export class Waits {
         if (!completion) continue;
         const entry = words[at + entryAt];
         const result: WaitResult = completion.mode === 'any'
-          ? { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: entry } : wokenAt(this.scheduler.nowNs);
+          ? { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: entry } : this[DELIVERIES].wokenAt(this.scheduler.nowNs);
         // In an operation's steps, each satisfied waiter is retired by a step of its own. One of several fences leaves
         // the heaps now (its other blocks must not be popped again by the next fence this step satisfies); its step wakes it.
         if (operation && Array.isArray(completion.fences)) {

@@ -179,17 +179,17 @@ function oneFence(a: PortAdapter, args: DXGKARG_UPDATECURRENTVALUESFROMCPU): voi
 }
 
 /**
- * The argument of a one-fence updateCurrentValuesFromCpu for a driver without the one-fence form, reused call after
- * call while no observer can keep it (`busy` while a driver has it: a signal made meanwhile gets its own). Kept
- * outside every machine's object graph: it holds nothing a later step reads, and the race explorer's state key and
- * snapshots walk that graph.
+ * The port's argument of a one-fence updateCurrentValuesFromCpu for a driver without the one-fence form, reused call
+ * after call while no observer can keep it (`busy` while a driver has it: a signal made meanwhile gets its own).
+ * Under a symbol: it holds nothing a later step reads, and the race explorer's state key and snapshots walk string keys.
  */
-const oneFenceArgument: DXGKARG_UPDATECURRENTVALUESFROMCPU = {
-  NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false },
-};
-let oneFenceArgumentBusy = false;
+const ONE_FENCE_ARGUMENT = Symbol('DriverPort.oneFenceArgument');
 
 export class DriverPort {
+  private readonly [ONE_FENCE_ARGUMENT]: { args: DXGKARG_UPDATECURRENTVALUESFROMCPU; busy: boolean } = {
+    args: { NumFences: 1, NativeFenceArray: [0], UpdatedValueArray: [0n], CurrentValueKernelCpuVa: [0n], Flags: { AlwaysSignaled: false, NotificationOnly: false } },
+    busy: false,
+  };
   private readonly adapters: PortAdapter[] = [];
   private readonly observers: DdiObserver[] = [];
   private sequence = 0;
@@ -347,7 +347,8 @@ export class DriverPort {
   /** updateOneCurrentValueFromCpu in the array form (watched or no adapter: an argument of its own; else the reused one). */
   private updateOneThroughArgument(adapterIndex: number, hGlobalNativeFence: number, updatedValue: bigint, currentValueKernelCpuVa: bigint): void {
     const a = this.adapters[adapterIndex];
-    if (a === undefined || this.trace.enabled || this.observers.length !== 0 || oneFenceArgumentBusy) {
+    const reused = this[ONE_FENCE_ARGUMENT];
+    if (a === undefined || this.trace.enabled || this.observers.length !== 0 || reused.busy) {
       this.updateCurrentValuesFromCpu(adapterIndex, {
         NumFences: 1, NativeFenceArray: [hGlobalNativeFence], UpdatedValueArray: [updatedValue], CurrentValueKernelCpuVa: [currentValueKernelCpuVa],
         Flags: { AlwaysSignaled: false, NotificationOnly: false },
@@ -357,20 +358,20 @@ export class DriverPort {
     a.fences[UPDATE_CURRENT_VALUES_SLOT]++;
     a.calls[UPDATE_CURRENT_VALUES_SLOT]++;
     this.sequence++;
-    const args = oneFenceArgument;
+    const args = reused.args;
     args.NumFences = 1;
     args.NativeFenceArray[0] = hGlobalNativeFence;
     args.UpdatedValueArray[0] = updatedValue;
     args.CurrentValueKernelCpuVa[0] = currentValueKernelCpuVa;
     args.Flags.AlwaysSignaled = false;
     args.Flags.NotificationOnly = false;
-    oneFenceArgumentBusy = true;
+    reused.busy = true;
     try {
       a.driver.updateCurrentValuesFromCpu(args);
     } catch (error) {
       this.failed(a, 'DxgkDdiUpdateCurrentValuesFromCpu', undefined, error);
     } finally {
-      oneFenceArgumentBusy = false;
+      reused.busy = false;
     }
   }
 

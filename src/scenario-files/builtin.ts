@@ -6,6 +6,7 @@
 import { BUILTIN_SCENARIO_FILES } from '../generated/scenarios.js';
 import { parseScenario, ScenarioError } from './load.js';
 import type { Scenario } from './types.js';
+import { deepFreeze } from '../base/freeze.js';
 
 export interface BuiltinScenario {
   name: string;
@@ -17,18 +18,19 @@ export interface BuiltinScenario {
   unavailable?: string;
 }
 
-let cache: BuiltinScenario[] | undefined;
+/** Parsed once per process, frozen: every caller (and every machine) reads the same, and none can change it. */
+let cache: readonly BuiltinScenario[] | undefined;
 
-export function builtinScenarios(): BuiltinScenario[] {
+export function builtinScenarios(): readonly BuiltinScenario[] {
   if (!cache) {
-    cache = BUILTIN_SCENARIO_FILES.map((f) => {
+    cache = deepFreeze(BUILTIN_SCENARIO_FILES.map((f): BuiltinScenario => {
       try {
         return { ...f, scenario: parseScenario(f.text, `scenarios/${f.file}`) };
       } catch (error) {
         const text = error instanceof ScenarioError ? error.problems.map((p) => p.message).join('; ') : (error as Error).message;
         return { ...f, unavailable: text };
       }
-    });
+    }));
   }
   return cache;
 }

@@ -371,306 +371,366 @@ function schemaProblem(error: ErrorObject, locate: Locator): ScenarioProblem {
 const UINT64_MAX = 0xffff_ffff_ffff_ffffn;
 export function toValue(raw: number | string): bigint { return BigInt(raw); }
 
-function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
-  const problems: ScenarioProblem[] = [];
-  const add = (segments: Segment[], message: string, key?: string) => problems.push({ path: pathText(segments), ...locate.at(segments, key), message });
-  const unsupported = (feature: FeatureName, segments: Segment[], key?: string) => {
+/**
+ * The checks a scenario file needs beyond its schema (semanticProblems): names that must be unique and references
+ * that must resolve, who may name which fence and allocation, commands and steps that make sense where they are,
+ * expectations the scenario can meet, and rings long enough for its submissions. Each problem names its path.
+ */
+class SemanticCheck {
+  readonly problems: ScenarioProblem[] = [];
+  readonly adapters: Map<string, number>;
+  readonly processes: Map<string, number>;
+  readonly fences: Map<string, number>;
+  readonly queues: Map<string, number>;
+  readonly allocations: Map<string, number>;
+  readonly threads: Map<string, number>;
+  // fences: who can name which fence
+  readonly fenceOwners = new Map<string, Set<string>>();
+  readonly fenceAdapter = new Map<string, string>();
+  readonly fenceKind = new Map<string, 'native' | 'monitored'>();
+  /** Adapters each fence is opened on (its own first, then fences[].crossAdapter). */
+  readonly fenceAdapters = new Map<string, string[]>();
+  /** The values each fence can ever hold (for impossible expectations). */
+  readonly reachable = new Map<string, Set<bigint>>();
+  /** Fences whose values are in doubt (a value was rejected): no "can never hold" verdict on them. */
+  readonly doubtful = new Set<string>();
+  readonly allocationInfo = new Map<string, { process: string; adapter: string }>();
+  /** Whether the queue of the commands being checked has a progress fence. */
+  queueHasProgress = false;
+  readonly queueAdapter = new Map<string, { adapter: string; process: string; kind: 'hardware' | 'kernelMode'; progress: boolean }>();
+  readonly reads = new Map<string, number>();
+  readonly waits = new Map<string, { segments: Segment[]; timeoutNs?: number; fences: string[]; values: (number | string)[]; any: boolean }>();
+  readonly removed = new Set<string>();
+
+  constructor(readonly s: Scenario, readonly locate: Locator) {
+    this.adapters = this.unique(s.machine.adapters, 'machine', 'adapters');
+    this.processes = this.unique(s.processes, 'processes');
+    this.fences = this.unique(s.fences, 'fences');
+    this.queues = this.unique(s.queues, 'queues');
+    this.allocations = this.unique(s.allocations, 'allocations');
+    this.threads = this.unique(s.threads, 'threads');
+  }
+
+  /** Every check, in the file's order. */
+  run(): ScenarioProblem[] {
+    const s = this.s;
+    this.checkMachine();
+    this.checkFences();
+    for (const f of s.fences ?? []) { this.reachable.set(f.name, new Set()); this.reach(f.name, f.initialValue ?? 0); }
+    this.checkAllocations();
+    this.checkQueues();
+    this.checkThreads();
+    this.checkFaults();
+    if (s.expect) {
+      this.expectValues(s.expect);
+      this.expectNamesAndLiveness(s.expect);
+    }
+    this.checkRings();
+    return this.problems;
+  }
+
+  add(segments: Segment[], message: string, key?: string): void { this.problems.push({ path: pathText(segments), ...this.locate.at(segments, key), message }); }
+  unsupported(feature: FeatureName, segments: Segment[], key?: string): void {
     const at = key ? [...segments, key] : segments;
-    if (!FEATURES[feature]) add(at, `${pathText(at)}: ${FEATURE_TEXT[feature]} not supported by this build yet`);
-  };
-  const unique = (list: { name: string }[] | undefined, ...where: Segment[]) => {
+    if (!FEATURES[feature]) this.add(at, `${pathText(at)}: ${FEATURE_TEXT[feature]} not supported by this build yet`);
+  }
+  unique(list: { name: string }[] | undefined, ...where: Segment[]): Map<string, number> {
     const names = new Map<string, number>();
     const what = pathText(where);
     (list ?? []).forEach((item, i) => {
-      if (names.has(item.name)) add([...where, i, 'name'], `${what}[${i}].name is ${show(item.name)}; expected a name no other item of ${what} has (${what}[${names.get(item.name)}] has it)`);
+      if (names.has(item.name)) this.add([...where, i, 'name'], `${what}[${i}].name is ${show(item.name)}; expected a name no other item of ${what} has (${what}[${names.get(item.name)}] has it)`);
       else names.set(item.name, i);
     });
     return names;
-  };
-  const adapters = unique(s.machine.adapters, 'machine', 'adapters');
-  const processes = unique(s.processes, 'processes');
-  const fences = unique(s.fences, 'fences');
-  const queues = unique(s.queues, 'queues');
-  const allocations = unique(s.allocations, 'allocations');
-  const threads = unique(s.threads, 'threads');
-  const ref = (segments: Segment[], name: string, names: Map<string, number>, what: string) => {
-    if (!names.has(name)) add(segments, `${pathText(segments)} is ${show(name)}; expected the name of one of the ${what}${names.size ? ` (${[...names.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ', but the scenario defines none'}`);
-    return names.has(name);
-  };
-  // machine
-  if (s.machine.workers) unsupported('workers', ['machine'], 'workers');
-  const processLimit = s.machine.limits?.processes ?? DEFAULT_PROCESS_LIMIT;
-  if (s.processes.length > processLimit) {
-    add(['processes', processLimit], `processes has ${s.processes.length} items; expected at most ${processLimit}, the processes the machine holds (machine.limits.processes${s.machine.limits?.processes === undefined ? `, default ${DEFAULT_PROCESS_LIMIT}` : ''}; it may be raised to ${SCENARIO_LIMITS.processes})`);
   }
-  {
+  ref(segments: Segment[], name: string, names: Map<string, number>, what: string): boolean {
+    if (!names.has(name)) this.add(segments, `${pathText(segments)} is ${show(name)}; expected the name of one of the ${what}${names.size ? ` (${[...names.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ', but the scenario defines none'}`);
+    return names.has(name);
+  }
+
+  private checkMachine(): void {
+    const s = this.s;
+    if (s.machine.workers) this.unsupported('workers', ['machine'], 'workers');
+    const processLimit = s.machine.limits?.processes ?? DEFAULT_PROCESS_LIMIT;
+    if (s.processes.length > processLimit) {
+      this.add(['processes', processLimit], `processes has ${s.processes.length} items; expected at most ${processLimit}, the processes the machine holds (machine.limits.processes${s.machine.limits?.processes === undefined ? `, default ${DEFAULT_PROCESS_LIMIT}` : ''}; it may be raised to ${SCENARIO_LIMITS.processes})`);
+    }
     // GPU commands in all (queues and submit steps): each list is bounded by the schema, the whole file here
     let total = 0, reported = false;
     const count = (n: number, segments: Segment[]) => {
       total += n;
       if (total > SCENARIO_LIMITS.commands && !reported) {
         reported = true;
-        add(segments, `${pathText(segments)} brings the scenario to more than ${SCENARIO_LIMITS.commands} GPU commands in all (queues and submit steps); expected at most ${SCENARIO_LIMITS.commands} (a scenario file's limit)`);
+        this.add(segments, `${pathText(segments)} brings the scenario to more than ${SCENARIO_LIMITS.commands} GPU commands in all (queues and submit steps); expected at most ${SCENARIO_LIMITS.commands} (a scenario file's limit)`);
       }
     };
     (s.queues ?? []).forEach((q, i) => count(q.commands?.length ?? 0, ['queues', i, 'commands']));
     (s.threads ?? []).forEach((t, i) => t.steps.forEach((step, k) => { if (step.submit) count(step.submit.commands.length, ['threads', i, 'steps', k, 'submit', 'commands']); }));
   }
-  s.machine.adapters.forEach((a, i) => {
-  });
-  // fences: who can name which fence
-  const fenceOwners = new Map<string, Set<string>>();
-  const fenceAdapter = new Map<string, string>();
-  const fenceKind = new Map<string, 'native' | 'monitored'>();
-  /** Adapters each fence is opened on (its own first, then fences[].crossAdapter). */
-  const fenceAdapters = new Map<string, string[]>();
-  const adapterNative = (name: string) => {
-    const a = s.machine.adapters.find((x) => x.name === name);
-    return s.machine.os?.nativeFence !== false && a?.caps?.nativeGpuFence !== false;
-  };
-  /** What a fence is on an adapter: a cross-adapter fence is native where native fences are supported, monitored elsewhere (XA-05). */
-  const kindOn = (fence: string, adapter: string | undefined) =>
-    adapter === undefined || adapter === fenceAdapter.get(fence) ? fenceKind.get(fence) : adapterNative(adapter) ? 'native' : 'monitored';
-  (s.fences ?? []).forEach((f, i) => {
-    ref(['fences', i, 'process'], f.process, processes, 'processes');
-    ref(['fences', i, 'adapter'], f.adapter, adapters, 'adapters');
-    if (f.kind === 'monitored') unsupported('monitoredFences', ['fences', i], 'kind');
-    if (f.crossAdapter) unsupported('crossAdapterFences', ['fences', i], 'crossAdapter');
-    if (f.initialValue !== undefined) checkValue(['fences', i, 'initialValue'], f.initialValue);
-    if (f.type === 'INTRA_GPU' && f.flags?.crossAdapter) add(['fences', i, 'type'], `fences[${i}].type is "INTRA_GPU"; expected "DEFAULT" for a fence with flags.crossAdapter`);
-    const owners = new Set([f.process]);
-    (f.sharedWith ?? []).forEach((p, j) => {
-      if (ref(['fences', i, 'sharedWith', j], p, processes, 'processes')) owners.add(p);
-      if (p === f.process) add(['fences', i, 'sharedWith', j], `fences[${i}].sharedWith[${j}] is ${show(p)}; expected another process than the one that creates the fence`);
-    });
-    if (f.kind !== 'monitored' && f.crossAdapter?.length && !adapterNative(f.adapter)) add(['fences', i, 'adapter'], `fences[${i}].adapter is ${show(f.adapter)}, which has no native fence support; expected a native fence to be created on an adapter that supports them (or kind: monitored, opened as a native fence elsewhere)`);
-    if (f.sharedWith?.length && !f.flags?.shared && !f.flags?.ntSecuritySharing) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith lists processes but the fence is not shareable; expected flags.shared: true (or ntSecuritySharing)`);
-    fenceOwners.set(f.name, owners);
-    fenceAdapter.set(f.name, f.adapter);
-    fenceKind.set(f.name, f.kind ?? 'native');
-    fenceAdapters.set(f.name, [f.adapter, ...(f.crossAdapter ?? [])]);
-    (f.crossAdapter ?? []).forEach((other, j) => {
-      ref(['fences', i, 'crossAdapter', j], other, adapters, 'adapters');
-      if (other === f.adapter) add(['fences', i, 'crossAdapter', j], `fences[${i}].crossAdapter[${j}] is ${show(other)}; expected another adapter than the one that creates the fence`);
-    });
-    if (f.crossAdapter?.length && (!f.flags?.shared || !f.flags?.crossAdapter)) {
-      add(['fences', i, 'crossAdapter'], `fences[${i}].crossAdapter lists adapters but the fence is not a cross-adapter fence; expected flags: { shared: true, crossAdapter: true }`);
-    }
-    if (f.kind === 'monitored' && !f.crossAdapter?.length) {
-      if (f.sharedWith?.length) add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith: shared monitored fences are not modelled; expected a native fence for sharing between processes`);
-      for (const flag of ['shared', 'ntSecuritySharing', 'crossAdapter'] as const) {
-        if (f.flags?.[flag]) add(['fences', i, 'flags', flag], `fences[${i}].flags.${flag} is true; expected false for a monitored fence that is not opened on another adapter (shared monitored fences are modelled only as cross-adapter fences)`);
-      }
-    }
-    if (f.kind === 'monitored') {
-      if (f.type !== undefined) add(['fences', i, 'type'], `fences[${i}].type is ${show(f.type)}; expected no type for a monitored fence (DEFAULT and INTRA_GPU are native fence types)`);
-    }
-  });
-  function checkValue(segments: Segment[], raw: number | string) {
-    let value: bigint;
-    try { value = BigInt(raw); } catch { add(segments, `${pathText(segments)} is ${show(raw)}; expected a 64-bit unsigned value`); return; }
-    if (value > UINT64_MAX) add(segments, `${pathText(segments)} is ${show(raw)}; expected a 64-bit unsigned value (at most 18446744073709551615)`);
+
+  adapterNative(name: string): boolean {
+    const a = this.s.machine.adapters.find((x) => x.name === name);
+    return this.s.machine.os?.nativeFence !== false && a?.caps?.nativeGpuFence !== false;
   }
-  // the values each fence can ever hold (for impossible expectations)
-  const reachable = new Map<string, Set<bigint>>();
-  /** Fences whose values are in doubt (a value was rejected): no "can never hold" verdict on them. */
-  const doubtful = new Set<string>();
-  const valueOf = (raw: unknown): bigint | undefined => {
-    try { const v = BigInt(raw as string); return v >= 0n && v <= UINT64_MAX ? v : undefined; } catch { return undefined; }
-  };
-  const reach = (fence: string, raw: unknown) => {
+  /** What a fence is on an adapter: a cross-adapter fence is native where native fences are supported, monitored elsewhere (XA-05). */
+  kindOn(fence: string, adapter: string | undefined): 'native' | 'monitored' | undefined {
+    return adapter === undefined || adapter === this.fenceAdapter.get(fence) ? this.fenceKind.get(fence) : this.adapterNative(adapter) ? 'native' : 'monitored';
+  }
+
+  private checkFences(): void {
+    const s = this.s;
+    (s.fences ?? []).forEach((f, i) => {
+      this.ref(['fences', i, 'process'], f.process, this.processes, 'processes');
+      this.ref(['fences', i, 'adapter'], f.adapter, this.adapters, 'adapters');
+      if (f.kind === 'monitored') this.unsupported('monitoredFences', ['fences', i], 'kind');
+      if (f.crossAdapter) this.unsupported('crossAdapterFences', ['fences', i], 'crossAdapter');
+      if (f.initialValue !== undefined) this.checkValue(['fences', i, 'initialValue'], f.initialValue);
+      if (f.type === 'INTRA_GPU' && f.flags?.crossAdapter) this.add(['fences', i, 'type'], `fences[${i}].type is "INTRA_GPU"; expected "DEFAULT" for a fence with flags.crossAdapter`);
+      const owners = new Set([f.process]);
+      (f.sharedWith ?? []).forEach((p, j) => {
+        if (this.ref(['fences', i, 'sharedWith', j], p, this.processes, 'processes')) owners.add(p);
+        if (p === f.process) this.add(['fences', i, 'sharedWith', j], `fences[${i}].sharedWith[${j}] is ${show(p)}; expected another process than the one that creates the fence`);
+      });
+      if (f.kind !== 'monitored' && f.crossAdapter?.length && !this.adapterNative(f.adapter)) this.add(['fences', i, 'adapter'], `fences[${i}].adapter is ${show(f.adapter)}, which has no native fence support; expected a native fence to be created on an adapter that supports them (or kind: monitored, opened as a native fence elsewhere)`);
+      if (f.sharedWith?.length && !f.flags?.shared && !f.flags?.ntSecuritySharing) this.add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith lists processes but the fence is not shareable; expected flags.shared: true (or ntSecuritySharing)`);
+      this.fenceOwners.set(f.name, owners);
+      this.fenceAdapter.set(f.name, f.adapter);
+      this.fenceKind.set(f.name, f.kind ?? 'native');
+      this.fenceAdapters.set(f.name, [f.adapter, ...(f.crossAdapter ?? [])]);
+      (f.crossAdapter ?? []).forEach((other, j) => {
+        this.ref(['fences', i, 'crossAdapter', j], other, this.adapters, 'adapters');
+        if (other === f.adapter) this.add(['fences', i, 'crossAdapter', j], `fences[${i}].crossAdapter[${j}] is ${show(other)}; expected another adapter than the one that creates the fence`);
+      });
+      if (f.crossAdapter?.length && (!f.flags?.shared || !f.flags?.crossAdapter)) {
+        this.add(['fences', i, 'crossAdapter'], `fences[${i}].crossAdapter lists adapters but the fence is not a cross-adapter fence; expected flags: { shared: true, crossAdapter: true }`);
+      }
+      if (f.kind === 'monitored' && !f.crossAdapter?.length) {
+        if (f.sharedWith?.length) this.add(['fences', i, 'sharedWith'], `fences[${i}].sharedWith: shared monitored fences are not modelled; expected a native fence for sharing between processes`);
+        for (const flag of ['shared', 'ntSecuritySharing', 'crossAdapter'] as const) {
+          if (f.flags?.[flag]) this.add(['fences', i, 'flags', flag], `fences[${i}].flags.${flag} is true; expected false for a monitored fence that is not opened on another adapter (shared monitored fences are modelled only as cross-adapter fences)`);
+        }
+      }
+      if (f.kind === 'monitored') {
+        if (f.type !== undefined) this.add(['fences', i, 'type'], `fences[${i}].type is ${show(f.type)}; expected no type for a monitored fence (DEFAULT and INTRA_GPU are native fence types)`);
+      }
+    });
+  }
+
+  checkValue(segments: Segment[], raw: number | string): void {
+    let value: bigint;
+    try { value = BigInt(raw); } catch { this.add(segments, `${pathText(segments)} is ${show(raw)}; expected a 64-bit unsigned value`); return; }
+    if (value > UINT64_MAX) this.add(segments, `${pathText(segments)} is ${show(raw)}; expected a 64-bit unsigned value (at most 18446744073709551615)`);
+  }
+
+  reach(fence: string, raw: unknown): void {
     const v = valueOf(raw);
-    if (v === undefined) doubtful.add(fence); else reachable.get(fence)?.add(v);
-  };
-  for (const f of s.fences ?? []) { reachable.set(f.name, new Set()); reach(f.name, f.initialValue ?? 0); }
-  const fenceRef = (segments: Segment[], fence: string, process: string, adapter?: string) => {
-    if (!ref(segments, fence, fences, 'fences')) return false;
-    if (!fenceOwners.get(fence)!.has(process)) {
-      add(segments, `${pathText(segments)} is ${show(fence)}, which process ${show(process)} has no handle to; expected a fence it creates or one listed with sharedWith: [${process}]`);
+    if (v === undefined) this.doubtful.add(fence); else this.reachable.get(fence)?.add(v);
+  }
+
+  fenceRef(segments: Segment[], fence: string, process: string, adapter?: string): boolean {
+    if (!this.ref(segments, fence, this.fences, 'fences')) return false;
+    if (!this.fenceOwners.get(fence)!.has(process)) {
+      this.add(segments, `${pathText(segments)} is ${show(fence)}, which process ${show(process)} has no handle to; expected a fence it creates or one listed with sharedWith: [${process}]`);
       return false;
     }
-    if (adapter !== undefined && !fenceAdapters.get(fence)!.includes(adapter)) {
-      add(segments, `${pathText(segments)} is ${show(fence)}, a fence on adapter ${show(fenceAdapter.get(fence))}; expected a fence opened on the queue's adapter ${show(adapter)} (list it in the fence's crossAdapter to open it there)`);
+    if (adapter !== undefined && !this.fenceAdapters.get(fence)!.includes(adapter)) {
+      this.add(segments, `${pathText(segments)} is ${show(fence)}, a fence on adapter ${show(this.fenceAdapter.get(fence))}; expected a fence opened on the queue's adapter ${show(adapter)} (list it in the fence's crossAdapter to open it there)`);
       return false;
     }
     return true;
-  };
-  const allocationInfo = new Map<string, { process: string; adapter: string }>();
-  (s.allocations ?? []).forEach((x, i) => {
-    ref(['allocations', i, 'process'], x.process, processes, 'processes');
-    ref(['allocations', i, 'adapter'], x.adapter, adapters, 'adapters');
-    allocationInfo.set(x.name, { process: x.process, adapter: x.adapter });
-  });
-  const allocationRef = (segments: Segment[], name: string, process: string, adapter?: string) => {
-    if (!ref(segments, name, allocations, 'allocations')) return false;
-    const info = allocationInfo.get(name)!;
-    if (info.process !== process) { add(segments, `${pathText(segments)} is ${show(name)}, an allocation of process ${show(info.process)}; expected one of process ${show(process)}`); return false; }
-    if (adapter !== undefined && info.adapter !== adapter) { add(segments, `${pathText(segments)} is ${show(name)}, an allocation on adapter ${show(info.adapter)}; expected one on the queue's adapter ${show(adapter)}`); return false; }
+  }
+
+  private checkAllocations(): void {
+    const s = this.s;
+    (s.allocations ?? []).forEach((x, i) => {
+      this.ref(['allocations', i, 'process'], x.process, this.processes, 'processes');
+      this.ref(['allocations', i, 'adapter'], x.adapter, this.adapters, 'adapters');
+      this.allocationInfo.set(x.name, { process: x.process, adapter: x.adapter });
+    });
+  }
+
+  allocationRef(segments: Segment[], name: string, process: string, adapter?: string): boolean {
+    if (!this.ref(segments, name, this.allocations, 'allocations')) return false;
+    const info = this.allocationInfo.get(name)!;
+    if (info.process !== process) { this.add(segments, `${pathText(segments)} is ${show(name)}, an allocation of process ${show(info.process)}; expected one of process ${show(process)}`); return false; }
+    if (adapter !== undefined && info.adapter !== adapter) { this.add(segments, `${pathText(segments)} is ${show(name)}, an allocation on adapter ${show(info.adapter)}; expected one on the queue's adapter ${show(adapter)}`); return false; }
     return true;
-  };
-  let queueHasProgress = false;
-  const commands = (list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined, queueKind: 'hardware' | 'kernelMode') => {
+  }
+
+  commands(list: GpuCommand[], base: Segment[], process: string, adapter: string | undefined, queueKind: 'hardware' | 'kernelMode'): void {
     const kindCheck = (segments: Segment[], fence: string, op: string) => {
-      const kind = kindOn(fence, adapter);
-      if (queueKind === 'kernelMode' && kind !== 'monitored') add(segments, `${pathText(segments)} is ${show(fence)}, a native fence${adapter !== fenceAdapter.get(fence) ? ` on ${show(adapter)}` : ''}; expected a monitored fence (a kernelMode queue ${op}s monitored fences; native fences belong in hardware queues)`);
+      const kind = this.kindOn(fence, adapter);
+      if (queueKind === 'kernelMode' && kind !== 'monitored') this.add(segments, `${pathText(segments)} is ${show(fence)}, a native fence${adapter !== this.fenceAdapter.get(fence) ? ` on ${show(adapter)}` : ''}; expected a monitored fence (a kernelMode queue ${op}s monitored fences; native fences belong in hardware queues)`);
     };
     list.forEach((c, k) => {
-      if (c.wait && fenceRef([...base, k, 'wait', 'fence'], c.wait.fence, process, adapter)) kindCheck([...base, k, 'wait', 'fence'], c.wait.fence, 'wait');
-      if (c.wait) checkValue([...base, k, 'wait', 'value'], c.wait.value);
+      if (c.wait && this.fenceRef([...base, k, 'wait', 'fence'], c.wait.fence, process, adapter)) kindCheck([...base, k, 'wait', 'fence'], c.wait.fence, 'wait');
+      if (c.wait) this.checkValue([...base, k, 'wait', 'value'], c.wait.value);
       if (c.signal) {
-        if (fenceRef([...base, k, 'signal', 'fence'], c.signal.fence, process, adapter)) { reach(c.signal.fence, c.signal.value); kindCheck([...base, k, 'signal', 'fence'], c.signal.fence, 'signal'); }
-        checkValue([...base, k, 'signal', 'value'], c.signal.value);
+        if (this.fenceRef([...base, k, 'signal', 'fence'], c.signal.fence, process, adapter)) { this.reach(c.signal.fence, c.signal.value); kindCheck([...base, k, 'signal', 'fence'], c.signal.fence, 'signal'); }
+        this.checkValue([...base, k, 'signal', 'value'], c.signal.value);
       }
       if (c.fenceWrite) {
-        if (queueKind !== 'kernelMode') add([...base, k], `${pathText([...base, k])} is a fenceWrite; expected wait, signal or work (fenceWrite is for kernelMode queues: a hardware queue signals with signal)`, 'fenceWrite');
-        if (fenceRef([...base, k, 'fenceWrite', 'fence'], c.fenceWrite.fence, process, adapter)) {
-          reach(c.fenceWrite.fence, c.fenceWrite.value);
-          if (kindOn(c.fenceWrite.fence, adapter) !== 'monitored') add([...base, k, 'fenceWrite', 'fence'], `${pathText([...base, k, 'fenceWrite', 'fence'])} is ${show(c.fenceWrite.fence)}, a native fence; expected a monitored fence (the GPU writes a monitored fence's value)`);
+        if (queueKind !== 'kernelMode') this.add([...base, k], `${pathText([...base, k])} is a fenceWrite; expected wait, signal or work (fenceWrite is for kernelMode queues: a hardware queue signals with signal)`, 'fenceWrite');
+        if (this.fenceRef([...base, k, 'fenceWrite', 'fence'], c.fenceWrite.fence, process, adapter)) {
+          this.reach(c.fenceWrite.fence, c.fenceWrite.value);
+          if (this.kindOn(c.fenceWrite.fence, adapter) !== 'monitored') this.add([...base, k, 'fenceWrite', 'fence'], `${pathText([...base, k, 'fenceWrite', 'fence'])} is ${show(c.fenceWrite.fence)}, a native fence; expected a monitored fence (the GPU writes a monitored fence's value)`);
         }
-        checkValue([...base, k, 'fenceWrite', 'value'], c.fenceWrite.value);
+        this.checkValue([...base, k, 'fenceWrite', 'value'], c.fenceWrite.value);
       }
       if (c.useAllocation) {
-        unsupported('allocations', [...base, k], 'useAllocation');
-        allocationRef([...base, k, 'useAllocation', 'allocation'], c.useAllocation.allocation, process, adapter);
-        if (queueKind === 'hardware' && !queueHasProgress) add([...base, k, 'useAllocation'], `${pathText([...base, k, 'useAllocation'])} is in a hardware queue without a progress fence; expected progressFence: true on the queue (the model completes a submission's allocation accesses at its progress fence)`);
+        this.unsupported('allocations', [...base, k], 'useAllocation');
+        this.allocationRef([...base, k, 'useAllocation', 'allocation'], c.useAllocation.allocation, process, adapter);
+        if (queueKind === 'hardware' && !this.queueHasProgress) this.add([...base, k, 'useAllocation'], `${pathText([...base, k, 'useAllocation'])} is in a hardware queue without a progress fence; expected progressFence: true on the queue (the model completes a submission's allocation accesses at its progress fence)`);
       }
     });
-  };
-  const queueAdapter = new Map<string, { adapter: string; process: string; kind: 'hardware' | 'kernelMode'; progress: boolean }>();
-  (s.queues ?? []).forEach((q, i) => {
-    ref(['queues', i, 'process'], q.process, processes, 'processes');
-    if (ref(['queues', i, 'adapter'], q.adapter, adapters, 'adapters')) {
-      const engines = s.machine.adapters[adapters.get(q.adapter)!].engines ?? 2;
-      if ((q.engine ?? 0) >= engines) add(['queues', i, 'engine'], `queues[${i}].engine is ${q.engine}; expected 0 to ${engines - 1} (adapter ${show(q.adapter)} has ${counted(engines, 'engine')})`);
-    }
-    if (q.kind === 'kernelMode') unsupported('kernelModeContexts', ['queues', i], 'kind');
-    if (q.kind === 'kernelMode' && q.progressFence !== undefined) add(['queues', i, 'progressFence'], `queues[${i}].progressFence is ${show(q.progressFence)}; expected no progressFence on a kernelMode queue (progress fences belong to hardware queues)`);
-    queueAdapter.set(q.name, { adapter: q.adapter, process: q.process, kind: q.kind ?? 'hardware', progress: q.progressFence ?? false });
-    queueHasProgress = q.progressFence ?? false;
-    commands(q.commands ?? [], ['queues', i, 'commands'], q.process, q.adapter, q.kind ?? 'hardware');
-  });
-  if (s.allocations?.length) unsupported('allocations', [], 'allocations');
-  const reads = new Map<string, number>();
-  // threads
-  const waits = new Map<string, { segments: Segment[]; timeoutNs?: number; fences: string[]; values: (number | string)[]; any: boolean }>();
-  (s.threads ?? []).forEach((t, i) => {
-    ref(['threads', i, 'process'], t.process, processes, 'processes');
-    const locked = new Set<string>();
-    t.steps.forEach((step: ThreadStep, k) => {
-      const base: Segment[] = ['threads', i, 'steps', k];
-      for (const op of ['lock', 'unlock', 'cpuWrite', 'cpuRead', 'destroyAllocation', 'makeResident', 'evict'] as const) {
-        const body = step[op];
-        if (!body) continue;
-        if (!allocationRef([...base, op, 'allocation'], body.allocation, t.process)) continue;
-        if (op === 'lock') locked.add(body.allocation);
-        if (op === 'unlock') locked.delete(body.allocation);
-        if ((op === 'cpuWrite' || op === 'cpuRead') && !locked.has(body.allocation)) {
-          add([...base, op, 'allocation'], `${pathText([...base, op, 'allocation'])} is ${show(body.allocation)}, which this thread has not locked here; expected a lock: { allocation: ${body.allocation} } step before it (CPU accesses go through the Lock2 mapping)`);
-        }
-        if (op === 'cpuRead') {
-          const id = step.cpuRead!.id;
-          if (reads.has(id) || waits.has(id)) add([...base, 'cpuRead', 'id'], `${pathText([...base, 'cpuRead', 'id'])} is ${show(id)}; expected an id no other step has`);
-          reads.set(id, step.cpuRead!.length);
-        }
+  }
+
+  private checkQueues(): void {
+    const s = this.s;
+    (s.queues ?? []).forEach((q, i) => {
+      this.ref(['queues', i, 'process'], q.process, this.processes, 'processes');
+      if (this.ref(['queues', i, 'adapter'], q.adapter, this.adapters, 'adapters')) {
+        const engines = s.machine.adapters[this.adapters.get(q.adapter)!].engines ?? 2;
+        if ((q.engine ?? 0) >= engines) this.add(['queues', i, 'engine'], `queues[${i}].engine is ${q.engine}; expected 0 to ${engines - 1} (adapter ${show(q.adapter)} has ${counted(engines, 'engine')})`);
       }
-      const w = step.wait ?? step.waitWithEvent;
-      if (w) {
-        const key = step.wait ? 'wait' : 'waitWithEvent';
-        if (w.values.length !== w.fences.length) add([...base, key, 'values'], `${pathText([...base, key, 'values'])} has ${w.values.length} values; expected ${w.fences.length}, one per fence`);
-        w.fences.forEach((f, j) => fenceRef([...base, key, 'fences', j], f, t.process));
-        w.values.forEach((v, j) => checkValue([...base, key, 'values', j], v));
-        if (w.id !== undefined) {
-          if (waits.has(w.id)) add([...base, key, 'id'], `${pathText([...base, key, 'id'])} is ${show(w.id)}; expected an id no other wait has`);
-          waits.set(w.id, { segments: [...base, key], timeoutNs: w.timeoutNs, fences: w.fences, values: w.values, any: w.any ?? false });
-        }
-      }
-      if (step.signal) {
-        if (step.signal.values.length !== step.signal.fences.length) add([...base, 'signal', 'values'], `${pathText([...base, 'signal', 'values'])} has ${step.signal.values.length} values; expected ${step.signal.fences.length}, one per fence`);
-        step.signal.fences.forEach((f, j) => {
-          if (fenceRef([...base, 'signal', 'fences', j], f, t.process)) reach(f, step.signal!.values[j]);
-        });
-        step.signal.values.forEach((v, j) => checkValue([...base, 'signal', 'values', j], v));
-      }
-      if (step.submit) {
-        const q = queueAdapter.get(step.submit.queue);
-        if (ref([...base, 'submit', 'queue'], step.submit.queue, queues, 'queues') && q) {
-          if (q.process !== t.process) add([...base, 'submit', 'queue'], `${pathText([...base, 'submit', 'queue'])} is ${show(step.submit.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
-          queueHasProgress = q.progress;
-          commands(step.submit.commands, [...base, 'submit', 'commands'], t.process, q.adapter, q.kind);
-        }
-      }
-      if (step.destroyFence) fenceRef([...base, 'destroyFence', 'fence'], step.destroyFence.fence, t.process);
-      if (step.recreateLogBuffer) {
-        const q = queueAdapter.get(step.recreateLogBuffer.queue);
-        if (ref([...base, 'recreateLogBuffer', 'queue'], step.recreateLogBuffer.queue, queues, 'queues') && q) {
-          if (q.kind !== 'hardware') add([...base, 'recreateLogBuffer', 'queue'], `${pathText([...base, 'recreateLogBuffer', 'queue'])} is ${show(step.recreateLogBuffer.queue)}, a kernelMode queue; expected a hardware queue (only user-mode-submission queues have log buffers)`);
-          else if (q.process !== t.process) add([...base, 'recreateLogBuffer', 'queue'], `${pathText([...base, 'recreateLogBuffer', 'queue'])} is ${show(step.recreateLogBuffer.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
-        }
-      }
-      if (step.lock) unsupported('allocations', base, 'lock');
-      if (step.unlock) unsupported('allocations', base, 'unlock');
+      if (q.kind === 'kernelMode') this.unsupported('kernelModeContexts', ['queues', i], 'kind');
+      if (q.kind === 'kernelMode' && q.progressFence !== undefined) this.add(['queues', i, 'progressFence'], `queues[${i}].progressFence is ${show(q.progressFence)}; expected no progressFence on a kernelMode queue (progress fences belong to hardware queues)`);
+      this.queueAdapter.set(q.name, { adapter: q.adapter, process: q.process, kind: q.kind ?? 'hardware', progress: q.progressFence ?? false });
+      this.queueHasProgress = q.progressFence ?? false;
+      this.commands(q.commands ?? [], ['queues', i, 'commands'], q.process, q.adapter, q.kind ?? 'hardware');
     });
-  });
-  // faults
-  const removed = new Set<string>();
-  (s.faults ?? []).forEach((f, i) => {
-    if (f.removeDevice && ref(['faults', i, 'removeDevice', 'adapter'], f.removeDevice.adapter, adapters, 'adapters')) removed.add(f.removeDevice.adapter);
-    if (f.collapseInterrupts) { ref(['faults', i, 'collapseInterrupts', 'adapter'], f.collapseInterrupts.adapter, adapters, 'adapters'); unsupported('collapsedInterrupts', ['faults', i], 'collapseInterrupts'); }
-    if (f.forceLogOverrun) {
-      const o = f.forceLogOverrun, at: Segment[] = ['faults', i, 'forceLogOverrun', 'queue'];
-      ref(['faults', i, 'forceLogOverrun', 'adapter'], o.adapter, adapters, 'adapters');
-      unsupported('forcedLogOverrun', ['faults', i], 'forceLogOverrun');
-      const q = o.queue === undefined ? undefined : queueAdapter.get(o.queue);
-      if (o.queue !== undefined && ref(at, o.queue, queues, 'queues') && q) {
-        if (q.kind !== 'hardware') add(at, `${pathText(at)} is ${show(o.queue)}, a kernelMode queue; expected a hardware queue (only user-mode-submission queues have log buffers)`);
-        else if (q.adapter !== o.adapter) add(at, `${pathText(at)} is ${show(o.queue)}, a queue of adapter ${show(q.adapter)}; expected a queue of ${show(o.adapter)}`);
+    if (s.allocations?.length) this.unsupported('allocations', [], 'allocations');
+  }
+
+  private checkThreads(): void {
+    (this.s.threads ?? []).forEach((t, i) => {
+      this.ref(['threads', i, 'process'], t.process, this.processes, 'processes');
+      const locked = new Set<string>();
+      t.steps.forEach((step: ThreadStep, k) => this.checkStep(t, i, step, k, locked));
+    });
+  }
+
+  /** Step `k` of thread `t` (threads[i]); `locked`: the allocations the thread holds locked there. */
+  private checkStep(t: NonNullable<Scenario['threads']>[number], i: number, step: ThreadStep, k: number, locked: Set<string>): void {
+    const base: Segment[] = ['threads', i, 'steps', k];
+    for (const op of ['lock', 'unlock', 'cpuWrite', 'cpuRead', 'destroyAllocation', 'makeResident', 'evict'] as const) {
+      const body = step[op];
+      if (!body) continue;
+      if (!this.allocationRef([...base, op, 'allocation'], body.allocation, t.process)) continue;
+      if (op === 'lock') locked.add(body.allocation);
+      if (op === 'unlock') locked.delete(body.allocation);
+      if ((op === 'cpuWrite' || op === 'cpuRead') && !locked.has(body.allocation)) {
+        this.add([...base, op, 'allocation'], `${pathText([...base, op, 'allocation'])} is ${show(body.allocation)}, which this thread has not locked here; expected a lock: { allocation: ${body.allocation} } step before it (CPU accesses go through the Lock2 mapping)`);
+      }
+      if (op === 'cpuRead') {
+        const id = step.cpuRead!.id;
+        if (this.reads.has(id) || this.waits.has(id)) this.add([...base, 'cpuRead', 'id'], `${pathText([...base, 'cpuRead', 'id'])} is ${show(id)}; expected an id no other step has`);
+        this.reads.set(id, step.cpuRead!.length);
       }
     }
-  });
-  for (const f of s.fences ?? []) if (removed.has(f.adapter) && !f.flags?.noSignalMaxValueOnTdr) reachable.get(f.name)!.add(UINT64_MAX);
-  // expectations
-  const e = s.expect;
-  if (e) {
+    const w = step.wait ?? step.waitWithEvent;
+    if (w) {
+      const key = step.wait ? 'wait' : 'waitWithEvent';
+      if (w.values.length !== w.fences.length) this.add([...base, key, 'values'], `${pathText([...base, key, 'values'])} has ${w.values.length} values; expected ${w.fences.length}, one per fence`);
+      w.fences.forEach((f, j) => this.fenceRef([...base, key, 'fences', j], f, t.process));
+      w.values.forEach((v, j) => this.checkValue([...base, key, 'values', j], v));
+      if (w.id !== undefined) {
+        if (this.waits.has(w.id)) this.add([...base, key, 'id'], `${pathText([...base, key, 'id'])} is ${show(w.id)}; expected an id no other wait has`);
+        this.waits.set(w.id, { segments: [...base, key], timeoutNs: w.timeoutNs, fences: w.fences, values: w.values, any: w.any ?? false });
+      }
+    }
+    if (step.signal) {
+      if (step.signal.values.length !== step.signal.fences.length) this.add([...base, 'signal', 'values'], `${pathText([...base, 'signal', 'values'])} has ${step.signal.values.length} values; expected ${step.signal.fences.length}, one per fence`);
+      step.signal.fences.forEach((f, j) => {
+        if (this.fenceRef([...base, 'signal', 'fences', j], f, t.process)) this.reach(f, step.signal!.values[j]);
+      });
+      step.signal.values.forEach((v, j) => this.checkValue([...base, 'signal', 'values', j], v));
+    }
+    if (step.submit) {
+      const q = this.queueAdapter.get(step.submit.queue);
+      if (this.ref([...base, 'submit', 'queue'], step.submit.queue, this.queues, 'queues') && q) {
+        if (q.process !== t.process) this.add([...base, 'submit', 'queue'], `${pathText([...base, 'submit', 'queue'])} is ${show(step.submit.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
+        this.queueHasProgress = q.progress;
+        this.commands(step.submit.commands, [...base, 'submit', 'commands'], t.process, q.adapter, q.kind);
+      }
+    }
+    if (step.destroyFence) this.fenceRef([...base, 'destroyFence', 'fence'], step.destroyFence.fence, t.process);
+    if (step.recreateLogBuffer) {
+      const q = this.queueAdapter.get(step.recreateLogBuffer.queue);
+      if (this.ref([...base, 'recreateLogBuffer', 'queue'], step.recreateLogBuffer.queue, this.queues, 'queues') && q) {
+        if (q.kind !== 'hardware') this.add([...base, 'recreateLogBuffer', 'queue'], `${pathText([...base, 'recreateLogBuffer', 'queue'])} is ${show(step.recreateLogBuffer.queue)}, a kernelMode queue; expected a hardware queue (only user-mode-submission queues have log buffers)`);
+        else if (q.process !== t.process) this.add([...base, 'recreateLogBuffer', 'queue'], `${pathText([...base, 'recreateLogBuffer', 'queue'])} is ${show(step.recreateLogBuffer.queue)}, a queue of process ${show(q.process)}; expected a queue of the thread's process ${show(t.process)}`);
+      }
+    }
+    if (step.lock) this.unsupported('allocations', base, 'lock');
+    if (step.unlock) this.unsupported('allocations', base, 'unlock');
+  }
+
+  private checkFaults(): void {
+    const s = this.s;
+    (s.faults ?? []).forEach((f, i) => {
+      if (f.removeDevice && this.ref(['faults', i, 'removeDevice', 'adapter'], f.removeDevice.adapter, this.adapters, 'adapters')) this.removed.add(f.removeDevice.adapter);
+      if (f.collapseInterrupts) { this.ref(['faults', i, 'collapseInterrupts', 'adapter'], f.collapseInterrupts.adapter, this.adapters, 'adapters'); this.unsupported('collapsedInterrupts', ['faults', i], 'collapseInterrupts'); }
+      if (f.forceLogOverrun) {
+        const o = f.forceLogOverrun, at: Segment[] = ['faults', i, 'forceLogOverrun', 'queue'];
+        this.ref(['faults', i, 'forceLogOverrun', 'adapter'], o.adapter, this.adapters, 'adapters');
+        this.unsupported('forcedLogOverrun', ['faults', i], 'forceLogOverrun');
+        const q = o.queue === undefined ? undefined : this.queueAdapter.get(o.queue);
+        if (o.queue !== undefined && this.ref(at, o.queue, this.queues, 'queues') && q) {
+          if (q.kind !== 'hardware') this.add(at, `${pathText(at)} is ${show(o.queue)}, a kernelMode queue; expected a hardware queue (only user-mode-submission queues have log buffers)`);
+          else if (q.adapter !== o.adapter) this.add(at, `${pathText(at)} is ${show(o.queue)}, a queue of adapter ${show(q.adapter)}; expected a queue of ${show(o.adapter)}`);
+        }
+      }
+    });
+    for (const f of s.fences ?? []) if (this.removed.has(f.adapter) && !f.flags?.noSignalMaxValueOnTdr) this.reachable.get(f.name)!.add(UINT64_MAX);
+  }
+
+  /** Expected fence values and wait outcomes the scenario can reach. */
+  private expectValues(e: NonNullable<Scenario['expect']>): void {
     for (const [name, raw] of Object.entries(e.fences ?? {})) {
       const segments: Segment[] = ['expect', 'fences', name];
-      if (!ref(segments, name, fences, 'fences')) continue;
-      checkValue(segments, raw);
+      if (!this.ref(segments, name, this.fences, 'fences')) continue;
+      this.checkValue(segments, raw);
       let value: bigint; try { value = BigInt(raw); } catch { continue; }
-      const can = reachable.get(name)!;
-      if (!can.has(value) && !doubtful.has(name)) {
-        add(segments, `expect.fences.${name} is ${show(raw)}, a value fence ${show(name)} can never hold; expected one of the values it starts with or is signalled to: ${[...can].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String).join(', ')}`);
+      const can = this.reachable.get(name)!;
+      if (!can.has(value) && !this.doubtful.has(name)) {
+        this.add(segments, `expect.fences.${name} is ${show(raw)}, a value fence ${show(name)} can never hold; expected one of the values it starts with or is signalled to: ${[...can].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String).join(', ')}`);
       }
     }
     for (const [id, raw] of Object.entries(e.waits ?? {})) {
       const segments: Segment[] = ['expect', 'waits', id];
-      const wait = waits.get(id);
-      if (!wait) { add(segments, `expect.waits has ${show(id)}; expected the id of a thread wait${waits.size ? ` (${[...waits.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ' (give a wait an id: to name it)'}`, id); continue; }
+      const wait = this.waits.get(id);
+      if (!wait) { this.add(segments, `expect.waits has ${show(id)}; expected the id of a thread wait${this.waits.size ? ` (${[...this.waits.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ' (give a wait an id: to name it)'}`, id); continue; }
       const outcome = typeof raw === 'string' ? raw : raw.outcome;
       if (outcome === 'woken' || outcome === 'satisfiedAtOnce') {
         // each fence can reach the value it is waited for? (wait-all: every one; wait-any: at least one)
         const reaches = wait.fences.map((f, j) => {
-          if (doubtful.has(f) || !reachable.has(f)) return true;
+          if (this.doubtful.has(f) || !this.reachable.has(f)) return true;
           const want = valueOf(wait.values[j]);
-          return want === undefined || [...reachable.get(f)!].some((v) => v >= want);
+          return want === undefined || [...this.reachable.get(f)!].some((v) => v >= want);
         });
         if (wait.any ? !reaches.some(Boolean) : !reaches.every(Boolean)) {
           const never = wait.fences.map((f, j) => (reaches[j] ? '' : `${f} never reaches ${wait.values[j]}`)).filter(Boolean).join(', ');
-          add(segments, `expect.waits.${id} is ${show(outcome)}, but nothing in the scenario can satisfy that wait (${never}); expected "timedOut" or "pending", or a signal that reaches the value`);
+          this.add(segments, `expect.waits.${id} is ${show(outcome)}, but nothing in the scenario can satisfy that wait (${never}); expected "timedOut" or "pending", or a signal that reaches the value`);
         }
       }
-      if (outcome === 'timedOut' && wait.timeoutNs === undefined) add(segments, `expect.waits.${id} is "timedOut", but that wait has no timeoutNs; expected an outcome an infinite wait can have`);
-      if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${counted(wait.fences.length, 'fence')})`);
+      if (outcome === 'timedOut' && wait.timeoutNs === undefined) this.add(segments, `expect.waits.${id} is "timedOut", but that wait has no timeoutNs; expected an outcome an infinite wait can have`);
+      if (typeof raw === 'object' && raw.index !== undefined && raw.index >= wait.fences.length) this.add([...segments, 'index'], `expect.waits.${id}.index is ${raw.index}; expected 0 to ${wait.fences.length - 1} (the wait names ${counted(wait.fences.length, 'fence')})`);
     }
-    for (const name of Object.keys(e.interrupts ?? {})) ref(['expect', 'interrupts', name], name, adapters, 'adapters');
-    for (const name of Object.keys(e.allocations ?? {})) ref(['expect', 'allocations', name], name, allocations, 'allocations');
+  }
+
+  /** Expectations that name adapters, allocations, reads, threads and queues; and liveness: a run that ends stuck fails unless the file says so. */
+  private expectNamesAndLiveness(e: NonNullable<Scenario['expect']>): void {
+    for (const name of Object.keys(e.interrupts ?? {})) this.ref(['expect', 'interrupts', name], name, this.adapters, 'adapters');
+    for (const name of Object.keys(e.allocations ?? {})) this.ref(['expect', 'allocations', name], name, this.allocations, 'allocations');
     for (const [id, bytes] of Object.entries(e.reads ?? {})) {
-      const length = reads.get(id);
-      if (length === undefined) add(['expect', 'reads', id], `expect.reads has ${show(id)}; expected the id of a cpuRead step${reads.size ? ` (${[...reads.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ''}`, id);
-      else if (bytes.length !== length * 2) add(['expect', 'reads', id], `expect.reads.${id} has ${bytes.length / 2} bytes; expected ${length}, the length that cpuRead reads`);
+      const length = this.reads.get(id);
+      if (length === undefined) this.add(['expect', 'reads', id], `expect.reads has ${show(id)}; expected the id of a cpuRead step${this.reads.size ? ` (${[...this.reads.keys()].map((n) => JSON.stringify(n)).join(', ')})` : ''}`, id);
+      else if (bytes.length !== length * 2) this.add(['expect', 'reads', id], `expect.reads.${id} has ${bytes.length / 2} bytes; expected ${length}, the length that cpuRead reads`);
     }
-    for (const name of Object.keys(e.adapters ?? {})) ref(['expect', 'adapters', name], name, adapters, 'adapters');
-    for (const name of Object.keys(e.threads ?? {})) ref(['expect', 'threads', name], name, threads, 'threads');
-    for (const name of Object.keys(e.blockedQueues ?? {})) ref(['expect', 'blockedQueues', name], name, queues, 'queues');
+    for (const name of Object.keys(e.adapters ?? {})) this.ref(['expect', 'adapters', name], name, this.adapters, 'adapters');
+    for (const name of Object.keys(e.threads ?? {})) this.ref(['expect', 'threads', name], name, this.threads, 'threads');
+    for (const name of Object.keys(e.blockedQueues ?? {})) this.ref(['expect', 'blockedQueues', name], name, this.queues, 'queues');
     // Liveness: a run that ends stuck fails unless the file says so (expect.stuck / expect.deadlock).
     const expectsStuck = e.stuck === true || e.deadlock === true;
     const stuckBy: [Segment[], string][] = [
@@ -682,9 +742,9 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
         .map(([name]): [Segment[], string] => [['expect', 'blockedQueues', name], `expect.blockedQueues.${name} is true`]),
     ];
     if (!expectsStuck) {
-      for (const [segments, what] of stuckBy) add(segments, `${what}, so the run ends stuck; expected expect.stuck: true (or expect.deadlock: true) beside it: a run that ends stuck fails unless the file expects it`);
+      for (const [segments, what] of stuckBy) this.add(segments, `${what}, so the run ends stuck; expected expect.stuck: true (or expect.deadlock: true) beside it: a run that ends stuck fails unless the file expects it`);
     }
-    if (e.stuck === false && e.deadlock === true) add(['expect', 'deadlock'], 'expect.deadlock is true but expect.stuck is false; expected expect.stuck: true or left out (a deadlocked run is stuck)');
+    if (e.stuck === false && e.deadlock === true) this.add(['expect', 'deadlock'], 'expect.deadlock is true but expect.stuck is false; expected expect.stuck: true or left out (a deadlocked run is stuck)');
     // Timed-only expectations name expectations of this file.
     for (const path of Object.keys(e.timedOnly ?? {})) {
       const [group, ...rest] = path.split('.');
@@ -693,16 +753,26 @@ function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] {
       const named = group !== 'timedOnly' && section !== undefined
         && (entry === '' || (section !== null && typeof section === 'object' && Object.prototype.hasOwnProperty.call(section, entry)));
       if (!named) {
-        add(['expect', 'timedOnly'], `expect.timedOnly has ${show(path)}; expected an expectation of this file: a group of expect (${Object.keys(e).filter((k) => k !== 'timedOnly').map((k) => JSON.stringify(k)).join(', ') || 'none'}) or one of its entries, as group.entry`, path);
+        this.add(['expect', 'timedOnly'], `expect.timedOnly has ${show(path)}; expected an expectation of this file: a group of expect (${Object.keys(e).filter((k) => k !== 'timedOnly').map((k) => JSON.stringify(k)).join(', ') || 'none'}) or one of its entries, as group.entry`, path);
       }
     }
   }
-  // a ring the file makes shorter than one of its submissions (rings.ts): the key to raise, and the list
-  longestSubmissions(s).forEach((longest, i) => {
-    const ringEntries = s.machine.adapters[i].limits?.ringEntries;
-    if (longest && ringEntries !== undefined && longest.commands > ringEntries) {
-      add(['machine', 'adapters', i, 'limits', 'ringEntries'], `machine.adapters[${i}].limits.ringEntries is ${ringEntries}, but ${longest.path} puts ${counted(longest.commands, 'command')} into one hardware queue's ring in one submission; expected at least ${longest.commands} (or leave it out: the runner then makes each ring as long as the longest submission)`);
-    }
-  });
-  return problems;
+
+  private checkRings(): void {
+    const s = this.s;
+    // a ring the file makes shorter than one of its submissions (rings.ts): the key to raise, and the list
+    longestSubmissions(s).forEach((longest, i) => {
+      const ringEntries = s.machine.adapters[i].limits?.ringEntries;
+      if (longest && ringEntries !== undefined && longest.commands > ringEntries) {
+        this.add(['machine', 'adapters', i, 'limits', 'ringEntries'], `machine.adapters[${i}].limits.ringEntries is ${ringEntries}, but ${longest.path} puts ${counted(longest.commands, 'command')} into one hardware queue's ring in one submission; expected at least ${longest.commands} (or leave it out: the runner then makes each ring as long as the longest submission)`);
+      }
+    });
+  }
 }
+
+/** A 64-bit unsigned value, or undefined. */
+const valueOf = (raw: unknown): bigint | undefined => {
+  try { const v = BigInt(raw as string); return v >= 0n && v <= UINT64_MAX ? v : undefined; } catch { return undefined; }
+};
+
+function semanticProblems(s: Scenario, locate: Locator): ScenarioProblem[] { return new SemanticCheck(s, locate).run(); }

@@ -18,8 +18,7 @@ import { MAX_VIRTUAL_TIME_NS } from '../base/validate.js';
 import { counted } from '../base/words.js';
 import type { TraceEvent } from '../base/trace.js';
 import type { RuntimeProcess, CpuThread, ThreadOp, ThreadSignal, Cpu } from '../user/runtime.js';
-import type { WaitResult } from '../os/dxgkrnl.js';
-import type { AllocationUse } from '../os/vidmm/vidmm.js';
+import type { AllocationUse, WaitResult } from '../os/kernel.js';
 import type { StuckReport } from '../machine/liveness.js';
 import { lostWakeupText } from '../machine/lost-wakeups.js';
 import { ScenarioError, locationOf, type ScenarioProblem } from './load.js';
@@ -267,6 +266,44 @@ export function setUpScenario(scenario: Scenario, machine: Machine, source = sce
     allocations.set(x.name, { process: x.process, adapter: x.adapter, hAllocation: made.hAllocation });
   }));
   if (problems.length) throw new ScenarioError(source, problems);
+  const queues = new Map<string, { process: string; adapter: string; hHwQueue: number; hContext: number }>();
+  const submitTo = submitter(s, processes, queues, allocations, handleOf);
+  (s.queues ?? []).forEach((q, i) => setup(`queues[${i}]`, () => {
+    const rp = processes.get(q.process)!;
+    if (q.kind === 'kernelMode') {
+      const hContext = rp.createContext({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, name: q.name });
+      queues.set(q.name, { process: q.process, adapter: q.adapter, hHwQueue: 0, hContext });
+    } else {
+      const made = rp.createHwQueue({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, nativeProgressFence: q.progressFence ?? false, name: q.name });
+      queues.set(q.name, { process: q.process, adapter: q.adapter, hHwQueue: made.hHwQueue, hContext: 0 });
+    }
+    if (q.commands?.length) submitTo(q.name, q.commands);
+  }));
+  if (problems.length) throw new ScenarioError(source, problems);
+
+  // CPU threads: plain iterator objects (ScenarioThreadBody), whose position is in their fields
+  const threads = new Map<string, CpuThread>();
+  const positions = new Map<CpuThread, ThreadPosition>();
+  const environment: ThreadEnvironment = { machine, processes, allocations, queues, handleOf, deviceOf, submitTo };
+  for (const t of s.threads ?? []) {
+    let body!: ScenarioThreadBody; // made by createThread, at once
+    const thread = processes.get(t.process)!.createThread(t.name,
+      (cpu) => (body = new ScenarioThreadBody(t, environment, state, cpu)) as unknown as Generator<ThreadOp, unknown, WaitResult>,
+      { mayStillSignal: () => body.mayStillSignal() });
+    threads.set(t.name, thread);
+    positions.set(thread, body);
+  }
+
+  scheduleFaults(s, machine);
+  return { scenario: s, source, machine, state, processes, threads, positions, handles, allocations, queues };
+}
+
+/**
+ * The set-up's way to submit GPU commands (a queue's first commands, a thread's submit steps): to a hardware queue
+ * (one submission) or to a kernel-mode context (waits, signal packets, command buffers).
+ */
+function submitter(s: Scenario, processes: Map<string, RuntimeProcess>, queues: ScenarioSetup['queues'], allocations: ScenarioSetup['allocations'],
+                   handleOf: (process: string, fence: string, adapter?: string) => number): (queue: string, list: GpuCommand[]) => void {
   /** The reads / writes a list of commands declares (useAllocation). */
   const usesOf = (list: GpuCommand[]) => {
     const reads: AllocationUse[] = [], writes: AllocationUse[] = [];
@@ -285,10 +322,8 @@ export function setUpScenario(scenario: Scenario, machine: Machine, source = sce
     if (c.signal) return { signal: { hSyncObject: handleOf(process, c.signal.fence, adapter), value: BigInt(c.signal.value) } };
     return { work: { durationNs: c.work!.durationNs } };
   });
-  const queues = new Map<string, { process: string; adapter: string; hHwQueue: number; hContext: number }>();
   const rings = ringEntriesFor(s);
-  /** Submits GPU commands to a hardware queue (one submission) or to a kernel-mode context (waits, signal packets, command buffers). */
-  const submitTo = (queue: string, list: GpuCommand[]) => {
+  return (queue: string, list: GpuCommand[]) => {
     const q = queues.get(queue)!;
     const rp = processes.get(q.process)!;
     if (q.hHwQueue) {
@@ -316,33 +351,10 @@ export function setUpScenario(scenario: Scenario, machine: Machine, source = sce
     }
     flush();
   };
-  (s.queues ?? []).forEach((q, i) => setup(`queues[${i}]`, () => {
-    const rp = processes.get(q.process)!;
-    if (q.kind === 'kernelMode') {
-      const hContext = rp.createContext({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, name: q.name });
-      queues.set(q.name, { process: q.process, adapter: q.adapter, hHwQueue: 0, hContext });
-    } else {
-      const made = rp.createHwQueue({ hDevice: deviceOf(q.process, q.adapter), engine: q.engine ?? 0, nativeProgressFence: q.progressFence ?? false, name: q.name });
-      queues.set(q.name, { process: q.process, adapter: q.adapter, hHwQueue: made.hHwQueue, hContext: 0 });
-    }
-    if (q.commands?.length) submitTo(q.name, q.commands);
-  }));
-  if (problems.length) throw new ScenarioError(source, problems);
+}
 
-  // CPU threads: plain iterator objects (ScenarioThreadBody), whose position is in their fields
-  const threads = new Map<string, CpuThread>();
-  const positions = new Map<CpuThread, ThreadPosition>();
-  const environment: ThreadEnvironment = { machine, processes, allocations, queues, handleOf, deviceOf, submitTo };
-  for (const t of s.threads ?? []) {
-    let body!: ScenarioThreadBody; // made by createThread, at once
-    const thread = processes.get(t.process)!.createThread(t.name,
-      (cpu) => (body = new ScenarioThreadBody(t, environment, state, cpu)) as unknown as Generator<ThreadOp, unknown, WaitResult>,
-      { mayStillSignal: () => body.mayStillSignal() });
-    threads.set(t.name, thread);
-    positions.set(thread, body);
-  }
-
-  // injected faults: scheduler events (owner "scenario", kind fault {index}) naming the file's faults[index]
+/** Injected faults: scheduler events (owner "scenario", kind fault {index}) naming the file's faults[index]. */
+function scheduleFaults(s: Scenario, machine: Machine): void {
   const faults = s.faults ?? [];
   machine.scheduler.register('scenario', (event) => {
     const i = event.args.index as number;
@@ -356,7 +368,6 @@ export function setUpScenario(scenario: Scenario, machine: Machine, source = sce
     }
   });
   for (const [i, f] of faults.entries()) machine.scheduler.at(f.atNs, 'scenario', 'fault', { index: i }, `faults[${i}]`);
-  return { scenario: s, source, machine, state, processes, threads, positions, handles, allocations, queues };
 }
 
 /** Where a scenario thread is: the file's thread, the step it runs next (-1: its start, with its startNs sleep), and what its next resumption's value is for. */

@@ -43,7 +43,7 @@
 // GPU times alone.
 
 import type { Machine } from '../machine/machine.js';
-import type { LogEntryRecord, QueuedEvent } from '../os/logs.js';
+import type { LogEntryRecord, LogHistory, QueuedEvent } from '../os/inspect.js';
 import { hex } from '../base/wddm.js';
 
 export interface ChromeTraceEvent {
@@ -130,14 +130,37 @@ const us = (ns: number): number => ns / 1000;
 /** A cross-adapter fence opened on another adapter is labelled "name@adapter"; it is the same fence (one CurrentValue). */
 const canonical = (label: string | undefined) => label?.replace(/@[^@]*$/, '');
 
+/** A cross-adapter signal carried on by an interrupt, from the trace. */
+interface Propagation { timeNs: number; fence: string; value: string; from: string; to: string }
+/** An interrupt that carried cross-adapter signals on, from the trace. */
+interface PropagationInterrupt { adapter: string; timeNs: number; propagations: number }
+
 /** Builds the Chrome JSON trace of everything the machine's fence logs and queued events hold. */
 export function exportTimeline(machine: Machine): ChromeTrace {
-  const logs = machine.os.logs;
-  logs.readAll();
+  machine.os.readNativeFenceLogs();
+  const logs = machine.os.inspect.logs;
   const events: ChromeTraceEvent[] = [];
-  const ops: Operation[] = [];
+  const ops = joinedOperations(logs);
+  const { propagationInterrupts, propagations } = addGpuWork(machine, ops);
+  const cpuWaits = cpuWaitsOf(machine);
+  addFlows(ops, cpuWaits);
+  const adapters = machine.adapters.map((a) => a.os);
+  for (const adapter of adapters) adapterEvents(adapter, ops, logs, propagationInterrupts, propagations, events);
+  if (cpuWaits.length) cpuWaitEvents(cpuWaits, adapters.length + 1, events);
+  const c = logs.counters;
+  const otherData: Record<string, string | number> = { generator: 'wddm-fence', seed: machine.seed, clock: 'virtual ns, shown as us' };
+  if (c.queuedDropped + c.entriesDropped + c.interruptsDropped + c.overrunsDropped + c.faultsDropped) {
+    // Only the most recent records of each kind are kept (createMachine option limits.timelineRecords): say what is left out.
+    Object.assign(otherData, { recordsKeptPerKind: logs.historyRecords, queuedDropped: c.queuedDropped, entriesDropped: c.entriesDropped,
+      interruptsDropped: c.interruptsDropped, overrunsDropped: c.overrunsDropped, faultsDropped: c.faultsDropped });
+  }
+  return { traceEvents: events, displayTimeUnit: 'ns', otherData };
+}
 
-  // Join: per queue and kind, log entries in GPU order against queued events in ring order.
+
+/** Join: per queue and kind, log entries in GPU order against queued events in ring order. */
+function joinedOperations(logs: LogHistory): Operation[] {
+  const ops: Operation[] = [];
   const entriesByKey = new Map<string, LogEntryRecord[]>();
   for (const e of logs.entries) {
     const key = `${e.adapterIndex}/${e.hHwQueue}/${e.kind === 'waits' ? 'wait' : 'signal'}`;
@@ -173,11 +196,15 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     for (let i = cursor; i < queued.length; i++) ops.push(operationOf(queued[i].kind, queued[i], undefined));
   }
 
-  // GPU work, from the trace (actor "adapter/engineN", args.queue).
+  return ops;
+}
+
+/** GPU work, from the trace (actor "adapter/engineN", args.queue), added to `ops`; and the cross-adapter propagations the trace holds. */
+function addGpuWork(machine: Machine, ops: Operation[]): { propagationInterrupts: PropagationInterrupt[]; propagations: Propagation[] } {
   const adapterIndex = new Map(machine.adapters.map((a) => [a.name, a.index]));
   const hHwQueueOf = new Map(ops.map((o) => [`${o.adapterIndex}/${o.queue}`, o.hHwQueue]));
-  const propagationInterrupts: { adapter: string; timeNs: number; propagations: number }[] = [];
-  const propagations: { timeNs: number; fence: string; value: string; from: string; to: string }[] = [];
+  const propagationInterrupts: PropagationInterrupt[] = [];
+  const propagations: Propagation[] = [];
   for (const e of machine.trace.events) {
     if (e.kind === 'gpu' && e.name === 'work') {
       const index = adapterIndex.get(e.actor.split('/')[0]);
@@ -192,7 +219,11 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     }
   }
 
-  // Flows: each completed wait from the first signal that satisfied it (the same fence; across adapters, the same cross-adapter fence).
+  return { propagationInterrupts, propagations };
+}
+
+/** Flows: each completed wait (a GPU's, a CPU's) from the first signal that satisfied it (the same fence; across adapters, the same cross-adapter fence). */
+function addFlows(ops: Operation[], cpuWaits: CpuWait[]): void {
   const signals = ops.filter((o) => o.kind === 'signal' && o.entry?.coreFence !== undefined);
   let flowId = 0;
   for (const wait of ops) {
@@ -211,7 +242,6 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     wait.flowIn = id;
   }
 
-  const cpuWaits = cpuWaitsOf(machine);
   for (const w of cpuWaits) {
     for (const [fence, value] of w.waited) {
       let best: Operation | undefined;
@@ -226,100 +256,94 @@ export function exportTimeline(machine: Machine): ChromeTrace {
     }
   }
 
-  // Lanes and tids, per adapter.
-  const adapters = machine.adapters.map((a) => a.os);
-  for (const adapter of adapters) {
-    const pid = adapter.index + 1;
-    events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: adapter.name } });
-    events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: adapter.index } });
-    events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid: 1, args: { name: 'Dxgkrnl' } });
-    events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid: 1, args: { sort_index: 0 } });
-    let nextTid = 2;
-    const mine = ops.filter((o) => o.adapterIndex === adapter.index);
-    // hardware queues by handle, then queues known only from their work (kernel-mode contexts) by name
-    const queues = [...new Map(mine.map((o) => [o.queue, o.hHwQueue])).entries()]
-      .sort((x, y) => (x[1] === 0 ? 1 : 0) - (y[1] === 0 ? 1 : 0) || x[1] - y[1] || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-    const firstTid = new Map<number, number>();
-    for (const [label, hHwQueue] of queues) {
-      const order = { work: 0, wait: 1, signal: 2 };
-      const queueOps = mine.filter((o) => o.queue === label)
-        .sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs || order[x.kind] - order[y.kind]);
-      const lanes = assignLanes(queueOps);
-      const tids: number[] = [];
-      for (let k = 0; k <= Math.max(...lanes); k++) {
-        const tid = nextTid++;
-        tids.push(tid);
-        const name = hHwQueue ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : label;
-        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? name : `${label} #${k + 1}` } });
-        events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid, args: { sort_index: tid } });
-      }
-      queueOps.forEach((op, i) => { op.tid = tids[lanes[i]]; });
-      if (hHwQueue) firstTid.set(hHwQueue, tids[0]);
+}
+
+/** An adapter's process: its lanes and tids (hardware queues, then queues known only from their work), slices, interrupts, propagations, overruns, faults. */
+function adapterEvents(adapter: Machine['adapters'][number]['os'], ops: Operation[], logs: LogHistory, propagationInterrupts: PropagationInterrupt[],
+                       propagations: Propagation[], events: ChromeTraceEvent[]): void {
+  const pid = adapter.index + 1;
+  events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: adapter.name } });
+  events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: adapter.index } });
+  events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid: 1, args: { name: 'Dxgkrnl' } });
+  events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid: 1, args: { sort_index: 0 } });
+  let nextTid = 2;
+  const mine = ops.filter((o) => o.adapterIndex === adapter.index);
+  // hardware queues by handle, then queues known only from their work (kernel-mode contexts) by name
+  const queues = [...new Map(mine.map((o) => [o.queue, o.hHwQueue])).entries()]
+    .sort((x, y) => (x[1] === 0 ? 1 : 0) - (y[1] === 0 ? 1 : 0) || x[1] - y[1] || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  const firstTid = new Map<number, number>();
+  for (const [label, hHwQueue] of queues) {
+    const order = { work: 0, wait: 1, signal: 2 };
+    const queueOps = mine.filter((o) => o.queue === label)
+      .sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs || order[x.kind] - order[y.kind]);
+    const lanes = assignLanes(queueOps);
+    const tids: number[] = [];
+    for (let k = 0; k <= Math.max(...lanes); k++) {
+      const tid = nextTid++;
+      tids.push(tid);
+      const name = hHwQueue ? `${label} (hHwQueue 0x${hHwQueue.toString(16)})` : label;
+      events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? name : `${label} #${k + 1}` } });
+      events.push({ name: 'thread_sort_index', ph: 'M', ts: 0, pid, tid, args: { sort_index: tid } });
     }
-    for (const op of mine) events.push(...sliceEvents(op, pid));
-    const carried = propagationInterrupts.filter((x) => x.adapter === adapter.name);
-    for (const i of logs.interrupts.filter((x) => x.adapterIndex === adapter.index)) {
-      const base = i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue ${hex(i.hHWQueue)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`;
-      // an interrupt that woke nobody here and carried a cross-adapter signal on is a propagation, not a spurious interrupt
-      const propagation = carried.find((x) => x.timeNs === i.timeNs);
-      const onward = propagation ? propagations.filter((x) => x.from === adapter.name && x.timeNs === i.timeNs) : [];
-      events.push({
-        name: propagation ? `propagation ${base}: ${onward.map((x) => `${x.fence} = ${x.value} to ${x.to}`).join(', ')}` : base,
-        ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: propagation ? 'propagation-interrupt' : 'interrupt',
-        args: { engine: i.engine, hHWQueue: i.hHWQueue ? hex(i.hHWQueue) : null, listed: i.listed, ...(propagation ? { propagations: propagation.propagations } : {}) },
-      });
-    }
-    for (const x of propagations.filter((y) => y.to === adapter.name)) {
-      events.push({
-        name: `cross-adapter propagation: ${x.fence} = ${x.value} from ${x.from}`, ph: 'i', s: 't', ts: us(x.timeNs), pid, tid: 1,
-        cat: 'propagation', args: { fence: x.fence, value: x.value, from: x.from },
-      });
-    }
-    for (const o of logs.overruns.filter((x) => x.adapter === adapter.name)) {
-      events.push({
-        name: `log overrun: ${o.lost} ${o.log} entries lost`, ph: 'i', s: 't', ts: us(o.timeNs), pid,
-        tid: firstTid.get(o.hHwQueue) ?? 1, cat: 'overrun', args: { queue: o.queue, log: o.log, lost: o.lost },
-      });
-    }
-    for (const f of logs.faults.filter((x) => x.adapter === adapter.name)) {
-      events.push({
-        name: f.kind === 'interrupt-queue-destroyed' ? `report: ${f.kind}` : `contract violation: ${f.kind}`, ph: 'i', s: 't',
-        ts: us(f.timeNs), pid, tid: (f.hHwQueue !== undefined ? firstTid.get(f.hHwQueue) : undefined) ?? 1,
-        cat: f.kind === 'interrupt-queue-destroyed' ? 'report' : 'violation', args: { message: f.message },
-      });
-    }
+    queueOps.forEach((op, i) => { op.tid = tids[lanes[i]]; });
+    if (hHwQueue) firstTid.set(hHwQueue, tids[0]);
   }
-  if (cpuWaits.length) {
-    const pid = adapters.length + 1;
-    events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: 'CPU waits' } });
-    events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: pid } });
-    let nextTid = 1;
-    const byLabel = [...new Set(cpuWaits.map((w) => w.label))].sort();
-    for (const label of byLabel) {
-      const mine = cpuWaits.filter((w) => w.label === label).sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs);
-      const lanes = assignLanes(mine);
-      const tids: number[] = [];
-      for (let k = 0; k <= Math.max(...lanes); k++) {
-        const tid = nextTid++;
-        tids.push(tid);
-        events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? label : `${label} #${k + 1}` } });
-      }
-      mine.forEach((w, i) => {
-        const tid = tids[lanes[i]];
-        const what = `CPU wait ${w.waited.map(([f, v]) => `${f} ${v}`).join(', ')}`;
-        events.push({ name: what, ph: 'X', ts: us(w.startNs), dur: us(w.endNs - w.startNs), pid, tid, cat: 'cpu-wait', args: { status: w.status } });
-        for (const id of w.flowsIn) events.push({ name: 'woken', ph: 'X', ts: us(w.endNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
-      });
+  for (const op of mine) events.push(...sliceEvents(op, pid));
+  const carried = propagationInterrupts.filter((x) => x.adapter === adapter.name);
+  for (const i of logs.interrupts.filter((x) => x.adapterIndex === adapter.index)) {
+    const base = i.hHWQueue ? `interrupt (engine ${i.engine}, hHWQueue ${hex(i.hHWQueue)})` : `interrupt (engine ${i.engine}${i.listed === null ? ', no list' : `, ${i.listed} listed`})`;
+    // an interrupt that woke nobody here and carried a cross-adapter signal on is a propagation, not a spurious interrupt
+    const propagation = carried.find((x) => x.timeNs === i.timeNs);
+    const onward = propagation ? propagations.filter((x) => x.from === adapter.name && x.timeNs === i.timeNs) : [];
+    events.push({
+      name: propagation ? `propagation ${base}: ${onward.map((x) => `${x.fence} = ${x.value} to ${x.to}`).join(', ')}` : base,
+      ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: propagation ? 'propagation-interrupt' : 'interrupt',
+      args: { engine: i.engine, hHWQueue: i.hHWQueue ? hex(i.hHWQueue) : null, listed: i.listed, ...(propagation ? { propagations: propagation.propagations } : {}) },
+    });
+  }
+  for (const x of propagations.filter((y) => y.to === adapter.name)) {
+    events.push({
+      name: `cross-adapter propagation: ${x.fence} = ${x.value} from ${x.from}`, ph: 'i', s: 't', ts: us(x.timeNs), pid, tid: 1,
+      cat: 'propagation', args: { fence: x.fence, value: x.value, from: x.from },
+    });
+  }
+  for (const o of logs.overruns.filter((x) => x.adapter === adapter.name)) {
+    events.push({
+      name: `log overrun: ${o.lost} ${o.log} entries lost`, ph: 'i', s: 't', ts: us(o.timeNs), pid,
+      tid: firstTid.get(o.hHwQueue) ?? 1, cat: 'overrun', args: { queue: o.queue, log: o.log, lost: o.lost },
+    });
+  }
+  for (const f of logs.faults.filter((x) => x.adapter === adapter.name)) {
+    events.push({
+      name: f.kind === 'interrupt-queue-destroyed' ? `report: ${f.kind}` : `contract violation: ${f.kind}`, ph: 'i', s: 't',
+      ts: us(f.timeNs), pid, tid: (f.hHwQueue !== undefined ? firstTid.get(f.hHwQueue) : undefined) ?? 1,
+      cat: f.kind === 'interrupt-queue-destroyed' ? 'report' : 'violation', args: { message: f.message },
+    });
+  }
+}
+
+/** The CPU waits' process (`pid`): a track per label, lanes for waits that overlap. */
+function cpuWaitEvents(cpuWaits: CpuWait[], pid: number, events: ChromeTraceEvent[]): void {
+  events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: 'CPU waits' } });
+  events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: pid } });
+  let nextTid = 1;
+  const byLabel = [...new Set(cpuWaits.map((w) => w.label))].sort();
+  for (const label of byLabel) {
+    const mine = cpuWaits.filter((w) => w.label === label).sort((x, y) => x.startNs - y.startNs || y.endNs - x.endNs);
+    const lanes = assignLanes(mine);
+    const tids: number[] = [];
+    for (let k = 0; k <= Math.max(...lanes); k++) {
+      const tid = nextTid++;
+      tids.push(tid);
+      events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: k === 0 ? label : `${label} #${k + 1}` } });
     }
+    mine.forEach((w, i) => {
+      const tid = tids[lanes[i]];
+      const what = `CPU wait ${w.waited.map(([f, v]) => `${f} ${v}`).join(', ')}`;
+      events.push({ name: what, ph: 'X', ts: us(w.startNs), dur: us(w.endNs - w.startNs), pid, tid, cat: 'cpu-wait', args: { status: w.status } });
+      for (const id of w.flowsIn) events.push({ name: 'woken', ph: 'X', ts: us(w.endNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
+    });
   }
-  const c = logs.counters;
-  const otherData: Record<string, string | number> = { generator: 'wddm-fence', seed: machine.seed, clock: 'virtual ns, shown as us' };
-  if (c.queuedDropped + c.entriesDropped + c.interruptsDropped + c.overrunsDropped + c.faultsDropped) {
-    // Only the most recent records of each kind are kept (createMachine option limits.timelineRecords): say what is left out.
-    Object.assign(otherData, { recordsKeptPerKind: logs.historyRecords, queuedDropped: c.queuedDropped, entriesDropped: c.entriesDropped,
-      interruptsDropped: c.interruptsDropped, overrunsDropped: c.overrunsDropped, faultsDropped: c.faultsDropped });
-  }
-  return { traceEvents: events, displayTimeUnit: 'ns', otherData };
 }
 
 function operationOf(kind: 'wait' | 'signal', queued: QueuedEvent | undefined, entry: LogEntryRecord | undefined): Operation {

@@ -28,11 +28,10 @@
 // Each instance is locked once (Lock2, Flags 0) and stays mapped for its life.
 
 import { WddmError, invalid } from '../base/errors.js';
-import type { WaitResult } from '../os/dxgkrnl.js';
+import type { CpuAccess, WaitResult } from '../os/kernel.js';
 import type { Cpu, RuntimeProcess, ThreadOp } from './runtime.js';
 import * as v from '../base/validate.js';
 import { D3D11_MAP, D3D11_MAP_FLAG_DO_NOT_WAIT, DXGI_ERROR_WAS_STILL_DRAWING, S_OK, hex } from '../base/wddm.js';
-import type { CpuAccess } from '../os/vidmm/vidmm.js';
 
 export type MapType = keyof typeof D3D11_MAP;
 
@@ -231,7 +230,7 @@ export class UserModeDriver {
   }
 
   private needsInvalidation(r: Resource): boolean {
-    return this.maintainCoherence && r.cpuAccess === 'cached' && !this.process.machine.vidmm.ioCoherent;
+    return this.maintainCoherence && r.cpuAccess === 'cached' && !this.process.machine.os.ioCoherent;
   }
 
   /** Writes through the current mapping (offset within the resource). */

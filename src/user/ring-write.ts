@@ -7,15 +7,18 @@
 
 import { hasFormBeside } from '../base/optional-form.js';
 import type { UserModeDriverColumns, UserModeDriverInterface } from '../ddi/ddi.js';
-import type { SubmissionCommands } from '../os/command-list.js';
+import type { SubmissionCommands } from '../os/kernel.js';
 
-/** Per user-mode half: whether it takes the typed form (decided once: a driver's halves do not change shape). */
-const typed = new WeakMap<object, boolean>();
+/** Does `umd` take the typed form (its submitColumnsToHwQueue defined where its submitToHwQueue is)? Its machine asks once, at the first submission. */
+export function takesColumns(umd: UserModeDriverInterface): boolean {
+  return hasFormBeside(umd, 'submitColumnsToHwQueue', 'submitToHwQueue');
+}
 
-/** Writes `commands` to a hardware queue's ring through `umd` (throws what the driver throws, having written nothing). */
-export function writeRing(umd: UserModeDriverInterface, privateDriverData: Uint8Array, commands: SubmissionCommands): void {
-  let columns = typed.get(umd);
-  if (columns === undefined) typed.set(umd, (columns = hasFormBeside(umd, 'submitColumnsToHwQueue', 'submitToHwQueue')));
+/**
+ * Writes `commands` to a hardware queue's ring through `umd`, in the typed form when `columns` (takesColumns, decided
+ * once per user-mode half: a driver's halves do not change shape); throws what the driver throws, having written nothing.
+ */
+export function writeRing(umd: UserModeDriverInterface, columns: boolean, privateDriverData: Uint8Array, commands: SubmissionCommands): void {
   if (columns) {
     (umd as UserModeDriverInterface & UserModeDriverColumns).submitColumnsToHwQueue({
       HwQueuePrivateDriverData: privateDriverData, CommandCount: commands.count,

@@ -20,17 +20,14 @@
 // half (UserModeDriverInterface): user-mode submission writes the ring there,
 // then tells the OS what it submitted. It never writes a kernel table.
 
-import type { CpuEvent, Dxgkrnl, NativeFenceMapping, Process, WaitResult, WaiterOwner } from '../os/dxgkrnl.js';
+import type { CommandList, CpuEvent, Kernel, KernelProcess, MonitoredFenceCreated, NativeFenceMapping, WaitResult, WaiterOwner, AllocationUse, CpuAccess } from '../os/kernel.js';
 import type { UserModeDriverInterface } from '../ddi/ddi.js';
 import type { WasmMemory } from '../core/bindings.js';
 import { WddmError, invalid } from '../base/errors.js';
 import * as v from '../base/validate.js';
-import type { MonitoredFenceCreated } from '../os/monitored.js';
 import { hex } from '../base/wddm.js';
-import type { AllocationUse, CpuAccess, VidMm } from '../os/vidmm/vidmm.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
-import { CommandList } from '../os/command-list.js';
 import { writeRing } from './ring-write.js';
 
 /**
@@ -39,8 +36,7 @@ import { writeRing } from './ring-write.js';
  * and each adapter's user-mode driver.
  */
 export interface UserModeSystem {
-  readonly os: Dxgkrnl;
-  readonly vidmm: VidMm;
+  readonly os: Kernel;
   readonly scheduler: Scheduler;
   readonly trace: Trace;
   readonly memory: WasmMemory;
@@ -49,6 +45,7 @@ export interface UserModeSystem {
   adapterIndex(adapter: string | number): number;
   /** The user-mode half of adapter `index`'s driver module. */
   userModeDriver(index: number): UserModeDriverInterface;
+  /** Does it take the typed form of a submission (ring-write.ts takesColumns)? */ userModeDriverTakesColumns(index: number): boolean;
 }
 
 export type ThreadOp =
@@ -140,11 +137,12 @@ export class CpuThreadError extends Error {
   }
 }
 
-/** waitAsync's promise executor: hands the resolver back through `captured` (one function for every wait, not a closure each). */
-let captured: ((result: WaitResult) => void) | undefined;
-const capture = (resolve: (result: WaitResult) => void): void => { captured = resolve; };
+/** waitAsync's promise executor, one for the process's every wait (not a closure each), and the resolver it hands back (taken at once). */
+const RESOLVER = Symbol('RuntimeProcess.resolver');
 
 export class RuntimeProcess {
+  private readonly [RESOLVER]: { resolve: ((result: WaitResult) => void) | undefined; capture: (resolve: (result: WaitResult) => void) => void } =
+    { resolve: undefined, capture: (resolve) => { this[RESOLVER].resolve = resolve; } };
   readonly threads: CpuThread[] = [];
   private readonly bodies: Generator<ThreadOp, unknown, WaitResult>[] = [];
   /** The UMD's own record of its hardware queues: adapter, and the private data the kernel-mode driver left for it. */
@@ -152,7 +150,10 @@ export class RuntimeProcess {
   /** The label of a waitAsync without one, and the owner of every waitAsync (a waiter keeps both: one of each for all of them). */
   private readonly asyncLabel: string;
   private readonly asyncOwner: WaiterOwner;
-  constructor(readonly machine: UserModeSystem, readonly kernel: Process) {
+  /** The OS's front door (src/os/kernel.ts): every kernel call of this process goes through it. */
+  private readonly os: Kernel;
+  constructor(readonly machine: UserModeSystem, readonly kernel: KernelProcess) {
+    this.os = machine.os;
     machine.scheduler.register(this.owner, (event) => this.onEvent(event));
     this.asyncLabel = `${kernel.name}:async`;
     this.asyncOwner = { process: kernel.name };
@@ -162,13 +163,12 @@ export class RuntimeProcess {
   get owner(): string { return `process ${this.kernel.slot}`; }
 
   get name(): string { return this.kernel.name; }
-  private get os() { return this.machine.os; }
 
   // ── adapters and devices ──
 
   /** D3DKMTOpenAdapterFromLuid: returns hAdapter. */
   openAdapter(adapter: string | number): number {
-    return this.os.handles.openAdapter(this.kernel, this.machine.adapterIndex(adapter));
+    return this.os.openAdapter(this.kernel, this.machine.adapterIndex(adapter));
   }
 
   /**
@@ -176,11 +176,11 @@ export class RuntimeProcess {
    * (what user mode sees, CAP-03); 'NATIVE_FENCE_CAPS' → the driver's DXGK_NATIVE_FENCE_CAPS.
    */
   queryAdapterInfo(hAdapter: number, type: 'KMTQAITYPE_WDDM_3_1_CAPS' | 'NATIVE_FENCE_CAPS'): Record<string, unknown> {
-    return this.os.handles.queryAdapterInfo(this.kernel, hAdapter, type);
+    return this.os.queryAdapterInfo(this.kernel, hAdapter, type);
   }
 
   /** D3DKMTCreateDevice: returns hDevice. */
-  createDevice(args: { hAdapter: number }): number { return this.os.handles.createDevice(this.kernel, args); }
+  createDevice(args: { hAdapter: number }): number { return this.os.createDevice(this.kernel, args); }
 
   // ── native fences ──
 
@@ -189,59 +189,60 @@ export class RuntimeProcess {
     hDevice: number; initialValue?: bigint | number; type?: 'DEFAULT' | 'INTRA_GPU';
     flags?: import('../base/wddm.js').SyncObjectFlags; engineAffinity?: number; privateDriverData?: Uint8Array; name?: string;
   }): { hSyncObject: number; mapping: NativeFenceMapping } {
-    return this.os.fences.createNativeFence(this.kernel, args);
+    return this.os.createNativeFence(this.kernel, args);
   }
 
   /** D3DKMTShareObjects: an NT handle for a shareable fence (valid in this process). */
-  shareObject(hSyncObject: number): number { return this.os.fences.shareObject(this.kernel, hSyncObject); }
+  shareObject(hSyncObject: number): number { return this.os.shareObjects(this.kernel, hSyncObject); }
 
   /** DuplicateHandle: copies an NT handle into another process; returns the copy's value there. */
   duplicateHandle(hNtHandle: number, target: RuntimeProcess): number {
     if (!(target instanceof RuntimeProcess) || target.machine !== this.machine) throw invalid('target', target, 'a process of the same machine');
-    return this.os.fences.duplicateNtHandle(this.kernel, hNtHandle, target.kernel);
+    return this.os.duplicateHandle(this.kernel, hNtHandle, target.kernel);
   }
 
   /** CloseHandle on an NT handle. */
-  closeHandle(hNtHandle: number): void { this.os.fences.closeNtHandle(this.kernel, hNtHandle); }
+  closeHandle(hNtHandle: number): void { this.os.closeHandle(this.kernel, hNtHandle); }
 
   /** D3DKMTOpenNativeFenceFromNTHandle. */
   openNativeFenceFromNtHandle(args: { hNtHandle: number; hDevice: number; engineAffinity?: number }): { hSyncObject: number; mapping: NativeFenceMapping } {
-    return this.os.fences.openNativeFenceFromNtHandle(this.kernel, args);
+    return this.os.openNativeFenceFromNtHandle(this.kernel, args);
   }
 
   /** D3DKMTDestroySynchronizationObject. */
-  destroySynchronizationObject(hSyncObject: number): void { this.os.fences.destroySynchronizationObject(this.kernel, hSyncObject); }
+  destroySynchronizationObject(hSyncObject: number): void { this.os.destroySynchronizationObject(this.kernel, hSyncObject); }
 
   /** Reads CurrentValue through this process's read-only CPU mapping (a 64-bit atomic load). */
   readFenceValue(hSyncObject: number): bigint {
-    return this.readMapping(this.os.fences.currentValueCpuVa(this.kernel, hSyncObject));
+    return this.readMapping(this.os.currentValueCpuVa(this.kernel, hSyncObject));
   }
 
   /** Reads a 64-bit value at a user-mode CPU VA this process has mapped (read-only mappings only exist). */
   readMapping(cpuVa: bigint): bigint {
-    const phys = this.kernel.translateUser(v.u64(cpuVa, 'cpuVa'));
+    const phys = this.os.translateUser(this.kernel, v.u64(cpuVa, 'cpuVa'));
     if (phys === undefined || phys % 8) throw new WddmError('ACCESS_DENIED', `cpuVa ${hex(cpuVa)} is not an 8-byte aligned address mapped in process "${this.name}"`);
     return Atomics.load(new BigUint64Array(this.machine.memory.buffer, phys, 1), 0);
   }
 
   /** D3DKMTSignalSynchronizationObjectFromCpu. */
   signal(args: { objects: number[]; values: (bigint | number)[]; flags?: { allowFenceRewind?: boolean }; hDevice?: number }): void {
-    this.os.signals.signalFromCpu(this.kernel, args);
+    this.os.signalSynchronizationObjectFromCpu(this.kernel, args);
   }
 
   /**
    * D3DKMTWaitForSynchronizationObjectFromCpu with an event (hAsyncEvent):
    * returns at once; the event is set when the wait is satisfied.
    */
-  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void { this.os.events.waitWithEvent(this.kernel, args); }
+  waitWithEvent(args: WaitArgs & { hAsyncEvent: number }): void { this.os.waitWithEvent(this.kernel, args); }
 
   /** The same wait, as a Promise that settles (in virtual time) with the WaitResult. */
   waitAsync(args: WaitArgs, label = 'async'): Promise<WaitResult> {
     // Bad input throws here, synchronously, before anything changes.
-    const settled = new Promise<WaitResult>(capture); // no closure per wait: the resolver comes back through `captured`
-    const settle = captured!;
-    captured = undefined;
-    this.os.waits.beginWait(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle, this.asyncOwner);
+    const handoff = this[RESOLVER];
+    const settled = new Promise<WaitResult>(handoff.capture); // no closure per wait: the resolver comes back through `handoff`
+    const settle = handoff.resolve!;
+    handoff.resolve = undefined;
+    this.os.waitForSynchronizationObjectFromCpu(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, settle, this.asyncOwner);
     return settled;
   }
 
@@ -252,38 +253,38 @@ export class RuntimeProcess {
    */
   waitWithCallback(args: WaitArgs, callback: (result: WaitResult) => void, label = 'async'): void {
     if (typeof callback !== 'function') throw invalid('callback', callback, 'a function (result: WaitResult) => void');
-    this.os.waits.beginWait(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, callback, this.asyncOwner, true);
+    this.os.waitForSynchronizationObjectFromCpu(this.kernel, args, label === 'async' ? this.asyncLabel : `${this.name}:${label}`, callback, this.asyncOwner, true);
   }
 
   // ── CPU events ──
 
   /** A CPU event (KEVENT, manual reset) of this process: returns hEvent. */
-  createEvent(name = 'event'): number { return this.os.events.createEvent(this.kernel, name); }
-  isEventSet(hEvent: number): boolean { return this.os.events.isEventSet(this.kernel, hEvent); }
+  createEvent(name = 'event'): number { return this.os.createEvent(this.kernel, name); }
+  isEventSet(hEvent: number): boolean { return this.os.isEventSet(this.kernel, hEvent); }
   /**
    * Events are manual-reset (a KEVENT NotificationEvent): once set, an event
    * stays set — every thread waiting on it wakes, and later waits return at
    * once — until resetEvent clears it. Resetting an event that is not set does
    * nothing; a wait with hAsyncEvent still pending sets it again when satisfied.
    */
-  resetEvent(hEvent: number): void { this.os.events.resetEvent(this.kernel, hEvent); }
+  resetEvent(hEvent: number): void { this.os.resetEvent(this.kernel, hEvent); }
 
   // ── hardware queues ──
 
   createHwQueue(args: { hDevice: number; engine?: number; nativeProgressFence?: boolean; name?: string }): { hHwQueue: number; hProgressFence?: number } {
-    const created = this.os.hwQueues.createHwQueue(this.kernel, args);
+    const created = this.os.createHwQueue(this.kernel, args);
     this.hwQueues.set(created.hHwQueue, { adapterIndex: created.adapterIndex, privateDriverData: created.privateDriverData });
     return { hHwQueue: created.hHwQueue, hProgressFence: created.hProgressFence };
   }
   destroyHwQueue(hHwQueue: number): void {
-    this.os.hwQueues.destroyHwQueue(this.kernel, hHwQueue);
+    this.os.destroyHwQueue(this.kernel, hHwQueue);
     this.hwQueues.delete(hHwQueue);
   }
   /**
    * A command list for submit (D3D12's sense): record wait / signal / work commands into it, submit it whole with
    * submit({ hHwQueue, commands: list }), reset() it and record again. `capacity`: 1 … 4,096 commands (default 4,096).
    */
-  createCommandList(options?: { capacity?: number }): CommandList { return new CommandList(this.kernel, options); }
+  createCommandList(options?: { capacity?: number }): CommandList { return this.os.createCommandList(this.kernel, options); }
   /**
    * User-mode submission of { wait }, { signal }, { work } commands, or of a command list (createCommandList).
    * Returns the progress fence value it will signal.
@@ -292,9 +293,9 @@ export class RuntimeProcess {
   submit(args: { hHwQueue: number; commands: CommandList | ({ wait: { hSyncObject: number; value: bigint | number } } | { signal: { hSyncObject: number; value: bigint | number } } | { work: { durationNs: number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { progressValue?: bigint } {
     if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.submitToRing(args);
     const { reads, writes, ...rest } = args;
-    const use = this.machine.vidmm.prepareUse(this.kernel, rest.hHwQueue, reads, writes);
+    const use = this.os.prepareUse(this.kernel, rest.hHwQueue, reads, writes);
     const result = this.submitToRing(rest);
-    this.machine.vidmm.commitUse(use, result.progressValue!);
+    this.os.commitUse(use, result.progressValue!);
     return result;
   }
 
@@ -304,34 +305,34 @@ export class RuntimeProcess {
    * kernel learns what was submitted (in-flight references, the timeline's queued events).
    */
   private submitToRing(args: unknown): { progressValue?: bigint } {
-    const plan = this.os.hwQueues.prepareSubmission(this.kernel, args);
+    const plan = this.os.prepareSubmission(this.kernel, args);
     const queue = this.hwQueues.get(plan.queue.handle);
     if (!queue) throw invalid('hHwQueue', plan.queue.handle, 'a hardware queue this process created with createHwQueue');
-    writeRing(this.machine.userModeDriver(queue.adapterIndex), queue.privateDriverData, plan.commands);
-    const result = this.os.hwQueues.submitted(plan);
-    this.os.trace.record('umd', this.name, 'commands written to ring + doorbell', { queue: plan.queue.label, commands: plan.described });
+    writeRing(this.machine.userModeDriver(queue.adapterIndex), this.machine.userModeDriverTakesColumns(queue.adapterIndex), queue.privateDriverData, plan.commands);
+    const result = this.os.submitted(plan);
+    this.machine.trace.record('umd', this.name, 'commands written to ring + doorbell', { queue: plan.queue.label, commands: plan.described });
     return result;
   }
   /** hSyncObject of a hardware queue's progress fence (undefined without one). */
-  progressFenceOf(hHwQueue: number): number | undefined { return this.os.handles.resolve(this.kernel, hHwQueue, 'hwQueue', 'hHwQueue').progress?.handle; }
+  progressFenceOf(hHwQueue: number): number | undefined { return this.os.progressFenceOf(this.kernel, hHwQueue); }
 
   // ── allocations (WDDM 2.0 VidMm, src/os/vidmm/vidmm.ts) ──
 
-  createAllocation(args: { hDevice: number; sizeBytes: number; segments?: (number | string)[]; cpuAccess?: CpuAccess; resident?: boolean; name?: string }): { hAllocation: number } { return this.machine.vidmm.createAllocation(this.kernel, args); }
+  createAllocation(args: { hDevice: number; sizeBytes: number; segments?: (number | string)[]; cpuAccess?: CpuAccess; resident?: boolean; name?: string }): { hAllocation: number } { return this.os.createAllocation(this.kernel, args); }
   /** D3DKMTDestroyAllocation2: never blocks; with SynchronousDestroy, `wait` (a cpu.waitEvent on `hEvent`, set when the memory is reclaimed) is a ThreadOp a CPU thread may yield. */
   destroyAllocation2(args: { hDevice: number; hAllocations: number[]; Flags?: { AssumeNotInUse?: boolean; SynchronousDestroy?: boolean } }): { freed: boolean; wait?: ThreadOp; hEvent?: number } {
-    const result = this.machine.vidmm.destroyAllocation2(this.kernel, args);
+    const result = this.os.destroyAllocation2(this.kernel, args);
     return result.hEvent === undefined ? result : { ...result, wait: { op: 'waitEvent', hEvent: result.hEvent } };
   }
-  lock2(args: { hDevice: number; hAllocation: number; Flags?: number }): { pData: bigint } { return this.machine.vidmm.lock2(this.kernel, args); }
-  unlock2(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.unlock2(this.kernel, args); }
-  makeResident(args: { hDevice: number; hAllocation: number; segment?: number | string }): { segment: string } { return this.machine.vidmm.makeResident(this.kernel, args); }
-  evict(args: { hDevice: number; hAllocation: number }): void { this.machine.vidmm.evict(this.kernel, args); }
-  invalidateCache(args: { hDevice: number; hAllocation: number; Offset?: number; Length?: number }): void { this.machine.vidmm.invalidateCache(this.kernel, args); }
+  lock2(args: { hDevice: number; hAllocation: number; Flags?: number }): { pData: bigint } { return this.os.lock2(this.kernel, args); }
+  unlock2(args: { hDevice: number; hAllocation: number }): void { this.os.unlock2(this.kernel, args); }
+  makeResident(args: { hDevice: number; hAllocation: number; segment?: number | string }): { segment: string } { return this.os.makeResident(this.kernel, args); }
+  evict(args: { hDevice: number; hAllocation: number }): void { this.os.evict(this.kernel, args); }
+  invalidateCache(args: { hDevice: number; hAllocation: number; Offset?: number; Length?: number }): void { this.os.invalidateCache(this.kernel, args); }
   /** CPU store through a Lock2 mapping (goes through the CPU cache model on a non-coherent platform). */
-  cpuStore(cpuVa: bigint, data: Uint8Array): void { this.machine.vidmm.cpuWrite(this.kernel, cpuVa, data); }
+  cpuStore(cpuVa: bigint, data: Uint8Array): void { this.os.cpuWrite(this.kernel, cpuVa, data); }
   /** CPU load through a Lock2 mapping. */
-  cpuLoad(cpuVa: bigint, length: number): Uint8Array { return this.machine.vidmm.cpuRead(this.kernel, cpuVa, length); }
+  cpuLoad(cpuVa: bigint, length: number): Uint8Array { return this.os.cpuRead(this.kernel, cpuVa, length); }
 
   // ── monitored fences and kernel-mode contexts (WDDM 2.x; src/os/monitored.ts, src/os/contexts.ts) ──
 
@@ -344,33 +345,33 @@ export class RuntimeProcess {
     hDevice: number; type: 'MONITORED_FENCE'; initialValue?: bigint | number;
     flags?: import('../base/wddm.js').SyncObjectFlags; engineAffinity?: number; name?: string;
   }): MonitoredFenceCreated {
-    return this.os.monitored.create(this.kernel, args);
+    return this.os.createSynchronizationObject(this.kernel, args);
   }
 
   /** D3DKMTCreateContextVirtual: a kernel-mode (OS-scheduled) context on one engine. Returns hContext. */
-  createContext(args: { hDevice: number; engine?: number; name?: string }): number { return this.os.contexts.create(this.kernel, args); }
+  createContext(args: { hDevice: number; engine?: number; name?: string }): number { return this.os.createContext(this.kernel, args); }
   /** D3DKMTDestroyContext. */
-  destroyContext(hContext: number): void { this.os.contexts.destroy(this.kernel, hContext); }
+  destroyContext(hContext: number): void { this.os.destroyContext(this.kernel, hContext); }
   /**
    * D3DKMTSubmitCommand: one command buffer through the OS. { fenceWrite } writes
    * a monitored fence from the GPU and raises its interrupt (engines that can write the VA).
    */
   submitCommand(args: { hContext: number; commands: ({ work: { durationNs: number } } | { fenceWrite: { hSyncObject: number; value: bigint | number } })[]; reads?: AllocationUse[]; writes?: AllocationUse[] }): { submitted: number } {
-    if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.os.contexts.submitCommand(this.kernel, args);
+    if (!args || typeof args !== 'object' || (args.reads === undefined && args.writes === undefined)) return this.os.submitCommand(this.kernel, args);
     // Optional reads / writes: the allocations the command buffer accesses (docs/ALLOCATIONS.md).
     const { reads, writes, ...rest } = args;
-    const use = this.machine.vidmm.prepareContextUse(this.kernel, rest.hContext, rest.commands, reads, writes);
-    const result = this.os.contexts.submitCommand(this.kernel, rest);
-    this.machine.vidmm.commitUse(use);
+    const use = this.os.prepareContextUse(this.kernel, rest.hContext, rest.commands, reads, writes);
+    const result = this.os.submitCommand(this.kernel, rest);
+    this.os.commitUse(use);
     return result;
   }
   /** D3DKMTWaitForSynchronizationObjectFromGpu: returns at once; the context's later work waits (MF-05). */
   waitForSynchronizationObjectFromGpu(args: { hContext: number; objects: number[]; values: (bigint | number)[] }): void {
-    this.os.contexts.waitFromGpu(this.kernel, args);
+    this.os.waitForSynchronizationObjectFromGpu(this.kernel, args);
   }
   /** D3DKMTSignalSynchronizationObjectFromGpu: a software signal packet at the context's current end (MF-04). */
   signalSynchronizationObjectFromGpu(args: { hContext: number; objects: number[]; values: (bigint | number)[] }): void {
-    this.os.contexts.signalFromGpu(this.kernel, args);
+    this.os.signalSynchronizationObjectFromGpu(this.kernel, args);
   }
 
   // ── threads ──
@@ -418,14 +419,14 @@ export class RuntimeProcess {
     } catch (error) {
       thread.state = 'failed';
       thread.error = error;
-      this.os.trace.record('cpu', actor, 'thread failed', { error: error instanceof Error ? error.message : String(error), unexpected: !(error instanceof WddmError) });
+      this.machine.trace.record('cpu', actor, 'thread failed', { error: error instanceof Error ? error.message : String(error), unexpected: !(error instanceof WddmError) });
       if (!(error instanceof WddmError)) throw new CpuThreadError(thread, error); // surfaces from machine.run()
       return;
     }
     if (next.done) {
       thread.state = 'done';
       thread.result = next.value;
-      this.os.trace.record('cpu', actor, 'thread done', {});
+      this.machine.trace.record('cpu', actor, 'thread done', {});
       return;
     }
     this.blockOn(thread, next.value);
@@ -464,9 +465,9 @@ export class RuntimeProcess {
       let waited: { set: boolean; event: CpuEvent };
       let timeoutNs: number | undefined;
       try {
-        this.os.handles.resolve(this.kernel, op.hEvent, 'event', 'hEvent');
+        this.os.isEventSet(this.kernel, op.hEvent); // the handle first: a bad one is the error, whatever the timeout
         timeoutNs = op.timeoutNs === undefined ? undefined : v.nonNegative(op.timeoutNs, 'waitEvent(timeoutNs)');
-        waited = this.os.events.waitForEvent(this.kernel, op.hEvent, () => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
+        waited = this.os.waitForEvent(this.kernel, op.hEvent, () => this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: false }));
       } catch (error) { fault(error); return; }
       if (waited.set) { this.wake(thread, block, { status: 'SUCCESS', timeNs: scheduler.nowNs, immediate: true }); return; }
       thread.blockedOn = { op: 'waitEvent', event: waited.event, timed: timeoutNs !== undefined };
@@ -481,9 +482,9 @@ export class RuntimeProcess {
     }
     let immediate: WaitResult | undefined;
     try {
-      immediate = this.os.waits.beginWait(this.kernel, op.args, actor, (result) => {
+      immediate = this.os.waitForSynchronizationObjectFromCpu(this.kernel, op.args, actor, (result) => {
         thread.waits.push(result);
-        if (!result.immediate) this.os.trace.record('cpu', actor, 'thread woke', { status: result.status });
+        if (!result.immediate) this.machine.trace.record('cpu', actor, 'thread woke', { status: result.status });
         this.wake(thread, block, result);
       }, { tag: thread, thread: actor });
     } catch (error) {
@@ -492,7 +493,7 @@ export class RuntimeProcess {
     }
     if (!immediate) {
       thread.blockedOn = { op: 'wait' };
-      this.os.trace.record('cpu', actor, 'thread blocked', {});
+      this.machine.trace.record('cpu', actor, 'thread blocked', {});
     }
   }
 }

@@ -116,7 +116,7 @@ export async function runWorkerStress(options: WorkerStressOptions = {}): Promis
     for (let a = 0; a < adapters; a++) if (a !== owner) handles[a][f] = app.openNativeFenceFromNtHandle({ hNtHandle: nt, hDevice: devices[a] }).hSyncObject;
     app.closeHandle(nt);
   }
-  const records = handles.map((row) => row.map((h) => machine.os.handles.resolve(app.kernel, h, 'syncObject', 'hSyncObject').global));
+  const records = handles.map((row) => row.map((h) => machine.os.inspect.fenceOf(app.kernel, h)));
   const words = records[0].map((g) => g.cvPhys);
 
   const doorbellBase = machine.doorbellBase;

@@ -35,9 +35,8 @@
 
 import type { OsCore, WasmMemory } from '../../core/bindings.js';
 import { WddmError, invalid } from '../../base/errors.js';
-import type { CpuEvent, Dxgkrnl, GlobalFence, LocalFence, OsAdapter, OsDevice, OsHwQueue, Process, WaitResult } from '../dxgkrnl.js';
-import { KIND_NAMES } from '../objects.js';
-import type { OsContext } from '../contexts.js';
+import { KIND_NAMES, type CpuEvent, type GlobalFence, type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsDevice, type OsHwQueue, type Process, type WaitResult } from '../objects.js';
+import type { Handles } from '../handles.js';
 import type { Trace } from '../../base/trace.js';
 import * as v from '../../base/validate.js';
 import { hex } from '../../base/wddm.js';
@@ -56,6 +55,28 @@ export const LOCK_VA_BASE = 0x0000_7e00_0000_0000n;
 export const CPU_HOST_APERTURE_BUS_BASE = 0xe000_0000n;
 
 export interface SegmentState { descriptor: SegmentDescriptor; usedBytes: number }
+
+/**
+ * What VidMm uses of the rest of the OS, and nothing more (src/os/kernel.ts wires it): the handle checks, a
+ * device's kernel-mode contexts, a CPU event it sets and a CPU wait on progress fences (a deferred destroy), and
+ * the GPU's progress reports.
+ */
+export interface VidMmEnvironment {
+  /** Virtual time now. */
+  readonly nowNs: number;
+  readonly handles: Pick<Handles, 'requireDevice' | 'resolve'>;
+  contextsOf(process: Process): readonly OsContext[];
+  newEvent(process: Process, name: string): CpuEvent;
+  setEvent(event: CpuEvent): void;
+  /** A wait-all on `fences` ≥ `values` (System's, untimed); `onComplete` runs once. */
+  waitAll(fences: GlobalFence[], values: bigint[], label: string, onComplete: (result: WaitResult) => void): void;
+  /** Every GPU progress report, from now on. */
+  onGpuProgress(listener: (progress: GpuProgress) => void): void;
+  /** Asked before a stretch of quiet GPU commands goes unreported: true when VidMm needs no report of them. */
+  onGpuQuiet(quiet: () => boolean): void;
+  /** Every kernel-mode context's command buffer retired by its DMA completed interrupt (or dropped with its context), from now on. */
+  onContextRetired(listener: (adapter: OsAdapter, context: OsContext) => void): void;
+}
 
 export interface AdapterMemory {
   index: number;
@@ -191,7 +212,7 @@ export class VidMm {
   private readonly deferredDestroys: DeferredDestroy[] = [];
 
   constructor(
-    readonly os: Dxgkrnl,
+    private readonly os: VidMmEnvironment,
     readonly trace: Trace,
     readonly memory: WasmMemory,
     readonly systemBase: number,
@@ -201,7 +222,7 @@ export class VidMm {
     readonly records: number = DEFAULT_ALLOCATION_RECORDS,
   ) {}
 
-  private get nowNs(): number { return this.os.scheduler.nowNs; }
+  private get nowNs(): number { return this.os.nowNs; }
 
   addAdapter(adapter: OsAdapter, localBase: number, segments: SegmentDescriptor[], cpuHostAperturePages: number): void {
     const aperture = new CpuHostAperture(adapter.name, {
@@ -217,16 +238,16 @@ export class VidMm {
       ioCoherent: this.ioCoherent,
     });
     // The GPU's progress (DxgkrnlCallbacks.NotifyGpuProgress, through the OS): when work is done its bytes move.
-    this.os.interrupts.progressListeners.push(({ adapter: on, report, fence }) => {
+    this.os.onGpuProgress(({ adapter: on, report, fence }) => {
       if (on !== adapter) return;
       if ((report.Operation === 'SIGNAL' || report.Operation === 'FENCE_WRITE') && fence) this.gpuProgress(fence, report.Value);
     });
     // A deferred destroy counts a context's command buffers as the OS does (in flight until its DMA completed
     // interrupt retires each): so it counts each completion once, whenever the destroy was asked. (Counted at the
     // GPU's own report instead, a destroy asked between a buffer's end and its interrupt waited for it forever.)
-    this.os.contexts.retiredListeners.push((on, context) => { if (on === adapter) this.contextCompleted(adapter, context.hContext); });
+    this.os.onContextRetired((on, context) => { if (on === adapter) this.contextCompleted(adapter, context.hContext); });
     // A stretch of quiet GPU commands (QueryGpuProgressStretch) may go unreported while no allocation use waits for a signal.
-    this.os.interrupts.progressQuiet.push(() => this.noUseWaitsForSignal());
+    this.os.onGpuQuiet(() => this.noUseWaitsForSignal());
   }
 
   // ── handles ──
@@ -469,7 +490,7 @@ export class VidMm {
     // submission, and every command buffer its kernel-mode contexts have queued or on the engine.
     const queues = [...device.queues].filter((q) => q.progress && !q.progress.global.destroyed).sort((x, y) => x.handle - y.handle);
     const unfinished = device.removed ? [] : queues.filter((q) => q.progress!.global.currentValue() < q.progressValue);
-    const contexts = device.removed ? [] : this.os.contexts.contextsOf(process)
+    const contexts = device.removed ? [] : this.os.contextsOf(process)
       .filter((c) => c.device === device && !c.destroyed)
       .map((c) => ({ context: c, remaining: c.inFlight.length + c.packets.filter((p) => p.type === 'commandBuffer').length }))
       .filter((c) => c.remaining > 0);
@@ -486,12 +507,12 @@ export class VidMm {
       until: [...unfinished.map((q, i) => `${q.progress!.global.label}>=${values[i]}`), ...contexts.map((c) => `${c.context.label}: ${c.remaining} command buffer(s) completed`)],
     });
     // SynchronousDestroy: a CPU event of the process, set when the memory is reclaimed.
-    const event: CpuEvent | undefined = synchronous ? this.os.events.newEvent(process, `reclaimed ${list.map((x) => x.name).join(',')}`) : undefined;
+    const event: CpuEvent | undefined = synchronous ? this.os.newEvent(process, `reclaimed ${list.map((x) => x.name).join(',')}`) : undefined;
     const destroy: DeferredDestroy = { allocations: list, parts: (unfinished.length ? 1 : 0) + contexts.length, requestedNs, event };
     this.deferredDestroys.push(destroy);
     for (const c of contexts) this.contextWaits.push({ ...c, destroy });
     if (unfinished.length) {
-      this.os.waits.startWait(unfinished.map((q) => q.progress!.global), values, 'all', Infinity, `vidmm:destroy ${list.map((x) => x.name).join(',')}`,
+      this.os.waitAll(unfinished.map((q) => q.progress!.global), values, `vidmm:destroy ${list.map((x) => x.name).join(',')}`,
         (result: WaitResult) => this.destroyPartDone(destroy, `progress fences ${result.status}`));
     }
     const freed = list.every((x) => x.state === 'freed');
@@ -522,7 +543,7 @@ export class VidMm {
     this.settleReached();
     this.deferredDestroys.splice(this.deferredDestroys.indexOf(destroy), 1);
     for (const allocation of destroy.allocations) this.free(allocation, `queued work finished (${what}) after ${this.nowNs - destroy.requestedNs} ns`);
-    if (destroy.event && !destroy.event.signaled) this.os.events.setEvent(destroy.event, undefined);
+    if (destroy.event && !destroy.event.signaled) this.os.setEvent(destroy.event);
   }
 
   private free(allocation: Allocation, reason: string): void {
