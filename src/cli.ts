@@ -13,7 +13,8 @@ if (!isMainThread && workerData?.explorerSwarmJob) {
   parentPort!.postMessage(runJob(workerData.explorerSwarmJob as SwarmJob));
 } else if (!isMainThread && workerData?.explorerShardArgv) {
   // A shard of explore --workers N: it writes its report; its output is the parent's to give (errors go to stderr).
-  void exploreCommand({ out: () => {}, err: (text) => { process.stderr.write(text); } }, workerData.explorerShardArgv as string[]).then((code) => parentPort!.postMessage(code));
+  void exploreCommand({ out: () => {}, err: (text) => { process.stderr.write(text); }, sharedVisited: workerData.sharedVisited as SharedArrayBuffer },
+    workerData.explorerShardArgv as string[]).then((code) => parentPort!.postMessage(code));
 } else {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => { if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0); else throw error; });
 
@@ -27,8 +28,8 @@ if (!isMainThread && workerData?.explorerSwarmJob) {
       worker.once('error', fail);
       worker.once('exit', (code) => { if (code !== 0) fail(new Error(`explorer worker exited with code ${code}`)); });
     }),
-    startShard: (argv) => new Promise<number>((done, fail) => {
-      const worker = new Worker(new URL(import.meta.url), { workerData: { explorerShardArgv: argv } });
+    startShard: (argv, sharedVisited) => new Promise<number>((done, fail) => {
+      const worker = new Worker(new URL(import.meta.url), { workerData: { explorerShardArgv: argv, sharedVisited } });
       worker.once('message', (code: number) => { done(code); void worker.terminate(); });
       worker.once('error', fail);
       worker.once('exit', (code) => { if (code !== 0) fail(new Error(`explorer shard worker exited with code ${code}`)); });

@@ -14,6 +14,7 @@ import { findBuiltin } from '../src/scenario-files/builtin.js';
 import { scenarioAdapters } from '../src/scenario-files/run.js';
 import { ProgressLine } from '../src/explore/progress.js';
 import { packKeys, unpackKeys } from '../src/cli/explore-shards.js';
+import { SharedVisited, SharedVisitedFull } from '../src/explore/shared-visited.js';
 
 let dir: string;
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-shards-')); });
@@ -73,6 +74,39 @@ describe('shards of the exhaustive search', () => {
     const some = new Set<string>();
     for (const index of [0, 1]) for (const k of exhaustive(model, { shard: { index, count: 3, splitDepth: 8 } }).shard!.keys) some.add(k);
     expect(some.size).toBeLessThan(all);
+  });
+
+  it('shards that share a visited table (explore --workers N) search each state below the split once, and together reach the one process\'s states', async () => {
+    for (const model of [machineModel('barrier', { fences: 2 }), machineModel('no-barrier'), await scenarioModel('scenario-2b', 'untimed')]) {
+      const one = exhaustive(model);
+      const table = new SharedVisited(SharedVisited.create(100_000));
+      const union = new Set<string>(), quiet = new Set<string>();
+      const seenBy = new Map<string, number>();
+      const invariants = new Set<string>();
+      for (let index = 0; index < 3; index++) {
+        const r = exhaustive(model, { shard: { index, count: 3, splitDepth: 3, claim: (key) => table.claim(key) } });
+        for (const k of r.shard!.keys) { union.add(k); seenBy.set(k, (seenBy.get(k) ?? 0) + 1); }
+        for (const k of r.shard!.quietKeys) quiet.add(k);
+        for (const k of r.violations.keys()) invariants.add(k);
+      }
+      expect(union.size).toBe(one.stats.states);
+      expect(quiet.size).toBe(one.stats.quietStates);
+      expect([...invariants].sort()).toEqual([...one.violations.keys()].sort());
+      // A state two shards visited is one of the top's, which every shard walks: none below the split is searched twice.
+      expect([...seenBy.values()].filter((n) => n !== 1 && n !== 3)).toEqual([]);
+    }
+  });
+
+  it('the shared visited table: the first claim of a key wins, every later one loses; a full table says so', () => {
+    const table = new SharedVisited(SharedVisited.create(4));
+    expect(table.claim('0123456789abcdef')).toBe(true);
+    expect(table.claim('0123456789abcdef')).toBe(false);
+    expect(table.claim('0000000000000000')).toBe(true);
+    expect(table.claim('fedcba9876543210')).toBe(true);
+    expect(() => new SharedVisited(new SharedArrayBuffer(24))).toThrow(/a power of two of 8-byte slots/);
+    const small = new SharedVisited(new SharedArrayBuffer(16));
+    small.claim('0000000000000001'); small.claim('0000000000000002');
+    expect(() => small.claim('0000000000000003')).toThrow(SharedVisitedFull);
   });
 
   it('a shard needs the full reduction and a shard index below the count', () => {

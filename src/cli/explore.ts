@@ -53,6 +53,7 @@ import {
   DEFAULT_SPLIT_DEPTH, ShardError, mergeShardReports, readShardReport, shardReport, type Merged, type ShardReport,
 } from './explore-shards.js';
 import { ProgressLine } from '../explore/progress.js';
+import { SharedVisited } from '../explore/shared-visited.js';
 import { runningPackage } from '../driver/resolve-hook.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,8 +70,10 @@ export interface ExploreIo {
   isTTY?: boolean;
   /** Runs a swarm job on a worker thread (the CLI entry gives one; without it --workers runs the jobs one after the other here). */
   startWorker?: (job: SwarmJob) => Promise<SwarmTally>;
-  /** Runs `explore ARGV` (a shard: it writes its --report) on a worker thread, to its exit code (the CLI entry gives one; without it --workers runs the shards one after the other here). */
-  startShard?: (argv: string[]) => Promise<number>;
+  /** Runs `explore ARGV` (a shard: it writes its --report) on a worker thread sharing `sharedVisited`, to its exit code (the CLI entry gives one; without it --workers runs the shards one after the other here). */
+  startShard?: (argv: string[], sharedVisited: SharedArrayBuffer) => Promise<number>;
+  /** A shard of explore --workers N: the visited table its worker threads share (src/explore/shared-visited.ts). */
+  sharedVisited?: SharedArrayBuffer;
   /** The clock of the progress line (tests give their own); default performance.now. */
   nowMs?: () => number;
 }
@@ -451,7 +454,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
       reduction: s.reduction, restore: s.restore, maxStates: s.maxStates, maxDepth: s.maxDepth, progressEvery: 256,
       shouldStop: deadline !== undefined ? () => performance.now() > deadline : undefined,
       onProgress: progress ? (st, p) => progress.update(st, p) : undefined,
-      ...(s.shard ? { shard: { index: s.shard.index - 1, count: s.shard.count, splitDepth: s.shard.splitDepth } } : {}),
+      ...(s.shard ? { shard: { index: s.shard.index - 1, count: s.shard.count, splitDepth: s.shard.splitDepth, claim: s.shard.claim } } : {}),
     });
     progress?.end();
     const ms = s.merged ? s.merged.ms[i] : performance.now() - started;
@@ -524,7 +527,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
 // ── shards, workers and merges (src/cli/explore-shards.ts has the report and the merge) ──
 
 /** A shard's search: i of n (1-based), the split depth, where its report goes and what the report says the search was. */
-interface ShardRun { index: number; count: number; splitDepth: number; report: string; argv: string[]; package: string }
+interface ShardRun { index: number; count: number; splitDepth: number; report: string; argv: string[]; package: string; claim?: (key: string) => boolean }
 
 /** The options a shard's report leaves out of the command it records (a merge gives its own output options). */
 const NOT_RECORDED = new Set(['--shard', '--report', '--split-depth', '--workers', '--json', '--progress', '--out', '--timeline']);
@@ -560,7 +563,8 @@ async function parallelSettings(io: ExploreIo, values: Values, argv: readonly st
   const report = (values.report as string | undefined) ?? `wddm-fence-shard-${shard.index}-of-${shard.count}.json`;
   checkOutput('--report', report);
   const version = (await runningPackage())?.version ?? 'unknown';
-  return { shard: { ...shard, splitDepth, report, argv: withoutOptions(argv, NOT_RECORDED), package: version } };
+  const shared = io.sharedVisited ? new SharedVisited(io.sharedVisited) : undefined;
+  return { shard: { ...shard, splitDepth, report, argv: withoutOptions(argv, NOT_RECORDED), package: version, ...(shared ? { claim: (key: string) => shared.claim(key) } : {}) } };
 }
 
 /** A shard's end: its report written, its own part's verdict printed (no counterexample: the merge searches it). */
@@ -604,16 +608,19 @@ async function mergeMode(io: ExploreIo, paths: string[], values: Values): Promis
 
 /** explore … --workers N: N shards on worker threads (or one after the other without them), then their merge. */
 async function workersMode(io: ExploreIo, argv: readonly string[], workers: number, values: Values): Promise<number> {
+  // The workers share one visited table: each state below the split depth is searched once, by the worker that claims it.
+  const maxStates = integerOption(values, 'max-states', 1, 1_000_000_000) ?? DEFAULT_MAX_STATES;
+  const sharedVisited = SharedVisited.create(maxStates * workers);
   const folder = mkdtempSync(join(tmpdir(), 'wddm-fence-shards-'));
   try {
     const base = withoutOptions(argv, new Set(['--workers', '--json', '--progress', '--out', '--timeline']));
     const files = Array.from({ length: workers }, (_, i) => join(folder, `shard-${i + 1}-of-${workers}.json`));
     const shardArgv = (i: number) => [...base, '--shard', `${i + 1}/${workers}`, '--report', files[i], '--json'];
     const errors: string[] = [];
-    const quiet: ExploreIo = { out: () => {}, err: (text) => { errors.push(text); } };
+    const quiet: ExploreIo = { out: () => {}, err: (text) => { errors.push(text); }, sharedVisited };
     if (!io.startShard) io.err(`wddm-fence: --workers ${workers}: no worker threads here (the library, not the command); running the ${workers} shards one after the other
 `);
-    const codes = io.startShard ? await Promise.all(files.map((_, i) => io.startShard!(shardArgv(i)))) : [];
+    const codes = io.startShard ? await Promise.all(files.map((_, i) => io.startShard!(shardArgv(i), sharedVisited))) : [];
     if (!io.startShard) for (let i = 0; i < workers; i++) codes.push(await exploreCommand(quiet, shardArgv(i)));
     const broken = codes.findIndex((code) => code !== 0 && code !== 1);
     if (broken >= 0) throw new Error(`shard ${broken + 1}/${workers} failed (exit ${codes[broken]})${errors.length ? `: ${errors.join('').trim()}` : ''}`);

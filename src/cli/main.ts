@@ -56,7 +56,7 @@ export interface CliIo {
   /** Runs an explorer swarm job on a worker thread (the bin gives one: `explore --random --workers N`). */
   startWorker?: (job: SwarmJob) => Promise<SwarmTally>;
   /** Runs `explore ARGV` (one shard of an exhaustive search) on a worker thread, to its exit code (the bin gives one: `explore --workers N`). */
-  startShard?: (argv: string[]) => Promise<number>;
+  startShard?: (argv: string[], sharedVisited: SharedArrayBuffer) => Promise<number>;
   /** The clock of explore's progress line (tests give their own). */
   nowMs?: () => number;
 }

@@ -251,13 +251,21 @@ export interface SearchOptions {
   shard?: ShardOptions;
 }
 
-export interface ShardOptions { index: number; count: number; splitDepth: number }
+export interface ShardOptions {
+  index: number; count: number; splitDepth: number;
+  /**
+   * Worker threads of one search (src/explore/shared-visited.ts): a state below the split depth is this
+   * shard's when this returns true (it claimed it first), a subtree root included, instead of round robin;
+   * sleep sets are off below the split depth then, so a state claimed elsewhere may be left out here.
+   */
+  claim?: (key: string) => boolean;
+}
 
 export interface ShardStats {
   /** Subtree roots met (every shard meets the same), and how many were this shard's. */
   roots: number;
   owned: number;
-  /** Every distinct state this shard visited (top and its subtrees), by key; those that were quiet; dead ends where a step threw, by their path. */
+  /** Every distinct state this shard visited (top and its subtrees), by key; those that were quiet; dead ends where a step threw (the state and option they were reached from). */
   keys: Set<string>;
   quietKeys: Set<string>;
   crashes: Set<string>;
@@ -397,24 +405,34 @@ class Exhaustive {
     crashed ??= this.takeEager(sleep);
     const path = [...this.runner.path];
     let visited = this.visited;
+    const parent = this.frames[this.frames.length - 1];
+    let root = false;
     if (this.shard) {
       // A subtree's root: the first state splitDepth steps or more from the start on its path (see the header).
-      const parent = this.frames[this.frames.length - 1];
       if (path.length < this.shard.splitDepth) visited = this.topVisited;
       else if (parent === undefined || parent.path.length < this.shard.splitDepth) {
-        if (this.shardStats!.roots++ % this.shard.count !== this.shard.index) return 0n;
-        this.shardStats!.owned++;
+        root = true;
+        if (!this.shard.claim && this.shardStats!.roots++ % this.shard.count !== this.shard.index) return 0n;
+        if (this.shard.claim) this.shardStats!.roots++;
+        else this.shardStats!.owned++;
       }
+      // Claimed below the split depth: sleep sets off (a state another worker claimed is left to it).
+      if (this.shard.claim && visited === this.visited) sleep.clear();
     }
     this.stats.maxDepth = Math.max(this.stats.maxDepth, path.length);
     if (crashed) {
-      // The step threw: the state is a dead end, reported once.
+      // The step threw: the state is a dead end, reported once (by the state and option it came from: shards agree on those).
+      if (this.shard?.claim && visited === this.visited && !this.shard.claim(crashKey(parent, this.runner))) return 0n;
       this.stats.states++;
-      this.shardStats?.crashes.add(path.join('.') + (this.runner.pathBounds() ? `/${this.runner.bounds.join('.')}` : ''));
+      this.shardStats?.crashes.add(crashKey(parent, this.runner));
       this.record([crashed], path);
       return 1n;
     }
     const key = this.runner.keys.key();
+    if (this.shard?.claim && visited === this.visited && !visited.has(key)) {
+      if (!this.shard.claim(key)) return 0n;
+      if (root) this.shardStats!.owned++;
+    }
     if (this.reduction === 'none') {
       if (!this.seen.has(key)) {
         this.seen.add(key);
@@ -500,7 +518,7 @@ class Exhaustive {
       const option = top.options[top.todo[top.next++]];
       if (this.runnerAt !== this.frames.length - 1) this.runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
       let childSleep = new Set<string>();
-      if (this.useSleep) {
+      if (this.useSleep && !(this.shard?.claim && top.path.length >= this.shard.splitDepth)) {
         for (const u of top.sleep) {
           const other = top.options.find((o) => o.key === u);
           // Two latency choices of one event are two transitions that never commute.
@@ -527,6 +545,13 @@ class Exhaustive {
     this.stats.restores = this.runner.restores;
     return { stats: this.stats, violations: this.violations, ...(this.shardStats ? { shard: this.shardStats } : {}) };
   }
+}
+
+/** A dead end's name: the state it was reached from and the option taken there (with its latency choices). */
+function crashKey(parent: Frame | undefined, runner: Runner): string {
+  if (!parent) return 'start';
+  const at = parent.path.length;
+  return `${parent.stateKey}/${runner.path[at]}${runner.bounds[at] ? `#${runner.bounds[at]}` : ''}`;
 }
 
 export interface ShortestResult {
