@@ -302,6 +302,25 @@ async function replayMode(io: ExploreIo, values: Values, target: string | undefi
   return code;
 }
 
+/** explore --random: seeded random schedules of the generated machine (swarm). */
+function randomMode(io: ExploreIo, values: Values, target: string | undefined, variant: Variant, osGranularity: OsGranularity,
+                    only: (allowed: string[], mode: string) => void): Promise<number> {
+  const machineKeys = ['fences', 'waiters', 'signals', 'engines', 'adapters', 'cpu-signals'];
+  if (target !== undefined) throw new ExploreUsage('--random runs the generated machine; expected no scenario file with it (explore a scenario exhaustively, with --max-states or --max-seconds as bounds)');
+  only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'os-granularity', 'out', 'json', ...machineKeys], '--random');
+  if (values.seeds === undefined) throw new ExploreUsage('--random needs --seeds A..B (e.g. --seeds 1..1000)');
+  let range, shard;
+  try {
+    range = parseSeedRange(values.seeds as string);
+    shard = values.shard === undefined ? { index: 1, count: 1 } : parseShard(values.shard as string);
+  } catch (error) { throw new ExploreUsage((error as Error).message); }
+  const workers = integerOption(values, 'workers', 1, 64) ?? 1;
+  const maxSteps = integerOption(values, 'max-steps', 1, 100_000_000) ?? DEFAULT_MAX_STEPS;
+  const machine = machineOf(values, DEFAULT_SWARM_MACHINE);
+  if (VARIANT_NEEDS[variant]) throw new ExploreUsage(`--variant ${variant} needs ${VARIANT_NEEDS[variant]}, which the generated machine has none of; expected a scenario file that has one`);
+  return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
+}
+
 async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Promise<number> {
   const options = {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
@@ -358,21 +377,7 @@ async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Prom
     return replayMode(io, values, target, driver, withDriver);
   }
 
-  if (values.random) {
-    if (target !== undefined) throw new ExploreUsage('--random runs the generated machine; expected no scenario file with it (explore a scenario exhaustively, with --max-states or --max-seconds as bounds)');
-    only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'os-granularity', 'out', 'json', ...machineKeys], '--random');
-    if (values.seeds === undefined) throw new ExploreUsage('--random needs --seeds A..B (e.g. --seeds 1..1000)');
-    let range, shard;
-    try {
-      range = parseSeedRange(values.seeds as string);
-      shard = values.shard === undefined ? { index: 1, count: 1 } : parseShard(values.shard as string);
-    } catch (error) { throw new ExploreUsage((error as Error).message); }
-    const workers = integerOption(values, 'workers', 1, 64) ?? 1;
-    const maxSteps = integerOption(values, 'max-steps', 1, 100_000_000) ?? DEFAULT_MAX_STEPS;
-    const machine = machineOf(values, DEFAULT_SWARM_MACHINE);
-    if (VARIANT_NEEDS[variant]) throw new ExploreUsage(`--variant ${variant} needs ${VARIANT_NEEDS[variant]}, which the generated machine has none of; expected a scenario file that has one`);
-    return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
-  }
+  if (values.random) return randomMode(io, values, target, variant, osGranularity, only);
 
   const common = ['driver', 'variant', 'seed', 'reduction', 'restore', 'max-states', 'max-depth', 'max-seconds', 'out', 'timeline', 'json', 'shard', 'report', 'split-depth', 'workers', 'progress'];
   const reduction = (values.reduction ?? 'full') as Reduction;
