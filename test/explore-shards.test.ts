@@ -190,6 +190,14 @@ describe('explore --shard i/n, --merge, --workers N', () => {
     }
     // The two that belong together merge.
     expect((await cli('explore', '--merge', r1, r2)).code).toBe(0);
+    // A scenario file changed between the shards and the merge is refused.
+    const file = join(dir, 'mine.yaml');
+    writeFileSync(file, readFileSync(join(__dirname, '..', 'examples', 'explore', 'hand-off.yaml'), 'utf8'));
+    const f1 = await write('f1.json', file, '--shard', '1/2'), f2 = await write('f2.json', file, '--shard', '2/2');
+    writeFileSync(file, readFileSync(file, 'utf8') + '\n# changed\n');
+    const changed = await cli('explore', '--merge', f1, f2);
+    expect(changed.code).toBe(2);
+    expect(changed.stderr).toMatch(/--merge: the shards searched another text of the scenario .* than the file reads now/);
   });
 
   it('bad shard options exit 2 with the reason', async () => {

@@ -134,6 +134,8 @@ export interface Merged {
   roots: number[];
   shardStates: number[][];
   ms: number[];
+  /** The scenario text the shards searched (SHA-256), or null: the merge's own reading of the file must match. */
+  scenarioSha256: string | null;
 }
 
 /**
@@ -165,7 +167,7 @@ export function mergeShardReports(reports: { path: string; report: ShardReport }
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !byIndex.has(i));
   if (missing.length) throw new ShardError(`--merge: shard${missing.length > 1 ? 's' : ''} ${missing.map((i) => `${i}/${count}`).join(', ')} missing; expected all ${count} reports of the search`);
   const ordered = [...reports].sort((a, b) => a.report.shard.index - b.report.shard.index);
-  const merged: Merged = { results: [], count, splitDepth: first.report.splitDepth, roots: [], shardStates: [], ms: [] };
+  const merged: Merged = { results: [], count, splitDepth: first.report.splitDepth, roots: [], shardStates: [], ms: [], scenarioSha256: first.report.scenarioSha256 };
   first.report.searches.forEach((_, i) => {
     const keys = new Set<string>(), quiet = new Set<string>(), crashes = new Set<string>();
     const violations = new Map<InvariantId, FoundViolation>();

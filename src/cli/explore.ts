@@ -450,6 +450,9 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
   const lines: string[] = ['wddm-fence explore: exhaustive search'];
   const reports: Record<string, unknown>[] = [];
   let failed: { model: AnyModel; result: SearchResult } | undefined;
+  if (s.merged && s.merged.scenarioSha256 !== s.scenarioSha256) {
+    throw new ExploreUsage(`--merge: the shards searched another text of the scenario (SHA-256 ${String(s.merged.scenarioSha256).slice(0, 12)}…) than the file reads now (${String(s.scenarioSha256).slice(0, 12)}…); expected the same file: merge where, and with the file as, the shards ran`);
+  }
   const shardSearches: { title?: string; result: SearchResult; ms: number }[] = [];
   for (const [i, one] of searches.entries()) {
     const started = performance.now();
