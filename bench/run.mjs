@@ -20,7 +20,7 @@
 
 import { parseArgs } from 'node:util';
 import { writeFileSync, mkdirSync } from 'node:fs';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync, spawn } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus, totalmem, loadavg } from 'node:os';
@@ -1039,6 +1039,37 @@ function benchExplore() {
 }
 
 /**
+ * explore --workers 2 against one process, the same exhaustive search, wall time of the command (child processes:
+ * the workers are threads of the command). A machine whose two cores are not two (hyperthreads, a shared host)
+ * shows it here: the figure says how much faster two cores were, not how well the search splits (the split is
+ * in the details: each worker's own states against the one process's).
+ */
+async function benchWorkers() {
+  const machine = QUICK ? ['--fences', '2', '--waiters', '2', '--signals', '3'] : ['--fences', '2', '--waiters', '3', '--signals', '2'];
+  const cli = join(here, '..', 'dist', 'cli.js');
+  const run = (...more) => {
+    const start = wallNow();
+    const r = spawnSync(process.execPath, [cli, 'explore', ...machine, '--json', ...more], { encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (r.status !== 0) throw new Error(`bench: explore ${machine.join(' ')} ${more.join(' ')} exited ${r.status}: ${r.stderr}`);
+    return { ms: wallNow() - start, report: JSON.parse(r.stdout) };
+  };
+  const ones = [], twos = [], pairs = [];
+  // Two single searches at once: what two cores give this machine's processes (the ceiling of any 2-worker speedup here).
+  const once = () => new Promise((done, fail) => {
+    spawn(process.execPath, [cli, 'explore', ...machine, '--json'], { stdio: 'ignore' }).once('exit', (code) => (code === 0 ? done() : fail(new Error(`bench: explore exited ${code}`))));
+  });
+  for (let rep = 0; rep < (QUICK ? 1 : 3); rep++) {
+    ones.push(run());
+    twos.push(run('--workers', '2'));
+    const start = wallNow();
+    await Promise.all([once(), once()]);
+    pairs.push(wallNow() - start);
+  }
+  return { machine: machine.join(' '), oneMs: median(ones.map((r) => r.ms)), twoMs: median(twos.map((r) => r.ms)), pairMs: median(pairs),
+    states: ones[0].report.search.states, workerStates: twos[0].report.merged.shardStates[0] };
+}
+
+/**
  * Seconds (CPU) to exhaust each of the seed document's three cross-adapter scenarios (issue 30), timed and
  * untimed: `wddm-fence explore scenario-N [--untimed]`, the search alone (median of REPS runs).
  */
@@ -1207,6 +1238,14 @@ for (const r of await benchSeedScenarios()) {
   log(`  ${id}: ${(r.ms / 1000).toFixed(3)} s, ${r.stats.states} states${r.stats.complete ? '' : ' (NOT complete)'}`);
 }
 
+log('explore: --workers 2 against one process (the exhaustive search, wall time of the command)');
+const wk = await benchWorkers();
+const ceiling = (2 * wk.oneMs) / wk.pairMs;
+metric('explore.workersSpeedup', wk.oneMs / wk.twoMs, `times faster with --workers 2 than one process (explore ${wk.machine}, ${wk.states} states, each worker searched ${wk.workerStates.join(' and ')})`,
+  ceiling, wk.oneMs / wk.twoMs / ceiling,
+  { goal: '>= 1.7', oneSeconds: wk.oneMs / 1000, workersSeconds: wk.twoMs / 1000, baselineWhat: 'what two cores give this machine: two single searches at once against one after the other (2 × one / both at once)', workerStates: wk.workerStates, states: wk.states });
+log(`  explore.workersSpeedup: ${(wk.oneMs / wk.twoMs).toFixed(2)}× (two processes at once: ${ceiling.toFixed(2)}× of one)`);
+
 log(`scaling: ${SCALING_SIZES.join(', ')} objects`);
 const series = await benchScaling();
 
@@ -1216,7 +1255,7 @@ const EXPECTED = [
   'interrupts.requestsPerWaitedValue', 'crossWorkerWake.vsRawAtomics', 'memory.bytesPerFence', 'memory.bytesPerSharedFence',
   'memory.processBytesPerFence', 'memory.processBytesPerSignalledFence', 'scale.millionFences', 'scale.millionFences.peakRss', 'logRead.entriesPerSec',
   'logRead.overrunFallbackNsPerFence', 'scaling.fenceCreate', 'scaling.waiterAddRetire', 'scaling.gpuSignal',
-  'explore.statesPerSec', 'explore.exhaust2x2x3x3', 'explore.counterexampleMs', 'explore.swarmSeedsPerSecPerCore',
+  'explore.statesPerSec', 'explore.exhaust2x2x3x3', 'explore.counterexampleMs', 'explore.swarmSeedsPerSecPerCore', 'explore.workersSpeedup',
   'explore.scenario1Timed', 'explore.scenario1Untimed', 'explore.scenario2aTimed', 'explore.scenario2aUntimed', 'explore.scenario2bTimed', 'explore.scenario2bUntimed',
 ];
 const missing = EXPECTED.filter((k) => !(k in metrics) || !['value', 'unit', 'baseline', 'ratio'].every((f) => f in metrics[k]));

@@ -146,8 +146,10 @@ describe('the npm package', () => {
     // bundles, its sources, declarations, the mutation report script and docs/DRIVERS.md's table and survivors: the branch on
     // main f908d6c measured 6.838 MB, 0.45 MB over it; on main 0bf31d3, 7.305 MB); 7.32 MB before issue 29's front door
     // and splits (src/os/kernel.ts and inspect.ts, the entry points and read-only views with their view types, in each of
-    // the three bundles and the declarations: 7.482 MB measured on main 9883d5e with it).
-    expect(packed!.unpackedSize).toBeLessThan(7_500_000);
+    // the three bundles and the declarations: 7.482 MB measured on main 9883d5e with it); 7.5 MB before issue 31's shards
+    // and workers (src/cli/explore-shards.ts, the shared visited table, the progress line, the shard search, in each bundle
+    // and the declarations, and docs/EXPLORER.md's section: 7.577 MB measured).
+    expect(packed!.unpackedSize).toBeLessThan(7_600_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -14,6 +14,9 @@
 //       generated machine (no FILE); on a violation, the shortest failing schedule as a step
 //       list, written to a schedule file; --driver: searched twice, with the OS as documented
 //       and the driver alone (the OS's re-read of CurrentValue off: NF-11 on its own)
+//   explore … --shard i/n [--report FILE] [--split-depth N]   one shard of the exhaustive search (a report to merge)
+//   explore --merge REPORT…      the verdict of the n shards' reports, as one process gives it
+//   explore … --workers N        the exhaustive search as N shards on worker threads, merged (src/cli/explore-shards.ts)
 //   explore --replay FILE [SCENARIO] [--driver FILE] [--timeline OUT.json] [--json]
 //       replays a schedule file: the same step list, byte for byte
 //   explore --random --seeds A..B [machine] [--variant V] [--workers N] [--shard i/n] [--max-steps N] [--out FILE] [--json]
@@ -47,6 +50,15 @@ import { parseSchedule, scheduleJson, type ScheduleFile } from '../explore/sched
 import { commandLine, parseArguments } from './args.js';
 import { replay, replayText, scheduleOf, namedSteps, type Replay } from '../explore/replay.js';
 import {
+  DEFAULT_SPLIT_DEPTH, ShardError, mergeShardReports, readShardReport, shardReport, type Merged, type ShardReport,
+} from './explore-shards.js';
+import { ProgressLine } from '../explore/progress.js';
+import { SharedVisited } from '../explore/shared-visited.js';
+import { runningPackage } from '../driver/resolve-hook.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
   DEFAULT_MAX_STEPS, DEFAULT_SWARM_MACHINE, emptyTally, mergeTally, parseSeedRange, parseShard, runJob, shardSize,
   type SwarmJob, type SwarmTally,
 } from '../explore/swarm.js';
@@ -58,6 +70,12 @@ export interface ExploreIo {
   isTTY?: boolean;
   /** Runs a swarm job on a worker thread (the CLI entry gives one; without it --workers runs the jobs one after the other here). */
   startWorker?: (job: SwarmJob) => Promise<SwarmTally>;
+  /** Runs `explore ARGV` (a shard: it writes its --report) on a worker thread sharing `sharedVisited`, to its exit code (the CLI entry gives one; without it --workers runs the shards one after the other here). */
+  startShard?: (argv: string[], sharedVisited: SharedArrayBuffer) => Promise<number>;
+  /** A shard of explore --workers N: the visited table its worker threads share (src/explore/shared-visited.ts). */
+  sharedVisited?: SharedArrayBuffer;
+  /** The clock of the progress line (tests give their own); default performance.now. */
+  nowMs?: () => number;
 }
 
 const DEFAULT_MAX_STATES = 2_000_000;
@@ -96,6 +114,17 @@ ${VARIANTS.map((v) => `                      ${v.padEnd(25)} ${VARIANT_TITLES[v]
   --driver FILE     every adapter runs this driver module (.mjs exporting createDriver, or .wasm); searched
                     twice: with the OS as documented, and the driver alone (the OS's re-read of
                     CurrentValue after UpdateMonitoredValues off: NF-11 judged on its own)
+
+Exhaustive search on several cores or machines (--reduction full; docs/EXPLORER.md "Shards"):
+  --workers N       N shards on worker threads, merged: the same verdict and counts as one process
+  --shard i/n       search only shard i of n (subtrees of the schedule tree, round robin) and
+                    write a report: its exit code is its own part's, no proof alone
+  --report FILE     where the shard's report goes (default wddm-fence-shard-I-of-N.json)
+  --split-depth N   subtrees start N steps from the start (default ${DEFAULT_SPLIT_DEPTH}); the same for every shard
+  --merge REPORT…   the verdict of all n reports: states (their union), violations, the shortest
+                    counterexample (searched again); refuses reports of different searches
+  --progress        a progress line on stderr at most once a second (default: when stderr is a
+                    terminal and not --json): states, states/s, depth, frontier, an estimate
 
 Exhaustive search:
   --reduction R     full (default: visited set, sleep sets, eager steps) | states (visited
@@ -223,6 +252,12 @@ interface Search { model: AnyModel; title?: string; invariants: readonly Invaria
 
 interface SearchSettings {
   reduction: Reduction; restore: Restore; maxStates: number; maxDepth?: number; maxSeconds?: number;
+  /** A shard's search: which, and what its report needs (the report is written, no counterexample searched). */
+  shard?: ShardRun;
+  /** A merge: the shards' results stand for the searches (nothing is searched again but the shortest counterexample). */
+  merged?: Merged;
+  /** A progress line on stderr (ProgressLine). */
+  progress: boolean;
   out: string; timeline?: string;
   /** What the report names (machine or scenario), the driver's line. */
   heading: string[];
@@ -232,6 +267,8 @@ interface SearchSettings {
   finish(file: ScheduleFile): void;
   /** What the JSON document says of the model. */
   json: boolean;
+  /** The scenario text's SHA-256 (a scenario file) or null: a shard's report carries it, a merge compares it. */
+  scenarioSha256: string | null;
   jsonModel: Record<string, unknown>;
 }
 
@@ -265,7 +302,26 @@ async function replayMode(io: ExploreIo, values: Values, target: string | undefi
   return code;
 }
 
-async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
+/** explore --random: seeded random schedules of the generated machine (swarm). */
+function randomMode(io: ExploreIo, values: Values, target: string | undefined, variant: Variant, osGranularity: OsGranularity,
+                    only: (allowed: string[], mode: string) => void): Promise<number> {
+  const machineKeys = ['fences', 'waiters', 'signals', 'engines', 'adapters', 'cpu-signals'];
+  if (target !== undefined) throw new ExploreUsage('--random runs the generated machine; expected no scenario file with it (explore a scenario exhaustively, with --max-states or --max-seconds as bounds)');
+  only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'os-granularity', 'out', 'json', ...machineKeys], '--random');
+  if (values.seeds === undefined) throw new ExploreUsage('--random needs --seeds A..B (e.g. --seeds 1..1000)');
+  let range, shard;
+  try {
+    range = parseSeedRange(values.seeds as string);
+    shard = values.shard === undefined ? { index: 1, count: 1 } : parseShard(values.shard as string);
+  } catch (error) { throw new ExploreUsage((error as Error).message); }
+  const workers = integerOption(values, 'workers', 1, 64) ?? 1;
+  const maxSteps = integerOption(values, 'max-steps', 1, 100_000_000) ?? DEFAULT_MAX_STEPS;
+  const machine = machineOf(values, DEFAULT_SWARM_MACHINE);
+  if (VARIANT_NEEDS[variant]) throw new ExploreUsage(`--variant ${variant} needs ${VARIANT_NEEDS[variant]}, which the generated machine has none of; expected a scenario file that has one`);
+  return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
+}
+
+async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Promise<number> {
   const options = {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
     fences: { type: 'string' }, waiters: { type: 'string' }, signals: { type: 'string' }, engines: { type: 'string' }, adapters: { type: 'string' }, 'cpu-signals': { type: 'string' },
@@ -273,6 +329,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     'max-depth': { type: 'string' }, 'max-seconds': { type: 'string' }, untimed: { type: 'boolean' }, faults: { type: 'string' },
     out: { type: 'string' }, timeline: { type: 'string' }, replay: { type: 'string' }, driver: { type: 'string' },
     random: { type: 'boolean' }, seeds: { type: 'string' }, workers: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
+    report: { type: 'string' }, 'split-depth': { type: 'string' }, merge: { type: 'boolean' }, progress: { type: 'boolean' },
   } as const;
   let parsed;
   try {
@@ -280,11 +337,18 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   } catch (error) { throw new ExploreUsage((error as Error).message); }
   const values = parsed.values as Values;
   if (values.help) { io.out(EXPLORE_HELP); return 0; }
-  if (parsed.positionals.length > 1) throw new ExploreUsage(`unexpected argument "${parsed.positionals[1]}"; expected at most one scenario file or name`);
-  const target = parsed.positionals[0];
   const only = (allowed: string[], mode: string) => {
     for (const key of Object.keys(values)) if (values[key] !== undefined && !allowed.includes(key)) throw new ExploreUsage(`--${key} does not go with ${mode}`);
   };
+  if (values.merge) {
+    if (merged) throw new ExploreUsage('--merge: a shard report records --merge in its command; expected the command of a search');
+    only(['merge', 'json', 'out', 'timeline'], '--merge (the reports say the search)');
+    if (values.out !== undefined) checkOutput('--out', values.out as string);
+    if (values.timeline !== undefined) checkOutput('--timeline', values.timeline as string);
+    return mergeMode(io, parsed.positionals, values);
+  }
+  if (parsed.positionals.length > 1) throw new ExploreUsage(`unexpected argument "${parsed.positionals[1]}"; expected at most one scenario file or name`);
+  const target = parsed.positionals[0];
   const machineKeys = ['fences', 'waiters', 'signals', 'engines', 'adapters', 'cpu-signals'];
   let variant: Variant;
   let osGranularity: OsGranularity;
@@ -313,23 +377,9 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     return replayMode(io, values, target, driver, withDriver);
   }
 
-  if (values.random) {
-    if (target !== undefined) throw new ExploreUsage('--random runs the generated machine; expected no scenario file with it (explore a scenario exhaustively, with --max-states or --max-seconds as bounds)');
-    only(['random', 'seeds', 'workers', 'shard', 'max-steps', 'variant', 'os-granularity', 'out', 'json', ...machineKeys], '--random');
-    if (values.seeds === undefined) throw new ExploreUsage('--random needs --seeds A..B (e.g. --seeds 1..1000)');
-    let range, shard;
-    try {
-      range = parseSeedRange(values.seeds as string);
-      shard = values.shard === undefined ? { index: 1, count: 1 } : parseShard(values.shard as string);
-    } catch (error) { throw new ExploreUsage((error as Error).message); }
-    const workers = integerOption(values, 'workers', 1, 64) ?? 1;
-    const maxSteps = integerOption(values, 'max-steps', 1, 100_000_000) ?? DEFAULT_MAX_STEPS;
-    const machine = machineOf(values, DEFAULT_SWARM_MACHINE);
-    if (VARIANT_NEEDS[variant]) throw new ExploreUsage(`--variant ${variant} needs ${VARIANT_NEEDS[variant]}, which the generated machine has none of; expected a scenario file that has one`);
-    return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
-  }
+  if (values.random) return randomMode(io, values, target, variant, osGranularity, only);
 
-  const common = ['driver', 'variant', 'seed', 'reduction', 'restore', 'max-states', 'max-depth', 'max-seconds', 'out', 'timeline', 'json'];
+  const common = ['driver', 'variant', 'seed', 'reduction', 'restore', 'max-states', 'max-depth', 'max-seconds', 'out', 'timeline', 'json', 'shard', 'report', 'split-depth', 'workers', 'progress'];
   const reduction = (values.reduction ?? 'full') as Reduction;
   if (!REDUCTIONS.includes(reduction)) throw new ExploreUsage(`--reduction is "${values.reduction}"; expected ${REDUCTIONS.join(', ')}`);
   const restore = (values.restore ?? 'snapshot') as Restore;
@@ -338,7 +388,12 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
   const maxDepth = integerOption(values, 'max-depth', 1, 100_000_000);
   const maxSeconds = integerOption(values, 'max-seconds', 1, 1_000_000);
   const out = (values.out as string | undefined) ?? DEFAULT_OUT;
-  const base = { reduction, restore, maxStates, maxDepth, maxSeconds, out, timeline: values.timeline as string | undefined, json: values.json === true };
+  const parallel = await parallelSettings(io, values, argv, reduction);
+  if (parallel.workers) return workersMode(io, argv, parallel.workers, values);
+  const base = {
+    reduction, restore, maxStates, maxDepth, maxSeconds, out, timeline: values.timeline as string | undefined, json: values.json === true,
+    shard: parallel.shard, merged, progress: values.progress === true || (values.progress === undefined && io.isTTY === true && values.json !== true),
+  };
   const driverLine = driver ? [`driver: ${values.driver as string}${driver.name ? ` (${driver.name})` : ''}`] : [];
   // --driver: the driver with the OS as documented, then the driver alone (the OS's re-read after UpdateMonitoredValues off).
   const pair = <M extends AnyModel>(make: (resample: boolean) => M, invariants: readonly InvariantId[]): Search[] => driver
@@ -367,6 +422,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
         if (driver) file.driver = values.driver as string;
       },
       jsonModel: { scenario: { name: loaded.scenario.name, source: loaded.source, builtin: loaded.builtin }, time, faults, variant },
+      scenarioSha256: digest,
     });
   }
 
@@ -381,6 +437,7 @@ async function exploreMain(io: ExploreIo, argv: string[]): Promise<number> {
     replayArgs: driverArgs,
     finish: (file) => { if (driver) file.driver = values.driver as string; },
     jsonModel: { machine, variant, osGranularity, seed: seed ?? 1, reduction },
+    scenarioSha256: null,
   });
 }
 
@@ -393,28 +450,36 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
   const lines: string[] = ['wddm-fence explore: exhaustive search'];
   const reports: Record<string, unknown>[] = [];
   let failed: { model: AnyModel; result: SearchResult } | undefined;
+  if (s.merged && s.merged.scenarioSha256 !== s.scenarioSha256) {
+    throw new ExploreUsage(`--merge: the shards searched another text of the scenario (SHA-256 ${String(s.merged.scenarioSha256).slice(0, 12)}…) than the file reads now (${String(s.scenarioSha256).slice(0, 12)}…); expected the same file: merge where, and with the file as, the shards ran`);
+  }
+  const shardSearches: { title?: string; result: SearchResult; ms: number }[] = [];
   for (const [i, one] of searches.entries()) {
     const started = performance.now();
     const deadline = s.maxSeconds !== undefined ? started + s.maxSeconds * 1000 : undefined;
-    let progressShown = false;
-    const result = exhaustive(one.model, {
-      reduction: s.reduction, restore: s.restore, maxStates: s.maxStates, maxDepth: s.maxDepth, progressEvery: 20_000,
+    const progress = s.progress && !s.merged ? new ProgressLine((text) => io.err(text), io.nowMs ?? (() => performance.now()), io.isTTY === true) : undefined;
+    const result = s.merged ? s.merged.results[i] : exhaustive(one.model, {
+      reduction: s.reduction, restore: s.restore, maxStates: s.maxStates, maxDepth: s.maxDepth, progressEvery: 256,
       shouldStop: deadline !== undefined ? () => performance.now() > deadline : undefined,
-      onProgress: io.isTTY && !s.json ? (st) => { progressShown = true; io.err(`\r  ${st.states} states, ${st.transitions} transitions, depth ${st.maxDepth}…`); } : undefined,
+      onProgress: progress ? (st, p) => progress.update(st, p) : undefined,
+      ...(s.shard ? { shard: { index: s.shard.index - 1, count: s.shard.count, splitDepth: s.shard.splitDepth, claim: s.shard.claim } } : {}),
     });
-    if (progressShown) io.err('\r\x1b[2K');
-    const ms = performance.now() - started;
+    progress?.end();
+    const ms = s.merged ? s.merged.ms[i] : performance.now() - started;
+    if (s.shard) shardSearches.push({ title: one.title, result, ms });
     if (i === 0) {
       const world = headerOf(one.model);
       lines.push(...(world.length ? world : []), ...s.heading);
       lines.push(`search: reduction ${REDUCTION_TEXT[s.reduction]}, back by ${result.stats.restore}`);
     }
     if (one.title) lines.push(`${i + 1}. ${one.title}`);
+    if (s.merged) lines.push(`  merged from ${s.merged.count} shards (split depth ${s.merged.splitDepth}, ${s.merged.roots[i]} subtree roots; each shard's own states ${s.merged.shardStates[i].join(', ')}): the states are their union, transitions and runs their sum, the time the longest shard's`);
+    if (s.shard) lines.push(`  shard ${s.shard.index}/${s.shard.count} (split depth ${s.shard.splitDepth}): ${result.shard!.owned} of ${result.shard!.roots} subtree roots and the top above them; its counts are its own part's, no proof alone: merge every shard's report with explore --merge`);
     lines.push(statsLine(result.stats, ms));
     lines.push('invariants:');
     for (const inv of INVARIANTS.filter((x) => one.invariants.includes(x.id))) {
       const found = result.violations.get(inv.id);
-      const verdict = found ? 'VIOLATED' : result.stats.complete ? 'holds' : 'not seen';
+      const verdict = found ? 'VIOLATED' : result.stats.complete && !s.shard ? 'holds' : 'not seen';
       lines.push(`  ${verdict.padEnd(9)} ${inv.id.padEnd(24)} ${inv.requirement.padEnd(6)} ${inv.title}${found ? `\n            first seen after ${counted(found.path.length, 'step')}: ${found.message}` : ''}`);
     }
     if (one.title && i === 1 && result.violations.size && !failed) {
@@ -424,14 +489,15 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
       ...(one.title ? { search: one.title } : {}), stats: statsJson(result.stats, ms),
       invariants: INVARIANTS.filter((x) => one.invariants.includes(x.id)).map((inv) => {
         const found = result.violations.get(inv.id);
-        return { ...inv, holds: !found && result.stats.complete, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
+        return { ...inv, holds: !found && result.stats.complete && !s.shard, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
       }),
     });
     if (result.violations.size && !failed) failed = { model: one.model, result };
   }
+  if (s.shard) return writeShard(io, s, shardSearches, lines, reports, failed !== undefined);
   if (!failed) {
     const complete = reports.every((r) => (r.stats as { complete: boolean }).complete);
-    if (s.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', ...s.jsonModel, search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}), counterexample: null }, null, 2) + '\n');
+    if (s.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', ...s.jsonModel, ...mergedJson(s.merged), search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}), counterexample: null }, null, 2) + '\n');
     else io.out(lines.join('\n') + '\n' + (complete ? 'every invariant holds in every reachable state\n' : 'no violation in the states explored (the search was bounded: not a proof)\n'));
     return 0;
   }
@@ -456,7 +522,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
   lines.push(`schedule written to ${s.out}; replay it with: ${replayCommand}`);
   if (s.json) {
     io.out(JSON.stringify({
-      ok: false, exitCode: 1, mode: 'exhaustive', ...s.jsonModel, search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}),
+      ok: false, exitCode: 1, mode: 'exhaustive', ...s.jsonModel, ...mergedJson(s.merged), search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}),
       counterexample: { ...violation, steps: steps.length, shortestSearch: { states: best.states, expansions: best.expansions, complete: best.complete, quietOnly, timeMs: Math.round(bfsMs) }, scheduleFile: s.out, replayCommand, replay: replayJson(r) },
     }, null, 2) + '\n');
   } else {
@@ -464,6 +530,112 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
   }
   writeTimeline(io, s.timeline, r);
   return 1;
+}
+
+// ── shards, workers and merges (src/cli/explore-shards.ts has the report and the merge) ──
+
+/** A shard's search: i of n (1-based), the split depth, where its report goes and what the report says the search was. */
+interface ShardRun { index: number; count: number; splitDepth: number; report: string; argv: string[]; package: string; claim?: (key: string) => boolean }
+
+/** The options a shard's report leaves out of the command it records (a merge gives its own output options). */
+const NOT_RECORDED = new Set(['--shard', '--report', '--split-depth', '--workers', '--json', '--progress', '--out', '--timeline']);
+const TAKES_VALUE = new Set(['--shard', '--report', '--split-depth', '--workers', '--out', '--timeline']);
+
+/** `argv` less the options in `drop` (both --name value and --name=value). */
+function withoutOptions(argv: readonly string[], drop: ReadonlySet<string>): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i].startsWith('--') ? argv[i].split('=')[0] : argv[i];
+    if (!drop.has(name)) { kept.push(argv[i]); continue; }
+    if (TAKES_VALUE.has(name) && !argv[i].includes('=')) i++;
+  }
+  return kept;
+}
+
+/** --shard, --report, --split-depth and --workers of the exhaustive search, checked up front. */
+async function parallelSettings(io: ExploreIo, values: Values, argv: readonly string[], reduction: Reduction): Promise<{ shard?: ShardRun; workers?: number }> {
+  const workers = integerOption(values, 'workers', 1, 64);
+  const splitDepth = integerOption(values, 'split-depth', 1, 10_000) ?? DEFAULT_SPLIT_DEPTH;
+  if (values.shard === undefined && workers === undefined) {
+    for (const key of ['report', 'split-depth']) if (values[key] !== undefined) throw new ExploreUsage(`--${key} goes with --shard i/n or --workers N (a shard's search)`);
+    return {};
+  }
+  if (reduction !== 'full') throw new ExploreUsage(`--${values.shard !== undefined ? 'shard' : 'workers'} needs --reduction full (the other reductions count complete interleavings, which a subtree alone cannot)`);
+  if (values.shard !== undefined && workers !== undefined) throw new ExploreUsage('--workers does not go with --shard (a shard runs in one process: run more shards instead, e.g. --shard 3/8)');
+  if (workers !== undefined) {
+    if (values.report !== undefined) throw new ExploreUsage('--report goes with --shard i/n; --workers merges its shards itself');
+    return workers > 1 ? { workers } : {};
+  }
+  let shard;
+  try { shard = parseShard(values.shard as string); } catch (error) { throw new ExploreUsage((error as Error).message); }
+  const report = (values.report as string | undefined) ?? `wddm-fence-shard-${shard.index}-of-${shard.count}.json`;
+  checkOutput('--report', report);
+  const version = (await runningPackage())?.version ?? 'unknown';
+  const shared = io.sharedVisited ? new SharedVisited(io.sharedVisited) : undefined;
+  return { shard: { ...shard, splitDepth, report, argv: withoutOptions(argv, NOT_RECORDED), package: version, ...(shared ? { claim: (key: string) => shared.claim(key) } : {}) } };
+}
+
+/** A shard's end: its report written, its own part's verdict printed (no counterexample: the merge searches it). */
+function writeShard(io: ExploreIo, s: SearchSettings, searches: { title?: string; result: SearchResult; ms: number }[],
+                    lines: string[], reports: Record<string, unknown>[], failed: boolean): number {
+  const run = s.shard!;
+  const report: ShardReport = shardReport({ package: run.package, argv: run.argv, scenarioSha256: s.scenarioSha256, shard: { index: run.index, count: run.count }, splitDepth: run.splitDepth, searches });
+  writeFileSync(run.report, JSON.stringify(report) + '\n');
+  const code = failed ? 1 : 0;
+  if (s.json) {
+    io.out(JSON.stringify({ ok: !failed, exitCode: code, mode: 'shard', ...s.jsonModel, shard: `${run.index}/${run.count}`, splitDepth: run.splitDepth, report: run.report,
+      search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}) }, null, 2) + '\n');
+  } else {
+    io.out(`${lines.join('\n')}\nshard report written to ${run.report}; the verdict is the merge of all ${run.count}: ${commandLine('wddm-fence', 'explore', '--merge', `wddm-fence-shard-*-of-${run.count}.json`)}\n`);
+  }
+  return code;
+}
+
+function mergedJson(merged: Merged | undefined): Record<string, unknown> {
+  return merged ? { merged: { shards: merged.count, splitDepth: merged.splitDepth, roots: merged.roots, shardStates: merged.shardStates } } : {};
+}
+
+/** explore --merge REPORT…: the reports checked, united, and judged as the one process's search (exploreMain again, with the shards' results). */
+async function mergeMode(io: ExploreIo, paths: string[], values: Values): Promise<number> {
+  let merged: Merged, first: ShardReport;
+  try {
+    const reports = paths.map((path) => ({ path, report: readShardReport(path) }));
+    merged = mergeShardReports(reports);
+    first = reports[0].report;
+  } catch (error) {
+    if (error instanceof ShardError) throw new ExploreUsage(error.message);
+    throw error;
+  }
+  const version = (await runningPackage())?.version ?? 'unknown';
+  if (first.package !== version) throw new ExploreUsage(`--merge: the reports were written by wddm-fence ${first.package}, this is ${version}; expected the same version (it searches the counterexample again)`);
+  const output = [...(values.json ? ['--json'] : []), ...(values.out !== undefined ? ['--out', values.out as string] : []), ...(values.timeline !== undefined ? ['--timeline', values.timeline as string] : [])];
+  const argv = [...first.argv, ...output];
+  const code = await exploreMain(io, argv, merged);
+  return code;
+}
+
+/** explore … --workers N: N shards on worker threads (or one after the other without them), then their merge. */
+async function workersMode(io: ExploreIo, argv: readonly string[], workers: number, values: Values): Promise<number> {
+  // The workers share one visited table: each state below the split depth is searched once, by the worker that claims it.
+  const maxStates = integerOption(values, 'max-states', 1, 1_000_000_000) ?? DEFAULT_MAX_STATES;
+  const sharedVisited = SharedVisited.create(maxStates * workers);
+  const folder = mkdtempSync(join(tmpdir(), 'wddm-fence-shards-'));
+  try {
+    const base = withoutOptions(argv, new Set(['--workers', '--json', '--progress', '--out', '--timeline']));
+    const files = Array.from({ length: workers }, (_, i) => join(folder, `shard-${i + 1}-of-${workers}.json`));
+    const shardArgv = (i: number) => [...base, '--shard', `${i + 1}/${workers}`, '--report', files[i], '--json'];
+    const errors: string[] = [];
+    const quiet: ExploreIo = { out: () => {}, err: (text) => { errors.push(text); }, sharedVisited };
+    if (!io.startShard) io.err(`wddm-fence: --workers ${workers}: no worker threads here (the library, not the command); running the ${workers} shards one after the other
+`);
+    const codes = io.startShard ? await Promise.all(files.map((_, i) => io.startShard!(shardArgv(i), sharedVisited))) : [];
+    if (!io.startShard) for (let i = 0; i < workers; i++) codes.push(await exploreCommand(quiet, shardArgv(i)));
+    const broken = codes.findIndex((code) => code !== 0 && code !== 1);
+    if (broken >= 0) throw new Error(`shard ${broken + 1}/${workers} failed (exit ${codes[broken]})${errors.length ? `: ${errors.join('').trim()}` : ''}`);
+    return await mergeMode(io, files, values);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /** The first lines that say what is explored: the scenario's (its World's header, less the values line); the generated machine's come from the caller. */

@@ -55,6 +55,10 @@ export interface CliIo {
   isTTY?: boolean;
   /** Runs an explorer swarm job on a worker thread (the bin gives one: `explore --random --workers N`). */
   startWorker?: (job: SwarmJob) => Promise<SwarmTally>;
+  /** Runs `explore ARGV` (one shard of an exhaustive search) on a worker thread, to its exit code (the bin gives one: `explore --workers N`). */
+  startShard?: (argv: string[], sharedVisited: SharedArrayBuffer) => Promise<number>;
+  /** The clock of explore's progress line (tests give their own). */
+  nowMs?: () => number;
 }
 
 const HELP: Record<string, string> = {

@@ -46,6 +46,25 @@
 // (a transition's name is its event's key and its choices with trailing lows
 // left out, transitionKey). Two choices of one event are never independent.
 //
+// Shards (`shard`, 'full' only; src/cli/explore-shards.ts runs and merges
+// them): every shard walks the same top of the schedule tree, the states
+// fewer than `splitDepth` steps from the start, in the same order, with a
+// visited set of their own that nothing below the top fills, so each
+// shard's top is the same walk. A state the top reaches at splitDepth steps
+// or more is a subtree's root; the roots are numbered in the order met, and
+// shard i of n takes root k when k mod n = i (round robin: neighbouring
+// subtrees, often alike in size, go to different shards). Below a root the
+// shard searches as one process does, its visited set shared by all its
+// subtrees. Why the shards' states together are the one process's: a
+// visited set or sleep set never drops a state from the search of a subtree
+// (it drops only transitions whose states another branch reaches), and a
+// shard's subtree search sees fewer visited states than the one process's,
+// so it reaches at least what the process reaches from that root; and no
+// shard reaches a state the process does not, because each step a shard
+// takes is a step of the machine. The union of the shards' state keys is the
+// process's set; each shard's count alone counts again what two of its
+// subtrees share, which is why a merge counts the union, not the sum.
+//
 // Bounds: a state limit, a depth limit (no step taken past it) and a time limit
 // (`shouldStop`, asked every few hundred transitions); each one reached leaves
 // the search NOT complete, and says which (SearchStats.stoppedBy): its verdicts
@@ -202,6 +221,8 @@ export interface SearchResult {
   stats: SearchStats;
   /** The first violation found of each invariant, in the order found. */
   violations: Map<InvariantId, FoundViolation>;
+  /** A shard's search: what a merge needs (SearchOptions.shard). */
+  shard?: ShardStats;
 }
 
 export interface SearchOptions {
@@ -223,9 +244,31 @@ export interface SearchOptions {
   onQuiet?: (key: string, path: readonly number[], bounds?: readonly string[]) => void;
   /** Called at each distinct state the search visits ('states', 'full'), after its eager steps (diagnostics). */
   onState?: (key: string, path: readonly number[]) => void;
-  /** Called every `progressEvery` states. */
-  onProgress?: (stats: SearchStats) => void;
+  /** Called every `progressEvery` states, with the estimated share of the search tree done (0..1, see progressEstimate) and the frames on the stack. */
+  onProgress?: (stats: SearchStats, progress: { done: number; frontier: number }) => void;
   progressEvery?: number;
+  /** Search only shard `index` (0-based) of `count`: the subtrees rooted `splitDepth` steps from the start (see the header). 'full' only. */
+  shard?: ShardOptions;
+}
+
+export interface ShardOptions {
+  index: number; count: number; splitDepth: number;
+  /**
+   * Worker threads of one search (src/explore/shared-visited.ts): a state below the split depth is this
+   * shard's when this returns true (it claimed it first), a subtree root included, instead of round robin;
+   * sleep sets are off below the split depth then, so a state claimed elsewhere may be left out here.
+   */
+  claim?: (key: string) => boolean;
+}
+
+export interface ShardStats {
+  /** Subtree roots met (every shard meets the same), and how many were this shard's. */
+  roots: number;
+  owned: number;
+  /** Every distinct state this shard visited (top and its subtrees), by key; those that were quiet; dead ends where a step threw (the state and option they were reached from). */
+  keys: Set<string>;
+  quietKeys: Set<string>;
+  crashes: Set<string>;
 }
 
 /** A transition from a frame's state: an option's index, its latency choices, its name (transitionKey) and footprint. */
@@ -272,6 +315,10 @@ class Exhaustive {
   /** The frame whose state the runner is in, -1 when it went past it. */
   runnerAt = -1;
   readonly useSleep: boolean;
+  /** Shards: the top's visited set, apart from the subtrees' (see the header), and what the shard saw. */
+  readonly shard?: ShardOptions;
+  readonly topVisited = new Map<string, Visited>();
+  readonly shardStats?: ShardStats;
 
   constructor(model: AnyModel, readonly options: SearchOptions) {
     this.reduction = options.reduction ?? 'full';
@@ -283,6 +330,29 @@ class Exhaustive {
     this.stats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: this.runner.restore, restores: 0 };
     if (this.reduction !== 'full') this.stats.interleavings = 0n;
     this.useSleep = this.reduction === 'full' && options.sleepSets !== false;
+    if (options.shard) {
+      const { index, count, splitDepth } = options.shard;
+      if (this.reduction !== 'full') throw new Error(`a shard's search needs the reduction 'full' (it is '${this.reduction}'): the others count interleavings, which a subtree alone cannot`);
+      if (!Number.isSafeInteger(count) || count < 1 || !Number.isSafeInteger(index) || index < 0 || index >= count) throw new Error(`shard ${index} of ${count}: expected 0 <= index < count`);
+      if (!Number.isSafeInteger(splitDepth) || splitDepth < 1) throw new Error(`shard splitDepth ${splitDepth}: expected an integer of at least 1`);
+      this.shard = options.shard;
+      this.shardStats = { roots: 0, owned: 0, keys: new Set(), quietKeys: new Set(), crashes: new Set() };
+    }
+  }
+
+  /**
+   * The share of the search tree done, estimated from the stack (Knuth's estimate of a backtrack tree's
+   * size, read as a fraction): each frame's finished options count as that share of its parent's part.
+   */
+  progressEstimate(): number {
+    let done = 0, part = 1;
+    for (const frame of this.frames) {
+      const n = frame.todo.length;
+      if (!n) break;
+      done += part * Math.max(0, frame.next - 1) / n;
+      part /= n;
+    }
+    return Math.min(1, done);
   }
 
   record(found: Violation[], path: readonly number[]): void {
@@ -334,14 +404,35 @@ class Exhaustive {
   arrive(sleep: Set<string>, crashed: Violation | undefined): bigint | undefined {
     crashed ??= this.takeEager(sleep);
     const path = [...this.runner.path];
+    let visited = this.visited;
+    const parent = this.frames[this.frames.length - 1];
+    let root = false;
+    if (this.shard) {
+      // A subtree's root: the first state splitDepth steps or more from the start on its path (see the header).
+      if (path.length < this.shard.splitDepth) visited = this.topVisited;
+      else if (parent === undefined || parent.path.length < this.shard.splitDepth) {
+        root = true;
+        if (!this.shard.claim && this.shardStats!.roots++ % this.shard.count !== this.shard.index) return 0n;
+        if (this.shard.claim) this.shardStats!.roots++;
+        else this.shardStats!.owned++;
+      }
+      // Claimed below the split depth: sleep sets off (a state another worker claimed is left to it).
+      if (this.shard.claim && visited === this.visited) sleep.clear();
+    }
     this.stats.maxDepth = Math.max(this.stats.maxDepth, path.length);
     if (crashed) {
-      // The step threw: the state is a dead end, reported once.
+      // The step threw: the state is a dead end, reported once (by the state and option it came from: shards agree on those).
+      if (this.shard?.claim && visited === this.visited && !this.shard.claim(crashKey(parent, this.runner))) return 0n;
       this.stats.states++;
+      this.shardStats?.crashes.add(crashKey(parent, this.runner));
       this.record([crashed], path);
       return 1n;
     }
     const key = this.runner.keys.key();
+    if (this.shard?.claim && visited === this.visited && !visited.has(key)) {
+      if (!this.shard.claim(key)) return 0n;
+      if (root) this.shardStats!.owned++;
+    }
     if (this.reduction === 'none') {
       if (!this.seen.has(key)) {
         this.seen.add(key);
@@ -356,7 +447,7 @@ class Exhaustive {
       this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
       return undefined;
     }
-    const old = this.visited.get(key);
+    const old = visited.get(key);
     if (old) {
       if (this.reduction === 'states') {
         if (!old.done) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
@@ -380,13 +471,16 @@ class Exhaustive {
       return undefined;
     }
     this.stats.states++;
+    this.shardStats?.keys.add(key);
     this.options.onState?.(key, path);
-    if (this.stats.states % this.progressEvery === 0) this.options.onProgress?.({ ...this.stats, runs: this.runner.builds, events: this.runner.events, restores: this.runner.restores });
+    if (this.stats.states % this.progressEvery === 0) {
+      this.options.onProgress?.({ ...this.stats, runs: this.runner.builds, events: this.runner.events, restores: this.runner.restores }, { done: this.progressEstimate(), frontier: this.frames.length });
+    }
     const here = this.optionsHere(this.reduction === 'full');
     const quiet = here.length === 0;
     this.record(checkAlways(this.runner.world), path);
-    if (quiet) { this.stats.quietStates++; this.record(checkQuiet(this.runner.world), path); this.options.onQuiet?.(key, path, this.runner.pathBounds()); }
-    this.visited.set(key, { sleep: this.reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
+    if (quiet) { this.stats.quietStates++; this.shardStats?.quietKeys.add(key); this.record(checkQuiet(this.runner.world), path); this.options.onQuiet?.(key, path, this.runner.pathBounds()); }
+    visited.set(key, { sleep: this.reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
     if (quiet) return 1n;
     if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
     const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
@@ -424,7 +518,7 @@ class Exhaustive {
       const option = top.options[top.todo[top.next++]];
       if (this.runnerAt !== this.frames.length - 1) this.runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
       let childSleep = new Set<string>();
-      if (this.useSleep) {
+      if (this.useSleep && !(this.shard?.claim && top.path.length >= this.shard.splitDepth)) {
         for (const u of top.sleep) {
           const other = top.options.find((o) => o.key === u);
           // Two latency choices of one event are two transitions that never commute.
@@ -449,8 +543,15 @@ class Exhaustive {
     this.stats.runs = this.runner.builds;
     this.stats.events = this.runner.events;
     this.stats.restores = this.runner.restores;
-    return { stats: this.stats, violations: this.violations };
+    return { stats: this.stats, violations: this.violations, ...(this.shardStats ? { shard: this.shardStats } : {}) };
   }
+}
+
+/** A dead end's name: the state it was reached from and the option taken there (with its latency choices). */
+function crashKey(parent: Frame | undefined, runner: Runner): string {
+  if (!parent) return 'start';
+  const at = parent.path.length;
+  return `${parent.stateKey}/${runner.path[at]}${runner.bounds[at] ? `#${runner.bounds[at]}` : ''}`;
 }
 
 export interface ShortestResult {
