@@ -63,6 +63,16 @@ class TimelineBuilder {
     return unblockedBy(this.signals.get(fence) ?? [], value, endNs);
   }
 
+  /** Ends the open GPU wait `index` at `endNs`, unblocked: an arrow to it from the signal that unblocked each of its fences. */
+  private unblocked(index: number, endNs: number, fences: readonly string[], values: readonly bigint[]): void {
+    const s = this.slices[index];
+    s.endNs = endNs; s.outcome = 'unblocked';
+    fences.forEach((fence, i) => {
+      const from = this.releasing(fence, values[i], endNs);
+      if (from) this.arrows.push({ from: from.slice, to: index, fence, value: values[i].toString() });
+    });
+  }
+
   add(e: TraceEvent): void {
     this.endNs = Math.max(this.endNs, e.timeNs);
     const a = e.args;
@@ -106,10 +116,7 @@ class TimelineBuilder {
       const index = this.openGpuWait.get(id);
       if (index !== undefined) {
         this.openGpuWait.delete(id);
-        const s = this.slices[index];
-        s.endNs = e.timeNs; s.outcome = 'unblocked';
-        const from = this.releasing(fence, BigInt(String(a.value)), e.timeNs);
-        if (from) this.arrows.push({ from: from.slice, to: index, fence, value: String(a.value) });
+        this.unblocked(index, e.timeNs, [fence], [BigInt(String(a.value))]);
       }
     } else if (e.name === 'wait passed') {
       this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${fence} ≥ ${a.value}`, outcome: 'passed', seq: e.seq });
@@ -138,12 +145,7 @@ class TimelineBuilder {
       const index = this.openContextWait.get(context);
       if (index !== undefined) {
         this.openContextWait.delete(context);
-        const s = this.slices[index];
-        s.endNs = e.timeNs; s.outcome = 'unblocked';
-        fences.forEach((fence, i) => {
-          const from = this.releasing(fence, values[i], e.timeNs);
-          if (from) this.arrows.push({ from: from.slice, to: index, fence, value: values[i].toString() });
-        });
+        this.unblocked(index, e.timeNs, fences, values);
       }
     } else {
       const index = this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fences.map((f, i) => `${f} = ${values[i]}`).join(', ')}`, seq: e.seq });
