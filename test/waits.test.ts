@@ -289,6 +289,24 @@ describe('signals and interrupts', () => {
     }
   });
 
+  it('NF-10 a waiter whose value is reached while the interrupt is on its way is no lost wake-up, for stuck() as for lostWakeups() (one rule)', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const f = app.createNativeFence({ hDevice });
+    let status = 'waiting';
+    void app.waitAsync({ objects: [f.hSyncObject], values: [10n] }).then((r) => { status = r.status; });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: f.hSyncObject, value: 10n } }] });
+    // step until the GPU wrote the value and raised the interrupt, which the OS has not served yet
+    while (app.readFenceValue(f.hSyncObject) < 10n || machine.trace.find({ kind: 'cmp', name: 'interrupt raised' }).length === 0) expect(machine.scheduler.step()).toBeTruthy();
+    expect(machine.scheduler.pendingEvents().some((e) => e.kind === 'interrupt')).toBe(true);
+    expect(machine.lostWakeups()).toEqual([]);
+    expect(machine.stuck().lostWakeups).toEqual([]);
+    machine.run();
+    await Promise.resolve();
+    expect(status).toBe('SUCCESS');
+  });
+
   it('NF-11 the CMP order write MonitoredValue, barrier, read CurrentValue, interrupt: without the barrier a wakeup is lost', async () => {
     // The simulator's own path: a CPU waiter (the driver's UpdateMonitoredValues runs the core's CMP
     // steps), then a GPU signal the engine executes (engineStep runs the signal's steps).

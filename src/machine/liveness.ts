@@ -26,6 +26,9 @@
 //   lost wake-up    an item waits for values CurrentValue already holds (a
 //                   queue, context or waiter nobody woke: e.g. a driver without
 //                   the CMP's barrier). It needs nothing, so it is in no cycle.
+//                   A CPU waiter is judged by the rule machine.lostWakeups()
+//                   uses (lost-wakeups.ts, dueWaits); its text is said there
+//                   (stuckText marks the waiter's line "[lost wake-up]").
 //   deadlock        the greatest set D of stuck items such that each has a need
 //                   whose sources are all in D (and there is at least one):
 //                   nothing inside the machine can ever release them. Each cycle
@@ -38,6 +41,8 @@
 
 import type { FenceView as GlobalFence, HwQueueView as OsHwQueue, OsInspector } from '../os/inspect.js';
 import type { CpuThread, RuntimeProcess, ThreadSignal } from '../user/runtime.js';
+import type { Scheduler } from '../base/scheduler.js';
+import { dueWaits, notificationInFlight } from './lost-wakeups.js';
 
 export interface StuckWait {
   fence: string;
@@ -139,11 +144,11 @@ interface PendingNeed { item: Item; what: string; waits: readonly { readonly fen
 interface Gathering { readonly items: Item[]; readonly report: StuckReport; readonly pendingNeeds: PendingNeed[] }
 
 /** Builds the report from the OS and the processes' CPU threads. */
-export function stuckReport(os: OsInspector, processes: readonly RuntimeProcess[]): StuckReport {
+export function stuckReport(os: OsInspector, processes: readonly RuntimeProcess[], scheduler: Scheduler): StuckReport {
   const g: Gathering = { items: [], report: { stuck: false, queues: [], waiters: [], threads: [], deadlocks: [], lostWakeups: [], neverSignalled: [] }, pendingNeeds: [] };
   gatherQueues(os, g);
   gatherHeldContexts(os, g);
-  const waiterItems = gatherWaiters(os, g);
+  const waiterItems = gatherWaiters(os, notificationInFlight(scheduler), g);
   gatherThreads(os, processes, waiterItems, g);
   conclude(g);
   return g.report;
@@ -204,8 +209,12 @@ function gatherHeldContexts(os: OsInspector, g: Gathering): void {
   }
 }
 
-/** CPU waiters; returns the items of the waiters of each owner tag (a CPU thread, an event). */
-function gatherWaiters(os: OsInspector, g: Gathering): Map<object, Item[]> {
+/**
+ * CPU waiters; returns the items of the waiters of each owner tag (a CPU thread, an event). A waiter whose wake-up is
+ * due (lost-wakeups.ts's dueWaits, the rule machine.lostWakeups() judges by) is a lost wake-up, or, while a notification
+ * is on its way (a call mid-run), alive: it is about to be woken.
+ */
+function gatherWaiters(os: OsInspector, notificationOnItsWay: boolean, g: Gathering): Map<object, Item[]> {
   const waiterItems = new Map<object, Item[]>();
   const waiterById = new Map<number, Item>();
   for (const w of os.pendingWaiterList()) {
@@ -224,13 +233,16 @@ function gatherWaiters(os: OsInspector, g: Gathering): Map<object, Item[]> {
     if (w.owner.event) entry.event = w.owner.event;
     item.report = entry;
     g.report.waiters.push(entry);
-    const met = waits.filter((x) => x.currentValue >= x.value && !x.fenceDestroyed);
-    if (w.mode === 'any' ? met.length > 0 : met.length === waits.length) {
-      g.report.lostWakeups.push({ item: item.name, waits: w.mode === 'any' ? met : waits, text: lostText(item.name, w.mode === 'any' ? met : waits) });
+    const due = dueWaits(w.mode, w.waits);
+    if (due.length && notificationOnItsWay) {
+      item.alive = true;
+    } else if (due.length) {
+      const met = due.map((x) => stuckWait(x.fence, x.value));
+      g.report.lostWakeups.push({ item: item.name, waits: met, text: lostText(item.name, met) });
     } else if (w.mode === 'any') {
       g.pendingNeeds.push({ item, what: `waits for any of ${waits.map(waitText).join(', ')}`, waits: w.waits });
     } else {
-      w.waits.forEach((x, i) => { if (!met.includes(waits[i])) g.pendingNeeds.push({ item, what: `waits for ${waitText(waits[i])}`, waits: [x] }); });
+      w.waits.forEach((x, i) => { if (x.fence.destroyed || x.fence.peekValue() < x.value) g.pendingNeeds.push({ item, what: `waits for ${waitText(waits[i])}`, waits: [x] }); });
     }
   }
   return waiterItems;
@@ -397,13 +409,16 @@ export function stuckText(report: StuckReport): string[] {
     lines.push(`    ${q.kind} ${q.adapter}/${q.queue} (${q.process}) waits for ${q.waits.map(waitText).join(' and ')}` +
       `${q.queuedSignals.length ? `; queued behind it: ${q.queuedSignals.map((s) => `signal(${s.fence}, ${s.value})`).join(', ')}` : ''}${mark(q.deadlocked)}`);
   }
+  // A CPU waiter's lost wake-up is said once, by machine.lostWakeups() (the summary's LOST WAKE-UPS); here its line is marked.
+  const lostWaiters = new Set(report.lostWakeups.map((l) => l.item).filter((item) => item.startsWith('waiter ')));
   for (const w of report.waiters) {
     const by = w.thread ? `thread ${w.thread}` : w.event ? `sets event ${w.event}` : 'no thread';
-    lines.push(`    CPU waiter ${w.label} (${w.process}, ${by}) waits for ${w.mode === 'any' ? 'any of ' : ''}${w.waits.map(waitText).join(w.mode === 'any' ? ', ' : ' and ')}${mark(w.deadlocked)}`);
+    lines.push(`    CPU waiter ${w.label} (${w.process}, ${by}) waits for ${w.mode === 'any' ? 'any of ' : ''}${w.waits.map(waitText).join(w.mode === 'any' ? ', ' : ' and ')}` +
+      `${mark(w.deadlocked)}${lostWaiters.has(`waiter ${w.label}`) ? ' [lost wake-up]' : ''}`);
   }
   for (const t of report.threads) lines.push(`    CPU thread ${t.process}:${t.thread} is blocked on ${t.blockedOn}${mark(t.deadlocked)}`);
   for (const d of report.deadlocks) lines.push(...d.text.split('\n').map((l) => `    ${l}`));
-  for (const l of report.lostWakeups) lines.push(`    ${l.text}`);
+  for (const l of report.lostWakeups) if (!lostWaiters.has(l.item)) lines.push(`    ${l.text}`);
   for (const n of report.neverSignalled) lines.push(`    ${n.text}`);
   return lines;
 }

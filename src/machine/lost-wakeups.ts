@@ -19,6 +19,15 @@
 // notifications on their way are the scheduler's events of the kinds below;
 // engine ticks, CPU threads and timeouts are new work, not the delivery of a
 // value already written. Only reads (GlobalFence.peekValue): nothing changes.
+//
+// One rule says when a waiter's wake-up is due (dueWaits): wait-all, every fence
+// it still waits for is reached; wait-any, one is. A destroyed fence is never
+// reached. machine.lostWakeups() (timed out, pending) and machine.stuck() (a
+// CPU waiter stuck for a lost wake-up rather than a deadlock) both judge by it,
+// and the summary says each lost wake-up of a CPU waiter once, under LOST
+// WAKE-UPS (NF-10); the stuck report marks that waiter's line "[lost wake-up]".
+// (os.inspect.lostWakeups() is the OS's lower view: every pending entry whose
+// value is reached, entry by entry, for the contract checker and the explorer.)
 
 import type { Scheduler } from '../base/scheduler.js';
 import type { FenceView, OsInspector } from '../os/inspect.js';
@@ -45,6 +54,19 @@ export function notificationInFlight(scheduler: Scheduler): boolean {
   return scheduler.pendingEvents().some((event) => NOTIFICATION_KINDS.has(event.kind));
 }
 
+/** A wait entry whose fence was read: the value it waits for and the fence's CurrentValue now. */
+export type ReachedWait<W> = W & { current: bigint };
+
+/**
+ * The entries by which a waiter's wake-up is due now: wait-all, every entry (when each is reached); wait-any, the
+ * reached ones; none when its condition does not hold. The one rule for "this waiter should have been woken".
+ */
+export function dueWaits<W extends { fence: FenceView; value: bigint }>(mode: 'all' | 'any', waits: readonly W[]): ReachedWait<W>[] {
+  const reached = waits.map((w) => ({ ...w, current: w.fence.destroyed ? -1n : w.fence.peekValue() })).filter((w) => w.current >= w.value);
+  const holds = mode === 'all' ? reached.length === waits.length && reached.length > 0 : reached.length > 0;
+  return holds ? reached : [];
+}
+
 /** At most this many timed-out lost wake-ups are kept (the oldest first); more are counted in `dropped`. */
 const KEPT = 1024;
 
@@ -59,18 +81,19 @@ export class LostWakeupWatch {
   }
 
   private onTimeout(waiter: { label: string; mode: 'all' | 'any'; waits: { fence: FenceView; value: bigint }[] }): void {
-    const reached = waiter.waits.map((w) => ({ ...w, current: w.fence.destroyed ? -1n : w.fence.peekValue() })).filter((w) => w.current >= w.value);
-    const holds = waiter.mode === 'all' ? reached.length === waiter.waits.length && reached.length > 0 : reached.length > 0;
-    if (!holds || notificationInFlight(this.scheduler)) return;
-    for (const w of reached) {
+    const due = dueWaits(waiter.mode, waiter.waits);
+    if (!due.length || notificationInFlight(this.scheduler)) return;
+    for (const w of due) {
       if (this.timedOut.length >= KEPT) { this.dropped++; continue; }
       this.timedOut.push({ waiter: waiter.label, fence: w.fence.label, value: w.value, currentValue: w.current, timedOutAtNs: this.scheduler.nowNs });
     }
   }
 
-  /** The timed-out ones so far, then the pending ones (when nothing is on its way), each entry whose value was reached. */
+  /** The timed-out ones so far, then the pending ones (when nothing is on its way): each entry by which its wake-up was due. */
   list(): LostWakeup[] {
-    const pending = notificationInFlight(this.scheduler) ? [] : this.os.lostWakeups();
+    if (notificationInFlight(this.scheduler)) return [...this.timedOut];
+    const pending = this.os.pendingWaiterList().flatMap((waiter) => dueWaits(waiter.mode, waiter.waits)
+      .map((w) => ({ waiter: waiter.label, fence: w.fence.label, value: w.value, currentValue: w.current })));
     return [...this.timedOut, ...pending];
   }
 }

@@ -192,7 +192,7 @@ export class Machine implements UserModeSystem {
    * them that nothing inside the machine can release). Meant for after run();
    * src/machine/liveness.ts explains the rules.
    */
-  stuck(): StuckReport { return stuckReport(this.os.inspect, this.processes); }
+  stuck(): StuckReport { return stuckReport(this.os.inspect, this.processes, this.scheduler); }
 
   /** NF-10: CPU waiters whose value was reached with nothing on its way to wake them, timed out or still waiting (src/machine/lost-wakeups.ts). */
   lostWakeups(): LostWakeup[] { return this.lostWakeupWatch.list(); }

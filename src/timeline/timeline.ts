@@ -21,7 +21,7 @@
 // carrying the arrow's end (bind_id + flow_in). The signal that unblocked a
 // wait is the first signal of the same fence (across adapters: the same
 // cross-adapter fence) with a value >= the wait's, in GPU time no later than
-// the wait's end. Virtual nanoseconds become microseconds (ts, dur).
+// the wait's end: the rule in unblocked-by.ts, which the page's model draws by too. Virtual nanoseconds become microseconds (ts, dur).
 //
 // Cross-adapter fences (XA-04): the interrupt that carried a signal on to
 // other adapters, and woke nobody on its own, is named a propagation
@@ -45,6 +45,7 @@
 import type { Machine } from '../machine/machine.js';
 import type { LogEntryRecord, LogHistory, QueuedEvent } from '../os/inspect.js';
 import { hex } from '../base/wddm.js';
+import { canonicalFence, unblockedBy } from './unblocked-by.js';
 
 export interface ChromeTraceEvent {
   name: string;
@@ -127,8 +128,6 @@ function assignLanes(items: { startNs: number; endNs: number }[]): number[] {
 }
 
 const us = (ns: number): number => ns / 1000;
-/** A cross-adapter fence opened on another adapter is labelled "name@adapter"; it is the same fence (one CurrentValue). */
-const canonical = (label: string | undefined) => label?.replace(/@[^@]*$/, '');
 
 /** A cross-adapter signal carried on by an interrupt, from the trace. */
 interface Propagation { timeNs: number; fence: string; value: string; from: string; to: string }
@@ -222,40 +221,33 @@ function addGpuWork(machine: Machine, ops: Operation[]): { propagationInterrupts
   return { propagationInterrupts, propagations };
 }
 
-/** Flows: each completed wait (a GPU's, a CPU's) from the first signal that satisfied it (the same fence; across adapters, the same cross-adapter fence). */
+/** Flows: each completed wait (a GPU's, a CPU's) from the signal that unblocked it (unblocked-by.ts: the first of the same fence, across adapters the same cross-adapter fence, with a value >= the wait's, no later than its end). */
 function addFlows(ops: Operation[], cpuWaits: CpuWait[]): void {
-  const signals = ops.filter((o) => o.kind === 'signal' && o.entry?.coreFence !== undefined);
+  const signals = ops.filter((o) => o.kind === 'signal' && o.entry?.coreFence !== undefined)
+    .map((op) => ({ op, entry: op.entry!, value: op.entry!.value, timeNs: Number(op.entry!.endNs) }));
   let flowId = 0;
   for (const wait of ops) {
     if (wait.kind !== 'wait' || !wait.entry || wait.entry.coreFence === undefined) continue;
-    let best: Operation | undefined;
-    for (const s of signals) {
-      const same = s.adapterIndex === wait.adapterIndex ? s.entry!.coreFence === wait.entry.coreFence
-        : s.entry!.fence !== undefined && canonical(s.entry!.fence) === canonical(wait.entry.fence) && (s.entry!.fence.includes('@') || wait.entry.fence!.includes('@'));
-      if (!same) continue;
-      if (s.entry!.value < wait.entry.value || s.entry!.endNs > wait.entry.endNs) continue;
-      if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
-    }
+    const entry = wait.entry;
+    const same = signals.filter(({ op, entry: s }) => op.adapterIndex === wait.adapterIndex ? s.coreFence === entry.coreFence
+      : s.fence !== undefined && entry.fence !== undefined && canonicalFence(s.fence) === canonicalFence(entry.fence) && (s.fence.includes('@') || entry.fence.includes('@')));
+    const best = unblockedBy(same, entry.value, Number(entry.endNs));
     if (!best) continue;
     const id = `0x${(++flowId).toString(16)}`;
-    best.flowsOut.push({ id, target: wait.queue, wait: `${wait.queue}: wait ${wait.entry.fence ?? ''} ${wait.entry.value}` });
+    best.op.flowsOut.push({ id, target: wait.queue, wait: `${wait.queue}: wait ${entry.fence ?? ''} ${entry.value}` });
     wait.flowIn = id;
   }
 
   for (const w of cpuWaits) {
+    if (w.status !== 'SUCCESS') continue;
     for (const [fence, value] of w.waited) {
-      let best: Operation | undefined;
-      for (const s of signals) {
-        if (canonical(s.entry!.fence) !== canonical(fence) || s.entry!.value < value || Number(s.entry!.endNs) > w.endNs) continue;
-        if (!best || s.entry!.endNs < best.entry!.endNs) best = s;
-      }
-      if (!best || w.status !== 'SUCCESS') continue;
+      const best = unblockedBy(signals.filter(({ entry: s }) => s.fence !== undefined && canonicalFence(s.fence) === canonicalFence(fence)), value, w.endNs);
+      if (!best) continue;
       const id = `0x${(++flowId).toString(16)}`;
-      best.flowsOut.push({ id, target: `CPU ${w.label}`, wait: `CPU ${w.label}: wait ${fence} ${value}` });
+      best.op.flowsOut.push({ id, target: `CPU ${w.label}`, wait: `CPU ${w.label}: wait ${fence} ${value}` });
       w.flowsIn.push(id);
     }
   }
-
 }
 
 /** An adapter's process: its lanes and tids (hardware queues, then queues known only from their work), slices, interrupts, propagations, overruns, faults. */

@@ -6,7 +6,7 @@
 import { parseScenario, ScenarioError, formatProblem } from '../scenario-files/load.js';
 import { runScenario, type ScenarioResult } from '../scenario-files/run.js';
 import { runnableScenarios } from '../scenario-files/builtin.js';
-import { buildTimeline, type TimelineModel } from '../scenario-files/timeline-model.js';
+import { buildTimeline, type TimelineModel } from '../timeline/model.js';
 import { expectationsText } from '../scenario-files/report.js';
 import { Trace } from '../base/trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';

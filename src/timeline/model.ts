@@ -1,11 +1,13 @@
 // A timeline drawn from nothing but the trace: one track per hardware queue
 // per adapter, one per CPU thread, one for each adapter's interrupts; slices
 // for GPU work, waits and signals; an arrow from each signal to each wait it
-// unblocked; marks where interrupts were raised and delivered and where
-// faults happened. The browser page draws this model; it needs no access to
+// unblocked (by the rule the Perfetto export draws its flows by too:
+// unblocked-by.ts); marks where interrupts were raised and delivered and
+// where faults happened. The browser page draws this model; it needs no access to
 // the machine, so a saved JSON trace draws the same picture.
 
 import type { TraceEvent } from '../base/trace.js';
+import { canonicalFence as canonical, unblockedBy } from './unblocked-by.js';
 
 export interface TimelineTrack { id: string; label: string; kind: 'queue' | 'cpu' | 'interrupts'; adapter?: string }
 export interface TimelineSlice {
@@ -18,9 +20,6 @@ export interface TimelineMark { track: string; timeNs: number; kind: 'interrupt-
 export interface TimelineModel { tracks: TimelineTrack[]; slices: TimelineSlice[]; arrows: TimelineArrow[]; marks: TimelineMark[]; endNs: number }
 
 interface SignalRecord { slice: number; timeNs: number; value: bigint }
-
-/** A cross-adapter fence opened on another adapter is labelled "name@adapter"; it is the same fence (one CurrentValue). */
-const canonical = (label: string) => label.replace(/@[^@]*$/, '');
 
 export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
   const builder = new TimelineBuilder();
@@ -38,7 +37,7 @@ class TimelineBuilder {
   private readonly signals = new Map<string, SignalRecord[]>();
   /** Track → the index of its open GPU wait's slice. */
   private readonly openGpuWait = new Map<string, number>();
-  private readonly openCpuWait = new Map<string, { slice: number; fences: string[]; values: bigint[]; startNs: number }>();
+  private readonly openCpuWait = new Map<string, { slice: number; fences: string[]; values: bigint[] }>();
   private readonly lastSignalOnEngine = new Map<string, number>();
   /** Kernel-mode contexts: the driver's "context 0x…" queue label → the context's name, and its adapter. */
   private readonly contextName = new Map<string, string>();
@@ -59,10 +58,19 @@ class TimelineBuilder {
     if (!list) this.signals.set(fence, (list = []));
     list.push({ slice: index, timeNs, value });
   }
-  /** The signal that released a wait for fence ≥ value that started at `fromNs` and ended at `toNs`. */
-  private releasing(fence: string, value: bigint, fromNs: number, toNs: number): SignalRecord | undefined {
-    const list = (this.signals.get(fence) ?? []).filter((r) => r.value >= value && r.timeNs <= toNs);
-    return list.find((r) => r.timeNs >= fromNs) ?? list[list.length - 1];
+  /** The signal that unblocked a wait for fence ≥ value that ended at `endNs` (the rule: timeline/unblocked-by.ts). */
+  private releasing(fence: string, value: bigint, endNs: number): SignalRecord | undefined {
+    return unblockedBy(this.signals.get(fence) ?? [], value, endNs);
+  }
+
+  /** Ends the open GPU wait `index` at `endNs`, unblocked: an arrow to it from the signal that unblocked each of its fences. */
+  private unblocked(index: number, endNs: number, fences: readonly string[], values: readonly bigint[]): void {
+    const s = this.slices[index];
+    s.endNs = endNs; s.outcome = 'unblocked';
+    fences.forEach((fence, i) => {
+      const from = this.releasing(fence, values[i], endNs);
+      if (from) this.arrows.push({ from: from.slice, to: index, fence, value: values[i].toString() });
+    });
   }
 
   add(e: TraceEvent): void {
@@ -108,10 +116,7 @@ class TimelineBuilder {
       const index = this.openGpuWait.get(id);
       if (index !== undefined) {
         this.openGpuWait.delete(id);
-        const s = this.slices[index];
-        s.endNs = e.timeNs; s.outcome = 'unblocked';
-        const from = this.releasing(fence, BigInt(String(a.value)), s.startNs, e.timeNs);
-        if (from) this.arrows.push({ from: from.slice, to: index, fence, value: String(a.value) });
+        this.unblocked(index, e.timeNs, [fence], [BigInt(String(a.value))]);
       }
     } else if (e.name === 'wait passed') {
       this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${fence} ≥ ${a.value}`, outcome: 'passed', seq: e.seq });
@@ -140,12 +145,7 @@ class TimelineBuilder {
       const index = this.openContextWait.get(context);
       if (index !== undefined) {
         this.openContextWait.delete(context);
-        const s = this.slices[index];
-        s.endNs = e.timeNs; s.outcome = 'unblocked';
-        fences.forEach((fence, i) => {
-          const from = this.releasing(fence, values[i], s.startNs, e.timeNs);
-          if (from) this.arrows.push({ from: from.slice, to: index, fence, value: values[i].toString() });
-        });
+        this.unblocked(index, e.timeNs, fences, values);
       }
     } else {
       const index = this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fences.map((f, i) => `${f} = ${values[i]}`).join(', ')}`, seq: e.seq });
@@ -162,7 +162,7 @@ class TimelineBuilder {
     const fences = handlesList.map((h) => this.fenceOfHandle.get(Number(h)) ?? `0x${Number(h).toString(16)}`);
     const id = this.track(`cpu/${waiter}`, `CPU · ${waiter}`, 'cpu');
     const label = `wait${a.WaitAny ? ' any' : ''} ${fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ')}`;
-    this.openCpuWait.set(waiter, { slice: this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'cpu-wait', label, outcome: 'waiting', seq: e.seq }), fences, values, startNs: e.timeNs });
+    this.openCpuWait.set(waiter, { slice: this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'cpu-wait', label, outcome: 'waiting', seq: e.seq }), fences, values });
   }
 
   /** A CPU signal: its slice, a source of arrows. */
@@ -187,8 +187,8 @@ class TimelineBuilder {
     s.outcome = e.name === 'wait satisfied at once' ? 'satisfied at once' : e.name === 'waiter woken' ? 'woken' : e.name === 'wait timed out' ? 'timed out' : String(a.status ?? 'released');
     if (e.name === 'waiter woken') {
       open.fences.forEach((fence, i) => {
-        const from = this.releasing(fence, open.values[i], open.startNs, e.timeNs);
-        if (from && from.timeNs >= open.startNs) this.arrows.push({ from: from.slice, to: open.slice, fence, value: open.values[i].toString() });
+        const from = this.releasing(fence, open.values[i], e.timeNs);
+        if (from) this.arrows.push({ from: from.slice, to: open.slice, fence, value: open.values[i].toString() });
       });
     }
   }
