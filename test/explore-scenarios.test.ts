@@ -138,6 +138,14 @@ describe('explore FILE: a user\'s own scenario file', () => {
     const noWake = await cli('explore', handOff, '--faults', '1', '--variant', 'tdr-no-wake', '--out', join(dir, 'hand-off-tdr-no-wake.json'));
     expect(noWake.code, noWake.stdout).toBe(1);
     expect(noWake.stdout).toMatch(/lost wake-up: app:presenter timed out at 100000 ns waiting for ready >= 1 though it is 18446744073709551615/);
+    // The README's hand-off: the command printed replays the counterexample, the same step list byte for byte.
+    const readme = readFileSync(join(__dirname, '..', 'examples', 'explore', 'README.md'), 'utf8');
+    expect(readme).toContain('explore examples/explore/hand-off.yaml --faults 1 --variant tdr-no-wake   # exit 1');
+    expect(readme).toContain('explore --replay wddm-fence-counterexample.json examples/explore/hand-off.yaml   # exit 1');
+    const command = /replay it with: wddm-fence explore (--replay \S+ \S+hand-off\.yaml)$/m.exec(noWake.stdout)![1].split(' ');
+    const replayed = await cli('explore', ...command);
+    expect(replayed.code, replayed.stderr).toBe(1);
+    expect(noWake.stdout.endsWith(replayed.stdout)).toBe(true);
   });
 
   it('NF-01 timed: each latency is explored at both ends of its span (a step\'s latency choices are transitions of their own, written in the schedule)', async () => {
