@@ -84,7 +84,8 @@ describe('the seed document\'s cross-adapter scenarios', () => {
 describe('every built-in scenario, timed and untimed', () => {
   // Exhausted in this test: the others are bounded here (their counts are in docs/EXPLORER.md).
   const EXHAUSTED = new Set(['scenario-1/timed', 'scenario-1/untimed', 'scenario-2a/timed', 'scenario-2a/untimed', 'scenario-2b/timed', 'scenario-2b/untimed',
-    'deadlock/timed', 'deadlock/untimed', 'device-removal/timed', 'device-removal/untimed', 'cross-process/timed', 'demo/timed', 'forced-log-overrun/timed']);
+    'deadlock/timed', 'deadlock/untimed', 'device-removal/timed', 'device-removal/untimed', 'cross-process/timed', 'demo/timed', 'forced-log-overrun/timed',
+    'allocation-lifetime/timed', 'allocation-lifetime/untimed']);
   it('each holds in every state explored, with what needs the file\'s times marked timedOnly in the file', async () => {
     const names = runnableScenarios().map((b) => b.name);
     expect(names.length).toBeGreaterThanOrEqual(13);
