@@ -84,7 +84,8 @@ describe('the seed document\'s cross-adapter scenarios', () => {
 describe('every built-in scenario, timed and untimed', () => {
   // Exhausted in this test: the others are bounded here (their counts are in docs/EXPLORER.md).
   const EXHAUSTED = new Set(['scenario-1/timed', 'scenario-1/untimed', 'scenario-2a/timed', 'scenario-2a/untimed', 'scenario-2b/timed', 'scenario-2b/untimed',
-    'deadlock/timed', 'deadlock/untimed', 'device-removal/timed', 'device-removal/untimed', 'cross-process/timed', 'demo/timed', 'forced-log-overrun/timed']);
+    'deadlock/timed', 'deadlock/untimed', 'device-removal/timed', 'device-removal/untimed', 'cross-process/timed', 'demo/timed', 'forced-log-overrun/timed',
+    'allocation-lifetime/timed', 'allocation-lifetime/untimed']);
   it('each holds in every state explored, with what needs the file\'s times marked timedOnly in the file', async () => {
     const names = runnableScenarios().map((b) => b.name);
     expect(names.length).toBeGreaterThanOrEqual(13);
@@ -134,10 +135,18 @@ describe('explore FILE: a user\'s own scenario file', () => {
     // waiter times out (its fence is at UINT64_MAX then: a lost wake-up, src/machine/lost-wakeups.ts).
     const faults = await cli('explore', handOff, '--faults', '1');
     expect(faults.code, faults.stdout).toBe(0);
-    expect(faults.stdout).toMatch(/; up to 1 TDR injected; seed 1/);
+    expect(faults.stdout).toMatch(/; up to 1 fault injected \(TDR or adapter removal, at any step\); seed 1/);
     const noWake = await cli('explore', handOff, '--faults', '1', '--variant', 'tdr-no-wake', '--out', join(dir, 'hand-off-tdr-no-wake.json'));
     expect(noWake.code, noWake.stdout).toBe(1);
     expect(noWake.stdout).toMatch(/lost wake-up: app:presenter timed out at 100000 ns waiting for ready >= 1 though it is 18446744073709551615/);
+    // The README's hand-off: the command printed replays the counterexample, the same step list byte for byte.
+    const readme = readFileSync(join(__dirname, '..', 'examples', 'explore', 'README.md'), 'utf8');
+    expect(readme).toContain('explore examples/explore/hand-off.yaml --faults 1 --variant tdr-no-wake   # exit 1');
+    expect(readme).toContain('explore --replay wddm-fence-counterexample.json examples/explore/hand-off.yaml   # exit 1');
+    const command = /replay it with: wddm-fence explore (--replay \S+ \S+hand-off\.yaml)$/m.exec(noWake.stdout)![1].split(' ');
+    const replayed = await cli('explore', ...command);
+    expect(replayed.code, replayed.stderr).toBe(1);
+    expect(noWake.stdout.endsWith(replayed.stdout)).toBe(true);
   });
 
   it('NF-01 timed: each latency is explored at both ends of its span (a step\'s latency choices are transitions of their own, written in the schedule)', async () => {
@@ -217,27 +226,55 @@ describe('explore --driver: the driver with the OS as documented, and the driver
 });
 
 describe('faults, bounds and time', () => {
-  it('NF-20 --faults 1 injects a TDR at any state where the OS\'s lock is free; the reference holds, and a schedule with one replays', async () => {
+  it('NF-20 --faults 1 injects a TDR or an adapter removal between any two steps; the reference holds, and a schedule with one replays', async () => {
     const m = await model('scenario-1', 'timed', { faults: 1 });
-    let injected = 0;
-    const r = exhaustive(m, { onQuiet: (_k, path) => { if (path.length) injected++; } });
+    const r = exhaustive(m);
     expect(messages(r)).toEqual([]);
     expect(r.stats.complete).toBe(true);
     expect(r.stats.states).toBeGreaterThan(exhaustive(await model('scenario-1', 'timed')).stats.states);
-    // A path that took the explorer's fault option replays with it.
-    const runner = new Runner(m);
-    let path: number[] | undefined;
-    for (let i = 0; i < 40 && !path; i++) {
-      const options = runner.enabled();
-      const fault = options.findIndex((e) => e.owner === 'explorer');
-      if (fault >= 0) { runner.take(fault); path = [...runner.path]; break; }
-      if (!options.length) break;
-      runner.take(0);
+    // Walks the first options until `where` holds at a state, then takes the fault of `kind` on `adapter` there.
+    const faultWhere = (kind: string, where: (runner: Runner, last: string) => boolean) => {
+      const runner = new Runner(m);
+      let last = '';
+      for (let i = 0; i < 60; i++) {
+        const options = runner.enabled();
+        const fault = options.findIndex((e) => e.owner === 'explorer' && e.args.kind === kind);
+        if (fault >= 0 && where(runner, last)) { runner.take(fault); return [...runner.path]; }
+        const next = options.findIndex((e) => e.owner !== 'explorer');
+        if (next < 0) break;
+        last = `${options[next].owner} ${options[next].kind}`;
+        runner.take(next);
+      }
+      return undefined;
+    };
+    // After an OS operation's step with the operation still in flight (its lock held): between two of its steps.
+    const insideOperation = (runner: Runner, last: string) => runner.world.machine.os.lockHeld && last === 'dxgkrnl os-step';
+    const betweenLogSteps = (runner: Runner) => runner.world.machine.adapters.some((a) => a.hardware.signalInFlight(0)?.phase === 'log-advance');
+    for (const kind of ['tdr', 'removal']) {
+      for (const [where, test] of [['inside an OS operation', insideOperation], ['between a signal\'s log steps', betweenLogSteps]] as const) {
+        const path = faultWhere(kind, test);
+        expect(path, `${kind} ${where}`).toBeDefined();
+        const steps = namedSteps(m, path!);
+        expect(steps.at(-1)!.event).toMatch(new RegExp(`^explorer fault \\{adapter=(iGPU|dGPU),kind=${kind}\\}$`));
+        // The fault is at no operation boundary: the step before it is an OS operation's step, or a signal's step 2.
+        expect(steps.at(-2)!.event, `${kind} ${where}`).toMatch(where === 'inside an OS operation' ? /^dxgkrnl os-step/ : /^(iGPU|dGPU) engine-(tick|step)/);
+        const replayed = replay(m, steps, { trace: false });
+        expect(replayed.steps.at(-1)!.description).toMatch(kind === 'tdr' ? /^the explorer injects a TDR on (iGPU|dGPU)/ : /^the explorer removes (iGPU|dGPU) for good/);
+        // From there every continuation holds too: the search below the fault's state is part of `r`, which found nothing.
+      }
     }
-    expect(path).toBeDefined();
-    const steps = namedSteps(m, path!);
-    expect(steps.at(-1)!.event).toMatch(/^explorer fault \{adapter=(iGPU|dGPU)\}$/);
-    expect(replay(m, steps, { trace: false }).steps.at(-1)!.description).toMatch(/^the explorer injects a TDR on (iGPU|dGPU)/);
+  });
+
+  it('NF-20 an injected adapter removal stops the adapter for good (no bug check) and ends every wait on it', async () => {
+    const m = await model('device-removal', 'untimed', { faults: 1 });
+    const runner = new Runner(m);
+    const fault = runner.enabled().findIndex((e) => e.owner === 'explorer' && e.args.kind === 'removal');
+    expect(fault).toBeGreaterThanOrEqual(0);
+    runner.take(fault);
+    const machine = runner.world.machine;
+    expect(machine.adapters[0].state).toBe('stopped');
+    expect(machine.summary().bugChecks).toEqual([]);
+    expect(() => machine.removeAdapter('gpu0')).toThrow(/gpu0.*removed \(adapter removed \(injected by the explorer\)\)/);
   });
 
   it('a state, depth or time limit reached is reported as no proof, never silently', async () => {

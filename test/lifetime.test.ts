@@ -421,6 +421,28 @@ describe('lost wakeups the seeded random test found', () => {
     expect(app.readFenceValue(kept.hSyncObject)).toBe(1n); // kept: not signalled to UINT64_MAX
   });
 
+  it('NF-20 an adapter removed for good: its fences go to UINT64_MAX and wake their waiters, a NoSignalMaxValueOnTdr fence\'s waiter is released with DEVICE_REMOVED, the adapter stays stopped with no bug check', async () => {
+    const { app, hDevice, machine } = await world();
+    const plain = app.createNativeFence({ hDevice, name: 'plain' });
+    const kept = app.createNativeFence({ hDevice, name: 'kept', flags: { noSignalMaxValueOnTdr: true } });
+    const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+    app.submit({ hHwQueue: q.hHwQueue, commands: [{ wait: { hSyncObject: plain.hSyncObject, value: 9n } }, { signal: { hSyncObject: kept.hSyncObject, value: 1n } }] });
+    const onPlain = app.waitAsync({ objects: [plain.hSyncObject], values: [5n] });
+    const onKept = app.waitAsync({ objects: [kept.hSyncObject], values: [1n] });
+    machine.run(1000);
+    machine.removeAdapter(0, 'unplugged');
+    machine.run();
+    await expect(onPlain).resolves.toMatchObject({ status: 'SUCCESS' }); // UINT64_MAX reached 5
+    await expect(onKept).resolves.toMatchObject({ status: 'DEVICE_REMOVED' }); // nothing will ever signal it now
+    expect(app.readFenceValue(plain.hSyncObject)).toBe(UINT64_MAX);
+    expect(app.readFenceValue(kept.hSyncObject)).toBe(0n);
+    expect(machine.adapters[0].state).toBe('stopped');
+    expect(machine.summary().bugChecks).toEqual([]);
+    expect(machine.os.inspect.lostWakeups()).toEqual([]);
+    expect(() => machine.removeAdapter(0)).toThrow(/adapter "gpu0" is removed \(unplugged\)/);
+    expect(() => machine.removeDevice(0)).toThrow(/adapter "gpu0" is removed \(unplugged\)/);
+  });
+
   it('XA-04 a cross-adapter fence a GPU rewind lowered is propagated again when it moves up below its old top (no-list interrupts; fuzz seed 913425)', async () => {
     const { createMachine } = await import('../src/index.js');
     const machine = await createMachine({ seed: 5, adapters: [{ name: 'gpu0', interrupts: { payload: 'noList' } }, { name: 'gpu1' }] });

@@ -80,7 +80,7 @@ export interface ExploreIo {
 
 const DEFAULT_MAX_STATES = 2_000_000;
 const DEFAULT_OUT = 'wddm-fence-counterexample.json';
-/** The most TDRs --faults injects per run. */
+/** The most faults (TDRs, adapter removals) --faults injects per run. */
 const MAX_FAULTS = 4;
 
 export const EXPLORE_HELP = `usage: wddm-fence explore [FILE|NAME] [options]
@@ -95,7 +95,7 @@ A scenario file:
   --untimed         any order that keeps each queue's, thread's and OS operation's own order
                     (a timeout may fire at any point before its wait is satisfied); default:
                     timed, each latency at either end of its jitter span
-  --faults N        also inject up to N TDRs per run (0..${MAX_FAULTS}), at any state where the OS's lock is free
+  --faults N        also inject up to N faults per run (0..${MAX_FAULTS}): a TDR or an adapter's removal, between any two steps
 
 The generated machine (each a small integer; defaults ${MACHINE_KEYS.map((k) => DEFAULT_MACHINE[k]).join(' ')}, with --random ${MACHINE_KEYS.map((k) => DEFAULT_SWARM_MACHINE[k]).join(' ')}):
   --fences N        native fences (${MACHINE_BOUNDS.fences.join('..')})

@@ -263,10 +263,16 @@ function conflicts(writes: readonly string[], other: readonly string[]): boolean
  *     the OS's lock only GPU steps can run besides it, and none of them
  *     touches those; the one invariant that reads them (monitored-value) is
  *     judged only where no operation is in flight.
+ * None of the GPU's or the OS's while the explorer may still inject a fault (--faults).
  */
 export function isEager(world: World, event: ScheduledEvent, logsAbstracted: boolean): boolean {
   const machine = world.machine;
   const a = machine.adapters.findIndex((x) => x.name === event.owner);
+  // A fault the explorer may still inject (--faults) comes between any two steps and touches everything (it
+  // stops engines, drops their work, joins the OS's operation): no GPU or OS step is independent of it, so
+  // none is taken eagerly while one is left; a thread's own last step is (a fault never touches a thread
+  // whose wait is over).
+  if (world.explorerOptions().length && (a >= 0 || event.owner === 'dxgkrnl')) return false;
   if (a >= 0) {
     const adapter = machine.adapters[a];
     if (adapter.hardware.granularity !== 'step' || adapter.state !== 'running') return false;

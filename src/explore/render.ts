@@ -97,7 +97,10 @@ export function describeEvent(world: World, event: ScheduledEvent): string {
   if (event.owner === 'dxgkrnl' && event.kind === 'wait-timeout') return `OS: ${event.label.replace(/^timeout /, '')}'s CPU wait times out: released with TIMEOUT`;
   if (event.kind === 'thread-event-timeout') return `${eventName(event)}: an event wait times out`;
   if (event.owner === 'scenario' && event.kind === 'fault') return `the scenario's faults[${event.args.index}] happens`;
-  if (event.owner === 'explorer' && event.kind === 'fault') return `the explorer injects a TDR on ${event.args.adapter} (device removal, --faults)`;
+  if (event.owner === 'explorer' && event.kind === 'fault') {
+    return event.args.kind === 'removal' ? `the explorer removes ${event.args.adapter} for good (adapter removal, --faults)`
+      : `the explorer injects a TDR on ${event.args.adapter} (device removal and restart, --faults)`;
+  }
   return eventName(event);
 }
 

@@ -50,7 +50,7 @@ export interface ScenarioModelOptions {
   variant: Variant;
   /** The machine's seed (default: the file's machine.seed). */
   seed?: number;
-  /** TDRs the explorer may inject per run, at any state where the OS's lock is free (default 0). */
+  /** Faults (a TDR or an adapter's removal, FAULT_KINDS) the explorer may inject per run, between any two steps (default 0). */
   faults?: number;
   /** Every adapter runs this driver module (explore --driver FILE). */
   driver?: DriverModule;
@@ -108,6 +108,12 @@ export class ScenarioModel implements WorldModel {
 }
 
 const UINT64_MAX_BIG = BigInt(UINT64_MAX);
+
+/**
+ * The faults --faults injects: 'tdr' a GPU reset (the adapter runs again, Resets.removeDevice), 'removal' the
+ * adapter removed for good (no reset, it stays stopped, Resets.removeAdapter). Both signal its fences to UINT64_MAX.
+ */
+export const FAULT_KINDS = ['tdr', 'removal'] as const;
 
 const pow2 = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
 
@@ -222,7 +228,7 @@ class ScenarioWorld implements World {
   header(): string[] {
     const m = this.model;
     const s = m.scenario;
-    const faults = m.faults ? `; up to ${m.faults} TDR${m.faults === 1 ? '' : 's'} injected` : '';
+    const faults = m.faults ? `; up to ${m.faults} fault${m.faults === 1 ? '' : 's'} injected (TDR or adapter removal, at any step)` : '';
     return [
       `scenario: ${s.name} (${m.options.source}); ${m.time}${m.time === 'timed' ? (this.latencies.bounded ? ', each latency at either end of its jitter span' : ', exact latencies') : ''}; variant ${m.variant}${m.options.resample === false ? '; the OS does not re-read CurrentValue (the driver alone)' : ''}${faults}; seed ${m.seed}`,
       `values: as the file writes them, MAX = UINT64_MAX; [choice/options]${this.latencies.bounded ? ' latencies (L low, H high end of each span drawn)' : ''}; * marks what the step changed`,
@@ -306,15 +312,20 @@ class ScenarioWorld implements World {
   explorerOptions(): ReturnType<World['explorerOptions']> {
     if (this.explorer.faultsInjected >= this.model.faults) return [];
     const machine = this.machine;
-    // A TDR is the OS's own operation: it comes between OS operations, at any GPU step; only while something is left to run.
-    if (machine.os.lockHeld || machine.scheduler.enabled().length === 0) return [];
-    return machine.adapters.filter((a) => a.state === 'running').map((a) => explorerEvent('fault', { adapter: a.name }, machine.scheduler.nowNs));
+    // A fault point is every state where something is left to run: between any two steps, an OS operation's and a
+    // signal's included (docs/EXPLORER.md "Faults"). Each running adapter, each kind.
+    if (machine.scheduler.enabled().length === 0) return [];
+    const now = machine.scheduler.nowNs;
+    return machine.adapters.filter((a) => a.state === 'running')
+      .flatMap((a) => FAULT_KINDS.map((kind) => explorerEvent('fault', { adapter: a.name, kind }, now)));
   }
 
   takeExplorerOption(event: Parameters<World['takeExplorerOption']>[0]): void {
     if (event.kind !== 'fault') throw new Error(`explorer: no option of kind "${event.kind}"`);
     this.explorer.faultsInjected++;
-    this.machine.removeDevice(event.args.adapter as string, 'TDR (injected by the explorer)');
+    const adapter = event.args.adapter as string;
+    if (event.args.kind === 'removal') this.machine.removeAdapter(adapter, 'adapter removed (injected by the explorer)');
+    else this.machine.removeDevice(adapter, 'TDR (injected by the explorer)');
   }
 }
 

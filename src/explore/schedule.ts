@@ -20,12 +20,12 @@
 //     "scenario": { "name": "scenario-1", "source": "scenario-1", "builtin": true,
 //                   "sha256": "…" },           the file's text as explored (a replay refuses another)
 //     "time": "timed",                         or "untimed" (src/explore/scenario-world.ts)
-//     "faults": 0,                             TDRs the explorer could inject (--faults)
+//     "faults": 0,                             faults the explorer could inject (--faults)
 //     "resample": false,                       optional: the driver alone (the OS's re-read off)
 //
 // and a step of it may carry "bounds": "01": the end of each latency it drew, low (0) or
 // high (1), in the order drawn (missing: low). An injected fault is a step too
-// ("event": "explorer fault {adapter=dGPU}").
+// ("event": "explorer fault {adapter=dGPU,kind=tdr}", or kind=removal).
 //
 // Each step's `choice` is the index of the event to run among the enabled
 // events (scheduler.enabled(), in scheduling order); `event` names it, so a

@@ -226,6 +226,9 @@ export class Machine implements UserModeSystem {
     this.os.removeDevice(this.adapter(adapter).index, reason);
   }
 
+  /** NF-20: the adapter removed for good (surprise removal): no reset; its fences to UINT64_MAX, its waiters ended, it stays stopped. */
+  removeAdapter(adapter: string | number, reason = 'adapter removed'): void { this.os.removeAdapter(this.adapter(adapter).index, reason); }
+
   /**
    * Fault injection (INT-02 collapsed interrupts, LOG-05 forced log overrun):
    * `{ collapseInterrupts: { adapter, windowNs } }` or `{ forceLogOverrun: { adapter, queue? } }`.

@@ -213,7 +213,7 @@ export class Dxgkrnl {
     const fences = new FenceTable<GlobalFence>();
     const full: OsAdapter = {
       index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, currentValues: new BigUint64Array(adapter.memory.buffer), caps, nativeFence: advertises,
-      integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined,
+      integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined, removal: undefined,
       fences, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),
       rowReferences: new RowReferences(), extendMonitoredValues: true,

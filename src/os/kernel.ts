@@ -121,6 +121,8 @@ export class Kernel {
 
   /** NF-20: device removal (a GPU reset) on adapter `index`. */
   removeDevice(index: number, reason: string): void { this.os.resets.removeDevice(this.os.adapters[index], reason); }
+  /** NF-20 for an adapter that goes for good (surprise removal): its fences to UINT64_MAX, its waiters ended, the adapter stopped. */
+  removeAdapter(index: number, reason: string): void { this.os.resets.removeAdapter(this.os.adapters[index], reason); }
 
   /** A bug check of adapter `index` (a contract checker's fatal violation): it stops, with the report; nothing else is lost. */
   bugCheckAdapter(index: number, code: string, message: string): void {

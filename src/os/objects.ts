@@ -61,6 +61,8 @@ export interface OsAdapter {
   engines: number;
   state: AdapterState;
   bugCheck?: BugCheckReport;
+  /** Why the adapter was removed for good (Resets.removeAdapter): stopped with no bug check. */
+  removal?: string;
   /** Live fences by core id, and by the driver's global handle. */
   fences: FenceTable<GlobalFence>;
   /** Each live fence's kernel CurrentValue VA by core id (read on every CPU signal: cheaper than deriving it). */
@@ -125,7 +127,7 @@ export function requireRunning(adapter: OsAdapter, parameter: string): void {
 }
 
 function adapterStopped(adapter: OsAdapter, parameter: string): WddmError {
-  return new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`,
+  return new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is ${adapter.removal !== undefined ? `removed (${adapter.removal})` : `stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`}`,
     { parameter, expected: 'an object of a running adapter' });
 }
 

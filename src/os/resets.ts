@@ -4,11 +4,17 @@
 //   bug check       state stopped, report kept ─▶ DxgkDdiStopDevice ─▶ in-flight references
 //                   dropped ─▶ waiters on its fences released (ADAPTER_STOPPED). Other adapters go on.
 //   device removal  DxgkDdiResetFromTimeout + DxgkDdiRestartFromTimeout (the driver drops every
-//                   queue's work) ─▶ logs, in-flight references, queues and contexts forgotten,
+//   (TDR)           queue's work) ─▶ logs, in-flight references, queues and contexts forgotten,
 //                   devices removed ─▶ every fence but NoSignalMaxValueOnTdr ones to UINT64_MAX
 //                   (UpdateCurrentValuesFromCpu in batches of 32) ─▶ the kept fences' waiters
 //                   rechecked once, and their cross-adapter propagation carried on (the reset
-//                   dropped the interrupts that would have done both).
+//                   dropped the interrupts that would have done both). The adapter runs again.
+//   adapter removal the adapter goes for good (surprise removal): no reset, no restart. Its
+//                   devices are removed and its fences go to UINT64_MAX as for a TDR, while its
+//                   driver can still take the writes ─▶ DxgkDdiStopDevice (its engines stop,
+//                   their interrupts are dropped) ─▶ in-flight references dropped ─▶ the waiters
+//                   left on its fences (NoSignalMaxValueOnTdr ones) released with DEVICE_REMOVED:
+//                   nothing will ever signal them. The adapter stays stopped, with no bug check.
 
 import type { DriverPort } from '../port/driver-port.js';
 import type { Scheduler } from '../base/scheduler.js';
@@ -72,6 +78,38 @@ export class Resets {
     os.trace.record('fault', adapter.name, 'device removed (TDR)', { reason });
     // The driver drops every queue's work (its queues and contexts are gone with the devices), then runs again.
     if (!os.port.resetFromTimeout(adapter.index) || !os.port.restartFromTimeout(adapter.index)) return; // it failed: bug-checked
+    this.removeDevicesSignallingMax(adapter);
+    // The reset dropped interrupts on their way: a kept fence's value the GPU reached before it would
+    // never wake its waiters. The OS looks at those fences' waiters once more (what an ISR would have done).
+    const keptWithWaiters = [...adapter.withWaiters].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).sort((x, y) => x.coreFence - y.coreFence);
+    if (keptWithWaiters.some((f) => f.kind === 'monitored')) os.monitored.scan(adapter, 'device removed: kept fences rechecked');
+    const changed = new Set<GlobalFence>();
+    for (const fence of keptWithWaiters) if (fence.kind === 'native') os.waits.satisfy(fence, fence.currentValue(), changed);
+    os.waits.refresh(changed);
+    // …and carries on what those interrupts would have propagated to the other adapters (XA-04).
+    os.crossAdapter.afterInterrupt(adapter, null);
+  }
+
+  /**
+   * NF-20 for an adapter that goes for good (surprise removal: no reset, no restart; the header's drawing).
+   * Nothing of it runs again, so every waiter on its fences ends now: those at UINT64_MAX are woken, the
+   * rest (NoSignalMaxValueOnTdr) released with DEVICE_REMOVED.
+   */
+  removeAdapter(adapter: OsAdapter, reason: string): void {
+    const os = this.os;
+    requireRunning(adapter, 'removeAdapter');
+    os.trace.record('fault', adapter.name, 'adapter removed', { reason });
+    this.removeDevicesSignallingMax(adapter); // the driver is still there to take the CPU's writes
+    adapter.state = 'stopped';
+    adapter.removal = reason;
+    os.port.stopDevice(adapter.index); // its engines stop, its pending interrupts are dropped
+    os.lifetime.adapterReset(adapter); // its GPU work will never execute: in-flight references go
+    os.waits.releaseWaitersOnAdapter(adapter, 'DEVICE_REMOVED');
+  }
+
+  /** Both removals: the adapter's devices (queues, contexts, logs, in-flight references) go, and every fence but NoSignalMaxValueOnTdr ones to UINT64_MAX. */
+  private removeDevicesSignallingMax(adapter: OsAdapter): void {
+    const os = this.os;
     os.logs.adapterReset(adapter);
     os.lifetime.adapterReset(adapter); // the dropped work releases its fences (deferred closes finish)
     for (const device of adapter.devices) {
@@ -91,14 +129,5 @@ export class Resets {
         if (native.length) updateCurrentValuesFromCpu(os.port, adapter, native, native.map(() => UINT64_MAX), false);
       }
     }
-    // The reset dropped interrupts on their way: a kept fence's value the GPU reached before it would
-    // never wake its waiters. The OS looks at those fences' waiters once more (what an ISR would have done).
-    const keptWithWaiters = [...adapter.withWaiters].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).sort((x, y) => x.coreFence - y.coreFence);
-    if (keptWithWaiters.some((f) => f.kind === 'monitored')) os.monitored.scan(adapter, 'device removed: kept fences rechecked');
-    const changed = new Set<GlobalFence>();
-    for (const fence of keptWithWaiters) if (fence.kind === 'native') os.waits.satisfy(fence, fence.currentValue(), changed);
-    os.waits.refresh(changed);
-    // …and carries on what those interrupts would have propagated to the other adapters (XA-04).
-    os.crossAdapter.afterInterrupt(adapter, null);
   }
 }
