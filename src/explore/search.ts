@@ -77,6 +77,7 @@ import { StateKeys, eventKey } from './state.js';
 import { takeSnapshot, restoreSnapshot, SnapshotUnsupported, type Snapshot } from './snapshot.js';
 import { checkAlways, checkQuiet, type InvariantId, type Violation } from './invariants.js';
 import { footprint, independent, isEager, type Footprint } from './footprint.js';
+import { BitstateVisited } from './bitstate.js';
 
 export type Reduction = 'full' | 'states' | 'none';
 export const REDUCTIONS: readonly Reduction[] = ['full', 'states', 'none'];
@@ -205,6 +206,8 @@ export interface SearchStats {
   /** How the search went back to states, and how often it restored a snapshot. */
   restore: Restore;
   restores: number;
+  /** Bitstate searches: the bit array's size and hashes, its bytes, the share of bits set, and the expected number of states omitted (src/explore/bitstate.ts). */
+  bitstate?: { sizeBits: number; hashes: number; bytes: number; fill: number; expectedOmissions: number };
 }
 
 /** What can stop a search before it is complete. */
@@ -247,6 +250,13 @@ export interface SearchOptions {
   /** Called every `progressEvery` states, with the estimated share of the search tree done (0..1, see progressEstimate) and the frames on the stack. */
   onProgress?: (stats: SearchStats, progress: { done: number; frontier: number }) => void;
   progressEvery?: number;
+  /**
+   * Bitstate ("supertrace") mode: keep the visited set as `sizeBits` bits with
+   * `hashes` positions per state instead of the keys (src/explore/bitstate.ts).
+   * 'full' with sleepSets: false only (a sleep set cannot be kept in bits), no shards.
+   * The result is not a proof: stats.bitstate.expectedOmissions says how many states it may have missed.
+   */
+  bitstate?: { sizeBits: number; hashes?: number };
   /** Search only shard `index` (0-based) of `count`: the subtrees rooted `splitDepth` steps from the start (see the header). 'full' only. */
   shard?: ShardOptions;
 }
@@ -319,6 +329,7 @@ class Exhaustive {
   readonly shard?: ShardOptions;
   readonly topVisited = new Map<string, Visited>();
   readonly shardStats?: ShardStats;
+  readonly bitstate?: BitstateVisited;
 
   constructor(model: AnyModel, readonly options: SearchOptions) {
     this.reduction = options.reduction ?? 'full';
@@ -330,6 +341,10 @@ class Exhaustive {
     this.stats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: this.runner.restore, restores: 0 };
     if (this.reduction !== 'full') this.stats.interleavings = 0n;
     this.useSleep = this.reduction === 'full' && options.sleepSets !== false;
+    if (options.bitstate) {
+      if (this.reduction !== 'full' || this.useSleep || options.shard) throw new Error(`bitstate needs the reduction 'full' with sleepSets: false and no shard (it has reduction '${this.reduction}'${this.useSleep ? ', sleep sets on' : ''}${options.shard ? ', a shard' : ''}): a bit per state cannot keep what a state slept nor a shard's keys`);
+      this.bitstate = new BitstateVisited(options.bitstate.sizeBits, options.bitstate.hashes);
+    }
     if (options.shard) {
       const { index, count, splitDepth } = options.shard;
       if (this.reduction !== 'full') throw new Error(`a shard's search needs the reduction 'full' (it is '${this.reduction}'): the others count interleavings, which a subtree alone cannot`);
@@ -447,7 +462,11 @@ class Exhaustive {
       this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo: here.map((_, i) => i), next: 0, sleep: new Set(), paths: 0n });
       return undefined;
     }
-    const old = visited.get(key);
+    if (this.bitstate) {
+      // Without sleep sets a revisit adds nothing (see the 'full' branch below: nothing slept, nothing awake).
+      if (this.bitstate.testAndSet(key)) return 0n;
+    }
+    const old = this.bitstate ? undefined : visited.get(key);
     if (old) {
       if (this.reduction === 'states') {
         if (!old.done) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
@@ -480,7 +499,7 @@ class Exhaustive {
     const quiet = here.length === 0;
     this.record(checkAlways(this.runner.world), path);
     if (quiet) { this.stats.quietStates++; this.shardStats?.quietKeys.add(key); this.record(checkQuiet(this.runner.world), path); this.options.onQuiet?.(key, path, this.runner.pathBounds()); }
-    visited.set(key, { sleep: this.reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
+    if (!this.bitstate) visited.set(key, { sleep: this.reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
     if (quiet) return 1n;
     if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
     const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
@@ -540,6 +559,10 @@ class Exhaustive {
       if (paths !== undefined) top.paths += paths;
     }
     if (this.stopped.size) { this.stats.complete = false; this.stats.stoppedBy = [...this.stopped]; }
+    if (this.bitstate) {
+      const b = this.bitstate;
+      this.stats.bitstate = { sizeBits: b.sizeBits, hashes: b.hashes, bytes: b.bytes, fill: b.setBits / b.sizeBits, expectedOmissions: b.expectedOmissions };
+    }
     this.stats.runs = this.runner.builds;
     this.stats.events = this.runner.events;
     this.stats.restores = this.runner.restores;
