@@ -7,7 +7,6 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../src/cli/main.js';
 import { exhaustive, Runner, type SearchResult } from '../src/explore/search.js';
 import { replay } from '../src/explore/replay.js';
 import { namedSteps } from '../src/explore/replay.js';
@@ -20,15 +19,11 @@ import { scenarioAdapters } from '../src/scenario-files/run.js';
 import type { Scenario } from '../src/scenario-files/types.js';
 import { rowsFor, type ScenarioId } from '../src/comparisons/cross-adapter-tables.js';
 import { createMachineSync } from '../src/machine/machine.js';
+import { cli } from './helpers.js';
 
 let dir: string;
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-explore-scenarios-')); });
 
-async function cli(...args: string[]) {
-  let stdout = '', stderr = '';
-  const code = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
-  return { code, stdout, stderr };
-}
 
 async function model(name: string, time: TimeMode, options: { variant?: Variant; faults?: number; scenario?: Scenario } = {}): Promise<ScenarioModel> {
   const scenario = options.scenario ?? findBuiltin(name)!.scenario!;

@@ -1,6 +1,7 @@
 // The exhaustive search past one process (src/explore/search.ts "Shards",
 // src/cli/explore-shards.ts): shards whose states together are the one
 // process's, reports, their merge, worker threads, and the progress line.
+import { cli } from './helpers.js';
 import { describe, it, expect, beforeAll } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -19,11 +20,6 @@ import { SharedVisited, SharedVisitedFull } from '../src/explore/shared-visited.
 let dir: string;
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-shards-')); });
 
-async function cli(...args: string[]) {
-  let stdout = '', stderr = '';
-  const code = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
-  return { code, stdout, stderr };
-}
 
 const machineModel = (variant: Variant, machine: Partial<typeof DEFAULT_MACHINE> = {}): ExploreModel => ({ machine: { ...DEFAULT_MACHINE, ...machine }, variant, seed: 1, osGranularity: 'step' });
 

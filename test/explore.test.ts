@@ -10,7 +10,6 @@ import { pathToFileURL } from 'node:url';
 import type { DriverModule } from '../src/driver/module.js';
 import { createMachineSync, type Machine } from '../src/machine/machine.js';
 import { seededTieBreak } from '../src/base/scheduler.js';
-import { runCli } from '../src/cli/main.js';
 import { exhaustive, shortest, Runner, type SearchResult } from '../src/explore/search.js';
 import { buildWorld, type ExploreMachine, type ExploreModel, type OsGranularity, type Variant } from '../src/explore/model.js';
 import { checkAlways, checkQuiet } from '../src/explore/invariants.js';
@@ -20,7 +19,7 @@ import { replay, replayText, namedSteps, scheduleOf, ReplayMismatch } from '../s
 import { shardSeeds, shardSize, parseSeedRange, parseShard, runSeed, runJob } from '../src/explore/swarm.js';
 import { takeSnapshot, restoreSnapshot } from '../src/explore/snapshot.js';
 import { Random } from '../src/base/rng.js';
-import { world as makeWorld } from './helpers.js';
+import { world as makeWorld, cli } from './helpers.js';
 
 const machine = (m: Partial<ExploreMachine> = {}): ExploreMachine => ({ fences: 1, waiters: 1, signals: 1, engines: 1, adapters: 1, cpuSignals: 0, ...m });
 const model = (m: Partial<ExploreMachine> = {}, variant: Variant = 'barrier', osGranularity: OsGranularity = 'step'): ExploreModel => ({ machine: machine(m), variant, seed: 1, osGranularity });
@@ -29,11 +28,6 @@ const verdicts = (r: SearchResult) => [...r.violations.keys()].sort();
 let dir: string;
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'wddm-fence-explore-')); });
 
-async function cli(...args: string[]) {
-  let stdout = '', stderr = '';
-  const code = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
-  return { code, stdout, stderr };
-}
 
 describe('steps as the unit', () => {
   it('NF-05 engineStepBegin and steps 2-5 called one by one leave exactly what engineStep leaves', async () => {

@@ -1,6 +1,7 @@
 // Shared set-up for tests: one machine, one process, one device.
 import { createMachine, WddmError, type MachineOptions, type Machine, type RuntimeProcess } from '../src/index.js';
 import type { Dxgkrnl, GlobalFence, Process } from '../src/os/dxgkrnl.js';
+import { runCli } from '../src/cli/main.js';
 
 export interface World { machine: Machine; app: RuntimeProcess; hAdapter: number; hDevice: number }
 
@@ -72,3 +73,10 @@ queues:
 threads:
   - { name: t, process: app, steps: [ { wait: { id: w, fences: [f], values: [2], timeoutNs: 100000 } } ] }
 `;
+
+/** Runs the command in-process (runCli), capturing what it writes: `wddm-fence ARGS…`. */
+export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '', stderr = '';
+  const code = await runCli(args, { out: (t) => { stdout += t; }, err: (t) => { stderr += t; } });
+  return { code, stdout, stderr };
+}

@@ -437,9 +437,10 @@ class Exhaustive {
     this.stats.maxDepth = Math.max(this.stats.maxDepth, path.length);
     if (crashed) {
       // The step threw: the state is a dead end, reported once (by the state and option it came from: shards agree on those).
-      if (this.shard?.claim && visited === this.visited && !this.shard.claim(crashKey(parent, this.runner))) return 0n;
+      const deadEnd = this.shard ? crashKey(parent, this.runner) : '';
+      if (this.shard?.claim && visited === this.visited && !this.shard.claim(deadEnd)) return 0n;
       this.stats.states++;
-      this.shardStats?.crashes.add(crashKey(parent, this.runner));
+      this.shardStats?.crashes.add(deadEnd);
       this.record([crashed], path);
       return 1n;
     }
