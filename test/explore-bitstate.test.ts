@@ -4,6 +4,10 @@ import { exhaustive, type SearchResult } from '../src/explore/search.js';
 import { BitstateVisited, omissionEstimate } from '../src/explore/bitstate.js';
 import type { ExploreMachine, ExploreModel, OsGranularity } from '../src/explore/model.js';
 import type { Variant } from '../src/explore/variants.js';
+import { cli } from './helpers.js';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const machine = (m: Partial<ExploreMachine> = {}): ExploreMachine => ({ fences: 1, waiters: 1, signals: 1, engines: 1, adapters: 1, cpuSignals: 0, ...m });
 const model = (m: Partial<ExploreMachine>, variant: Variant, os: OsGranularity): ExploreModel => ({ machine: machine(m), variant, seed: 1, osGranularity: os });
@@ -55,5 +59,63 @@ describe('bitstate visited set', () => {
     expect(v.inserted).toBe(2);
     expect(omissionEstimate(1, 1000)).toBe(0);
     expect(omissionEstimate(3, 1000, 1)).toBeCloseTo((1 - Math.exp(-1 / 1000)) + (1 - Math.exp(-2 / 1000)), 12);
+  });
+});
+
+describe('explore --bitstate', () => {
+  it('searches with the bits as its visited set, says how many states it may have omitted, and claims no proof', async () => {
+    const exact = await cli('explore', '--json');
+    const bits = await cli('explore', '--bitstate', '1M', '--json');
+    expect(bits.code, bits.stderr).toBe(0);
+    const e = JSON.parse(exact.stdout), b = JSON.parse(bits.stdout);
+    // with bits to spare it reaches what the exact set reaches
+    expect(b.search.states).toBe(e.search.states);
+    expect(b.search.bitstate).toMatchObject({ sizeBits: 2 ** 23, hashes: 3, bytes: 2 ** 20 });
+    expect(b.search.bitstate.expectedOmissions).toBeLessThan(1e-3);
+    // the exact search proves; the bitstate one does not
+    expect(e.invariants.every((i: { holds: boolean }) => i.holds)).toBe(true);
+    expect(b.invariants.some((i: { holds: boolean }) => i.holds)).toBe(false);
+    const text = await cli('explore', '--bitstate', '64K', '--bitstate-hashes', '2');
+    expect(text.stdout).toMatch(/bitstate: 64 KiB \(524288 bits, 2 per state\), [\d.]+ % set, about \S+ states omitted \(expected\): no proof/);
+    expect(text.stdout).toMatch(/sleep sets off/);
+    expect(text.stdout).toMatch(/not a proof/);
+    expect(text.stdout).not.toMatch(/every invariant holds/);
+  });
+
+  it('too small a bit array loses states and says so', async () => {
+    const r = await cli('explore', '--bitstate', '8', '--json');
+    const b = JSON.parse(r.stdout);
+    const e = JSON.parse((await cli('explore', '--json')).stdout);
+    expect(b.search.states).toBeLessThan(e.search.states);
+    expect(b.search.bitstate.expectedOmissions).toBeGreaterThan(1);
+  });
+
+  it('finds a violation and writes its shortest counterexample as the exact search does', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'bitstate-'));
+    try {
+      const out = join(folder, 'ce.json');
+      const r = await cli('explore', '--variant', 'no-barrier', '--bitstate', '1M', '--out', out);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout).toMatch(/VIOLATED/);
+      expect(r.stdout).toMatch(/shortest counterexample: \d+ steps/);
+      expect(existsSync(out)).toBe(true);
+    } finally { rmSync(folder, { recursive: true, force: true }); }
+  });
+
+  it('rejects sizes and combinations it cannot do, naming what was wrong', async () => {
+    for (const [args, message] of [
+      [['--bitstate', '1X'], /--bitstate is "1X"; expected a size from 8 bytes to 512M/],
+      [['--bitstate', '4'], /--bitstate is "4"; expected a size from 8 bytes/],
+      [['--bitstate', '1G'], /--bitstate is "1G"; expected a size from 8 bytes to 512M/],
+      [['--bitstate-hashes', '2'], /--bitstate-hashes goes with --bitstate SIZE/],
+      [['--bitstate', '1M', '--bitstate-hashes', '17'], /--bitstate-hashes is "17"; expected an integer from 1 to 16/],
+      [['--bitstate', '1M', '--reduction', 'states'], /--bitstate needs --reduction full/],
+      [['--bitstate', '1M', '--shard', '1/2'], /--bitstate does not go with --shard/],
+      [['--bitstate', '1M', '--workers', '2'], /--bitstate does not go with --workers/],
+    ] as const) {
+      const r = await cli('explore', ...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+    }
   });
 });

@@ -9,7 +9,7 @@
 //
 //   explore [FILE|NAME] [--untimed] [--faults N] [machine] [--variant V] [--driver FILE] [--seed N]
 //           [--reduction R] [--restore M] [--max-states N] [--max-depth N] [--max-seconds S]
-//           [--out FILE] [--timeline OUT.json] [--json]
+//           [--bitstate SIZE [--bitstate-hashes K]] [--out FILE] [--timeline OUT.json] [--json]
 //       exhaustive search of a scenario file's events (FILE, or a built-in's NAME) or of the
 //       generated machine (no FILE); on a violation, the shortest failing schedule as a step
 //       list, written to a schedule file; --driver: searched twice, with the OS as documented
@@ -54,6 +54,7 @@ import {
 } from './explore-shards.js';
 import { ProgressLine } from '../explore/progress.js';
 import { SharedVisited } from '../explore/shared-visited.js';
+import { BITSTATE_DEFAULT_HASHES } from '../explore/bitstate.js';
 import { runningPackage } from '../driver/resolve-hook.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -135,6 +136,11 @@ Exhaustive search:
   --max-depth N     take no step past N steps from the start (default none)
   --max-seconds S   stop after S seconds (default none)
                     a bound reached leaves the search NOT complete: its verdicts are no proof
+  --bitstate SIZE   keep the visited set as SIZE of bits (e.g. 64M; K, M, G are KiB, MiB, GiB)
+                    (8..512M) instead of each state's key: for machines too big to store. Sleep sets off;
+                    not with --shard, --workers or --merge. No proof: a state whose bits others
+                    set is taken for visited; the report gives the expected number omitted
+  --bitstate-hashes K  bit positions per state (1..16, default ${BITSTATE_DEFAULT_HASHES})
   --out FILE        where a counterexample's schedule file goes (default wddm-fence-counterexample.json)
   --timeline OUT.json
                     also write the counterexample's timeline (https://ui.perfetto.dev)
@@ -217,7 +223,29 @@ const notComplete = (s: SearchStats) => `NOT complete (${s.stoppedBy.map((b) => 
 
 const statsLine = (s: SearchStats, ms: number) =>
   `  ${s.states} states (${s.quietStates} quiet), ${s.transitions} transitions${s.interleavings !== undefined ? `, ${s.interleavings} complete interleavings` : ''}, depth up to ${s.maxDepth}, ` +
-  `${s.restore === 'snapshot' ? `${s.restores} restores` : `${s.runs} runs from the start`}, ${(ms / 1000).toFixed(2)} s (${Math.round(s.states / Math.max(ms / 1000, 1e-3))} states/s): ${s.complete ? 'complete' : notComplete(s)}`;
+  `${s.restore === 'snapshot' ? `${s.restores} restores` : `${s.runs} runs from the start`}, ${(ms / 1000).toFixed(2)} s (${Math.round(s.states / Math.max(ms / 1000, 1e-3))} states/s): ${s.complete ? 'complete' : notComplete(s)}` +
+  (s.bitstate ? `\n  bitstate: ${bytesText(s.bitstate.bytes)} (${s.bitstate.sizeBits} bits, ${s.bitstate.hashes} per state), ${(s.bitstate.fill * 100).toFixed(2)} % set, about ${omittedText(s.bitstate.expectedOmissions)} states omitted (expected): no proof` : '');
+
+/** Bytes as KiB, MiB or GiB when whole. */
+function bytesText(bytes: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  return `${bytes} B`;
+}
+
+/** An expected count of omissions: small ones with their digits, never rounded to a false 0. */
+function omittedText(expected: number): string {
+  if (expected >= 10) return String(Math.round(expected));
+  if (expected >= 0.01) return expected.toFixed(2);
+  return expected === 0 ? '0' : expected.toExponential(1);
+}
+
+/** --bitstate SIZE: bytes (a whole number, optionally K, M or G for KiB, MiB, GiB), 8 B to 512 MiB (2^32 bits: a bit position is 32 bits). */
+function parseBitstateSize(raw: string): number {
+  const match = /^(\d+)([KMG]?)$/i.exec(raw.trim());
+  const bytes = match ? Number(match[1]) * ({ '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30 } as Record<string, number>)[match[2].toUpperCase()] : NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 8 || bytes > 2 ** 29) throw new ExploreUsage(`--bitstate is "${raw}"; expected a size from 8 bytes to 512M: a whole number of bytes, or with K, M or G (KiB, MiB, GiB), e.g. 64M`);
+  return bytes;
+}
 
 const REDUCTION_TEXT: Record<Reduction, string> = {
   full: 'full (visited set, sleep sets, eager steps)', states: 'states (visited set)', none: 'none (every interleaving)',
@@ -252,6 +280,8 @@ interface Search { model: AnyModel; title?: string; invariants: readonly Invaria
 
 interface SearchSettings {
   reduction: Reduction; restore: Restore; maxStates: number; maxDepth?: number; maxSeconds?: number;
+  /** --bitstate: the visited set as bits (no proof; sleep sets off). */
+  bitstate?: { sizeBits: number; hashes: number };
   /** A shard's search: which, and what its report needs (the report is written, no counterexample searched). */
   shard?: ShardRun;
   /** A merge: the shards' results stand for the searches (nothing is searched again but the shortest counterexample). */
@@ -330,6 +360,7 @@ async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Prom
     out: { type: 'string' }, timeline: { type: 'string' }, replay: { type: 'string' }, driver: { type: 'string' },
     random: { type: 'boolean' }, seeds: { type: 'string' }, workers: { type: 'string' }, shard: { type: 'string' }, 'max-steps': { type: 'string' },
     report: { type: 'string' }, 'split-depth': { type: 'string' }, merge: { type: 'boolean' }, progress: { type: 'boolean' },
+    bitstate: { type: 'string' }, 'bitstate-hashes': { type: 'string' },
   } as const;
   let parsed;
   try {
@@ -379,7 +410,7 @@ async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Prom
 
   if (values.random) return randomMode(io, values, target, variant, osGranularity, only);
 
-  const common = ['driver', 'variant', 'seed', 'reduction', 'restore', 'max-states', 'max-depth', 'max-seconds', 'out', 'timeline', 'json', 'shard', 'report', 'split-depth', 'workers', 'progress'];
+  const common = ['driver', 'variant', 'seed', 'reduction', 'restore', 'max-states', 'max-depth', 'max-seconds', 'out', 'timeline', 'json', 'shard', 'report', 'split-depth', 'workers', 'progress', 'bitstate', 'bitstate-hashes'];
   const reduction = (values.reduction ?? 'full') as Reduction;
   if (!REDUCTIONS.includes(reduction)) throw new ExploreUsage(`--reduction is "${values.reduction}"; expected ${REDUCTIONS.join(', ')}`);
   const restore = (values.restore ?? 'snapshot') as Restore;
@@ -388,10 +419,11 @@ async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Prom
   const maxDepth = integerOption(values, 'max-depth', 1, 100_000_000);
   const maxSeconds = integerOption(values, 'max-seconds', 1, 1_000_000);
   const out = (values.out as string | undefined) ?? DEFAULT_OUT;
+  const bitstate = bitstateSettings(values, reduction);
   const parallel = await parallelSettings(io, values, argv, reduction);
   if (parallel.workers) return workersMode(io, argv, parallel.workers, values);
   const base = {
-    reduction, restore, maxStates, maxDepth, maxSeconds, out, timeline: values.timeline as string | undefined, json: values.json === true,
+    reduction, restore, maxStates, maxDepth, maxSeconds, out, bitstate, timeline: values.timeline as string | undefined, json: values.json === true,
     shard: parallel.shard, merged, progress: values.progress === true || (values.progress === undefined && io.isTTY === true && values.json !== true),
   };
   const driverLine = driver ? [`driver: ${values.driver as string}${driver.name ? ` (${driver.name})` : ''}`] : [];
@@ -463,6 +495,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
       shouldStop: deadline !== undefined ? () => performance.now() > deadline : undefined,
       onProgress: progress ? (st, p) => progress.update(st, p) : undefined,
       ...(s.shard ? { shard: { index: s.shard.index - 1, count: s.shard.count, splitDepth: s.shard.splitDepth, claim: s.shard.claim } } : {}),
+      ...(s.bitstate ? { bitstate: s.bitstate, sleepSets: false } : {}),
     });
     progress?.end();
     const ms = s.merged ? s.merged.ms[i] : performance.now() - started;
@@ -470,7 +503,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
     if (i === 0) {
       const world = headerOf(one.model);
       lines.push(...(world.length ? world : []), ...s.heading);
-      lines.push(`search: reduction ${REDUCTION_TEXT[s.reduction]}, back by ${result.stats.restore}`);
+      lines.push(`search: reduction ${s.bitstate ? 'full (bitstate visited set, eager steps; sleep sets off)' : REDUCTION_TEXT[s.reduction]}, back by ${result.stats.restore}`);
     }
     if (one.title) lines.push(`${i + 1}. ${one.title}`);
     if (s.merged) lines.push(`  merged from ${s.merged.count} shards (split depth ${s.merged.splitDepth}, ${s.merged.roots[i]} subtree roots; each shard's own states ${s.merged.shardStates[i].join(', ')}): the states are their union, transitions and runs their sum, the time the longest shard's`);
@@ -479,7 +512,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
     lines.push('invariants:');
     for (const inv of INVARIANTS.filter((x) => one.invariants.includes(x.id))) {
       const found = result.violations.get(inv.id);
-      const verdict = found ? 'VIOLATED' : result.stats.complete && !s.shard ? 'holds' : 'not seen';
+      const verdict = found ? 'VIOLATED' : result.stats.complete && !s.shard && !s.bitstate ? 'holds' : 'not seen';
       lines.push(`  ${verdict.padEnd(9)} ${inv.id.padEnd(24)} ${inv.requirement.padEnd(6)} ${inv.title}${found ? `\n            first seen after ${counted(found.path.length, 'step')}: ${found.message}` : ''}`);
     }
     if (one.title && i === 1 && result.violations.size && !failed) {
@@ -489,7 +522,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
       ...(one.title ? { search: one.title } : {}), stats: statsJson(result.stats, ms),
       invariants: INVARIANTS.filter((x) => one.invariants.includes(x.id)).map((inv) => {
         const found = result.violations.get(inv.id);
-        return { ...inv, holds: !found && result.stats.complete && !s.shard, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
+        return { ...inv, holds: !found && result.stats.complete && !s.shard && !s.bitstate, violated: !!found, firstSeen: found ? { steps: found.path.length, message: found.message } : null };
       }),
     });
     if (result.violations.size && !failed) failed = { model: one.model, result };
@@ -498,7 +531,8 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
   if (!failed) {
     const complete = reports.every((r) => (r.stats as { complete: boolean }).complete);
     if (s.json) io.out(JSON.stringify({ ok: true, exitCode: 0, mode: 'exhaustive', ...s.jsonModel, ...mergedJson(s.merged), search: reports[0].stats, invariants: reports[0].invariants, ...(reports.length > 1 ? { driverAlone: reports[1] } : {}), counterexample: null }, null, 2) + '\n');
-    else io.out(lines.join('\n') + '\n' + (complete ? 'every invariant holds in every reachable state\n' : 'no violation in the states explored (the search was bounded: not a proof)\n'));
+    else io.out(lines.join('\n') + '\n' + (s.bitstate ? 'no violation in the states explored (bitstate: states may have been omitted, see above: not a proof; the exact search, without --bitstate, is)\n'
+      : complete ? 'every invariant holds in every reachable state\n' : 'no violation in the states explored (the search was bounded: not a proof)\n'));
     return 0;
   }
   // The shortest failing schedule (search.ts shortest), no longer than the first one found.
@@ -550,6 +584,18 @@ function withoutOptions(argv: readonly string[], drop: ReadonlySet<string>): str
     if (TAKES_VALUE.has(name) && !argv[i].includes('=')) i++;
   }
   return kept;
+}
+
+/** --bitstate SIZE and --bitstate-hashes K, checked up front: the exact search's reduction, one process. */
+function bitstateSettings(values: Values, reduction: Reduction): { sizeBits: number; hashes: number } | undefined {
+  if (values.bitstate === undefined) {
+    if (values['bitstate-hashes'] !== undefined) throw new ExploreUsage('--bitstate-hashes goes with --bitstate SIZE');
+    return undefined;
+  }
+  if (reduction !== 'full') throw new ExploreUsage(`--bitstate needs --reduction full (it is ${reduction}): the other reductions count complete interleavings per state, which a bit cannot keep`);
+  for (const key of ['shard', 'workers']) if (values[key] !== undefined) throw new ExploreUsage(`--bitstate does not go with --${key}: a shard's report carries its states' keys, which a bit array does not keep`);
+  const bytes = parseBitstateSize(values.bitstate as string);
+  return { sizeBits: bytes * 8, hashes: integerOption(values, 'bitstate-hashes', 1, 16) ?? BITSTATE_DEFAULT_HASHES };
 }
 
 /** --shard, --report, --split-depth and --workers of the exhaustive search, checked up front. */

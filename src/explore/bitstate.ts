@@ -29,7 +29,7 @@ export class BitstateVisited {
   expectedOmissions = 0;
 
   constructor(readonly sizeBits: number, readonly hashes: number = BITSTATE_DEFAULT_HASHES) {
-    if (!Number.isSafeInteger(sizeBits) || sizeBits < 64 || sizeBits > 2 ** 35) throw new Error(`bitstate size ${sizeBits} bits: expected an integer from 64 to 2^35 (4 GiB)`);
+    if (!Number.isSafeInteger(sizeBits) || sizeBits < 64 || sizeBits > 2 ** 32) throw new Error(`bitstate size ${sizeBits} bits: expected an integer from 64 to 2^32 (512 MiB): a bit position is a 32-bit number`);
     if (!Number.isSafeInteger(hashes) || hashes < 1 || hashes > 16) throw new Error(`bitstate hashes ${hashes}: expected an integer from 1 to 16`);
     this.bits = new Uint32Array(Math.ceil(sizeBits / 32));
   }
