@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exhaustive, Runner, type SearchResult } from '../src/explore/search.js';
 import { replay } from '../src/explore/replay.js';
-import { namedSteps } from '../src/explore/replay.js';
-import { parseSchedule } from '../src/explore/schedule.js';
+import { namedSteps, scheduleOf } from '../src/explore/replay.js';
+import { parseSchedule, scheduleJson } from '../src/explore/schedule.js';
 import { ScenarioModel, type TimeMode } from '../src/explore/scenario-world.js';
 import type { Variant } from '../src/explore/variants.js';
 import { findBuiltin, runnableScenarios } from '../src/scenario-files/builtin.js';
@@ -258,6 +258,30 @@ describe('faults, bounds and time', () => {
         // From there every continuation holds too: the search below the fault's state is part of `r`, which found nothing.
       }
     }
+  });
+
+  it('a schedule file written before faults had kinds (its fault named "explorer fault {adapter=…}") replays as the TDR it was', async () => {
+    const m = await model('scenario-1', 'timed', { faults: 1 });
+    // A few steps, then a TDR on the last adapter listed (its recorded index moved when removals were added).
+    const runner = new Runner(m);
+    for (let i = 0; i < 3; i++) runner.take(runner.enabled().findIndex((e) => e.owner !== 'explorer'));
+    const options = runner.enabled();
+    const tdrs = options.filter((e) => e.owner === 'explorer' && e.args.kind === 'tdr');
+    const last = tdrs.at(-1)!;
+    runner.take(options.indexOf(last));
+    const steps = namedSteps(m, [...runner.path]);
+    const now = replay(m, steps, { trace: false });
+    // The same file as it was written then: the fault without its kind, at the index it had (one option per adapter).
+    const firstExplorer = options.findIndex((e) => e.owner === 'explorer');
+    const legacy = steps.map((s, i) => i < steps.length - 1 ? s : { choice: firstExplorer + tdrs.length - 1, event: `explorer fault {adapter=${String(last.args.adapter)}}` });
+    expect(legacy.at(-1)!.choice).not.toBe(steps.at(-1)!.choice);
+    const file = parseSchedule(scheduleJson({ ...scheduleOf(m, steps, undefined), steps: legacy }), 'old.json');
+    const then = replay(m, file.steps, { trace: false });
+    expect(then.steps.map((s) => s.description)).toEqual(now.steps.map((s) => s.description));
+    expect(then.steps.at(-1)!.description).toMatch(/^the explorer injects a TDR on/);
+    // A legacy name no adapter has is refused, naming it.
+    const wrong = parseSchedule(scheduleJson({ ...scheduleOf(m, steps, undefined), steps: [...legacy.slice(0, -1), { choice: 0, event: 'explorer fault {adapter=nowhere}' }] }), 'old.json');
+    expect(() => replay(m, wrong.steps, { trace: false })).toThrow(/"explorer fault \{adapter=nowhere,kind=tdr\}" \(an injected TDR, as files before faults had kinds name it\), but no such event is enabled here/);
   });
 
   it('NF-20 an injected adapter removal stops the adapter for good (no bug check) and ends every wait on it', async () => {

@@ -49,10 +49,16 @@ export function replay(model: AnyModel, steps: readonly ScheduleStep[], options:
   const start = Object.fromEntries(before);
   const replayed: ReplayedStep[] = [];
   let violations: Violation[] = checkAlways(world);
-  for (const [i, step] of steps.entries()) {
+  for (const [i, recorded] of steps.entries()) {
+    let step = recorded;
     const enabled = worldOptions(world);
     const where = `step ${i + 1} (steps[${i}])`;
     if (!enabled.length) throw new ReplayMismatch(`${where}: the machine is quiet (nothing left to run), but the schedule has ${steps.length - i} more step(s); expected a schedule of this machine, variant and seed`);
+    if (step.byName) {
+      const found = enabled.findIndex((e) => eventName(e) === step.event);
+      if (found < 0) throw new ReplayMismatch(`${where}: the schedule says "${step.event}" (an injected TDR, as files before faults had kinds name it), but no such event is enabled here (${enabled.map(eventName).join('; ')}); expected a schedule of this machine, variant and seed`);
+      step = { choice: found, event: step.event };
+    }
     if (step.choice >= enabled.length) {
       throw new ReplayMismatch(`${where}: choice ${step.choice} but only ${enabled.length} event(s) are enabled (${enabled.map(eventName).join('; ')}); expected a schedule of this machine, variant and seed`);
     }

@@ -25,7 +25,9 @@
 //
 // and a step of it may carry "bounds": "01": the end of each latency it drew, low (0) or
 // high (1), in the order drawn (missing: low). An injected fault is a step too
-// ("event": "explorer fault {adapter=dGPU,kind=tdr}", or kind=removal).
+// ("event": "explorer fault {adapter=dGPU,kind=tdr}", or kind=removal). A file written before
+// faults had kinds names one "explorer fault {adapter=dGPU}": it reads as kind=tdr, the one kind
+// there was, and replay finds that option by its name.
 //
 // Each step's `choice` is the index of the event to run among the enabled
 // events (scheduler.enabled(), in scheduling order); `event` names it, so a
@@ -52,7 +54,12 @@ export interface ScheduleStep {
   event: string;
   /** The end of each latency the step drew: '0' low, '1' high, in the order drawn (missing: low). */
   bounds?: string;
+  /** Replay finds the step's option by its event name, not by `choice` (a fault recorded before faults had kinds). */
+  byName?: true;
 }
+
+/** An injected fault as schedule files named it before faults had kinds (it was a TDR). */
+const LEGACY_FAULT = /^explorer fault \{adapter=([^,{}]+)\}$/;
 
 /** The scenario file a schedule explores (version 3). */
 export interface ScheduleScenario {
@@ -168,6 +175,10 @@ export function checkSchedule(raw: unknown): ScheduleFile {
     const step = v.options(item, `steps[${i}]`, ['choice', 'event', 'bounds']);
     const choice = v.integer(step.choice, `steps[${i}].choice`, 0, 1 << 20);
     if (typeof step.event !== 'string' || !step.event) throw invalid(`steps[${i}].event`, step.event, 'the name of the event the choice runs (as written by wddm-fence explore)');
+    // A fault injected before faults had kinds was a TDR, the one kind there was; the choice is found by the name then
+    // (the options list a fault of each kind per adapter now, so the recorded index no longer points at it).
+    const legacyFault = LEGACY_FAULT.exec(step.event);
+    if (legacyFault) return { choice, event: `explorer fault {adapter=${legacyFault[1]},kind=tdr}`, byName: true as const };
     if (step.bounds === undefined) return { choice, event: step.event };
     if (version < 3 || typeof step.bounds !== 'string' || !/^[01]{1,16}$/.test(step.bounds)) {
       throw invalid(`steps[${i}].bounds`, step.bounds, version < 3 ? 'no bounds in a version 1 or 2 file' : 'the end of each latency the step drew: 1 to 16 characters 0 (low) or 1 (high)');
