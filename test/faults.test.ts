@@ -296,6 +296,38 @@ expect: { adapters: { gpu0: running } }
     expect(result.passed).toBe(true);
   });
 
+  it('NF-20 a scenario file removes an adapter for good (faults[].removeAdapter): fences to UINT64_MAX, a NoSignalMaxValueOnTdr waiter released DEVICE_REMOVED, the adapter stopped', async () => {
+    const text = `name: removal
+machine: { adapters: [ { name: gpu0 }, { name: gpu1 } ] }
+processes: [ { name: app } ]
+fences:
+  - { name: f, process: app, adapter: gpu0 }
+  - { name: kept, process: app, adapter: gpu0, initialValue: 5, flags: { noSignalMaxValueOnTdr: true } }
+  - { name: other, process: app, adapter: gpu1 }
+threads:
+  - { name: w, process: app, steps: [ { wait: { id: onF, fences: [f], values: [9] } } ] }
+  - { name: k, process: app, steps: [ { wait: { id: onKept, fences: [kept], values: [7] } } ] }
+  - { name: s, process: app, startNs: 5000, steps: [ { signal: { fences: [other], values: [3] } } ] }
+faults:
+  - { atNs: 1000, removeAdapter: { adapter: gpu0, reason: surprise removal } }
+expect:
+  fences: { f: "18446744073709551615", kept: 5, other: 3 }
+  waits: { onF: woken, onKept: deviceRemoved }
+  adapters: { gpu0: stopped, gpu1: running }
+`;
+    const result = await runScenario(parseScenario(text, 'removal.yaml'));
+    expect(result.expectations.filter((e) => !e.ok)).toEqual([]);
+    expect(result.passed).toBe(true);
+    expect(result.machine.trace.find({ kind: 'fault', name: 'adapter removed' }).map((e) => [e.timeNs, e.args.reason])).toEqual([[1000, 'surprise removal']]);
+    expect(result.machine.summary().bugChecks).toEqual([]);
+    // A TDR in its place leaves gpu0 running, and the NoSignalMaxValueOnTdr waiter waiting: the file says so, and fails.
+    const tdr = await runScenario(parseScenario(text.replace('removeAdapter: { adapter: gpu0, reason: surprise removal }', 'removeDevice: { adapter: gpu0 }'), 'tdr.yaml'));
+    expect(tdr.passed).toBe(false);
+    expect(tdr.expectations.filter((e) => !e.ok && e.path !== '(implicit)').map((e) => e.path).sort()).toEqual(['expect.adapters.gpu0', 'expect.waits.onKept']);
+    // An adapter the file does not have is refused at load, with its place.
+    expect(() => parseScenario(text.replace('removeAdapter: { adapter: gpu0', 'removeAdapter: { adapter: gpu9'), 'bad.yaml')).toThrow(/faults\[0\]\.removeAdapter\.adapter is "gpu9"/);
+  });
+
   it('cli run collapsed-interrupts and run forced-log-overrun exit 0 with every expectation holding', () => {
     const CLI = join(__dirname, '..', 'dist', 'cli.js');
     for (const name of ['collapsed-interrupts', 'forced-log-overrun']) {

@@ -359,7 +359,7 @@ function valuesOf(s: Scenario, injectedFaults: boolean): Map<string, bigint[]> {
       if (step.signal) step.signal.fences.forEach((f, i) => add(f, step.signal!.values[i]));
     }
   }
-  const removed = new Set((s.faults ?? []).filter((f) => f.removeDevice).map((f) => f.removeDevice!.adapter));
+  const removed = new Set((s.faults ?? []).flatMap((f) => [f.removeDevice?.adapter, f.removeAdapter?.adapter]).filter((a): a is string => a !== undefined));
   for (const f of s.fences ?? []) {
     if (f.flags?.noSignalMaxValueOnTdr) continue;
     if (injectedFaults || [f.adapter, ...(f.crossAdapter ?? [])].some((a) => removed.has(a))) found.get(f.name)!.add(UINT64_MAX_BIG);

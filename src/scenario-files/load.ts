@@ -670,6 +670,7 @@ class SemanticCheck {
     const s = this.s;
     (s.faults ?? []).forEach((f, i) => {
       if (f.removeDevice && this.ref(['faults', i, 'removeDevice', 'adapter'], f.removeDevice.adapter, this.adapters, 'adapters')) this.removed.add(f.removeDevice.adapter);
+      if (f.removeAdapter && this.ref(['faults', i, 'removeAdapter', 'adapter'], f.removeAdapter.adapter, this.adapters, 'adapters')) this.removed.add(f.removeAdapter.adapter);
       if (f.collapseInterrupts) { this.ref(['faults', i, 'collapseInterrupts', 'adapter'], f.collapseInterrupts.adapter, this.adapters, 'adapters'); this.unsupported('collapsedInterrupts', ['faults', i], 'collapseInterrupts'); }
       if (f.forceLogOverrun) {
         const o = f.forceLogOverrun, at: Segment[] = ['faults', i, 'forceLogOverrun', 'queue'];

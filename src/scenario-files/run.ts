@@ -361,6 +361,7 @@ function scheduleFaults(s: Scenario, machine: Machine): void {
     const f = faults[i];
     try {
       if (f.removeDevice) machine.removeDevice(f.removeDevice.adapter, f.removeDevice.reason ?? 'TDR');
+      if (f.removeAdapter) machine.removeAdapter(f.removeAdapter.adapter, f.removeAdapter.reason ?? 'adapter removed');
       if (f.collapseInterrupts) machine.injectFault({ collapseInterrupts: { adapter: f.collapseInterrupts.adapter, windowNs: f.collapseInterrupts.windowNs } });
       if (f.forceLogOverrun) machine.injectFault({ forceLogOverrun: { adapter: f.forceLogOverrun.adapter, ...(f.forceLogOverrun.queue !== undefined ? { queue: f.forceLogOverrun.queue } : {}) } });
     } catch (error) {

@@ -161,6 +161,7 @@ export const SCENARIO_SCHEMA = strict({
   faults: { type: 'array', maxItems: L.faults, items: strict({
     atNs: DURATION,
     removeDevice: strict({ adapter: NAME, reason: { type: 'string' } }, ['adapter']),
+    removeAdapter: strict({ adapter: NAME, reason: { type: 'string' } }, ['adapter']),
     collapseInterrupts: strict({ adapter: NAME, windowNs: { type: 'integer', exclusiveMinimum: 0, maximum: L.timeNs, description: 'virtual ns interrupt delivery is held, from atNs' } }, ['adapter', 'windowNs']),
     forceLogOverrun: strict({ adapter: NAME, queue: NAME }, ['adapter']),
   }, ['atNs'], { minProperties: 2, maxProperties: 2 }) },

@@ -57,7 +57,7 @@ export interface Scenario {
   queues?: { name: string; process: string; adapter: string; kind?: 'hardware' | 'kernelMode'; engine?: number; progressFence?: boolean; commands?: GpuCommand[] }[];
   allocations?: { name: string; process: string; adapter: string; sizeBytes: number; segments?: (string | number)[]; cpuAccess?: 'none' | 'cached' | 'uncached'; resident?: boolean }[];
   threads?: { name: string; process: string; startNs?: number; steps: ThreadStep[] }[];
-  faults?: { atNs: number; removeDevice?: { adapter: string; reason?: string }; collapseInterrupts?: { adapter: string; windowNs: number }; forceLogOverrun?: { adapter: string; queue?: string } }[];
+  faults?: { atNs: number; removeDevice?: { adapter: string; reason?: string }; removeAdapter?: { adapter: string; reason?: string }; collapseInterrupts?: { adapter: string; windowNs: number }; forceLogOverrun?: { adapter: string; queue?: string } }[];
   expect?: {
     fences?: Record<string, RawValue>;
     waits?: Record<string, WaitOutcome | { outcome: WaitOutcome; index?: number; atNs?: number }>;
