@@ -152,8 +152,11 @@ describe('the npm package', () => {
     // step (the adapter's removal for good in each of the three bundles and the declarations, and docs/EXPLORER.md's fault
     // points, its latencies' example and every built-in scenario's counts: about 24 KB, measured on main 5fc99c1); 7.62 MB
     // before issue 29's one timeline rule and one lost-wake-up report and issue 31's bitstate visited set (their code in
-    // each bundle, declarations and docs: 7.641 MB measured on main b5ddbc5 with all three issues merged).
-    expect(packed!.unpackedSize).toBeLessThan(7_660_000);
+    // each bundle, declarations and docs: 7.641 MB measured on main b5ddbc5 with all three issues merged); 7.66 MB before
+    // the session of 2026-11-29 (explore --bitstate, the scenario files' removeAdapter, the one timeline builder with what
+    // only the trace holds, and the helpers' work on issues 29 and 31 merged after it: 7.673 MB measured with the first
+    // three, and room for the rest).
+    expect(packed!.unpackedSize).toBeLessThan(7_800_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

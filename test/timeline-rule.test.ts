@@ -1,10 +1,9 @@
-// One rule for which signal unblocked a wait (src/timeline/unblocked-by.ts), drawn by both timelines:
-// the page's model (built from the trace) and the Chrome/Perfetto export (built from the OS's logs).
+// One rule for which signal unblocked a wait (src/timeline/unblocked-by.ts), in the one timeline
+// (src/timeline/timeline.ts, the OS's logs joined with the trace), which the page reads back (model.ts).
 import { describe, it, expect } from 'vitest';
 import { unblockedBy, canonicalFence } from '../src/timeline/unblocked-by.js';
-import { buildTimeline, findBuiltin, runScenario } from '../src/scenario-files/index.js';
+import { timelineModel, findBuiltin, runScenario } from '../src/scenario-files/index.js';
 import { exportTimeline } from '../src/index.js';
-import type { TraceEvent } from '../src/base/trace.js';
 
 describe('which signal unblocked a wait', () => {
   it('the first signal of the fence with a value >= the wait\'s, no later than the wait\'s end; ties in the order given', () => {
@@ -22,33 +21,43 @@ describe('which signal unblocked a wait', () => {
     expect(canonicalFence('a@b@iGPU')).toBe('a@b');
   });
 
-  it('the page\'s model draws the arrow from the signal that reached the value, not a later one, when a wait blocked after it (seen late)', () => {
-    let seq = 0;
-    const event = (timeNs: number, kind: TraceEvent['kind'], actor: string, name: string, args: TraceEvent['args']): TraceEvent => ({ seq: seq++, timeNs, kind, actor, name, args });
-    const events: TraceEvent[] = [
-      event(0, 'os', 'dxgkrnl', 'handle', { hSyncObject: 0x40, fence: 'frame' }),
-      event(10, 'gpu', 'gpu0/engine0', 'signal', { queue: 'producer', hSyncObject: 0x40, value: '5' }),
-      event(20, 'gpu', 'gpu0/engine1', 'wait blocked', { queue: 'consumer', hSyncObject: 0x40, value: '5' }),
-      event(30, 'gpu', 'gpu0/engine0', 'signal', { queue: 'producer', hSyncObject: 0x40, value: '6' }),
-      event(40, 'gpu', 'gpu0/engine1', 'wait unblocked', { queue: 'consumer', hSyncObject: 0x40, value: '5' }),
-    ];
-    const model = buildTimeline(events);
-    expect(model.arrows).toHaveLength(1);
-    const from = model.slices[model.arrows[0].from];
-    expect([from.label, from.startNs]).toEqual(['signal frame = 5', 10]);
+  it('LOG-08 the page\'s model is the export read back: each slice an X event, each arrow a flow between the slices it binds', async () => {
+    for (const name of ['demo', 'monitored-vs-native', 'scenario-2a', 'cross-process']) {
+      const result = await runScenario(findBuiltin(name)!.scenario!);
+      const trace = exportTimeline(result.machine);
+      const model = timelineModel(trace);
+      const slices = trace.traceEvents.filter((e) => e.ph === 'X' && e.cat !== 'flow');
+      expect(model.slices.map((s) => s.label), name).toEqual(slices.map((e) => e.name));
+      const flows = trace.traceEvents.filter((e) => e.flow_out);
+      expect(model.arrows.length, name).toBe(flows.length);
+      expect(flows.every((out) => trace.traceEvents.filter((e) => e.flow_in && e.bind_id === out.bind_id).length === 1), name).toBe(true);
+      expect(model.marks.length, name).toBe(trace.traceEvents.filter((e) => e.ph === 'i').length);
+    }
   });
 
-  it('LOG-08 the page\'s model and the Perfetto export draw the same arrows for the demo: signal time to wait end, each once', async () => {
-    const result = await runScenario(findBuiltin('demo')!.scenario!);
-    const model = buildTimeline(result.machine.trace.events);
-    const pairs = (list: [number, number][]) => list.map(([a, b]) => `${a}→${b}`).sort();
-    const fromModel = model.arrows.map((a): [number, number] => [model.slices[a.from].startNs, model.slices[a.to].endNs]);
-    const events = exportTimeline(result.machine).traceEvents;
-    const fromExport = events.filter((e) => e.flow_out).map((out): [number, number] => {
-      const into = events.find((e) => e.flow_in && e.bind_id === out.bind_id)!;
-      return [Math.round(out.ts * 1000), Math.round(into.ts * 1000)];
-    });
-    expect(fromModel.length).toBe(6);
-    expect(pairs(fromExport)).toEqual(pairs(fromModel));
+  it('LOG-08 every arrow of every built-in scenario starts at the signal the rule names: the first of its fence with a value >= the wait\'s, no later than the wait\'s end', async () => {
+    let arrows = 0, fromCpu = 0, fromContexts = 0;
+    for (const name of ['demo', 'monitored-vs-native', 'scenario-1', 'scenario-2a', 'scenario-2b', 'cross-process', 'interrupt-payload', 'log-overrun']) {
+      const result = await runScenario(findBuiltin(name)!.scenario!);
+      const model = timelineModel(exportTimeline(result.machine));
+      // every signal slice, per fence it names: "signal f 3", "CPU signal f 3, g 4"
+      const signals = model.slices.filter((s) => s.kind === 'signal' || s.kind === 'cpu-signal').flatMap((s) =>
+        s.label.replace(/^(CPU )?signal /, '').split(', ').map((part) => {
+          const [fence, value] = part.split(' ');
+          return { slice: s, fence: canonicalFence(fence), value: BigInt(value), timeNs: s.endNs };
+        }));
+      for (const a of model.arrows) {
+        const to = model.slices[a.to];
+        const expected = unblockedBy(signals.filter((s) => s.fence === a.fence), BigInt(a.value), to.endNs);
+        expect(expected, `${name}: ${to.label}`).toBeDefined();
+        expect(model.slices[a.from].id, `${name}: ${to.label} from ${model.slices[a.from].label}`).toBe(expected!.slice.id);
+        arrows++;
+        if (model.slices[a.from].kind === 'cpu-signal') fromCpu++;
+        if (/^context|context/.test(model.slices[a.from].track) || result.scenario.queues?.some((q) => q.kind === 'kernelMode' && model.slices[a.from].track.endsWith(`/${q.name}`))) fromContexts++;
+      }
+    }
+    expect(arrows).toBeGreaterThan(20);
+    expect(fromCpu).toBeGreaterThan(0);
+    expect(fromContexts).toBeGreaterThan(0);
   });
 });

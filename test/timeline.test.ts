@@ -130,7 +130,7 @@ describe('timeline', () => {
     expect(structureProblems(json)).toEqual([]);
     const events = json.traceEvents as ChromeTraceEvent[];
     const names = (n: string) => events.filter((e) => e.ph === 'M' && e.name === n).map((e) => [e.pid, e.tid, e.args?.name]);
-    expect(names('process_name')).toEqual([[1, 0, 'dgpu'], [2, 0, 'igpu'], [3, 0, 'CPU waits']]);
+    expect(names('process_name')).toEqual([[1, 0, 'dgpu'], [2, 0, 'igpu'], [3, 0, 'CPU']]);
     const tracks = names('thread_name').map(([pid, , name]) => `${pid}:${name}`);
     expect(tracks).toEqual(expect.arrayContaining(['1:Dxgkrnl', '2:Dxgkrnl']));
     for (const q of ['1:producer', '1:consumer', '2:busy']) expect(tracks.some((t) => t.startsWith(`${q} (hHwQueue 0x`))).toBe(true);
@@ -265,6 +265,19 @@ describe('timeline', () => {
 
   it('the same seed and inputs export a byte-identical timeline', () => {
     expect(JSON.stringify(exportTimeline(scenario()))).toBe(JSON.stringify(exportTimeline(scenario())));
+  });
+
+  it('LOG-08 every built-in scenario\'s timeline passes the structure check: kernel-mode contexts, CPU signals, other interrupts and faults from the trace beside the logs', async () => {
+    const { runnableScenarios, runScenario } = await import('../src/scenario-files/index.js');
+    const seen = new Set<string>();
+    for (const builtin of runnableScenarios()) {
+      const result = await runScenario(builtin.scenario!);
+      const json = JSON.parse(JSON.stringify(exportTimeline(result.machine)));
+      expect(structureProblems(json), builtin.name).toEqual([]);
+      for (const e of json.traceEvents as ChromeTraceEvent[]) if (e.cat) seen.add(e.cat);
+      for (const e of json.traceEvents as ChromeTraceEvent[]) if (e.args?.source) seen.add('traced');
+    }
+    for (const cat of ['work', 'wait', 'signal', 'cpu-wait', 'cpu-signal', 'flow', 'interrupt', 'fault', 'traced']) expect(seen, cat).toContain(cat);
   });
 
   it('the structure check catches broken traces', () => {

@@ -7,7 +7,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findBuiltin, runScenario, buildTimeline } from '../src/scenario-files/index.js';
+import { findBuiltin, runScenario, timelineModel } from '../src/scenario-files/index.js';
+import { exportTimeline } from '../src/index.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
@@ -81,7 +82,7 @@ describe.skipIf(!haveChromium)('the page in headless Chromium', () => {
 
   it('page runs the demo: tracks, arrows, interrupt marks and the summary numbers match the model', async () => {
     const expected = await runScenario(findBuiltin('demo')!.scenario!);
-    const model = buildTimeline(expected.machine.trace.events);
+    const model = timelineModel(exportTimeline(expected.machine));
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e: Error) => errors.push(e.message));

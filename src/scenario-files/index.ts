@@ -9,7 +9,7 @@ export { SCENARIO_SCHEMA } from './schema.js';
 export { FEATURES } from './features.js';
 export { SCENARIO_LIMITS } from './limits.js';
 export { locationOf } from './load.js';
-export { buildTimeline } from '../timeline/model.js';
+export { timelineModel } from '../timeline/model.js';
 export type { TimelineModel, TimelineTrack, TimelineSlice, TimelineArrow, TimelineMark } from '../timeline/model.js';
 export { reportText, reportJson } from './report.js';
 export type { Scenario } from './types.js';

@@ -1,13 +1,21 @@
-// A timeline drawn from nothing but the trace: one track per hardware queue
-// per adapter, one per CPU thread, one for each adapter's interrupts; slices
-// for GPU work, waits and signals; an arrow from each signal to each wait it
-// unblocked (by the rule the Perfetto export draws its flows by too:
-// unblocked-by.ts); marks where interrupts were raised and delivered and
-// where faults happened. The browser page draws this model; it needs no access to
-// the machine, so a saved JSON trace draws the same picture.
+// The timeline the browser page draws: a projection of the one timeline
+// exportTimeline builds (timeline.ts), not a second builder. Every track,
+// slice, arrow and mark the page shows is an event of the Chrome JSON trace
+// Perfetto opens, read back:
+//
+//   thread_name (M)            → a track: `${process}/${thread}` ("gpu0/producer",
+//                                "gpu0/interrupts" for the Dxgkrnl thread, "cpu/app:presenter")
+//   X, cat work|wait|signal|cpu-wait|cpu-signal → a slice (ts, dur in µs back to ns)
+//   X, cat flow (flow_out / flow_in, one bind_id) → an arrow from the slice just before
+//                                the flow_out to the slice just before the flow_in
+//                                (the exporter writes each flow right after its slice)
+//   i                          → a mark: interrupts, faults and violations, notes
+//
+// So the page shows what Perfetto shows, by the same rules (which signal
+// unblocked a wait: unblocked-by.ts), and a saved timeline (the page's
+// download, `wddm-fence run --timeline`) draws the same picture again.
 
-import type { TraceEvent } from '../base/trace.js';
-import { canonicalFence as canonical, unblockedBy } from './unblocked-by.js';
+import type { ChromeTrace, ChromeTraceEvent } from './timeline.js';
 
 export interface TimelineTrack { id: string; label: string; kind: 'queue' | 'cpu' | 'interrupts'; adapter?: string }
 export interface TimelineSlice {
@@ -16,193 +24,81 @@ export interface TimelineSlice {
   label: string; outcome?: string; seq: number;
 }
 export interface TimelineArrow { from: number; to: number; fence: string; value: string }
-export interface TimelineMark { track: string; timeNs: number; kind: 'interrupt-raised' | 'interrupt' | 'fault'; label: string }
+export interface TimelineMark { track: string; timeNs: number; kind: 'interrupt' | 'fault' | 'note'; label: string }
 export interface TimelineModel { tracks: TimelineTrack[]; slices: TimelineSlice[]; arrows: TimelineArrow[]; marks: TimelineMark[]; endNs: number }
 
-interface SignalRecord { slice: number; timeNs: number; value: bigint }
+const SLICE_KINDS = new Set<string>(['work', 'wait', 'signal', 'cpu-wait', 'cpu-signal']);
+const MARK_KINDS: Record<string, TimelineMark['kind']> = {
+  interrupt: 'interrupt', 'propagation-interrupt': 'interrupt', propagation: 'interrupt',
+  fault: 'fault', violation: 'fault', overrun: 'fault', report: 'note',
+};
+/** A CPU wait's status as the page words its outcome. */
+const CPU_WAIT_OUTCOME: Record<string, string> = { SUCCESS: 'woken', SATISFIED_AT_ONCE: 'satisfied at once', TIMEOUT: 'timed out' };
+/** The CPU's process in the export (exportTimeline: the last one, named so). */
+const CPU_PROCESS = 'CPU';
 
-export function buildTimeline(events: readonly TraceEvent[]): TimelineModel {
-  const builder = new TimelineBuilder();
-  for (const e of events) builder.add(e);
-  return builder.finish();
-}
+/** Virtual ns from the export's µs (it divides whole ns by 1000: rounding gives them back). */
+const ns = (us: number): number => Math.round(us * 1000);
 
-/** Builds the model event by event (buildTimeline). */
-class TimelineBuilder {
-  readonly tracks = new Map<string, TimelineTrack>();
-  readonly slices: TimelineSlice[] = [];
-  readonly arrows: TimelineArrow[] = [];
-  readonly marks: TimelineMark[] = [];
-  private readonly fenceOfHandle = new Map<number, string>();
-  private readonly signals = new Map<string, SignalRecord[]>();
-  /** Track → the index of its open GPU wait's slice. */
-  private readonly openGpuWait = new Map<string, number>();
-  private readonly openCpuWait = new Map<string, { slice: number; fences: string[]; values: bigint[] }>();
-  private readonly lastSignalOnEngine = new Map<string, number>();
-  /** Kernel-mode contexts: the driver's "context 0x…" queue label → the context's name, and its adapter. */
-  private readonly contextName = new Map<string, string>();
-  private readonly contextAdapter = new Map<string, string>();
-  private readonly openContextWait = new Map<string, number>();
-  private readonly contextEngine = new Map<string, number>();
-  endNs = 0;
-  /** Adapters in machine order (tracks are sorted by it). */
-  readonly adapterOrder = new Map<string, number>();
-
-  private track(id: string, label: string, kind: TimelineTrack['kind'], adapter?: string): string {
-    if (!this.tracks.has(id)) this.tracks.set(id, { id, label, kind, adapter });
-    return id;
+/** The page's timeline: the export's events as tracks, slices, arrows and marks (see the header). */
+export function timelineModel(trace: ChromeTrace): TimelineModel {
+  const processes = new Map<number, string>();
+  const threads = new Map<string, { pid: number; tid: number; name: string }>();
+  for (const e of trace.traceEvents) {
+    if (e.ph !== 'M') continue;
+    if (e.name === 'process_name') processes.set(e.pid, String(e.args?.name));
+    if (e.name === 'thread_name') threads.set(`${e.pid}/${e.tid}`, { pid: e.pid, tid: e.tid, name: String(e.args?.name) });
   }
-  private slice(s: Omit<TimelineSlice, 'id'>): number { this.slices.push({ ...s, id: this.slices.length }); return this.slices.length - 1; }
-  private addSignal(fence: string, value: bigint, index: number, timeNs: number): void {
-    let list = this.signals.get(fence);
-    if (!list) this.signals.set(fence, (list = []));
-    list.push({ slice: index, timeNs, value });
-  }
-  /** The signal that unblocked a wait for fence ≥ value that ended at `endNs` (the rule: timeline/unblocked-by.ts). */
-  private releasing(fence: string, value: bigint, endNs: number): SignalRecord | undefined {
-    return unblockedBy(this.signals.get(fence) ?? [], value, endNs);
-  }
-
-  /** Ends the open GPU wait `index` at `endNs`, unblocked: an arrow to it from the signal that unblocked each of its fences. */
-  private unblocked(index: number, endNs: number, fences: readonly string[], values: readonly bigint[]): void {
-    const s = this.slices[index];
-    s.endNs = endNs; s.outcome = 'unblocked';
-    fences.forEach((fence, i) => {
-      const from = this.releasing(fence, values[i], endNs);
-      if (from) this.arrows.push({ from: from.slice, to: index, fence, value: values[i].toString() });
-    });
-  }
-
-  add(e: TraceEvent): void {
-    this.endNs = Math.max(this.endNs, e.timeNs);
-    const a = e.args;
-    if (e.kind === 'machine' && e.name === 'adapter regions' && !this.adapterOrder.has(e.actor)) this.adapterOrder.set(e.actor, this.adapterOrder.size);
-    if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) this.fenceOfHandle.set(Number(a.hSyncObject), canonical(String(a.fence)));
-    if (e.kind === 'runtime' && e.name === 'D3DKMTCreateContextVirtual') this.contextEngine.set(String(a.name), Number(a.NodeOrdinal));
-    if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') {
-      this.contextName.set(`context 0x${Number(a.hContext).toString(16)}`, String(a.context));
-      this.contextAdapter.set(String(a.context), e.actor);
-    }
-    if (e.kind === 'gpu') this.gpu(e);
-    else if (e.kind === 'os' && e.actor === 'vidsch' && (e.name === 'context held by GPU wait' || e.name === 'GPU wait satisfied at once' || e.name === 'GPU wait satisfied: context released' || e.name === 'software signal packet executed')) this.contextStep(e);
-    else if (e.kind === 'cmp' && /interrupt raised/.test(e.name)) {
-      const last = this.lastSignalOnEngine.get(e.actor);
-      if (last !== undefined) this.marks.push({ track: this.slices[last].track, timeNs: e.timeNs, kind: 'interrupt-raised', label: `${e.name} (${this.slices[last].label})` });
-    } else if (e.kind === 'interrupt') {
-      const id = this.track(`${e.actor}/interrupts`, `${e.actor} · interrupts`, 'interrupts', e.actor);
-      this.marks.push({ track: id, timeNs: e.timeNs, kind: 'interrupt', label: `${e.name}${a.SignaledNativeFenceCount !== undefined ? ` (${a.SignaledNativeFenceCount} fences listed)` : ''}` });
-    } else if (e.kind === 'fault') {
-      const id = this.track(`${e.actor}/interrupts`, `${e.actor} · interrupts`, 'interrupts', e.actor);
-      this.marks.push({ track: id, timeNs: e.timeNs, kind: 'fault', label: e.name });
-    } else if (e.kind === 'runtime' && e.name === 'D3DKMTWaitForSynchronizationObjectFromCpu' && typeof a.waiter === 'string' && !a.waiter.startsWith('event ')) this.cpuWaitStarted(e);
-    else if (e.kind === 'runtime' && e.name === 'D3DKMTSignalSynchronizationObjectFromCpu') this.cpuSignal(e);
-    else if (e.kind === 'os' && (e.name === 'wait satisfied at once' || e.name === 'waiter woken' || e.name === 'waiter released' || e.name === 'wait timed out')) this.cpuWaitEnded(e);
-  }
-
-  /** GPU work, waits and signals on a hardware queue (or a kernel-mode context's, by its driver label). */
-  private gpu(e: TraceEvent): void {
-    const a = e.args;
-    const [adapter, engine] = e.actor.split('/');
-    const context = this.contextName.get(String(a.queue));
-    const queueName = context ?? String(a.queue);
-    const id = this.track(`${adapter}/${queueName}`, `${adapter} · ${queueName} (${context ? 'context, ' : ''}${engine})`, 'queue', adapter);
-    const fence = this.fenceOfHandle.get(Number(a.hSyncObject)) ?? `handle 0x${Number(a.hSyncObject).toString(16)}`;
-    if (e.name === 'work') {
-      this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs + Number(a.durationNs), kind: 'work', label: `work ${Number(a.durationNs)} ns`, seq: e.seq });
-      this.endNs = Math.max(this.endNs, e.timeNs + Number(a.durationNs));
-    } else if (e.name === 'wait blocked') {
-      this.openGpuWait.set(id, this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${fence} ≥ ${a.value}`, outcome: 'blocked', seq: e.seq }));
-    } else if (e.name === 'wait unblocked') {
-      const index = this.openGpuWait.get(id);
-      if (index !== undefined) {
-        this.openGpuWait.delete(id);
-        this.unblocked(index, e.timeNs, [fence], [BigInt(String(a.value))]);
-      }
-    } else if (e.name === 'wait passed') {
-      this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${fence} ≥ ${a.value}`, outcome: 'passed', seq: e.seq });
-    } else if (e.name === 'signal' || e.name === 'fence write') {
-      const index = this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fence} = ${a.value}`, seq: e.seq });
-      this.addSignal(fence, BigInt(String(a.value)), index, e.timeNs);
-      this.lastSignalOnEngine.set(e.actor, index);
+  const tracks = new Map<string, TimelineTrack & { pid: number; tid: number }>();
+  const trackOf = (e: ChromeTraceEvent): string => {
+    const key = `${e.pid}/${e.tid}`;
+    const known = tracks.get(key);
+    if (known) return known.id;
+    const process = processes.get(e.pid) ?? `process ${e.pid}`;
+    const thread = threads.get(key)?.name ?? `thread ${e.tid}`;
+    const cpu = process === CPU_PROCESS;
+    const interrupts = !cpu && thread === 'Dxgkrnl';
+    const name = interrupts ? 'interrupts' : thread.replace(/ \(hHwQueue 0x[0-9a-f]+\)$/, '');
+    const track = {
+      id: `${cpu ? 'cpu' : process}/${name}`, label: cpu ? `CPU · ${thread}` : `${process} · ${interrupts ? 'interrupts' : thread}`,
+      kind: cpu ? 'cpu' as const : interrupts ? 'interrupts' as const : 'queue' as const, ...(cpu ? {} : { adapter: process }), pid: e.pid, tid: e.tid,
+    };
+    tracks.set(key, track);
+    return track.id;
+  };
+  const slices: TimelineSlice[] = [];
+  const marks: TimelineMark[] = [];
+  const arrows: TimelineArrow[] = [];
+  const lastSlice = new Map<string, number>();
+  const flowStarts = new Map<string, { slice: number; fence: string; value: string }>();
+  const flowEnds: { id: string; slice: number }[] = [];
+  let endNs = 0;
+  for (const e of trace.traceEvents) {
+    if (e.ph === 'X' && e.cat && SLICE_KINDS.has(e.cat)) {
+      const startNs = ns(e.ts), stopNs = ns(e.ts + (e.dur ?? 0));
+      const status = e.cat === 'cpu-wait' ? String(e.args?.status ?? '') : undefined;
+      const outcome = status !== undefined ? CPU_WAIT_OUTCOME[status] ?? status.toLowerCase().replace(/_/g, ' ') : e.args?.outcome === undefined ? undefined : String(e.args.outcome);
+      slices.push({ id: slices.length, track: trackOf(e), startNs, endNs: stopNs, kind: e.cat as TimelineSlice['kind'], label: e.name, ...(outcome ? { outcome } : {}), seq: slices.length });
+      lastSlice.set(`${e.pid}/${e.tid}`, slices.length - 1);
+      endNs = Math.max(endNs, stopNs);
+    } else if (e.ph === 'X' && e.cat === 'flow' && e.bind_id !== undefined) {
+      const slice = lastSlice.get(`${e.pid}/${e.tid}`);
+      if (slice === undefined) continue;
+      if (e.flow_out) flowStarts.set(e.bind_id, { slice, fence: String(e.args?.fence ?? ''), value: String(e.args?.value ?? '') });
+      else if (e.flow_in) flowEnds.push({ id: e.bind_id, slice });
+    } else if (e.ph === 'i') {
+      const kind = MARK_KINDS[e.cat ?? ''] ?? 'note';
+      marks.push({ track: trackOf(e), timeNs: ns(e.ts), kind, label: e.name });
+      endNs = Math.max(endNs, ns(e.ts));
     }
   }
-
-  /** Kernel-mode contexts: GPU waits are held on the OS side; signal packets are executed by the OS. */
-  private contextStep(e: TraceEvent): void {
-    const a = e.args;
-    // kernel-mode contexts: GPU waits are held on the OS side; signal packets are executed by the OS
-    const context = String(a.context);
-    const adapter = this.contextAdapter.get(context) ?? '?';
-    const id = this.track(`${adapter}/${context}`, `${adapter} · ${context} (context, engine${this.contextEngine.get(context) ?? '?'})`, 'queue', adapter);
-    const fences = ((a.fences as string[]) ?? []).map(canonical);
-    const values = ((a.values as string[]) ?? []).map((v) => BigInt(v));
-    const label = fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ');
-    if (e.name === 'context held by GPU wait') {
-      this.openContextWait.set(context, this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${label} (held by the OS)`, outcome: 'blocked', seq: e.seq }));
-    } else if (e.name === 'GPU wait satisfied at once') {
-      this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'wait', label: `wait ${label}`, outcome: 'passed', seq: e.seq });
-    } else if (e.name === 'GPU wait satisfied: context released') {
-      const index = this.openContextWait.get(context);
-      if (index !== undefined) {
-        this.openContextWait.delete(context);
-        this.unblocked(index, e.timeNs, fences, values);
-      }
-    } else {
-      const index = this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'signal', label: `signal ${fences.map((f, i) => `${f} = ${values[i]}`).join(', ')}`, seq: e.seq });
-      fences.forEach((f, i) => this.addSignal(f, values[i], index, e.timeNs));
-    }
+  // an arrow's ends may come in either order (a wait on one adapter, its signal on a later one)
+  for (const end of flowEnds) {
+    const start = flowStarts.get(end.id);
+    if (start) arrows.push({ from: start.slice, to: end.slice, fence: start.fence, value: start.value });
   }
-
-  /** A CPU wait (not an event's): its slice, open until it ends. */
-  private cpuWaitStarted(e: TraceEvent): void {
-    const a = e.args;
-    const waiter = a.waiter as string; // a string: add() checked it
-    const handlesList = (a.ObjectHandleArray as number[]) ?? [];
-    const values = ((a.FenceValueArray as string[]) ?? []).map((v) => BigInt(v));
-    const fences = handlesList.map((h) => this.fenceOfHandle.get(Number(h)) ?? `0x${Number(h).toString(16)}`);
-    const id = this.track(`cpu/${waiter}`, `CPU · ${waiter}`, 'cpu');
-    const label = `wait${a.WaitAny ? ' any' : ''} ${fences.map((f, i) => `${f} ≥ ${values[i]}`).join(', ')}`;
-    this.openCpuWait.set(waiter, { slice: this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'cpu-wait', label, outcome: 'waiting', seq: e.seq }), fences, values });
-  }
-
-  /** A CPU signal: its slice, a source of arrows. */
-  private cpuSignal(e: TraceEvent): void {
-    const a = e.args;
-    const handlesList = (a.ObjectHandleArray as number[]) ?? [];
-    const values = ((a.FenceValueArray as string[]) ?? []).map((v) => BigInt(v));
-    const id = this.track(`cpu/${e.actor}`, `CPU · ${e.actor}`, 'cpu');
-    const fences = handlesList.map((h) => this.fenceOfHandle.get(Number(h)) ?? `0x${Number(h).toString(16)}`);
-    const index = this.slice({ track: id, startNs: e.timeNs, endNs: e.timeNs, kind: 'cpu-signal', label: `signal ${fences.map((f, i) => `${f} = ${values[i]}`).join(', ')}`, seq: e.seq });
-    fences.forEach((f, i) => this.addSignal(f, values[i], index, e.timeNs));
-  }
-
-  /** A CPU wait ends: satisfied at once, woken (with its arrows), released or timed out. */
-  private cpuWaitEnded(e: TraceEvent): void {
-    const a = e.args;
-    const open = this.openCpuWait.get(String(a.waiter));
-    if (!open) return;
-    this.openCpuWait.delete(String(a.waiter));
-    const s = this.slices[open.slice];
-    s.endNs = e.timeNs;
-    s.outcome = e.name === 'wait satisfied at once' ? 'satisfied at once' : e.name === 'waiter woken' ? 'woken' : e.name === 'wait timed out' ? 'timed out' : String(a.status ?? 'released');
-    if (e.name === 'waiter woken') {
-      open.fences.forEach((fence, i) => {
-        const from = this.releasing(fence, open.values[i], e.timeNs);
-        if (from) this.arrows.push({ from: from.slice, to: open.slice, fence, value: open.values[i].toString() });
-      });
-    }
-  }
-
-  /** The model: waits still open at the end run to the end of the trace; tracks in their order. */
-  finish(): TimelineModel {
-    const { slices, endNs } = this;
-    for (const index of this.openGpuWait.values()) slices[index].endNs = endNs;
-    for (const index of this.openContextWait.values()) slices[index].endNs = endNs;
-    for (const open of this.openCpuWait.values()) slices[open.slice].endNs = endNs;
-    // adapters in machine order, each with its queues (first seen first) then its interrupts; CPU threads last
-    const rank = (t: TimelineTrack) => (t.kind === 'cpu' ? 1e9 : (this.adapterOrder.get(t.adapter ?? '') ?? 1e6) * 2 + (t.kind === 'interrupts' ? 1 : 0));
-    const seen = [...this.tracks.values()];
-    const sorted = seen.map((t, i) => ({ t, i })).sort((x, y) => rank(x.t) - rank(y.t) || x.i - y.i).map((x) => x.t);
-    return { tracks: sorted, slices, arrows: this.arrows, marks: this.marks, endNs };
-  }
+  // adapters in the export's order, each with its queues then its interrupts; the CPU last
+  const order = (t: { pid: number; tid: number; kind: TimelineTrack['kind'] }) => t.pid * 1e6 + (t.kind === 'interrupts' ? 1e5 : t.tid);
+  const sorted = [...tracks.values()].sort((a, b) => order(a) - order(b)).map(({ pid: _pid, tid: _tid, ...track }) => track);
+  return { tracks: sorted, slices, arrows, marks, endNs };
 }

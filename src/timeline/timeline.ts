@@ -1,39 +1,45 @@
-// The fence timeline (LOG-08): the CPU's "queued" events joined with the GPU's
-// log entries into a Chrome JSON trace, which Perfetto UI (ui.perfetto.dev)
-// and chrome://tracing open.
+// The fence timeline (LOG-08), the one builder of it: the CPU's "queued"
+// events joined with the GPU's log entries into a Chrome JSON trace, which
+// Perfetto UI (ui.perfetto.dev) and chrome://tracing open, and which the
+// browser page reads back to draw (model.ts: a projection, no rules of its own).
 //
 //   pid = adapter index + 1            process_name = adapter name
-//   tid 1 "Dxgkrnl"                    interrupts, cross-adapter propagations, fallbacks,
-//                                      contract violations (instants)
+//   tid 1 "Dxgkrnl"                    interrupts (native fence ones from the log reader; monitored fence
+//                                      and DMA completed ones from the trace), cross-adapter propagations,
+//                                      fallbacks, contract violations, the trace's faults (instants)
 //   tid 2… one per queue               GPU time: work slices (from the trace), each wait a
 //                                      slice from the GPU reaching it (observed) to its
 //                                      unblocking (FenceEndGpuTimestamp), each signal a
 //                                      zero-length slice when it executed
+//   last pid "CPU"                     a track per waiting thread (its blocked waits, waits satisfied
+//                                      at once, timeouts), a track per process's CPU signals
 //
 // Everything on a queue's track is at its GPU time; the CPU time the user-mode
 // driver queued a wait or signal (the "queued" event) is in the slice's args
 // (cpuQueuedNs). A wait or signal queued but never logged (still in the ring,
 // or lost in an overrun) is an instant at its CPU queued time. A queue's GPU
 // operations do not overlap, but slices on one tid must nest, so a queue still
-// gets an extra lane ("queue #2"…) if two ever would not. A signal gets a
-// zero-length child slice at its GPU end per wait it unblocked, carrying the
-// flow arrow's start (bind_id + flow_out); the wait gets one at its GPU end
-// carrying the arrow's end (bind_id + flow_in). The signal that unblocked a
-// wait is the first signal of the same fence (across adapters: the same
-// cross-adapter fence) with a value >= the wait's, in GPU time no later than
-// the wait's end: the rule in unblocked-by.ts, which the page's model draws by too. Virtual nanoseconds become microseconds (ts, dur).
+// gets an extra lane ("queue #2"…) if two ever would not. A signal (a GPU's,
+// a kernel-mode context's, a CPU's) gets a zero-length child slice at its end
+// per wait it unblocked, carrying the flow arrow's start (bind_id + flow_out,
+// with the fence and value waited for); the wait gets one at its end carrying
+// the arrow's end (bind_id + flow_in). The signal that unblocked a wait is the
+// first signal of the same fence (across adapters: the same cross-adapter
+// fence) with a value >= the wait's, no later than the wait's end: the rule in
+// unblocked-by.ts. Virtual nanoseconds become microseconds (ts, dur).
+//
+// What no log holds comes from the machine's trace (traceFacts, one pass):
+// kernel-mode contexts' GPU waits (held by the OS until their value) and
+// signals (fence writes, packets the OS runs) on monitored fences, which have
+// no log; CPU signals; CPU waits that blocked ("waiter added" → "waiter
+// woken"/"waiter released") or were satisfied at once; GPU work; interrupts
+// other than native fence ones; faults. With the trace off (or its oldest
+// events dropped, limits.traceEvents) those are absent.
 //
 // Cross-adapter fences (XA-04): the interrupt that carried a signal on to
 // other adapters, and woke nobody on its own, is named a propagation
 // interrupt; each adapter told the value gets a "cross-adapter propagation"
-// instant on its Dxgkrnl track. Work slices and CPU waits come from the trace:
-// with the trace off (or its oldest events dropped, limits.traceEvents) they
-// are absent.
-//
-// CPU waits (D3DKMTWaitForSynchronizationObjectFromCpu that blocked) come from
-// the machine's trace ("waiter added" → "waiter woken"/"waiter released"): one
-// more process, "CPU waits", a track per waiter, and an arrow from the GPU
-// signal that satisfied each of its fences. With the trace off they are absent.
+// instant on its Dxgkrnl track.
 //
 // Exporting reads the logs first (as an interrupt would) so every entry the
 // GPU wrote is in the timeline. The OS keeps only the most recent records of
@@ -77,15 +83,89 @@ interface Operation {
   durationNs?: number;
   queued?: QueuedEvent;
   entry?: LogEntryRecord;
+  /** A wait or signal that no log holds, from the trace (a kernel-mode context's: monitored fences have no log). */
+  traced?: TracedOperation;
   startNs: number;
   endNs: number;
   tid: number;
   flowIn?: string;
+  /** A kernel-mode context's wait on several fences: the arrows of its other fences. */
+  flowsInMore?: string[];
   /** Arrows starting here: the track of the wait they end at, and what that wait was. */
-  flowsOut: { id: string; target: string; wait: string }[];
+  flowsOut: Flow[];
 }
 
 interface CpuWait { label: string; waited: [string, bigint][]; startNs: number; endNs: number; status: string; flowsIn: string[] }
+
+/** A wait or signal of a kernel-mode context (the OS holds its GPU waits; its signals are fence writes or packets the OS executes). */
+interface TracedOperation { fences: string[]; values: bigint[]; outcome?: 'held' | 'unblocked' | 'passed' }
+
+/** A CPU signal (D3DKMTSignalSynchronizationObjectFromCpu), from the trace: a slice on its process's CPU track, and the start of arrows. */
+interface CpuSignal { process: string; timeNs: number; fences: string[]; values: bigint[]; flowsOut: Flow[] }
+
+/** What the trace adds to the logs, read in one pass: fence labels by handle, kernel-mode contexts' operations, CPU signals, waits satisfied at once, faults. */
+interface TraceFacts {
+  contextOps: Operation[]; cpuSignals: CpuSignal[]; atOnce: CpuWait[];
+  faults: { adapter: string; timeNs: number; name: string; args: Record<string, unknown> }[];
+  /** Interrupts no native fence log reader records: a monitored fence signaled interrupt, a DMA completed one. */
+  otherInterrupts: { adapter: string; timeNs: number; name: string; args: Record<string, unknown> }[];
+  /** A kernel-mode context's name by the label its GPU events carry ("context 0x…"). */
+  contextNames: Map<string, string>;
+}
+
+function traceFacts(machine: Machine): TraceFacts {
+  const adapterIndex = new Map(machine.adapters.map((a) => [a.name, a.index]));
+  const fenceOfHandle = new Map<number, string>();
+  const contextOf = new Map<string, { name: string; adapter: string }>();
+  const contextOps: Operation[] = [];
+  const openHeld = new Map<string, Operation>();
+  const cpuSignals: CpuSignal[] = [];
+  const faults: TraceFacts['faults'] = [];
+  const atOnce: CpuWait[] = [];
+  const otherInterrupts: TraceFacts['otherInterrupts'] = [];
+  const lastCpuWait = new Map<string, [string, bigint][]>();
+  const labels = (handles: unknown) => ((handles as number[]) ?? []).map((h) => fenceOfHandle.get(Number(h)) ?? `handle ${hex(Number(h))}`);
+  const values = (raw: unknown) => ((raw as string[]) ?? []).map((v) => BigInt(v));
+  const contextOp = (context: string, timeNs: number, kind: 'wait' | 'signal', traced: TracedOperation): Operation => {
+    const where = contextOf.get(context);
+    const op: Operation = { adapterIndex: adapterIndex.get(where?.adapter ?? '') ?? -1, hHwQueue: 0, queue: context, kind, traced, startNs: timeNs, endNs: timeNs, tid: 0, flowsOut: [] };
+    contextOps.push(op);
+    return op;
+  };
+  for (const e of machine.trace.events) {
+    const a = e.args;
+    if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
+    else if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') contextOf.set(`context ${hex(Number(a.hContext))}`, { name: String(a.context), adapter: e.actor });
+    else if (e.kind === 'gpu' && e.name === 'fence write') {
+      const context = contextOf.get(String(a.queue));
+      if (context) contextOp(String(a.queue), e.timeNs, 'signal', { fences: labels([a.hSyncObject]), values: values([a.value]) });
+    } else if (e.kind === 'os' && e.actor === 'vidsch' && typeof a.context === 'string') {
+      const key = [...contextOf].find(([, c]) => c.name === a.context)?.[0];
+      if (key === undefined) continue;
+      const traced = { fences: ((a.fences as string[]) ?? []).map(String), values: values(a.values) };
+      if (e.name === 'context held by GPU wait') openHeld.set(key, contextOp(key, e.timeNs, 'wait', { ...traced, outcome: 'held' }));
+      else if (e.name === 'GPU wait satisfied at once') contextOp(key, e.timeNs, 'wait', { ...traced, outcome: 'passed' });
+      else if (e.name === 'GPU wait satisfied: context released') {
+        const held = openHeld.get(key);
+        if (held) { openHeld.delete(key); held.endNs = e.timeNs; held.traced!.outcome = 'unblocked'; }
+      } else if (e.name === 'software signal packet executed') contextOp(key, e.timeNs, 'signal', traced);
+    } else if (e.kind === 'runtime' && e.name === 'D3DKMTSignalSynchronizationObjectFromCpu') {
+      cpuSignals.push({ process: e.actor, timeNs: e.timeNs, fences: labels(a.ObjectHandleArray), values: values(a.FenceValueArray), flowsOut: [] });
+    } else if (e.kind === 'runtime' && e.name === 'D3DKMTWaitForSynchronizationObjectFromCpu' && typeof a.waiter === 'string') {
+      const fences = labels(a.ObjectHandleArray), wanted = values(a.FenceValueArray);
+      lastCpuWait.set(a.waiter, fences.map((f, i) => [f, wanted[i]]));
+    } else if (e.kind === 'os' && e.name === 'wait satisfied at once' && !String(a.waiter).startsWith('event ')) {
+      atOnce.push({ label: String(a.waiter), waited: lastCpuWait.get(String(a.waiter)) ?? [], startNs: e.timeNs, endNs: e.timeNs, status: 'SATISFIED_AT_ONCE', flowsIn: [] });
+    } else if (e.kind === 'interrupt' && e.name !== 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED') otherInterrupts.push({ adapter: e.actor, timeNs: e.timeNs, name: e.name, args: a });
+    else if (e.kind === 'fault') faults.push({ adapter: adapterIndex.has(e.actor) ? e.actor : String(a.adapter ?? ''), timeNs: e.timeNs, name: e.name, args: a });
+  }
+  // A context's queue is named by its context's name from here on (the trace's GPU events name it "context 0x…").
+  const contextNames = new Map([...contextOf].map(([key, c]) => [key, c.name]));
+  for (const op of contextOps) op.queue = contextNames.get(op.queue) ?? op.queue;
+  const endNs = machine.scheduler.nowNs;
+  for (const held of openHeld.values()) held.endNs = Math.max(held.endNs, endNs);
+  return { contextOps, cpuSignals, atOnce, faults, otherInterrupts, contextNames };
+}
 
 /** Blocked CPU waits, from the trace: "waiter added" until "waiter woken" / "waiter released". */
 function cpuWaitsOf(machine: Machine): CpuWait[] {
@@ -134,18 +214,22 @@ interface Propagation { timeNs: number; fence: string; value: string; from: stri
 /** An interrupt that carried cross-adapter signals on, from the trace. */
 interface PropagationInterrupt { adapter: string; timeNs: number; propagations: number }
 
-/** Builds the Chrome JSON trace of everything the machine's fence logs and queued events hold. */
+/** Builds the Chrome JSON trace of everything the machine's fence logs and queued events hold, with what only the trace holds. */
 export function exportTimeline(machine: Machine): ChromeTrace {
   machine.os.readNativeFenceLogs();
   const logs = machine.os.inspect.logs;
   const events: ChromeTraceEvent[] = [];
+  const facts = traceFacts(machine);
   const ops = joinedOperations(logs);
   const { propagationInterrupts, propagations } = addGpuWork(machine, ops);
-  const cpuWaits = cpuWaitsOf(machine);
-  addFlows(ops, cpuWaits);
+  // a kernel-mode context's work is on its context's track, named as the scenario names it
+  for (const op of ops) op.queue = facts.contextNames.get(op.queue) ?? op.queue;
+  ops.push(...facts.contextOps);
+  const cpuWaits = [...cpuWaitsOf(machine), ...facts.atOnce];
+  addFlows(ops, cpuWaits, facts.cpuSignals);
   const adapters = machine.adapters.map((a) => a.os);
-  for (const adapter of adapters) adapterEvents(adapter, ops, logs, propagationInterrupts, propagations, events);
-  if (cpuWaits.length) cpuWaitEvents(cpuWaits, adapters.length + 1, events);
+  for (const adapter of adapters) adapterEvents(adapter, ops, logs, propagationInterrupts, propagations, facts, events);
+  if (cpuWaits.length || facts.cpuSignals.length) cpuEvents(cpuWaits, facts.cpuSignals, adapters.length + 1, events);
   const c = logs.counters;
   const otherData: Record<string, string | number> = { generator: 'wddm-fence', seed: machine.seed, clock: 'virtual ns, shown as us' };
   if (c.queuedDropped + c.entriesDropped + c.interruptsDropped + c.overrunsDropped + c.faultsDropped) {
@@ -221,38 +305,65 @@ function addGpuWork(machine: Machine, ops: Operation[]): { propagationInterrupts
   return { propagationInterrupts, propagations };
 }
 
-/** Flows: each completed wait (a GPU's, a CPU's) from the signal that unblocked it (unblocked-by.ts: the first of the same fence, across adapters the same cross-adapter fence, with a value >= the wait's, no later than its end). */
-function addFlows(ops: Operation[], cpuWaits: CpuWait[]): void {
-  const signals = ops.filter((o) => o.kind === 'signal' && o.entry?.coreFence !== undefined)
-    .map((op) => ({ op, entry: op.entry!, value: op.entry!.value, timeNs: Number(op.entry!.endNs) }));
-  let flowId = 0;
-  for (const wait of ops) {
-    if (wait.kind !== 'wait' || !wait.entry || wait.entry.coreFence === undefined) continue;
-    const entry = wait.entry;
-    const same = signals.filter(({ op, entry: s }) => op.adapterIndex === wait.adapterIndex ? s.coreFence === entry.coreFence
-      : s.fence !== undefined && entry.fence !== undefined && canonicalFence(s.fence) === canonicalFence(entry.fence) && (s.fence.includes('@') || entry.fence.includes('@')));
-    const best = unblockedBy(same, entry.value, Number(entry.endNs));
-    if (!best) continue;
-    const id = `0x${(++flowId).toString(16)}`;
-    best.op.flowsOut.push({ id, target: wait.queue, wait: `${wait.queue}: wait ${entry.fence ?? ''} ${entry.value}` });
-    wait.flowIn = id;
-  }
+/** A signal an arrow may start at: a logged GPU signal, a kernel-mode context's, or a CPU signal (one per fence it names). */
+interface Source { adapterIndex: number; coreFence?: number; fence: string; value: bigint; timeNs: number; flowsOut: Flow[] }
+/** An arrow: its id (bind_id), the track and name of the wait it ends at, and the fence and value that wait wanted. */
+interface Flow { id: string; target: string; wait: string; fence: string; value: string }
 
+/**
+ * Two records name the same fence: logged ones of one adapter by the core's fence; logged ones of two adapters by the
+ * cross-adapter fence they share (a label with "@"); anything from the trace by its label (canonicalFence).
+ */
+function sameFence(a: { adapterIndex: number; coreFence?: number; fence?: string }, b: { adapterIndex: number; coreFence?: number; fence?: string }, logged: boolean): boolean {
+  if (logged && a.adapterIndex === b.adapterIndex) return a.coreFence === b.coreFence;
+  if (a.fence === undefined || b.fence === undefined || canonicalFence(a.fence) !== canonicalFence(b.fence)) return false;
+  return !logged || a.fence.includes('@') || b.fence.includes('@');
+}
+
+/**
+ * Flows: each completed wait (a GPU's, a kernel-mode context's, a CPU's) from the signal that unblocked it (unblocked-by.ts:
+ * the first of the same fence with a value >= the wait's, no later than its end). Each fence of a wait on several gets one.
+ */
+function addFlows(ops: Operation[], cpuWaits: CpuWait[], cpuSignals: CpuSignal[]): void {
+  const sources: (Source & { logged: boolean })[] = [];
+  for (const op of ops) {
+    if (op.kind !== 'signal') continue;
+    if (op.entry?.coreFence !== undefined) sources.push({ adapterIndex: op.adapterIndex, coreFence: op.entry.coreFence, fence: op.entry.fence ?? '', value: op.entry.value, timeNs: Number(op.entry.endNs), flowsOut: op.flowsOut, logged: true });
+    else if (op.traced) op.traced.fences.forEach((fence, i) => sources.push({ adapterIndex: op.adapterIndex, fence, value: op.traced!.values[i], timeNs: op.endNs, flowsOut: op.flowsOut, logged: false }));
+  }
+  for (const signal of cpuSignals) signal.fences.forEach((fence, i) => sources.push({ adapterIndex: -1, fence, value: signal.values[i], timeNs: signal.timeNs, flowsOut: signal.flowsOut, logged: false }));
+  let flowId = 0;
+  const draw = (wanted: { adapterIndex: number; coreFence?: number; fence?: string; logged: boolean }, value: bigint, endNs: number, target: string, wait: string): string | undefined => {
+    const best = unblockedBy(sources.filter((s) => sameFence(s, wanted, s.logged && wanted.logged)), value, endNs);
+    if (!best) return undefined;
+    const id = `0x${(++flowId).toString(16)}`;
+    best.flowsOut.push({ id, target, wait, fence: canonicalFence(wanted.fence ?? ''), value: value.toString() });
+    return id;
+  };
+  for (const wait of ops) {
+    if (wait.kind !== 'wait') continue;
+    if (wait.entry && wait.entry.coreFence !== undefined) {
+      const entry = wait.entry;
+      wait.flowIn = draw({ adapterIndex: wait.adapterIndex, coreFence: entry.coreFence, fence: entry.fence, logged: true }, entry.value, Number(entry.endNs), wait.queue, `${wait.queue}: wait ${entry.fence ?? ''} ${entry.value}`);
+    } else if (wait.traced?.outcome === 'unblocked') {
+      const { fences, values } = wait.traced;
+      const ids = fences.map((fence, i) => draw({ adapterIndex: wait.adapterIndex, fence, logged: false }, values[i], wait.endNs, wait.queue, `${wait.queue}: ${operationName(wait)}`));
+      wait.flowIn = ids.find((id) => id !== undefined);
+      wait.flowsInMore = ids.filter((id): id is string => id !== undefined && id !== wait.flowIn);
+    }
+  }
   for (const w of cpuWaits) {
     if (w.status !== 'SUCCESS') continue;
     for (const [fence, value] of w.waited) {
-      const best = unblockedBy(signals.filter(({ entry: s }) => s.fence !== undefined && canonicalFence(s.fence) === canonicalFence(fence)), value, w.endNs);
-      if (!best) continue;
-      const id = `0x${(++flowId).toString(16)}`;
-      best.op.flowsOut.push({ id, target: `CPU ${w.label}`, wait: `CPU ${w.label}: wait ${fence} ${value}` });
-      w.flowsIn.push(id);
+      const id = draw({ adapterIndex: -1, fence, logged: false }, value, w.endNs, `CPU ${w.label}`, `CPU ${w.label}: wait ${fence} ${value}`);
+      if (id) w.flowsIn.push(id);
     }
   }
 }
 
 /** An adapter's process: its lanes and tids (hardware queues, then queues known only from their work), slices, interrupts, propagations, overruns, faults. */
 function adapterEvents(adapter: Machine['adapters'][number]['os'], ops: Operation[], logs: LogHistory, propagationInterrupts: PropagationInterrupt[],
-                       propagations: Propagation[], events: ChromeTraceEvent[]): void {
+                       propagations: Propagation[], facts: TraceFacts, events: ChromeTraceEvent[]): void {
   const pid = adapter.index + 1;
   events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: adapter.name } });
   events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: adapter.index } });
@@ -312,11 +423,26 @@ function adapterEvents(adapter: Machine['adapters'][number]['os'], ops: Operatio
       cat: f.kind === 'interrupt-queue-destroyed' ? 'report' : 'violation', args: { message: f.message },
     });
   }
+  // the trace's other interrupts (monitored fences, DMA completion) and its faults on this adapter: a TDR, a bug check, the adapter removed…
+  for (const i of facts.otherInterrupts.filter((x) => x.adapter === adapter.name)) {
+    events.push({ name: i.name, ph: 'i', s: 't', ts: us(i.timeNs), pid, tid: 1, cat: 'interrupt', args: plainArgs(i.args) });
+  }
+  for (const f of facts.faults.filter((x) => x.adapter === adapter.name)) {
+    if (f.name === 'native fence log contract violation') continue; // drawn above from the log reader's own record
+    events.push({ name: `fault: ${f.name}`, ph: 'i', s: 't', ts: us(f.timeNs), pid, tid: 1, cat: 'fault', args: plainArgs(f.args) });
+  }
 }
 
-/** The CPU waits' process (`pid`): a track per label, lanes for waits that overlap. */
-function cpuWaitEvents(cpuWaits: CpuWait[], pid: number, events: ChromeTraceEvent[]): void {
-  events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: 'CPU waits' } });
+/** A trace event's arguments as a Chrome trace's: strings, numbers and booleans as they are, the rest as JSON. */
+function plainArgs(args: Record<string, unknown>): Record<string, string | number | boolean | null> {
+  const out: Record<string, string | number | boolean | null> = {};
+  for (const [key, value] of Object.entries(args)) out[key] = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? null;
+  return out;
+}
+
+/** The CPU's process (`pid`): a track per waiting thread (lanes for waits that overlap), then one per process that signals from the CPU. */
+function cpuEvents(cpuWaits: CpuWait[], cpuSignals: CpuSignal[], pid: number, events: ChromeTraceEvent[]): void {
+  events.push({ name: 'process_name', ph: 'M', ts: 0, pid, tid: 0, args: { name: 'CPU' } });
   events.push({ name: 'process_sort_index', ph: 'M', ts: 0, pid, tid: 0, args: { sort_index: pid } });
   let nextTid = 1;
   const byLabel = [...new Set(cpuWaits.map((w) => w.label))].sort();
@@ -336,6 +462,21 @@ function cpuWaitEvents(cpuWaits: CpuWait[], pid: number, events: ChromeTraceEven
       for (const id of w.flowsIn) events.push({ name: 'woken', ph: 'X', ts: us(w.endNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
     });
   }
+  for (const process of [...new Set(cpuSignals.map((x) => x.process))].sort()) {
+    const tid = nextTid++;
+    events.push({ name: 'thread_name', ph: 'M', ts: 0, pid, tid, args: { name: `${process} CPU signals` } });
+    for (const signal of cpuSignals.filter((x) => x.process === process)) {
+      const what = `CPU signal ${signal.fences.map((f, i) => `${f} ${signal.values[i]}`).join(', ')}`;
+      events.push({ name: what, ph: 'X', ts: us(signal.timeNs), dur: 0, pid, tid, cat: 'cpu-signal', args: { fences: signal.fences.join(', '), values: signal.values.join(', ') } });
+      for (const flow of signal.flowsOut) events.push(flowOut(flow, signal.timeNs, pid, tid));
+    }
+  }
+}
+
+/** A traced wait's or signal's name: "wait f 1, g 2" (a context's packet may name several fences). */
+function operationName(op: Operation): string {
+  const t = op.traced!;
+  return `${op.kind} ${t.fences.map((f, i) => `${f} ${t.values[i]}`).join(', ')}`;
 }
 
 function operationOf(kind: 'wait' | 'signal', queued: QueuedEvent | undefined, entry: LogEntryRecord | undefined): Operation {
@@ -355,6 +496,15 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
   if (op.kind === 'work') {
     return [{ name: `work ${op.durationNs} ns`, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: 'work', args: { durationNs: op.durationNs! } }];
   }
+  if (op.traced) {
+    // a kernel-mode context's wait (held by the OS until its value, or passed at once) or signal (a fence write, a packet the OS ran)
+    const what = operationName(op);
+    const out: ChromeTraceEvent[] = [{ name: what, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: op.kind,
+      args: { fences: op.traced.fences.join(', '), values: op.traced.values.join(', '), ...(op.traced.outcome ? { outcome: op.traced.outcome } : {}), source: 'trace (no log: a kernel-mode context)' } }];
+    for (const id of [op.flowIn, ...(op.flowsInMore ?? [])]) if (id) out.push({ name: 'unblocked', ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
+    for (const flow of op.flowsOut) out.push(flowOut(flow, op.endNs, pid, op.tid));
+    return out;
+  }
   const fence = op.queued?.fence ?? op.entry?.fence ?? `handle ${hex(op.entry?.hNativeFence ?? 0)}`;
   const value = (op.queued?.value ?? op.entry?.value ?? 0n).toString();
   const what = `${op.kind} ${fence} ${value}`;
@@ -367,7 +517,7 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
     cpuQueuedNs: op.queued ? op.queued.cpuTimeNs : null,
     gpuEndNs: Number(op.entry.endNs),
   };
-  if (op.kind === 'wait') args.gpuObservedNs = Number(op.entry.observedNs);
+  if (op.kind === 'wait') { args.gpuObservedNs = Number(op.entry.observedNs); args.outcome = op.entry.observedNs < op.entry.endNs ? 'unblocked' : 'passed'; }
   const slice: ChromeTraceEvent = {
     name: what, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: op.kind, args,
   };
@@ -375,11 +525,11 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
   if (op.flowIn) {
     out.push({ name: 'unblocked', ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow', bind_id: op.flowIn, flow_in: true, args: { wait: what } });
   }
-  for (const flow of op.flowsOut) {
-    out.push({
-      name: `unblocks ${flow.target}`, ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow',
-      bind_id: flow.id, flow_out: true, args: { wait: flow.wait },
-    });
-  }
+  for (const flow of op.flowsOut) out.push(flowOut(flow, op.endNs, pid, op.tid));
   return out;
+}
+
+/** An arrow's start: a zero-length child of its signal's slice, at the signal's end. */
+function flowOut(flow: Flow, timeNs: number, pid: number, tid: number): ChromeTraceEvent {
+  return { name: `unblocks ${flow.target}`, ph: 'X', ts: us(timeNs), dur: 0, pid, tid, cat: 'flow', bind_id: flow.id, flow_out: true, args: { wait: flow.wait, fence: flow.fence, value: flow.value } };
 }

@@ -1,6 +1,5 @@
-// Which signal unblocked a wait: the one rule both timelines draw their arrows by
-// (the page's model, timeline/model.ts, from the trace; the Chrome/Perfetto
-// export, timeline/timeline.ts, from the OS's logs).
+// Which signal unblocked a wait: the one rule the timeline draws its arrows by
+// (timeline/timeline.ts, which the page reads back: timeline/model.ts).
 //
 // A fence's value only moves forward (NF-19; a rewind is a signal that says so), so a wait for `fence >= value`
 // was satisfied by the first signal of that fence that wrote a value >= the

@@ -6,7 +6,7 @@
 import { parseScenario, ScenarioError, formatProblem } from '../scenario-files/load.js';
 import { runScenario, type ScenarioResult } from '../scenario-files/run.js';
 import { runnableScenarios } from '../scenario-files/builtin.js';
-import { buildTimeline, type TimelineModel } from '../timeline/model.js';
+import { timelineModel, type TimelineModel } from '../timeline/model.js';
 import { expectationsText } from '../scenario-files/report.js';
 import { Trace } from '../base/trace.js';
 import { runWorkerStress, workerStressText } from '../workers/worker-mode.js';
@@ -98,8 +98,8 @@ export function drawTimeline(root: SVGSVGElement, model: TimelineModel): void {
     if (row === undefined) continue;
     const y = top + row * rowHeight;
     const mx = x(m.timeNs);
-    const colour = m.kind === 'fault' ? '#000' : '#c23b3b';
-    const shape = m.kind === 'interrupt-raised'
+    const colour = m.kind === 'fault' ? '#000' : m.kind === 'note' ? '#8a8f99' : '#c23b3b';
+    const shape = m.kind === 'note'
       ? svg('path', { class: `mark mark-${m.kind}`, d: `M${mx - 4},${y + 3} L${mx + 4},${y + 3} L${mx},${y + 9} z`, fill: colour }, marks)
       : svg('path', { class: `mark mark-${m.kind}`, d: `M${mx},${y + 6} L${mx + 6},${y + rowHeight / 2} L${mx},${y + rowHeight - 6} L${mx - 6},${y + rowHeight / 2} z`, fill: colour }, marks);
     svg('title', {}, shape).textContent = `${m.label} at ${(m.timeNs / 1000).toFixed(3)} us`;
@@ -196,7 +196,7 @@ async function runFromPage(): Promise<void> {
     const seedText = ($('seed') as HTMLInputElement).value.trim();
     const result = await runScenario(scenario, seedText ? { seed: Number(seedText), source } : { source });
     lastResult = result;
-    const model = buildTimeline(result.machine.trace.events);
+    const model = timelineModel(exportTimeline(result.machine));
     $('timeline-section').hidden = false; // visible first, so the drawing can take the page's width
     drawTimeline($('timeline') as unknown as SVGSVGElement, model);
     drawSummary(result);
