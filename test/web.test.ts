@@ -149,7 +149,8 @@ queues:
     await page.goto(`${url}?scenario=scenario-1`);
     await page.waitForSelector('body[data-state="passed"]', { timeout: 30_000 });
     const tracks = await page.$$eval('#timeline g.track', (nodes: Element[]) => nodes.map((n) => n.getAttribute('data-track')));
-    expect(tracks).toEqual(['iGPU/iGPU.wait', 'dGPU/dGPU.signal', 'dGPU/interrupts', 'cpu/app:cpuWaiter']);
+    // the iGPU's Dxgkrnl track shows the cross-adapter value arriving (XA-04), as Perfetto does
+    expect(tracks).toEqual(['iGPU/iGPU.wait', 'iGPU/interrupts', 'dGPU/dGPU.signal', 'dGPU/interrupts', 'cpu/app:cpuWaiter']);
     // two arrows from the dGPU's signal: to the iGPU's GPU wait (across adapters) and to the CPU waiter
     expect(await page.$$eval('#timeline path.arrow', (n: Element[]) => n.map((a) => a.getAttribute('data-fence')))).toEqual(['hFence', 'hFence']);
     const s = expected.machine.summary();
