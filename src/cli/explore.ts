@@ -351,7 +351,8 @@ function randomMode(io: ExploreIo, values: Values, target: string | undefined, v
   return swarm(io, { machine, variant, osGranularity, range, shard, workers, maxSteps, json: values.json === true, out: values.out as string | undefined });
 }
 
-async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Promise<number> {
+/** The command's options, parsed (unknown ones and renamed ones refused, naming them). */
+function parseExploreArguments(argv: string[]): { values: Values; positionals: string[] } {
   const options = {
     help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' },
     fences: { type: 'string' }, waiters: { type: 'string' }, signals: { type: 'string' }, engines: { type: 'string' }, adapters: { type: 'string' }, 'cpu-signals': { type: 'string' },
@@ -362,10 +363,14 @@ async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Prom
     report: { type: 'string' }, 'split-depth': { type: 'string' }, merge: { type: 'boolean' }, progress: { type: 'boolean' },
     bitstate: { type: 'string' }, 'bitstate-hashes': { type: 'string' },
   } as const;
-  let parsed;
   try {
-    parsed = parseArguments('explore', argv, options, { renamed: { '--trace': '--trace is now --timeline OUT.json (the timeline, Chrome JSON for Perfetto)' } });
+    const parsed = parseArguments('explore', argv, options, { renamed: { '--trace': '--trace is now --timeline OUT.json (the timeline, Chrome JSON for Perfetto)' } });
+    return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (error) { throw new ExploreUsage((error as Error).message); }
+}
+
+async function exploreMain(io: ExploreIo, argv: string[], merged?: Merged): Promise<number> {
+  const parsed = parseExploreArguments(argv);
   const values = parsed.values as Values;
   if (values.help) { io.out(EXPLORE_HELP); return 0; }
   const only = (allowed: string[], mode: string) => {
