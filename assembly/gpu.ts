@@ -11,7 +11,14 @@
 // signal is made of are exports of their own, and engineStep executes exactly
 // those exports in this order (no copy of them), so a schedule explorer or a
 // directed test that interleaves them by hand with the CPU's steps runs the
-// same code the simulator runs:
+// same code the simulator runs. Each step's rule is written once, as a small
+// function the export calls: storeFault and bufferStore (1), log.ts's
+// slotAddress / entryWrite and nextWord (2, 3), drain and storeValue (4),
+// cmpRaises and raiseFor (5). engineRun and engineRunStretch (runCommands)
+// call those same functions for each signal, with the run's state in locals
+// instead of memory between calls (the translation, the fence record, the
+// log's header word and write buffer), and hand every other command to
+// execute() itself:
 //
 //   GPU signal (NF-05, LOG-04, XA-07)             CPU adds/retires a waiter (NF-09, NF-11)
 //   ──────────────────────────────────────        ─────────────────────────────────────────
