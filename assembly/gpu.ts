@@ -773,6 +773,9 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
  * Scheduler.atOrContinue's sequence and tie-break). True when the scheduler
  * would take it next anyway: it is taken in place (r.nowNs moves to it, one
  * event of r.budget used). False: it must be queued (r.nextNs, r.nextTieBreak).
+ * "Next anyway" is the scheduler's order (src/base/scheduler.ts runsBefore,
+ * its one definition on the host): time, then tie-break, then sequence; the
+ * drawn tick's sequence is the later one, so it wins only a strict tie-break.
  */
 @inline function stretchInPlace(r: StretchRecord, op: u32, c: RingCommand): bool {
   const nowNs = r.nowNs;
@@ -799,7 +802,13 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   r.fenceCommands = fenceCommands;
 }
 
-/** sfc32, exactly as src/base/rng.ts Random.nextU32. */
+/**
+ * sfc32 over the StretchRecord's state: the host's generator (src/base/rng.ts
+ * Random.nextU32, its definition) drawn here for the ticks a stretch takes, the
+ * state handed in and back. A copy in the core's language: the stretch tests
+ * (test/engine-stretches.test.ts) compare stretched runs with stepped ones
+ * byte for byte under several seeds, with jitter, so a difference fails there.
+ */
 @inline function sfcNext(r: StretchRecord, tie: bool): u32 {
   const a = tie ? r.tieA : r.timingA, b = tie ? r.tieB : r.timingB, c = tie ? r.tieC : r.timingC, d = tie ? r.tieD : r.timingD;
   const t = a + b + d;
