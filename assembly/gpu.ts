@@ -11,7 +11,14 @@
 // signal is made of are exports of their own, and engineStep executes exactly
 // those exports in this order (no copy of them), so a schedule explorer or a
 // directed test that interleaves them by hand with the CPU's steps runs the
-// same code the simulator runs:
+// same code the simulator runs. Each step's rule is written once, as a small
+// function the export calls: storeFault and bufferStore (1), log.ts's
+// slotAddress / entryWrite and nextWord (2, 3), drain and storeValue (4),
+// cmpRaises and raiseFor (5). engineRun and engineRunStretch (runCommands)
+// call those same functions for each signal, with the run's state in locals
+// instead of memory between calls (the translation, the fence record, the
+// log's header word and write buffer), and hand every other command to
+// execute() itself:
 //
 //   GPU signal (NF-05, LOG-04, XA-07)             CPU adds/retires a waiter (NF-09, NF-11)
 //   ──────────────────────────────────────        ─────────────────────────────────────────
@@ -47,7 +54,7 @@ import { adapter, engineAt, fenceAt, fenceValid, fenceAtCurrentValue, gpuVaTrans
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
   NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, NATIVE_FENCE_LOG_OPERATION_WAIT_UNBLOCKED,
-  logRunStart, logRunCount, logRunAdvance, logRunSlot, logRunWrite, logRunFlush,
+  logRunStart, logRunCount, logRunSlot, logRunWrite, logRunFlush, logRunBuffer, logRunAdvance,
 } from './log';
 import { doorbellPost, doorbellAdapterCount } from './doorbell';
 import { SYNC_FLAG_CROSS_ADAPTER } from './layout';
@@ -170,6 +177,8 @@ export function queueHeadHandle(id: u32): u32 { const q = queueAt(id); return ch
 
 /** The StepReport an engine step leaves in the out buffer (layout.ts draws it). */
 @inline function report(): StepReport { return changetype<StepReport>(<usize>adapter().outBuffer); }
+/** What a signal's doorbell step reports when it posts nothing: no record posted, no ring full. */
+@inline function reportNoDoorbell(): void { const r = report(); r.doorbellPosted = 0; r.doorbellFull = 0; }
 
 // ─────────────────────────── the signal's steps ───────────────────────────
 
@@ -185,14 +194,25 @@ export function queueHeadHandle(id: u32): u32 { const q = queueAt(id); return ch
   const a = adapter();
   if (engine >= a.engineCount) return E_BAD_ENGINE;
   const phys = gpuVaTranslateWrite(slot, gpuVa);
+  const fault = storeFault(slot, gpuVa, phys);
+  if (fault != OK) return fault;
+  bufferStore(engineAt(engine), phys, value, (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0);
+  return OK;
+}
+
+/** Step 1's rule: may the GPU store a fence value at `phys` (gpuVaTranslateWrite of `gpuVa`)? OK, or the fault. */
+@inline function storeFault(slot: u32, gpuVa: u64, phys: u32): i32 {
   if (phys == 0) return writeFault(slot, gpuVa);
   if ((phys & 7) != 0) return E_GPU_PAGE_FAULT;
-  const e = engineAt(engine);
+  return OK;
+}
+
+/** Step 1's store: into the engine's one-entry write buffer; a store already there drains first. */
+@inline function bufferStore(e: EngineRecord, phys: u32, value: u64, value32: bool): void {
   if (e.pendingPhys != 0) drain(e);
   e.pendingPhys = phys;
   e.pendingValue = value;
-  e.pendingValue32 = (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0 ? 1 : 0;
-  return OK;
+  e.pendingValue32 = value32 ? 1 : 0;
 }
 
 /** Why a GPU write through `gpuVa` found no writable page: E_GPU_WRITE_FAULT when it is mapped read-only, else E_GPU_PAGE_FAULT. */
@@ -211,10 +231,14 @@ function writeFault(slot: u32, gpuVa: u64): i32 {
 }
 @inline function drain(e: EngineRecord): i32 {
   if (e.pendingPhys == 0) return 0;
-  if (e.pendingValue32 != 0) atomic.store<u32>(<usize>e.pendingPhys, <u32>e.pendingValue);
-  else atomic.store<u64>(<usize>e.pendingPhys, e.pendingValue);
+  storeValue(e.pendingPhys, e.pendingValue, e.pendingValue32 != 0);
   e.pendingPhys = 0;
   return 1;
+}
+/** Step 4's store: a fence value reaches memory at `phys`; a 32-bit-only engine (No64BitAtomics) writes the low half. */
+@inline function storeValue(phys: u32, value: u64, value32: bool): void {
+  if (value32) atomic.store<u32>(<usize>phys, <u32>value);
+  else atomic.store<u64>(<usize>phys, value);
 }
 
 /** Is a store of the engine still in its write buffer? Its address, 0 when empty. */
@@ -263,9 +287,11 @@ function raiseFor(engine: u32, fence: u32, queue: u32): void {
   if (engine >= a.engineCount) return E_BAD_ENGINE;
   if (!fenceValid(fence)) return E_BAD_FENCE;
   a.cmpChecks++;
-  if (value > atomic.load<u64>(<usize>fenceAt(fence).mvPhys)) { raiseFor(engine, fence, engineAt(engine).runningQueue); return 1; }
+  if (cmpRaises(value, fenceAt(fence).mvPhys)) { raiseFor(engine, fence, engineAt(engine).runningQueue); return 1; }
   return 0;
 }
+/** Step 5's rule (NF-05): a signal of `value` raises the interrupt iff value > the MonitoredValue in memory at `mvPhys`. */
+@inline function cmpRaises(value: u64, mvPhys: u32): bool { return value > atomic.load<u64>(<usize>mvPhys); }
 
 /**
  * The last step of a monitored fence write (OP_FENCE_WRITE): the monitored
@@ -397,9 +423,7 @@ export function engineInterruptQueue(engine: u32): u32 {
 export function engineDoorbellPost(engine: u32, fence: u32, value: u64): i32 {
   const a = adapter();
   if (engine >= a.engineCount) return E_BAD_ENGINE;
-  const r = report();
-  r.doorbellPosted = 0;
-  r.doorbellFull = 0;
+  reportNoDoorbell();
   if (a.doorbellDirectory == 0 || !fenceValid(fence)) return 0;
   const f = fenceAt(fence);
   if ((f.flags & SYNC_FLAG_CROSS_ADAPTER) == 0) return 0;
@@ -411,6 +435,7 @@ export function engineDoorbellPost(engine: u32, fence: u32, value: u64): i32 {
     if (doorbellPost(a.doorbellDirectory, target, a.adapterIndex, f.cvPhys, value) == OK) posted++;
     else full++;
   }
+  const r = report();
   r.doorbellPosted = posted;
   r.doorbellFull = full;
   if (full == 0) return 0;
@@ -521,7 +546,7 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
     // XA-07: a cross-adapter fence rings the other adapters' doorbells (opt-in); a full ring falls back to the interrupt
     let fallback = false;
     if (a.doorbellDirectory != 0) fallback = engineDoorbellPost(engine, fence, value) == 1;
-    else { const r = report(); r.doorbellPosted = 0; r.doorbellFull = 0; } // what engineDoorbellPost reports with the doorbell off
+    else reportNoDoorbell();
     // 5. the conditional interrupt (a command naming no live fence raises nothing)
     const raised = cmpSignalCheck(engine, fence, value) == 1;
     return raised || fallback ? STEP_INTERRUPT : STEP_DONE;
@@ -551,9 +576,9 @@ export function engineStepBegin(id: u32, nowNs: u64): i32 {
 
 /**
  * Runs engineStep until a step needs the host (anything but STEP_DONE) or
- * `maxSteps` commands ran: the same steps per command, with the log's header
- * checked once per run and each entry written once (log.ts, "a run of
- * commands"). StepReport.steps = commands executed. Returns the last step.
+ * `maxSteps` commands ran: the same steps per command (runCommands), with the
+ * log's header checked once per run (log.ts, "a run of commands").
+ * StepReport.steps = commands executed. Returns the last step.
  */
 export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
   return runCommands(id, maxSteps, nowNs, false);
@@ -563,11 +588,10 @@ export function engineRun(id: u32, nowNs: u64, maxSteps: u32): i32 {
  * The simulator's stretch (src/gpu/hardware.ts): runs the queue's next
  * commands for as long as each one needs no host (a passed wait, work, a
  * signal that neither lowers CurrentValue nor raises the interrupt, of a fence
- * that is not cross-adapter) and the host's scheduler would take the engine's
- * next tick next anyway. Each command's time and the scheduler's tie-break and
- * sequence are drawn here exactly as the host draws them per command
- * (Random.jittered, Scheduler.atOrContinue): the StretchRecord at
- * STRETCH_RECORD_OFFSET of the out buffer carries them in and out.
+ * that is not cross-adapter: stretchQuietSignal, stretchQuietOther) and the
+ * host's scheduler would take the engine's next tick next anyway
+ * (stretchInPlace). The StretchRecord at STRETCH_RECORD_OFFSET of the out
+ * buffer carries the scheduler's view in and what the stretch used out.
  * Returns STEP_DONE (or STEP_BLOCKED / E_BAD_QUEUE, nothing run);
  * StepReport.steps = commands executed, StretchRecord.stop says why it ended.
  */
@@ -575,7 +599,216 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   return runCommands(id, maxSteps, 0, true);
 }
 
-/** sfc32, exactly as src/base/rng.ts Random.nextU32. */
+/**
+ * engineRun and engineRunStretch (`timed`). A signal (doorbell off) runs the
+ * steps of execute()'s signal, each through the same step function
+ * (storeFault, drain, logRunSlot / logRunWrite / logRunAdvance, storeValue,
+ * cmpRaises, raiseFor), with the run's state in locals: the page's
+ * translation and the fence's record looked up again only when they change,
+ * the signal log's header word and the queue's one-entry log write buffer
+ * (log.ts, "a run of commands"), the counters. The engine's write buffer is
+ * drained by the run's first signal and each later store reaches memory in
+ * its own step 4, so none is left there. Any other command goes through
+ * execute() itself, with that state put back first (runSave) and read again after.
+ */
+@inline function runCommands(id: u32, maxSteps: u32, fixedNowNs: u64, timed: bool): i32 {
+  const rep = report();
+  const a = adapter();
+  const r = changetype<StretchRecord>(<usize>a.outBuffer + STRETCH_RECORD_OFFSET);
+  if (timed && !stretchBegin(a, r)) { rep.steps = 0; return E_BAD_ARGUMENT; }
+  if (!queueValid(id)) { rep.steps = 0; return E_BAD_QUEUE; }
+  const q = queueAt(id);
+  if (maxSteps > 0 && q.state == QUEUE_STATE_BLOCKED) { rep.steps = 0; return STEP_BLOCKED; }
+  const engine = q.engine, e = engineAt(engine), owner = q.owner;
+  const value32 = (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0;
+  const doorbellOn = a.doorbellDirectory != 0;
+  const signalLog = q.signalLog;
+  let word = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS), wordInMemory = word;
+  const count: u32 = word >= 0 ? logRunCount(signalLog) : 0;
+  let bufferTaken = false; // the queue's log write buffer drained and held in the next four locals (the run's first signal does it)
+  let bufferAt: u32 = 0, bufferHandle: u32 = 0, bufferValue: u64 = 0, bufferEndNs: u64 = 0;
+  let drained = false, signalled = false, lastValue: u64 = 0;
+  let gpuSignals: u64 = 0, cmpChecks: u64 = 0, fenceCommands: u32 = 0;
+  let stop: u32 = STRETCH_STOP_LOUD, steps: u32 = 0, result: i32 = STEP_DONE, last: usize = 0;
+  const pending = q.tail - q.head;
+  const limit = min<u32>(maxSteps, pending);
+  if (limit > 0) e.runningQueue = id;
+  let c = commandAt(q, q.head), head = q.head;
+  const ringEnd = <usize>q.ring + <usize>a.ringEntries * RING_COMMAND_BYTES;
+  let cachedVaPage: u64 = 0, cachedPagePhys: u32 = 0;
+  let cachedFence: u32 = 0, cachedLive = false, cachedCross = false, cachedCvPhys: u32 = 0, cachedMvPhys: u32 = 0;
+  while (true) {
+    if (steps >= limit) { stop = steps == pending ? STRETCH_STOP_EMPTY : STRETCH_STOP_COUNT; break; }
+    const command = changetype<RingCommand>(c);
+    const op = command.op;
+    if (op == OP_SIGNAL && !doorbellOn) {
+      const va = command.gpuVa, fence = command.fence;
+      let phys: u32 = 0;
+      if ((va & ~(<u64>PAGE_BYTES - 1)) == cachedVaPage && cachedPagePhys != 0) phys = cachedPagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
+      else {
+        phys = gpuVaTranslateWrite(owner, va);
+        if (phys != 0) { cachedVaPage = va & ~(<u64>PAGE_BYTES - 1); cachedPagePhys = phys - <u32>(va & (<u64>PAGE_BYTES - 1)); }
+      }
+      const fault = storeFault(owner, va, phys);
+      if (fault != OK) { if (!timed) result = fault; break; } // nothing consumed (a stretch leaves the command to engineStep)
+      if (fence != cachedFence) {
+        cachedFence = fence;
+        cachedLive = fenceValid(fence);
+        if (cachedLive) { const f = fenceAt(fence); cachedCvPhys = f.cvPhys; cachedMvPhys = f.mvPhys; cachedCross = (f.flags & SYNC_FLAG_CROSS_ADAPTER) != 0; }
+      }
+      if (timed && !stretchQuietSignal(cachedLive, cachedCross, cachedCvPhys, cachedMvPhys, command.value)) break;
+      // The write buffers the steps below use, taken by the run's first signal: the engine's (an older
+      // store drains, as step 1's bufferStore drains it) and the queue's log write buffer (its entry
+      // reaches memory, as step 2's flush, and the locals hold the buffer from here on).
+      if (!drained) { drain(e); drained = true; }
+      if (word >= 0 && !bufferTaken) { logRunFlush(q); bufferTaken = true; }
+      signalled = true;
+      // This signal, then (engineRun) the next ones of the same fence through the same page, each these steps:
+      let signal = command;
+      while (true) {
+        const value = signal.value;
+        const stampNs: u64 = timed ? <u64>r.nowNs : fixedNowNs;
+        // 1. the store (the engine's write buffer is empty: it reaches memory in step 4); consumed and counted
+        head++;
+        gpuSignals++;
+        // 2. the log entry into the log write buffer (the entry it held reaches memory), 3. the index advance
+        if (word >= 0) {
+          if (bufferAt != 0) logRunWrite(bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
+          bufferAt = logRunSlot(signalLog, <u64>word);
+          bufferHandle = signal.handle; bufferValue = value; bufferEndNs = stampNs;
+          word = <i64>logRunAdvance(count, <u64>word);
+        }
+        // 4. the barrier: the value reaches memory (the doorbell is off: with it on, signals go to execute())
+        storeValue(phys, value, value32);
+        lastValue = value;
+        fenceCommands++;
+        steps++;
+        last = c;
+        c += RING_COMMAND_BYTES;             // the head moved one command: next slot, wrapping
+        if (c == ringEnd) c = <usize>q.ring;
+        // 5. the CMP's conditional interrupt (a command naming no live fence raises nothing): the run stops there
+        if (cachedLive) {
+          cmpChecks++;
+          if (cmpRaises(value, cachedMvPhys)) { raiseFor(engine, fence, id); result = STEP_INTERRUPT; break; }
+        }
+        if (timed || steps >= limit) break;  // a stretch takes its next tick per command
+        signal = changetype<RingCommand>(c);
+        const nextVa = signal.gpuVa;
+        if (signal.op != OP_SIGNAL || signal.fence != fence || (nextVa & ~(<u64>PAGE_BYTES - 1)) != cachedVaPage) break;
+        phys = cachedPagePhys + <u32>(nextVa & (<u64>PAGE_BYTES - 1));
+        if ((phys & 7) != 0) break;          // storeFault's alignment rule: the outer loop reports it
+      }
+    } else {
+      if (timed && !stretchQuietOther(owner, command)) break;
+      runSave(q, e, a, head, signalLog, word, wordInMemory, bufferTaken, bufferAt, bufferHandle, bufferValue, bufferEndNs, gpuSignals, cmpChecks, signalled, lastValue, value32);
+      result = execute(q, id, command, timed ? <u64>r.nowNs : fixedNowNs);
+      head = q.head;
+      word = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS); wordInMemory = word;
+      bufferTaken = false; bufferAt = 0; gpuSignals = 0; cmpChecks = 0; signalled = false;
+      if (result < 0) break;
+      if (op == OP_WAIT || op == OP_SIGNAL) fenceCommands++;
+      steps++;
+      last = c;
+      c += RING_COMMAND_BYTES;
+      if (c == ringEnd) c = <usize>q.ring;
+    }
+    if (!timed) { if (result != STEP_DONE) break; continue; }
+    if (!stretchInPlace(r, op, command)) { stop = STRETCH_STOP_QUEUED; break; }
+  }
+  runSave(q, e, a, head, signalLog, word, wordInMemory, bufferTaken, bufferAt, bufferHandle, bufferValue, bufferEndNs, gpuSignals, cmpChecks, signalled, lastValue, value32);
+  if (last != 0) reportCommand(changetype<RingCommand>(last));
+  rep.steps = steps;
+  if (timed) { stretchEnd(r, stop, fenceCommands); return STEP_DONE; }
+  if (result == STEP_DONE && steps == pending && steps < maxSteps) result = STEP_IDLE;
+  return result;
+}
+
+/**
+ * A run's state back where execute()'s steps keep it (before the run hands a
+ * command to execute(), and at its end): the queue's head, the counters, the
+ * log's write buffer in the queue (logRunBuffer) and its header word in the
+ * header, and after a signal what its steps leave in the engine's drained
+ * write buffer (its value) and the StepReport (no doorbell record).
+ */
+@inline function runSave(q: QueueRecord, e: EngineRecord, a: AdapterHeader, head: u32, signalLog: u32, word: i64, wordInMemory: i64,
+                         bufferTaken: bool, bufferAt: u32, bufferHandle: u32, bufferValue: u64, bufferEndNs: u64,
+                         gpuSignals: u64, cmpChecks: u64, signalled: bool, lastValue: u64, value32: bool): void {
+  q.head = head;
+  a.gpuSignals += gpuSignals; e.signals += gpuSignals; a.cmpChecks += cmpChecks;
+  if (bufferTaken && bufferAt != 0) logRunBuffer(q, bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
+  if (word >= 0 && word != wordInMemory) atomic.store<u64>(<usize>signalLog, <u64>word);
+  if (signalled) {
+    e.pendingValue = lastValue;
+    e.pendingValue32 = value32 ? 1 : 0;
+    reportNoDoorbell();
+  }
+}
+
+// ─────────────────────────── a stretch's rules (engineRunStretch) ───────────────────────────
+
+/** A stretch's record at its start: room for it in the out buffer (false: none), its outputs cleared. */
+@inline function stretchBegin(a: AdapterHeader, r: StretchRecord): bool {
+  if (<u64>a.outCapacity * 4 < <u64>(STRETCH_RECORD_OFFSET + STRETCH_RECORD_BYTES)) return false;
+  r.inPlace = 0; r.nextQueued = 0; r.stop = STRETCH_STOP_LOUD; r.fenceCommands = 0;
+  return true;
+}
+
+/** May a stretch run this signal without the host? A live fence of this adapter only, no rewind (the host reports those), no interrupt. */
+@inline function stretchQuietSignal(live: bool, cross: bool, cvPhys: u32, mvPhys: u32, value: u64): bool {
+  return live && !cross && value >= atomic.load<u64>(<usize>cvPhys) && !cmpRaises(value, mvPhys);
+}
+
+/** May a stretch run this other command without the host? A wait that passes and work do; anything else needs it. */
+@inline function stretchQuietOther(owner: u32, c: RingCommand): bool {
+  const op = c.op;
+  if (op == OP_WORK) return true;
+  if (op != OP_WAIT) return false;
+  const phys = gpuVaTranslate(owner, c.gpuVa);
+  return phys != 0 && atomic.load<u64>(<usize>phys) >= c.value;
+}
+
+/**
+ * After command `c` (op `op`) of a stretch: the engine's next tick, drawn as
+ * the host draws it (its time: Random.jittered, or the work's duration; then
+ * Scheduler.atOrContinue's sequence and tie-break). True when the scheduler
+ * would take it next anyway: it is taken in place (r.nowNs moves to it, one
+ * event of r.budget used). False: it must be queued (r.nextNs, r.nextTieBreak).
+ * "Next anyway" is the scheduler's order (src/base/scheduler.ts runsBefore,
+ * its one definition on the host): time, then tie-break, then sequence; the
+ * drawn tick's sequence is the later one, so it wins only a strict tie-break.
+ */
+@inline function stretchInPlace(r: StretchRecord, op: u32, c: RingCommand): bool {
+  const nowNs = r.nowNs;
+  let nextNs: f64 = r.jitterSpan > 0 ? nowNs + (r.commandNs + Math.floor(<f64>sfcNext(r, false) / 4294967296.0 * (r.jitterSpan + 1))) : nowNs + r.commandNs;
+  if (op == OP_WORK) nextNs = nowNs + <f64>c.value;
+  const tieBreak = sfcNext(r, true);
+  r.sequence += 1;
+  if (r.budget == 0 || !(nextNs <= r.untilNs) || !(nextNs < r.topTimeNs || (nextNs == r.topTimeNs && tieBreak < r.topTieBreak))) {
+    r.nextNs = nextNs;
+    r.nextQueued = 1;
+    r.nextTieBreak = tieBreak;
+    return false;
+  }
+  r.budget--;
+  r.inPlace++;
+  r.nowNs = nextNs;
+  return true;
+}
+
+/** A stretch's end in its record: why it stopped, the fence commands it ran, and the next tick's time (now, unless it must be queued). */
+@inline function stretchEnd(r: StretchRecord, stop: u32, fenceCommands: u32): void {
+  if (stop != STRETCH_STOP_QUEUED) r.nextNs = r.nowNs;
+  r.stop = stop;
+  r.fenceCommands = fenceCommands;
+}
+
+/**
+ * sfc32 over the StretchRecord's state: the host's generator (src/base/rng.ts
+ * Random.nextU32, its definition) drawn here for the ticks a stretch takes, the
+ * state handed in and back. A copy in the core's language: the stretch tests
+ * (test/engine-stretches.test.ts) compare stretched runs with stepped ones
+ * byte for byte under several seeds, with jitter, so a difference fails there.
+ */
 @inline function sfcNext(r: StretchRecord, tie: bool): u32 {
   const a = tie ? r.tieA : r.timingA, b = tie ? r.tieB : r.timingB, c = tie ? r.tieC : r.timingC, d = tie ? r.tieD : r.timingD;
   const t = a + b + d;
@@ -583,217 +816,6 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   if (tie) { r.tieD = d + 1; r.tieA = b ^ (b >>> 9); r.tieB = c + (c << 3); r.tieC = c2; }
   else { r.timingD = d + 1; r.timingA = b ^ (b >>> 9); r.timingB = c + (c << 3); r.timingC = c2; }
   return t;
-}
-
-@inline function runCommands(id: u32, maxSteps: u32, fixedNowNs: u64, timed: bool): i32 {
-  const rep = report();
-  const a = adapter();
-  const r = changetype<StretchRecord>(<usize>a.outBuffer + STRETCH_RECORD_OFFSET);
-  if (timed) {
-    if (<u64>a.outCapacity * 4 < <u64>(STRETCH_RECORD_OFFSET + STRETCH_RECORD_BYTES)) { rep.steps = 0; return E_BAD_ARGUMENT; } // no room for its record
-    r.inPlace = 0; r.nextQueued = 0; r.stop = STRETCH_STOP_LOUD; r.fenceCommands = 0;
-  }
-  if (!queueValid(id)) { rep.steps = 0; return E_BAD_QUEUE; }
-  const q = queueAt(id);
-  if (maxSteps > 0 && q.state == QUEUE_STATE_BLOCKED) { rep.steps = 0; return STEP_BLOCKED; }
-  const engine = q.engine;
-  const e = engineAt(engine);
-  const owner = q.owner;
-  const value32 = (a.capsBits & CAP_NO_64BIT_ATOMICS) != 0;
-  const doorbellOn = a.doorbellDirectory != 0;
-  // The signal log, checked once (log.ts): its header word and the one-entry write buffer in locals.
-  const signalLog = q.signalLog;
-  let signalWord = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS);
-  let signalWordInMemory = signalWord;
-  const signalCount: u32 = signalWord >= 0 ? logRunCount(signalLog) : 0;
-  let lastSignalValue: u64 = 0;
-  let bufferLoaded = false;   // the queue's own write buffer flushed (the first entry of the run does it)
-  let bufferAt: u32 = 0, bufferHandle: u32 = 0;
-  let bufferValue: u64 = 0, bufferEndNs: u64 = 0;
-  // The stretch's clock and the host scheduler's view (timed only).
-  let nowNs: f64 = timed ? r.nowNs : 0;
-  const untilNs: f64 = timed ? r.untilNs : 0, topTimeNs: f64 = timed ? r.topTimeNs : 0;
-  const topTieBreak: u32 = timed ? r.topTieBreak : 0;
-  const commandNs: f64 = timed ? r.commandNs : 0, spanPlusOne: f64 = timed ? r.jitterSpan + 1 : 0;
-  const jittered = timed && r.jitterSpan > 0;
-  let budget: u32 = timed ? r.budget : 0;
-  let inPlace: u32 = 0;
-  let fenceCommands: u32 = 0;
-  let stop: u32 = STRETCH_STOP_LOUD;
-  let steps: u32 = 0;
-  let result: i32 = STEP_DONE;
-  let last: usize = 0;
-  let signalled = false;
-  const pending = q.tail - q.head;
-  const limit = min<u32>(maxSteps, pending);
-  if (limit > 0) e.runningQueue = id;
-  let drained = false; // the engine's write buffer: the run's first signal drains it (its step 1); no step of the run leaves a store there
-  let c = commandAt(q, q.head);
-  let head = q.head;
-  let gpuSignals: u64 = 0, cmpChecks: u64 = 0;
-  let cachedVaPage: u64 = 0, cachedPagePhys: u32 = 0;
-  let cachedFence: u32 = 0, cachedLive = false, cachedCross = false, cachedCvPhys: u32 = 0, cachedMvPhys: u32 = 0;
-  const ringEnd = <usize>q.ring + <usize>a.ringEntries * RING_COMMAND_BYTES;
-  while (true) {
-    if (steps >= limit) { stop = steps == pending ? STRETCH_STOP_EMPTY : STRETCH_STOP_COUNT; break; }
-    const command = changetype<RingCommand>(c);
-    const op = command.op;
-    const stamp: u64 = timed ? <u64>nowNs : fixedNowNs;
-    if (op == OP_SIGNAL && !doorbellOn) {
-      const fence = command.fence;
-      const value = command.value;
-      const va = command.gpuVa;
-      // The translation and the fence's record, looked up again only when the page or the fence changes.
-      let phys: u32 = 0;
-      if ((va & ~(<u64>PAGE_BYTES - 1)) == cachedVaPage && cachedPagePhys != 0) phys = cachedPagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
-      else {
-        phys = gpuVaTranslateWrite(owner, va); // a signal writes: a read-only page (MonitoredValue, NF-04) faults
-        if (phys != 0) { cachedVaPage = va & ~(<u64>PAGE_BYTES - 1); cachedPagePhys = phys - <u32>(va & (<u64>PAGE_BYTES - 1)); }
-      }
-      if (phys == 0 || (phys & 7) != 0) { if (timed) break; result = phys == 0 ? writeFault(owner, va) : E_GPU_PAGE_FAULT; break; }
-      if (fence != cachedFence) {
-        cachedFence = fence;
-        cachedLive = fenceValid(fence);
-        if (cachedLive) { const f = fenceAt(fence); cachedCvPhys = f.cvPhys; cachedMvPhys = f.mvPhys; cachedCross = (f.flags & SYNC_FLAG_CROSS_ADAPTER) != 0; }
-      }
-      const live = cachedLive;
-      if (timed) {
-        // Only a quiet signal: a live fence of this adapter only, no rewind (the host reports those), no interrupt.
-        if (!live || cachedCross) break;
-        if (value < atomic.load<u64>(<usize>cachedCvPhys) || value > atomic.load<u64>(<usize>cachedMvPhys)) break;
-      }
-      // 1. the store (an older one in the write buffer drains first: only the run's first signal finds one); consumed and counted
-      if (!drained) { if (e.pendingPhys != 0) drain(e); drained = true; }
-      head++;
-      gpuSignals++;
-      // 2, 3. the log entry and the index advance
-      if (signalWord >= 0) {
-        if (!bufferLoaded) { logRunFlush(q); bufferLoaded = true; }
-        else if (bufferAt != 0) logRunWrite(bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
-        bufferAt = logRunSlot(signalLog, <u64>signalWord);
-        bufferHandle = command.handle; bufferValue = value; bufferEndNs = stamp;
-        signalWord = <i64>logRunAdvance(signalCount, <u64>signalWord);
-      }
-      // 4. the barrier: the value reaches memory
-      if (value32) atomic.store<u32>(<usize>phys, <u32>value);
-      else atomic.store<u64>(<usize>phys, value);
-      signalled = true;
-      lastSignalValue = value;
-      fenceCommands++;
-      // 5. the CMP's conditional interrupt
-      if (live) {
-        cmpChecks++;
-        if (value > atomic.load<u64>(<usize>cachedMvPhys)) { raiseFor(engine, fence, id); result = STEP_INTERRUPT; }
-      }
-    } else {
-      if (timed) {
-        // A wait that passes and work need no host either; anything else does.
-        if (op == OP_WAIT) {
-          const phys = gpuVaTranslate(owner, command.gpuVa);
-          if (phys == 0 || atomic.load<u64>(<usize>phys) < command.value) break;
-        } else if (op != OP_WORK) break;
-      }
-      // The log's state back in the queue record, the command through execute(), the state again.
-      if (bufferLoaded && bufferAt != 0) storeBuffer(q, bufferAt, bufferHandle, bufferValue, bufferEndNs);
-      if (signalWord >= 0 && signalWord != signalWordInMemory) atomic.store<u64>(<usize>signalLog, <u64>signalWord);
-      if (signalled) { e.pendingValue = lastSignalValue; e.pendingValue32 = value32 ? 1 : 0; rep.doorbellPosted = 0; rep.doorbellFull = 0; signalled = false; }
-      q.head = head; a.gpuSignals += gpuSignals; e.signals += gpuSignals; a.cmpChecks += cmpChecks; gpuSignals = 0; cmpChecks = 0;
-      result = execute(q, id, command, stamp);
-      head = q.head;
-      bufferLoaded = false; bufferAt = 0;
-      signalWord = logRunStart(signalLog, NATIVE_FENCE_LOG_TYPE_SIGNALS);
-      signalWordInMemory = signalWord;
-      if (result < 0) break;
-      if (op == OP_WAIT || op == OP_SIGNAL) fenceCommands++;
-    }
-    steps++;
-    last = c;
-    c += RING_COMMAND_BYTES;                 // the head moved one command: next slot, wrapping
-    if (c == ringEnd) c = <usize>q.ring;
-    if (!timed) {
-      if (result != STEP_DONE) break;
-      // The usual run: more signals of the same live fence through the same page: the same steps as
-      // above with fewer values to carry (the translation and the fence record are known).
-      if (op == OP_SIGNAL && cachedLive && command.fence == cachedFence && (signalWord < 0 || bufferLoaded)) {
-        const mvPhys = cachedMvPhys, pagePhys = cachedPagePhys, page = cachedVaPage;
-        while (steps < limit) {
-          const next = changetype<RingCommand>(c);
-          const va = next.gpuVa;
-          if (next.op != OP_SIGNAL || next.fence != cachedFence || (va & ~(<u64>PAGE_BYTES - 1)) != page) break;
-          const phys = pagePhys + <u32>(va & (<u64>PAGE_BYTES - 1));
-          if ((phys & 7) != 0) break;
-          const value = next.value;
-          head++;
-          gpuSignals++;
-          if (signalWord >= 0) {
-            if (bufferAt != 0) logRunWrite(bufferAt, bufferHandle, bufferValue, NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED, 0, bufferEndNs);
-            bufferAt = logRunSlot(signalLog, <u64>signalWord);
-            bufferHandle = next.handle; bufferValue = value; bufferEndNs = fixedNowNs;
-            signalWord = <i64>logRunAdvance(signalCount, <u64>signalWord);
-          }
-          if (value32) atomic.store<u32>(<usize>phys, <u32>value);
-          else atomic.store<u64>(<usize>phys, value);
-          lastSignalValue = value;
-          fenceCommands++;
-          cmpChecks++;
-          steps++;
-          last = c;
-          c += RING_COMMAND_BYTES;
-          if (c == ringEnd) c = <usize>q.ring;
-          if (value > atomic.load<u64>(<usize>mvPhys)) { raiseFor(engine, cachedFence, id); result = STEP_INTERRUPT; break; }
-        }
-        if (result != STEP_DONE) break;
-      }
-      continue;
-    }
-    // The next tick, drawn as the host draws it: its time (Random.jittered), then Scheduler.atOrContinue's sequence and tie-break.
-    let nextNs: f64 = jittered ? nowNs + (commandNs + Math.floor(<f64>sfcNext(r, false) / 4294967296.0 * spanPlusOne)) : nowNs + commandNs;
-    if (op == OP_WORK) nextNs = nowNs + <f64>command.value;
-    const tieBreak = sfcNext(r, true);
-    r.sequence += 1;
-    if (budget == 0 || !(nextNs <= untilNs) || !(nextNs < topTimeNs || (nextNs == topTimeNs && tieBreak < topTieBreak))) {
-      r.nextNs = nextNs;
-      r.nextQueued = 1;
-      r.nextTieBreak = tieBreak;
-      stop = STRETCH_STOP_QUEUED;
-      break;
-    }
-    budget--;
-    inPlace++;
-    nowNs = nextNs;
-  }
-  q.head = head; a.gpuSignals += gpuSignals; e.signals += gpuSignals; a.cmpChecks += cmpChecks;
-  // The log's state back in memory: the last entry stays in the queue's write buffer.
-  if (bufferLoaded && bufferAt != 0) storeBuffer(q, bufferAt, bufferHandle, bufferValue, bufferEndNs);
-  if (signalWord >= 0 && signalWord != signalWordInMemory) atomic.store<u64>(<usize>signalLog, <u64>signalWord);
-  if (signalled) {
-    // What the last signal's steps leave in the engine's (drained) write buffer and the StepReport.
-    e.pendingValue = lastSignalValue;
-    e.pendingValue32 = value32 ? 1 : 0;
-    rep.doorbellPosted = 0; rep.doorbellFull = 0;
-  }
-  if (last != 0) reportCommand(changetype<RingCommand>(last));
-  rep.steps = steps;
-  if (timed) {
-    r.nowNs = nowNs;
-    if (stop != STRETCH_STOP_QUEUED) r.nextNs = nowNs;
-    r.inPlace = inPlace;
-    r.stop = stop;
-    r.fenceCommands = fenceCommands;
-    return STEP_DONE;
-  }
-  if (result == STEP_DONE && steps == pending && steps < maxSteps) result = STEP_IDLE;
-  return result;
-}
-
-/** A run's last log entry into the queue's one-entry write buffer (where writeEntry leaves it). */
-@inline function storeBuffer(q: QueueRecord, at: u32, handle: u32, value: u64, endNs: u64): void {
-  q.logPendingPhys = at;
-  q.logPendingHandle = handle;
-  q.logPendingOperation = NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED;
-  q.logPendingValue = value;
-  q.logPendingObservedNs = 0;
-  q.logPendingEndNs = endNs;
 }
 
 /**

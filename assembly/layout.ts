@@ -572,7 +572,7 @@ export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs
   timingA: u32; timingB: u32; timingC: u32; timingD: u32; // in/out: the timing stream (sfc32)
   tieA: u32; tieB: u32; tieC: u32; tieD: u32;             // in/out: the tie-break stream (sfc32)
   topTieBreak: u32;  // in: the earliest queued event's tie-break
-  budget: u32;       // in: events the run may still take in place
+  budget: u32;       // in: events the run may still take in place (the stretch counts it down)
   inPlace: u32;      // out: ticks taken in place (counted as executed events)
   nextQueued: u32;   // out: 1 = the next tick must be queued at nowNs with nextTieBreak (sequence − 1)
   nextTieBreak: u32; // out

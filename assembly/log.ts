@@ -195,16 +195,21 @@ export function logFlush(queue: u32): i32 {
 }
 @inline function flush(q: QueueRecord): i32 {
   if (q.logPendingPhys == 0) return 0;
-  const e = changetype<DXGK_NATIVE_FENCE_LOG_ENTRY>(<usize>q.logPendingPhys);
-  e.FenceValue = q.logPendingValue;
-  e.hNativeFence = q.logPendingHandle;
-  e.OperationType = q.logPendingOperation;
-  e.Reserved0 = 0;
-  e.FenceObservedGpuTimestamp = q.logPendingObservedNs;
-  e.Reserved1 = 0;
-  e.FenceEndGpuTimestamp = q.logPendingEndNs;
+  entryWrite(q.logPendingPhys, q.logPendingHandle, q.logPendingValue, q.logPendingOperation, q.logPendingObservedNs, q.logPendingEndNs);
   q.logPendingPhys = 0;
   return 1;
+}
+
+/** An entry reaching memory at `at`: the one place its fields are written (the write buffer drains through it). */
+@inline function entryWrite(at: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): void {
+  const e = changetype<DXGK_NATIVE_FENCE_LOG_ENTRY>(<usize>at);
+  e.FenceValue = value;
+  e.hNativeFence = handle;
+  e.OperationType = operation;
+  e.Reserved0 = 0;
+  e.FenceObservedGpuTimestamp = observedNs;
+  e.Reserved1 = 0;
+  e.FenceEndGpuTimestamp = endNs;
 }
 
 /** Address of the slot the queue's log write buffer is aimed at (0 = empty). */
@@ -234,16 +239,26 @@ export function queueRecordAddress(queue: u32): u32 { return queueLive(queue) ? 
   return writeEntry(q, phys, handle, value, operation, observedNs, endNs);
 }
 @inline function writeEntry(q: QueueRecord, phys: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): i32 {
+  const word = atomic.load<u64>(<usize>phys);
+  writeEntryAt(q, slotAddress(phys, word), handle, value, operation, observedNs, endNs);
+  return <i32><u32>word;
+}
+/** Step 2 itself: the entry aimed at slot address `at` goes into the queue's one-entry log write buffer (an older one drains first). */
+@inline function writeEntryAt(q: QueueRecord, at: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): void {
   flush(q);
-  const slot = <u32>atomic.load<u64>(<usize>phys);
-  q.logPendingPhys = <u32>entryAddress(phys, slot);
+  bufferEntry(q, at, handle, value, operation, observedNs, endNs);
+}
+/** The queue's one-entry log write buffer holds the entry for slot address `at` (it reaches memory at the next flush). */
+@inline function bufferEntry(q: QueueRecord, at: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): void {
+  q.logPendingPhys = at;
   q.logPendingHandle = handle;
   q.logPendingOperation = operation;
   q.logPendingValue = value;
   q.logPendingObservedNs = observedNs;
   q.logPendingEndNs = endNs;
-  return <i32>slot;
 }
+/** The slot address the header word `word` of log `phys` names (its low half, FirstFreeEntryIndex). */
+@inline function slotAddress(phys: u32, word: u64): u32 { return <u32>entryAddress(phys, <u32>word); }
 
 /**
  * LOG-04 step 3: FirstFreeEntryIndex + 1; past the last entry it goes back
@@ -263,26 +278,33 @@ export function queueRecordAddress(queue: u32): u32 { return queueLive(queue) ? 
 @inline function advance(phys: u32): i32 {
   const count = <u32>header(phys).NumberOfEntries;
   let word = atomic.load<u64>(<usize>phys);
-  let index: u32 = 0;
+  let next: u64 = 0;
   while (true) {
-    index = <u32>word + 1;
-    let wraps = <u32>(word >> 32);
-    if (index >= count) { index = 0; wraps++; }
-    const next = (<u64>wraps << 32) | <u64>index;
+    next = nextWord(count, word);
     const seen = atomic.cmpxchg<u64>(<usize>phys, word, next);
     if (seen == word) break;
     word = seen;
   }
-  return <i32>index;
+  return <i32><u32>next;
+}
+/** Step 3's arithmetic: the header word after one more entry, `count` = NumberOfEntries (past the last entry: index 0, WraparoundCount + 1). */
+@inline function nextWord(count: u32, word: u64): u64 {
+  let index = <u32>word + 1;
+  let wraps = <u32>(word >> 32);
+  if (index >= count) { index = 0; wraps++; }
+  return (<u64>wraps << 32) | <u64>index;
 }
 
 // ─────────────────────────── a run of commands (engineRun, engineRunStretch) ───────────────────────────
 //
-// A run checks each log's header once (nothing else writes a header while the core runs) and keeps
-// the index and the one-entry write buffer in locals: each entry is written to memory once, when
-// the next entry pushes it out of the buffer (as flush() would), the last one stays in the queue's
-// write buffer, and the header's index word is stored once at the end. What memory holds after the
-// run is what the same commands' logWriteEntry / logAdvance leave (test/core-run.test.ts).
+// A run checks the signal log's header once (nothing else writes a header while the core runs) and
+// keeps the header word and the queue's one-entry log write buffer in locals: step 2 aims the entry
+// at logRunSlot (the slot rule writeEntry uses) after the entry the buffer held reaches memory
+// through logRunWrite (the entry format flush() writes), step 3 is logRunAdvance (the arithmetic
+// logAdvance's compare-and-swap stores). Before the run hands a command to execute(), and at its
+// end, the buffer goes back to the queue (logRunBuffer, what writeEntry leaves) and the word to the
+// header, so each entry is written once and the header once. What memory holds after the run is what
+// the same commands' logWriteEntry / logAdvance leave (test/core-engine-run.test.ts).
 
 /** The header word of a log a run may write through (OK header), or -1 (no log, or a corrupt one: entries dropped). */
 @inline export function logRunStart(phys: u32, type: u32): i64 {
@@ -291,28 +313,20 @@ export function queueRecordAddress(queue: u32): u32 { return queueLive(queue) ? 
 }
 /** NumberOfEntries of a log logRunStart accepted (read once per run). */
 @inline export function logRunCount(phys: u32): u32 { return <u32>header(phys).NumberOfEntries; }
-/** The header word after one more entry (logAdvance's arithmetic), `count` = logRunCount. */
-@inline export function logRunAdvance(count: u32, word: u64): u64 {
-  let index = <u32>word + 1;
-  let wraps = <u32>(word >> 32);
-  if (index >= count) { index = 0; wraps++; }
-  return (<u64>wraps << 32) | <u64>index;
-}
-/** The slot address the header word `word` of log `phys` names. */
-@inline export function logRunSlot(phys: u32, word: u64): u32 { return <u32>entryAddress(phys, <u32>word); }
-/** An entry straight to memory (what flush() writes). */
+/** Step 2's slot in a run: the slot address the header word `word` of log `phys` names (writeEntry's slotAddress). */
+@inline export function logRunSlot(phys: u32, word: u64): u32 { return slotAddress(phys, word); }
+/** An entry the run's write buffer held reaches memory (flush()'s entryWrite). */
 @inline export function logRunWrite(at: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): void {
-  const e = changetype<DXGK_NATIVE_FENCE_LOG_ENTRY>(<usize>at);
-  e.FenceValue = value;
-  e.hNativeFence = handle;
-  e.OperationType = operation;
-  e.Reserved0 = 0;
-  e.FenceObservedGpuTimestamp = observedNs;
-  e.Reserved1 = 0;
-  e.FenceEndGpuTimestamp = endNs;
+  entryWrite(at, handle, value, operation, observedNs, endNs);
 }
-/** The queue's write buffer drains (flush()). */
+/** The queue's own write buffer drains (flush()), before a run's first entry takes it over. */
 @inline export function logRunFlush(q: QueueRecord): void { flush(q); }
+/** The run's write buffer back in the queue (writeEntryAt's bufferEntry): its last entry stays there. */
+@inline export function logRunBuffer(q: QueueRecord, at: u32, handle: u32, value: u64, operation: u32, observedNs: u64, endNs: u64): void {
+  bufferEntry(q, at, handle, value, operation, observedNs, endNs);
+}
+/** Step 3 in a run: the header word after one more entry (logAdvance's nextWord), `count` = logRunCount. */
+@inline export function logRunAdvance(count: u32, word: u64): u64 { return nextWord(count, word); }
 
 /**
  * Steps 2 and 3 together, built from them (what queueRecheckAt does for an

@@ -207,6 +207,79 @@ describe('core engine and heap paths timed by npm run bench', () => {
     expect(interrupts).toBeGreaterThan(10);
   });
 
+  it('LOG-04 a command run (engineRun) leaves linear memory byte for byte as the same commands stepped one core export at a time, as the race explorer steps a signal: log wraparound, rewinds, interrupts, waits, work', async () => {
+    // The run keeps its state in locals (translation, fence record, the log's header word and write buffer, counters);
+    // the explorer's path (src/gpu/hardware.ts, granularity 'step') calls engineStepBegin, then logWriteEntry,
+    // logAdvance, engineDrain and cmpSignalCheck one by one. Both must leave every byte of memory the same.
+    const random = new Random(2029);
+    const a = await rig(3, 64), b = await rig(3, 64); // a: stepped; b: engineRun
+    const L = a.machine.layout;
+    const g = (r: Rig, name: string) => (r.core[name] as WebAssembly.Global).value as number;
+    const signals = g(a, 'NATIVE_FENCE_LOG_TYPE_SIGNALS'), executed = g(a, 'NATIVE_FENCE_LOG_OPERATION_SIGNAL_EXECUTED');
+    /** One command of `a` the explorer's way; its STEP_* result (a signal: STEP_INTERRUPT or STEP_DONE). */
+    const stepOne = (nowNs: bigint): number => {
+      const begun = a.core.engineStepBegin(a.queue, nowNs);
+      if (begun !== L.stepSignalWritten) return begun;
+      const report = stepReport(a);
+      if (a.core.logWriteEntry(a.queue, signals, report.handle, report.value, executed, 0n, nowNs) >= 0) a.core.logAdvance(a.queue, signals);
+      a.core.engineDrain(0);
+      return a.core.cmpSignalCheck(0, report.fence, report.value) === 1 ? L.stepInterrupt : L.stepDone;
+    };
+    const memory = (r: Rig) => Buffer.from(r.machine.memory.buffer);
+    const kinds = { signal: 0, rewind: 0, interrupt: 0, wait: 0, work: 0, wraps: 0 };
+    let value = [0n, 0n, 0n];
+    for (let round = 0; round < 40; round++) {
+      if (random.below(2) === 0) { // a CPU waiter on one fence (its MonitoredValue: a later signal past it interrupts), or none left
+        const fence = random.below(3), monitored = random.below(2) === 0 ? value[fence] + BigInt(random.below(30)) : UINT64_MAX;
+        for (const r of [a, b]) { r.core.cmpWriteMonitoredValue(r.fences[fence], monitored); r.core.cmpBarrier(); }
+      }
+      const ops: Op[] = [];
+      let fence = random.below(3);
+      for (let i = 0, n = 1 + random.below(60); i < n; i++) {
+        if (random.below(6) === 0) fence = random.below(3); // runs of one fence, and changes
+        const roll = random.below(24);
+        if (roll === 0) { ops.push({ op: 'work', fence: 0, value: BigInt(1 + random.below(5)) }); kinds.work++; continue; }
+        if (roll === 1) { ops.push({ op: 'wait', fence, value: value[fence] }); kinds.wait++; continue; } // passes: no signal lowers it before
+        const rewind = roll === 2 && value[fence] > 3n;
+        value[fence] = rewind ? value[fence] - 3n : value[fence] + 1n;
+        ops.push({ op: 'signal', fence, value: value[fence] });
+        kinds[rewind ? 'rewind' : 'signal']++;
+      }
+      // A wait only passes when every signal before it left the value at least as high: keep those, turn the rest into work.
+      const seen = [0n, 0n, 0n].map((_, f) => BigInt.asUintN(64, a.core.cpuReadCurrentValue(a.fences[f])));
+      for (const o of ops) {
+        if (o.op === 'signal') seen[o.fence] = o.value;
+        else if (o.op === 'wait' && o.value > seen[o.fence]) { o.op = 'work'; o.value = 1n; }
+      }
+      push(a, ops); push(b, ops);
+      const nowNs = BigInt(100 * round);
+      for (let guard = 0; a.core.queuePending(a.queue) > 0; guard++) {
+        if (guard > 500) throw new Error(`round ${round}: stuck, pending ${a.core.queuePending(a.queue)} state ${a.core.queueState(a.queue)}`);
+        const maxSteps = 1 + random.below(40);
+        let steps = 0, last = L.stepDone;
+        while (steps < maxSteps && a.core.queuePending(a.queue) > 0) {
+          last = stepOne(nowNs);
+          expect(last).toBeGreaterThanOrEqual(0);
+          steps++;
+          if (last !== L.stepDone) break; // engineRun stops there too (work, an interrupt, a blocked wait)
+        }
+        if (last === L.stepDone && steps < maxSteps && a.core.queuePending(a.queue) === 0) last = L.stepIdle; // the ring ran empty first
+        const result = b.core.engineRun(b.queue, nowNs, maxSteps);
+        expect(result).toBe(last);
+        expect(stepReport(b).steps).toBe(steps);
+        if (result === L.stepInterrupt) kinds.interrupt++;
+        // The StepReport's `steps` is engineRun's alone; every other byte of memory must match.
+        new DataView(a.machine.memory.buffer).setUint32(a.core.outBufferAddress() + L.out.step.steps, steps, true);
+        const [ma, mb] = [memory(a), memory(b)];
+        if (!ma.equals(mb)) expect(ma.findIndex((byte, i) => byte !== mb[i]), `round ${round}: the first byte that differs`).toBe(-1);
+        if (random.below(2) === 0) for (const r of [a, b]) r.core.engineTakeInterrupt(0);
+      }
+    }
+    kinds.wraps = Number(a.core.logHeaderWord(a.logs[1]) >> 32n);
+    // The mix the test promises: every kind of command, interrupts, and the signal log wrapped more than once.
+    for (const [kind, count] of Object.entries(kinds)) expect(count, kind).toBeGreaterThan(1);
+  });
+
   it('NF-05 engineRun over a ring of signals of a fence with no CPU waiter raises no interrupt and leaves the last value', async () => {
     const r = await rig(1, 1000);
     const L = r.machine.layout;

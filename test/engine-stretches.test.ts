@@ -5,7 +5,7 @@
 import { describe, it, expect } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createMachine, type Machine } from '../src/index.js';
-import { Scheduler } from '../src/base/scheduler.js';
+import { Scheduler, runsBefore, type ScheduledEvent } from '../src/base/scheduler.js';
 import { Random } from '../src/base/rng.js';
 
 interface Outcome {
@@ -329,5 +329,52 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
     expect(machine.adapter(0).hardware.counts.stretches).toBe(0);
     expect(seen).toHaveLength(50);
     expect(seen[49]).toBe('signal 50');
+  });
+});
+
+describe('the stretch\'s in-place rule is the scheduler\'s order (runsBefore)', () => {
+  it('a core stretch takes its next tick in place exactly when runsBefore puts it before the earliest queued event: earlier time, or the same time and a smaller tie-break; a tie of both goes to the queued event', async () => {
+    const machine = await createMachine({ seed: 3, trace: false, adapters: [{ engines: 1 }] });
+    const core = machine.adapter(0).core, L = machine.layout, S = L.out.stretch;
+    const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+    const cv = core.fenceCurrentValueAddress(fence), page = cv - (cv % L.pageBytes);
+    const va = BigInt.asUintN(64, core.gpuVaMap(0, page, L.gpuVaReadWrite)) + BigInt(cv - page);
+    const queue = core.queueCreate(0, 0);
+    const base = core.outBufferAddress() + S.offset;
+    const words = new Uint32Array(machine.memory.buffer), numbers = new Float64Array(machine.memory.buffer);
+    const commandNs = 100, nowNs = 1000, sequence = 50;
+    let value = 0n;
+    const seen: boolean[] = [];
+    for (const [timeDelta, keyDelta] of [[0, 0], [0, 1], [0, -1], [1, 0], [-1, 0], [1, -1], [-1, 1]]) {
+      const timing = new Random(7 + seen.length), ties = new Random(70 + seen.length);
+      // The tie-break the stretch will draw for its next tick: a copy of the same generator, one draw ahead.
+      const state = new Uint32Array(4), copy = new Random(0);
+      ties.saveState(state, 0); copy.loadState(state, 0);
+      const drawn = copy.nextU32();
+      expect(drawn + keyDelta).toBeGreaterThanOrEqual(0); // these seeds draw no key at an end of the u32 range
+      expect(drawn + keyDelta).toBeLessThan(2 ** 32);
+      const top = { timeNs: nowNs + commandNs + timeDelta, tieBreak: drawn + keyDelta, sequence: sequence - 1 } as ScheduledEvent;
+      expect(core.queuePush(queue, L.opSignal, fence, ++value, va, 0x11)).toBe(0);
+      expect(core.queuePush(queue, L.opSignal, fence, ++value, va, 0x11)).toBe(0);
+      numbers[(base + S.nowNs) >> 3] = nowNs;
+      numbers[(base + S.untilNs) >> 3] = Infinity;
+      numbers[(base + S.topTimeNs) >> 3] = top.timeNs;
+      numbers[(base + S.sequence) >> 3] = sequence;
+      numbers[(base + S.commandNs) >> 3] = commandNs;
+      numbers[(base + S.jitterSpan) >> 3] = 0; // the next tick is at now + commandNs exactly
+      timing.saveState(words, (base + S.timingState) >> 2);
+      ties.saveState(words, (base + S.tieState) >> 2);
+      words[(base + S.topTieBreak) >> 2] = top.tieBreak;
+      words[(base + S.budget) >> 2] = 100;
+      expect(core.engineRunStretch(queue, 1)).toBe(L.stepDone); // one command, then its next tick: in place or queued
+      const inPlace = words[(base + S.inPlace) >> 2] === 1;
+      expect(inPlace, `time ${timeDelta}, tie-break ${keyDelta}`).toBe(runsBefore(nowNs + commandNs, drawn, sequence, top));
+      expect(words[(base + S.stop) >> 2]).toBe(inPlace ? S.stopCount : S.stopQueued);
+      if (!inPlace) expect(words[(base + S.nextTieBreak) >> 2]).toBe(drawn);
+      seen.push(inPlace);
+      while (core.queuePending(queue) > 0) core.engineStep(queue, 0n);
+    }
+    // A tie of time and key, a larger key, a smaller one, a later time, an earlier one; then the time decides.
+    expect(seen).toEqual([false, true, false, true, false, true, false]);
   });
 });

@@ -20,6 +20,7 @@ export class Random {
     this.a = next(); this.b = next(); this.c = next(); this.d = next();
     for (let i = 0; i < 12; i++) this.nextU32();
   }
+  /** sfc32's step, its definition (the core's stretch draws the same steps over a state handed to it: assembly/gpu.ts sfcNext). */
   nextU32(): number {
     const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
     this.d = (this.d + 1) >>> 0;

@@ -105,13 +105,24 @@ export interface SchedulePolicy {
   choose(enabled: readonly ScheduledEvent[]): number;
 }
 
+/**
+ * The scheduler's order, its one definition: does the event at `timeNs` with `tieBreak` and `sequence` run before
+ * `other`? The earlier time first, then the smaller seeded tie-break key, then scheduling order. The heap, the
+ * default policy and atOrContinue's in-place test all ask it. The core's stretch (assembly/gpu.ts, stretchInPlace)
+ * asks the same question of the earliest queued event in its own language: its drawn tick's sequence is always the
+ * later one, so ties of time and key go to the queued event there (test/engine-stretches.test.ts compares the two).
+ */
+export function runsBefore(timeNs: number, tieBreak: number, sequence: number, other: ScheduledEvent): boolean {
+  return timeNs < other.timeNs || (timeNs === other.timeNs && (tieBreak < other.tieBreak || (tieBreak === other.tieBreak && sequence < other.sequence)));
+}
+
 /** The default choice as a policy: the smallest seeded tie-break key (scheduling order breaks equal keys). */
 export const seededTieBreak: SchedulePolicy = {
   choose(enabled) {
     let best = 0;
     for (let i = 1; i < enabled.length; i++) {
-      const e = enabled[i], b = enabled[best];
-      if (e.tieBreak < b.tieBreak || (e.tieBreak === b.tieBreak && e.sequence < b.sequence)) best = i;
+      const e = enabled[i];
+      if (runsBefore(e.timeNs, e.tieBreak, e.sequence, enabled[best])) best = i; // enabled() events share one time
     }
     return best;
   },
@@ -166,7 +177,7 @@ export class Scheduler {
     if (this.runUntilNs !== undefined && this.policy === undefined && this.gate === undefined && timeNs <= this.runUntilNs && this.runCount < this.maxEventsPerRun) {
       this.dropCancelledTop();
       const top = this.heap[0];
-      if (top === undefined || timeNs < top.timeNs || (timeNs === top.timeNs && (tieBreak < top.tieBreak || (tieBreak === top.tieBreak && sequence < top.sequence)))) {
+      if (top === undefined || runsBefore(timeNs, tieBreak, sequence, top)) {
         this.runCount++;
         this.nowNs = timeNs;
         this.executed++;
@@ -312,7 +323,7 @@ export class Scheduler {
   }
 
   private less(a: ScheduledEvent, b: ScheduledEvent): boolean {
-    return a.timeNs < b.timeNs || (a.timeNs === b.timeNs && (a.tieBreak < b.tieBreak || (a.tieBreak === b.tieBreak && a.sequence < b.sequence)));
+    return runsBefore(a.timeNs, a.tieBreak, a.sequence, b);
   }
   private push(event: ScheduledEvent): void {
     this.heap.push(event);
