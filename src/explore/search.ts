@@ -646,7 +646,9 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
       if (crashed) return crashed;
     }
   };
-  const depthOf = new Map<string, number>();
+  // The fewest steps each state was reached in: state keys in a visited table (data: the depth), dead ends by name.
+  const depthOf = new VisitedTable();
+  const crashDepth = new Map<string, number>();
   let bound = options.maxDepth ?? Infinity; // only paths of at most this many steps are of interest
   let found: ShortestResult['found'];
   let expansions = 0;
@@ -664,11 +666,18 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
   const arrive = (crashed: Violation | undefined): void => {
     crashed ??= takeEager();
     const path = [...runner.path];
-    const key = crashed ? `crash:${path.join('.')}:${runner.bounds.join('.')}` : runner.keys.key();
-    const before = depthOf.get(key);
-    if (before !== undefined && before <= path.length) return;
-    depthOf.set(key, path.length);
-    if (depthOf.size > maxStates) { complete = false; return; }
+    if (crashed) {
+      const name = `${path.join('.')}:${runner.bounds.join('.')}`;
+      const before = crashDepth.get(name);
+      if (before !== undefined && before <= path.length) return;
+      crashDepth.set(name, path.length);
+    } else {
+      const key = runner.keys.key();
+      const slot = depthOf.find(key);
+      if (slot >= 0 && depthOf.data(slot) <= path.length) return;
+      if (slot >= 0) depthOf.setData(slot, path.length); else depthOf.add(key, path.length);
+    }
+    if (depthOf.size + crashDepth.size > maxStates) { complete = false; return; }
     const violations = judge(crashed);
     if (violations.length) {
       if (!found || path.length < found.path.length) {
@@ -697,5 +706,5 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
     for (const bounds of otherBounds(option.bounds, runner.lastDraws)) top.options.push({ index: option.index, bounds });
     arrive(crashed);
   }
-  return { found, states: depthOf.size, expansions, runs: runner.builds, complete };
+  return { found, states: depthOf.size + crashDepth.size, expansions, runs: runner.builds, complete };
 }
