@@ -83,6 +83,7 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
     const prototype = Object.getPrototypeOf(value) as object | null;
     let kind = kindCache.get(prototype);
     if (kind === undefined) { kind = kindOf(value); kindCache.set(prototype, kind); }
+    if (kind === Kind.Array && !Array.isArray(value)) kind = kindOf(value);
     switch (kind) {
       case Kind.Skipped: continue;
       case Kind.Array: {

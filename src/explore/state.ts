@@ -68,10 +68,10 @@
 //     key cannot tell apart, so every digest is checked against the names
 //     already given it and a clash stops the search (nameDigest). The digest
 //     depends on the name only, so every process (shards, workers) agrees;
-//   - per prototype, the walk remembers the last few field-name lists it met
-//     and their digests (Shape) and reuses them when an object's Object.keys
-//     are the same strings in the same order (a pointer compare each), and
-//     remembers how it treats that prototype (kindOf: skipped, array, Map, Set,
+//   - the walk remembers the field-name lists it met and their digests
+//     (Shape, by first name) and reuses them when an object's Object.keys are
+//     the same strings in the same order (a pointer compare each), and
+//     remembers how it treats each prototype (kindOf: skipped, array, Map, Set,
 //     typed array, object), decided by the same tests as before.
 // None of these drops anything from the key: test/explore-state-key.test.ts
 // plants a difference of each kind (a memory word set or moved, a write-buffer
@@ -146,8 +146,8 @@ export class StateKeys {
   /** The walk's kind of each prototype met (kindOf), and each field name's digest (nameDigest). */
   private readonly kinds = new Map<object | null, Tag>();
   private readonly names = new Map<string, NameDigest>();
-  /** Per prototype, the field-name lists of the objects walked last (at most 8) and their digests. */
-  private readonly shapes = new Map<object | null, Shape[]>();
+  /** By first field name, the field-name lists of the objects walked last (at most 8 each) and their digests. */
+  private readonly shapes = new Map<string, Shape[]>();
   /** The logs are left out (logsAbstracted). */
   readonly logsAbstracted: boolean;
 
@@ -301,6 +301,8 @@ export class StateKeys {
       const prototype = Object.getPrototypeOf(object) as object | null;
       let kind = kinds.get(prototype);
       if (kind === undefined) { kind = kindOf(object); kinds.set(prototype, kind); }
+      // (An object made with an array's prototype that is no array is walked as the object it is.)
+      if (kind === Tag.Array && !Array.isArray(object)) kind = kindOf(object);
       switch (kind) {
         case Tag.Skipped: word(Tag.Skipped); return;
         case Tag.Array: {
@@ -333,11 +335,12 @@ export class StateKeys {
       }
       word(Tag.Object);
       const keys = Object.keys(object);
+      if (keys.length === 0) return;
       const values = Object.values(object);
-      // The digests of its field names: the last ones of its prototype when its keys are the same strings
-      // (instances of a class have the same fields, in the same order), else looked up by name.
-      let known = shapes.get(prototype);
-      if (known === undefined) { known = []; shapes.set(prototype, known); }
+      // The digests of its field names: those of a list met before when its keys are the same strings in the
+      // same order (instances of a class, objects made by one literal), else looked up by name.
+      let known = shapes.get(keys[0]);
+      if (known === undefined) { known = []; shapes.set(keys[0], known); }
       let shape: Shape | undefined;
       for (let s = 0; s < known.length; s++) {
         const candidate = known[s];
@@ -351,7 +354,7 @@ export class StateKeys {
           digests.push(name);
         }
         shape = { keys, digests };
-        // The shapes met most recently first, a few per prototype (plain objects have many).
+        // The lists met most recently first, a few per first field name.
         known.unshift(shape);
         if (known.length > 8) known.pop();
       }
