@@ -162,7 +162,9 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
       default: {
         const record = object as Record<string, unknown>;
         const keys = Object.keys(record);
-        if (keys.length * 2 !== saved.length || keys.some((k, j) => saved[j * 2] !== k)) {
+        let same = keys.length * 2 === saved.length;
+        for (let j = 0; same && j < keys.length; j++) same = saved[j * 2] === keys[j];
+        if (!same) {
           // A field was added (or removed) since: the object's own keys become exactly the kept ones, in their order.
           for (const key of keys) delete record[key];
           for (let j = 0; j < saved.length; j += 2) record[saved[j] as string] = saved[j + 1];
