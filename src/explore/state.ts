@@ -104,13 +104,33 @@ export function logsAbstracted(machine: Machine): boolean {
 const WORD_SEED_1 = 0xdeadbeef;
 const WORD_SEED_2 = 0x41c6ce57;
 
-/** Two 32-bit lanes fed word by word (a cyrb53-style mix), finished to 16 hex digits. */
+/**
+ * Lane 1 takes a word as MurmurHash3's 32-bit body does, lane 2 as xxHash32's round: each scrambles the
+ * word by multiplications and rotations before it meets the lane, and carries of an addition mix the
+ * lane, so differences in two words do not cancel. (The multiply-only mix used before, h = (h ^ x) × C,
+ * keeps a difference in a word's top bit in the lane's top bit alone, so two states that differ in the
+ * top bit of two words had one key: test/explore-state-key.test.ts.)
+ */
+function mix1(h: number, x: number): number {
+  let k = Math.imul(x, 0xcc9e2d51);
+  k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+function mix2(h: number, x: number): number {
+  h = (h + Math.imul(x, 0x85ebca77)) | 0;
+  h = (h << 13) | (h >>> 19);
+  return Math.imul(h, 0x9e3779b1);
+}
+
+/** Two 32-bit lanes fed word by word (mix1, mix2), finished to 16 hex digits. */
 class Lanes {
   h1 = WORD_SEED_1;
   h2 = WORD_SEED_2;
   word(x: number): void {
-    this.h1 = Math.imul(this.h1 ^ x, 2654435761);
-    this.h2 = Math.imul(this.h2 ^ x, 1597334677);
+    this.h1 = mix1(this.h1, x);
+    this.h2 = mix2(this.h2, x);
   }
   string(s: string): void {
     this.word(s.length | 0x4000_0000);
@@ -126,11 +146,17 @@ class Lanes {
     if (n >> 64n !== 0n && n >> 64n !== -1n) this.string(n.toString(16));
   }
   finish(): string {
-    let h1 = this.h1, h2 = this.h2;
-    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    // MurmurHash3's finalizer on each lane, then each lane into the other.
+    const h1 = fmix(this.h1 ^ fmix(this.h2)), h2 = fmix(this.h2 ^ Math.imul(h1, 0x9e3779b1));
     return (h2 >>> 0).toString(16).padStart(8, '0') + (h1 >>> 0).toString(16).padStart(8, '0');
   }
+}
+
+/** MurmurHash3's 32-bit finalizer (every input bit reaches every output bit). */
+function fmix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
 // Tags that keep the walk's shape in the hash (a value is never mistaken for another kind).
@@ -239,10 +265,8 @@ export class StateKeys {
         if (i + 4 <= end && (words[i] | words[i + 1] | words[i + 2] | words[i + 3]) === 0) { i += 4; continue; }
         const x = words[i];
         if (x !== 0) {
-          h1 = Math.imul(h1 ^ i, 2654435761);
-          h2 = Math.imul(h2 ^ i, 1597334677);
-          h1 = Math.imul(h1 ^ x, 2654435761);
-          h2 = Math.imul(h2 ^ x, 1597334677);
+          h1 = mix1(mix1(h1, i), x);
+          h2 = mix2(mix2(h2, i), x);
         }
         i++;
       }
@@ -271,7 +295,7 @@ export class StateKeys {
     const shapes = this.shapes;
     let h1 = lanes.h1, h2 = lanes.h2;
     // The mix of Lanes.word, inlined: this loop is the key's hot path (a few thousand fields per state).
-    const word = (x: number): void => { h1 = Math.imul(h1 ^ x, 2654435761); h2 = Math.imul(h2 ^ x, 1597334677); };
+    const word = (x: number): void => { h1 = mix1(h1, x); h2 = mix2(h2, x); };
     const string = (s: string): void => { word(s.length | 0x4000_0000); for (let i = 0; i < s.length; i++) word(s.charCodeAt(i)); };
     const number = (n: number): void => {
       if ((n | 0) === n) { word(n); return; }  // -0 as 0, as Lanes.number
