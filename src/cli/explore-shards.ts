@@ -172,7 +172,8 @@ export function mergeShardReports(reports: { path: string; report: ShardReport }
     const keys = new Set<string>(), quiet = new Set<string>(), crashes = new Set<string>();
     const violations = new Map<InvariantId, FoundViolation>();
     const stoppedBy = new Set<Bound>();
-    const sum = { transitions: 0, runs: 0, events: 0, restores: 0 };
+    // visitedBytes: the shards' visited sets together (each keeps its own).
+    const sum = { transitions: 0, runs: 0, events: 0, restores: 0, visitedBytes: 0 };
     let maxDepth = 0, complete = true, ms = 0;
     const shardStates: number[] = [];
     for (const { path, report } of ordered) {
@@ -186,7 +187,7 @@ export function mergeShardReports(reports: { path: string; report: ShardReport }
         const known = violations.get(v.invariant);
         if (!known || v.path.length < known.path.length) violations.set(v.invariant, { invariant: v.invariant, message: v.message, path: v.path, ...(v.bounds ? { bounds: v.bounds } : {}) });
       }
-      sum.transitions += s.stats.transitions; sum.runs += s.stats.runs; sum.events += s.stats.events; sum.restores += s.stats.restores;
+      sum.transitions += s.stats.transitions; sum.runs += s.stats.runs; sum.events += s.stats.events; sum.restores += s.stats.restores; sum.visitedBytes += s.stats.visitedBytes ?? 0;
       maxDepth = Math.max(maxDepth, s.stats.maxDepth);
       complete &&= s.stats.complete;
       for (const b of s.stats.stoppedBy) stoppedBy.add(b);

@@ -78,6 +78,7 @@ import { takeSnapshot, restoreSnapshot, SnapshotUnsupported, type Snapshot } fro
 import { checkAlways, checkQuiet, type InvariantId, type Violation } from './invariants.js';
 import { footprint, independent, isEager, type Footprint } from './footprint.js';
 import { BitstateVisited } from './bitstate.js';
+import { VisitedTable } from './visited.js';
 
 export type Reduction = 'full' | 'states' | 'none';
 export const REDUCTIONS: readonly Reduction[] = ['full', 'states', 'none'];
@@ -127,7 +128,14 @@ export class Runner {
 
   /** Keeps the current state to come back to (a snapshot only in 'snapshot' mode). */
   save(): Saved {
-    return { path: [...this.path], bounds: [...this.bounds], snapshot: this.restore === 'snapshot' ? takeSnapshot(this.world.machine, undefined, [this.world.explorer]) : undefined };
+    return { path: [...this.path], bounds: [...this.bounds], snapshot: this.restore === 'snapshot' ? takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer]) : undefined };
+  }
+
+  /** Snapshots no frame needs any more, whose memory copies the next save() reuses (a copy is the machine's memory size). */
+  private readonly spare: Snapshot[] = [];
+  /** `saved` will not be gone back to again: its memory copy may be reused. */
+  release(saved: Saved | undefined): void {
+    if (saved?.snapshot && this.spare.length < 64) this.spare.push(saved.snapshot);
   }
 
   /** Goes back to a saved state. */
@@ -206,6 +214,13 @@ export interface SearchStats {
   /** How the search went back to states, and how often it restored a snapshot. */
   restore: Restore;
   restores: number;
+  /**
+   * Bytes the visited set takes at the end: the exact set's typed arrays (src/explore/visited.ts: its
+   * slots, its sleep-set pool and the pool's intern table; a shard's top table too), or the bitstate bit
+   * array. Not counted: the transition names' dictionary (it grows with the machine's distinct events, not
+   * its states) and, for 'states', the interleaving counts. visitedBytes / states is the bytes per state.
+   */
+  visitedBytes: number;
   /** Bitstate searches: the bit array's size and hashes, its bytes, the share of bits set, and the expected number of states omitted (src/explore/bitstate.ts). */
   bitstate?: { sizeBits: number; hashes: number; bytes: number; fill: number; expectedOmissions: number };
 }
@@ -301,7 +316,6 @@ interface Frame {
   saved?: Saved;
 }
 
-interface Visited { sleep?: Set<string>; paths?: bigint; done: boolean }
 
 /** Depth-first search of every state reachable from the model's start (see the header for the reductions). */
 export function exhaustive(model: AnyModel, options: SearchOptions = {}): SearchResult { return new Exhaustive(model, options).run(); }
@@ -316,9 +330,13 @@ class Exhaustive {
   readonly progressEvery: number;
   readonly runner: Runner;
   readonly logs: boolean;
-  readonly visited = new Map<string, Visited>();
-  /** 'none': distinct keys, for the count. */
-  readonly seen = new Set<string>();
+  /**
+   * The visited set (src/explore/visited.ts): each state's key with, for 'full', the pool offset of its
+   * sleep set, for 'states', an index into `paths` (undefined there until the state is done). 'none' keeps
+   * only the keys (data 0), for the count.
+   */
+  readonly visited = new VisitedTable();
+  readonly paths: (bigint | undefined)[] = [];
   readonly violations = new Map<InvariantId, FoundViolation>();
   readonly stats: SearchStats;
   readonly frames: Frame[] = [];
@@ -327,7 +345,7 @@ class Exhaustive {
   readonly useSleep: boolean;
   /** Shards: the top's visited set, apart from the subtrees' (see the header), and what the shard saw. */
   readonly shard?: ShardOptions;
-  readonly topVisited = new Map<string, Visited>();
+  readonly topVisited = new VisitedTable();
   readonly shardStats?: ShardStats;
   readonly bitstate?: BitstateVisited;
 
@@ -338,7 +356,7 @@ class Exhaustive {
     this.progressEvery = options.progressEvery ?? 10_000;
     this.runner = new Runner(model, { restore: options.restore });
     this.logs = this.runner.keys.logsAbstracted;
-    this.stats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: this.runner.restore, restores: 0 };
+    this.stats = { states: 0, transitions: 0, quietStates: 0, runs: 0, events: 0, maxDepth: 0, complete: true, stoppedBy: [], restore: this.runner.restore, restores: 0, visitedBytes: 0 };
     if (this.reduction !== 'full') this.stats.interleavings = 0n;
     this.useSleep = this.reduction === 'full' && options.sleepSets !== false;
     if (options.bitstate) {
@@ -445,13 +463,13 @@ class Exhaustive {
       return 1n;
     }
     const key = this.runner.keys.key();
-    if (this.shard?.claim && visited === this.visited && !visited.has(key)) {
+    if (this.shard?.claim && visited === this.visited && visited.find(key) < 0) {
       if (!this.shard.claim(key)) return 0n;
       if (root) this.shardStats!.owned++;
     }
     if (this.reduction === 'none') {
-      if (!this.seen.has(key)) {
-        this.seen.add(key);
+      if (this.visited.find(key) < 0) {
+        this.visited.add(key, 0);
         this.stats.states++;
         const quiet = this.runner.enabled().length === 0;
         this.record(checkAlways(this.runner.world), path);
@@ -467,16 +485,18 @@ class Exhaustive {
       // Without sleep sets a revisit adds nothing (see the 'full' branch below: nothing slept, nothing awake).
       if (this.bitstate.testAndSet(key)) return 0n;
     }
-    const old = this.bitstate ? undefined : visited.get(key);
-    if (old) {
+    const old = this.bitstate ? -1 : visited.find(key);
+    if (old >= 0) {
       if (this.reduction === 'states') {
-        if (!old.done) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
-        return old.paths!;
+        const paths = this.paths[visited.data(old)];
+        if (paths === undefined) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
+        return paths;
       }
       // Sleep sets: explore what the first visit slept but this one does not; keep the intersection.
-      const awake = [...old.sleep!].filter((t) => !sleep.has(t));
-      old.sleep = new Set([...old.sleep!].filter((t) => sleep.has(t)));
+      const slept = visited.sleepNames(visited.data(old));
+      const awake = slept.filter((t) => !sleep.has(t));
       if (!awake.length) return 0n;
+      visited.setData(old, visited.sleepSet(slept.filter((t) => sleep.has(t))));
       if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
       const here = this.optionsHere(true);
       const todo: number[] = [];
@@ -500,7 +520,10 @@ class Exhaustive {
     const quiet = here.length === 0;
     this.record(checkAlways(this.runner.world), path);
     if (quiet) { this.stats.quietStates++; this.shardStats?.quietKeys.add(key); this.record(checkQuiet(this.runner.world), path); this.options.onQuiet?.(key, path, this.runner.pathBounds()); }
-    if (!this.bitstate) visited.set(key, { sleep: this.reduction === 'full' ? new Set(sleep) : undefined, done: quiet, paths: quiet ? 1n : undefined });
+    if (!this.bitstate) {
+      if (this.reduction === 'full') visited.add(key, visited.sleepSet(sleep));
+      else { visited.add(key, this.paths.length); this.paths.push(quiet ? 1n : undefined); }
+    }
     if (quiet) return 1n;
     if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
     const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
@@ -511,9 +534,7 @@ class Exhaustive {
 
   finishFrame(frame: Frame): void {
     if (this.reduction === 'states') {
-      const entry = this.visited.get(frame.stateKey)!;
-      entry.done = true;
-      entry.paths = frame.paths;
+      this.paths[this.visited.data(this.visited.find(frame.stateKey))] = frame.paths;
     }
     const parent = this.frames[this.frames.length - 1];
     if (parent) parent.paths += frame.paths;
@@ -532,6 +553,7 @@ class Exhaustive {
         if (top.next < top.todo.length && !this.timeUp) this.stopped.add('states');
         this.frames.pop();
         this.runnerAt = -1;
+        this.runner.release(top.saved);
         this.finishFrame(top);
         continue;
       }
@@ -564,6 +586,7 @@ class Exhaustive {
       const b = this.bitstate;
       this.stats.bitstate = { sizeBits: b.sizeBits, hashes: b.hashes, bytes: b.bytes, fill: b.setBits / b.sizeBits, expectedOmissions: b.expectedOmissions };
     }
+    this.stats.visitedBytes = this.bitstate ? this.bitstate.bytes : this.visited.bytes + (this.shard ? this.topVisited.bytes : 0);
     this.stats.runs = this.runner.builds;
     this.stats.events = this.runner.events;
     this.stats.restores = this.runner.restores;
@@ -623,7 +646,9 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
       if (crashed) return crashed;
     }
   };
-  const depthOf = new Map<string, number>();
+  // The fewest steps each state was reached in: state keys in a visited table (data: the depth), dead ends by name.
+  const depthOf = new VisitedTable();
+  const crashDepth = new Map<string, number>();
   let bound = options.maxDepth ?? Infinity; // only paths of at most this many steps are of interest
   let found: ShortestResult['found'];
   let expansions = 0;
@@ -641,11 +666,18 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
   const arrive = (crashed: Violation | undefined): void => {
     crashed ??= takeEager();
     const path = [...runner.path];
-    const key = crashed ? `crash:${path.join('.')}:${runner.bounds.join('.')}` : runner.keys.key();
-    const before = depthOf.get(key);
-    if (before !== undefined && before <= path.length) return;
-    depthOf.set(key, path.length);
-    if (depthOf.size > maxStates) { complete = false; return; }
+    if (crashed) {
+      const name = `${path.join('.')}:${runner.bounds.join('.')}`;
+      const before = crashDepth.get(name);
+      if (before !== undefined && before <= path.length) return;
+      crashDepth.set(name, path.length);
+    } else {
+      const key = runner.keys.key();
+      const slot = depthOf.find(key);
+      if (slot >= 0 && depthOf.data(slot) <= path.length) return;
+      if (slot >= 0) depthOf.setData(slot, path.length); else depthOf.add(key, path.length);
+    }
+    if (depthOf.size + crashDepth.size > maxStates) { complete = false; return; }
     const violations = judge(crashed);
     if (violations.length) {
       if (!found || path.length < found.path.length) {
@@ -674,5 +706,5 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
     for (const bounds of otherBounds(option.bounds, runner.lastDraws)) top.options.push({ index: option.index, bounds });
     arrive(crashed);
   }
-  return { found, states: depthOf.size, expansions, runs: runner.builds, complete };
+  return { found, states: depthOf.size + crashDepth.size, expansions, runs: runner.builds, complete };
 }

@@ -31,7 +31,23 @@ export class SnapshotUnsupported extends Error {
   constructor(message: string) { super(message); this.name = 'SnapshotUnsupported'; }
 }
 
-const enum Kind { Object, Array, Map, Set, Bytes }
+const enum Kind { Object, Array, Map, Set, Bytes, Skipped, Generator, Unlistable }
+
+/** How a snapshot treats an object, decided once per prototype (every instance of a class is the same kind). */
+function kindOf(value: object): Kind {
+  if (value instanceof Trace || value instanceof WebAssembly.Memory || value instanceof WebAssembly.Module ||
+      value instanceof WebAssembly.Instance || value instanceof WebAssembly.Global || value instanceof ArrayBuffer ||
+      (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer)) return Kind.Skipped;
+  if (Object.prototype.toString.call(value) === '[object Generator]') return Kind.Generator;
+  if (Array.isArray(value)) return Kind.Array;
+  if (value instanceof Map) return Kind.Map;
+  if (value instanceof Set) return Kind.Set;
+  if (ArrayBuffer.isView(value)) return Kind.Bytes;
+  if (value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise) return Kind.Unlistable;
+  return Kind.Object;
+}
+/** kindOf by prototype (a pure function's memo: nothing of a machine's). */
+const kindCache = new Map<object | null, Kind>();
 
 export interface Snapshot {
   readonly memory: Uint8Array;
@@ -55,6 +71,8 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
   const data: unknown[][] = [];
   const seen = new Set<object>();
   const memoryBuffer = machine.memory.buffer;
+  // The core's exports (frozen: functions and constant globals) hold nothing to keep.
+  for (const adapter of machine.adapters) seen.add(adapter.hardware.core);
   const stack: unknown[] = [...extra].reverse();
   stack.push(machine);
   while (stack.length) {
@@ -62,39 +80,43 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
     if (value === null || typeof value !== 'object') continue;
     if (seen.has(value)) continue;
     seen.add(value);
-    if (value instanceof Trace || value instanceof WebAssembly.Memory || value instanceof WebAssembly.Module ||
-        value instanceof WebAssembly.Instance || value instanceof WebAssembly.Global || value instanceof ArrayBuffer ||
-        (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer)) continue;
-    if (Object.prototype.toString.call(value) === '[object Generator]') {
-      throw new SnapshotUnsupported('the machine holds a generator (a CPU thread written as function*): its position cannot be kept; explore it by replaying from the start');
-    }
-    if (Array.isArray(value)) {
-      objects.push(value); kinds.push(Kind.Array); data.push(value.slice());
-      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
-      continue;
-    }
-    if (value instanceof Map) {
-      const entries: unknown[] = [];
-      for (const [k, v] of value) entries.push(k, v);
-      objects.push(value); kinds.push(Kind.Map); data.push(entries);
-      for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]);
-      continue;
-    }
-    if (value instanceof Set) {
-      const items = [...value];
-      objects.push(value); kinds.push(Kind.Set); data.push(items);
-      for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]);
-      continue;
-    }
-    if (ArrayBuffer.isView(value)) {
-      if (value.buffer === memoryBuffer) continue;
-      const copy = new Uint8Array(value.byteLength);
-      copy.set(new Uint8Array(value.buffer, value.byteOffset, value.byteLength));
-      objects.push(value); kinds.push(Kind.Bytes); data.push([copy]);
-      continue;
-    }
-    if (value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise) {
-      throw new SnapshotUnsupported(`the machine holds a ${value.constructor.name}, whose contents a snapshot cannot list`);
+    const prototype = Object.getPrototypeOf(value) as object | null;
+    let kind = kindCache.get(prototype);
+    if (kind === undefined) { kind = kindOf(value); kindCache.set(prototype, kind); }
+    if (kind === Kind.Array && !Array.isArray(value)) kind = kindOf(value);
+    switch (kind) {
+      case Kind.Skipped: continue;
+      case Kind.Array: {
+        const array = value as unknown[];
+        objects.push(array); kinds.push(Kind.Array); data.push(array.slice());
+        for (let i = array.length - 1; i >= 0; i--) stack.push(array[i]);
+        continue;
+      }
+      case Kind.Map: {
+        const entries: unknown[] = [];
+        for (const [k, v] of value as Map<unknown, unknown>) entries.push(k, v);
+        objects.push(value); kinds.push(Kind.Map); data.push(entries);
+        for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]);
+        continue;
+      }
+      case Kind.Set: {
+        const items = [...(value as Set<unknown>)];
+        objects.push(value); kinds.push(Kind.Set); data.push(items);
+        for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]);
+        continue;
+      }
+      case Kind.Bytes: {
+        const view = value as ArrayBufferView;
+        if (view.buffer === memoryBuffer) continue;
+        const copy = new Uint8Array(view.byteLength);
+        copy.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+        objects.push(view); kinds.push(Kind.Bytes); data.push([copy]);
+        continue;
+      }
+      case Kind.Generator:
+        throw new SnapshotUnsupported('the machine holds a generator (a CPU thread written as function*): its position cannot be kept; explore it by replaying from the start');
+      case Kind.Unlistable:
+        throw new SnapshotUnsupported(`the machine holds a ${(value as object).constructor.name}, whose contents a snapshot cannot list`);
     }
     const record = value as Record<string, unknown>;
     const keys = Object.keys(record);
@@ -140,7 +162,9 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
       default: {
         const record = object as Record<string, unknown>;
         const keys = Object.keys(record);
-        if (keys.length * 2 !== saved.length || keys.some((k, j) => saved[j * 2] !== k)) {
+        let same = keys.length * 2 === saved.length;
+        for (let j = 0; same && j < keys.length; j++) same = saved[j * 2] === keys[j];
+        if (!same) {
           // A field was added (or removed) since: the object's own keys become exactly the kept ones, in their order.
           for (const key of keys) delete record[key];
           for (let j = 0; j < saved.length; j += 2) record[saved[j] as string] = saved[j + 1];

@@ -1,0 +1,203 @@
+// The explorer's state key (src/explore/state.ts) sees each kind of difference two protocol states can have:
+// a word of linear memory wherever it is (the key hashes memory sparsely: each non-zero word with its index),
+// a write-buffer entry a GPU step leaves, a field only the driver writes (the CMP's read in step c), a pending
+// event, a field name, and a log index where the logs wake waiters (left out, as documented, where they feed
+// the timeline only). Each case plants the difference in a real state and checks the key moves, and comes back
+// when the difference is undone. The visited table (src/explore/visited.ts) keeps keys and sleep sets exactly.
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { Runner } from '../src/explore/search.js';
+import type { ExploreModel } from '../src/explore/model.js';
+import { ScenarioModel } from '../src/explore/scenario-world.js';
+import { parseScenario } from '../src/scenario-files/load.js';
+import { scenarioAdapters } from '../src/scenario-files/run.js';
+import { readLogLayout } from '../src/core/bindings.js';
+import { VisitedTable, keyLanes } from '../src/explore/visited.js';
+import { exhaustive } from '../src/explore/search.js';
+
+const model: ExploreModel = { machine: { fences: 1, waiters: 2, signals: 2, engines: 1, adapters: 1, cpuSignals: 0 }, variant: 'barrier', seed: 1, osGranularity: 'step' };
+
+/** The index of the first enabled event matching, or -1. */
+function find(runner: Runner, match: (kind: string, owner: string) => boolean): number {
+  return runner.enabled().findIndex((e) => match(e.kind, e.owner));
+}
+
+describe('the state key', () => {
+  it('NF-10 sees one word of linear memory anywhere it covers: set, moved to another word, changed, cleared', () => {
+    const runner = new Runner(model);
+    for (let i = 0; i < 3; i++) runner.take(0);
+    const words = new Uint32Array(runner.world.machine.memory.buffer);
+    const keys = runner.keys;
+    const ranges = keys.coveredRanges();
+    // Zero words at a range's start, in its middle and at its very end (the sparse hash skips zeros four at a time).
+    const zeros: number[] = [];
+    for (const [start, end] of ranges) {
+      for (const address of [start, start + 4 * Math.floor((end - start) / 8), end - 4, end - 8, end - 12]) {
+        if (address >= start && address < end && words[address >>> 2] === 0 && !zeros.includes(address)) zeros.push(address);
+      }
+    }
+    expect(zeros.length).toBeGreaterThan(6);
+    const before = keys.key();
+    const seen = new Set([before]);
+    for (const address of zeros) {
+      expect(keys.covers(address)).toBe(true);
+      words[address >>> 2] = 1;
+      const key = keys.key();
+      expect(seen.has(key), `a 1 at ${address} gives a key seen before`).toBe(false);
+      seen.add(key);
+      words[address >>> 2] = 0x8000_0000;
+      expect(keys.key()).not.toBe(key);
+      words[address >>> 2] = 0;
+      expect(keys.key()).toBe(before);
+    }
+    // Differences that a multiply-only hash cancels: the top bit of two words, each pair of non-zero words.
+    const nonZero: number[] = [];
+    for (const [start, end] of ranges) for (let a = start; a < end && nonZero.length < 12; a += 4) if (words[a >>> 2] !== 0) nonZero.push(a >>> 2);
+    expect(nonZero.length).toBeGreaterThan(3);
+    for (let x = 0; x < nonZero.length; x++) {
+      for (let y = x + 1; y < nonZero.length; y++) {
+        words[nonZero[x]] ^= 0x8000_0000; words[nonZero[y]] ^= 0x8000_0000;
+        expect(keys.key(), `words ${nonZero[x]} and ${nonZero[y]} with their top bits flipped`).not.toBe(before);
+        words[nonZero[x]] ^= 0x8000_0000; words[nonZero[y]] ^= 0x8000_0000;
+      }
+    }
+    expect(keys.key()).toBe(before);
+    // What the key leaves out (documented: the out buffer, statistics) does not move it.
+    const L = runner.world.machine.layout;
+    const stat = runner.world.machine.adapters[0].privateBase + L.offsets.gpuSignals;
+    expect(keys.covers(stat)).toBe(false);
+    words[stat >>> 2]++;
+    expect(keys.key()).toBe(before);
+    words[stat >>> 2]--;
+  });
+
+  it('NF-01 sees every word a GPU signal\'s first step writes (the engine\'s write buffer, the queue\'s position) but its statistics', () => {
+    const runner = new Runner(model);
+    const words = new Uint32Array(runner.world.machine.memory.buffer);
+    const copy = words.slice();
+    const gpu = find(runner, (kind) => kind === 'engine-tick');
+    expect(gpu).toBeGreaterThanOrEqual(0);
+    runner.take(gpu);
+    const after = runner.keys.key();
+    const changed: number[] = [];
+    for (let i = 0; i < words.length; i++) if (words[i] !== copy[i] && runner.keys.covers(i * 4)) changed.push(i);
+    expect(changed.length).toBeGreaterThan(0);
+    for (const i of changed) {
+      const now = words[i];
+      words[i] = copy[i];
+      expect(runner.keys.key(), `word ${i} put back`).not.toBe(after);
+      words[i] = now;
+    }
+    expect(runner.keys.key()).toBe(after);
+  });
+
+  it('NF-09 sees a field only the driver writes: what the CMP\'s step c read, in its DDI in progress', () => {
+    const runner = new Runner(model);
+    // w0 waits: the OS adds the waiter, then its MonitoredValue write starts the driver's DDI in steps.
+    runner.take(find(runner, (kind, owner) => kind === 'thread-resume' && owner.startsWith('process')));
+    runner.take(find(runner, (kind) => kind === 'os-step'));
+    const operation = (runner.world.machine.os as unknown as { waits: { operation?: { ddi?: { steps?: { currentValue: bigint; position: number } } } } }).waits.operation;
+    const steps = operation?.ddi?.steps;
+    expect(steps, 'a DDI in progress').toBeDefined();
+    const before = runner.keys.key();
+    steps!.currentValue += 1n;
+    expect(runner.keys.key()).not.toBe(before);
+    steps!.currentValue -= 1n;
+    expect(runner.keys.key()).toBe(before);
+    steps!.position++;
+    expect(runner.keys.key()).not.toBe(before);
+    steps!.position--;
+    // A field added with a value is seen; a field holding undefined counts as none (documented).
+    (steps as unknown as Record<string, unknown>).planted = 0;
+    expect(runner.keys.key()).not.toBe(before);
+    (steps as unknown as Record<string, unknown>).planted = undefined;
+    expect(runner.keys.key()).toBe(before);
+  });
+
+  it('sees a pending event\'s arguments and two objects of one class with different fields', () => {
+    const runner = new Runner(model);
+    const before = runner.keys.key();
+    // A pending event due later (its time is in the key; its arguments too, frozen here).
+    const event = runner.world.machine.scheduler.pendingEvents()[0] as { timeNs: number };
+    event.timeNs += 1;
+    expect(runner.keys.key()).not.toBe(before);
+    event.timeNs -= 1;
+    expect(runner.keys.key()).toBe(before);
+    // The walk caches each class's field names: an instance whose field is renamed in place (same values, same
+    // order) is still told apart, and so is one whose fields come in another order.
+    const thread = runner.world.threads[0].thread as unknown as Record<string, unknown>;
+    const keys = Object.keys(thread);
+    const values = keys.map((k) => thread[k]);
+    const field = keys.find((k) => typeof thread[k] === 'number')!;
+    const rebuild = (names: string[], order: number[]) => {
+      for (const k of Object.keys(thread)) delete thread[k];
+      for (const i of order) thread[names[i]] = values[i];
+    };
+    const inOrder = keys.map((_, i) => i);
+    rebuild(keys.map((k) => (k === field ? `${k}Renamed` : k)), inOrder);
+    expect(runner.keys.key()).not.toBe(before);
+    rebuild(keys, [...inOrder].reverse());
+    expect(runner.keys.key()).not.toBe(before);
+    rebuild(keys, inOrder);
+    expect(runner.keys.key()).toBe(before);
+  });
+
+  it('LOG-04 sees a log index where the logs wake waiters, and leaves it out where they feed the timeline only', async () => {
+    const file = 'examples/explore/log-race.yaml';
+    const scenario = parseScenario(readFileSync(file, 'utf8'), file);
+    const runner = new Runner(new ScenarioModel({ scenario, source: file, adapters: await scenarioAdapters(scenario, file), time: 'timed', variant: 'barrier' }));
+    expect(runner.keys.logsAbstracted).toBe(false);
+    const core = runner.world.machine.adapters[0].core as unknown as Parameters<typeof readLogLayout>[0] & { queueLogBuffer(q: number, t: number): number };
+    const layout = readLogLayout(core);
+    const queue = runner.world.queues[0];
+    const index = core.queueLogBuffer(queue.coreQueue, layout.typeSignals) + layout.indexOffset;
+    const words = new Uint32Array(runner.world.machine.memory.buffer);
+    const before = runner.keys.key();
+    expect(runner.keys.covers(index)).toBe(true);
+    words[index >>> 2]++;
+    expect(runner.keys.key()).not.toBe(before);
+    words[index >>> 2]--;
+    // The generated machine has no optimized interrupts: its logs are left out of the key.
+    const plain = new Runner(model);
+    expect(plain.keys.logsAbstracted).toBe(true);
+    const plainCore = plain.world.machine.adapters[0].core as unknown as typeof core;
+    const plainIndex = plainCore.queueLogBuffer(plain.world.queues[0].coreQueue, layout.typeSignals) + layout.indexOffset;
+    expect(plain.keys.covers(plainIndex)).toBe(false);
+  });
+});
+
+describe('the visited table', () => {
+  it('keeps every key apart, through growth, with each state\'s sleep set interned', () => {
+    const table = new VisitedTable();
+    const keys: string[] = [];
+    for (let i = 1; i <= 5000; i++) keys.push((Math.imul(i, 2654435761) >>> 0).toString(16).padStart(8, '0') + (i % 7 === 0 ? '00000000' : (Math.imul(i, 40503) >>> 0).toString(16).padStart(8, '0')));
+    keys.push('0000000000000000', 'ffffffffffffffff');
+    for (const [i, key] of keys.entries()) {
+      expect(table.find(key)).toBe(-1);
+      table.add(key, table.sleepSet(i % 3 === 0 ? [] : [`t${i % 5}`, `t${i % 2}`]));
+    }
+    expect(table.size).toBe(keys.length);
+    for (const [i, key] of keys.entries()) {
+      const slot = table.find(key);
+      expect(slot).toBeGreaterThanOrEqual(0);
+      expect(table.sleepNames(table.data(slot)).sort()).toEqual(i % 3 === 0 ? [] : [...new Set([`t${i % 5}`, `t${i % 2}`])].sort());
+    }
+    // Equal lists share one pool entry; a set keeps the order it was given in (the search explores awake
+    // transitions in that order), each name once.
+    expect(table.sleepSet(['t1', 't0'])).toBe(table.sleepSet(['t1', 't0', 't1']));
+    expect(table.sleepNames(table.sleepSet(['t1', 't0']))).toEqual(['t1', 't0']);
+    expect(table.sleepNames(table.sleepSet(['t0', 't1']))).toEqual(['t0', 't1']);
+    expect(table.find('0123456789abcdef')).toBe(-1);
+    expect(keyLanes('80000000ffffffff')).toEqual([-0x8000_0000, -1]);
+    // Adding a key twice is a bug of the search: refused.
+    expect(() => table.add(keys[0], 0)).toThrow(/added twice/);
+    expect(table.bytes / table.size).toBeLessThan(64);
+  });
+
+  it('reports its bytes: under 64 per state on the default machine', () => {
+    const r = exhaustive(model);
+    expect(r.stats.states).toBe(696);
+    expect(r.stats.visitedBytes).toBeGreaterThan(0);
+    expect(r.stats.visitedBytes / r.stats.states).toBeLessThan(64);
+  });
+});
