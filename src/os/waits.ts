@@ -12,14 +12,18 @@
 //   satisfy(fence, CurrentValue) ─▶ fenceSatisfy: records { waiter, entry, completed }
 //        ─▶ a completed waiter is retired (waiterRetire on each adapter it has blocks on,
 //           its home last) and its completion runs
-//   refresh: NF-09's loop. For each changed fence, MonitoredValue goes to the new smallest
+//   the NF-09 loop (MonitoredLoop): for each changed fence, MonitoredValue goes to the new smallest
 //        waited value − 1 (fenceMonitoredTarget; batched per adapter into one
 //        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
 //        unblocks, until nothing changes. Each turn retires at least one wait block, so it ends.
+//        It is written once, as steps: loopPhase says which step is next (monitored-write, ddi,
+//        resample), loopStep does it. An OS operation in steps schedules each as an event of its own;
+//        refresh (operations run whole) does them one after another, to the end.
 //
-// Why this file is long: the NF-09 loop exists here twice, whole (refresh) and in steps (an
-// OsOperation), and both work on the same private records (the completions, finish, satisfy);
-// splitting them would open those records to another module.
+// Why this file is long (over 600 lines): it holds the waiters' host-side store (the completions,
+// the short waiters of one-fence waits without objects, the deliveries), the wait call's checks, the
+// NF-09 loop and the OS operations' step driver, and all of them work on the same private records
+// (completions, finish, satisfy); splitting them would open those records to another module.
 //
 // Operations in steps (Dxgkrnl.runOperationsInSteps: a machine built with
 // schedule.osGranularity 'step'). The OS holds its lock across an operation (a wait's waiter add, an interrupt
