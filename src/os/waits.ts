@@ -997,7 +997,7 @@ export class Waits {
       const adapter = keyAdapter(list[start], adapters);
       let end = start + 1;
       while (end < list.length && keyAdapter(list[end], adapters) === adapter) end++;
-      turn.push({ adapter, fences: list.slice(start, end) });
+      turn.push({ adapter, fences: start === 0 && end === list.length ? list : list.slice(start, end) }); // one adapter (the common case): the list itself
       start = end;
     }
     return turn;
