@@ -163,13 +163,16 @@ export interface OperationBatch<F extends FenceKey = GlobalFence> {
 export interface MonitoredLoop<F extends FenceKey = FenceKey> {
   /** Fences whose MonitoredValue may have to move: the loop's next turn. */
   readonly changed: Set<FenceKey>;
-  /** This turn's adapters not yet updated, in index order, each with its fences. */
-  turn: { adapter: OsAdapter; fences: F[] }[];
+  /** This turn's fences not yet in a batch: by adapter (index order), each adapter's by core id (turnOf). */
+  turn: F[];
   turns: number;
   batch?: OperationBatch<F>;
   /** The driver's DxgkDdiUpdateMonitoredValues in progress. */
   ddi?: PendingDdi;
 }
+
+/** An empty turn (never changed: a turn is replaced, never emptied in place). */
+const NO_TURN = Object.freeze([]) as unknown as FenceKey[];
 
 /** A step of the NF-09 loop (loopStep). */
 type LoopPhase = 'monitored-write' | 'ddi' | 'resample';
@@ -903,7 +906,8 @@ export class Waits {
    */
   refresh(changed: Set<FenceKey>, label?: string): void {
     if (this.stepwise) { this.run(this.operationFor(label ?? 'MonitoredValue update')!, changed); return; }
-    const loop: MonitoredLoop = { changed, turn: [], turns: 0, batch: undefined, ddi: undefined };
+    if (changed.size === 0) return; // nothing to do: no record made
+    const loop: MonitoredLoop = { changed, turn: NO_TURN, turns: 0, batch: undefined, ddi: undefined };
     for (let phase = this.loopPhase(loop, undefined); phase !== undefined; phase = this.loopPhase(loop, undefined)) {
       this.loopStep(loop, phase, undefined);
     }
@@ -923,7 +927,7 @@ export class Waits {
         if (batch.resampled < batch.fences.length) return 'resample';
         loop.batch = undefined;
       }
-      while (loop.turn.length && !loop.batch) loop.batch = this.batchOf(loop.turn.shift()!);
+      while (loop.turn.length && !loop.batch) loop.batch = this.nextBatch(loop);
       if (loop.batch) continue;
       if (!loop.changed.size) return undefined;
       if (++loop.turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
@@ -972,7 +976,7 @@ export class Waits {
    * fence has its object by now is that object; in steps (`makeObjects`), a row's key is made into its objects
    * (operations in steps take the general paths, which make them).
    */
-  private turnOf(changed: Set<FenceKey>, makeObjects: boolean): { adapter: OsAdapter; fences: FenceKey[] }[] {
+  private turnOf(changed: Set<FenceKey>, makeObjects: boolean): FenceKey[] {
     const adapters = this.handles.adapters;
     // Adapters in index order and each adapter's fences in core id order (no Map, no closure).
     const list: FenceKey[] = new Array(changed.size);
@@ -984,7 +988,7 @@ export class Waits {
       else if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
       list[listed++] = fence;
     }
-    list.length = listed;
+    if (listed !== list.length) list.length = listed;
     if (list.length > 1) {
       list.sort(byAdapterThenCoreId);
       // A row's key and its object (made since the key went in) are the same fence: once.
@@ -992,25 +996,26 @@ export class Waits {
       for (let k = 1; k < list.length; k++) if (list[k] !== list[kept - 1]) list[kept++] = list[k];
       list.length = kept;
     }
-    const turn: { adapter: OsAdapter; fences: FenceKey[] }[] = [];
-    for (let start = 0; start < list.length;) {
-      const adapter = keyAdapter(list[start], adapters);
-      let end = start + 1;
-      while (end < list.length && keyAdapter(list[end], adapters) === adapter) end++;
-      turn.push({ adapter, fences: start === 0 && end === list.length ? list : list.slice(start, end) }); // one adapter (the common case): the list itself
-      start = end;
-    }
-    return turn;
+    return list;
   }
 
-  /** The batch of a turn's adapter: its fences whose MonitoredValue is not what it must be now (NF-02), with that value; undefined for none. */
-  private batchOf(entry: { adapter: OsAdapter; fences: FenceKey[] }): OperationBatch<FenceKey> | undefined {
-    const adapter = entry.adapter;
+  /**
+   * The batch of the turn's next adapter, its fences taken off the turn: those whose MonitoredValue is not what it
+   * must be now (NF-02), with that value; undefined for none (or an adapter no longer running).
+   */
+  private nextBatch(loop: MonitoredLoop): OperationBatch<FenceKey> | undefined {
+    const turn = loop.turn, adapters = this.handles.adapters;
+    const adapter = keyAdapter(turn[0], adapters);
+    let end = 1;
+    while (end < turn.length && keyAdapter(turn[end], adapters) === adapter) end++;
+    // The adapter's fences leave the turn (all of it, the common case: no copy).
+    const taken = end === turn.length ? turn : turn.slice(0, end);
+    loop.turn = end === turn.length ? NO_TURN : turn.slice(end);
     if (adapter.state !== 'running') return undefined;
     const rows = rowsOf(adapter);
     let fences: FenceKey[] | undefined;
     let values: bigint[] | undefined;
-    for (const fence of entry.fences) {
+    for (const fence of taken) {
       let target: bigint, monitoredValue: bigint;
       if (typeof fence === 'number') {
         const coreFence = rowKeyCoreFence(fence);
