@@ -20,7 +20,7 @@
 //        resample), loopStep does it. An OS operation in steps schedules each as an event of its own;
 //        refresh (operations run whole) does them one after another, to the end.
 //
-// Why this file is long (over 600 lines): it holds the waiters' host-side store (the completions,
+// Why this file is long: it holds the waiters' host-side store (the completions,
 // the short waiters of one-fence waits without objects, the deliveries), the wait call's checks, the
 // NF-09 loop and the OS operations' step driver, and all of them work on the same private records
 // (completions, finish, satisfy); splitting them would open those records to another module.
