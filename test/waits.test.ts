@@ -201,6 +201,38 @@ describe('signals and interrupts', () => {
     expect(monitoredValue(w, app, f.hSyncObject)).toBe(UINT64_MAX);
   });
 
+  it('NF-09 the loop run whole (refresh) and in steps (an OS operation) takes the same four turns: three re-reads that wake, the same MonitoredValue writes', async () => {
+    // One CPU signal starts a loop of four turns: each UpdateMonitoredValues lands the next value (as a GPU would)
+    // and only the OS's re-read catches it. Whole and in steps are one loop (src/os/waits.ts): same wakes, same DDIs.
+    const run = async (osGranularity: 'operation' | 'step') => {
+      const w = await world({ schedule: { granularity: 'step', osGranularity } });
+      const { app, hDevice, machine } = w;
+      const f = app.createNativeFence({ hDevice });
+      const g = globalOf(w, app, f.hSyncObject);
+      const woken: string[] = [];
+      for (const value of [1n, 2n, 3n, 4n]) void app.waitAsync({ objects: [f.hSyncObject], values: [value] }, `w${value}`).then((r) => woken.push(`w${value}:${r.status}`));
+      machine.run();
+      const driver = machine.adapters[0].driver;
+      const original = driver.updateMonitoredValues.bind(driver);
+      driver.updateMonitoredValues = (args) => {
+        const result = original(args);
+        const next = args.UpdatedValueArray[0] + 1n; // MonitoredValue m: the next waiter waits for m + 1; land it
+        if (next <= 4n) g.adapter.core.cpuWriteCurrentValue(g.coreFence, next);
+        return result;
+      };
+      const before = ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues').length;
+      app.signal({ objects: [f.hSyncObject], values: [1n] });
+      machine.run();
+      await new Promise((r) => setImmediate(r));
+      const writes = ddiCalls(machine, 'DxgkDdiUpdateMonitoredValues').slice(before).map((e) => e.args.UpdatedValueArray);
+      const resamples = machine.trace.find({ kind: 'os', name: 'resample satisfied waiters' }).length;
+      return { woken, writes, resamples, monitored: monitoredValue(w, app, f.hSyncObject), current: app.readFenceValue(f.hSyncObject) };
+    };
+    const whole = await run('operation');
+    expect(whole).toEqual({ woken: ['w1:SUCCESS', 'w2:SUCCESS', 'w3:SUCCESS', 'w4:SUCCESS'], writes: [['1'], ['2'], ['3'], [String(UINT64_MAX)]], resamples: 3, monitored: UINT64_MAX, current: 4n });
+    expect(await run('step')).toEqual(whole);
+  });
+
   it('NF-09 os.rereadCurrentValue false: an OS without the re-read leaves the value written during UpdateMonitoredValues to the driver (a lost wakeup when the driver does not look); true is the default; a non-boolean is refused', async () => {
     // A value that reaches CurrentValue inside the DDI, after the driver's own read: only the OS's re-read sees it.
     const run = async (os: { rereadCurrentValue?: boolean }) => {

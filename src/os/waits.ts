@@ -12,14 +12,18 @@
 //   satisfy(fence, CurrentValue) ─▶ fenceSatisfy: records { waiter, entry, completed }
 //        ─▶ a completed waiter is retired (waiterRetire on each adapter it has blocks on,
 //           its home last) and its completion runs
-//   refresh: NF-09's loop. For each changed fence, MonitoredValue goes to the new smallest
+//   the NF-09 loop (MonitoredLoop): for each changed fence, MonitoredValue goes to the new smallest
 //        waited value − 1 (fenceMonitoredTarget; batched per adapter into one
 //        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
 //        unblocks, until nothing changes. Each turn retires at least one wait block, so it ends.
+//        It is written once, as steps: loopPhase says which step is next (monitored-write, ddi,
+//        resample), loopStep does it. An OS operation in steps schedules each as an event of its own;
+//        refresh (operations run whole) does them one after another, to the end.
 //
-// Why this file is long: the NF-09 loop exists here twice, whole (refresh) and in steps (an
-// OsOperation), and both work on the same private records (the completions, finish, satisfy);
-// splitting them would open those records to another module.
+// Why this file is long: it holds the waiters' host-side store (the completions,
+// the short waiters of one-fence waits without objects, the deliveries), the wait call's checks, the
+// NF-09 loop and the OS operations' step driver, and all of them work on the same private records
+// (completions, finish, satisfy); splitting them would open those records to another module.
 //
 // Operations in steps (Dxgkrnl.runOperationsInSteps: a machine built with
 // schedule.osGranularity 'step'). The OS holds its lock across an operation (a wait's waiter add, an interrupt
@@ -137,10 +141,13 @@ export interface OperationHooks {
   logFallback(work: OperationLogFallback, operation: OsOperation): void;
 }
 
-/** An UpdateMonitoredValues batch of one adapter within an operation. */
-export interface OperationBatch {
+/**
+ * An UpdateMonitoredValues batch of one adapter within the NF-09 loop. In an OS operation its fences are objects
+ * (`F` = GlobalFence); in a whole call they may be rows' keys (src/os/fence-rows.ts).
+ */
+export interface OperationBatch<F extends FenceKey = GlobalFence> {
   readonly adapter: OsAdapter;
-  readonly fences: GlobalFence[];
+  readonly fences: F[];
   readonly values: bigint[];
   /** The DDI was called. */
   called: boolean;
@@ -149,22 +156,36 @@ export interface OperationBatch {
 }
 
 /**
+ * The NF-09 loop part-way through (the header's first drawing): an OS operation's fields when it runs in steps, a
+ * whole call's own record when it runs to the end (refresh). One loop, two drivers: loopPhase says which step is
+ * next, loopStep does it; an operation schedules each step as an event, refresh does them one after another.
+ */
+export interface MonitoredLoop<F extends FenceKey = FenceKey> {
+  /** Fences whose MonitoredValue may have to move: the loop's next turn. */
+  readonly changed: Set<FenceKey>;
+  /** This turn's fences not yet in a batch: by adapter (index order), each adapter's by core id (turnOf). */
+  turn: F[];
+  turns: number;
+  batch?: OperationBatch<F>;
+  /** The driver's DxgkDdiUpdateMonitoredValues in progress. */
+  ddi?: PendingDdi;
+}
+
+/** An empty turn (never changed: a turn is replaced, never emptied in place). */
+const NO_TURN = Object.freeze([]) as unknown as FenceKey[];
+
+/** A step of the NF-09 loop (loopStep). */
+type LoopPhase = 'monitored-write' | 'ddi' | 'resample';
+
+/**
  * An OS operation part-way through its steps (operationSteps): it holds the OS's lock. All of
  * it is fields (a schedule explorer snapshots it and hashes it into its state).
  */
-export interface OsOperation {
+export interface OsOperation extends MonitoredLoop<GlobalFence> {
   /** What started it, for people. */
   readonly label: string;
   /** The step its next event runs. */
   phase: OperationPhase;
-  /** Fences whose MonitoredValue may have to move: the NF-09 loop's next turn. */
-  readonly changed: Set<FenceKey>;
-  /** This turn's adapters not yet updated, in index order, each with its fences. */
-  turn: { adapter: OsAdapter; fences: GlobalFence[] }[];
-  turns: number;
-  batch?: OperationBatch;
-  /** The driver's DxgkDdiUpdateMonitoredValues in progress. */
-  ddi?: PendingDdi;
   /**
    * Satisfied waiters to retire, one per step, in the order they were satisfied. A waiter of several fences
    * left the heaps when it was satisfied (`detached`): its blocks on the other fences must not be satisfied
@@ -878,71 +899,136 @@ export class Waits {
   }
 
   /**
-   * NF-09's loop: for each changed fence, move MonitoredValue to the new
-   * smallest waited value − 1 (batched per adapter into one
-   * UpdateMonitoredValues), then read CurrentValue again and satisfy what it
-   * unblocks, until nothing changes.
+   * NF-09's loop run to the end: for each changed fence, move MonitoredValue to the new smallest waited value − 1
+   * (batched per adapter into one UpdateMonitoredValues), then read CurrentValue again and satisfy what it unblocks,
+   * until nothing changes. The same steps an OS operation takes one event at a time (loopPhase, loopStep), done one
+   * after another; stepwise, the operation itself.
    */
   refresh(changed: Set<FenceKey>, label?: string): void {
     if (this.stepwise) { this.run(this.operationFor(label ?? 'MonitoredValue update')!, changed); return; }
-    const adapters = this.handles.adapters;
-    let turns = 0;
-    while (changed.size) {
-      if (++turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
-      // This turn's fences, adapters in index order and each adapter's fences in core id order (no Map, no closure).
-      // A row's key stays a key (its fence stays a row); a key whose fence has its object by now is that object.
-      const list: FenceKey[] = new Array(changed.size);
-      let listed = 0;
-      for (const key of changed) {
-        const fence = liveFenceKey(key, adapters);
-        if (fence === undefined) continue;
-        if (typeof fence === 'number') { if (adapters[rowKeyAdapterIndex(fence)].state !== 'running') continue; }
-        else if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
-        list[listed++] = fence;
+    if (changed.size === 0) return; // nothing to do: no record made
+    const loop: MonitoredLoop = { changed, turn: NO_TURN, turns: 0, batch: undefined, ddi: undefined };
+    for (let phase = this.loopPhase(loop, undefined); phase !== undefined; phase = this.loopPhase(loop, undefined)) {
+      this.loopStep(loop, phase, undefined);
+    }
+  }
+
+  /**
+   * The NF-09 loop's next step, or undefined when it is over (nothing changed is left): past a finished batch, to the
+   * turn's next adapter whose fences need a new MonitoredValue, to the next turn. `operation` is the loop's own OS
+   * operation when it runs in steps (its turns are made of objects), undefined when it runs whole.
+   */
+  private loopPhase(loop: MonitoredLoop, operation: OsOperation | undefined): LoopPhase | undefined {
+    for (;;) {
+      if (loop.ddi) return 'ddi';
+      const batch = loop.batch;
+      if (batch) {
+        if (!batch.called) return 'monitored-write';
+        if (batch.resampled < batch.fences.length) return 'resample';
+        loop.batch = undefined;
       }
-      list.length = listed;
-      changed.clear();
-      if (list.length > 1) {
-        list.sort(byAdapterThenCoreId);
-        // A row's key and its object (made since the key went in) are the same fence: once.
-        let kept = 1;
-        for (let k = 1; k < list.length; k++) if (list[k] !== list[kept - 1]) list[kept++] = list[k];
-        list.length = kept;
-      }
-      for (let start = 0; start < list.length;) {
-        const adapter = keyAdapter(list[start], adapters);
-        const rows = rowsOf(adapter);
-        let end = start + 1;
-        while (end < list.length && keyAdapter(list[end], adapters) === adapter) end++;
-        let batch: FenceKey[] | undefined;
-        let values: bigint[] | undefined;
-        for (let k = start; k < end; k++) {
-          const fence = list[k];
-          let target: bigint, monitoredValue: bigint;
-          if (typeof fence === 'number') {
-            const coreFence = rowKeyCoreFence(fence);
-            target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
-            monitoredValue = rows!.monitoredValueOf(coreFence);
-          } else {
-            if (fence.monitoredValueHeld) continue; // XA-03: held at 0
-            target = this.monitoredTarget(fence);
-            monitoredValue = fence.monitoredValue;
-          }
-          if (target !== monitoredValue) { (batch ??= []).push(fence); (values ??= []).push(target); }
+      while (loop.turn.length && !loop.batch) loop.batch = this.nextBatch(loop);
+      if (loop.batch) continue;
+      if (!loop.changed.size) return undefined;
+      if (++loop.turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
+      loop.turn = this.turnOf(loop.changed, operation !== undefined);
+      loop.changed.clear();
+    }
+  }
+
+  /** Does the NF-09 loop's step `phase` (loopPhase's answer); `operation` as loopPhase's. */
+  private loopStep(loop: MonitoredLoop, phase: LoopPhase, operation: OsOperation | undefined): void {
+    const batch = loop.batch!;
+    switch (phase) {
+      case 'monitored-write':
+        batch.called = true;
+        if (batch.adapter.state !== 'running') { loop.batch = undefined; break; }
+        loop.ddi = this.callUpdateMonitoredValues(batch.adapter, batch.fences, batch.values);
+        if (!loop.ddi) this.ddiReturned(loop);
+        break;
+      case 'ddi':
+        if (this.port.continueDdi(loop.ddi!)) this.ddiReturned(loop);
+        break;
+      case 'resample': {
+        const fence = batch.fences[batch.resampled++];
+        if ((typeof fence !== 'number' && fence.destroyed) || batch.adapter.state !== 'running') break;
+        // The driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
+        const current = this.currentValueOf(fence);
+        if (this.satisfy(fence, current, loop.changed, operation) > 0 && this.trace.enabled) {
+          this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: this.labelOf(fence), currentValue: current });
         }
-        start = end;
-        if (!batch) continue;
-        this.updateMonitoredValues(adapter, batch, values!);
-        if (adapter.state !== 'running' || !this.resampleAfterUpdate) continue;
-        // Resample: the driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
-        for (const fence of batch) {
-          const current = this.currentValueOf(fence);
-          if (this.satisfy(fence, current, changed) > 0 && this.trace.enabled) {
-            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: this.labelOf(fence), currentValue: current });
-          }
-        }
+        break;
       }
     }
+  }
+
+  /** The DDI returned: the OS's record of each MonitoredValue, then its re-reads (unless the adapter stopped). */
+  private ddiReturned(loop: MonitoredLoop): void {
+    loop.ddi = undefined;
+    const batch = loop.batch!;
+    this.recordMonitoredValues(batch.adapter, batch.fences, batch.values);
+    if (batch.adapter.state !== 'running' || !this.resampleAfterUpdate) loop.batch = undefined;
+  }
+
+  /**
+   * One turn of the NF-09 loop: the changed native fences of running adapters, by adapter (index order), each
+   * adapter's by core id, each fence once. Run whole, a row's key stays a key (its fence stays a row) and a key whose
+   * fence has its object by now is that object; in steps (`makeObjects`), a row's key is made into its objects
+   * (operations in steps take the general paths, which make them).
+   */
+  private turnOf(changed: Set<FenceKey>, makeObjects: boolean): FenceKey[] {
+    const adapters = this.handles.adapters;
+    // Adapters in index order and each adapter's fences in core id order (no Map, no closure).
+    const list: FenceKey[] = new Array(changed.size);
+    let listed = 0;
+    for (const key of changed) {
+      const fence = makeObjects ? fenceKeyObject(key, adapters) : liveFenceKey(key, adapters);
+      if (fence === undefined) continue;
+      if (typeof fence === 'number') { if (adapters[rowKeyAdapterIndex(fence)].state !== 'running') continue; }
+      else if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
+      list[listed++] = fence;
+    }
+    if (listed !== list.length) list.length = listed;
+    if (list.length > 1) {
+      list.sort(byAdapterThenCoreId);
+      // A row's key and its object (made since the key went in) are the same fence: once.
+      let kept = 1;
+      for (let k = 1; k < list.length; k++) if (list[k] !== list[kept - 1]) list[kept++] = list[k];
+      list.length = kept;
+    }
+    return list;
+  }
+
+  /**
+   * The batch of the turn's next adapter, its fences taken off the turn: those whose MonitoredValue is not what it
+   * must be now (NF-02), with that value; undefined for none (or an adapter no longer running).
+   */
+  private nextBatch(loop: MonitoredLoop): OperationBatch<FenceKey> | undefined {
+    const turn = loop.turn, adapters = this.handles.adapters;
+    const adapter = keyAdapter(turn[0], adapters);
+    let end = 1;
+    while (end < turn.length && keyAdapter(turn[end], adapters) === adapter) end++;
+    // The adapter's fences leave the turn (all of it, the common case: no copy).
+    const taken = end === turn.length ? turn : turn.slice(0, end);
+    loop.turn = end === turn.length ? NO_TURN : turn.slice(end);
+    if (adapter.state !== 'running') return undefined;
+    const rows = rowsOf(adapter);
+    let fences: FenceKey[] | undefined;
+    let values: bigint[] | undefined;
+    for (const fence of taken) {
+      let target: bigint, monitoredValue: bigint;
+      if (typeof fence === 'number') {
+        const coreFence = rowKeyCoreFence(fence);
+        target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
+        monitoredValue = rows!.monitoredValueOf(coreFence);
+      } else {
+        if (fence.destroyed || fence.monitoredValueHeld) continue; // XA-03: held at 0
+        target = this.monitoredTarget(fence);
+        monitoredValue = fence.monitoredValue;
+      }
+      if (target !== monitoredValue) { (fences ??= []).push(fence); (values ??= []).push(target); }
+    }
+    return fences ? { adapter, fences, values: values!, called: false, resampled: 0 } : undefined;
   }
 
   /** CurrentValue of a fence or a row (GlobalFence.currentValue: a row is a native fence, read as it is). */
@@ -1021,28 +1107,7 @@ export class Waits {
           else this.finish(completion, result, op.changed);
           break;
         }
-        case 'monitored-write': {
-          const batch = op.batch!;
-          batch.called = true;
-          if (batch.adapter.state !== 'running') { op.batch = undefined; break; }
-          op.ddi = this.callUpdateMonitoredValues(batch.adapter, batch.fences, batch.values);
-          if (!op.ddi) this.ddiReturned(op);
-          break;
-        }
-        case 'ddi':
-          if (this.port.continueDdi(op.ddi!)) this.ddiReturned(op);
-          break;
-        case 'resample': {
-          const batch = op.batch!;
-          const fence = batch.fences[batch.resampled++];
-          if (fence.destroyed || batch.adapter.state !== 'running') break;
-          // The driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
-          const current = fence.currentValue();
-          if (this.satisfy(fence, current, op.changed, op) > 0) {
-            this.trace.record('os', 'dxgkrnl', 'resample satisfied waiters', { fence: fence.label, currentValue: current });
-          }
-          break;
-        }
+        case 'monitored-write': case 'ddi': case 'resample': this.loopStep(op, op.phase, op); break;
         case 'log-read': this.hooks.readLogs(op.logReads.shift()!, op); break;
         case 'log-fallback': this.hooks.logFallback(op.logFallbacks.shift()!, op); break;
         case 'notify': this.hooks.notify(op.notifications.shift()!, op); break;
@@ -1053,44 +1118,13 @@ export class Waits {
     this.proceed(op);
   }
 
-  /** The DDI returned: the OS's record of each MonitoredValue, then its re-reads. */
-  private ddiReturned(op: OsOperation): void {
-    op.ddi = undefined;
-    const batch = op.batch!;
-    batch.fences.forEach((f, i) => { f.monitoredValue = batch.values[i]; });
-    if (batch.adapter.state !== 'running' || !this.resampleAfterUpdate) op.batch = undefined;
-  }
-
   /** Schedules the operation's next step, or ends it (the lock is free) when nothing is left. */
   private proceed(op: OsOperation): void {
     for (;;) {
       if (op.retiring.length) { this.scheduleStep(op, 'retire'); return; }
-      if (op.ddi) { this.scheduleStep(op, 'ddi'); return; }
-      const batch = op.batch;
-      if (batch) {
-        if (!batch.called) { this.scheduleStep(op, 'monitored-write'); return; }
-        if (batch.resampled < batch.fences.length) { this.scheduleStep(op, 'resample'); return; }
-        op.batch = undefined;
-      }
-      // The turn's next adapter whose fences need a new MonitoredValue.
-      while (op.turn.length && !op.batch) {
-        const { adapter, fences } = op.turn.shift()!;
-        if (adapter.state !== 'running') continue;
-        const next: OperationBatch = { adapter, fences: [], values: [], called: false, resampled: 0 };
-        for (const fence of fences) {
-          if (fence.destroyed || fence.monitoredValueHeld) continue; // XA-03: held at 0
-          const target = this.monitoredTarget(fence);
-          if (target !== fence.monitoredValue) { next.fences.push(fence); next.values.push(target); }
-        }
-        if (next.fences.length) op.batch = next;
-      }
-      if (op.batch) continue;
-      if (op.changed.size) {
-        if (++op.turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
-        op.turn = this.turnOf(op.changed);
-        op.changed.clear();
-        continue;
-      }
+      // The NF-09 loop's next step (the same steps refresh takes whole).
+      const phase = this.loopPhase(op, op);
+      if (phase !== undefined) { this.scheduleStep(op, phase); return; }
       // The operation's other work, each a step, each followed by the loop again.
       if (op.logReads.length) { this.scheduleStep(op, 'log-read'); return; }
       if (op.logFallbacks.length) { this.scheduleStep(op, 'log-fallback'); return; }
@@ -1110,23 +1144,6 @@ export class Waits {
   private scheduleStep(op: OsOperation, phase: OperationPhase): void {
     op.phase = phase;
     op.event = this.scheduler.at(this.scheduler.nowNs, 'dxgkrnl', 'os-step', {}, `dxgkrnl ${op.label}: ${phase}`);
-  }
-
-  /** One turn of the NF-09 loop: the changed native fences of running adapters, by adapter (index order), each adapter's by core id. */
-  private turnOf(changed: Set<FenceKey>): { adapter: OsAdapter; fences: GlobalFence[] }[] {
-    const turn: { adapter: OsAdapter; fences: GlobalFence[] }[] = [];
-    for (const key of changed) {
-      // In steps, a row's key is made into its objects (operations in steps take the general paths, which make them).
-      const fence = fenceKeyObject(key, this.handles.adapters);
-      if (fence === undefined || (typeof key === 'number' && changed.has(fence))) continue; // the key's object is in the set too
-      if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
-      let entry = turn.find((t) => t.adapter === fence.adapter);
-      if (!entry) turn.push((entry = { adapter: fence.adapter, fences: [] }));
-      entry.fences.push(fence);
-    }
-    turn.sort((x, y) => x.adapter.index - y.adapter.index);
-    for (const entry of turn) entry.fences.sort((x, y) => x.coreFence - y.coreFence);
-    return turn;
   }
 
   /** The MonitoredValue this fence must have (NF-02). */
