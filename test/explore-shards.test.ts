@@ -178,6 +178,9 @@ describe('explore --shard i/n, --merge, --workers N', () => {
     const tampered = join(dir, 'tampered.json');
     writeFileSync(tampered, JSON.stringify({ ...JSON.parse(readFileSync(r2, 'utf8')), package: '0.0.1' }));
     cases.push([[r1, tampered], /its package version is "0\.0\.1"/]);
+    const oldKeys = join(dir, 'old-keys.json');
+    writeFileSync(oldKeys, JSON.stringify({ ...JSON.parse(readFileSync(r2, 'utf8')), version: 1 }));
+    cases.push([[r1, oldKeys], /old-keys\.json" is a shard report of format version 1; expected version 2 \(a version 1 report holds state keys of the hash before/]);
     for (const [files, message] of cases) {
       const r = await cli('explore', '--merge', ...files, '--out', join(dir, 'never.json'));
       expect(r.code, files.join(' ')).toBe(2);

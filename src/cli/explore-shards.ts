@@ -23,7 +23,11 @@ import type { SearchResult, SearchStats, FoundViolation, Bound } from '../explor
 import type { InvariantId } from '../explore/invariants.js';
 
 export const SHARD_REPORT_FORMAT = 'wddm-fence-explore-shard';
-export const SHARD_REPORT_VERSION = 1;
+/**
+ * 2: state keys of the strong hash (src/explore/state.ts, issue 31). Version 1 reports hold keys of the old hash,
+ * which name the same states differently: a merge of the two would count states twice, so they are refused.
+ */
+export const SHARD_REPORT_VERSION = 2;
 /** Bytes of one state key in a report (the key is 64 bits: src/explore/state.ts). */
 export const KEY_BYTES = 8;
 
@@ -110,7 +114,10 @@ export function readShardReport(path: string): ShardReport {
   let data: unknown;
   try { data = JSON.parse(text); } catch (error) { throw new ShardError(`--merge: "${path}" is not JSON (${(error as Error).message}); expected a shard report`); }
   if (!isObject(data) || data.format !== SHARD_REPORT_FORMAT) throw new ShardError(`--merge: "${path}" is not a shard report (its "format" is not "${SHARD_REPORT_FORMAT}"); expected the --report file of explore … --shard i/n`);
-  if (data.version !== SHARD_REPORT_VERSION) throw new ShardError(`--merge: "${path}" is a shard report of format version ${String(data.version)}; expected version ${SHARD_REPORT_VERSION}`);
+  if (data.version !== SHARD_REPORT_VERSION) {
+    const why = data.version === 1 ? ' (a version 1 report holds state keys of the hash before issue 31\'s fix, which name states differently: run that shard again with this wddm-fence)' : '';
+    throw new ShardError(`--merge: "${path}" is a shard report of format version ${String(data.version)}; expected version ${SHARD_REPORT_VERSION}${why}`);
+  }
   const shard = data.shard;
   if (!isObject(shard) || !Number.isSafeInteger(shard.index) || !Number.isSafeInteger(shard.count) || (shard.index as number) < 1 || (shard.index as number) > (shard.count as number)) {
     throw new ShardError(`--merge: "${path}" has no valid "shard" ({ index, count } with 1 ≤ index ≤ count)`);
