@@ -17,6 +17,8 @@
 // a bitstate verdict of "no violation" is a strong hint, not a proof; the
 // exact visited set (the default) stays the proof.
 
+import { keyLanes } from './visited.js';
+
 /** Default number of hash positions per state (SPIN's default is 3). */
 export const BITSTATE_DEFAULT_HASHES = 3;
 
@@ -42,9 +44,10 @@ export class BitstateVisited {
    * Returns true when it already counted as visited (all its bits were set).
    */
   testAndSet(key: string): boolean {
-    const h1 = parseInt(key.slice(8, 16), 16) >>> 0;
+    const [high, low] = keyLanes(key);
+    const h1 = low >>> 0;
     // An odd step so that the k positions differ whenever m is a power of two.
-    const h2 = (parseInt(key.slice(0, 8), 16) | 1) >>> 0;
+    const h2 = (high | 1) >>> 0;
     const m = this.sizeBits;
     let all = true;
     let position = h1 % m;

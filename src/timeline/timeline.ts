@@ -28,13 +28,14 @@
 // fence) with a value >= the wait's, no later than the wait's end: the rule in
 // unblocked-by.ts. Virtual nanoseconds become microseconds (ts, dur).
 //
-// What no log holds comes from the machine's trace (traceFacts, one pass):
+// What no log holds comes from the machine's trace (trace-facts.ts, one pass):
 // kernel-mode contexts' GPU waits (held by the OS until their value) and
 // signals (fence writes, packets the OS runs) on monitored fences, which have
 // no log; CPU signals; CPU waits that blocked ("waiter added" → "waiter
-// woken"/"waiter released") or were satisfied at once; GPU work; interrupts
-// other than native fence ones; faults. With the trace off (or its oldest
-// events dropped, limits.traceEvents) those are absent.
+// woken"/"waiter released") or were satisfied at once; interrupts other than
+// native fence ones; faults. GPU work and cross-adapter propagations are read
+// from it too (addGpuWork). With the trace off (or its oldest events dropped,
+// limits.traceEvents) those are absent.
 //
 // Cross-adapter fences (XA-04): the interrupt that carried a signal on to
 // other adapters, and woke nobody on its own, is named a propagation
@@ -52,7 +53,7 @@ import type { Machine } from '../machine/machine.js';
 import type { LogEntryRecord, LogHistory, QueuedEvent } from '../os/inspect.js';
 import { hex } from '../base/wddm.js';
 import { canonicalFence, unblockedBy } from './unblocked-by.js';
-import { cpuWaitsOf, traceFacts, type CpuSignal, type CpuWait, type Flow, type Operation, type TraceFacts } from './trace-facts.js';
+import { traceFacts, type CpuSignal, type CpuWait, type Flow, type Operation, type TraceFacts } from './trace-facts.js';
 
 export interface ChromeTraceEvent {
   name: string;
@@ -108,7 +109,7 @@ export function exportTimeline(machine: Machine): ChromeTrace {
   // a kernel-mode context's work is on its context's track, named as the scenario names it
   for (const op of ops) op.queue = facts.contextNames.get(op.queue) ?? op.queue;
   ops.push(...facts.contextOps);
-  const cpuWaits = [...cpuWaitsOf(machine), ...facts.atOnce];
+  const cpuWaits = facts.cpuWaits;
   addFlows(ops, cpuWaits, facts.cpuSignals);
   const adapters = machine.adapters.map((a) => a.os);
   for (const adapter of adapters) adapterEvents(adapter, ops, logs, propagationInterrupts, propagations, facts, events);
@@ -189,7 +190,7 @@ function addGpuWork(machine: Machine, ops: Operation[]): { propagationInterrupts
 }
 
 /** A signal an arrow may start at: a logged GPU signal, a kernel-mode context's, or a CPU signal (one per fence it names). */
-interface Source { adapterIndex: number; coreFence?: number; fence: string; value: bigint; timeNs: number; flowsOut: Flow[] }
+interface Source { adapterIndex: number; coreFence?: number; fence: string; value: bigint; timeNs: number; flowsOut: Flow[]; logged: boolean }
 
 /**
  * Two records name the same fence: logged ones of one adapter by the core's fence; logged ones of two adapters by the
@@ -206,7 +207,7 @@ function sameFence(a: { adapterIndex: number; coreFence?: number; fence?: string
  * the first of the same fence with a value >= the wait's, no later than its end). Each fence of a wait on several gets one.
  */
 function addFlows(ops: Operation[], cpuWaits: CpuWait[], cpuSignals: CpuSignal[]): void {
-  const sources: (Source & { logged: boolean })[] = [];
+  const sources: Source[] = [];
   for (const op of ops) {
     if (op.kind !== 'signal') continue;
     if (op.entry?.coreFence !== undefined) sources.push({ adapterIndex: op.adapterIndex, coreFence: op.entry.coreFence, fence: op.entry.fence ?? '', value: op.entry.value, timeNs: Number(op.entry.endNs), flowsOut: op.flowsOut, logged: true });
@@ -340,7 +341,7 @@ function cpuEvents(cpuWaits: CpuWait[], cpuSignals: CpuSignal[], pid: number, ev
       const tid = tids[lanes[i]];
       const what = `CPU wait ${w.waited.map(([f, v]) => `${f} ${v}`).join(', ')}`;
       events.push({ name: what, ph: 'X', ts: us(w.startNs), dur: us(w.endNs - w.startNs), pid, tid, cat: 'cpu-wait', args: { status: w.status } });
-      for (const id of w.flowsIn) events.push({ name: 'woken', ph: 'X', ts: us(w.endNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
+      for (const id of w.flowsIn) events.push(flowIn(id, 'woken', what, w.endNs, pid, tid));
     });
   }
   for (const process of [...new Set(cpuSignals.map((x) => x.process))].sort()) {
@@ -382,7 +383,7 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
     const what = operationName(op);
     const out: ChromeTraceEvent[] = [{ name: what, ph: 'X', ts: us(op.startNs), dur: us(op.endNs - op.startNs), pid, tid: op.tid, cat: op.kind,
       args: { fences: op.traced.fences.join(', '), values: op.traced.values.join(', '), ...(op.traced.outcome ? { outcome: op.traced.outcome } : {}), source: 'trace (no log: a kernel-mode context)' } }];
-    for (const id of [op.flowIn, ...(op.flowsInMore ?? [])]) if (id) out.push({ name: 'unblocked', ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait: what } });
+    for (const id of [op.flowIn, ...(op.flowsInMore ?? [])]) if (id) out.push(flowIn(id, 'unblocked', what, op.endNs, pid, op.tid));
     for (const flow of op.flowsOut) out.push(flowOut(flow, op.endNs, pid, op.tid));
     return out;
   }
@@ -404,10 +405,15 @@ function sliceEvents(op: Operation, pid: number): ChromeTraceEvent[] {
   };
   const out: ChromeTraceEvent[] = [slice];
   if (op.flowIn) {
-    out.push({ name: 'unblocked', ph: 'X', ts: us(op.endNs), dur: 0, pid, tid: op.tid, cat: 'flow', bind_id: op.flowIn, flow_in: true, args: { wait: what } });
+    out.push(flowIn(op.flowIn, 'unblocked', what, op.endNs, pid, op.tid));
   }
   for (const flow of op.flowsOut) out.push(flowOut(flow, op.endNs, pid, op.tid));
   return out;
+}
+
+/** An arrow's end: a zero-length child of its wait's slice, at the wait's end. */
+function flowIn(id: string, name: string, wait: string, timeNs: number, pid: number, tid: number): ChromeTraceEvent {
+  return { name, ph: 'X', ts: us(timeNs), dur: 0, pid, tid, cat: 'flow', bind_id: id, flow_in: true, args: { wait } };
 }
 
 /** An arrow's start: a zero-length child of its signal's slice, at the signal's end. */

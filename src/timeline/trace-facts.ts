@@ -49,9 +49,11 @@ export interface TracedOperation { fences: string[]; values: bigint[]; outcome?:
 /** A CPU signal (D3DKMTSignalSynchronizationObjectFromCpu), from the trace: a slice on its process's CPU track, and the start of arrows. */
 export interface CpuSignal { process: string; timeNs: number; fences: string[]; values: bigint[]; flowsOut: Flow[] }
 
-/** What the trace adds to the logs, read in one pass: fence labels by handle, kernel-mode contexts' operations, CPU signals, waits satisfied at once, faults. */
+/** What the trace adds to the logs, read in one pass: fence labels by handle, kernel-mode contexts' operations, CPU signals and waits, other interrupts, faults. */
 export interface TraceFacts {
-  contextOps: Operation[]; cpuSignals: CpuSignal[]; atOnce: CpuWait[];
+  contextOps: Operation[]; cpuSignals: CpuSignal[];
+  /** CPU waits that blocked ("waiter added" until "waiter woken" / "waiter released"), then those satisfied at once. */
+  cpuWaits: CpuWait[];
   faults: { adapter: string; timeNs: number; name: string; args: Record<string, unknown> }[];
   /** Interrupts no native fence log reader records: a monitored fence signaled interrupt, a DMA completed one. */
   otherInterrupts: { adapter: string; timeNs: number; name: string; args: Record<string, unknown> }[];
@@ -63,11 +65,15 @@ export function traceFacts(machine: Machine): TraceFacts {
   const adapterIndex = new Map(machine.adapters.map((a) => [a.name, a.index]));
   const fenceOfHandle = new Map<number, string>();
   const contextOf = new Map<string, { name: string; adapter: string }>();
+  /** A context's "context 0x…" label by its name (the OS's vidsch events name it). */
+  const contextKey = new Map<string, string>();
   const contextOps: Operation[] = [];
   const openHeld = new Map<string, Operation>();
   const cpuSignals: CpuSignal[] = [];
   const faults: TraceFacts['faults'] = [];
   const atOnce: CpuWait[] = [];
+  const blocked: CpuWait[] = [];
+  const openCpuWaits = new Map<string, CpuWait[]>();
   const otherInterrupts: TraceFacts['otherInterrupts'] = [];
   const lastCpuWait = new Map<string, [string, bigint][]>();
   const labels = (handles: unknown) => ((handles as number[]) ?? []).map((h) => fenceOfHandle.get(Number(h)) ?? `handle ${hex(Number(h))}`);
@@ -81,12 +87,16 @@ export function traceFacts(machine: Machine): TraceFacts {
   for (const e of machine.trace.events) {
     const a = e.args;
     if (e.kind === 'os' && (e.name === 'handle' || e.name === 'monitored fence created')) fenceOfHandle.set(Number(a.hSyncObject), String(a.fence));
-    else if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') contextOf.set(`context ${hex(Number(a.hContext))}`, { name: String(a.context), adapter: e.actor });
+    else if (e.kind === 'ddi' && e.name === 'DxgkDdiCreateContext returned') {
+      const key = `context ${hex(Number(a.hContext))}`;
+      contextOf.set(key, { name: String(a.context), adapter: e.actor });
+      contextKey.set(String(a.context), key);
+    }
     else if (e.kind === 'gpu' && e.name === 'fence write') {
       const context = contextOf.get(String(a.queue));
       if (context) contextOp(String(a.queue), e.timeNs, 'signal', { fences: labels([a.hSyncObject]), values: values([a.value]) });
     } else if (e.kind === 'os' && e.actor === 'vidsch' && typeof a.context === 'string') {
-      const key = [...contextOf].find(([, c]) => c.name === a.context)?.[0];
+      const key = contextKey.get(a.context);
       if (key === undefined) continue;
       const traced = { fences: ((a.fences as string[]) ?? []).map(String), values: values(a.values) };
       if (e.name === 'context held by GPU wait') openHeld.set(key, contextOp(key, e.timeNs, 'wait', { ...traced, outcome: 'held' }));
@@ -100,6 +110,15 @@ export function traceFacts(machine: Machine): TraceFacts {
     } else if (e.kind === 'runtime' && e.name === 'D3DKMTWaitForSynchronizationObjectFromCpu' && typeof a.waiter === 'string') {
       const fences = labels(a.ObjectHandleArray), wanted = values(a.FenceValueArray);
       lastCpuWait.set(a.waiter, fences.map((f, i) => [f, wanted[i]]));
+    } else if (e.kind === 'os' && e.name === 'waiter added') {
+      const fences = (a.fences as string[]) ?? [], wanted = values(a.values);
+      const w: CpuWait = { label: String(a.waiter ?? ''), waited: fences.map((f, i) => [f, wanted[i]]), startNs: e.timeNs, endNs: Infinity, status: 'WAITING', flowsIn: [] };
+      let list = openCpuWaits.get(w.label);
+      if (!list) openCpuWaits.set(w.label, (list = []));
+      list.push(w);
+    } else if (e.kind === 'os' && (e.name === 'waiter woken' || e.name === 'waiter released')) {
+      const w = openCpuWaits.get(String(a.waiter ?? ''))?.shift();
+      if (w) { w.endNs = e.timeNs; w.status = String(a.status); blocked.push(w); }
     } else if (e.kind === 'os' && e.name === 'wait satisfied at once' && !String(a.waiter).startsWith('event ')) {
       atOnce.push({ label: String(a.waiter), waited: lastCpuWait.get(String(a.waiter)) ?? [], startNs: e.timeNs, endNs: e.timeNs, status: 'SATISFIED_AT_ONCE', flowsIn: [] });
     } else if (e.kind === 'interrupt' && e.name !== 'DXGK_INTERRUPT_NATIVE_FENCE_SIGNALED') otherInterrupts.push({ adapter: e.actor, timeNs: e.timeNs, name: e.name, args: a });
@@ -110,31 +129,5 @@ export function traceFacts(machine: Machine): TraceFacts {
   for (const op of contextOps) op.queue = contextNames.get(op.queue) ?? op.queue;
   const endNs = machine.scheduler.nowNs;
   for (const held of openHeld.values()) held.endNs = Math.max(held.endNs, endNs);
-  return { contextOps, cpuSignals, atOnce, faults, otherInterrupts, contextNames };
+  return { contextOps, cpuSignals, cpuWaits: [...blocked, ...atOnce], faults, otherInterrupts, contextNames };
 }
-
-/** Blocked CPU waits, from the trace: "waiter added" until "waiter woken" / "waiter released". */
-export function cpuWaitsOf(machine: Machine): CpuWait[] {
-  const open = new Map<string, CpuWait[]>();
-  const done: CpuWait[] = [];
-  for (const e of machine.trace.events) {
-    if (e.kind !== 'os') continue;
-    const label = String(e.args.waiter ?? '');
-    if (e.name === 'waiter added') {
-      const fences = (e.args.fences as string[]) ?? [];
-      const values = (e.args.values as string[]) ?? [];
-      const w: CpuWait = { label, waited: fences.map((f, i) => [f, BigInt(values[i])]), startNs: e.timeNs, endNs: Infinity, status: 'WAITING', flowsIn: [] };
-      let list = open.get(label);
-      if (!list) open.set(label, (list = []));
-      list.push(w);
-    } else if (e.name === 'waiter woken' || e.name === 'waiter released') {
-      const w = open.get(label)?.shift();
-      if (!w) continue;
-      w.endNs = e.timeNs;
-      w.status = String(e.args.status);
-      done.push(w);
-    }
-  }
-  return done;
-}
-
