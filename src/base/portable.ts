@@ -1,26 +1,18 @@
-// The rules the host and the core must apply identically, written once and compiled by both compilers:
-// TypeScript for the host (src/base/rng.ts, src/base/scheduler.ts import it) and AssemblyScript for the
-// core (assembly/gpu.ts imports `../src/base/portable`: an engine's stretch, engineRunStretch, draws
-// the ticks the host would draw and takes them in place when the host's scheduler would take them
-// next). Two copies held together by tests would be two definitions; this file is the one.
+// Rules the host and the core must apply identically, written once and compiled by both tsc (the host:
+// rng.ts, scheduler.ts) and asc (the core: assembly/gpu.ts imports it, so an engine's stretch draws and
+// orders its ticks as the host's Random and Scheduler would):
 //
-//   sfc32Next      sfc32's step: the seeded generator (Random.nextU32; the stretch's two streams)
-//   uniformBelow   a draw as a whole number in [0, n) (Random.below and jittered; the stretch's jitter)
+//   sfc32Next      sfc32's step (Random.nextU32; the stretch's two streams)
+//   uniformBelow   a draw as a whole number in [0, n) (Random.below, jittered; the stretch's jitter)
 //   runsBefore     the scheduler's order: time, then the seeded tie-break key, then scheduling order
 //
-// Written in the subset both compile with the same meaning:
-// - Types are the core's: u32, f64, bool. AssemblyScript knows them; the host sees them as number and
-//   boolean through portable-types.d.ts (two ambient lines). Every u32 result is written with `>>> 0`:
-//   a JS number then wraps to 32 unsigned bits exactly as an AssemblyScript u32 does (where `>>> 0`
-//   costs nothing: binaryen drops it), and `<f64>x` is a conversion there, an assertion here.
-// - No decorators, no imports, no language feature only one of them has. A state is anything with four
-//   u32 fields a, b, c, d: the host's Random holds an object, the core views the words of its
-//   StretchRecord in linear memory (AssemblyScript compiles the generic once per type, and inlines it).
-// - The host's declarations (dist/types) never name this file's types: its callers wrap it in numbers.
-//
-// The core's build (scripts/build-core.mjs, scripts/ensure-built.mjs) reads this file as one of its
-// sources; test/portable.test.ts holds the known draws and the order, and checks that the core's stretch
-// draws what the host draws.
+// Only the subset both compile alike: the core's types u32, f64, bool (portable-types.d.ts makes them
+// number and boolean for tsc), every u32 result wrapped with `>>> 0` (a JS number then wraps as an
+// AssemblyScript u32 does; asc drops it), `<f64>x` (a conversion in asc, an assertion in tsc); no
+// decorators, no imports. A state is anything with four u32 fields a..d: Random's object on the host,
+// a view of the StretchRecord's words in the core (the generic is compiled per type and inlined there).
+// The host's public declarations never name these types. Tests: test/portable.test.ts (known draws,
+// the order), test/engine-stretches.test.ts (the core's stretch against the host, tick by tick).
 
 /** sfc32's state: four 32-bit words. */
 export interface Sfc32Words { a: u32; b: u32; c: u32; d: u32 }
