@@ -49,7 +49,9 @@ import {
   STEP_IDLE, STEP_DONE, STEP_BLOCKED, STEP_WORK, STEP_INTERRUPT, STEP_UNBLOCKED, STEP_MONITORED_INTERRUPT, STEP_SIGNAL_WRITTEN,
   UINT64_MAX, INTERRUPT_QUEUE_UNKNOWN, StepReport, INTERRUPT_HANDLE_BYTES, AdapterHeader,
   PAGE_BYTES, StretchRecord, STRETCH_RECORD_OFFSET, STRETCH_RECORD_BYTES, STRETCH_STOP_LOUD, STRETCH_STOP_COUNT, STRETCH_STOP_QUEUED, STRETCH_STOP_EMPTY,
+  Sfc32State,
 } from './layout';
+import { sfc32Next, uniformBelow, runsBefore } from '../src/base/portable';
 import { adapter, engineAt, fenceAt, fenceValid, fenceAtCurrentValue, gpuVaTranslate, gpuVaTranslateWrite, heapBlockAlloc, heapBlockFree } from './adapter';
 import {
   logWriteEntry, logAdvance, logRecord, NATIVE_FENCE_LOG_TYPE_SIGNALS, NATIVE_FENCE_LOG_TYPE_WAITS,
@@ -769,21 +771,23 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
 
 /**
  * After command `c` (op `op`) of a stretch: the engine's next tick, drawn as
- * the host draws it (its time: Random.jittered, or the work's duration; then
- * Scheduler.atOrContinue's sequence and tie-break). True when the scheduler
- * would take it next anyway: it is taken in place (r.nowNs moves to it, one
- * event of r.budget used). False: it must be queued (r.nextNs, r.nextTieBreak).
- * "Next anyway" is the scheduler's order (src/base/scheduler.ts runsBefore,
- * its one definition on the host): time, then tie-break, then sequence; the
- * drawn tick's sequence is the later one, so it wins only a strict tie-break.
+ * the host draws it, with the host's own definitions (src/base/portable.ts,
+ * which the core compiles too): its time as Random.jittered draws it
+ * (commandNs + uniformBelow of the timing stream's next draw; work: its
+ * duration), then Scheduler.atOrContinue's sequence and tie-break (the
+ * tie-break stream's next draw). True when the scheduler would take it next
+ * anyway (within the run's bound and budget, and runsBefore the earliest
+ * queued event): it is taken in place (r.nowNs moves to it, one event of
+ * r.budget used). False: it must be queued (r.nextNs, r.nextTieBreak).
  */
 @inline function stretchInPlace(r: StretchRecord, op: u32, c: RingCommand): bool {
   const nowNs = r.nowNs;
-  let nextNs: f64 = r.jitterSpan > 0 ? nowNs + (r.commandNs + Math.floor(<f64>sfcNext(r, false) / 4294967296.0 * (r.jitterSpan + 1))) : nowNs + r.commandNs;
+  let nextNs: f64 = r.jitterSpan > 0 ? nowNs + (r.commandNs + uniformBelow(sfc32Next(stretchStream(r, STRETCH_TIMING_WORDS)), r.jitterSpan + 1)) : nowNs + r.commandNs;
   if (op == OP_WORK) nextNs = nowNs + <f64>c.value;
-  const tieBreak = sfcNext(r, true);
-  r.sequence += 1;
-  if (r.budget == 0 || !(nextNs <= r.untilNs) || !(nextNs < r.topTimeNs || (nextNs == r.topTimeNs && tieBreak < r.topTieBreak))) {
+  const tieBreak = sfc32Next(stretchStream(r, STRETCH_TIE_WORDS));
+  const sequence = r.sequence;
+  r.sequence = sequence + 1;
+  if (r.budget == 0 || !(nextNs <= r.untilNs) || !runsBefore(nextNs, tieBreak, sequence, r.topTimeNs, r.topTieBreak, r.topSequence)) {
     r.nextNs = nextNs;
     r.nextQueued = 1;
     r.nextTieBreak = tieBreak;
@@ -802,20 +806,13 @@ export function engineRunStretch(id: u32, maxSteps: u32): i32 {
   r.fenceCommands = fenceCommands;
 }
 
-/**
- * sfc32 over the StretchRecord's state: the host's generator (src/base/rng.ts
- * Random.nextU32, its definition) drawn here for the ticks a stretch takes, the
- * state handed in and back. A copy in the core's language: the stretch tests
- * (test/engine-stretches.test.ts) compare stretched runs with stepped ones
- * byte for byte under several seeds, with jitter, so a difference fails there.
- */
-@inline function sfcNext(r: StretchRecord, tie: bool): u32 {
-  const a = tie ? r.tieA : r.timingA, b = tie ? r.tieB : r.timingB, c = tie ? r.tieC : r.timingC, d = tie ? r.tieD : r.timingD;
-  const t = a + b + d;
-  const c2 = rotl<u32>(c, 21) + t;
-  if (tie) { r.tieD = d + 1; r.tieA = b ^ (b >>> 9); r.tieB = c + (c << 3); r.tieC = c2; }
-  else { r.timingD = d + 1; r.timingA = b ^ (b >>> 9); r.timingB = c + (c << 3); r.timingC = c2; }
-  return t;
+/** Where the StretchRecord's two generator states start (four u32 each). */
+const STRETCH_TIMING_WORDS: usize = offsetof<StretchRecord>('timingA');
+const STRETCH_TIE_WORDS: usize = offsetof<StretchRecord>('tieA');
+
+/** One of the StretchRecord's generator states as sfc32 words, in place (sfc32Next steps them there; the host loads them back). */
+@inline function stretchStream(r: StretchRecord, words: usize): Sfc32State {
+  return changetype<Sfc32State>(changetype<usize>(r) + words);
 }
 
 /**

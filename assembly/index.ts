@@ -89,6 +89,7 @@ export const STRETCH_NEXT_TIE_BREAK_OFFSET: u32 = offsetof<StretchRecord>('nextT
 export const STRETCH_STOP_OFFSET: u32 = offsetof<StretchRecord>('stop');
 export const STRETCH_FENCE_COMMANDS_OFFSET: u32 = offsetof<StretchRecord>('fenceCommands');
 export const STRETCH_NEXT_OFFSET: u32 = offsetof<StretchRecord>('nextNs');
+export const STRETCH_TOP_SEQUENCE_OFFSET: u32 = offsetof<StretchRecord>('topSequence');
 export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_DOORBELL } from './layout';
 
 /**
@@ -100,7 +101,7 @@ export { E_DOORBELL_FULL, E_BAD_DOORBELL, SYNC_FLAG_CROSS_ADAPTER, REGION_KIND_D
  * written into every region header and bumps when a record in memory changes
  * shape, so instances of two builds never share one memory.
  */
-export const ABI_VERSION: u32 = 9;
+export const ABI_VERSION: u32 = 10;
 
 // Field offsets the host reads directly (statistics, out buffer, fence fields).
 export const ADAPTER_OUT_BUFFER_OFFSET: u32 = offsetof<AdapterHeader>('outBuffer');

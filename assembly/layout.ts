@@ -579,6 +579,7 @@ export const STEP_REPORT_OBSERVED_OFFSET: u32 = offsetof<StepReport>('observedNs
   stop: u32;         // out: STRETCH_STOP_*
   fenceCommands: u32; // out: waits and signals among the commands executed
   nextNs: f64;       // out: time of the engine's next tick (= nowNs unless it must be queued)
+  topSequence: f64;  // in: the earliest queued event's scheduling sequence (any value when there is none: its time is Infinity)
 }
 export const STRETCH_RECORD_BYTES: u32 = (offsetof<StretchRecord>() + 7) & ~7;
 export const STRETCH_RECORD_OFFSET: u32 = (STEP_REPORT_BYTES + 7) & ~7;
@@ -586,6 +587,9 @@ export const STRETCH_STOP_LOUD: u32 = 1;     // the next command needs the host 
 export const STRETCH_STOP_COUNT: u32 = 2;    // maxSteps commands ran; the next tick runs in place at nowNs
 export const STRETCH_STOP_QUEUED: u32 = 3;   // the next tick is not the scheduler's next event: queue it
 export const STRETCH_STOP_EMPTY: u32 = 4;    // the ring is empty; the next tick runs in place at nowNs (it finds nothing here)
+//   One of the StretchRecord's two generator states, viewed in place: src/base/portable.ts's
+//   sfc32Next (the host's generator, compiled here too) steps any four u32 words a, b, c, d.
+@unmanaged export class Sfc32State { a: u32; b: u32; c: u32; d: u32 }
 
 /** engineTakeInterrupt's payload: one u32 driver handle per listed fence. */
 export const INTERRUPT_HANDLE_BYTES: u32 = 4;

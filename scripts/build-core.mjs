@@ -5,6 +5,8 @@
 // for other runtimes (docs/ABI.md), and so is build/core-nothreads.wasm: the
 // same sources for runtimes without the threads feature (no shared memory, no
 // atomic instructions; assembly/single-thread-atomics.ts, docs/ABI.md).
+// assembly/ also compiles one file of src/: src/base/portable.ts, the seeded generator's step and the
+// scheduler's order, which the host compiles too (scripts/ensure-built.mjs counts it as a core source).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -23,6 +23,8 @@ const newest = (dir) => {
   return t;
 };
 const age = (file) => (existsSync(join(root, file)) ? statSync(join(root, file)).mtimeMs : 0);
+/** The core's sources: assembly/, and the one file of src/ it compiles too (the host's generator and order). */
+const CORE_SOURCES_IN_SRC = ['src/base/portable.ts'];
 
 /**
  * Builds what is stale. `stdio`: where the build tools write ('inherit', or [0, 2, 2] to keep stdout
@@ -35,7 +37,7 @@ export function ensureBuilt({ declarations = false, stdio = 'inherit', announce 
     return 'package';
   }
   const steps = [];
-  if (Math.min(age('src/generated/core-wasm.ts'), age('build/core-nothreads.wasm')) < newest('assembly')) steps.push(['scripts/build-core.mjs']);
+  if (Math.min(age('src/generated/core-wasm.ts'), age('build/core-nothreads.wasm')) < Math.max(newest('assembly'), ...CORE_SOURCES_IN_SRC.map(age))) steps.push(['scripts/build-core.mjs']);
   const scenariosStale = age('src/generated/scenarios.ts') < newest('scenarios');
   if (scenariosStale) steps.push(['scripts/build-scenarios.mjs']);
   if (steps.length || Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js'), age('dist/fuzz.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {

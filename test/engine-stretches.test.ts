@@ -332,49 +332,124 @@ describe('core stretches (engineRunStretch: an engine\'s quiet commands in one c
   });
 });
 
+/**
+ * A core with one fence and one queue, and engineRunStretch called directly on a StretchRecord the test fills:
+ * the generators' states and the earliest queued event are the test's. `signals(n)` queues n quiet signals.
+ */
+async function stretchBench() {
+  const machine = await createMachine({ seed: 3, trace: false, adapters: [{ engines: 1 }] });
+  const core = machine.adapter(0).core, L = machine.layout, S = L.out.stretch;
+  const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
+  const cv = core.fenceCurrentValueAddress(fence), page = cv - (cv % L.pageBytes);
+  const va = BigInt.asUintN(64, core.gpuVaMap(0, page, L.gpuVaReadWrite)) + BigInt(cv - page);
+  const queue = core.queueCreate(0, 0);
+  const base = core.outBufferAddress() + S.offset;
+  const words = new Uint32Array(machine.memory.buffer), numbers = new Float64Array(machine.memory.buffer);
+  let value = 0n;
+  return {
+    L, S, words, numbers, base,
+    signals(count: number): void { for (let i = 0; i < count; i++) expect(core.queuePush(queue, L.opSignal, fence, ++value, va, 0x11)).toBe(0); },
+    /** engineRunStretch of at most `maxSteps` commands from `nowNs`, the generators' states saved into the record and loaded back after. */
+    stretch(maxSteps: number, record: { nowNs: number; sequence: number; commandNs: number; jitterSpan: number; top: ScheduledEvent | undefined; timing: Random; ties: Random }): number {
+      const { top } = record;
+      numbers[(base + S.nowNs) >> 3] = record.nowNs;
+      numbers[(base + S.untilNs) >> 3] = Infinity;
+      numbers[(base + S.topTimeNs) >> 3] = top ? top.timeNs : Infinity;
+      numbers[(base + S.topSequence) >> 3] = top ? top.sequence : 0;
+      numbers[(base + S.sequence) >> 3] = record.sequence;
+      numbers[(base + S.commandNs) >> 3] = record.commandNs;
+      numbers[(base + S.jitterSpan) >> 3] = record.jitterSpan;
+      record.timing.saveState(words, (base + S.timingState) >> 2);
+      record.ties.saveState(words, (base + S.tieState) >> 2);
+      words[(base + S.topTieBreak) >> 2] = top ? top.tieBreak : 0;
+      words[(base + S.budget) >> 2] = 1_000_000;
+      expect(core.engineRunStretch(queue, maxSteps)).toBe(L.stepDone);
+      record.timing.loadState(words, (base + S.timingState) >> 2);
+      record.ties.loadState(words, (base + S.tieState) >> 2);
+      return words[(base + S.inPlace) >> 2];
+    },
+    drain(): void { while (core.queuePending(queue) > 0) core.engineStep(queue, 0n); },
+  };
+}
+
+/** A copy of `random`'s state: the same draws from here on. */
+function copyOf(random: Random): Random {
+  const state = new Uint32Array(4), copy = new Random(0);
+  random.saveState(state, 0); copy.loadState(state, 0);
+  return copy;
+}
+
 describe('the stretch\'s in-place rule is the scheduler\'s order (runsBefore)', () => {
   it('a core stretch takes its next tick in place exactly when runsBefore puts it before the earliest queued event: earlier time, or the same time and a smaller tie-break; a tie of both goes to the queued event', async () => {
-    const machine = await createMachine({ seed: 3, trace: false, adapters: [{ engines: 1 }] });
-    const core = machine.adapter(0).core, L = machine.layout, S = L.out.stretch;
-    const fence = core.fenceCreate(0, L.fenceKindNative, L.memorySystem, 0, 0, 0n, 0);
-    const cv = core.fenceCurrentValueAddress(fence), page = cv - (cv % L.pageBytes);
-    const va = BigInt.asUintN(64, core.gpuVaMap(0, page, L.gpuVaReadWrite)) + BigInt(cv - page);
-    const queue = core.queueCreate(0, 0);
-    const base = core.outBufferAddress() + S.offset;
-    const words = new Uint32Array(machine.memory.buffer), numbers = new Float64Array(machine.memory.buffer);
+    const bench = await stretchBench();
+    const { S, words, base } = bench;
     const commandNs = 100, nowNs = 1000, sequence = 50;
-    let value = 0n;
     const seen: boolean[] = [];
     for (const [timeDelta, keyDelta] of [[0, 0], [0, 1], [0, -1], [1, 0], [-1, 0], [1, -1], [-1, 1]]) {
       const timing = new Random(7 + seen.length), ties = new Random(70 + seen.length);
       // The tie-break the stretch will draw for its next tick: a copy of the same generator, one draw ahead.
-      const state = new Uint32Array(4), copy = new Random(0);
-      ties.saveState(state, 0); copy.loadState(state, 0);
-      const drawn = copy.nextU32();
+      const drawn = copyOf(ties).nextU32();
       expect(drawn + keyDelta).toBeGreaterThanOrEqual(0); // these seeds draw no key at an end of the u32 range
       expect(drawn + keyDelta).toBeLessThan(2 ** 32);
       const top = { timeNs: nowNs + commandNs + timeDelta, tieBreak: drawn + keyDelta, sequence: sequence - 1 } as ScheduledEvent;
-      expect(core.queuePush(queue, L.opSignal, fence, ++value, va, 0x11)).toBe(0);
-      expect(core.queuePush(queue, L.opSignal, fence, ++value, va, 0x11)).toBe(0);
-      numbers[(base + S.nowNs) >> 3] = nowNs;
-      numbers[(base + S.untilNs) >> 3] = Infinity;
-      numbers[(base + S.topTimeNs) >> 3] = top.timeNs;
-      numbers[(base + S.sequence) >> 3] = sequence;
-      numbers[(base + S.commandNs) >> 3] = commandNs;
-      numbers[(base + S.jitterSpan) >> 3] = 0; // the next tick is at now + commandNs exactly
-      timing.saveState(words, (base + S.timingState) >> 2);
-      ties.saveState(words, (base + S.tieState) >> 2);
-      words[(base + S.topTieBreak) >> 2] = top.tieBreak;
-      words[(base + S.budget) >> 2] = 100;
-      expect(core.engineRunStretch(queue, 1)).toBe(L.stepDone); // one command, then its next tick: in place or queued
-      const inPlace = words[(base + S.inPlace) >> 2] === 1;
+      bench.signals(2);
+      // one command, then its next tick (at now + commandNs exactly: no jitter): in place or queued
+      const inPlace = bench.stretch(1, { nowNs, sequence, commandNs, jitterSpan: 0, top, timing, ties }) === 1;
       expect(inPlace, `time ${timeDelta}, tie-break ${keyDelta}`).toBe(runsBefore(nowNs + commandNs, drawn, sequence, top));
       expect(words[(base + S.stop) >> 2]).toBe(inPlace ? S.stopCount : S.stopQueued);
       if (!inPlace) expect(words[(base + S.nextTieBreak) >> 2]).toBe(drawn);
       seen.push(inPlace);
-      while (core.queuePending(queue) > 0) core.engineStep(queue, 0n);
+      bench.drain();
     }
     // A tie of time and key, a larger key, a smaller one, a later time, an earlier one; then the time decides.
     expect(seen).toEqual([false, true, false, true, false, true, false]);
+  });
+
+  it('the core\'s stretch draws what the host draws: each tick\'s time as Random.jittered, its tie-break as Random.nextU32, the same order, and hands back the generators where the host\'s would be', async () => {
+    // The core compiles the host's generator and order (src/base/portable.ts); this holds the core's use of them
+    // to the host's: the same streams, in the same order, through the same formulas, compared tick by tick.
+    const bench = await stretchBench();
+    const { S, words, numbers, base } = bench;
+    const commandNs = 1000, signals = 60;
+    let queued = 0, byKey = 0;
+    // jitter 0.4, and none: then the earliest queued event falls on a tick's time exactly and the keys decide
+    for (const [jitter, seed] of [0.4, 0].flatMap((j) => [1, 2, 3, 20261121].map((seed) => [j, seed]))) {
+      const jitterSpan = Math.floor(commandNs * jitter);
+      const timing = Random.stream(seed, 2), ties = Random.stream(seed, 1);
+      const hostTiming = copyOf(timing), hostTies = copyOf(ties);
+      const nowNs = 5000, sequence = 100 + seed % 7;
+      // the earliest queued event: somewhere among the stretch's ticks, its key drawn from the seed too
+      const keys = Random.stream(seed, 9);
+      const top = { timeNs: nowNs + commandNs * (10 + keys.below(40)) + (jitterSpan ? keys.below(jitterSpan) : 0), tieBreak: keys.nextU32(), sequence: sequence - 1 - keys.below(50) } as ScheduledEvent;
+      // The host's model of the stretch: Random.jittered and Scheduler's runsBefore, tick by tick.
+      let hostNowNs = nowNs, hostSequence = sequence, hostInPlace = 0, hostNext: { timeNs: number; tieBreak: number } | undefined;
+      for (let tick = 0; tick < signals - 1; tick++) {
+        const timeNs = hostNowNs + hostTiming.jittered(commandNs, jitter);
+        const tieBreak = hostTies.nextU32();
+        const tickSequence = hostSequence++;
+        if (!runsBefore(timeNs, tieBreak, tickSequence, top)) { hostNext = { timeNs, tieBreak }; break; }
+        hostInPlace++;
+        hostNowNs = timeNs;
+      }
+      bench.signals(signals);
+      const inPlace = bench.stretch(signals - 1, { nowNs, sequence, commandNs, jitterSpan, top, timing, ties });
+      expect(inPlace, `seed ${seed}`).toBe(hostInPlace);
+      expect(inPlace).toBeGreaterThan(5);
+      expect(numbers[(base + S.nowNs) >> 3]).toBe(hostNowNs);
+      expect(numbers[(base + S.sequence) >> 3]).toBe(hostSequence);
+      expect(words[(base + S.stop) >> 2]).toBe(hostNext ? S.stopQueued : S.stopCount);
+      if (hostNext) {
+        queued++;
+        if (hostNext.timeNs === top.timeNs) byKey++;
+        expect(numbers[(base + S.nextNs) >> 3]).toBe(hostNext.timeNs);
+        expect(words[(base + S.nextTieBreak) >> 2]).toBe(hostNext.tieBreak);
+      }
+      // the generators come back where the host's copies are: the next draws agree
+      expect([timing.nextU32(), ties.nextU32()]).toEqual([hostTiming.nextU32(), hostTies.nextU32()]);
+      bench.drain();
+    }
+    expect(queued).toBe(8); // every stretch ends at the queued event, some by time, some on a tie of times by the key
+    expect(byKey).toBeGreaterThan(0);
+    expect(byKey).toBeLessThan(8);
   });
 });

@@ -155,8 +155,10 @@ describe('the npm package', () => {
     // each bundle, declarations and docs: 7.641 MB measured on main b5ddbc5 with all three issues merged); 7.66 MB before
     // the session of 2026-11-29 (explore --bitstate, the scenario files' removeAdapter, the one timeline builder with what
     // only the trace holds, and the helpers' work on issues 29 and 31 merged after it: 7.673 MB measured with the first
-    // three, and room for the rest).
-    expect(packed!.unpackedSize).toBeLessThan(7_800_000);
+    // three, and room for the rest); 7.8 MB before issue 29's generator and order written once (src/base/portable.ts in
+    // each of the three bundles with its header comment, its declarations, the StretchRecord's new field and the docs and
+    // performance note that say so: 17 KB; main 162c9fa measured 7.796 MB, the branch 7.813 MB).
+    expect(packed!.unpackedSize).toBeLessThan(7_850_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -43,7 +43,7 @@
 #include "wasm-rt-impl.h" /* wasm_rt_impl_try: where a trap in the core lands */
 
 /* The ABI version this host was written for (docs/ABI.md, ABI_VERSION). */
-#define HOST_ABI_VERSION 9u
+#define HOST_ABI_VERSION 10u
 
 #define K core_constants
 

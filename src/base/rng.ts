@@ -3,9 +3,16 @@
 // A machine draws from independent streams of its seed (Random.stream), one
 // per purpose, so that turning one kind of choice off (e.g. timing jitter 0)
 // leaves the others' draws as they were.
+//
+// The step itself (sfc32Next) and the uniform draw (uniformBelow) are in portable.ts, the file the core
+// compiles too: an engine's stretch in the core (engineRunStretch) draws from these same streams, their
+// state handed to it (saveState) and back (loadState).
+
+import { sfc32Next, uniformBelow, type Sfc32Words } from './portable.js';
 
 export class Random {
-  private a: number; private b: number; private c: number; private d: number;
+  /** sfc32's four words, stepped by sfc32Next. */
+  private readonly words: Sfc32Words = { a: 0, b: 0, c: 0, d: 0 };
   readonly seed: number;
   constructor(seed: number) {
     this.seed = seed >>> 0;
@@ -17,27 +24,20 @@ export class Random {
       z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
       return (z ^ (z >>> 16)) >>> 0;
     };
-    this.a = next(); this.b = next(); this.c = next(); this.d = next();
+    const words = this.words;
+    words.a = next(); words.b = next(); words.c = next(); words.d = next();
     for (let i = 0; i < 12; i++) this.nextU32();
   }
-  /** sfc32's step, its definition (the core's stretch draws the same steps over a state handed to it: assembly/gpu.ts sfcNext). */
-  nextU32(): number {
-    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
-    this.d = (this.d + 1) >>> 0;
-    this.a = this.b ^ (this.b >>> 9);
-    this.b = (this.c + (this.c << 3)) >>> 0;
-    this.c = ((this.c << 21) | (this.c >>> 11)) >>> 0;
-    this.c = (this.c + t) >>> 0;
-    return t;
-  }
+  /** The next 32-bit draw (sfc32's step: portable.ts). */
+  nextU32(): number { return sfc32Next(this.words); }
   /** The generator's state (four u32) into `into` at `at`: a stretch run elsewhere (the core's engineRunStretch) draws on from it. */
-  saveState(into: Uint32Array, at: number): void { into[at] = this.a; into[at + 1] = this.b; into[at + 2] = this.c; into[at + 3] = this.d; }
-  /** Continues from a state saveState wrote and another copy of sfc32 advanced. */
-  loadState(from: Uint32Array, at: number): void { this.a = from[at]; this.b = from[at + 1]; this.c = from[at + 2]; this.d = from[at + 3]; }
+  saveState(into: Uint32Array, at: number): void { const w = this.words; into[at] = w.a; into[at + 1] = w.b; into[at + 2] = w.c; into[at + 3] = w.d; }
+  /** Continues from a state saveState wrote and the core's stretch advanced (the same step: portable.ts). */
+  loadState(from: Uint32Array, at: number): void { const w = this.words; w.a = from[at]; w.b = from[at + 1]; w.c = from[at + 2]; w.d = from[at + 3]; }
   /** Uniform float in [0, 1). */
   next(): number { return this.nextU32() / 4294967296; }
   /** Uniform integer in [0, n). */
-  below(n: number): number { return Math.floor(this.next() * n); }
+  below(n: number): number { return uniformBelow(this.nextU32(), n); }
   /** Uniform 64-bit value. */
   nextU64(): bigint { return (BigInt(this.nextU32()) << 32n) | BigInt(this.nextU32()); }
 

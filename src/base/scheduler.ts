@@ -54,6 +54,7 @@
 //   scenario            fault {index}                         a scenario's injected fault
 
 import { Random } from './rng.js';
+import { runsBefore as eventOrder } from './portable.js';
 import { WddmError } from './errors.js';
 
 /** Events one run may execute by default (machine option limits.eventsPerRun). */
@@ -93,9 +94,10 @@ export interface InPlaceWindow {
   untilNs: number;
   /** Events the run may still take. */
   budget: number;
-  /** The earliest queued event (Infinity and 0: none). */
+  /** The earliest queued event's order (Infinity, 0, 0: none). */
   topTimeNs: number;
   topTieBreak: number;
+  topSequence: number;
   /** The next sequence number. */
   sequence: number;
 }
@@ -106,14 +108,13 @@ export interface SchedulePolicy {
 }
 
 /**
- * The scheduler's order, its one definition: does the event at `timeNs` with `tieBreak` and `sequence` run before
- * `other`? The earlier time first, then the smaller seeded tie-break key, then scheduling order. The heap, the
- * default policy and atOrContinue's in-place test all ask it. The core's stretch (assembly/gpu.ts, stretchInPlace)
- * asks the same question of the earliest queued event in its own language: its drawn tick's sequence is always the
- * later one, so ties of time and key go to the queued event there (test/engine-stretches.test.ts compares the two).
+ * The scheduler's order: does the event at `timeNs` with `tieBreak` and `sequence` run before `other`? The earlier
+ * time first, then the smaller seeded tie-break key, then scheduling order. The heap, the default policy and
+ * atOrContinue's in-place test all ask it; its definition is portable.ts's runsBefore, which the core's stretch
+ * (assembly/gpu.ts, stretchInPlace) compiles and asks too, of the earliest queued event (InPlaceWindow).
  */
 export function runsBefore(timeNs: number, tieBreak: number, sequence: number, other: ScheduledEvent): boolean {
-  return timeNs < other.timeNs || (timeNs === other.timeNs && (tieBreak < other.tieBreak || (tieBreak === other.tieBreak && sequence < other.sequence)));
+  return eventOrder(timeNs, tieBreak, sequence, other.timeNs, other.tieBreak, other.sequence);
 }
 
 /** The default choice as a policy: the smallest seeded tie-break key (scheduling order breaks equal keys). */
@@ -203,6 +204,7 @@ export class Scheduler {
     window.budget = Math.max(0, this.maxEventsPerRun - this.runCount);
     window.topTimeNs = top === undefined ? Infinity : top.timeNs;
     window.topTieBreak = top === undefined ? 0 : top.tieBreak;
+    window.topSequence = top === undefined ? 0 : top.sequence;
     window.sequence = this.sequence;
     return window;
   }
@@ -323,7 +325,7 @@ export class Scheduler {
   }
 
   private less(a: ScheduledEvent, b: ScheduledEvent): boolean {
-    return runsBefore(a.timeNs, a.tieBreak, a.sequence, b);
+    return eventOrder(a.timeNs, a.tieBreak, a.sequence, b.timeNs, b.tieBreak, b.sequence);
   }
   private push(event: ScheduledEvent): void {
     this.heap.push(event);

@@ -266,7 +266,7 @@ export function readLogLayout(core: CoreExports): NativeFenceLogLayout {
  * The core ABI version this host is written for (docs/ABI.md): readLayout
  * refuses a core that exports another ABI_VERSION.
  */
-export const CORE_ABI_VERSION = 9;
+export const CORE_ABI_VERSION = 10;
 
 /** The core's layout constants, read once from its exports. */
 export interface CoreLayout {
@@ -323,7 +323,7 @@ export interface CoreLayout {
     stretch: {
       offset: number; bytes: number; nowNs: number; untilNs: number; topTimeNs: number; sequence: number; commandNs: number; jitterSpan: number;
       timingState: number; tieState: number; topTieBreak: number; budget: number; inPlace: number; nextQueued: number; nextTieBreak: number;
-      stop: number; fenceCommands: number; nextNs: number;
+      stop: number; fenceCommands: number; nextNs: number; topSequence: number;
       stopLoud: number; stopCount: number; stopQueued: number; stopEmpty: number;
     };
   };
@@ -446,7 +446,7 @@ export function readLayout(core: CoreExports): CoreLayout {
         jitterSpan: g('STRETCH_JITTER_SPAN_OFFSET'), timingState: g('STRETCH_TIMING_STATE_OFFSET'), tieState: g('STRETCH_TIE_STATE_OFFSET'),
         topTieBreak: g('STRETCH_TOP_TIE_BREAK_OFFSET'), budget: g('STRETCH_BUDGET_OFFSET'), inPlace: g('STRETCH_IN_PLACE_OFFSET'),
         nextQueued: g('STRETCH_NEXT_QUEUED_OFFSET'), nextTieBreak: g('STRETCH_NEXT_TIE_BREAK_OFFSET'), stop: g('STRETCH_STOP_OFFSET'),
-        fenceCommands: g('STRETCH_FENCE_COMMANDS_OFFSET'), nextNs: g('STRETCH_NEXT_OFFSET'),
+        fenceCommands: g('STRETCH_FENCE_COMMANDS_OFFSET'), nextNs: g('STRETCH_NEXT_OFFSET'), topSequence: g('STRETCH_TOP_SEQUENCE_OFFSET'),
         stopLoud: g('STRETCH_STOP_LOUD'), stopCount: g('STRETCH_STOP_COUNT'), stopQueued: g('STRETCH_STOP_QUEUED'), stopEmpty: g('STRETCH_STOP_EMPTY'),
       },
     },

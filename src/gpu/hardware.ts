@@ -417,7 +417,7 @@ export class GpuHardware {
 
   // ── stretches: the engine's next commands in one core call ──
 
-  private readonly window = { untilNs: 0, budget: 0, topTimeNs: 0, topTieBreak: 0, sequence: 0 };
+  private readonly window = { untilNs: 0, budget: 0, topTimeNs: 0, topTieBreak: 0, topSequence: 0, sequence: 0 };
   private stretchWords?: Uint32Array;
   private stretchNumbers?: Float64Array;
 
@@ -460,6 +460,7 @@ export class GpuHardware {
     numbers[(base + S.nowNs) >> 3] = this.scheduler.nowNs;
     numbers[(base + S.untilNs) >> 3] = window.untilNs;
     numbers[(base + S.topTimeNs) >> 3] = window.topTimeNs;
+    numbers[(base + S.topSequence) >> 3] = window.topSequence;
     numbers[(base + S.sequence) >> 3] = window.sequence;
     numbers[(base + S.commandNs) >> 3] = this.timing.commandNs;
     numbers[(base + S.jitterSpan) >> 3] = Math.floor(this.timing.commandNs * this.timing.jitter);
