@@ -33,7 +33,7 @@
 // event of its own ('dxgkrnl' os-step), so the GPU's steps run between them:
 //
 //   the event that starts it (waiter add; ISR + satisfy; UpdateCurrentValuesFromCpu + satisfy)
-//   ─▶ retire      one satisfied waiter retired (its blocks, its completion: its thread wakes)
+//   ─▶ retire      one satisfied waiter retired (its blocks, its slot, its callback: its thread wakes)
 //   ─▶ monitored-write   the new MonitoredValue (fenceMonitoredTarget) and
 //                  DxgkDdiUpdateMonitoredValues: the driver's first step
 //   ─▶ ddi         the driver's next step (DdiInProgress), until the DDI returns
@@ -636,12 +636,12 @@ export class Waits {
       if (n === 0) break;
       changed.add(fence);
       total += n;
-      // Copied out: a completion may run code that calls the core again. (Linear memory never grows: a machine's is
+      // Copied out: a callback may run code that calls the core again. (Linear memory never grows: a machine's is
       // made at its final size, so one view serves; records are little-endian u32s, as the host's typed arrays.)
       if (this.wordsOf !== adapter.memory) { this.words = new Uint32Array(adapter.memory.buffer); this.wordsOf = adapter.memory; }
       const stride = record.bytes >>> 2, completedAt = record.completed >>> 2, waiterAt = record.waiter >>> 2, entryAt = record.entry >>> 2;
       const base = core.outBufferAddress() >>> 2, count = n * stride, memoryWords = this.words!;
-      const scratch = this[SATISFIED], words = scratch.words; // a copy: a completion may call the core again (no slice: a typed array per call)
+      const scratch = this[SATISFIED], words = scratch.words; // a copy: a callback may call the core again (no slice: a typed array per call)
       for (let k = 0; k < count; k++) words[k] = memoryWords[base + k];
       if (!operation) scratch.touchSink ^= slots.touch(words, n, stride, waiterAt);
       for (let i = 0, at = 0; i < n; i++, at += stride) {
