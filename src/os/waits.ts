@@ -567,8 +567,10 @@ export class Waits {
     if (detail) {
       this.scheduler.cancel(detail.timeout);
       if (detail.others) for (const adapter of detail.others) this.retire(id, record, adapter, changed);
-    }
-    this.retire(id, record, detail ? detail.home : home ?? keyAdapter(slots.fence(id), this.handles.adapters), changed);
+      home = detail.home;
+    } else home ??= keyAdapter(slots.fence(id), this.handles.adapters);
+    const n = home.core.waiterRetire(record); // retire's, written out: this is the wake path of every waiter
+    if (n !== 0) this.retiredBlocks(id, n, home, changed);
     const onComplete = slots.callback(id), deferred = slots.deferred(id);
     const label = this.trace.enabled ? slots.label(id) : '';
     slots.clear(id);
@@ -578,19 +580,24 @@ export class Waits {
 
   /** The end of finish: the waiter's callback runs (its thread wakes); `label` is read only while tracing. */
   private delivered(label: string, onComplete: (result: WaitResult) => void, deferred: boolean, result: WaitResult): void {
-    if (this.trace.enabled) {
-      this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: label, status: result.status, index: result.index });
-    }
+    if (this.trace.enabled) this.traceDelivery(label, result);
     this[DELIVERIES].deliver(onComplete, result, deferred);
+  }
+
+  private traceDelivery(label: string, result: WaitResult): void {
+    this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: label, status: result.status, index: result.index });
   }
 
   /** Retires waiter `id`'s blocks (its core record `record`) on `adapter`; the fences whose heaps lost one go into `changed`. */
   private retire(id: number, record: number, adapter: OsAdapter, changed: Set<FenceKey>): void {
-    const core = adapter.core;
-    let n = core.waiterRetire(record);
-    if (n < 0) n = check(n, `retiring waiter ${this.slots.label(id)}`); // the message is built only on failure
-    if (n === 0) return;
-    const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
+    const n = adapter.core.waiterRetire(record);
+    if (n !== 0) this.retiredBlocks(id, n, adapter, changed); // none for a waiter satisfied by its one fence
+  }
+
+  /** retire's `n` (the core's count of fences whose heaps lost a block, or its error): those fences go into `changed`. */
+  private retiredBlocks(id: number, n: number, adapter: OsAdapter, changed: Set<FenceKey>): void {
+    if (n < 0) n = check(n, `retiring waiter ${this.slots.label(id)}`);
+    const words = new Uint32Array(adapter.memory.buffer, adapter.core.outBufferAddress(), n);
     for (let k = 0; k < n; k++) {
       const fence = fenceKeyAt(adapter, words[k]);
       if (fence !== undefined) changed.add(fence);
