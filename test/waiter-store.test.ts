@@ -3,7 +3,8 @@
 // wait with its value as a number, which the short path leaves to it). These tests start the two kinds side by side
 // on the same fences with the same values and expect them listed, released and woken identically, pair by pair.
 import { describe, it, expect } from 'vitest';
-import { createMachine, type WaitResult } from '../src/index.js';
+import type { WaitResult } from '../src/index.js';
+import { world } from './helpers.js';
 
 /** A waiter as tools list it, without its label and id (the two of a pair differ there only). */
 const listed = (w: { label: string; mode: string; owner: object; timed: boolean; waits: readonly { fence: { label: string }; value: bigint }[] }) =>
@@ -11,9 +12,7 @@ const listed = (w: { label: string; mode: string; owner: object; timed: boolean;
 
 describe('the CPU waiters\' one store', () => {
   it('NF-08 a wait the short path starts and the same wait the general path starts are listed, released and woken identically', async () => {
-    const machine = await createMachine({ seed: 11, trace: false });
-    const app = machine.createProcess('app');
-    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const { machine, app, hDevice } = await world({ seed: 11, trace: false });
     // a: made into objects first (a signal looks it up); b: a row until the general path's first wait makes its objects.
     const a = app.createNativeFence({ hDevice }).hSyncObject;
     const b = app.createNativeFence({ hDevice }).hSyncObject;
@@ -84,9 +83,7 @@ describe('the CPU waiters\' one store', () => {
   });
 
   it('NF-08 a timed wait of one fence and an untimed one of the same fence and value wake alike, and the timed one times out alone', async () => {
-    const machine = await createMachine({ seed: 12, trace: false });
-    const app = machine.createProcess('app');
-    const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
+    const { machine, app, hDevice } = await world({ seed: 12, trace: false });
     const a = app.createNativeFence({ hDevice }).hSyncObject;
     const results = new Map<string, WaitResult>();
     const wait = (name: string, args: { objects: number[]; values: (bigint | number)[]; timeoutNs?: number }) => {
