@@ -133,7 +133,7 @@ function osStepFootprint(world: World): Footprint {
   if (!op) return EVERYTHING;
   switch (op.phase) {
     case 'retire': {
-      const thread = op.retiring[0].completion.owner.tag as CpuThread | undefined;
+      const thread = op.retiring[0].owner.tag as CpuThread | undefined;
       const known = world.threads.some((t) => t.thread === thread);
       return !known ? EVERYTHING : { reads: [], writes: ['os', threadResource(thread!)] };
     }

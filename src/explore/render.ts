@@ -116,8 +116,8 @@ function describeOsStep(world: World): string {
   const fenceName = (g: GlobalFence) => world.fences.find((f) => f.global === g)?.name ?? g.label;
   switch (op.phase) {
     case 'retire': {
-      const { completion } = op.retiring[0];
-      const name = world.threads.find((t) => t.thread === completion.owner.tag)?.name ?? completion.label;
+      const { owner, label } = op.retiring[0];
+      const name = world.threads.find((t) => t.thread === owner.tag)?.name ?? label;
       return `OS retires ${name}: its wait is satisfied, its thread wakes`;
     }
     case 'monitored-write': {

@@ -4,14 +4,17 @@
 // The waiters live in the core (assembly/heap.ts): one record per waiter
 // (wait-all or wait-any, entries still waiting, the entry that satisfied a
 // wait-any, its blocks) and one wait block per (waiter, fence) in the fence's
-// min-heap. This file keeps only what must call back into JavaScript: a
-// dense array of completions by the waiter's host id, each with the call's
-// arguments as made (for tools) and its timeout.
+// min-heap. The host keeps, in one store (src/os/waiter-slots.ts: a slot of
+// numbers by the waiter's host id, and a side record for a waiter of several
+// fences or with a timeout), only what must call back into JavaScript or name
+// the waiter for tools. Both ways in, the one-fence short path (waitOne) and
+// the general one (startWait), put their waiters there alike, and one path
+// (finish) ends every waiter, whatever ends it: satisfied, released, timed out.
 //
-//   startWait ─▶ waiterCreate + waitBlockAdd per fence ─▶ refresh
+//   startWait / waitOne ─▶ waiterCreate + waitBlockAdd per fence ─▶ a slot ─▶ refresh
 //   satisfy(fence, CurrentValue) ─▶ fenceSatisfy: records { waiter, entry, completed }
-//        ─▶ a completed waiter is retired (waiterRetire on each adapter it has blocks on,
-//           its home last) and its completion runs
+//        ─▶ a completed waiter is finished: retired (waiterRetire on each adapter it has
+//           blocks on, its home last), its slot freed, its callback run (deliver)
 //   the NF-09 loop (MonitoredLoop): for each changed fence, MonitoredValue goes to the new smallest
 //        waited value − 1 (fenceMonitoredTarget; batched per adapter into one
 //        UpdateMonitoredValues), then CurrentValue is read again and satisfies what it
@@ -20,10 +23,9 @@
 //        resample), loopStep does it. An OS operation in steps schedules each as an event of its own;
 //        refresh (operations run whole) does them one after another, to the end.
 //
-// Why this file is long: it holds the waiters' host-side store (the completions,
-// the short waiters of one-fence waits without objects, the deliveries), the wait call's checks, the
-// NF-09 loop and the OS operations' step driver, and all of them work on the same private records
-// (completions, finish, satisfy); splitting them would open those records to another module.
+// Why this file is long: it holds the wait call's checks (both ways in), finishing and delivering
+// waiters, the NF-09 loop and the OS operations' step driver, and all of them work on the same private
+// records (the waiter store, finish, satisfy); splitting them would open those records to another module.
 //
 // Operations in steps (Dxgkrnl.runOperationsInSteps: a machine built with
 // schedule.osGranularity 'step'). The OS holds its lock across an operation (a wait's waiter add, an interrupt
@@ -31,7 +33,7 @@
 // event of its own ('dxgkrnl' os-step), so the GPU's steps run between them:
 //
 //   the event that starts it (waiter add; ISR + satisfy; UpdateCurrentValuesFromCpu + satisfy)
-//   ─▶ retire      one satisfied waiter retired (its blocks, its completion: its thread wakes)
+//   ─▶ retire      one satisfied waiter retired (its blocks, its slot, its callback: its thread wakes)
 //   ─▶ monitored-write   the new MonitoredValue (fenceMonitoredTarget) and
 //                  DxgkDdiUpdateMonitoredValues: the driver's first step
 //   ─▶ ddi         the driver's next step (DdiInProgress), until the DDI returns
@@ -51,7 +53,6 @@
 // started inside one of its steps joins it.
 
 import { check, WddmError } from '../base/errors.js';
-import { grownTo } from '../base/grow.js';
 import { u64 as asU64, type CoreLayout, type WasmMemory } from '../core/bindings.js';
 import type { DriverPort, PendingDdi } from '../port/driver-port.js';
 import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
@@ -62,37 +63,11 @@ import { oneFenceCall, type Handles } from './handles.js';
 import { checkMonitoredWait } from './monitored-window.js';
 import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf, type FenceKey } from './fence-rows.js';
 import type { QueueLogs } from './log-records.js';
+import { SLOT_ANY, SLOT_DETAIL, WaiterSlots, type WaiterDetail } from './waiter-slots.js';
 import {
   rejectRepeat, requireRunning,
   type GlobalFence, type LocalFence, type OsAdapter, type PendingWaiter, type Process, type WaiterOwner, type WaitResult, type WaitStatus,
 } from './objects.js';
-
-/** What a waiter does when it ends, and what tools need to name it; its state is the core's. */
-export interface Completion {
-  /** The waiter's host id: its slot in `completions`, handed to the core (reused once retired). */
-  id: number;
-  /** Wait order: tools and releases go oldest first. */
-  sequence: number;
-  label: string;
-  mode: 'all' | 'any';
-  owner: WaiterOwner;
-  onComplete: (result: WaitResult) => void;
-  /** onComplete runs later, as a microtask after the OS is done (a caller's callback: waitWithCallback), not inside the OS. */
-  deferred: boolean;
-  /**
-   * The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these); a one-fence wait keeps its
-   * fence and value themselves, not arrays of one (two objects fewer per waiter). Read them with entryFence / entryValue.
-   */
-  fences: GlobalFence | GlobalFence[];
-  values: bigint | bigint[];
-  /** The core's waiter record (its physical address), on `home`. */
-  record: number;
-  home: OsAdapter;
-  /** The other adapters the waiter has wait blocks on (most waiters have none); retired before `home`. */
-  others: OsAdapter[] | undefined;
-  timeout?: ScheduledEvent;
-  timeoutNs?: number;
-}
 
 /**
  * Who a wait of `process` belongs to: `owner` itself when it names the process already (a caller's one record for
@@ -100,11 +75,6 @@ export interface Completion {
  */
 const ownerOf = (process: Process, owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined): WaiterOwner =>
   owner === undefined ? { process: process.name } : 'process' in owner ? owner : { process: process.name, ...owner };
-
-/** The fence of a waiter's entry i. */
-const entryFence = (c: Completion, i: number): GlobalFence => (Array.isArray(c.fences) ? c.fences[i] : c.fences);
-/** The value of a waiter's entry i. */
-const entryValue = (c: Completion, i: number): bigint => (Array.isArray(c.values) ? c.values[i] : c.values);
 
 export interface WaitCounters {
   waitersAdded: number;
@@ -191,7 +161,7 @@ export interface OsOperation extends MonitoredLoop<GlobalFence> {
    * left the heaps when it was satisfied (`detached`): its blocks on the other fences must not be satisfied
    * again before its step; its step then only wakes its thread.
    */
-  readonly retiring: { completion: Completion; result: WaitResult; detached?: boolean }[];
+  readonly retiring: RetiringWaiter[];
   /** Reads of logs, log fallbacks and cross-adapter notifications still to do, one per step, each in the order added. */
   readonly logReads: OperationLogRead[];
   readonly logFallbacks: OperationLogFallback[];
@@ -199,6 +169,21 @@ export interface OsOperation extends MonitoredLoop<GlobalFence> {
   readonly ends: OperationEnd[];
   /** Its next step's event. */
   event?: ScheduledEvent;
+}
+
+/**
+ * A satisfied waiter an OS operation retires in a step of its own: host id `waiter` while its slot's sequence is still
+ * `sequence` (a release may have ended it meanwhile, and its id gone to another waiter); its label and owner name it
+ * for tools (the explorer's footprints and step descriptions). A waiter of several fences was finished when it was
+ * satisfied (`detached`: what its step delivers, its slot is free): its step only wakes its thread.
+ */
+export interface RetiringWaiter {
+  readonly waiter: number;
+  readonly sequence: number;
+  readonly label: string;
+  readonly owner: WaiterOwner;
+  readonly result: WaitResult;
+  readonly detached?: { readonly onComplete: (result: WaitResult) => void; readonly deferred: boolean };
 }
 
 /** Waits' record oneFenceCall fills (scratch, under a symbol: no state). */
@@ -293,207 +278,19 @@ class Deliveries {
   };
 }
 
-// A short waiter's slot: 32 bytes by host id in ShortWaiters.words (half a cache line, never two), what finishing it
-// reads and clears in one place (not one line in each of six columns: at 10⁶ waiters woken in value order, not id order,
-// each column was a cache miss). Words: sequence (f64, 0–1), value (u64, 2–3), the core's record (4), state (5), the
-// fence's row key when the waiter names a row (6; 0: its fence is an object, in the chunks), 7 unused (0).
-const SLOT_WORDS = 8, RECORD_WORD = 4, STATE_WORD = 5, ROW_WORD = 6;
-/**
- * State bits: the slot holds a waiter waitOne started; its callback is the caller's, run later (Completion.deferred);
- * its callback is its own, in the chunks (else it is its tag's); above them its tag: the index of its (label, owner)
- * pair in ShortWaiters' tags.
- */
-const SLOT_LIVE = 1, SLOT_DEFERRED = 2, SLOT_OWN_CALLBACK = 4, TAG_SHIFT = 3;
-/** Objects by host id: callback, fence at OBJECTS × (id mod CHUNK_IDS), + 1 of chunk id / CHUNK_IDS. */
-const OBJECTS = 2, CHUNK_SHIFT = 11, CHUNK_IDS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_IDS - 1;
-/** Does the slot at word `at` keep a chunk entry? Yes unless its callback is its tag's and its fence a row (set writes none then). */
-const keepsChunkEntry = (words: Uint32Array, at: number): boolean => (words[at + STATE_WORD] & SLOT_OWN_CALLBACK) !== 0 || words[at + ROW_WORD] === 0;
-
-/**
- * ShortWaiters' caches, under symbols (the race explorer copies and hashes what string keys hold; these are no state):
- * the tag the last waiter got (0: none), which the next waiter with the same label and owner (a caller's many waits)
- * takes without a search, and the f64 and u64 views of the slot buffer, made when the buffer is another.
- */
-const LAST_TAG = Symbol('ShortWaiters.lastTag');
-const SLOT_NUMBERS = Symbol('ShortWaiters.slotNumbers');
-const SLOT_BIGS = Symbol('ShortWaiters.slotBigs');
-
-/**
- * The waiters waitOne starts (one fence, no timeout, wait-all), as slots by host id: what a Completion holds, with no
- * object per waiter. 10⁶ waiters pending at once are 10⁶ objects fewer for the garbage collector to copy. A waiter
- * whose callback is its tag's (a caller's many waits with one callback) and whose fence is a row is its slot alone:
- * a signal that wakes it touches that slot and no object reference; another keeps its callback or fence in the chunks.
- */
-class ShortWaiters {
-  /** Grown by doubling as ids come (grownTo); starts at 4 slots: the race explorer copies and hashes it per state. */
-  private words = new Uint32Array(4 * SLOT_WORDS);
-  private [LAST_TAG] = 0;
-  private [SLOT_NUMBERS]: Float64Array<ArrayBufferLike> = new Float64Array(this.words.buffer);
-  private [SLOT_BIGS]: BigUint64Array<ArrayBufferLike> = new BigUint64Array(this.words.buffer);
-  /**
-   * callback, fence of each host id (OBJECTS apart) that keeps them here, in chunks of CHUNK_IDS ids, each a packed
-   * array (a gap is filled with undefined). One array for 10⁶ waiters grew by copies in V8's large-object space (~3 × its
-   * 16 MB allocated, the dead copies kept until a major collection); a chunk is 32 KB at most and never copied once full.
-   */
-  private readonly chunks: unknown[][] = [];
-  /**
-   * The (label, owner) pairs the waiters name, by tag, each with the count of waiters naming it and the callback of
-   * the waiter that made it (a freed tag is cleared and reused last-freed first): a caller's many waits share one
-   * label, one owner and usually one callback, so 10⁶ waiters are one pair, not 16 MB of references. Tag 0 is never used.
-   */
-  private readonly tagLabels: (string | undefined)[] = [undefined];
-  private readonly tagOwners: (WaiterOwner | undefined)[] = [undefined];
-  private readonly tagCallbacks: (((result: WaitResult) => void) | undefined)[] = [undefined];
-  private readonly tagCounts: number[] = [0];
-  private readonly freeTags: number[] = [];
-
-  /** Does host id `id` hold a waiter waitOne started? */
-  has(id: number): boolean {
-    const at = id * SLOT_WORDS + STATE_WORD;
-    return at < this.words.length && (this.words[at] & SLOT_LIVE) !== 0;
-  }
-
-  set(id: number, sequence: number, label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void, deferred: boolean,
-      fence: FenceKey, value: bigint, record: number): void {
-    const at = id * SLOT_WORDS;
-    if (at >= this.words.length) this.words = grownTo(this.words, at + SLOT_WORDS);
-    const tag = this.tagOf(label, owner, onComplete);
-    const own = this.tagCallbacks[tag] !== onComplete, row = typeof fence === 'number';
-    const words = this.words;
-    this.viewsOf(words);
-    this[SLOT_NUMBERS][at >>> 1] = sequence;
-    this[SLOT_BIGS][(at >>> 1) + 1] = value;
-    words[at + RECORD_WORD] = record;
-    words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + (own ? SLOT_OWN_CALLBACK : 0) + tag * (1 << TAG_SHIFT);
-    words[at + ROW_WORD] = row ? fence : 0;
-    if (!own && row) return;
-    const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT] ??= [];
-    while (objects.length < o) objects.push(undefined); // packed: no hole
-    objects[o] = own ? onComplete : undefined;
-    objects[o + 1] = row ? undefined : fence;
-  }
-
-  /** The tag of (label, owner), counted once more: the last one given when it matches, else a new one made with `onComplete`. */
-  private tagOf(label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void): number {
-    const last = this[LAST_TAG];
-    if (last !== 0 && this.tagLabels[last] === label && this.tagOwners[last] === owner) {
-      this.tagCounts[last]++;
-      return last;
-    }
-    const tag = this.freeTags.length ? this.freeTags.pop()! : this.tagLabels.length;
-    this.tagLabels[tag] = label;
-    this.tagOwners[tag] = owner;
-    this.tagCallbacks[tag] = onComplete;
-    this.tagCounts[tag] = 1;
-    this[LAST_TAG] = tag;
-    return tag;
-  }
-
-  private tag(id: number): number { return Math.floor(this.words[id * SLOT_WORDS + STATE_WORD] / (1 << TAG_SHIFT)); }
-
-  /** The f64 and u64 views are of `words`' buffer from here on. */
-  private viewsOf(words: Uint32Array): void {
-    if (this[SLOT_NUMBERS].buffer !== words.buffer) { this[SLOT_NUMBERS] = new Float64Array(words.buffer); this[SLOT_BIGS] = new BigUint64Array(words.buffer); }
-  }
-  sequence(id: number): number { this.viewsOf(this.words); return this[SLOT_NUMBERS][(id * SLOT_WORDS) >>> 1]; }
-  value(id: number): bigint { this.viewsOf(this.words); return this[SLOT_BIGS][((id * SLOT_WORDS) >>> 1) + 1]; }
-  record(id: number): number { return this.words[id * SLOT_WORDS + RECORD_WORD]; }
-  deferred(id: number): boolean { return (this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DEFERRED) !== 0; }
-  callback(id: number): (result: WaitResult) => void {
-    if ((this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_OWN_CALLBACK) === 0) return this.tagCallbacks[this.tag(id)]!;
-    return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS] as (result: WaitResult) => void;
-  }
-  /** The waiter's fence: its GlobalFence, or its row key when waitOne found the fence a row (Waits.fenceOfWaiter resolves it). */
-  fence(id: number): FenceKey {
-    const row = this.words[id * SLOT_WORDS + ROW_WORD];
-    return row !== 0 ? row : this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as FenceKey;
-  }
-  label(id: number): string { return this.tagLabels[this.tag(id)]!; }
-  owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
-
-  /**
-   * Reads the slot (and the chunk entry, for a waiter that keeps one) of each waiter named in `records` (`count`
-   * SatisfiedWait records of `stride` words, the host id at `waiterAt`) and returns a word made of them: satisfy calls
-   * it on a batch before it finishes any, so that the batch's cache misses (slots made in arrival order, finished in
-   * value order) are in flight together instead of one finish at a time.
-   */
-  touch(records: Uint32Array, count: number, stride: number, waiterAt: number): number {
-    const words = this.words, chunks = this.chunks, length = words.length;
-    let seen = 0;
-    for (let i = 0, at = 0; i < count; i++, at += stride) {
-      const id = records[at + waiterAt], slot = id * SLOT_WORDS;
-      if (slot >= length) continue;
-      seen ^= words[slot + STATE_WORD];
-      if (keepsChunkEntry(words, slot)) {
-        const objects = chunks[id >>> CHUNK_SHIFT];
-        if (objects !== undefined && objects[(id & CHUNK_MASK) * OBJECTS] === undefined) seen ^= 1;
-      }
-    }
-    return seen;
-  }
-
-  /** Drops what waiter `id` referenced (its slot is free, or its Completion holds it now). */
-  clear(id: number): void {
-    const tag = this.tag(id);
-    if (--this.tagCounts[tag] === 0) {
-      // Cleared, so that the same waiters are the same fields whatever came and went (a race explorer hashes them).
-      this.tagLabels[tag] = undefined;
-      this.tagOwners[tag] = undefined;
-      this.tagCallbacks[tag] = undefined;
-      if (tag === this.tagLabels.length - 1 && this.freeTags.length === 0) {
-        this.tagLabels.length = this.tagOwners.length = this.tagCallbacks.length = this.tagCounts.length = tag;
-      } else this.freeTags.push(tag);
-      if (this[LAST_TAG] === tag) this[LAST_TAG] = 0;
-    }
-    // Zeroed too: a race explorer hashes the slots into its state key, and a freed slot must not differ by what it held.
-    const at = id * SLOT_WORDS, words = this.words;
-    const chunked = keepsChunkEntry(words, at);
-    words[at] = 0; words[at + 1] = 0; words[at + 2] = 0; words[at + 3] = 0; words[at + 4] = 0; words[at + 5] = 0; words[at + 6] = 0;
-    if (!chunked) return;
-    const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT];
-    objects[o] = undefined;
-    objects[o + 1] = undefined;
-  }
-}
-
-/** A stack of u32 ids in a typed array doubled as needed; popped slots are zeroed (a race explorer hashes it). */
-class FreeIds {
-  private ids = new Uint32Array(4);
-  length = 0;
-  push(id: number): void {
-    if (this.length === this.ids.length) this.ids = grownTo(this.ids, this.length + 1);
-    this.ids[this.length++] = id;
-  }
-  pop(): number {
-    const id = this.ids[--this.length];
-    this.ids[this.length] = 0;
-    return id;
-  }
-}
-
 export class Waits {
   private readonly [ONE_FENCE_CALL] = { object: undefined as LocalFence | undefined, row: 0, value: 0n };
   private readonly [DELIVERIES] = new Deliveries();
   /**
    * Where satisfy copies a batch of SatisfiedWait records out of the core's out buffer (SATISFY_BATCH records of at
-   * most 16 words), and the word ShortWaiters.touch returns, kept so that no optimizer drops its reads.
+   * most 16 words), and the word WaiterSlots.touch returns, kept so that no optimizer drops its reads.
    */
   private readonly [SATISFIED] = { words: new Uint32Array(SATISFY_BATCH * 16), touchSink: 0 };
   readonly counters: WaitCounters = { waitersAdded: 0, waitersWoken: 0, waitsSatisfiedAtOnce: 0, waitsTimedOut: 0 };
-  /**
-   * Completions by host id (dense; a retired waiter's id is reused). A waiter waitOne started has none here: it lives
-   * in its `short` slot instead (no object per waiter); completionAt makes its Completion when a slow path (a tool,
-   * a release) asks for one.
-   */
-  private readonly completions: (Completion | undefined)[] = [];
-  /** Host ids handed out so far (a retired one is reused first): ids are below this. */
-  private idsMade = 0;
+  /** Every waiter, by host id (src/os/waiter-slots.ts), whichever path started it. */
+  private readonly slots = new WaiterSlots();
   /** The waiter id addShortCoreWaiter took last. */
   private addedId = 0;
-  private readonly short = new ShortWaiters();
-  /** Retired host ids, reused last-retired first (a stack of u32: a JavaScript array of 10⁶ ids was 8 MB and its copies). */
-  private readonly freeIds = new FreeIds();
-  private live = 0;
   private nextSequence = 1;
   /** Linear memory as u32 words (satisfy reads the out buffer through it) and as u64 words (waitOne reads CurrentValue), and the memory each views. */
   private words?: Uint32Array;
@@ -603,8 +400,7 @@ export class Waits {
     if (atOnce !== undefined) return atOnce;
     const record = this.addShortCoreWaiter(adapter, fence.coreFence, value, fence);
     const id = this.addedId;
-    this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, fence, value, record);
-    this.live++;
+    this.slots.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, fence, value, record, 0);
     this.counters.waitersAdded++;
     adapter.withWaiters.add(fence);
     if (value <= fence.monitoredValue) this.refresh(new Set([fence]));
@@ -626,8 +422,7 @@ export class Waits {
     if (atOnce !== undefined) return atOnce;
     const record = this.addShortCoreWaiter(adapter, coreFence, value, undefined);
     const id = this.addedId;
-    this.short.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, row, value, record);
-    this.live++;
+    this.slots.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, row, value, record, 0);
     this.counters.waitersAdded++;
     adapter.withWaiters.addId(coreFence);
     if (value <= rows.monitoredValueOf(coreFence)) this.refresh(new Set([row]));
@@ -655,13 +450,13 @@ export class Waits {
    */
   private addShortCoreWaiter(adapter: OsAdapter, coreFence: number, value: bigint, fence: GlobalFence | undefined): number {
     const core = adapter.core;
-    const id = this.freeIds.length ? this.freeIds.pop() : this.idsMade++;
+    const id = this.slots.takeId();
     const record = core.waiterCreate(id, this.layout.waiterModeAll);
-    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`); }
+    if (record < 0) { this.slots.returnId(id); check(record, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`); }
     const block = core.waitBlockAdd(coreFence, value, record, 0);
     if (block < 0) {
       core.waiterRetire(record);
-      this.freeIds.push(id);
+      this.slots.returnId(id);
       check(block, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`);
     }
     this.addedId = id;
@@ -709,9 +504,9 @@ export class Waits {
       const adapter = fences[i].adapter;
       if (adapter !== home && !(others ??= []).includes(adapter)) others.push(adapter);
     }
-    const id = this.freeIds.length ? this.freeIds.pop() : this.idsMade++;
+    const id = this.slots.takeId();
     const record = home.core.waiterCreate(id, mode === 'any' ? this.layout.waiterModeAny : this.layout.waiterModeAll);
-    if (record < 0) { this.freeIds.push(id); check(record, `adding a CPU waiter on ${fences[pending[0]].label}`); }
+    if (record < 0) { this.slots.returnId(id); check(record, `adding a CPU waiter on ${fences[pending[0]].label}`); }
     // Every wait block first; any failure rolls back and changes nothing.
     for (const i of pending) {
       const fence = fences[i];
@@ -719,16 +514,16 @@ export class Waits {
       if (block < 0) {
         if (others) for (const adapter of others) adapter.core.waiterRetire(record);
         home.core.waiterRetire(record);
-        this.freeIds.push(id);
+        this.slots.returnId(id);
         check(block, `adding a CPU waiter on ${fence.label}`);
       }
     }
-    const completion: Completion = {
-      id, sequence: this.nextSequence++, label, mode, owner, onComplete, deferred, fences: count === 1 ? fences[0] : fences, values: count === 1 ? values[0] : values,
-      record, home, others,
+    // A waiter of one fence with no timeout is its slot alone, as waitOne's are; another keeps a detail beside it.
+    const detail: WaiterDetail | undefined = count === 1 && timeoutNs === Infinity ? undefined : {
+      fences: count === 1 ? fences[0] : fences, values: count === 1 ? values[0] : values, home, others, timeout: undefined, timeoutNs: undefined,
     };
-    this.completions[id] = completion;
-    this.live++;
+    this.slots.set(id, this.nextSequence++, label, owner, onComplete, deferred, detail ?? fences[0], detail ? 0n : values[0], record,
+      (mode === 'any' ? SLOT_ANY : 0) + (detail ? SLOT_DETAIL : 0));
     this.counters.waitersAdded++;
     const changed = new Set<FenceKey>();
     for (const i of pending) { fences[i].adapter.withWaiters.add(fences[i]); changed.add(fences[i]); }
@@ -737,9 +532,9 @@ export class Waits {
         waiter: label, fences: pending.map((i) => fences[i].label), values: pending.map((i) => values[i]), mode,
       });
     }
-    if (timeoutNs !== Infinity) {
-      completion.timeoutNs = timeoutNs;
-      completion.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
+    if (detail && timeoutNs !== Infinity) {
+      detail.timeoutNs = timeoutNs;
+      detail.timeout = this.scheduler.after(timeoutNs, 'dxgkrnl', 'wait-timeout', { waiter: id }, `timeout ${label}`);
     }
     this.refresh(changed, this.stepwise ? `wait ${label}` : undefined);
     return undefined;
@@ -747,115 +542,99 @@ export class Waits {
 
   /** A CPU wait's timeout event: the waiter is released with TIMEOUT, unless it completed meanwhile. */
   private waitTimedOut(event: ScheduledEvent): void {
-    const completion = this.completionAt(event.args.waiter as number);
-    if (!completion || completion.timeout !== event) return;
+    const id = event.args.waiter as number, slots = this.slots;
+    const detail = slots.has(id) ? slots.detail(id) : undefined;
+    if (!detail || detail.timeout !== event) return;
     this.counters.waitsTimedOut++;
     if (this.timeoutListeners.length) {
-      const waiter = { label: completion.label, mode: completion.mode, waits: this.pendingEntries(completion).map((i) => ({ fence: entryFence(completion, i), value: entryValue(completion, i) })) };
+      const waiter = { label: slots.label(id), mode: this.modeOf(id), waits: this.pendingEntries(id).map((i) => ({ fence: this.entryFence(id, i), value: this.entryValue(id, i) })) };
       for (const listener of this.timeoutListeners) listener(waiter);
     }
-    this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: completion.label, timeoutNs: completion.timeoutNs });
+    this.trace.record('os', 'dxgkrnl', 'wait timed out', { waiter: slots.label(id), timeoutNs: detail.timeoutNs });
     const changed = new Set<FenceKey>();
-    this.finish(completion, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
+    this.finish(id, { status: 'TIMEOUT', timeNs: this.scheduler.nowNs, immediate: false }, changed);
     this.refresh(changed);
   }
 
   /**
-   * Ends a waiter: the core retires it on each adapter it has blocks on (the fences whose heaps lost
-   * a block go into `changed`), then its completion runs.
+   * Ends waiter `id`, whatever ends it (satisfied, released, timed out) and whichever path started it: the core
+   * retires it on each adapter it has blocks on, its home last (the fences whose heaps lost a block go into
+   * `changed`), its slot is freed, then its callback runs (unless `deliverNow` is false: an OS operation's step
+   * delivers it later). `home`: its home adapter when the caller knows it (satisfy: the fence's), else found.
    */
-  private finish(completion: Completion, result: WaitResult, changed: Set<FenceKey>, deliverNow = true): void {
-    if (this.completions[completion.id] !== completion) return;
-    this.scheduler.cancel(completion.timeout);
-    if (completion.others) for (const adapter of completion.others) this.retire(completion, adapter, changed);
-    this.retire(completion, completion.home, changed);
-    this.completions[completion.id] = undefined;
-    this.freeIds.push(completion.id);
-    this.live--;
+  private finish(id: number, result: WaitResult, changed: Set<FenceKey>, deliverNow = true, home?: OsAdapter): void {
+    const slots = this.slots, detail = slots.detail(id), record = slots.record(id);
+    if (detail) {
+      this.scheduler.cancel(detail.timeout);
+      if (detail.others) for (const adapter of detail.others) this.retire(id, record, adapter, changed);
+      home = detail.home;
+    } else home ??= keyAdapter(slots.fence(id), this.handles.adapters);
+    const n = home.core.waiterRetire(record); // retire's, written out: this is the wake path of every waiter
+    if (n !== 0) this.retiredBlocks(id, n, home, changed);
+    const onComplete = slots.callback(id), deferred = slots.deferred(id);
+    const label = this.trace.enabled ? slots.label(id) : '';
+    slots.clear(id);
     if (result.status === 'SUCCESS') this.counters.waitersWoken++;
-    if (deliverNow) this.delivered(completion, result);
+    if (deliverNow) this.delivered(label, onComplete, deferred, result);
   }
 
-  /** The end of finish: the waiter's completion runs (its thread wakes). */
-  private delivered(completion: Completion, result: WaitResult): void {
-    if (this.trace.enabled) {
-      this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: completion.label, status: result.status, index: result.index });
-    }
-    this[DELIVERIES].deliver(completion.onComplete, result, completion.deferred);
-  }
-
-  /**
-   * finish for a waiter waitOne started, satisfied by its one fence (the caller's `satisfy` has that fence in its
-   * changed set already): the core retires its record and its one block, which is out of the heap (so no other
-   * fence changed), then its completion runs. What finish does for it, without making its Completion.
-   */
-  private finishShort(id: number, adapter: OsAdapter): void {
-    const short = this.short;
-    const n = adapter.core.waiterRetire(short.record(id));
-    if (n < 0) check(n, `retiring waiter ${short.label(id)}`);
-    const onComplete = short.callback(id);
-    const deferred = short.deferred(id);
-    const label = this.trace.enabled ? short.label(id) : undefined;
-    short.clear(id);
-    this.freeIds.push(id);
-    this.live--;
-    this.counters.waitersWoken++;
-    const result = this[DELIVERIES].wokenAt(this.scheduler.nowNs);
-    if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'waiter woken', { waiter: label, status: result.status, index: result.index });
+  /** The end of finish: the waiter's callback runs (its thread wakes); `label` is read only while tracing. */
+  private delivered(label: string, onComplete: (result: WaitResult) => void, deferred: boolean, result: WaitResult): void {
+    if (this.trace.enabled) this.traceDelivery(label, result);
     this[DELIVERIES].deliver(onComplete, result, deferred);
   }
 
-  /**
-   * The completion of waiter `id`, made from its columns for a waiter waitOne started; `keep` (a path that will
-   * finish it): kept from then on in place of the columns. Tools, which only read, leave the waiter as it was.
-   */
-  private completionAt(id: number, keep = true): Completion | undefined {
-    const short = this.short;
-    if (!short.has(id)) return this.completions[id];
-    const fence = this.fenceOfWaiter(id);
-    const completion: Completion = {
-      id, sequence: short.sequence(id), label: short.label(id), mode: 'all', owner: short.owner(id),
-      onComplete: short.callback(id), deferred: short.deferred(id), fences: fence, values: short.value(id), record: short.record(id), home: fence.adapter, others: undefined,
-    };
-    if (keep) {
-      short.clear(id);
-      this.completions[id] = completion;
-    }
-    return completion;
+  private traceDelivery(label: string, result: WaitResult): void {
+    this.trace.record('os', 'dxgkrnl', result.status === 'SUCCESS' ? 'waiter woken' : 'waiter released', { waiter: label, status: result.status, index: result.index });
   }
 
-  /** The GlobalFence of short waiter `id` (made from its row when the waiter names one: a path that needs the object). */
-  private fenceOfWaiter(id: number): GlobalFence {
-    const key = this.short.fence(id);
-    const fence = fenceKeyObject(key, this.handles.adapters);
-    if (fence === undefined) throw new Error(`internal: waiter ${id} waits on fence${keyCoreFence(key)}, which is gone`);
-    return fence;
+  /** Retires waiter `id`'s blocks (its core record `record`) on `adapter`; the fences whose heaps lost one go into `changed`. */
+  private retire(id: number, record: number, adapter: OsAdapter, changed: Set<FenceKey>): void {
+    const n = adapter.core.waiterRetire(record);
+    if (n !== 0) this.retiredBlocks(id, n, adapter, changed); // none for a waiter satisfied by its one fence
   }
 
-  /** Retires the waiter's blocks on `adapter`; the fences whose heaps lost one go into `changed`. */
-  private retire(completion: Completion, adapter: OsAdapter, changed: Set<FenceKey>): void {
-    const core = adapter.core;
-    let n = core.waiterRetire(completion.record);
-    if (n < 0) n = check(n, `retiring waiter ${completion.label}`); // the message is built only on failure
-    if (n === 0) return;
-    const words = new Uint32Array(adapter.memory.buffer, core.outBufferAddress(), n);
+  /** retire's `n` (the core's count of fences whose heaps lost a block, or its error): those fences go into `changed`. */
+  private retiredBlocks(id: number, n: number, adapter: OsAdapter, changed: Set<FenceKey>): void {
+    if (n < 0) n = check(n, `retiring waiter ${this.slots.label(id)}`);
+    const words = new Uint32Array(adapter.memory.buffer, adapter.core.outBufferAddress(), n);
     for (let k = 0; k < n; k++) {
       const fence = fenceKeyAt(adapter, words[k]);
       if (fence !== undefined) changed.add(fence);
     }
   }
 
+  /** Waiter `id`'s mode, for tools. */
+  private modeOf(id: number): 'all' | 'any' { return this.slots.waitAny(id) ? 'any' : 'all'; }
+
+  /** The fence of waiter `id`'s entry i (made from its row when the waiter names one: a tool needs the object). */
+  private entryFence(id: number, i: number): GlobalFence {
+    const detail = this.slots.detail(id);
+    if (detail) return Array.isArray(detail.fences) ? detail.fences[i] : detail.fences;
+    const key = this.slots.fence(id);
+    const fence = fenceKeyObject(key, this.handles.adapters);
+    if (fence === undefined) throw new Error(`internal: waiter ${id} waits on fence${keyCoreFence(key)}, which is gone`);
+    return fence;
+  }
+
+  /** The value of waiter `id`'s entry i. */
+  private entryValue(id: number, i: number): bigint {
+    const detail = this.slots.detail(id);
+    if (!detail) return this.slots.value(id);
+    return Array.isArray(detail.values) ? detail.values[i] : detail.values;
+  }
+
   /**
    * Pops every waiter of `fence` satisfied by `currentValue` (the core's heap),
    * completing those whose condition now holds. Returns the entries satisfied.
-   * `fence` may be a row's key (src/os/fence-rows.ts): a row's waiters are short waiters, finished without its
-   * objects, and the key goes into `changed` as it is (refresh takes keys).
+   * `fence` may be a row's key (src/os/fence-rows.ts): its waiters are finished without its objects, and the key goes
+   * into `changed` as it is (refresh takes keys).
    */
   satisfy(fence: FenceKey, currentValue: bigint, changed: Set<FenceKey>, operation?: OsOperation): number {
     const row = typeof fence === 'number';
     const adapter = row ? this.handles.adapters[rowKeyAdapterIndex(fence)] : fence.adapter;
     const coreFence = row ? rowKeyCoreFence(fence) : fence.coreFence;
-    const core = adapter.core;
+    const core = adapter.core, slots = this.slots;
     const record = this.layout.out.satisfied;
     let total = 0;
     for (;;) {
@@ -864,33 +643,29 @@ export class Waits {
       if (n === 0) break;
       changed.add(fence);
       total += n;
-      // Copied out: a completion may run code that calls the core again. (Linear memory never grows: a machine's is
+      // Copied out: a callback may run code that calls the core again. (Linear memory never grows: a machine's is
       // made at its final size, so one view serves; records are little-endian u32s, as the host's typed arrays.)
       if (this.wordsOf !== adapter.memory) { this.words = new Uint32Array(adapter.memory.buffer); this.wordsOf = adapter.memory; }
       const stride = record.bytes >>> 2, completedAt = record.completed >>> 2, waiterAt = record.waiter >>> 2, entryAt = record.entry >>> 2;
       const base = core.outBufferAddress() >>> 2, count = n * stride, memoryWords = this.words!;
-      const scratch = this[SATISFIED], words = scratch.words; // a copy: a completion may call the core again (no slice: a typed array per call)
+      const scratch = this[SATISFIED], words = scratch.words; // a copy: a callback may call the core again (no slice: a typed array per call)
       for (let k = 0; k < count; k++) words[k] = memoryWords[base + k];
-      if (!operation) scratch.touchSink ^= this.short.touch(words, n, stride, waiterAt);
+      if (!operation) scratch.touchSink ^= slots.touch(words, n, stride, waiterAt);
       for (let i = 0, at = 0; i < n; i++, at += stride) {
         if (words[at + completedAt] === 0) continue;
         const id = words[at + waiterAt];
-        if (!operation && this.short.has(id)) {
-          this.finishShort(id, adapter);
-          continue;
-        }
-        const completion = this.completionAt(id);
-        if (!completion) continue;
-        const entry = words[at + entryAt];
-        const result: WaitResult = completion.mode === 'any'
-          ? { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: entry } : this[DELIVERIES].wokenAt(this.scheduler.nowNs);
+        if (!slots.has(id)) continue;
+        const result: WaitResult = slots.waitAny(id)
+          ? { status: 'SUCCESS', timeNs: this.scheduler.nowNs, immediate: false, index: words[at + entryAt] } : this[DELIVERIES].wokenAt(this.scheduler.nowNs);
+        if (!operation) { this.finish(id, result, changed, true, adapter); continue; }
         // In an operation's steps, each satisfied waiter is retired by a step of its own. One of several fences leaves
         // the heaps now (its other blocks must not be popped again by the next fence this step satisfies); its step wakes it.
-        if (operation && Array.isArray(completion.fences)) {
-          this.finish(completion, result, changed, false);
-          operation.retiring.push({ completion, result, detached: true });
-        } else if (operation) operation.retiring.push({ completion, result });
-        else this.finish(completion, result, changed);
+        const detail = slots.detail(id), several = detail !== undefined && Array.isArray(detail.fences);
+        operation.retiring.push({
+          waiter: id, sequence: slots.sequence(id), label: slots.label(id), owner: slots.owner(id), result,
+          detached: several ? { onComplete: slots.callback(id), deferred: slots.deferred(id) } : undefined,
+        });
+        if (several) this.finish(id, result, changed, false);
       }
       if (n < SATISFY_BATCH) break;
     }
@@ -1102,9 +877,9 @@ export class Waits {
     try {
       switch (op.phase) {
         case 'retire': {
-          const { completion, result, detached } = op.retiring.shift()!;
-          if (detached) this.delivered(completion, result);
-          else this.finish(completion, result, op.changed);
+          const { waiter, sequence, label, result, detached } = op.retiring.shift()!;
+          if (detached) this.delivered(label, detached.onComplete, detached.deferred, result);
+          else if (this.isWaiter(waiter, sequence)) this.finish(waiter, result, op.changed);
           break;
         }
         case 'monitored-write': case 'ddi': case 'resample': this.loopStep(op, op.phase, op); break;
@@ -1153,20 +928,31 @@ export class Waits {
 
   // ── releasing waiters that cannot be satisfied any more ──
 
-  /** The waiters with a wait block in `fence`'s heap, oldest first. */
-  private waitersOf(fence: GlobalFence): Completion[] {
+  /** Is host id `id` still the waiter whose sequence is `sequence` (not ended, its id not another waiter's since)? */
+  private isWaiter(id: number, sequence: number): boolean { return this.slots.has(id) && this.slots.sequence(id) === sequence; }
+
+  /** The host ids of the waiters with a wait block in `fence`'s heap (each once). */
+  private waitersOf(fence: GlobalFence, found: number[] = []): number[] {
     const core = fence.adapter.core;
-    const found: Completion[] = [];
     for (let start = 0; ; start += WAITERS_BATCH) {
       const n = check(core.fenceWaiters(fence.coreFence, start, WAITERS_BATCH), `listing the waiters of ${fence.label}`);
       const ids = new Uint32Array(fence.adapter.memory.buffer, core.outBufferAddress(), n);
-      for (let k = 0; k < n; k++) {
-        const completion = this.completionAt(ids[k]);
-        if (completion && !found.includes(completion)) found.push(completion);
-      }
+      for (let k = 0; k < n; k++) if (this.slots.has(ids[k]) && !found.includes(ids[k])) found.push(ids[k]);
       if (n < WAITERS_BATCH) break;
     }
-    return found.sort((x, y) => x.sequence - y.sequence);
+    return found;
+  }
+
+  /**
+   * Ends the waiters `ids` with `status`, oldest first; one that a callback run meanwhile ended (its id another
+   * waiter's by then) is left alone. The fences whose heaps changed go into `changed`.
+   */
+  private release(ids: number[], status: WaitStatus, changed: Set<FenceKey>): void {
+    const sequences = ids.map((id) => this.slots.sequence(id));
+    const order = ids.map((_, k) => k).sort((x, y) => sequences[x] - sequences[y]);
+    for (const k of order) {
+      if (this.isWaiter(ids[k], sequences[k])) this.finish(ids[k], { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
+    }
   }
 
   /**
@@ -1176,53 +962,44 @@ export class Waits {
    */
   releaseWaitersOf(fence: GlobalFence, status: WaitStatus, keepFence = false): void {
     const changed = new Set<FenceKey>();
-    if (!fence.destroyed) {
-      for (const completion of this.waitersOf(fence)) this.finish(completion, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
-    }
+    if (!fence.destroyed) this.release(this.waitersOf(fence), status, changed);
     if (!keepFence) changed.delete(fence);
     this.refresh(changed);
   }
 
   /** A bug check: every waiter still waiting on a fence of `adapter` is released with `status`. */
   releaseWaitersOnAdapter(adapter: OsAdapter, status: WaitStatus): void {
-    const waiting = new Set<Completion>();
+    const waiting: number[] = [];
     for (const fence of [...adapter.withWaiters].sort((x, y) => x.coreFence - y.coreFence)) {
-      if (!fence.destroyed) for (const completion of this.waitersOf(fence)) waiting.add(completion);
+      if (!fence.destroyed) this.waitersOf(fence, waiting);
     }
     const changed = new Set<FenceKey>();
-    for (const completion of [...waiting].sort((x, y) => x.sequence - y.sequence)) {
-      this.finish(completion, { status, timeNs: this.scheduler.nowNs, immediate: false }, changed);
-    }
+    this.release(waiting, status, changed);
     this.refresh(changed);
   }
 
   // ── for tools (read-only) ──
 
-  get pendingWaiters(): number { return this.live; }
+  get pendingWaiters(): number { return this.slots.live; }
 
-  /** The live completions, oldest first. */
-  private liveCompletions(): Completion[] {
-    const live: Completion[] = [];
-    for (let id = 0; id < this.idsMade; id++) {
-      const completion = this.completionAt(id, false);
-      if (completion !== undefined) live.push(completion);
-    }
-    return live.sort((x, y) => x.sequence - y.sequence);
-  }
-
-  /** The entries a waiter still waits for (the core's record), in call order. */
-  private pendingEntries(completion: Completion): number[] {
-    const core = completion.home.core;
-    const n = check(core.waiterPending(completion.record), `reading waiter ${completion.label}`);
-    return [...new Uint32Array(completion.home.memory.buffer, core.outBufferAddress(), n)].sort((x, y) => x - y);
+  /** The entries waiter `id` still waits for (the core's record on its home adapter), in call order. */
+  private pendingEntries(id: number): number[] {
+    const detail = this.slots.detail(id);
+    const home = detail ? detail.home : keyAdapter(this.slots.fence(id), this.handles.adapters), core = home.core;
+    const n = check(core.waiterPending(this.slots.record(id)), `reading waiter ${this.slots.label(id)}`);
+    return [...new Uint32Array(home.memory.buffer, core.outBufferAddress(), n)].sort((x, y) => x - y);
   }
 
   /** The CPU waiters still waiting, oldest first, with what each still waits for (read-only, for tools). */
   pendingWaiterList(): PendingWaiter[] {
-    return this.liveCompletions().map((c) => ({
-      id: c.sequence, label: c.label, mode: c.mode, owner: c.owner, timed: c.timeout !== undefined && !c.timeout.cancelled,
-      waits: this.pendingEntries(c).map((i) => ({ fence: entryFence(c, i), value: entryValue(c, i) })),
-    }));
+    const slots = this.slots;
+    return slots.liveIds().map((id) => {
+      const timeout = slots.detail(id)?.timeout;
+      return {
+        id: slots.sequence(id), label: slots.label(id), mode: this.modeOf(id), owner: slots.owner(id), timed: timeout !== undefined && !timeout.cancelled,
+        waits: this.pendingEntries(id).map((i) => ({ fence: this.entryFence(id, i), value: this.entryValue(id, i) })),
+      };
+    });
   }
 
   /**
@@ -1234,11 +1011,11 @@ export class Waits {
   /** Waiters whose value is reached but which are still waiting (NF-10; meaningful when no interrupt is on its way: machine.lostWakeups). */
   lostWakeups(): { waiter: string; fence: string; value: bigint; currentValue: bigint }[] {
     const lost: { waiter: string; fence: string; value: bigint; currentValue: bigint }[] = [];
-    for (const c of this.liveCompletions()) {
-      for (const i of this.pendingEntries(c)) {
-        const fence = entryFence(c, i), value = entryValue(c, i);
+    for (const id of this.slots.liveIds()) {
+      for (const i of this.pendingEntries(id)) {
+        const fence = this.entryFence(id, i), value = this.entryValue(id, i);
         const current = fence.peekValue();
-        if (current >= value) lost.push({ waiter: c.label, fence: fence.label, value, currentValue: current });
+        if (current >= value) lost.push({ waiter: this.slots.label(id), fence: fence.label, value, currentValue: current });
       }
     }
     return lost;
