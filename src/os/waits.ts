@@ -569,8 +569,7 @@ export class Waits {
       if (detail.others) for (const adapter of detail.others) this.retire(id, record, adapter, changed);
       home = detail.home;
     } else home ??= keyAdapter(slots.fence(id), this.handles.adapters);
-    const n = home.core.waiterRetire(record); // retire's, written out: this is the wake path of every waiter
-    if (n !== 0) this.retiredBlocks(id, n, home, changed);
+    this.retire(id, record, home, changed);
     const onComplete = slots.callback(id), deferred = slots.deferred(id);
     const label = this.trace.enabled ? slots.label(id) : '';
     slots.clear(id);
