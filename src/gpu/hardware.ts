@@ -238,8 +238,10 @@ export class GpuHardware {
     /** The machine's timing stream (jitter). */
     private readonly random: Random,
   ) {
+    // Every field from the start, in one order: the race explorer's state key hashes a record's fields in order, so a
+    // field added when first set would make one state two keys (test/explore-commute.test.ts).
     this.engines = Array.from({ length: engineCount }, (_, engine) => ({
-      busyUntilNs: 0, cursor: 0, queueIds: [] as number[],
+      event: undefined, busyUntilNs: 0, cursor: 0, isr: undefined, queueIds: [] as number[], signal: undefined,
       actor: `${name}/engine${engine}`, tickLabel: `${name}/engine${engine} tick`, args: Object.freeze({ engine }),
     }));
     scheduler.register(name, (event) => this.onEvent(event));
