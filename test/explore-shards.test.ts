@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../src/cli/main.js';
-import { exhaustive } from '../src/explore/search.js';
+import { exhaustive, sleptMask } from '../src/explore/search.js';
 import { DEFAULT_MACHINE, type AnyModel, type ExploreModel, type Variant } from '../src/explore/model.js';
 import { ScenarioModel } from '../src/explore/scenario-world.js';
 import { findBuiltin } from '../src/scenario-files/builtin.js';
@@ -79,8 +79,11 @@ describe('shards of the exhaustive search', () => {
       const union = new Set<string>(), quiet = new Set<string>();
       const seenBy = new Map<string, number>();
       const invariants = new Set<string>();
+      let transitions = 0, top = 0;
       for (let index = 0; index < 3; index++) {
-        const r = exhaustive(model, { shard: { index, count: 3, splitDepth: 3, claim: (key) => table.claim(key) } });
+        const r = exhaustive(model, { shard: { index, count: 3, splitDepth: 3, shared: table } });
+        transitions += r.stats.transitions;
+        if (index === 2) top = r.stats.transitions;
         for (const k of r.shard!.keys) { union.add(k); seenBy.set(k, (seenBy.get(k) ?? 0) + 1); }
         for (const k of r.shard!.quietKeys) quiet.add(k);
         for (const k of r.violations.keys()) invariants.add(k);
@@ -90,19 +93,39 @@ describe('shards of the exhaustive search', () => {
       expect([...invariants].sort()).toEqual([...one.violations.keys()].sort());
       // A state two shards visited is one of the top's, which every shard walks: none below the split is searched twice.
       expect([...seenBy.values()].filter((n) => n !== 1 && n !== 3)).toEqual([]);
+      // Their sleep sets stay on below the split: every transition below it is taken once, as in one process (the
+      // top's, which every shard walks, three times). Without them below the split this machine takes more.
+      expect(transitions).toBe(one.stats.transitions + 2 * top);
     }
   });
 
-  it('the shared visited table: the first claim of a key wins, every later one loses; a full table says so', () => {
+  it('the shared visited table: the first claim of a key wins, every later one meets it; a full table says so', () => {
     const table = new SharedVisited(SharedVisited.create(4));
     expect(table.claim('0123456789abcdef')).toBe(true);
     expect(table.claim('0123456789abcdef')).toBe(false);
     expect(table.claim('0000000000000000')).toBe(true);
     expect(table.claim('fedcba9876543210')).toBe(true);
-    expect(() => new SharedVisited(new SharedArrayBuffer(24))).toThrow(/a power of two of 8-byte slots/);
-    const small = new SharedVisited(new SharedArrayBuffer(16));
+    expect(() => new SharedVisited(new SharedArrayBuffer(36))).toThrow(/a power of two of 12-byte slots/);
+    const small = new SharedVisited(new SharedArrayBuffer(24));
     small.claim('0000000000000001'); small.claim('0000000000000002');
     expect(() => small.claim('0000000000000003')).toThrow(SharedVisitedFull);
+    expect(() => table.meet('1111111111111111', 2 ** 31)).toThrow(/at most 31 transitions/);
+  });
+
+  it('the shared visited table keeps what the claimer slept; each slept transition goes to the first worker that meets the state with it awake', () => {
+    const table = new SharedVisited(SharedVisited.create(16));
+    const slot = table.meet('00000000000000aa', 0b1011);            // claimed, with transitions 0, 1 and 3 slept
+    expect(slot).toBeGreaterThanOrEqual(0);
+    const met = table.meet('00000000000000aa', 0);
+    expect(met).toBe(-(slot + 1));
+    expect(table.narrow(slot, 0b1011)).toBe(0);                      // the same sleep set: nothing to explore
+    expect(table.narrow(slot, 0b0011)).toBe(0b1000);                 // 3 awake here: this worker explores it
+    expect(table.narrow(slot, 0b0001)).toBe(0b0010);                 // 3 is taken; 1 is this one's
+    expect(table.narrow(slot, 0)).toBe(0b0001);
+    expect(table.narrow(slot, 0)).toBe(0);                           // nothing slept is left
+    expect(sleptMask(['a', 'b', 'c'], new Set(['c', 'a']))).toBe(0b101);
+    expect(sleptMask(['a', 'b'], new Set(['a#1']))).toBe(-1);         // a latency choice's transition: no bit names it
+    expect(sleptMask(Array.from({ length: 32 }, (_, i) => `e${i}`), new Set(['e0']))).toBe(-1);
   });
 
   it('a shard needs the full reduction and a shard index below the count', () => {

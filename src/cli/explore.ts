@@ -499,7 +499,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
       reduction: s.reduction, restore: s.restore, maxStates: s.maxStates, maxDepth: s.maxDepth, progressEvery: 256,
       shouldStop: deadline !== undefined ? () => performance.now() > deadline : undefined,
       onProgress: progress ? (st, p) => progress.update(st, p) : undefined,
-      ...(s.shard ? { shard: { index: s.shard.index - 1, count: s.shard.count, splitDepth: s.shard.splitDepth, claim: s.shard.claim } } : {}),
+      ...(s.shard ? { shard: { index: s.shard.index - 1, count: s.shard.count, splitDepth: s.shard.splitDepth, shared: s.shard.shared } } : {}),
       ...(s.bitstate ? { bitstate: s.bitstate, sleepSets: false } : {}),
     });
     progress?.end();
@@ -574,7 +574,7 @@ async function search(io: ExploreIo, searches: Search[], s: SearchSettings): Pro
 // ── shards, workers and merges (src/cli/explore-shards.ts has the report and the merge) ──
 
 /** A shard's search: i of n (1-based), the split depth, where its report goes and what the report says the search was. */
-interface ShardRun { index: number; count: number; splitDepth: number; report: string; argv: string[]; package: string; claim?: (key: string) => boolean }
+interface ShardRun { index: number; count: number; splitDepth: number; report: string; argv: string[]; package: string; shared?: SharedVisited }
 
 /** The options a shard's report leaves out of the command it records (a merge gives its own output options). */
 const NOT_RECORDED = new Set(['--shard', '--report', '--split-depth', '--workers', '--json', '--progress', '--out', '--timeline']);
@@ -623,7 +623,7 @@ async function parallelSettings(io: ExploreIo, values: Values, argv: readonly st
   checkOutput('--report', report);
   const version = (await runningPackage())?.version ?? 'unknown';
   const shared = io.sharedVisited ? new SharedVisited(io.sharedVisited) : undefined;
-  return { shard: { ...shard, splitDepth, report, argv: withoutOptions(argv, NOT_RECORDED), package: version, ...(shared ? { claim: (key: string) => shared.claim(key) } : {}) } };
+  return { shard: { ...shard, splitDepth, report, argv: withoutOptions(argv, NOT_RECORDED), package: version, ...(shared ? { shared } : {}) } };
 }
 
 /** A shard's end: its report written, its own part's verdict printed (no counterexample: the merge searches it). */
@@ -667,7 +667,7 @@ async function mergeMode(io: ExploreIo, paths: string[], values: Values): Promis
 
 /** explore … --workers N: N shards on worker threads (or one after the other without them), then their merge. */
 async function workersMode(io: ExploreIo, argv: readonly string[], workers: number, values: Values): Promise<number> {
-  // The workers share one visited table: each state below the split depth is searched once, by the worker that claims it.
+  // The workers share one visited table: each state below the split depth is claimed by one worker, and what its sleep set left out is explored by the next to meet it with that awake.
   const maxStates = integerOption(values, 'max-states', 1, 1_000_000_000) ?? DEFAULT_MAX_STATES;
   const sharedVisited = SharedVisited.create(maxStates * workers);
   const folder = mkdtempSync(join(tmpdir(), 'wddm-fence-shards-'));

@@ -64,6 +64,10 @@
 // takes is a step of the machine. The union of the shards' state keys is the
 // process's set; each shard's count alone counts again what two of its
 // subtrees share, which is why a merge counts the union, not the sum.
+// Worker threads (ShardOptions.shared) take roots by claiming them instead,
+// and below the split depth use the table they share as the visited set: a
+// state met there, claimed before, is a revisit, whose slept transitions
+// the table keeps for every worker (src/explore/shared-visited.ts).
 //
 // Bounds: a state limit, a depth limit (no step taken past it) and a time limit
 // (`shouldStop`, asked every few hundred transitions); each one reached leaves
@@ -79,6 +83,7 @@ import { checkAlways, checkQuiet, type InvariantId, type Violation } from './inv
 import { footprint, independent, isEager, type Footprint } from './footprint.js';
 import { BitstateVisited } from './bitstate.js';
 import { VisitedTable } from './visited.js';
+import { MASK_TRANSITIONS } from './shared-visited.js';
 
 export type Reduction = 'full' | 'states' | 'none';
 export const REDUCTIONS: readonly Reduction[] = ['full', 'states', 'none'];
@@ -279,11 +284,19 @@ export interface SearchOptions {
 export interface ShardOptions {
   index: number; count: number; splitDepth: number;
   /**
-   * Worker threads of one search (src/explore/shared-visited.ts): a state below the split depth is this
-   * shard's when this returns true (it claimed it first), a subtree root included, instead of round robin;
-   * sleep sets are off below the split depth then, so a state claimed elsewhere may be left out here.
+   * Worker threads of one search (src/explore/shared-visited.ts): a state below the split depth, a subtree
+   * root included, is this shard's when it claims it first in this table, instead of round robin; what the
+   * claimer's sleep set left out is explored by the worker that meets the state next with it awake.
    */
-  claim?: (key: string) => boolean;
+  shared?: SharedTable;
+}
+
+/** The visited table worker threads share (SharedVisited; an interface so a search needs no SharedArrayBuffer). */
+export interface SharedTable {
+  /** Claims a key with what the claimer's sleep set left out (a mask, see sleptMask): its slot (>= 0) when claimed here, else -(slot + 1). */
+  meet(key: string, slept: number): number;
+  /** Clears the slept transitions of a met state that `keep` (a mask) has awake; returns them: this worker explores them. */
+  narrow(slot: number, keep: number): number;
 }
 
 export interface ShardStats {
@@ -445,26 +458,37 @@ class Exhaustive {
       if (path.length < this.shard.splitDepth) visited = this.topVisited;
       else if (parent === undefined || parent.path.length < this.shard.splitDepth) {
         root = true;
-        if (!this.shard.claim && this.shardStats!.roots++ % this.shard.count !== this.shard.index) return 0n;
-        if (this.shard.claim) this.shardStats!.roots++;
+        if (!this.shard.shared && this.shardStats!.roots++ % this.shard.count !== this.shard.index) return 0n;
+        if (this.shard.shared) this.shardStats!.roots++;
         else this.shardStats!.owned++;
       }
-      // Claimed below the split depth: sleep sets off (a state another worker claimed is left to it).
-      if (this.shard.claim && visited === this.visited) sleep.clear();
     }
+    const shared = this.shard?.shared && visited === this.visited ? this.shard.shared : undefined;
     this.stats.maxDepth = Math.max(this.stats.maxDepth, path.length);
     if (crashed) {
       // The step threw: the state is a dead end, reported once (by the state and option it came from: shards agree on those).
       const deadEnd = this.shard ? crashKey(parent, this.runner) : '';
-      if (this.shard?.claim && visited === this.visited && !this.shard.claim(deadEnd)) return 0n;
+      if (shared && shared.meet(deadEnd, 0) < 0) return 0n;
       this.stats.states++;
       this.shardStats?.crashes.add(deadEnd);
       this.record([crashed], path);
       return 1n;
     }
     const key = this.runner.keys.key();
-    if (this.shard?.claim && visited === this.visited && visited.find(key) < 0) {
-      if (!this.shard.claim(key)) return 0n;
+    if (shared) {
+      // Below the split depth of worker threads: the shared table is the visited set (a revisit, this worker's or
+      // another's, is met there), and what a sleep set leaves out is kept there (src/explore/shared-visited.ts).
+      // The state's enabled events by name, sorted (made only when a mask is: a sleep set, or transitions to explore).
+      let names: string[] | undefined;
+      const namesHere = (): string[] => (names ??= [...new Set(this.runner.enabled().map(eventKey))].sort());
+      let slept = sleep.size === 0 ? 0 : sleptMask(namesHere(), sleep);
+      // A sleep set the mask cannot name (a latency choice's transition, or too many transitions): nothing slept.
+      if (slept < 0) { sleep.clear(); slept = 0; }
+      const met = shared.meet(key, slept);
+      if (met < 0) {
+        const mine = shared.narrow(-met - 1, slept);
+        return mine === 0 ? 0n : this.revisitShared(key, path, sleep, namesHere(), mine);
+      }
       if (root) this.shardStats!.owned++;
     }
     if (this.reduction === 'none') {
@@ -485,7 +509,7 @@ class Exhaustive {
       // Without sleep sets a revisit adds nothing (see the 'full' branch below: nothing slept, nothing awake).
       if (this.bitstate.testAndSet(key)) return 0n;
     }
-    const old = this.bitstate ? -1 : visited.find(key);
+    const old = this.bitstate || shared ? -1 : visited.find(key);
     if (old >= 0) {
       if (this.reduction === 'states') {
         const paths = this.paths[visited.data(old)];
@@ -532,6 +556,26 @@ class Exhaustive {
     return undefined;
   }
 
+  /**
+   * A state met in the workers' shared table (claimed before, by this worker or another): explore the
+   * transitions `mine` (a mask over `names`, the state's enabled events sorted) that narrow() gave this worker,
+   * the ones slept so far that `sleep` has awake, as a single process's revisit does.
+   */
+  revisitShared(key: string, path: number[], sleep: Set<string>, names: readonly string[], mine: number): bigint | undefined {
+    if (mine === 0) return 0n;
+    if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
+    const here = this.optionsHere(true);
+    const todo: number[] = [];
+    for (let bit = 0; bit < names.length; bit++) {
+      if ((mine & (1 << bit)) === 0) continue;
+      const index = here.findIndex((o) => o.key === names[bit]);
+      if (index >= 0) todo.push(index);
+    }
+    if (!todo.length) return 0n;
+    this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
+    return undefined;
+  }
+
   finishFrame(frame: Frame): void {
     if (this.reduction === 'states') {
       this.paths[this.visited.data(this.visited.find(frame.stateKey))] = frame.paths;
@@ -560,7 +604,7 @@ class Exhaustive {
       const option = top.options[top.todo[top.next++]];
       if (this.runnerAt !== this.frames.length - 1) this.runner.back(top.saved ?? { path: top.path, bounds: top.bounds });
       let childSleep = new Set<string>();
-      if (this.useSleep && !(this.shard?.claim && top.path.length >= this.shard.splitDepth)) {
+      if (this.useSleep) {
         for (const u of top.sleep) {
           const other = top.options.find((o) => o.key === u);
           // Two latency choices of one event are two transitions that never commute.
@@ -707,4 +751,21 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
     arrive(crashed);
   }
   return { found, states: depthOf.size + crashDepth.size, expansions, runs: runner.builds, complete };
+}
+
+/**
+ * A sleep set as the workers' shared table keeps it: bit i for names[i] (a state's enabled events, sorted and
+ * distinct, so every worker numbers them alike); -1 when it cannot (a name not among them: a latency choice's
+ * transition; more names than a mask holds).
+ */
+export function sleptMask(names: readonly string[], sleep: ReadonlySet<string>): number {
+  if (sleep.size === 0) return 0;
+  if (names.length > MASK_TRANSITIONS) return -1;
+  let mask = 0;
+  for (const name of sleep) {
+    const bit = names.indexOf(name);
+    if (bit < 0) return -1;
+    mask |= 1 << bit;
+  }
+  return mask;
 }
