@@ -2,7 +2,8 @@
 
 import { KERNEL_VA_BASE } from '../base/wddm.js';
 import { fenceView, LocalFence, type GlobalFence, type HandleObject, type OsAdapter, type OsDevice } from './objects.js';
-import { FenceRows, type DeferredEntries, type DeferredFences } from './tables.js';
+import { FenceRows } from './fence-store.js';
+import type { DeferredEntries, DeferredFences } from './tables.js';
 
 /**
  * A native fence as the OS's paths that work on rows name it (src/os/README.md, "Fences as rows"): its GlobalFence

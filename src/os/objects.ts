@@ -4,7 +4,8 @@
 // rules every module shares (reading a fence's value, one fence per call).
 //
 // Every other file of src/os/ imports this one; it imports none of them but
-// tables.ts (the flat tables the records are kept in).
+// tables.ts (the flat tables the records are kept in) and fence-store.ts (the
+// fences' rows, which a GlobalFence is a view of).
 // Why this file is long: the records are packed (flags, counts and rare
 // fields folded into few fields, a field costs 8 B a fence) and their
 // accessors sit with them; every module shares them, so they stay in one file.
@@ -25,10 +26,11 @@ import type { SubmissionCommands } from './command-list.js';
 import { WddmError } from '../base/errors.js';
 import { grownTo } from '../base/grow.js';
 import type { DriverPort } from '../port/driver-port.js';
+import { ClosedHandles, HandleTable, type EditClock, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import {
-  ClosedHandles, HandleTable, ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED,
-  type EditClock, type FenceRows, type FenceTable, type RecentValues, type ValueTable,
-} from './tables.js';
+  ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED,
+  type FenceRows,
+} from './fence-store.js';
 import type { IntMap } from '../base/int-map.js';
 import {
   KERNEL_VA_BASE, SYNC_FLAG_BITS, USER_VA_BASE, VIDSCHCAPS,
