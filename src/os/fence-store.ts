@@ -7,9 +7,11 @@ import { grownTo } from '../base/grow.js';
 /** A fence row's first word (FenceRows): yes/no state in the low bits, the sync flags above, the creator's device index on top. */
 export const ROW_LIVE = 1, ROW_INTRA_GPU = 2, ROW_SHAREABLE = 4, ROW_SYSTEM_MAPPED = 8, ROW_DESTROYED = 16, ROW_DESTROY_PENDING = 32,
   ROW_MONITORED = 64, ROW_MONITORED_VALUE_HELD = 128, ROW_NO_MONITORED_VALUE = 256;
-const ROW_FLAGS_SHIFT = 9, ROW_FLAGS_MASK = 0x7ff, ROW_DEVICE_SHIFT = 20;
+export const ROW_FLAGS_SHIFT = 9, ROW_FLAGS_MASK = 0x7ff;
+const ROW_DEVICE_SHIFT = 20;
 /** u32 words a fence row: bits | flags | device index, hGlobalNativeFence, the creator's handle while it is a token, CurrentValue's physical address. */
-const ROW_WORDS = 4, ROW_BITS = 0, ROW_GLOBAL_HANDLE = 1, ROW_HANDLE = 2, ROW_CV_PHYS = 3;
+export const ROW_WORDS = 4, ROW_BITS = 0, ROW_GLOBAL_HANDLE = 1, ROW_CV_PHYS = 3;
+const ROW_HANDLE = 2;
 /** A row's first word can name this many devices of its creator (one past it: the creator handle is an object, src/os/fence-rows.ts). */
 export const ROW_DEVICES = 2 ** (32 - ROW_DEVICE_SHIFT);
 /** Sync flags a row holds (D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS: bits 0 … 10). */
@@ -33,7 +35,8 @@ interface RareFenceState { name: string | undefined; ntReferences: number }
  * A destroyed fence's view keeps answering from a copy of its last row (detach): the id may be another fence's soon.
  */
 export class FenceRows<Device, Local> {
-  private words = new Uint32Array(8 * ROW_WORDS);
+  /** The rows' words (replaced as they grow: read through the rows each time). GlobalFence's hot getters read it directly. */
+  words = new Uint32Array(8 * ROW_WORDS);
   private devices: Device[] = [];
   private monitored = new BigUint64Array(0);
   private inFlight = new Uint32Array(0);

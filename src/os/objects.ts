@@ -28,7 +28,7 @@ import { grownTo } from '../base/grow.js';
 import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type EditClock, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import {
-  ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED,
+  ROW_BITS, ROW_CV_PHYS, ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_FLAGS_MASK, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED, ROW_WORDS,
   type FenceRows,
 } from './fence-store.js';
 import type { IntMap } from '../base/int-map.js';
@@ -267,6 +267,8 @@ export class GlobalFence extends FenceLocals {
     this.at = coreFence;
     adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(this.rows.cvPhysOf(coreFence)));
   }
+  /** The row's first word (the words read directly: the CPU signal's getters are small enough for V8 to inline then). */
+  private get bits(): number { return this.rows.words[this.at * ROW_WORDS + ROW_BITS]; }
   protected get held(): LocalFence | LocalFence[] | undefined { return this.rows.heldOf(this.at); }
   protected set held(held: LocalFence | LocalFence[] | undefined) { this.rows.setHeld(this.at, held); }
   /** The fence's handles in the order opened. */
@@ -280,21 +282,21 @@ export class GlobalFence extends FenceLocals {
   get gpuSignalsInFlight(): number { return this.rows.signalsInFlight(this.at); }
   set gpuSignalsInFlight(count: number) { this.rows.setSignalsInFlight(this.at, count); }
   /** The driver's hGlobalNativeFence (0: a monitored fence). */
-  get hGlobal(): number { return this.rows.globalHandleOf(this.at); }
+  get hGlobal(): number { return this.rows.words[this.at * ROW_WORDS + ROW_GLOBAL_HANDLE]; }
   set hGlobal(hGlobal: number) { this.rows.setGlobalHandle(this.at, hGlobal); }
   /** CurrentValue's and MonitoredValue's physical addresses (mvPhys 0: a fence with no MonitoredValue). */
-  get cvPhys(): number { return this.rows.cvPhysOf(this.at); }
+  get cvPhys(): number { return this.rows.words[this.at * ROW_WORDS + ROW_CV_PHYS]; }
   get mvPhys(): number { return this.rows.mvPhysOf(this.at, this.coreFence); }
   /** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS it was created with. */
-  get flags(): number { return this.rows.flagsOf(this.at); }
+  get flags(): number { return (this.bits >>> ROW_FLAGS_SHIFT) & ROW_FLAGS_MASK; }
   /** NT handles (any process) that hold it. */
   get ntReferences(): number { return this.rows.ntReferencesOf(this.at); }
   set ntReferences(count: number) { this.rows.setNtReferences(this.at, count); }
-  get systemPages(): ReadonlyMap<number, { va: bigint }> | undefined { return (this.rows.bitsOf(this.at) & ROW_SYSTEM_MAPPED) !== 0 ? this.adapter.systemPages : undefined; }
-  get type(): NativeFenceTypeName { return (this.rows.bitsOf(this.at) & ROW_INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT'; }
-  get shareable(): boolean { return (this.rows.bitsOf(this.at) & ROW_SHAREABLE) !== 0; }
+  get systemPages(): ReadonlyMap<number, { va: bigint }> | undefined { return (this.bits & ROW_SYSTEM_MAPPED) !== 0 ? this.adapter.systemPages : undefined; }
+  get type(): NativeFenceTypeName { return (this.bits & ROW_INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT'; }
+  get shareable(): boolean { return (this.bits & ROW_SHAREABLE) !== 0; }
   /** Storage freed, Destroy DDI called. The view detaches from the adapter's rows: it reads a copy of its last row from then. */
-  get destroyed(): boolean { return (this.rows.bitsOf(this.at) & ROW_DESTROYED) !== 0; }
+  get destroyed(): boolean { return (this.bits & ROW_DESTROYED) !== 0; }
   set destroyed(on: boolean) {
     if (!on) throw new Error(`internal: ${this.label} cannot be made live again`);
     if (this.destroyed) return;
@@ -303,19 +305,19 @@ export class GlobalFence extends FenceLocals {
     this.at = 0;
   }
   /** No open handle is left but GPU commands in flight still name it: storage kept (src/os/lifetime.ts). */
-  get destroyPending(): boolean { return (this.rows.bitsOf(this.at) & ROW_DESTROY_PENDING) !== 0; }
+  get destroyPending(): boolean { return (this.bits & ROW_DESTROY_PENDING) !== 0; }
   set destroyPending(on: boolean) { this.rows.setBit(this.at, ROW_DESTROY_PENDING, on); }
   /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
-  get kind(): 'native' | 'monitored' { return (this.rows.bitsOf(this.at) & ROW_MONITORED) !== 0 ? 'monitored' : 'native'; }
+  get kind(): 'native' | 'monitored' { return (this.bits & ROW_MONITORED) !== 0 ? 'monitored' : 'native'; }
   /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
-  get monitoredValueHeld(): boolean { return (this.rows.bitsOf(this.at) & ROW_MONITORED_VALUE_HELD) !== 0; }
+  get monitoredValueHeld(): boolean { return (this.bits & ROW_MONITORED_VALUE_HELD) !== 0; }
   set monitoredValueHeld(on: boolean) { this.rows.setBit(this.at, ROW_MONITORED_VALUE_HELD, on); }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
   get label(): string { return this.rows.nameOf(this.at) ?? `fence${this.coreFence}`; }
   /** Kernel CPU VAs (a stored BigInt costs ~32 B a fence): CurrentValue's from the adapter's table, MonitoredValue's derived. */
   get kernelCvVa(): bigint {
-    // The table by core id while this record holds the id; a destroyed record's id may be another fence's by now.
-    return this.destroyed ? KERNEL_VA_BASE + BigInt(this.cvPhys) : this.adapter.kernelCurrentValueVas.get(this.coreFence);
+    // The table by core id while the view reads its adapter's rows; a destroyed fence's id may be another fence's by now.
+    return this.rows === this.adapter.rows ? this.adapter.kernelCurrentValueVas.get(this.coreFence) : KERNEL_VA_BASE + BigInt(this.cvPhys);
   }
   get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
   /** The values' GPU VAs in the System process (0n when not mapped there, or no longer). */
@@ -328,7 +330,7 @@ export class GlobalFence extends FenceLocals {
    */
   currentValue(): bigint {
     // A live native fence: its word, through the adapter's view of memory.
-    return (this.rows.bitsOf(this.at) & (ROW_MONITORED | ROW_DESTROYED)) === 0 ? this.adapter.currentValues[this.cvPhys >>> 3] : this.currentValueRead();
+    return (this.bits & (ROW_MONITORED | ROW_DESTROYED)) === 0 ? this.adapter.currentValues[this.cvPhys >>> 3] : this.currentValueRead();
   }
   /** currentValue of a monitored fence, or of a destroyed record (whose core id may be another fence's by now): as the core reads it. */
   private currentValueRead(): bigint {
