@@ -6,10 +6,11 @@ import { FenceRows } from './fence-store.js';
 import type { DeferredEntries, DeferredFences } from './tables.js';
 
 /**
- * A native fence as the OS's paths that work on rows name it (src/os/README.md, "Fences as rows"): its GlobalFence
- * once it has one, else its row key (`rowKey`: core id × 8 + adapter index, the same number as its creator handle's
- * token). A fence that is a row has no object until something asks for one; a key of a fence made since resolves to
- * it (`fenceKeyObject`), so paths that need the object (multi-fence waits, closes, tools) still get it.
+ * A native fence as the OS's paths that work on rows name it (src/os/README.md, "Fences as rows: one store"): its
+ * GlobalFence view once it has one, else its row key (`rowKey`: core id × 8 + adapter index, the same number as its
+ * creator handle's token). Either name reads the same row, the fence's one store; a fence nothing looked up has no
+ * view until something asks for one, and a key of a fence viewed since resolves to it (`fenceKeyObject`), so paths
+ * that need the object (multi-fence waits, closes, tools) still get it.
  */
 export type FenceKey = GlobalFence | number;
 
@@ -27,7 +28,7 @@ export const rowOnAdapter = (token: number, adapterIndex: number): number => (to
 export const keyCoreFence = (key: FenceKey): number => (typeof key === 'number' ? rowKeyCoreFence(key) : key.coreFence);
 /** The adapter a key names, of `adapters` (the OS's, by index). */
 export const keyAdapter = (key: FenceKey, adapters: readonly OsAdapter[]): OsAdapter => (typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)] : key.adapter);
-/** The rows of `adapter` (undefined: it never kept one). */
+/** The rows of `adapter`: its fences' one store, and the making of their objects. */
 export const rowsOf = (adapter: OsAdapter): AdapterFenceRows => adapter.rows as AdapterFenceRows;
 
 /**
@@ -47,7 +48,7 @@ export function fenceKeyObject(key: FenceKey, adapters: readonly OsAdapter[]): G
 export function fenceKeyAt(adapter: OsAdapter, coreFence: number): FenceKey | undefined {
   const object = adapter.fences.peek(coreFence);
   if (object !== undefined) return object;
-  return rowsOf(adapter)?.has(coreFence) ? rowKey(adapter.index, coreFence) : undefined;
+  return rowsOf(adapter).has(coreFence) ? rowKey(adapter.index, coreFence) : undefined;
 }
 
 /**
@@ -59,7 +60,7 @@ export function liveFenceKey(key: FenceKey, adapters: readonly OsAdapter[]): Fen
   const adapter = adapters[rowKeyAdapterIndex(key)], coreFence = rowKeyCoreFence(key);
   const object = adapter.fences.peek(coreFence);
   if (object !== undefined) return object;
-  return rowsOf(adapter)?.has(coreFence) ? key : undefined;
+  return rowsOf(adapter).has(coreFence) ? key : undefined;
 }
 
 /**

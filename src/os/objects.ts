@@ -12,9 +12,10 @@
 // The records are plain data the modules own between them:
 //
 //   OsAdapter ──devices──▶ OsDevice ──queues──▶ OsHwQueue
-//      │ fences (by core id), byGlobalHandle (by the driver's handle), withWaiters
+//      │ rows (every fence's state, by core id: fence-store.ts), fences (their views, by core id),
+//      │ byGlobalHandle (by the driver's handle), withWaiters
 //      ▼
-//   GlobalFence ◀──global── LocalFence (a handle of one process; NT handles hold the GlobalFence)
+//   GlobalFence (a view of its row) ◀──global── LocalFence (a handle of one process; NT handles hold the GlobalFence)
 //
 // What the OS knows of the GPU is what the driver reported (GpuProgress):
 // a queue's commands still in its ring and the wait it is blocked on.

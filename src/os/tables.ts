@@ -77,7 +77,7 @@ export class FenceTable<Fence> {
     return true;
   }
 
-  /** The fences in core id order (rows are made as they come). */
+  /** The fences in core id order (a row's view is made as it comes). */
   *values(): IterableIterator<Fence> {
     for (let id = 0; id < Math.max(this.slots.length, this.deferred?.extent ?? 0); id++) {
       const fence = this.get(id);

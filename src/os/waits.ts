@@ -774,7 +774,7 @@ export class Waits {
       if (typeof fence === 'number') {
         const coreFence = rowKeyCoreFence(fence);
         target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
-        monitoredValue = rows!.monitoredValueOf(coreFence);
+        monitoredValue = rows.monitoredValueOf(coreFence);
       } else {
         if (fence.destroyed || fence.monitoredValueHeld) continue; // XA-03: held at 0
         target = this.monitoredTarget(fence);
@@ -819,9 +819,9 @@ export class Waits {
     const rows = rowsOf(adapter);
     return this.port.updateMonitoredValues(adapter.index, {
       NumFences: fences.length,
-      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows!.globalHandleOf(rowKeyCoreFence(f)) : f.hGlobal)),
+      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows.globalHandleOf(rowKeyCoreFence(f)) : f.hGlobal)),
       UpdatedValueArray: values,
-      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows!.kernelMvVa(rowKeyCoreFence(f)) : f.kernelMvVa)),
+      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows.kernelMvVa(rowKeyCoreFence(f)) : f.kernelMvVa)),
     });
   }
 
