@@ -157,8 +157,11 @@ describe('the npm package', () => {
     // only the trace holds, and the helpers' work on issues 29 and 31 merged after it: 7.673 MB measured with the first
     // three, and room for the rest); 7.8 MB before issue 29's generator and order written once (src/base/portable.ts in
     // each of the three bundles with its header comment, its declarations, the StretchRecord's new field and the docs and
-    // performance note that say so: 17 KB; main 162c9fa measured 7.796 MB, the branch 7.813 MB).
-    expect(packed!.unpackedSize).toBeLessThan(7_850_000);
+    // performance note that say so: 17 KB; main 162c9fa measured 7.796 MB, the branch 7.813 MB); 7.85 MB before issue
+    // 29's fences in one store (src/os/fence-store.ts and the views' accessors in each of the four bundles, their
+    // declarations, the docs that describe the rows: 44 KB; main 63522f4 measured 7.866 MB, already past 7.85, the
+    // branch 7.910 MB).
+    expect(packed!.unpackedSize).toBeLessThan(7_950_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
