@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { WddmError, RuntimeProcess, ReferenceDriver, createMachine, type DriverModule } from '../src/index.js';
-import { world, globalOf, UINT64_MAX, processOf } from './helpers.js';
+import { world, globalOf, UINT64_MAX, processOf, osModules } from './helpers.js';
 
 describe('fence storage', () => {
   it('NF-01 CurrentValue is one 64-bit word never seen torn; MonitoredValue lives elsewhere', async () => {
@@ -208,5 +208,36 @@ describe('lifecycle and handles', () => {
     expect(app.readFenceValue(f.hSyncObject)).toBe(0n);
     app.signal({ objects: [f.hSyncObject], values: [UINT64_MAX] });
     expect(app.readFenceValue(f.hSyncObject)).toBe(UINT64_MAX);
+  });
+});
+
+describe('fence state in one store (src/os/README.md, "Fences as rows: one store")', () => {
+  it('a fence\'s view holds no state of its own: what a row key\'s path writes, the view made later reads; a destroyed view keeps answering when its core id is reused', async () => {
+    const w = await world();
+    const { app, hDevice, machine } = w;
+    const rows = osModules(machine).adapters[0].rows;
+    const f = app.createNativeFence({ hDevice, initialValue: 0n });
+    const coreFence = processOf(app).handles.rowToken(f.hSyncObject) >>> 3;
+    expect(osModules(machine).adapters[0].fences.peek(coreFence)).toBeUndefined(); // a row only
+    void app.waitAsync({ objects: [f.hSyncObject], values: [7n] }); // the short path: the row's MonitoredValue moves
+    expect(rows.monitoredValueOf(coreFence)).toBe(6n);
+    const view = globalOf(w, app, f.hSyncObject); // the view made now reads the same row
+    expect(view.monitoredValue).toBe(6n);
+    view.monitoredValue = 5n;
+    expect(rows.monitoredValueOf(coreFence)).toBe(5n);
+    view.monitoredValue = 6n;
+    app.signal({ objects: [f.hSyncObject], values: [7n] });
+    machine.run();
+    await Promise.resolve();
+    const { hGlobal, cvPhys } = view;
+    app.destroySynchronizationObject(f.hSyncObject);
+    expect(view.destroyed).toBe(true);
+    const g = app.createNativeFence({ hDevice, initialValue: 3n, name: 'next' });
+    const next = globalOf(w, app, g.hSyncObject);
+    expect(next.coreFence).toBe(coreFence); // the id is reused
+    expect(next).not.toBe(view);
+    // The destroyed view reads the copy of its last row, not the new fence's row.
+    expect([view.label, view.destroyed, view.hGlobal, view.cvPhys, view.monitoredValue]).toEqual([`fence${coreFence}`, true, hGlobal, cvPhys, UINT64_MAX]);
+    expect([next.label, next.destroyed, next.hGlobal === hGlobal]).toEqual(['next', false, false]);
   });
 });

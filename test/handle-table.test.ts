@@ -142,7 +142,7 @@ describe('refusals leave rows as rows', () => {
     const hDevice = app.createDevice({ hAdapter: app.openAdapter(0) });
     const { hSyncObject } = app.createNativeFence({ hDevice });
     expect(processOf(app).handles.isRow(hSyncObject)).toBe(true); // nothing has looked it up yet
-    const rowsBefore = (osModules(machine).adapters[0].fences.deferred as unknown as { live: number }).live;
+    const rowsBefore = (({ fences }) => fences.size - fences.viewed)(osModules(machine).adapters[0]);
     const refusals: [string, () => unknown][] = [
       ['hDevice', () => app.createHwQueue({ hDevice: hSyncObject })],
       ['hHwQueue', () => app.destroyHwQueue(hSyncObject)],
@@ -156,7 +156,7 @@ describe('refusals leave rows as rows', () => {
       expect((error as WddmError).message, parameter).toContain('is a sync object');
       expect(processOf(app).handles.isRow(hSyncObject), parameter).toBe(true);
     }
-    expect((osModules(machine).adapters[0].fences.deferred as unknown as { live: number }).live).toBe(rowsBefore);
+    expect((({ fences }) => fences.size - fences.viewed)(osModules(machine).adapters[0])).toBe(rowsBefore);
     // The first real lookup still makes it, and the fence works.
     app.signal({ objects: [hSyncObject], values: [5n] });
     expect(processOf(app).handles.isRow(hSyncObject)).toBe(false);

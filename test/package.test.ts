@@ -158,8 +158,10 @@ describe('the npm package', () => {
     // three, and room for the rest); 7.8 MB before issue 29's generator and order written once (src/base/portable.ts in
     // each of the three bundles with its header comment, its declarations, the StretchRecord's new field and the docs and
     // performance note that say so: 17 KB; main 162c9fa measured 7.796 MB, the branch 7.813 MB); 7.85 MB before the third
-    // stop of 2026-11-29 (the workers' slept masks in the shared visited table and docs/EXPLORER.md's notes on them and on
-    // the commutation check: 7.866 MB measured on main 63522f4; with room for the fence store and the persistent sets).
+    // stop of 2026-11-29: the workers' slept masks in the shared visited table and docs/EXPLORER.md's notes on them and on
+    // the commutation check (main 63522f4 measured 7.866 MB), issue 29's fences in one store (src/os/fence-store.ts and the
+    // views' accessors in each of the four bundles, their declarations, the docs that describe the rows: 44 KB, 7.910 MB)
+    // and issue 31's persistent sets.
     expect(packed!.unpackedSize).toBeLessThan(7_950_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });

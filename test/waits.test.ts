@@ -528,11 +528,11 @@ describe('CPU waits on fences kept as rows (src/os/fence-rows.ts)', () => {
     const rows = adapter.fences.deferred as AdapterFenceRows;
     const token = processOf(app).handles.rowToken(hSyncObject);
     const coreFence = Math.floor(token / 8);
-    if (token === 0) return { isRow: false, coreFence: -1, rowsLive: rows.live, hGlobal: 0, monitoredValue: 0n, write: () => {} };
+    if (token === 0) return { isRow: false, coreFence: -1, rowsLive: adapter.fences.size - adapter.fences.viewed, hGlobal: 0, monitoredValue: 0n, write: () => {} };
     return {
       isRow: processOf(app).handles.isRow(hSyncObject),
       coreFence,
-      rowsLive: rows.live,
+      rowsLive: adapter.fences.size - adapter.fences.viewed,
       hGlobal: rows.globalHandleOf(coreFence),
       monitoredValue: BigInt.asUintN(64, adapter.core.cpuReadMonitoredValue(coreFence)),
       /** A GPU write of CurrentValue, as the engine makes it (the test plays the GPU; the driver's ISR is the interrupt below). */

@@ -49,7 +49,7 @@ import { hex, type NativeFenceTypeName } from '../base/wddm.js';
 import type { AddressSpaces } from './address-spaces.js';
 import { crossAdapterOnNarrow, type MonitoredFences } from './monitored.js';
 import {
-  fenceByGlobalHandle, GlobalFence, narrow, requireRunning, updateCurrentValuesFromCpu,
+  createFenceRow, fenceByGlobalHandle, GlobalFence, narrow, requireRunning, updateCurrentValuesFromCpu,
   type GpuProgress, LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
 import type { OperationNotification, OsOperation, Waits } from './waits.js';
@@ -203,8 +203,8 @@ export class CrossAdapterFences {
     const coreFence = check(adapter.core.fenceCreate(process.slot, L.fenceKindMonitored, L.memorySystem, 1, root.flags, root.currentValue(), root.cvPhys),
       `opening ${group.label} on "${adapter.name}" as a monitored fence`);
     const label = `${group.label}@${adapter.name}`;
-    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', root.flags, true, root.cvPhys, 0, undefined, label);
-    global.kind = 'monitored';
+    createFenceRow(adapter, coreFence, { kind: 'monitored', type: 'DEFAULT', flags: root.flags, shareable: true, cvPhys: root.cvPhys, monitoredValue: false, systemPages: undefined, name: label, hGlobal: 0, device: undefined });
+    const global = new GlobalFence(adapter, coreFence);
     adapter.fences.set(coreFence, global);
     this.os.trace.record('os', 'dxgkrnl', 'cross-adapter fence opened as a monitored fence (no native fence support)', { fence: group.label, adapter: adapter.name, FenceValuePhys: root.cvPhys });
     this.attach(global, root);

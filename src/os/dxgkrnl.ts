@@ -37,6 +37,7 @@ import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
 import { FencesWithWaiters, RowReferences, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import { FenceTable, RecentValues, ValueTable } from './tables.js';
+import { AdapterFenceRows } from './fence-rows.js';
 import { IntMap } from '../base/int-map.js';
 import { Resets } from './resets.js';
 import { CpuSignals, type CpuSignalEnd } from './signals.js';
@@ -178,7 +179,7 @@ export class Dxgkrnl {
    * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
    * CAP-02. Throws when the driver breaks it.
    */
-  startAdapter(adapter: Omit<OsAdapter, 'currentValues' | 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rowReferences' | 'extendMonitoredValues'>,
+  startAdapter(adapter: Omit<OsAdapter, 'currentValues' | 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rows' | 'rowReferences' | 'extendMonitoredValues'>,
                driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
     this.port.attach({
@@ -214,10 +215,14 @@ export class Dxgkrnl {
     const full: OsAdapter = {
       index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, currentValues: new BigUint64Array(adapter.memory.buffer), caps, nativeFence: advertises,
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined, removal: undefined,
-      fences, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
+      fences, rows: undefined!, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),
-      rowReferences: new RowReferences(), extendMonitoredValues: true,
+      rowReferences: undefined!, extendMonitoredValues: true,
     };
+    // The fences' one store (src/os/fence-rows.ts), which the table makes views of and the token handles' references count in.
+    const rows = new AdapterFenceRows(full);
+    full.rows = fences.deferred = rows;
+    full.rowReferences = new RowReferences(rows);
     this.adapters.push(full);
     return full;
   }

@@ -21,8 +21,8 @@ import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { AdapterFenceRows, FenceHandleRows, rowKeyAdapterIndex, rowKeyCoreFence } from './fence-rows.js';
-import { GlobalFence, LocalFence, enterGlobalHandle, mappingAt, mappingOf, pageVa, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
+import { FenceHandleRows, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf } from './fence-rows.js';
+import { LocalFence, createFenceRow, enterGlobalHandle, fenceView, mappingAt, mappingOf, pageVa, type GlobalFence, type NativeFenceMapping, type NtHandle, type OsAdapter, type OsDevice, type Process } from './objects.js';
 import type { Waits } from './waits.js';
 
 /** What native fences use of the rest of the OS (the OS wires it). */
@@ -133,14 +133,12 @@ export class NativeFences {
       throw error;
     }
     const systemPages = caps.MapToGpuSystemProcess ? system.gpuMappings.get(adapter.index) : undefined;
-    const rows = row ? (adapter.fences.deferred ??= new AdapterFenceRows(adapter)) as AdapterFenceRows : undefined;
-    const global = rows?.fits(coreFence, device, flags) ? undefined : new GlobalFence(adapter, coreFence, type, flags, shareable, cvPhys, mvPhys, systemPages, name);
+    // A fence whose creator handle can be a token gets no object now (src/os/fence-rows.ts): its row is all it is.
+    const rows = rowsOf(adapter), token = row && rows.fits(coreFence, device);
     const kernelCvVa = KERNEL_VA_BASE + BigInt(cvPhys);
-    // A row does what the constructor does but its kernel VA entry (made with the object).
-    if (!global && systemPages && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
     if (this.os.trace.enabled) {
       this.os.trace.record('os', 'dxgkrnl', 'fence storage', {
-        fence: global?.label ?? `fence${coreFence}`, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
+        fence: name ?? `fence${coreFence}`, memory: type === 'INTRA_GPU' ? `local(${adapter.name})` : 'system', shareable,
         CurrentValuePhys: cvPhys, MonitoredValuePhys: mvPhys,
       });
     }
@@ -150,16 +148,15 @@ export class NativeFences {
       InitialFenceValue: initialValue, PrivateDriverData: privateData,
     });
     if (!created) {
-      if (!global) adapter.kernelCurrentValueVas.set(coreFence, kernelCvVa);
+      adapter.kernelCurrentValueVas.set(coreFence, kernelCvVa);
       throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `createNativeFence: the driver of "${adapter.name}" failed`);
     }
     enterGlobalHandle(adapter, created.hGlobalNativeFence, coreFence);
-    if (!global) {
-      rows!.write(coreFence, device, type, flags, shareable, systemPages !== undefined, created.hGlobalNativeFence);
-      return coreFence;
-    }
-    global.hGlobal = created.hGlobalNativeFence;
-    adapter.fences.set(coreFence, global);
+    createFenceRow(adapter, coreFence, {
+      kind: 'native', type, flags, shareable, cvPhys, monitoredValue: true, systemPages, name, hGlobal: created.hGlobalNativeFence, device: token ? device : undefined,
+    });
+    if (token) return coreFence;
+    const global = fenceView(adapter, coreFence);
     if ((flags & (1 << SYNC_FLAG_BITS.crossAdapter)) !== 0) this.os.crossAdapter.attach(global, crossRoot);
     return global;
   }
@@ -169,17 +166,16 @@ export class NativeFences {
     return this.open(process, device, global) as LocalFence;
   }
 
-  /** openLocal; a row's (core id) handle is a row too, returned. Failing, the row becomes the GlobalFence openLocal leaves. */
+  /** openLocal; a row's (core id) creator handle is a token, returned. Failing, the fence gets the view openLocal leaves. */
   private open(process: Process, device: OsDevice, fence: GlobalFence | number): LocalFence | number {
-    const adapter = device.adapter, core = adapter.core, row = typeof fence === 'number';
-    const rows = adapter.fences.deferred as AdapterFenceRows;
-    const cvPhys = row ? core.fenceCurrentValueAddress(fence) : fence.cvPhys, mvPhys = row ? core.fenceMonitoredValueAddress(fence) : fence.mvPhys;
+    const adapter = device.adapter, row = typeof fence === 'number', rows = rowsOf(adapter);
+    const coreFence = row ? fence : fence.coreFence, cvPhys = rows.cvPhysOf(coreFence), mvPhys = rows.mvPhysOf(coreFence, coreFence);
     let cvCpuVa: bigint, handle: number, hLocal: number;
     try {
       const cvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, cvPhys, 'read-write');
       const mvGpuVa = this.os.addressSpaces.mapGpu(process, adapter, mvPhys, 'read'); // NF-04
       cvCpuVa = process.mapUser(cvPhys);
-      const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: row ? rows.globalHandleOf(fence) : fence.hGlobal, hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
+      const opened = this.os.port.openNativeFence(adapter.index, { hGlobalNativeFence: rows.globalHandleOf(coreFence), hDevice: device.handle, CurrentValueGpuVa: cvGpuVa, MonitoredValueGpuVa: mvGpuVa });
       if (!opened) throw new WddmError('GRAPHICS_ADAPTER_STOPPED', `openNativeFence: the driver of "${adapter.name}" failed`);
       hLocal = opened.hLocalNativeFence;
       handle = process.allocHandle();
@@ -188,7 +184,7 @@ export class NativeFences {
       throw error;
     }
     let local: LocalFence | undefined;
-    // A local handle the row cannot derive from its global one: the row becomes its GlobalFence, and the handle an object.
+    // A local handle the row cannot derive from its global one: the fence gets its view, and the handle a record.
     const target = row && !rows.holdsLocal(fence, hLocal) ? adapter.fences.get(fence)! : fence;
     if (typeof target === 'number') {
       rows.setHandle(target, handle);

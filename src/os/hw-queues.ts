@@ -24,7 +24,7 @@ import type { NativeFences } from './fences.js';
 import type { Handles } from './handles.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
-import { rowOnAdapter, type AdapterFenceRows } from './fence-rows.js';
+import { rowOnAdapter } from './fence-rows.js';
 import { FenceCommandList, OP_SIGNAL, OP_WAIT, QueueReferences, fenceLabel, pageVa, requireRunning, type FenceReference, type LocalFence, type OsAdapter, type OsHwQueue, type Process, type SubmissionPlan } from './objects.js';
 
 /** What hardware queues use of the rest of the OS (the OS wires it). */
@@ -318,7 +318,7 @@ function tampered(i: number, what: string): WddmError {
 function rowCommandFence(adapter: OsAdapter, token: number, code: number): number {
   const coreFence = rowOnAdapter(token, adapter.index);
   if (coreFence < 0) return -1;
-  const flags = (adapter.fences.deferred as AdapterFenceRows).flagsOf(coreFence);
+  const flags = adapter.rows.flagsOf(coreFence);
   return (flags & (code === OP_WAIT ? NO_WAIT : NO_SIGNAL)) === 0 ? coreFence : -1;
 }
 const NO_WAIT = 1 << SYNC_FLAG_BITS.noWait, NO_SIGNAL = 1 << SYNC_FLAG_BITS.noSignal;

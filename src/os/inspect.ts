@@ -263,7 +263,7 @@ export class OsInspector {
     const adapter = this.os.adapters[index];
     const fence = fenceKeyPeek(rowKey(index, coreFence), this.os.adapters);
     if (fence !== undefined) return fence;
-    return rowsOf(adapter)?.has(coreFence) ? { label: `fence${coreFence}`, kind: 'native', destroyed: false, monitoredValueHeld: false } : undefined;
+    return rowsOf(adapter).has(coreFence) ? { label: `fence${coreFence}`, kind: 'native', destroyed: false, monitoredValueHeld: false } : undefined;
   }
 
   /** machine.inspectFence: a kernel debugger's look at the fence `hSyncObject` names in `process`. */

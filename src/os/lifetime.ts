@@ -347,9 +347,9 @@ export class FenceLifetime {
   }
 }
 
-/** The CurrentValue word of the fence an in-flight command names (a row's from the core: no object made). */
+/** The CurrentValue word of the fence an in-flight command names (from its row: no object made). */
 function cvPhysOfReference(adapter: OsAdapter, fence: FenceReference): number {
-  return typeof fence === 'number' ? adapter.core.fenceCurrentValueAddress(fence) : fence.global.cvPhys;
+  return typeof fence === 'number' ? adapter.rows.cvPhysOf(fence) : fence.global.cvPhys;
 }
 
 /** The LocalFence an in-flight command names on `adapter`: a row's is made from it (a slow path) or was adopted. */

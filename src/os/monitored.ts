@@ -35,7 +35,7 @@ import * as v from '../base/validate.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import {
-  GlobalFence, narrow, rejectRepeat,
+  createFenceRow, GlobalFence, narrow, rejectRepeat,
   LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
 import { checkMonitoredSignal, checkMonitoredWait } from './monitored-window.js';
@@ -156,8 +156,8 @@ export class MonitoredFences {
       throw error;
     }
     const label = name ?? `monitored${coreFence}`;
-    const global = new GlobalFence(adapter, coreFence, 'DEFAULT', flags, shareable, cvPhys, 0, undefined, label);
-    global.kind = 'monitored';
+    createFenceRow(adapter, coreFence, { kind: 'monitored', type: 'DEFAULT', flags, shareable, cvPhys, monitoredValue: false, systemPages: undefined, name: label, hGlobal: 0, device: undefined });
+    const global = new GlobalFence(adapter, coreFence);
     if (shareable) this.hooks.attachCrossAdapter(global);
     const cpuVa = process.mapUser(cvPhys);
     const local = new LocalFence(process, process.allocHandle(), global, device, 0);

@@ -4,16 +4,18 @@
 // rules every module shares (reading a fence's value, one fence per call).
 //
 // Every other file of src/os/ imports this one; it imports none of them but
-// tables.ts (the flat tables the records are kept in).
+// tables.ts (the flat tables the records are kept in) and fence-store.ts (the
+// fences' rows, which a GlobalFence is a view of).
 // Why this file is long: the records are packed (flags, counts and rare
 // fields folded into few fields, a field costs 8 B a fence) and their
 // accessors sit with them; every module shares them, so they stay in one file.
 // The records are plain data the modules own between them:
 //
 //   OsAdapter ──devices──▶ OsDevice ──queues──▶ OsHwQueue
-//      │ fences (by core id), byGlobalHandle (by the driver's handle), withWaiters
+//      │ rows (every fence's state, by core id: fence-store.ts), fences (their views, by core id),
+//      │ byGlobalHandle (by the driver's handle), withWaiters
 //      ▼
-//   GlobalFence ◀──global── LocalFence (a handle of one process; NT handles hold the GlobalFence)
+//   GlobalFence (a view of its row) ◀──global── LocalFence (a handle of one process; NT handles hold the GlobalFence)
 //
 // What the OS knows of the GPU is what the driver reported (GpuProgress):
 // a queue's commands still in its ring and the wait it is blocked on.
@@ -26,9 +28,13 @@ import { WddmError } from '../base/errors.js';
 import { grownTo } from '../base/grow.js';
 import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type EditClock, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
+import {
+  ROW_BITS, ROW_CV_PHYS, ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_FLAGS_MASK, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED, ROW_WORDS,
+  type FenceRows,
+} from './fence-store.js';
 import type { IntMap } from '../base/int-map.js';
 import {
-  KERNEL_VA_BASE, SYNC_FLAG_BITS, UINT64_MAX, USER_VA_BASE, VIDSCHCAPS,
+  KERNEL_VA_BASE, SYNC_FLAG_BITS, USER_VA_BASE, VIDSCHCAPS,
   type NativeFenceTypeName, type SyncObjectFlagName,
 } from '../base/wddm.js';
 
@@ -63,8 +69,10 @@ export interface OsAdapter {
   bugCheck?: BugCheckReport;
   /** Why the adapter was removed for good (Resets.removeAdapter): stopped with no bug check. */
   removal?: string;
-  /** Live fences by core id, and by the driver's global handle. */
+  /** Live fences' views by core id (made on demand from `rows`, src/os/fence-rows.ts). */
   fences: FenceTable<GlobalFence>;
+  /** The one store of the adapter's fences' state, by core id (its `fences` table's `deferred`). */
+  rows: OsFenceRows;
   /** Each live fence's kernel CurrentValue VA by core id (read on every CPU signal: cheaper than deriving it). */
   kernelCurrentValueVas: ValueTable;
   /** The System process's GPU page mappings on this adapter (MapToGpuSystemProcess), once a fence is mapped there. */
@@ -100,12 +108,10 @@ export function narrow(adapter: OsAdapter): boolean {
  */
 const handleGuess = (hGlobal: number): number => hGlobal & 0xff_ffff;
 
-/** The driver's global handle of the live native fence `coreFence` on `adapter` (0: none), making no object. */
+/** The driver's global handle of the live native fence `coreFence` on `adapter` (0: none), from its row. */
 function globalHandleAt(adapter: OsAdapter, coreFence: number): number {
-  const fence = adapter.fences.peek(coreFence);
-  if (fence !== undefined) return fence.kind === 'native' ? fence.hGlobal : 0;
-  const rows = adapter.fences.deferred;
-  return rows !== undefined && rows.has(coreFence) ? rows.globalHandleOf(coreFence) : 0;
+  const rows = adapter.rows;
+  return rows.has(coreFence) && (rows.bitsOf(coreFence) & ROW_MONITORED) === 0 ? rows.globalHandleOf(coreFence) : 0;
 }
 
 /** The core id of the live native fence the driver knows as `hGlobal` on `adapter`, or -1. */
@@ -206,116 +212,113 @@ export class FencesWithWaiters implements Iterable<GlobalFence> {
 
 /**
  * A fence's handles in the order opened, as much of a Set as its users need: the usual one handle in the one
- * field, an array past it (a Set cost ~250 B a fence).
+ * field, an array past it (a Set cost ~250 B a fence). Where the field is, the subclass says (GlobalFence: its row).
  */
-export class FenceLocals implements Iterable<LocalFence> {
-  private held: LocalFence | LocalFence[] | undefined = undefined;
+export abstract class FenceLocals implements Iterable<LocalFence> {
+  protected abstract get held(): LocalFence | LocalFence[] | undefined;
+  protected abstract set held(held: LocalFence | LocalFence[] | undefined);
 
-  get size(): number { return this.held === undefined ? 0 : Array.isArray(this.held) ? this.held.length : 1; }
+  get size(): number { const held = this.held; return held === undefined ? 0 : Array.isArray(held) ? held.length : 1; }
 
-  has(local: LocalFence): boolean { return this.held === local || (Array.isArray(this.held) && this.held.includes(local)); }
+  has(local: LocalFence): boolean { const held = this.held; return held === local || (Array.isArray(held) && held.includes(local)); }
 
   add(local: LocalFence): this {
-    if (this.held === undefined) this.held = local;
-    else if (Array.isArray(this.held)) { if (!this.held.includes(local)) this.held.push(local); }
-    else if (this.held !== local) this.held = [this.held, local];
+    const held = this.held;
+    if (held === undefined) this.held = local;
+    else if (Array.isArray(held)) { if (!held.includes(local)) held.push(local); }
+    else if (held !== local) this.held = [held, local];
     return this;
   }
 
   delete(local: LocalFence): boolean {
-    if (this.held === local) { this.held = undefined; return true; }
-    if (!Array.isArray(this.held)) return false;
-    const at = this.held.indexOf(local);
+    const held = this.held;
+    if (held === local) { this.held = undefined; return true; }
+    if (!Array.isArray(held)) return false;
+    const at = held.indexOf(local);
     if (at < 0) return false;
-    this.held.splice(at, 1);
-    if (this.held.length === 1) this.held = this.held[0];
+    held.splice(at, 1);
+    if (held.length === 1) this.held = held[0];
     return true;
   }
 
   *[Symbol.iterator](): IterableIterator<LocalFence> {
-    if (this.held === undefined) return;
-    if (!Array.isArray(this.held)) { yield this.held; return; }
-    yield* this.held.slice();
+    const held = this.held;
+    if (held === undefined) return;
+    if (!Array.isArray(held)) { yield held; return; }
+    yield* held.slice();
   }
 }
 
-/** GlobalFence's yes/no state, packed in one field with its sync flags (bits 8 and up): a field costs 8 B a fence. */
-const DESTROYED = 1, DESTROY_PENDING = 2, MONITORED = 4, MONITORED_VALUE_HELD = 8, INTRA_GPU = 16, SHAREABLE = 32, SYSTEM_MAPPED = 64, FLAGS_SHIFT = 8;
-const IN_FLIGHT_SIGNAL = 2 ** 26;
-
-/** What few fences have (a name, NT handles), out of line: one field for both. */
-interface RareFenceState { name: string | undefined; ntReferences: number }
+/** The rows a GlobalFence reads: its adapter's (src/os/tables.ts FenceRows), or a destroyed fence's copy of its row. */
+export type OsFenceRows = FenceRows<OsDevice, LocalFence>;
 
 /**
- * A fence's record on one adapter. Its handles are kept by the FenceLocals it extends (`locals` is the record
- * itself: a separate object cost ~40 B a fence).
+ * A fence on one adapter: a view of its row in the adapter's FenceRows (src/os/tables.ts), the one store of its
+ * state, made on demand (src/os/fence-rows.ts) and kept in `adapter.fences` by core id, so one fence is one object
+ * for the Sets and Maps that hold fences. It holds no state but where its row is: the adapter's rows at its core id
+ * while it lives; once destroyed, a copy of its last row (`destroyed` detaches it: the id may be another fence's).
+ * Its handles are kept by the FenceLocals it extends (`locals` is the view itself).
  */
 export class GlobalFence extends FenceLocals {
-  monitoredValue = UINT64_MAX;
-  /**
-   * Submitted GPU waits + 2^26 × signals naming it that have not executed yet (any process, any queue), one field:
-   * exact while waits < 2^26, which the rings' arena bounds (at most 2^30 bytes of 32-byte ring entries).
-   */
-  private inFlight = 0;
-  hGlobal = 0;
-  private bits: number;
-  private rare: RareFenceState | undefined;
-  constructor(
-    readonly adapter: OsAdapter,
-    readonly coreFence: number,
-    type: NativeFenceTypeName,
-    flags: number,
-    shareable: boolean,
-    readonly cvPhys: number,
-    readonly mvPhys: number,
-    /**
-     * MapToGpuSystemProcess: the System process's page mappings on this adapter (Process.gpuMappings), which hold
-     * the values' pages while the fence lives; undefined: not mapped there. The VAs are derived, not stored (a BigInt each).
-     * Kept once per adapter (OsAdapter.systemPages), a bit here.
-     */
-    systemPages: ReadonlyMap<number, { va: bigint }> | undefined,
-    /** Undefined: the label is derived from the core id. */
-    name: string | undefined,
-  ) {
+  private rows: OsFenceRows;
+  private at: number;
+  constructor(readonly adapter: OsAdapter, readonly coreFence: number) {
     super();
-    if (systemPages !== undefined && (adapter.systemPages ??= systemPages) !== systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
-    this.bits = (type === 'INTRA_GPU' ? INTRA_GPU : 0) | (shareable ? SHAREABLE : 0) | (systemPages !== undefined ? SYSTEM_MAPPED : 0) | (flags << FLAGS_SHIFT);
-    this.rare = name === undefined ? undefined : { name, ntReferences: 0 };
-    adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(cvPhys));
+    this.rows = adapter.rows;
+    this.at = coreFence;
+    adapter.kernelCurrentValueVas.set(coreFence, KERNEL_VA_BASE + BigInt(this.rows.cvPhysOf(coreFence)));
   }
+  /** The row's first word (the words read directly: the CPU signal's getters are small enough for V8 to inline then). */
+  private get bits(): number { return this.rows.words[this.at * ROW_WORDS + ROW_BITS]; }
+  protected get held(): LocalFence | LocalFence[] | undefined { return this.rows.heldOf(this.at); }
+  protected set held(held: LocalFence | LocalFence[] | undefined) { this.rows.setHeld(this.at, held); }
   /** The fence's handles in the order opened. */
   get locals(): FenceLocals { return this; }
-  get gpuWaitsInFlight(): number { return this.inFlight % IN_FLIGHT_SIGNAL; }
-  set gpuWaitsInFlight(count: number) { this.inFlight += count - this.gpuWaitsInFlight; }
-  get gpuSignalsInFlight(): number { return Math.floor(this.inFlight / IN_FLIGHT_SIGNAL); }
-  set gpuSignalsInFlight(count: number) { this.inFlight += (count - this.gpuSignalsInFlight) * IN_FLIGHT_SIGNAL; }
+  /** MonitoredValue as the OS last set it (NF-02; UINT64_MAX with no waiter). */
+  get monitoredValue(): bigint { return this.rows.monitoredValueOf(this.at); }
+  set monitoredValue(value: bigint) { this.rows.setMonitoredValue(this.at, value); }
+  /** Submitted GPU waits and signals naming it that have not executed yet (any process, any queue). */
+  get gpuWaitsInFlight(): number { return this.rows.waitsInFlight(this.at); }
+  set gpuWaitsInFlight(count: number) { this.rows.setWaitsInFlight(this.at, count); }
+  get gpuSignalsInFlight(): number { return this.rows.signalsInFlight(this.at); }
+  set gpuSignalsInFlight(count: number) { this.rows.setSignalsInFlight(this.at, count); }
+  /** The driver's hGlobalNativeFence (0: a monitored fence). */
+  get hGlobal(): number { return this.rows.words[this.at * ROW_WORDS + ROW_GLOBAL_HANDLE]; }
+  set hGlobal(hGlobal: number) { this.rows.setGlobalHandle(this.at, hGlobal); }
+  /** CurrentValue's and MonitoredValue's physical addresses (mvPhys 0: a fence with no MonitoredValue). */
+  get cvPhys(): number { return this.rows.words[this.at * ROW_WORDS + ROW_CV_PHYS]; }
+  get mvPhys(): number { return this.rows.mvPhysOf(this.at, this.coreFence); }
   /** D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS it was created with. */
-  get flags(): number { return this.bits >>> FLAGS_SHIFT; }
+  get flags(): number { return (this.bits >>> ROW_FLAGS_SHIFT) & ROW_FLAGS_MASK; }
   /** NT handles (any process) that hold it. */
-  get ntReferences(): number { return this.rare?.ntReferences ?? 0; }
-  set ntReferences(count: number) { (this.rare ??= { name: undefined, ntReferences: 0 }).ntReferences = count; }
-  get systemPages(): ReadonlyMap<number, { va: bigint }> | undefined { return (this.bits & SYSTEM_MAPPED) !== 0 ? this.adapter.systemPages : undefined; }
-  get type(): NativeFenceTypeName { return (this.bits & INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT'; }
-  get shareable(): boolean { return (this.bits & SHAREABLE) !== 0; }
-  /** Storage freed, Destroy DDI called. */
-  get destroyed(): boolean { return (this.bits & DESTROYED) !== 0; }
-  set destroyed(on: boolean) { this.setBit(DESTROYED, on); }
+  get ntReferences(): number { return this.rows.ntReferencesOf(this.at); }
+  set ntReferences(count: number) { this.rows.setNtReferences(this.at, count); }
+  get systemPages(): ReadonlyMap<number, { va: bigint }> | undefined { return (this.bits & ROW_SYSTEM_MAPPED) !== 0 ? this.adapter.systemPages : undefined; }
+  get type(): NativeFenceTypeName { return (this.bits & ROW_INTRA_GPU) !== 0 ? 'INTRA_GPU' : 'DEFAULT'; }
+  get shareable(): boolean { return (this.bits & ROW_SHAREABLE) !== 0; }
+  /** Storage freed, Destroy DDI called. The view detaches from the adapter's rows: it reads a copy of its last row from then. */
+  get destroyed(): boolean { return (this.bits & ROW_DESTROYED) !== 0; }
+  set destroyed(on: boolean) {
+    if (!on) throw new Error(`internal: ${this.label} cannot be made live again`);
+    if (this.destroyed) return;
+    this.rows.setBit(this.at, ROW_DESTROYED, true);
+    this.rows = this.rows.detach(this.at);
+    this.at = 0;
+  }
   /** No open handle is left but GPU commands in flight still name it: storage kept (src/os/lifetime.ts). */
-  get destroyPending(): boolean { return (this.bits & DESTROY_PENDING) !== 0; }
-  set destroyPending(on: boolean) { this.setBit(DESTROY_PENDING, on); }
+  get destroyPending(): boolean { return (this.bits & ROW_DESTROY_PENDING) !== 0; }
+  set destroyPending(on: boolean) { this.rows.setBit(this.at, ROW_DESTROY_PENDING, on); }
   /** 'monitored': a WDDM 2.x monitored fence (src/os/monitored.ts): no MonitoredValue, no native DDI. */
-  get kind(): 'native' | 'monitored' { return (this.bits & MONITORED) !== 0 ? 'monitored' : 'native'; }
-  set kind(kind: 'native' | 'monitored') { this.setBit(MONITORED, kind === 'monitored'); }
+  get kind(): 'native' | 'monitored' { return (this.bits & ROW_MONITORED) !== 0 ? 'monitored' : 'native'; }
   /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
-  get monitoredValueHeld(): boolean { return (this.bits & MONITORED_VALUE_HELD) !== 0; }
-  set monitoredValueHeld(on: boolean) { this.setBit(MONITORED_VALUE_HELD, on); }
-  private setBit(bit: number, on: boolean): void { this.bits = on ? this.bits | bit : this.bits & ~bit; }
+  get monitoredValueHeld(): boolean { return (this.bits & ROW_MONITORED_VALUE_HELD) !== 0; }
+  set monitoredValueHeld(on: boolean) { this.rows.setBit(this.at, ROW_MONITORED_VALUE_HELD, on); }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
-  get label(): string { return this.rare?.name ?? `fence${this.coreFence}`; }
+  get label(): string { return this.rows.nameOf(this.at) ?? `fence${this.coreFence}`; }
   /** Kernel CPU VAs (a stored BigInt costs ~32 B a fence): CurrentValue's from the adapter's table, MonitoredValue's derived. */
   get kernelCvVa(): bigint {
-    // The table by core id while this record holds the id; a destroyed record's id may be another fence's by now.
-    return this.destroyed ? KERNEL_VA_BASE + BigInt(this.cvPhys) : this.adapter.kernelCurrentValueVas.get(this.coreFence);
+    // The table by core id while the view reads its adapter's rows; a destroyed fence's id may be another fence's by now.
+    return this.rows === this.adapter.rows ? this.adapter.kernelCurrentValueVas.get(this.coreFence) : KERNEL_VA_BASE + BigInt(this.cvPhys);
   }
   get kernelMvVa(): bigint { return KERNEL_VA_BASE + BigInt(this.mvPhys); }
   /** The values' GPU VAs in the System process (0n when not mapped there, or no longer). */
@@ -328,7 +331,7 @@ export class GlobalFence extends FenceLocals {
    */
   currentValue(): bigint {
     // A live native fence: its word, through the adapter's view of memory.
-    return (this.bits & (MONITORED | DESTROYED)) === 0 ? this.adapter.currentValues[this.cvPhys >>> 3] : this.currentValueRead();
+    return (this.bits & (ROW_MONITORED | ROW_DESTROYED)) === 0 ? this.adapter.currentValues[this.cvPhys >>> 3] : this.currentValueRead();
   }
   /** currentValue of a monitored fence, or of a destroyed record (whose core id may be another fence's by now): as the core reads it. */
   private currentValueRead(): bigint {
@@ -345,6 +348,42 @@ export class GlobalFence extends FenceLocals {
     if (this.kind !== 'monitored' || !narrow(this.adapter)) return raw;
     return extend32(raw & 0xffff_ffffn, asU64(core.fenceLastSignaled(this.coreFence)));
   }
+}
+
+/** What a new fence's row holds (createFenceRow). */
+export interface NewFence {
+  kind: 'native' | 'monitored';
+  type: NativeFenceTypeName;
+  flags: number;
+  shareable: boolean;
+  cvPhys: number;
+  /** Has a MonitoredValue (a native fence); false: mvPhys is 0. */
+  monitoredValue: boolean;
+  /**
+   * MapToGpuSystemProcess: the System process's page mappings on this adapter (Process.gpuMappings), which hold the
+   * values' pages while the fence lives; undefined: not mapped there. Kept once per adapter (OsAdapter.systemPages), a bit in the row.
+   */
+  systemPages: ReadonlyMap<number, { va: bigint }> | undefined;
+  /** Undefined: the label is derived from the core id. */
+  name: string | undefined;
+  hGlobal: number;
+  /** The creating device, kept when the creator's handle is to be a token (src/os/fence-rows.ts). */
+  device: OsDevice | undefined;
+}
+
+/** Enters a new fence's row in its adapter's store; its view is made on demand (fenceView makes it at once). */
+export function createFenceRow(adapter: OsAdapter, coreFence: number, fence: NewFence): void {
+  if (fence.systemPages !== undefined && (adapter.systemPages ??= fence.systemPages) !== fence.systemPages) throw new Error(`internal: adapter "${adapter.name}" has two System process page tables`);
+  const bits = (fence.kind === 'monitored' ? ROW_MONITORED : 0) | (fence.type === 'INTRA_GPU' ? ROW_INTRA_GPU : 0) | (fence.shareable ? ROW_SHAREABLE : 0) |
+    (fence.systemPages !== undefined ? ROW_SYSTEM_MAPPED : 0) | (fence.monitoredValue ? 0 : ROW_NO_MONITORED_VALUE);
+  adapter.rows.create(coreFence, bits, fence.flags, fence.device, fence.hGlobal, fence.cvPhys, fence.name);
+}
+
+/** The view of the live fence `coreFence` of `adapter`, made now and entered in its table (its row's creator handle stays as it is). */
+export function fenceView(adapter: OsAdapter, coreFence: number): GlobalFence {
+  const view = new GlobalFence(adapter, coreFence);
+  adapter.fences.set(coreFence, view);
+  return view;
 }
 
 /** The VA of `phys` through a page mapping table (physical page → { va }); 0n when its page is not mapped. */
@@ -527,55 +566,46 @@ export class FenceCommandList {
 }
 
 /**
- * One adapter's in-flight GPU references through handles of fences kept as rows (FenceReference's core ids), by
- * core id: what LocalFence.gpuReferences, usedByGpu and GlobalFence's in-flight counts are for a fence with objects.
- * When a row is made into its objects (any lookup: a close, a wait, an inspection), adopt() moves its counts to
- * them; runs that still name the core id then count through `adopted` until that handle's references drained.
- * The columns start at 8 entries and double (src/base/grow.ts); a count back at 0 is 0 again, so the same
- * references are the same bytes (the race explorer copies and hashes them).
+ * One adapter's in-flight GPU references through creator handles kept as tokens (FenceReference's core ids), by core
+ * id: what LocalFence.gpuReferences and usedByGpu are for a handle with its record. The fence's own counts (waits and
+ * signals in flight) are its row's (GlobalFence.gpuWaitsInFlight reads the same column), whichever form its handles
+ * have. When the token becomes its LocalFence (any lookup: a close, a wait, an inspection), adopt() gives the record
+ * the handle's count; runs that still name the core id then count through `adopted` until that handle's references
+ * drained. `used` starts at 8 entries and doubles (src/base/grow.ts).
  */
 export class RowReferences {
-  /** u32 × 2 by core id: GPU waits and GPU signals in flight through the row's handle. */
-  counts = new Uint32Array(16);
-  /** By core id: 1 once a submitted command named the row's handle (LocalFence.usedByGpu). */
+  /** By core id: 1 once a submitted command named the token handle (LocalFence.usedByGpu). */
   used = new Uint8Array(8);
-  /** Rows made into their objects while references through their handle were in flight: that handle, until they drain. */
+  /** Tokens made into their LocalFence while references through them were in flight: that handle, until they drain. */
   adopted = new Map<number, LocalFence>();
 
+  constructor(private readonly rows: OsFenceRows) {}
+
   take(coreFence: number, op: number, count: number): void {
-    const at = coreFence * 2 + op;
-    this.counts = grownTo(this.counts, at + 1);
-    this.counts[at] += count;
+    if (op === OP_WAIT) this.rows.setWaitsInFlight(coreFence, this.rows.waitsInFlight(coreFence) + count);
+    else this.rows.setSignalsInFlight(coreFence, this.rows.signalsInFlight(coreFence) + count);
   }
 
-  release(coreFence: number, op: number, count: number): void { this.counts[coreFence * 2 + op] -= count; }
+  release(coreFence: number, op: number, count: number): void { this.take(coreFence, op, -count); }
 
   markUsed(coreFence: number): void {
     if (coreFence >= this.used.length) this.used = grownTo(this.used, coreFence + 1);
     this.used[coreFence] = 1;
   }
 
-  /** Commands in flight through the row `coreFence`'s handle (the row not made into objects yet). */
-  inFlight(coreFence: number): number {
-    const at = coreFence * 2;
-    return at < this.counts.length ? this.counts[at] + this.counts[at + 1] : 0;
-  }
+  /** Commands in flight through the token handle of `coreFence` (the fence's: a token is its only handle). */
+  inFlight(coreFence: number): number { return this.rows.waitsInFlight(coreFence) + this.rows.signalsInFlight(coreFence); }
 
-  /** The row `coreFence` became `global` and its handle `local`: its counts move to them (src/os/fence-rows.ts calls this). */
-  adopt(coreFence: number, global: GlobalFence, local: LocalFence | undefined): void {
-    const at = coreFence * 2;
+  /** The token handle of row `coreFence` became `local` (src/os/fence-rows.ts calls this): its references move to it. */
+  adopt(coreFence: number, local: LocalFence | undefined): void {
     if (coreFence < this.used.length && this.used[coreFence] !== 0) {
       this.used[coreFence] = 0;
       if (local !== undefined) local.usedByGpu = true;
     }
-    if (at >= this.counts.length) return;
-    const waits = this.counts[at], signals = this.counts[at + 1];
-    if (waits + signals === 0) return;
-    this.counts[at] = this.counts[at + 1] = 0;
-    global.gpuWaitsInFlight += waits;
-    global.gpuSignalsInFlight += signals;
+    const references = this.inFlight(coreFence);
+    if (references === 0) return;
     if (local === undefined) throw new Error(`internal: fence${coreFence} has GPU commands in flight through a handle its row does not hold`);
-    local.gpuReferences += waits + signals;
+    local.gpuReferences += references;
     this.adopted.set(coreFence, local);
   }
 }

@@ -15,6 +15,7 @@ import type { CrossAdapterFences } from './cross-adapter.js';
 import { syncObjectOf, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
 import { checkMonitoredSignal } from './monitored-window.js';
+import { ROW_BITS, ROW_CV_PHYS, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_MONITORED, ROW_WORDS } from './fence-store.js';
 import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type HandleObject, type LocalFence, type OsAdapter, type Process } from './objects.js';
 import type { HandleTable } from './tables.js';
 import type { OperationEnd, Waits } from './waits.js';
@@ -133,19 +134,21 @@ export class CpuSignals {
     }
     const fence = local!.global;
     const adapter = fence.adapter;
-    if (adapter.state !== 'running' || (fence.flags & NO_SIGNAL_FLAG) !== 0) return false;
+    // The fence's row, read once (a live handle's fence is live: its row is its adapter's; GlobalFence's getters read the same words).
+    const words = adapter.rows.words, at = fence.coreFence * ROW_WORDS, bits = words[at + ROW_BITS], cvPhys = words[at + ROW_CV_PHYS];
+    if (adapter.state !== 'running' || (bits & (NO_SIGNAL_FLAG << ROW_FLAGS_SHIFT)) !== 0) return false;
     if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;
     // A rewind is refused or allowed by flags: the general path's to say. CurrentValue is read as the core's
     // cpuReadCurrentValue reads it, one aligned 64-bit load, but through a view: an export call is polymorphic once
     // a process has several machines (each core instance its own exports object), and twice as slow then.
     if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
-    if (value < this.values![fence.cvPhys >>> 3]) return false;
-    if (fence.kind === 'monitored') return this.signalOneMonitored(fence, value);
+    if (value < this.values![cvPhys >>> 3]) return false;
+    if ((bits & ROW_MONITORED) !== 0) return this.signalOneMonitored(fence, value);
     this.counters.cpuSignals++;
     // DxgkDdiUpdateCurrentValuesFromCpu for this one fence: the port hands it to the driver in the form it takes.
     const lastKernelVa = this[LAST_KERNEL_VA];
-    if (fence.cvPhys !== lastKernelVa.of) { lastKernelVa.va = fence.kernelCvVa; lastKernelVa.of = fence.cvPhys; }
-    this.os.port.updateOneCurrentValueFromCpu(adapter.index, fence.hGlobal, value, lastKernelVa.va);
+    if (cvPhys !== lastKernelVa.of) { lastKernelVa.va = adapter.kernelCurrentValueVas.get(fence.coreFence); lastKernelVa.of = cvPhys; }
+    this.os.port.updateOneCurrentValueFromCpu(adapter.index, words[at + ROW_GLOBAL_HANDLE], value, lastKernelVa.va);
     // Only a fence with CPU waiters has any to satisfy (a bit test, as the general path asks; no 64-bit compare).
     if (adapter.withWaiters.has(fence)) this.wakeAfterOne(fence);
     return true;

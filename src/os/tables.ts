@@ -14,22 +14,25 @@ export interface DeferredEntries<Entry> {
   handleOf(token: number): number;
 }
 
-/** A fence table's rows (src/os/fence-rows.ts): they take no slot of the table. */
+/** A fence table's rows (src/os/fence-rows.ts): the store of every live fence; the table holds the views made of them. */
 export interface DeferredFences<Fence> {
+  /** Makes the view of row `coreFence` (and its creator handle's record) and enters it in the table. */
   materialize(coreFence: number): Fence;
+  /** Is `coreFence` a live fence's row? */
   has(coreFence: number): boolean;
-  /** The driver's global handle of the row `coreFence` (has() true). */
-  globalHandleOf(coreFence: number): number;
-  /** Rows not made yet. */
+  /** Removes a destroyed fence's row. */
+  remove(coreFence: number): void;
+  /** Live rows. */
   readonly live: number;
   /** Core ids below this may be rows. */
   readonly extent: number;
 }
 
 /**
- * An adapter's live fence records by core fence id: a flat array (the core's ids are small, bounded by
- * limits.fences, and reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order.
- * A fence kept as a row of `deferred` has no slot until get() or values() makes its object.
+ * An adapter's fence views by core fence id: a flat array (the core's ids are small, bounded by limits.fences, and
+ * reused), not a Map (an entry cost ~30–45 B a fence). values() goes in core id order. With `deferred` (every
+ * adapter's: its FenceRows, the fences' one store) a live fence is a row there, and has a slot here once get() or
+ * values() made its view: the view's identity is the fence's for Sets and Maps.
  */
 export class FenceTable<Fence> {
   /** By core id, made at a power-of-two length (an array grown by push keeps up to half its length spare). */
@@ -37,7 +40,9 @@ export class FenceTable<Fence> {
   private count = 0;
   deferred: DeferredFences<Fence> | undefined = undefined;
 
-  get size(): number { return this.count + (this.deferred?.live ?? 0); }
+  get size(): number { return this.deferred?.live ?? this.count; }
+  /** Fences whose view is made (with `deferred`, the others are rows only). */
+  get viewed(): number { return this.count; }
 
   get(coreFence: number): Fence | undefined {
     const slot = coreFence >= 0 && coreFence < this.slots.length ? this.slots[coreFence] : undefined;
@@ -63,14 +68,16 @@ export class FenceTable<Fence> {
     return this;
   }
 
+  /** Forgets a destroyed fence: its view (detached from the row by then) and its row. */
   delete(coreFence: number): boolean {
-    if (this.get(coreFence) === undefined) return false;
-    this.slots[coreFence] = undefined;
-    this.count--;
+    const deferred = this.deferred;
+    if (deferred !== undefined && deferred.has(coreFence)) deferred.remove(coreFence);
+    else if (this.peek(coreFence) === undefined) return false;
+    if (this.peek(coreFence) !== undefined) { this.slots[coreFence] = undefined; this.count--; }
     return true;
   }
 
-  /** The fences in core id order (rows are made as they come). */
+  /** The fences in core id order (a row's view is made as it comes). */
   *values(): IterableIterator<Fence> {
     for (let id = 0; id < Math.max(this.slots.length, this.deferred?.extent ?? 0); id++) {
       const fence = this.get(id);
@@ -411,3 +418,4 @@ export class ValueTable {
     this.values[id] = value;
   }
 }
+

@@ -61,6 +61,7 @@ import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import { oneFenceCall, type Handles } from './handles.js';
 import { checkMonitoredWait } from './monitored-window.js';
+import { ROW_MONITORED, ROW_MONITORED_VALUE_HELD } from './fence-store.js';
 import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf, type FenceKey } from './fence-rows.js';
 import type { QueueLogs } from './log-records.js';
 import { SLOT_ANY, SLOT_DETAIL, WaiterSlots, type WaiterDetail } from './waiter-slots.js';
@@ -391,41 +392,20 @@ export class Waits {
     if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
     const call = oneFenceCall(process, args, this[ONE_FENCE_CALL]);
     if (call === undefined) return NOT_TAKEN;
-    const value = call.value, object = call.object;
-    if (object === undefined) return this.waitOneRow(process, call.row, value, label, onComplete, owner, deferred);
-    const fence = object.global;
-    const adapter = fence.adapter;
-    if (adapter.state !== 'running' || fence.kind !== 'native' || (fence.flags & NO_WAIT_FLAG) !== 0 || fence.monitoredValueHeld) return NOT_TAKEN;
-    const atOnce = this.reachedAtOnce(adapter, fence.cvPhys, value, onComplete, deferred);
+    // The fence as the waiter names it: its view when the handle's record is made, else its row's key (it stays a
+    // row: src/os/fence-rows.ts). Either way the checks read its row, its one store.
+    const value = call.value, object = call.object, key: FenceKey = object?.global ?? call.row;
+    const adapter = object?.global.adapter ?? this.handles.adapters[rowKeyAdapterIndex(call.row)];
+    const coreFence = keyCoreFence(key), rows = rowsOf(adapter);
+    if (adapter.state !== 'running' || (rows.bitsOf(coreFence) & (ROW_MONITORED | ROW_MONITORED_VALUE_HELD)) !== 0 || (rows.flagsOf(coreFence) & NO_WAIT_FLAG) !== 0) return NOT_TAKEN;
+    const atOnce = this.reachedAtOnce(adapter, rows.cvPhysOf(coreFence), value, onComplete, deferred);
     if (atOnce !== undefined) return atOnce;
-    const record = this.addShortCoreWaiter(adapter, fence.coreFence, value, fence);
+    const record = this.addShortCoreWaiter(adapter, coreFence, value);
     const id = this.addedId;
-    this.slots.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, fence, value, record, 0);
-    this.counters.waitersAdded++;
-    adapter.withWaiters.add(fence);
-    if (value <= fence.monitoredValue) this.refresh(new Set([fence]));
-    return undefined;
-  }
-
-  /**
-   * waitOne for a handle that names a row (a native fence nothing has made objects for, src/os/fence-rows.ts): the
-   * same checks and the same waiter, read from the row and the core by core id, and the fence stays a row (its
-   * MonitoredValue is the row's, the waiter names it by its key). A row is a native fence of no cross-adapter group,
-   * so what waitOne checks of the object holds but the adapter's state and the flags, checked here as there.
-   */
-  private waitOneRow(process: Process, row: number, value: bigint, label: string, onComplete: (result: WaitResult) => void,
-                     owner: Omit<WaiterOwner, 'process'> | WaiterOwner | undefined, deferred: boolean): WaitResult | undefined | typeof NOT_TAKEN {
-    const adapter = this.handles.adapters[rowKeyAdapterIndex(row)], coreFence = rowKeyCoreFence(row);
-    const rows = rowsOf(adapter)!;
-    if (adapter.state !== 'running' || (rows.flagsOf(coreFence) & NO_WAIT_FLAG) !== 0) return NOT_TAKEN;
-    const atOnce = this.reachedAtOnce(adapter, adapter.core.fenceCurrentValueAddress(coreFence), value, onComplete, deferred);
-    if (atOnce !== undefined) return atOnce;
-    const record = this.addShortCoreWaiter(adapter, coreFence, value, undefined);
-    const id = this.addedId;
-    this.slots.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, row, value, record, 0);
+    this.slots.set(id, this.nextSequence++, label, ownerOf(process, owner), onComplete, deferred, key, value, record, 0);
     this.counters.waitersAdded++;
     adapter.withWaiters.addId(coreFence);
-    if (value <= rows.monitoredValueOf(coreFence)) this.refresh(new Set([row]));
+    if (value <= rows.monitoredValueOf(coreFence)) this.refresh(new Set([key]));
     return undefined;
   }
 
@@ -446,18 +426,18 @@ export class Waits {
   /**
    * The short paths' core waiter: a waiter id, a wait-all record and its one wait block on `coreFence`. Returns the
    * record; the id is left in `addedId` (no pair is made per wait). A refusal changes nothing (the id goes back, the
-   * record is retired) and throws the core's error naming the fence: `fence`'s label, or fence<id> for a row.
+   * record is retired) and throws the core's error naming the fence (its label, from its row).
    */
-  private addShortCoreWaiter(adapter: OsAdapter, coreFence: number, value: bigint, fence: GlobalFence | undefined): number {
+  private addShortCoreWaiter(adapter: OsAdapter, coreFence: number, value: bigint): number {
     const core = adapter.core;
     const id = this.slots.takeId();
     const record = core.waiterCreate(id, this.layout.waiterModeAll);
-    if (record < 0) { this.slots.returnId(id); check(record, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`); }
+    if (record < 0) { this.slots.returnId(id); check(record, addingWaiterOn(adapter, coreFence)); }
     const block = core.waitBlockAdd(coreFence, value, record, 0);
     if (block < 0) {
       core.waiterRetire(record);
       this.slots.returnId(id);
-      check(block, `adding a CPU waiter on ${fence ? fence.label : `fence${coreFence}`}`);
+      check(block, addingWaiterOn(adapter, coreFence));
     }
     this.addedId = id;
     return record;
@@ -794,7 +774,7 @@ export class Waits {
       if (typeof fence === 'number') {
         const coreFence = rowKeyCoreFence(fence);
         target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
-        monitoredValue = rows!.monitoredValueOf(coreFence);
+        monitoredValue = rows.monitoredValueOf(coreFence);
       } else {
         if (fence.destroyed || fence.monitoredValueHeld) continue; // XA-03: held at 0
         target = this.monitoredTarget(fence);
@@ -825,14 +805,13 @@ export class Waits {
     this.recordMonitoredValues(adapter, fences, values);
   }
 
-  /** The OS's record of each fence's MonitoredValue after the DDI returned: the object's field, or the row's. */
+  /** The OS's record of each fence's MonitoredValue after the DDI returned: in its row. */
   private recordMonitoredValues(adapter: OsAdapter, fences: FenceKey[], values: bigint[]): void {
+    // A key and the view made of its row meanwhile, if any, write the same row (a destroyed view: its copy).
     for (let i = 0; i < fences.length; i++) {
       const fence = fences[i];
-      if (typeof fence !== 'number') { fence.monitoredValue = values[i]; continue; }
-      const coreFence = rowKeyCoreFence(fence), made = adapter.fences.peek(coreFence);
-      if (made !== undefined) made.monitoredValue = values[i]; // made into its objects meanwhile
-      else rowsOf(adapter)!.setMonitoredValue(coreFence, values[i]);
+      if (typeof fence === 'number') rowsOf(adapter).setMonitoredValue(rowKeyCoreFence(fence), values[i]);
+      else fence.monitoredValue = values[i];
     }
   }
 
@@ -840,9 +819,9 @@ export class Waits {
     const rows = rowsOf(adapter);
     return this.port.updateMonitoredValues(adapter.index, {
       NumFences: fences.length,
-      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows!.globalHandleOf(rowKeyCoreFence(f)) : f.hGlobal)),
+      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows.globalHandleOf(rowKeyCoreFence(f)) : f.hGlobal)),
       UpdatedValueArray: values,
-      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows!.kernelMvVa(rowKeyCoreFence(f)) : f.kernelMvVa)),
+      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows.kernelMvVa(rowKeyCoreFence(f)) : f.kernelMvVa)),
     });
   }
 
@@ -1024,4 +1003,9 @@ export class Waits {
   fenceWaiterCount(fence: GlobalFence): number {
     return fence.destroyed ? 0 : fence.adapter.core.fenceWaiterCount(fence.coreFence);
   }
+}
+
+/** What addShortCoreWaiter's refusal says it was doing (the fence's label, from its row). */
+function addingWaiterOn(adapter: OsAdapter, coreFence: number): string {
+  return `adding a CPU waiter on ${rowsOf(adapter).nameOf(coreFence) ?? `fence${coreFence}`}`;
 }
