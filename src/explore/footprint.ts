@@ -1,4 +1,5 @@
-// Which enabled steps are independent: the sleep-set reduction's one input.
+// Which enabled steps are independent, and what may still touch what: the input of the full
+// reduction's sleep sets, eager steps and persistent sets (src/explore/search.ts).
 //
 // A step's footprint, read at the state where it is enabled, names what it
 // reads and writes:

@@ -23,7 +23,7 @@
 // search's reductions and bounds and the shortest-counterexample search are each
 // one loop over them, and apart they would each carry a copy.
 //
-// 'full' combines two reductions, both from Godefroid's "Partial-Order Methods
+// 'full' combines these reductions, all from Godefroid's "Partial-Order Methods
 // for the Verification of Concurrent Systems" (1996):
 //   - sleep sets (ch. 5) with a visited set (ch. 6): a transition t explored
 //     from state s is put to sleep for the siblings explored after it; a
@@ -37,6 +37,13 @@
 //     independent of every other, invisible to the invariants and enabled until
 //     taken is taken at once, alone. This keeps every quiet state and every
 //     violation, and cuts the states in between.
+//   - wider persistent sets (ch. 4, persistentSet) while an OS operation holds
+//     the lock: its next step and the engines whose remaining work conflicts
+//     with a step in the set; the set less the sleep set is explored at a first
+//     visit, and a revisit explores what the first visit slept and this one does
+//     not (ch. 6), in the set or not. A set holding a step that writes a
+//     CurrentValue is every enabled step (visibility: docs/EXPLORER.md says why
+//     each "always" invariant is still judged wherever it could fail).
 // The choices a counterexample lists are every step, eager ones included.
 //
 // Latencies (timed exploration of a scenario file, src/explore/world.ts): a
