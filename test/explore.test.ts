@@ -13,6 +13,8 @@ import { seededTieBreak } from '../src/base/scheduler.js';
 import { exhaustive, shortest, Runner, type SearchResult } from '../src/explore/search.js';
 import { buildWorld, type ExploreMachine, type ExploreModel, type OsGranularity, type Variant } from '../src/explore/model.js';
 import { checkAlways, checkQuiet } from '../src/explore/invariants.js';
+import { options as worldOptions, type World } from '../src/explore/world.js';
+import { footprint, persistentSet } from '../src/explore/footprint.js';
 import { describeEvent } from '../src/explore/render.js';
 import { parseSchedule, scheduleJson, ScheduleFileError } from '../src/explore/schedule.js';
 import { replay, replayText, namedSteps, scheduleOf, ReplayMismatch } from '../src/explore/replay.js';
@@ -173,6 +175,50 @@ describe('exhaustive search', () => {
         expect(full.keys, what).toEqual(states.keys);
         expect(verdicts(full.result), what).toEqual(verdicts(states.result));
         expect(full.result.stats.states, what).toBeLessThan(states.result.stats.states);
+      }
+    }
+  }, 600_000);
+
+  it('NF-10 the persistent sets (the OS step with the engines whose remaining work conflicts with it) keep every quiet state, every verdict with its counterexample, and every value an "always" invariant reads', () => {
+    // What the "always" invariants read at a state (src/explore/invariants.ts checkAlways): each fence's CurrentValue, and,
+    // where no OS operation holds the lock, its MonitoredValue as the CMP holds it and the value it must be.
+    const judged = (w: World): string => w.fences.map((f) => {
+      const core = w.machine.adapters[f.adapter].core, fence = f.global.coreFence;
+      if (w.machine.os.lockHeld) return `${f.global.peekValue()}`;
+      const buffered = core.cmpPendingWrite() !== 0 && core.cmpPendingWrite() === core.fenceMonitoredValueAddress(fence);
+      return `${f.global.peekValue()}/${buffered ? core.cmpPendingValue() : core.cpuReadMonitoredValue(fence)}/${core.fenceMonitoredTarget(fence)}`;
+    }).join(' ');
+    const cases: [Partial<ExploreMachine>, Variant][] = [
+      ...(['barrier', 'no-barrier', 'read-first-no-resample'] as const).map((v): [Partial<ExploreMachine>, Variant] => [{ engines: 2, fences: 2, waiters: 1, signals: 1 }, v]),
+      [{ engines: 2, fences: 2, waiters: 1, signals: 2 }, 'barrier'],
+      [{ adapters: 2, fences: 2, waiters: 1, signals: 1, cpuSignals: 1 }, 'barrier'],
+    ];
+    for (const [m, variant] of cases) {
+      let narrowed = 0;
+      const search = (options: Parameters<typeof exhaustive>[1]) => {
+        const quiet: string[] = [], values = new Set<string>();
+        const onState = (_key: string, _path: readonly number[], w: World) => {
+          values.add(judged(w));
+          const enabled = worldOptions(w);
+          if (options?.reduction !== 'states' && persistentSet(w, enabled, enabled.map((e) => footprint(w, e)))) narrowed++;
+        };
+        const result = exhaustive(model(m, variant), { ...options, onQuiet: (key) => quiet.push(key), onState });
+        return { result, quiet: quiet.sort(), values };
+      };
+      const states = search({ reduction: 'states' }), full = search({});
+      const what = `${JSON.stringify(m)} ${variant}`;
+      expect(full.result.stats.complete, what).toBe(true);
+      expect(full.quiet, what).toEqual(states.quiet);
+      expect(verdicts(full.result), what).toEqual(verdicts(states.result));
+      expect([...states.values].filter((v) => !full.values.has(v)), what).toEqual([]);
+      // It applies here: states where the set explored is narrower than every enabled step.
+      expect(narrowed, what).toBeGreaterThan(0);
+      // Each violation found comes with a schedule that reaches it.
+      for (const [invariant, found] of full.result.violations) {
+        const runner = new Runner(model(m, variant), { restore: 'replay' });
+        runner.reset(found.path);
+        const seen = [...checkAlways(runner.world), ...(runner.enabled().length ? [] : checkQuiet(runner.world))].map((v) => v.invariant);
+        expect(seen, `${what} ${invariant}`).toContain(invariant);
       }
     }
   }, 600_000);

@@ -128,8 +128,9 @@ Exhaustive search on several cores or machines (--reduction full; docs/EXPLORER.
                     terminal and not --json): states, states/s, depth, frontier, an estimate
 
 Exhaustive search:
-  --reduction R     full (default: visited set, sleep sets, eager steps) | states (visited
-                    set only; also counts complete interleavings) | none (every interleaving)
+  --reduction R     full (default: visited set, sleep sets, eager steps, persistent sets) |
+                    states (visited set only; also counts complete interleavings) | none
+                    (every interleaving)
   --restore M       snapshot (default: restore memory and host objects) | replay (rebuild
                     the machine and replay the choices)
   --max-states N    stop after N states (default ${DEFAULT_MAX_STATES})
@@ -248,7 +249,7 @@ function parseBitstateSize(raw: string): number {
 }
 
 const REDUCTION_TEXT: Record<Reduction, string> = {
-  full: 'full (visited set, sleep sets, eager steps)', states: 'states (visited set)', none: 'none (every interleaving)',
+  full: 'full (visited set, sleep sets, eager steps, persistent sets)', states: 'states (visited set)', none: 'none (every interleaving)',
 };
 
 function statsJson(s: SearchStats, ms: number): Record<string, unknown> {

@@ -1,4 +1,5 @@
-// Which enabled steps are independent: the sleep-set reduction's one input.
+// Which enabled steps are independent, and what may still touch what: the input of the full
+// reduction's sleep sets, eager steps and persistent sets (src/explore/search.ts).
 //
 // A step's footprint, read at the state where it is enabled, names what it
 // reads and writes:
@@ -191,45 +192,131 @@ function cmpStepFootprint(world: World, a: number, step: MonitoredValueUpdateSte
   }
 }
 
+/** What one engine may still touch, from this state to the end (its current step included). */
+interface EngineFuture { adapter: number; engine: number; footprint: Footprint }
+
 /**
- * Everything any GPU step may still touch, from this state to the end: per engine, its write
- * buffer and interrupt, and for each fence it still signals (its signal in flight, its store
- * still buffered, the fences of each of its queues with commands left) that fence's
- * CurrentValue (written, read), MonitoredValue in memory (read) and in-flight count.
+ * Everything each engine may still touch, from this state to the end: its write buffer and
+ * interrupt, its queues' positions and logs, and for each fence it still signals (its signal in
+ * flight, its store still buffered, the fences of each of its queues with commands left) that
+ * fence's CurrentValue (written, read), MonitoredValue in memory (read) and in-flight count.
+ * Every footprint an engine step of it can have from here on (footprint()) is within it.
  * Undefined when that cannot be told (a blocked queue, a doorbell, a command that is not a
- * signal, a queue the World does not know, e.g. a kernel-mode context's: then no OS step is
- * taken eagerly). While an OS operation holds the lock the GPU's steps are the only others
- * that can run, so an OS step independent of this is independent of every step that could
- * come before it.
+ * signal, a queue the World does not know, e.g. a kernel-mode context's).
  */
-function gpuFuture(world: World): Footprint | undefined {
+function engineFutures(world: World): EngineFuture[] | undefined {
   const machine = world.machine;
-  const reads: string[] = [], writes: string[] = [];
+  const futures: EngineFuture[] = [];
   for (let a = 0; a < machine.adapters.length; a++) {
     const adapter = machine.adapters[a];
     if (adapter.state !== 'running' || adapter.hardware.doorbell || adapter.hardware.blockedQueues() > 0) return undefined;
     const core = adapter.core;
-    const fencesOf: Set<number>[] = Array.from({ length: adapter.hardware.engineCount }, () => new Set<number>()); // CurrentValue addresses
-    for (let e = 0; e < adapter.hardware.engineCount; e++) {
+    const engines = adapter.hardware.engineCount;
+    const fencesOf: Set<number>[] = Array.from({ length: engines }, () => new Set<number>()); // CurrentValue addresses
+    const queuesOf: number[][] = Array.from({ length: engines }, () => []);
+    for (let e = 0; e < engines; e++) {
       const signal = adapter.hardware.signalInFlight(e);
       if (signal) fencesOf[e].add(core.fenceCurrentValueAddress(signal.fence));
       const buffered = core.enginePendingWrite(e);
       if (buffered) fencesOf[e].add(buffered);
     }
     for (const info of adapter.hardware.queues.values()) {
+      queuesOf[info.engine].push(info.id);
       if (core.queueState(info.id) === machine.layout.queueStateFree || core.queuePending(info.id) === 0) continue;
       const q = world.queues.find((x) => x.adapter === a && x.coreQueue === info.id);
       if (!q || core.queueHeadOp(info.id) !== machine.layout.opSignal) return undefined;
       for (const f of q.fences) fencesOf[info.engine].add(world.fences[f].global.cvPhys);
     }
-    for (let e = 0; e < fencesOf.length; e++) {
-      if (!fencesOf[e].size) continue;
-      writes.push(`wb:${a}.${e}`, `irq:${a}.${e}`);
-      for (const cv of fencesOf[e]) { writes.push(`cv:@${cv}`, `life:${a}.@${cv}`); reads.push(`mv:${a}.@${cv}`, `cv:@${cv}`); }
+    for (let e = 0; e < engines; e++) {
+      const reads = queuesOf[e].map((id) => `q:${a}.${id}`);
+      const writes: string[] = [];
+      if (fencesOf[e].size) {
+        writes.push(`wb:${a}.${e}`, `irq:${a}.${e}`, ...queuesOf[e].flatMap((id) => [`q:${a}.${id}`, `log:${a}.${id}`]));
+        for (const cv of fencesOf[e]) { writes.push(`cv:@${cv}`, `life:${a}.@${cv}`); reads.push(`mv:${a}.@${cv}`, `cv:@${cv}`); }
+      }
+      futures.push({ adapter: a, engine: e, footprint: { reads, writes } });
     }
   }
-  return { reads, writes };
+  return futures;
 }
+
+/**
+ * Everything any GPU step may still touch, from this state to the end (engineFutures, all
+ * engines at once). While an OS operation holds the lock the GPU's steps are the only others
+ * that can run, so an OS step independent of this is independent of every step that could
+ * come before it.
+ */
+function gpuFuture(world: World): Footprint | undefined {
+  const futures = engineFutures(world);
+  if (!futures) return undefined;
+  return { reads: futures.flatMap((f) => f.footprint.reads), writes: futures.flatMap((f) => f.footprint.writes) };
+}
+
+/**
+ * The full reduction's persistent set at a state where an OS operation holds the lock (Godefroid
+ * ch. 4): the OS's next step, and the current step of each engine whose remaining work conflicts
+ * with a step already in the set, until no engine outside conflicts with one inside. Returns the
+ * indexes into `enabled` (whose footprints are `footprints`) of its steps, or undefined: every
+ * enabled step (the set would hold them all, or cannot be told).
+ *
+ * Why it is persistent: while the lock is held the only enabled steps are the OS's one next step
+ * and the engines' steps (the scheduler's gate holds interrupts, threads and timeouts back; with
+ * a fault left to inject (--faults) there is no set). A path from here that takes no step of the
+ * set never takes the OS's step, so the operation stays in flight and every step on the path is
+ * a step of an engine outside the set (an engine inside cannot move without its current step).
+ * Each of those is within its engine's future (engineFutures), which meets no footprint in the
+ * set; and no such step changes a footprint in the set: an engine step's depends on its own
+ * engine's state, the OS step's on the OS's and the CMP's (the barrier's names every engine's
+ * write buffer, so every engine with work left is in a set that holds it). So each is
+ * independent of every step in the set.
+ *
+ * Visibility: a set that is not every enabled step holds no step that writes a CurrentValue
+ * (what current-value-not-torn reads), so the states it leaves out differ from those it keeps
+ * only in what no "always" invariant judged there reads (docs/EXPLORER.md, "The search and its
+ * reductions", says why for each).
+ *
+ * Only for the generated machine: a scenario file's queues hold waits, work and fence writes,
+ * whose futures engineFutures does not tell.
+ */
+export function persistentSet(world: World, enabled: readonly ScheduledEvent[], footprints: readonly Footprint[]): number[] | undefined {
+  const machine = world.machine;
+  if (world.kind !== 'machine' || !machine.os.lockHeld || world.explorerOptions().length) return undefined;
+  const os = enabled.findIndex((event) => event.owner === 'dxgkrnl' && event.kind === 'os-step');
+  if (os < 0 || touchesEverything(footprints[os])) return undefined;
+  // Every other enabled step is an engine's current step (one per engine), on an adapter cut into steps.
+  const stepOf = new Map<string, number>();
+  for (let i = 0; i < enabled.length; i++) {
+    if (i === os) continue;
+    const event = enabled[i];
+    const a = machine.adapters.findIndex((x) => x.name === event.owner);
+    if (a < 0 || (event.kind !== 'engine-tick' && event.kind !== 'engine-step') || machine.adapters[a].hardware.granularity !== 'step') return undefined;
+    const engine = `${a}.${event.args.engine as number}`;
+    if (stepOf.has(engine)) return undefined;
+    stepOf.set(engine, i);
+  }
+  const futures = engineFutures(world);
+  if (!futures) return undefined;
+  const members = [os];
+  const outside = futures.map((f) => ({ ...f, step: stepOf.get(`${f.adapter}.${f.engine}`) }));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (let k = outside.length - 1; k >= 0; k--) {
+      const engine = outside[k];
+      const current = engine.step === undefined ? [] : [footprints[engine.step]];
+      if (members.every((m) => independent(footprints[m], engine.footprint) && current.every((c) => independent(footprints[m], c)))) continue;
+      outside.splice(k, 1);
+      if (engine.step !== undefined) members.push(engine.step);
+      grew = true;
+    }
+  }
+  // Every enabled step is an engine's with a future, or the OS's (an engine step of an engine engineFutures missed would be outside unexamined).
+  for (const i of stepOf.values()) if (!members.includes(i) && !outside.some((o) => o.step === i)) return undefined;
+  if (members.length === enabled.length) return undefined;
+  if (members.some((m) => footprints[m].writes.some((w) => w === '*' || w.startsWith('cv:')))) return undefined;
+  return members.sort((x, y) => x - y);
+}
+
+const touchesEverything = (f: Footprint): boolean => f.reads.includes('*') || f.writes.includes('*');
 
 /** No write of one meets a read or write of the other ("*" meets every resource but a thread's). */
 export function independent(x: Footprint, y: Footprint): boolean {

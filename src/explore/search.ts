@@ -23,7 +23,7 @@
 // search's reductions and bounds and the shortest-counterexample search are each
 // one loop over them, and apart they would each carry a copy.
 //
-// 'full' combines two reductions, both from Godefroid's "Partial-Order Methods
+// 'full' combines these reductions, all from Godefroid's "Partial-Order Methods
 // for the Verification of Concurrent Systems" (1996):
 //   - sleep sets (ch. 5) with a visited set (ch. 6): a transition t explored
 //     from state s is put to sleep for the siblings explored after it; a
@@ -37,6 +37,13 @@
 //     independent of every other, invisible to the invariants and enabled until
 //     taken is taken at once, alone. This keeps every quiet state and every
 //     violation, and cuts the states in between.
+//   - wider persistent sets (ch. 4, persistentSet) while an OS operation holds
+//     the lock: its next step and the engines whose remaining work conflicts
+//     with a step in the set; the set less the sleep set is explored at a first
+//     visit, and a revisit explores what the first visit slept and this one does
+//     not (ch. 6), in the set or not. A set holding a step that writes a
+//     CurrentValue is every enabled step (visibility: docs/EXPLORER.md says why
+//     each "always" invariant is still judged wherever it could fail).
 // The choices a counterexample lists are every step, eager ones included.
 //
 // Latencies (timed exploration of a scenario file, src/explore/world.ts): a
@@ -80,7 +87,7 @@ import { options as worldOptions, take as worldTake, transitionKey, boundsOfKey,
 import { StateKeys, eventKey } from './state.js';
 import { takeSnapshot, restoreSnapshot, SnapshotUnsupported, type Snapshot } from './snapshot.js';
 import { checkAlways, checkQuiet, type InvariantId, type Violation } from './invariants.js';
-import { footprint, independent, isEager, type Footprint } from './footprint.js';
+import { footprint, independent, isEager, persistentSet, type Footprint } from './footprint.js';
 import { BitstateVisited } from './bitstate.js';
 import { VisitedTable } from './visited.js';
 import { MASK_TRANSITIONS } from './shared-visited.js';
@@ -261,12 +268,14 @@ export interface SearchOptions {
   /** 'full' only: leave out one of its two reductions (to measure what each buys; both on by default). */
   sleepSets?: boolean;
   eagerSteps?: boolean;
+  /** 'full' only: leave out the persistent sets wider than one step (the OS's step with the engines that conflict with it, persistentSet); on by default. */
+  persistentSets?: boolean;
   /** Called for every violation at every state the search judges (the result keeps the first of each invariant). */
   onViolation?: (violation: FoundViolation) => void;
   /** Called at each distinct quiet state reached, with its key and the choices that reached it, and their latency choices when any (tests compare the sets). */
   onQuiet?: (key: string, path: readonly number[], bounds?: readonly string[]) => void;
-  /** Called at each distinct state the search visits ('states', 'full'), after its eager steps (diagnostics). */
-  onState?: (key: string, path: readonly number[]) => void;
+  /** Called at each distinct state the search visits ('states', 'full'), after its eager steps, with the world in that state (diagnostics, tests; read it, change nothing). */
+  onState?: (key: string, path: readonly number[], world: World) => void;
   /** Called every `progressEvery` states, with the estimated share of the search tree done (0..1, see progressEstimate) and the frames on the stack. */
   onProgress?: (stats: SearchStats, progress: { done: number; frontier: number }) => void;
   progressEvery?: number;
@@ -431,6 +440,15 @@ class Exhaustive {
     this.runnerAt = this.frames.length - 1;
   }
 
+  /**
+   * 'full': the persistent set to explore from the state the runner is in (persistentSet: the OS's step and the
+   * engines that conflict with it, while an operation holds the lock), as option indexes; undefined: every option.
+   */
+  persistent(here: Option[]): number[] | undefined {
+    if (this.reduction !== 'full' || this.options.persistentSets === false) return undefined;
+    return persistentSet(this.runner.world, this.runner.enabled(), here.map((o) => o.footprint!));
+  }
+
   /** 'full': takes the eager steps enabled now, one after the other. Returns a violation when one threw. */
   takeEager(sleep: Set<string>): Violation | undefined {
     if (this.reduction !== 'full' || this.options.eagerSteps === false) return undefined;
@@ -536,7 +554,7 @@ class Exhaustive {
     }
     this.stats.states++;
     this.shardStats?.keys.add(key);
-    this.options.onState?.(key, path);
+    this.options.onState?.(key, path, this.runner.world);
     if (this.stats.states % this.progressEvery === 0) {
       this.options.onProgress?.({ ...this.stats, runs: this.runner.builds, events: this.runner.events, restores: this.runner.restores }, { done: this.progressEstimate(), frontier: this.frames.length });
     }
@@ -550,7 +568,8 @@ class Exhaustive {
     }
     if (quiet) return 1n;
     if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
-    const todo = here.filter((o) => !sleep.has(o.key)).map((o) => o.index);
+    const persistent = this.persistent(here);
+    const todo = here.filter((o) => !sleep.has(o.key) && (!persistent || persistent.includes(o.index))).map((o) => o.index);
     if (!todo.length) return 0n;
     this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
     return undefined;
