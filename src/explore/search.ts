@@ -504,8 +504,9 @@ class Exhaustive {
       if (slept < 0) { sleep.clear(); slept = 0; }
       const met = shared.meet(key, slept);
       if (met < 0) {
+        // Met before: explore the slept transitions this worker cleared (narrow), as a revisit does.
         const mine = shared.narrow(-met - 1, slept);
-        return mine === 0 ? 0n : this.revisitShared(key, path, sleep, namesHere(), mine);
+        return mine === 0 ? 0n : this.revisit(key, path, sleep, namesHere().filter((_, bit) => (mine & (1 << bit)) !== 0));
       }
       if (root) this.shardStats!.owned++;
     }
@@ -539,18 +540,7 @@ class Exhaustive {
       const awake = slept.filter((t) => !sleep.has(t));
       if (!awake.length) return 0n;
       visited.setData(old, visited.sleepSet(slept.filter((t) => sleep.has(t))));
-      if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
-      const here = this.optionsHere(true);
-      const todo: number[] = [];
-      for (const t of awake) {
-        const option = this.optionNamed(here, t);
-        if (!option) continue;
-        if (option.bounds) here.push(option);
-        todo.push(here.indexOf(option));
-      }
-      if (!todo.length) return 0n;
-      this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
-      return undefined;
+      return this.revisit(key, path, sleep, awake);
     }
     this.stats.states++;
     this.shardStats?.keys.add(key);
@@ -576,19 +566,19 @@ class Exhaustive {
   }
 
   /**
-   * A state met in the workers' shared table (claimed before, by this worker or another): explore the
-   * transitions `mine` (a mask over `names`, the state's enabled events sorted) that narrow() gave this worker,
-   * the ones slept so far that `sleep` has awake, as a single process's revisit does.
+   * A state reached again (sleep sets, Godefroid ch. 6): explore the transitions named `awake`, those an earlier
+   * visit slept that `sleep` has awake (in this process's visited set, or cleared for this worker in the workers'
+   * shared table), with this visit's sleep set.
    */
-  revisitShared(key: string, path: number[], sleep: Set<string>, names: readonly string[], mine: number): bigint | undefined {
-    if (mine === 0) return 0n;
+  revisit(key: string, path: number[], sleep: Set<string>, awake: readonly string[]): bigint | undefined {
     if (path.length >= this.maxDepth) { this.stopped.add('depth'); return 0n; }
     const here = this.optionsHere(true);
     const todo: number[] = [];
-    for (let bit = 0; bit < names.length; bit++) {
-      if ((mine & (1 << bit)) === 0) continue;
-      const index = here.findIndex((o) => o.key === names[bit]);
-      if (index >= 0) todo.push(index);
+    for (const t of awake) {
+      const option = this.optionNamed(here, t);
+      if (!option) continue;
+      if (option.bounds) here.push(option);
+      todo.push(here.indexOf(option));
     }
     if (!todo.length) return 0n;
     this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });

@@ -65,7 +65,7 @@ export function liveFenceKey(key: FenceKey, adapters: readonly OsAdapter[]): Fen
 
 /**
  * One adapter's fences by core id (OsAdapter.rows, and its `fences` table's `deferred`): the one store of their state
- * (FenceRows, src/os/tables.ts), and the making of a fence's objects on demand: its GlobalFence, a view of the row,
+ * (FenceRows, src/os/fence-store.ts), and the making of a fence's objects on demand: its GlobalFence, a view of the row,
  * and, when its creator's handle is still a token, that handle's LocalFence (materialize).
  */
 export class AdapterFenceRows extends FenceRows<OsDevice, LocalFence> implements DeferredFences<GlobalFence> {

@@ -249,11 +249,11 @@ export abstract class FenceLocals implements Iterable<LocalFence> {
   }
 }
 
-/** The rows a GlobalFence reads: its adapter's (src/os/tables.ts FenceRows), or a destroyed fence's copy of its row. */
+/** The rows a GlobalFence reads: its adapter's (src/os/fence-store.ts FenceRows), or a destroyed fence's copy of its row. */
 export type OsFenceRows = FenceRows<OsDevice, LocalFence>;
 
 /**
- * A fence on one adapter: a view of its row in the adapter's FenceRows (src/os/tables.ts), the one store of its
+ * A fence on one adapter: a view of its row in the adapter's FenceRows (src/os/fence-store.ts), the one store of its
  * state, made on demand (src/os/fence-rows.ts) and kept in `adapter.fences` by core id, so one fence is one object
  * for the Sets and Maps that hold fences. It holds no state but where its row is: the adapter's rows at its core id
  * while it lives; once destroyed, a copy of its last row (`destroyed` detaches it: the id may be another fence's).

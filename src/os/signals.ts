@@ -135,6 +135,7 @@ export class CpuSignals {
     const fence = local!.global;
     const adapter = fence.adapter;
     // The fence's row, read once (a live handle's fence is live: its row is its adapter's; GlobalFence's getters read the same words).
+    // Directly, not through FenceRows' accessors: through them a one-fence signal with a waiter measured 1.10x (paired, control 1.03).
     const words = adapter.rows.words, at = fence.coreFence * ROW_WORDS, bits = words[at + ROW_BITS], cvPhys = words[at + ROW_CV_PHYS];
     if (adapter.state !== 'running' || (bits & (NO_SIGNAL_FLAG << ROW_FLAGS_SHIFT)) !== 0) return false;
     if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;

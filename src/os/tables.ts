@@ -418,4 +418,3 @@ export class ValueTable {
     this.values[id] = value;
   }
 }
-
