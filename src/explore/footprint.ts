@@ -201,8 +201,12 @@ interface EngineFuture { adapter: number; engine: number; footprint: Footprint }
  * flight, its store still buffered, the fences of each of its queues with commands left) that
  * fence's CurrentValue (written, read), MonitoredValue in memory (read) and in-flight count.
  * Every footprint an engine step of it can have from here on (footprint()) is within it.
- * Undefined when that cannot be told (a blocked queue, a doorbell, a command that is not a
+ * Undefined when that cannot be told (a blocked queue, a doorbell, a head command that is not a
  * signal, a queue the World does not know, e.g. a kernel-mode context's).
+ * A scenario file's queue may hold GPU waits after its head signal: their reads of other fences'
+ * CurrentValues are not named here, which is safe for the one use that can meet them (isEager's
+ * OS steps, which never write a CurrentValue); a wait that blocks makes this undefined from then
+ * on. test/explore-scenario-reduction.test.ts searches such queues both ways.
  */
 function engineFutures(world: World): EngineFuture[] | undefined {
   const machine = world.machine;

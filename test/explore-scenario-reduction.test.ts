@@ -1,0 +1,102 @@
+// The full reduction on scenario files (docs/EXPLORER.md, "The search and its reductions"): its eager steps
+// (a signal's log steps, a waiter's resume, an idle engine's tick, an OS step that touches only the OS's own
+// state) and its sleep sets leave out no quiet state and no verdict of the visited-set search, on the
+// built-in scenarios small enough to search twice and on files whose hardware queues wait on the GPU after
+// a signal (engineFutures in src/explore/footprint.ts names a queue's signalled fences and its position,
+// not the fences its later waits read: a GPU wait reads only CurrentValues, which no eager OS step writes).
+import { describe, it, expect } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { exhaustive, type SearchResult } from '../src/explore/search.js';
+import { ScenarioModel, type TimeMode } from '../src/explore/scenario-world.js';
+import type { Variant } from '../src/explore/variants.js';
+import { findBuiltin } from '../src/scenario-files/builtin.js';
+import { parseScenario } from '../src/scenario-files/load.js';
+import { scenarioAdapters } from '../src/scenario-files/run.js';
+import type { Scenario } from '../src/scenario-files/types.js';
+
+const verdicts = (r: SearchResult) => [...r.violations.keys()].sort();
+
+async function model(scenario: Scenario, source: string, time: TimeMode, variant: Variant = 'barrier'): Promise<ScenarioModel> {
+  return new ScenarioModel({ scenario, source, adapters: await scenarioAdapters(scenario, source), time, variant });
+}
+
+/** The quiet states' keys and the verdicts of one search. */
+function search(m: ScenarioModel, reduction: 'states' | 'full') {
+  const quiet: string[] = [];
+  const result = exhaustive(m, { reduction, onQuiet: (key) => quiet.push(key) });
+  return { result, quiet: quiet.sort(), verdicts: verdicts(result) };
+}
+
+async function compare(scenario: Scenario, source: string, time: TimeMode, variant: Variant = 'barrier') {
+  const states = search(await model(scenario, source, time, variant), 'states');
+  const full = search(await model(scenario, source, time, variant), 'full');
+  const what = `${source} ${time} ${variant}`;
+  expect(states.result.stats.complete, what).toBe(true);
+  expect(full.result.stats.complete, what).toBe(true);
+  expect(full.quiet, what).toEqual(states.quiet);
+  expect(full.verdicts, what).toEqual(states.verdicts);
+  return { states, full };
+}
+
+// Two hardware queues on two engines hand values back and forth: each queue signals, then waits on the GPU for
+// the other's fence, then signals again; a CPU thread waits for the last value and another signals from the CPU.
+const PING_PONG = `
+name: ping-pong
+machine:
+  seed: 1
+  adapters: [ { name: gpu0, engines: 2 } ]
+processes: [ { name: app } ]
+fences:
+  - { name: ping, process: app, adapter: gpu0 }
+  - { name: pong, process: app, adapter: gpu0 }
+queues:
+  - name: left
+    process: app
+    adapter: gpu0
+    engine: 0
+    commands:
+      - signal: { fence: ping, value: 1 }
+      - wait: { fence: pong, value: 1 }
+      - signal: { fence: ping, value: 2 }
+  - name: right
+    process: app
+    adapter: gpu0
+    engine: 1
+    commands:
+      - wait: { fence: ping, value: 1 }
+      - signal: { fence: pong, value: 1 }
+threads:
+  - name: waiter
+    process: app
+    steps:
+      - wait: { id: last, fences: [ping], values: [2] }
+expect:
+  fences: { ping: 2, pong: 1 }
+  threads: { waiter: done }
+`;
+
+describe('the full reduction on scenario files', () => {
+  it('NF-10 a hardware queue that waits on the GPU after a signal: the full reduction keeps every quiet state and verdict of the visited-set search, timed and untimed', async () => {
+    const scenario = parseScenario(PING_PONG, 'ping-pong.yaml');
+    for (const time of ['timed', 'untimed'] as const) {
+      const { states, full } = await compare(scenario, 'ping-pong.yaml', time);
+      expect(states.verdicts, time).toEqual([]);
+      // The reduction applies here: fewer states than the visited-set search.
+      expect(full.result.stats.states, time).toBeLessThan(states.result.stats.states);
+    }
+    // And where the driver is broken (no barrier between MonitoredValue and CurrentValue's read: a lost
+    // wake-up), both searches find the same violations.
+    const broken = await compare(scenario, 'ping-pong.yaml', 'untimed', 'no-barrier');
+    expect(broken.full.verdicts).not.toEqual([]);
+  }, 300_000);
+
+  it('NF-10 the built-in scenarios small enough to search twice: the same quiet states and verdicts under both reductions', async () => {
+    const names = ['scenario-1', 'scenario-2a', 'scenario-2b', 'deadlock', 'device-removal'];
+    for (const name of names) {
+      const scenario = findBuiltin(name)!.scenario!;
+      for (const time of ['timed', 'untimed'] as const) await compare(scenario, name, time);
+    }
+    const handOff = new URL('../examples/explore/hand-off.yaml', import.meta.url).pathname;
+    await compare(parseScenario(readFileSync(handOff, 'utf8'), handOff), 'hand-off', 'timed');
+  }, 600_000);
+});
