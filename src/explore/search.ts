@@ -1,22 +1,29 @@
 // The searches. All of them drive one World at a time through
-// scheduler.enabled() / take(i), and go back to an earlier state by building
-// the machine again and replaying the choices that led there (the machine is
-// a pure function of the model and its choices; CPU threads are generators,
-// which cannot be copied, so there is no snapshot to restore).
+// scheduler.enabled() / take(i), and go back to an earlier state by
+// restoring a snapshot of it (linear memory and the host objects, in place:
+// src/explore/snapshot.ts) or, for a machine a snapshot cannot keep (a CPU
+// thread written as a generator, a recording trace) and with restore
+// 'replay', by building the machine again and replaying the choices that led
+// there (the machine is a pure function of the model and its choices).
 //
 //   exhaustive(model, 'full')    depth-first, visited set of state keys, sleep
-//                                sets and eager steps (the default): every
-//                                reachable state that matters, far fewer
-//                                transitions
+//                                sets, eager steps and persistent sets (the
+//                                default): every reachable state that
+//                                matters, far fewer transitions
 //   exhaustive(model, 'states')  depth-first, visited set only: every state and
 //                                every transition, and the number of complete
 //                                interleavings (paths to a quiet state)
 //   exhaustive(model, 'none')    depth-first over every interleaving, no
 //                                reduction (tests: the reference the others
 //                                are compared with)
-//   shortest(model)              breadth-first with a visited set: the first
-//                                violating state it meets is one with the
-//                                fewest steps from the start
+//   shortest(model)              depth-first within a depth bound, each state
+//                                kept with the fewest steps it was reached in
+//                                and expanded again when met in fewer; each
+//                                violation found lowers the bound below its
+//                                length, so what is left when the search ends
+//                                is a violation with the fewest steps from the
+//                                start (the CLI gives it the depth of the
+//                                exhaustive search's violation as its first bound)
 //
 // Why this file is long: the three searches share one Runner and one notion of a
 // transition (an option with its latency choices) and of a frame; the exhaustive
