@@ -16,6 +16,27 @@ const ROW_HANDLE = 2;
 export const ROW_DEVICES = 2 ** (32 - ROW_DEVICE_SHIFT);
 /** Sync flags a row holds (D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS: bits 0 … 10). */
 export const ROW_FLAGS_LIMIT = ROW_FLAGS_MASK + 1;
+/**
+ * A fence as the OS names it (src/os/README.md, "One name for a fence"): its row key, core id × ROW_KEY_ADAPTERS +
+ * adapter index (a fence's core id is 1 or more, so a key is never 0; the same number as its creator handle's token
+ * while that handle is one). Every store that keeps a fence past a call (waiter slots, the NF-09 loop's sets and
+ * batches, an interrupt's list, the log reader's entries ahead) keeps its key, and what it reads of the fence it
+ * reads from the row the key names, the fence's one store. A key names its fence while the row lives: a fence is
+ * destroyed under the OS's lock, its waiters released first and its key taken out of the loop's set, so no key of
+ * a destroyed fence is read after (`liveKey` says gone for a key whose row is gone). A `GlobalFence` view is made
+ * from a key (`viewOf`, src/os/fence-rows.ts) only where an object is handed out: tools, and paths that take a fence's handle record.
+ */
+export type FenceKey = number;
+
+/** How many adapters a row key can name: its adapter index is the key's remainder by this, its core id the quotient. */
+export const ROW_KEY_ADAPTERS = 8;
+/** The row key of core fence `coreFence` on adapter `adapterIndex` (index < ROW_KEY_ADAPTERS). */
+export const rowKey = (adapterIndex: number, coreFence: number): FenceKey => coreFence * ROW_KEY_ADAPTERS + adapterIndex;
+/** The adapter index of a row key (or of a creator handle's token: the same number). */
+export const rowKeyAdapterIndex = (key: FenceKey): number => key % ROW_KEY_ADAPTERS;
+/** The core id of a row key (or of a creator handle's token). */
+export const rowKeyCoreFence = (key: FenceKey): number => Math.floor(key / ROW_KEY_ADAPTERS);
+
 /** What few fences have (a name, NT handles), out of line. */
 interface RareFenceState { name: string | undefined; ntReferences: number }
 

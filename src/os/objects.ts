@@ -30,7 +30,7 @@ import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type EditClock, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import {
   ROW_BITS, ROW_CV_PHYS, ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_FLAGS_MASK, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED, ROW_WORDS,
-  type FenceRows,
+  rowKey, type FenceKey, type FenceRows,
 } from './fence-store.js';
 import type { IntMap } from '../base/int-map.js';
 import {
@@ -313,6 +313,8 @@ export class GlobalFence extends FenceLocals {
   /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
   get monitoredValueHeld(): boolean { return (this.bits & ROW_MONITORED_VALUE_HELD) !== 0; }
   set monitoredValueHeld(on: boolean) { this.rows.setBit(this.at, ROW_MONITORED_VALUE_HELD, on); }
+  /** Its row key (src/os/fence-store.ts, FenceKey): the name the OS's stores keep it by. */
+  get key(): FenceKey { return rowKey(this.adapter.index, this.coreFence); }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
   get label(): string { return this.rows.nameOf(this.at) ?? `fence${this.coreFence}`; }
   /** Kernel CPU VAs (a stored BigInt costs ~32 B a fence): CurrentValue's from the adapter's table, MonitoredValue's derived. */
