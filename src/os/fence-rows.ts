@@ -79,7 +79,7 @@ export class AdapterFenceRows extends FenceRows<OsDevice, LocalFence> implements
 
   /**
    * Makes the fence's view and enters it; a creator handle still a token gets its LocalFence (in the handle table in
-   * place of the token). No fence state moves: the row stays its store.
+   * place of the token). No state moves: the row stays the fence's store and the token handle's (LocalFence.wasToken).
    */
   materialize(coreFence: number): GlobalFence {
     const { adapter } = this, handle = this.handleOf(coreFence);
@@ -87,12 +87,11 @@ export class AdapterFenceRows extends FenceRows<OsDevice, LocalFence> implements
     let local: LocalFence | undefined;
     if (handle !== 0) {
       const device = this.deviceOf(coreFence);
-      local = this.made = new LocalFence(device.process, handle, global, device, (this.globalHandleOf(coreFence) + this.localDelta!) >>> 0);
+      local = this.made = new LocalFence(device.process, handle, global, device, (this.globalHandleOf(coreFence) + this.localDelta!) >>> 0, true);
       global.locals.add(local);
       device.process.handles.set(handle, local); // the handle table still holds the token here
       this.setHandle(coreFence, 0);
     }
-    adapter.rowReferences.adopt(coreFence, local); // GPU commands in flight through the token handle
     return global;
   }
 }

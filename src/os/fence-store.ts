@@ -50,6 +50,8 @@ interface RareFenceState { name: string | undefined; ntReferences: number }
  *   monitored u64 by core id, MonitoredValue XOR UINT64_MAX (0: UINT64_MAX, a fresh fence's); grown only when a
  *             fence's first moves
  *   inFlight  u32 × 2 by core id: GPU waits and GPU signals in flight naming the fence; grown at the first
+ *   tokenHandles u32 by core id: the state of the fence's creator handle if it was kept as a token, for its whole life
+ *             (LocalFence's encoding: closing, used by the GPU, 4 × commands in flight); grown at the first
  *   held      the fence's LocalFence records (one, or an array past one) by core id; only fences that have one
  *   rare      name and NT references by core id; only the fences that have one
  *
@@ -61,6 +63,7 @@ export class FenceRows<Device, Local> {
   private devices: Device[] = [];
   private monitored = new BigUint64Array(0);
   private inFlight = new Uint32Array(0);
+  private tokenHandles = new Uint32Array(0);
   private held: (Local | Local[] | undefined)[] = [];
   private rare = new Map<number, RareFenceState>();
   /** Live rows: at 0 the columns shrink back. */
@@ -103,6 +106,7 @@ export class FenceRows<Device, Local> {
     this.words.fill(0, coreFence * ROW_WORDS, (coreFence + 1) * ROW_WORDS);
     if (coreFence < this.monitored.length) this.monitored[coreFence] = 0n;
     if (coreFence * 2 < this.inFlight.length) this.inFlight[coreFence * 2] = this.inFlight[coreFence * 2 + 1] = 0;
+    if (coreFence < this.tokenHandles.length) this.tokenHandles[coreFence] = 0;
     if (coreFence < this.held.length) this.held[coreFence] = undefined;
     this.rare.delete(coreFence);
     if (--this.live === 0) this.shrink();
@@ -114,6 +118,7 @@ export class FenceRows<Device, Local> {
     this.devices = [];
     this.monitored = new BigUint64Array(0);
     this.inFlight = new Uint32Array(0);
+    this.tokenHandles = new Uint32Array(0);
     this.held = [];
   }
 
@@ -127,6 +132,7 @@ export class FenceRows<Device, Local> {
     copy.setMonitoredValue(0, this.monitoredValueOf(coreFence));
     copy.setWaitsInFlight(0, this.waitsInFlight(coreFence));
     copy.setSignalsInFlight(0, this.signalsInFlight(coreFence));
+    copy.setTokenHandleState(0, this.tokenHandleStateOf(coreFence));
     copy.held[0] = this.held[coreFence];
     const rare = this.rare.get(coreFence);
     if (rare !== undefined) copy.rare.set(0, rare);
@@ -178,6 +184,20 @@ export class FenceRows<Device, Local> {
       this.inFlight = grownTo(this.inFlight, (at | 1) + 1);
     }
     this.inFlight[at] = count;
+  }
+
+  /**
+   * The state of the fence's creator handle if it was kept as a token (src/os/fence-rows.ts), in LocalFence's encoding
+   * (closing 1, used by the GPU 2, 4 × GPU commands in flight through it): here while it is a token and after its
+   * LocalFence is made, which reads and writes it here (src/os/objects.ts), so nothing moves when the record is made.
+   */
+  tokenHandleStateOf(coreFence: number): number { return coreFence < this.tokenHandles.length ? this.tokenHandles[coreFence] : 0; }
+  setTokenHandleState(coreFence: number, state: number): void {
+    if (coreFence >= this.tokenHandles.length) {
+      if (state === 0) return;
+      this.tokenHandles = grownTo(this.tokenHandles, coreFence + 1);
+    }
+    this.tokenHandles[coreFence] = state;
   }
 
   /** The fence's handle records: one, an array of them in the order opened, or undefined. */
