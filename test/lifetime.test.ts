@@ -534,27 +534,29 @@ describe('in-flight references of fences kept as rows', () => {
     const references = osModules(machine).adapters[0].rowReferences;
     expect(processOf(app).handles.isRow(row.hSyncObject)).toBe(true);
     expect(rowsLeft(machine)).toBe(rowsBefore); // no row made into objects by submit or by the blocked run
-    expect(references.inFlight(coreFence)).toBe(1);
+    expect(references.references(coreFence)).toBe(1);
     expect(machine.stuck().queues.map((q) => q.queuedSignals)).toEqual([[{ fence: `fence${coreFence}`, value: 5n }]]);
     // LOG-08's queued records name the handle and the fence as before (the progress fence is off).
     expect(machine.os.inspect.logs.queued.map((e) => [e.kind, e.fence, e.hSyncObject])).toEqual([['wait', 'gate', gate.hSyncObject], ['signal', `fence${coreFence}`, row.hSyncObject]]);
     app.signal({ objects: [gate.hSyncObject], values: [1n] });
     machine.run();
     expect(app.readMapping(row.mapping.CurrentValueCpuVa)).toBe(5n);
-    expect(references.inFlight(coreFence)).toBe(0);
+    expect(references.references(coreFence)).toBe(0);
   });
 
-  it('NF-15 a row that is looked up while its signal is in flight takes its counts over: inspectFence sees the signal until it ran', async () => {
+  it('NF-15 a row that is looked up while its signal is in flight: its record reads the token handle\'s state where it was (the row), inspectFence sees the signal until it ran', async () => {
     const { app, machine, row, coreFence, gate, rowsBefore } = await blockedSignal();
     const references = osModules(machine).adapters[0].rowReferences;
     expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ gpuSignalsInFlight: 1, gpuWaitsInFlight: 0 });
     expect(rowsLeft(machine)).toBe(rowsBefore - 1); // the inspection made it
-    expect(references.inFlight(coreFence)).toBe(1); // the fence's count stays in its row, which its view reads
-    expect(references.adopted.size).toBe(1); // the handle's went to its record
+    // The handle's state stays in the row, which its record reads and writes: nothing moved.
+    const record = processOf(app).handles.get(row.hSyncObject) as unknown as { wasToken: boolean; gpuReferences: number; usedByGpu: boolean };
+    expect(record.wasToken).toBe(true);
+    expect([references.references(coreFence), record.gpuReferences, record.usedByGpu]).toEqual([1, 1, true]);
     app.signal({ objects: [gate.hSyncObject], values: [1n] });
     machine.run();
     expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ currentValue: 5n, gpuSignalsInFlight: 0 });
-    expect(references.adopted.size).toBe(0); // drained: the core id names nothing in flight any more
+    expect([references.references(coreFence), record.gpuReferences]).toEqual([0, 0]); // drained, in the one place
   });
 
   it('NF-15 a row closed while its signal is in flight: the close is deferred, storage kept and not reused, Close and Destroy after the signal ran', async () => {
@@ -572,7 +574,7 @@ describe('in-flight references of fences kept as rows', () => {
     expect(names.slice(-3)).toEqual(['signal', 'DxgkDdiCloseNativeFence', 'DxgkDdiDestroyNativeFence']);
     expect(ddiCalls(machine, 'DxgkDdiDestroyNativeFence').length).toBe(before + 1);
     expect(app.readMapping(fresh.mapping.CurrentValueCpuVa)).toBe(7n); // never written through
-    expect(osModules(machine).adapters[0].rowReferences.adopted.size).toBe(0);
+    expect(osModules(machine).adapters[0].rows.has(coreFence)).toBe(false); // destroyed: its row (and the handle's state) gone
   });
 
   it('INT-05 a GPU signal through a row wakes its CPU waiter from the signal log, and neither the progress report nor the log reader makes its objects', async () => {
@@ -602,12 +604,12 @@ describe('in-flight references of fences kept as rows', () => {
     machine.os.inspect.onGpuRewind((r) => rewinds.push(r));
     const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
     app.submit({ hHwQueue: q.hHwQueue, commands: app.createCommandList().signal(row.hSyncObject, 5).signal(row.hSyncObject, 3) });
-    expect(osModules(machine).adapters[0].rowReferences.inFlight(coreFence)).toBe(2);
+    expect(osModules(machine).adapters[0].rowReferences.references(coreFence)).toBe(2);
     machine.run();
     expect(rewinds.map((r) => [r.fence, r.hSyncObject, r.fromValue, r.toValue])).toEqual([[`fence${coreFence}`, row.hSyncObject, 5n, 3n]]);
     expect(processOf(app).handles.isRow(row.hSyncObject)).toBe(false); // the rewind's report made it (traced with its label)
-    // The reference the report released was the row's, counted through the adopted handle: nothing is left in flight.
-    expect(osModules(machine).adapters[0].rowReferences.adopted.size).toBe(0);
+    // The reference the report released was the row's, counted through the record made meanwhile: nothing is left in flight.
+    expect(osModules(machine).adapters[0].rowReferences.references(coreFence)).toBe(0);
     expect(machine.inspectFence(app, row.hSyncObject)).toMatchObject({ currentValue: 3n, gpuSignalsInFlight: 0, gpuWaitsInFlight: 0 });
     expect(machine.os.inspect.inFlight(machine.os.inspect.hwQueueOf(app.kernel, q.hHwQueue))).toEqual([]);
     expect(machine.trace.find({ kind: 'fault', name: 'GPU executed a command the OS never saw submitted' })).toEqual([]);
@@ -624,6 +626,6 @@ describe('in-flight references of fences kept as rows', () => {
     machine.run();
     expect(rowsLeft(machine)).toBe(rowsBefore);
     expect(fences.map((f) => app.readMapping(f.mapping.CurrentValueCpuVa))).toEqual(fences.map(() => 3n));
-    expect(fences.every((f) => osModules(machine).adapters[0].rowReferences.inFlight(processOf(app).handles.rowToken(f.hSyncObject) >>> 3) === 0)).toBe(true);
+    expect(fences.every((f) => osModules(machine).adapters[0].rowReferences.references(processOf(app).handles.rowToken(f.hSyncObject) >>> 3) === 0)).toBe(true);
   });
 });

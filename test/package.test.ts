@@ -161,8 +161,10 @@ describe('the npm package', () => {
     // stop of 2026-11-29: the workers' slept masks in the shared visited table and docs/EXPLORER.md's notes on them and on
     // the commutation check (main 63522f4 measured 7.866 MB), issue 29's fences in one store (src/os/fence-store.ts and the
     // views' accessors in each of the four bundles, their declarations, the docs that describe the rows: 44 KB, 7.910 MB)
-    // and issue 31's persistent sets.
-    expect(packed!.unpackedSize).toBeLessThan(7_950_000);
+    // and issue 31's persistent sets; 7.95 MB before issue 29's one name for a fence and one place for a handle's state
+    // (the docs that say which and why, and the key helpers in each bundle: 5 KB; main a502113 measured 7.950 MB, 27 B
+    // under that bound, the branch 7.955 MB).
+    expect(packed!.unpackedSize).toBeLessThan(7_980_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 

@@ -140,7 +140,7 @@ function osStepFootprint(world: World): Footprint {
     }
     case 'resample': {
       const batch = op.batch!;
-      return { reads: [`cv:@${batch.fences[batch.resampled].cvPhys}`], writes: ['os'] };
+      return { reads: [`cv:@${machine.os.inspect.fenceKey(batch.fences[batch.resampled]).cvPhys}`], writes: ['os'] };
     }
     case 'monitored-write': {
       const batch = op.batch!;
@@ -148,7 +148,7 @@ function osStepFootprint(world: World): Footprint {
       // The DDI's first step: only the reference driver's is known (any other driver's may do anything).
       if (Object.getPrototypeOf(adapter.driver) !== ReferenceDriver.prototype || Object.prototype.hasOwnProperty.call(adapter.driver, 'updateMonitoredValues')
           || adapter.hardware.granularity !== 'step') return EVERYTHING;
-      return cmpStepFootprint(world, batch.adapter.index, 'write-monitored-value', batch.fences[0].coreFence);
+      return cmpStepFootprint(world, batch.adapter.index, 'write-monitored-value', machine.os.inspect.fenceKey(batch.fences[0]).coreFence);
     }
     case 'ddi': {
       const steps = op.ddi!.steps;

@@ -12,7 +12,6 @@ import { u64 } from '../core/bindings.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import { SIGNAL_PHASE_STEP } from '../gpu/hardware.js';
 import type { World } from './world.js';
-import type { FenceView as GlobalFence } from '../os/inspect.js';
 import { MonitoredValueUpdateSteps, type CmpStep } from '../driver/reference.js';
 import { eventName } from './state.js';
 
@@ -113,7 +112,11 @@ function describeOsStep(world: World): string {
   const op = world.machine.os.inspect.operation;
   if (!op) return 'dxgkrnl os-step: no operation in flight';
   const formatValue = (value: bigint) => world.formatValue(value);
-  const fenceName = (g: GlobalFence) => world.fences.find((f) => f.global === g)?.name ?? g.label;
+  // The loop names fences by key (src/os/fence-rows.ts): the world's name of the fence at that adapter and core id.
+  const fenceName = (key: number) => {
+    const { adapterIndex, coreFence, label } = world.machine.os.inspect.fenceKey(key);
+    return world.fences.find((f) => f.adapter === adapterIndex && f.global.coreFence === coreFence)?.name ?? label;
+  };
   switch (op.phase) {
     case 'retire': {
       const { owner, label } = op.retiring[0];
@@ -144,7 +147,7 @@ function describeOsStep(world: World): string {
     }
     case 'notify': {
       const n = op.notifications[0];
-      const what = n.records.map((r, i) => `${fenceName(r)} = ${formatValue(n.values[i])}`).join(', ');
+      const what = n.records.map((r, i) => `${fenceName(r.key)} = ${formatValue(n.values[i])}`).join(', ');
       return n.records[0]?.kind === 'monitored'
         ? `OS: the signal reaches ${n.target.name} (no native fences): it scans its monitored fences with pending waits (${what}; XA-05)`
         : `OS: ${n.target.name} DxgkDdiUpdateCurrentValuesFromCpu NotificationOnly (${what}): its driver rescans its run list, then its waiters (XA-04)`;

@@ -52,6 +52,7 @@ import {
   createFenceRow, fenceByGlobalHandle, GlobalFence, narrow, requireRunning, updateCurrentValuesFromCpu,
   type GpuProgress, LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
+import type { FenceKey } from './fence-store.js';
 import type { OperationNotification, OsOperation, Waits } from './waits.js';
 
 /** What cross-adapter fences use of the rest of the OS (the OS wires it). */
@@ -166,7 +167,7 @@ export class CrossAdapterFences {
     fence.monitoredValueHeld = true; // the NF-09 loop leaves it alone from now on (src/os/waits.ts)
     if (fence.monitoredValue === 0n) return;
     this.os.trace.record('os', 'dxgkrnl', 'cross-adapter: MonitoredValue held at 0 for the fence\'s life', { fence: group.label, adapter: fence.adapter.name });
-    this.os.waits.updateMonitoredValues(fence.adapter, [fence], [0n]);
+    this.os.waits.updateMonitoredValues(fence.adapter, [fence.key], [0n]);
   }
 
   /**
@@ -301,8 +302,8 @@ export class CrossAdapterFences {
     }
     if (!records.length) return;
     records.sort((x, y) => x.coreFence - y.coreFence);
-    const changed = new Set<GlobalFence>();
-    for (const fence of records) this.os.waits.satisfy(fence, fence.currentValue(), changed);
+    const changed = new Set<FenceKey>();
+    for (const fence of records) this.os.waits.satisfy(fence.key, fence.currentValue(), changed);
     this.os.waits.refresh(changed);
   }
 
@@ -350,8 +351,8 @@ export class CrossAdapterFences {
     // The source adapter's own records first: the value may have been written by another adapter's GPU,
     // and once it counts as propagated no later interrupt carries it back here (an optimized interrupt
     // served from the logs never scans these records' waiters).
-    const own = operation ? operation.changed : new Set<GlobalFence>();
-    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.waits.satisfy(fence, fence.currentValue(), own, operation);
+    const own = operation ? operation.changed : new Set<FenceKey>();
+    for (const fence of fences) if (fence.kind === 'native' && !fence.destroyed && fence.adapter.state === 'running') this.os.waits.satisfy(fence.key, fence.currentValue(), own, operation);
     if (!operation) this.os.waits.refresh(own);
     const perTarget = new Map<OsAdapter, { records: GlobalFence[]; values: bigint[] }>();
     for (const fence of fences) {
@@ -405,8 +406,8 @@ export class CrossAdapterFences {
       this.counters.notificationOnlyCalls++;
       updateCurrentValuesFromCpu(this.os.port, target, records, values, true);
     }
-    const changed = operation ? operation.changed : new Set<GlobalFence>();
-    for (const record of records) this.os.waits.satisfy(record, record.currentValue(), changed, operation);
+    const changed = operation ? operation.changed : new Set<FenceKey>();
+    for (const record of records) this.os.waits.satisfy(record.key, record.currentValue(), changed, operation);
     if (!operation) this.os.waits.refresh(changed);
   }
 

@@ -2,65 +2,37 @@
 
 import { KERNEL_VA_BASE } from '../base/wddm.js';
 import { fenceView, LocalFence, type GlobalFence, type HandleObject, type OsAdapter, type OsDevice } from './objects.js';
-import { FenceRows } from './fence-store.js';
+import { FenceRows, rowKey, rowKeyAdapterIndex, rowKeyCoreFence, type FenceKey } from './fence-store.js';
 import type { DeferredEntries, DeferredFences } from './tables.js';
 
-/**
- * A native fence as the OS's paths that work on rows name it (src/os/README.md, "Fences as rows: one store"): its
- * GlobalFence view once it has one, else its row key (`rowKey`: core id × 8 + adapter index, the same number as its
- * creator handle's token). Either name reads the same row, the fence's one store; a fence nothing looked up has no
- * view until something asks for one, and a key of a fence viewed since resolves to it (`fenceKeyObject`), so paths
- * that need the object (multi-fence waits, closes, tools) still get it.
- */
-export type FenceKey = GlobalFence | number;
+export { ROW_KEY_ADAPTERS, rowKey, rowKeyAdapterIndex, rowKeyCoreFence, type FenceKey } from './fence-store.js';
 
-/** How many adapters a row key can name: its adapter index is the key's remainder by this, its core id the quotient. */
-export const ROW_KEY_ADAPTERS = 8;
-/** The row key of core fence `coreFence` on adapter `adapterIndex` (index < ROW_KEY_ADAPTERS). */
-export const rowKey = (adapterIndex: number, coreFence: number): number => coreFence * ROW_KEY_ADAPTERS + adapterIndex;
-/** The adapter index of a row key (or of a creator handle's token: the same number). */
-export const rowKeyAdapterIndex = (key: number): number => key % ROW_KEY_ADAPTERS;
-/** The core id of a row key (or of a creator handle's token). */
-export const rowKeyCoreFence = (key: number): number => Math.floor(key / ROW_KEY_ADAPTERS);
 /** The core id of the row a handle's token names if it is on adapter `adapterIndex`; -1 for no row (0) or another adapter's. */
 export const rowOnAdapter = (token: number, adapterIndex: number): number => (token !== 0 && rowKeyAdapterIndex(token) === adapterIndex ? rowKeyCoreFence(token) : -1);
-/** The core id a key names. */
-export const keyCoreFence = (key: FenceKey): number => (typeof key === 'number' ? rowKeyCoreFence(key) : key.coreFence);
 /** The adapter a key names, of `adapters` (the OS's, by index). */
-export const keyAdapter = (key: FenceKey, adapters: readonly OsAdapter[]): OsAdapter => (typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)] : key.adapter);
-/** The rows of `adapter`: its fences' one store, and the making of their objects. */
+export const keyAdapter = (key: FenceKey, adapters: readonly OsAdapter[]): OsAdapter => adapters[rowKeyAdapterIndex(key)];
+/** The rows of `adapter`: its fences' one store, and the making of their views. */
 export const rowsOf = (adapter: OsAdapter): AdapterFenceRows => adapter.rows as AdapterFenceRows;
 
-/**
- * The object `key` names now, making none: the GlobalFence itself, a row key's GlobalFence made since, or undefined
- * (the fence is still a row, or gone).
- */
-export function fenceKeyPeek(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
-  return typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)].fences.peek(rowKeyCoreFence(key)) : key;
+/** The view of the fence `key` names, made from its row if it has none yet (undefined: gone). For tools and object paths. */
+export function viewOf(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
+  return adapters[rowKeyAdapterIndex(key)].fences.get(rowKeyCoreFence(key));
 }
 
-/** The GlobalFence `key` names, made from its row if it is still one (undefined: gone). */
-export function fenceKeyObject(key: FenceKey, adapters: readonly OsAdapter[]): GlobalFence | undefined {
-  return typeof key === 'number' ? adapters[rowKeyAdapterIndex(key)].fences.get(rowKeyCoreFence(key)) : key;
-}
-
-/** The key of the live fence `coreFence` of `adapter`, making nothing: its GlobalFence, else its row's key, else undefined. */
-export function fenceKeyAt(adapter: OsAdapter, coreFence: number): FenceKey | undefined {
-  const object = adapter.fences.peek(coreFence);
-  if (object !== undefined) return object;
+/** The key of the live fence `coreFence` of `adapter`, or undefined (no such fence: a destroyed fence's row is removed). */
+export function keyAt(adapter: OsAdapter, coreFence: number): FenceKey | undefined {
   return rowsOf(adapter).has(coreFence) ? rowKey(adapter.index, coreFence) : undefined;
 }
 
-/**
- * `key` as the paths that work on rows keep it: the GlobalFence when the fence has one by now (it stays for good),
- * else the row key while the row lives, else undefined (gone).
- */
-export function liveFenceKey(key: FenceKey, adapters: readonly OsAdapter[]): FenceKey | undefined {
-  if (typeof key !== 'number') return key;
-  const adapter = adapters[rowKeyAdapterIndex(key)], coreFence = rowKeyCoreFence(key);
-  const object = adapter.fences.peek(coreFence);
-  if (object !== undefined) return object;
-  return rowsOf(adapter).has(coreFence) ? key : undefined;
+/** `key` while its fence lives (its row is there), else undefined. */
+export function liveKey(key: FenceKey, adapters: readonly OsAdapter[]): FenceKey | undefined {
+  return keyAt(adapters[rowKeyAdapterIndex(key)], rowKeyCoreFence(key));
+}
+
+/** The fence's name for people, from its row (GlobalFence.label: its creation name, or `fence<core id>`). */
+export function keyLabel(key: FenceKey, adapters: readonly OsAdapter[]): string {
+  const coreFence = rowKeyCoreFence(key);
+  return rowsOf(adapters[rowKeyAdapterIndex(key)]).nameOf(coreFence) ?? `fence${coreFence}`;
 }
 
 /**
@@ -107,7 +79,7 @@ export class AdapterFenceRows extends FenceRows<OsDevice, LocalFence> implements
 
   /**
    * Makes the fence's view and enters it; a creator handle still a token gets its LocalFence (in the handle table in
-   * place of the token). No fence state moves: the row stays its store.
+   * place of the token). No state moves: the row stays the fence's store and the token handle's (LocalFence.wasToken).
    */
   materialize(coreFence: number): GlobalFence {
     const { adapter } = this, handle = this.handleOf(coreFence);
@@ -115,12 +87,11 @@ export class AdapterFenceRows extends FenceRows<OsDevice, LocalFence> implements
     let local: LocalFence | undefined;
     if (handle !== 0) {
       const device = this.deviceOf(coreFence);
-      local = this.made = new LocalFence(device.process, handle, global, device, (this.globalHandleOf(coreFence) + this.localDelta!) >>> 0);
+      local = this.made = new LocalFence(device.process, handle, global, device, (this.globalHandleOf(coreFence) + this.localDelta!) >>> 0, true);
       global.locals.add(local);
       device.process.handles.set(handle, local); // the handle table still holds the token here
       this.setHandle(coreFence, 0);
     }
-    adapter.rowReferences.adopt(coreFence, local); // GPU commands in flight through the token handle
     return global;
   }
 }

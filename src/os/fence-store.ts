@@ -16,6 +16,27 @@ const ROW_HANDLE = 2;
 export const ROW_DEVICES = 2 ** (32 - ROW_DEVICE_SHIFT);
 /** Sync flags a row holds (D3DDDI_SYNCHRONIZATIONOBJECT_FLAGS: bits 0 … 10). */
 export const ROW_FLAGS_LIMIT = ROW_FLAGS_MASK + 1;
+/**
+ * A fence as the OS names it (src/os/README.md, "One name for a fence"): its row key, core id × ROW_KEY_ADAPTERS +
+ * adapter index (a fence's core id is 1 or more, so a key is never 0; the same number as its creator handle's token
+ * while that handle is one). Every store that keeps a fence past a call (waiter slots, the NF-09 loop's sets and
+ * batches, an interrupt's list, the log reader's entries ahead) keeps its key, and what it reads of the fence it
+ * reads from the row the key names, the fence's one store. A key names its fence while the row lives: a fence is
+ * destroyed under the OS's lock, its waiters released first and its key taken out of the loop's set, so no key of
+ * a destroyed fence is read after (`liveKey` says gone for a key whose row is gone). A `GlobalFence` view is made
+ * from a key (`viewOf`, src/os/fence-rows.ts) only where an object is handed out: tools, and paths that take a fence's handle record.
+ */
+export type FenceKey = number;
+
+/** How many adapters a row key can name: its adapter index is the key's remainder by this, its core id the quotient. */
+export const ROW_KEY_ADAPTERS = 8;
+/** The row key of core fence `coreFence` on adapter `adapterIndex` (index < ROW_KEY_ADAPTERS). */
+export const rowKey = (adapterIndex: number, coreFence: number): FenceKey => coreFence * ROW_KEY_ADAPTERS + adapterIndex;
+/** The adapter index of a row key (or of a creator handle's token: the same number). */
+export const rowKeyAdapterIndex = (key: FenceKey): number => key % ROW_KEY_ADAPTERS;
+/** The core id of a row key (or of a creator handle's token). */
+export const rowKeyCoreFence = (key: FenceKey): number => Math.floor(key / ROW_KEY_ADAPTERS);
+
 /** What few fences have (a name, NT handles), out of line. */
 interface RareFenceState { name: string | undefined; ntReferences: number }
 
@@ -29,6 +50,8 @@ interface RareFenceState { name: string | undefined; ntReferences: number }
  *   monitored u64 by core id, MonitoredValue XOR UINT64_MAX (0: UINT64_MAX, a fresh fence's); grown only when a
  *             fence's first moves
  *   inFlight  u32 × 2 by core id: GPU waits and GPU signals in flight naming the fence; grown at the first
+ *   tokenHandles u32 by core id: the state of the fence's creator handle if it was kept as a token, for its whole life
+ *             (LocalFence's encoding: closing, used by the GPU, 4 × commands in flight); grown at the first
  *   held      the fence's LocalFence records (one, or an array past one) by core id; only fences that have one
  *   rare      name and NT references by core id; only the fences that have one
  *
@@ -40,6 +63,7 @@ export class FenceRows<Device, Local> {
   private devices: Device[] = [];
   private monitored = new BigUint64Array(0);
   private inFlight = new Uint32Array(0);
+  private tokenHandles = new Uint32Array(0);
   private held: (Local | Local[] | undefined)[] = [];
   private rare = new Map<number, RareFenceState>();
   /** Live rows: at 0 the columns shrink back. */
@@ -82,6 +106,7 @@ export class FenceRows<Device, Local> {
     this.words.fill(0, coreFence * ROW_WORDS, (coreFence + 1) * ROW_WORDS);
     if (coreFence < this.monitored.length) this.monitored[coreFence] = 0n;
     if (coreFence * 2 < this.inFlight.length) this.inFlight[coreFence * 2] = this.inFlight[coreFence * 2 + 1] = 0;
+    if (coreFence < this.tokenHandles.length) this.tokenHandles[coreFence] = 0;
     if (coreFence < this.held.length) this.held[coreFence] = undefined;
     this.rare.delete(coreFence);
     if (--this.live === 0) this.shrink();
@@ -93,6 +118,7 @@ export class FenceRows<Device, Local> {
     this.devices = [];
     this.monitored = new BigUint64Array(0);
     this.inFlight = new Uint32Array(0);
+    this.tokenHandles = new Uint32Array(0);
     this.held = [];
   }
 
@@ -106,6 +132,7 @@ export class FenceRows<Device, Local> {
     copy.setMonitoredValue(0, this.monitoredValueOf(coreFence));
     copy.setWaitsInFlight(0, this.waitsInFlight(coreFence));
     copy.setSignalsInFlight(0, this.signalsInFlight(coreFence));
+    copy.setTokenHandleState(0, this.tokenHandleStateOf(coreFence));
     copy.held[0] = this.held[coreFence];
     const rare = this.rare.get(coreFence);
     if (rare !== undefined) copy.rare.set(0, rare);
@@ -157,6 +184,20 @@ export class FenceRows<Device, Local> {
       this.inFlight = grownTo(this.inFlight, (at | 1) + 1);
     }
     this.inFlight[at] = count;
+  }
+
+  /**
+   * The state of the fence's creator handle if it was kept as a token (src/os/fence-rows.ts), in LocalFence's encoding
+   * (closing 1, used by the GPU 2, 4 × GPU commands in flight through it): here while it is a token and after its
+   * LocalFence is made, which reads and writes it here (src/os/objects.ts), so nothing moves when the record is made.
+   */
+  tokenHandleStateOf(coreFence: number): number { return coreFence < this.tokenHandles.length ? this.tokenHandles[coreFence] : 0; }
+  setTokenHandleState(coreFence: number, state: number): void {
+    if (coreFence >= this.tokenHandles.length) {
+      if (state === 0) return;
+      this.tokenHandles = grownTo(this.tokenHandles, coreFence + 1);
+    }
+    this.tokenHandles[coreFence] = state;
   }
 
   /** The fence's handle records: one, an array of them in the order opened, or undefined. */

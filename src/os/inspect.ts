@@ -23,7 +23,7 @@ import type { CrossAdapterCounters } from './cross-adapter.js';
 import type { GpuRewind } from './gpu-rewind.js';
 import type { InterruptMark, LogCounters, LogEntryRecord, LogFault, LogOverrun, QueuedEvent } from './log-records.js';
 import type { LegacyCounters } from './monitored.js';
-import { fenceKeyPeek, rowKey, rowsOf } from './fence-rows.js';
+import { keyLabel, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf } from './fence-rows.js';
 import type { AdapterState, BugCheckReport, GlobalFence, KernelProcess, PendingWaiter, Process, WaiterOwner } from './objects.js';
 import type { OsOperation } from './waits.js';
 import type { AllocationInfo, CoherenceFault, GpuRead, VidMm, VidMmCounters } from './vidmm/vidmm.js';
@@ -178,6 +178,9 @@ export interface NativeFenceRecordView {
   readonly monitoredValueHeld: boolean;
 }
 
+/** A fence by its key, as OsInspector.fenceKey reads it from its row. */
+export interface FenceKeyView { readonly adapterIndex: number; readonly coreFence: number; readonly label: string; readonly cvPhys: number }
+
 /** VidMm's read-only side (machine.vidmm). */
 export interface VidMmView {
   readonly counters: VidMmCounters;
@@ -261,7 +264,7 @@ export class OsInspector {
   /** Native fence `coreFence` of adapter `index` as the OS holds it, without making its objects; undefined when none lives there. */
   nativeFenceAt(index: number, coreFence: number): NativeFenceRecordView | undefined {
     const adapter = this.os.adapters[index];
-    const fence = fenceKeyPeek(rowKey(index, coreFence), this.os.adapters);
+    const fence = adapter.fences.peek(coreFence);
     if (fence !== undefined) return fence;
     return rowsOf(adapter).has(coreFence) ? { label: `fence${coreFence}`, kind: 'native', destroyed: false, monitoredValueHeld: false } : undefined;
   }
@@ -293,6 +296,14 @@ export class OsInspector {
   get lockHeld(): boolean { return this.os.lockHeld; }
   /** The OS operation in flight, holding the lock (stepwise only): its phase and what its next step works on. */
   get operation(): Readonly<OsOperation> | undefined { return this.os.waits.operation; }
+  /**
+   * The fence an operation's loop names by key (its batch's `fences`: src/os/fence-rows.ts, core id × 8 + adapter
+   * index), read from its row without making its view: its adapter, core id, label and CurrentValue's physical address.
+   */
+  fenceKey(key: number): FenceKeyView {
+    const adapterIndex = rowKeyAdapterIndex(key), coreFence = rowKeyCoreFence(key);
+    return { adapterIndex, coreFence, label: keyLabel(key, this.os.adapters), cvPhys: rowsOf(this.os.adapters[adapterIndex]).cvPhysOf(coreFence) };
+  }
 
   // ── allocations ──
 

@@ -26,7 +26,8 @@ import type { HwQueues } from './hw-queues.js';
 import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
-import { fenceKeyAt, rowOnAdapter, type FenceKey } from './fence-rows.js';
+import { keyAt, rowKeyCoreFence, rowOnAdapter, rowsOf, type FenceKey } from './fence-rows.js';
+import { ROW_MONITORED } from './fence-store.js';
 import { coreFenceOfGlobalHandle, type GlobalFence, type GpuProgress, type LocalFence, type OsAdapter, type OsContext, type OsHwQueue, type Process } from './objects.js';
 import type { Resets } from './resets.js';
 import type { OperationEnd, Waits } from './waits.js';
@@ -111,13 +112,13 @@ export class Interrupts {
       this.finishLogInterrupt(adapter, before);
       return;
     }
-    // The fences by key (src/os/fence-rows.ts): a fence kept as a row is satisfied as a row, its objects not made.
+    // The fences by key (src/os/fence-rows.ts): no view is made.
     let fences: FenceKey[];
     if (list) {
       fences = [];
       for (const handle of list) {
         const coreFence = coreFenceOfGlobalHandle(adapter, handle);
-        const fence = coreFence < 0 ? undefined : fenceKeyAt(adapter, coreFence);
+        const fence = coreFence < 0 ? undefined : keyAt(adapter, coreFence);
         if (fence === undefined) {
           const what = adapter.destroyedGlobalHandles.has(handle) ? 'a destroyed native fence' : 'no native fence of this adapter';
           os.resets.bugCheckAdapter(adapter, 'NATIVE_FENCE_INTERRUPT_INVALID_HANDLE',
@@ -129,9 +130,10 @@ export class Interrupts {
     } else {
       this.counters.fullScans++;
       fences = [];
+      const rows = rowsOf(adapter);
       for (const coreFence of adapter.withWaiters.ids()) { // in core id order
-        const fence = fenceKeyAt(adapter, coreFence);
-        if (fence !== undefined && (typeof fence === 'number' || fence.kind === 'native')) fences.push(fence);
+        const fence = keyAt(adapter, coreFence);
+        if (fence !== undefined && (rows.bitsOf(coreFence) & ROW_MONITORED) === 0) fences.push(fence);
       }
       os.trace.record('os', 'dxgkrnl', 'no list: scanning every native fence waiter', { fences: fences.length });
     }
@@ -172,13 +174,22 @@ export class Interrupts {
 
   /**
    * XA-04 after an interrupt: CrossAdapterFences.afterInterrupt, for the listed fences (null: every fence). Only a
-   * member of a cross-adapter group propagates, and such a fence is never a row: with no group nothing is asked (its
-   * every-fence walk would make each row's objects), and a list's rows are left out.
+   * member of a cross-adapter group propagates, and such a fence has its view from creation: with no group nothing
+   * is asked (its every-fence walk would make every fence's view), and of a list only the fences with a view are
+   * passed on (peek: none is made).
    */
   private propagate(adapter: OsAdapter, fences: FenceKey[] | null): number {
     const crossAdapter = this.os.crossAdapter;
     if (!crossAdapter.hasGroups) return 0;
-    return crossAdapter.afterInterrupt(adapter, fences && fences.filter((f): f is GlobalFence => typeof f !== 'number'));
+    let views: GlobalFence[] | null = null;
+    if (fences) {
+      views = [];
+      for (const key of fences) {
+        const view = adapter.fences.peek(rowKeyCoreFence(key));
+        if (view !== undefined) views.push(view);
+      }
+    }
+    return crossAdapter.afterInterrupt(adapter, views);
   }
 
   /**

@@ -111,12 +111,13 @@ export class FenceLifetime {
   }
 
   /** Releases `count` references `op` through `fence`; returns its LocalFence when they were the last ones of a closing handle. */
-  private release(rows: RowReferences, fence: FenceReference, op: number, count: number): LocalFence | undefined {
-    let local: LocalFence;
+  private release(adapter: OsAdapter, fence: FenceReference, op: number, count: number): LocalFence | undefined {
+    let local: LocalFence | undefined;
     if (typeof fence === 'number') {
-      const adopted = rows.adopted.get(fence);
-      if (adopted === undefined) { rows.release(fence, op, count); return undefined; } // still a row: only counts
-      local = adopted;
+      // A token handle's run: once its record is made (with the fence's view) the record counts, reading the same
+      // state in the row (LocalFence.wasToken); before, the row's counts only.
+      local = adapter.fences.peek(fence)?.tokenHandle();
+      if (local === undefined) { adapter.rowReferences.release(fence, op, count); return undefined; }
     } else {
       local = fence;
     }
@@ -126,18 +127,16 @@ export class FenceLifetime {
     else global.gpuSignalsInFlight -= count;
     if (global.destroyPending && op === OP_SIGNAL) this.toCheck.add(global);
     if (local.gpuReferences !== 0) return undefined;
-    // No command names the handle any more: neither as its row's core id (whose id may be another fence's later).
-    if (rows.adopted.size !== 0 && rows.adopted.get(global.coreFence) === local) rows.adopted.delete(global.coreFence);
     return local.closing ? local : undefined;
   }
 
   /** Releases the queue's commands [head, to), a run at a time; the closing locals they drained go to `finished`. */
   private releaseTo(queue: OsHwQueue, to: number, finished?: LocalFence[]): void {
-    const refs = queue.references, rows = queue.device.adapter.rowReferences;
+    const refs = queue.references, adapter = queue.device.adapter;
     const { runLocals, runOps, runEnds } = refs;
     for (let r = refs.runHead, at = refs.head; at < to; r++) {
       const end = Math.min(runEnds[r], to);
-      const drained = this.release(rows, runLocals[r], runOps[r], end - at);
+      const drained = this.release(adapter, runLocals[r], runOps[r], end - at);
       if (drained !== undefined) finished?.push(drained);
       at = end;
     }
@@ -154,7 +153,7 @@ export class FenceLifetime {
     }
     if (operation !== 'WAIT_PASSED' && operation !== 'WAIT_UNBLOCKED' && operation !== 'SIGNAL') return;
     if (!queue) return; // a kernel-mode context, or a queue the OS did not create
-    const refs = queue.references, rows = queue.device.adapter.rowReferences;
+    const refs = queue.references, adapter = queue.device.adapter;
     const op = operation === 'SIGNAL' ? OP_SIGNAL : OP_WAIT;
     // The GPU executes a ring in order, so the step is normally the oldest reference.
     const { runLocals, runOps, runEnds, values, length } = refs;
@@ -163,8 +162,8 @@ export class FenceLifetime {
       if (runEnds[r] <= at) r++;
       if (runOps[r] !== op || values[at] !== report.Value) continue;
       const fence = runLocals[r];
-      // A row's core id: the report's handle is still that row, or resolved to the LocalFence the row was made into.
-      if (fence === local || (typeof fence === 'number' && (fence === row || (local !== undefined && rows.adopted.get(fence) === local)))) break;
+      // A token's core id: the report's handle is still that token, or resolved to the record the token was made into.
+      if (fence === local || (typeof fence === 'number' && (fence === row || (local !== undefined && isTokenRecord(local, adapter, fence))))) break;
     }
     if (at === length) {
       // Only a command written to the ring behind the OS's back (a test driving the driver's UMD half) gets here.
@@ -176,7 +175,7 @@ export class FenceLifetime {
     const executed = runLocals[r];
     if (at !== refs.head) refs.remove(at);
     else refs.advance(1);
-    const drained = this.release(rows, executed, op, 1);
+    const drained = this.release(adapter, executed, op, 1);
     if (drained !== undefined) { this.toFinish.push(drained); this.scheduleFinish(); }
     if (this.toCheck.size) this.scheduleCheck();
   }
@@ -352,14 +351,17 @@ function cvPhysOfReference(adapter: OsAdapter, fence: FenceReference): number {
   return typeof fence === 'number' ? adapter.rows.cvPhysOf(fence) : fence.global.cvPhys;
 }
 
-/** The LocalFence an in-flight command names on `adapter`: a row's is made from it (a slow path) or was adopted. */
+/** The LocalFence an in-flight command names on `adapter`: a token's record is made from its row if it is not yet (a slow path). */
 function localOfReference(adapter: OsAdapter, fence: FenceReference): LocalFence {
   if (typeof fence !== 'number') return fence;
-  const rows = adapter.rowReferences;
-  let local = rows.adopted.get(fence);
-  if (local === undefined) { adapter.fences.get(fence); local = rows.adopted.get(fence); }
-  if (local === undefined) throw new Error(`internal: an in-flight command names fence${fence} of "${adapter.name}", which has neither a row nor an adopted handle`);
+  const local = adapter.fences.get(fence)?.tokenHandle();
+  if (local === undefined) throw new Error(`internal: an in-flight command names fence${fence} of "${adapter.name}", which has neither a row nor its token handle's record`);
   return local;
+}
+
+/** Is `local` the record of the token handle of core fence `coreFence` of `adapter`? */
+function isTokenRecord(local: LocalFence, adapter: OsAdapter, coreFence: number): boolean {
+  return local.wasToken && local.global.coreFence === coreFence && local.global.adapter === adapter;
 }
 
 /** FenceLifetime.lateReleases: closing locals and destroy-pending fences, dropped once their flag is down. */

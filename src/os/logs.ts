@@ -71,7 +71,7 @@ import type { NativeFenceSignaledInterrupt } from '../ddi/ddi.js';
 import type { AddressSpaces } from './address-spaces.js';
 import type { Handles } from './handles.js';
 import { OP_WAIT, fenceLabel, requireRunning, type FenceCommandList, type FenceReference, type GlobalFence, type LocalFence, type OsAdapter, type OsHwQueue } from './objects.js';
-import { fenceKeyAt, liveFenceKey, rowOnAdapter, type FenceKey } from './fence-rows.js';
+import { keyAt, liveKey, rowOnAdapter, type FenceKey } from './fence-rows.js';
 import type { OsOperation, Waits } from './waits.js';
 import {
   DEFAULT_HISTORY_RECORDS, EntryRecords, RecentRecords,
@@ -436,10 +436,10 @@ export class NativeFenceLogs {
           }
         }
         if (wake && b.kind === 'signals' && !waitUnblocked && named !== undefined) {
-          // A row is satisfied as a row (its key: no object made); a fence with objects by now, as its object.
-          const fence = fenceKeyAt(adapter, typeof named === 'number' ? named : named.coreFence);
+          // The fence by its key (no view made), while it lives.
+          const fence = keyAt(adapter, typeof named === 'number' ? named : named.coreFence);
           // Capped by the live value: an entry written before a rewind (NF-19) must not wake a later waiter.
-          if (fence !== undefined && (typeof fence === 'number' || !fence.destroyed)) {
+          if (fence !== undefined) {
             const current = this.os.waits.currentValueOf(fence);
             this.os.waits.satisfy(fence, value < current ? value : current, changed, operation);
             if (value > current) this.keepAhead(ql, fence, value);
@@ -473,8 +473,8 @@ export class NativeFenceLogs {
   private checkAhead(ql: QueueLogs, changed: Set<FenceKey>, operation?: OsOperation): void {
     const adapters = this.os.adapters;
     ql.ahead = ql.ahead.filter(({ fence, value }) => {
-      const live = liveFenceKey(fence, adapters);
-      if (live === undefined || (typeof live !== 'number' && live.destroyed)) return false;
+      const live = liveKey(fence, adapters);
+      if (live === undefined) return false;
       const current = this.os.waits.currentValueOf(live);
       this.os.waits.satisfy(live, value < current ? value : current, changed, operation);
       return current < value;
@@ -495,7 +495,7 @@ export class NativeFenceLogs {
     this.os.trace.record('os', 'dxgkrnl', 'log fallback: reading every fence of the device', { queue: ql.queue.label, fences: fences.map((f) => f.label) });
     for (const fence of fences) {
       this.fallbackFencesScanned++;
-      this.os.waits.satisfy(fence, fence.currentValue(), changed, operation);
+      this.os.waits.satisfy(fence.key, fence.currentValue(), changed, operation);
     }
   }
 

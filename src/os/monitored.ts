@@ -38,6 +38,7 @@ import {
   createFenceRow, GlobalFence, narrow, rejectRepeat,
   LocalFence, type OsAdapter, type OsContext, type OsDevice, type Process,
 } from './objects.js';
+import type { FenceKey } from './fence-store.js';
 import { checkMonitoredSignal, checkMonitoredWait } from './monitored-window.js';
 import type { Waits } from './waits.js';
 
@@ -197,7 +198,7 @@ export class MonitoredFences {
 
   /** Writes each value (a 64-bit kernel store), releases satisfied CPU waiters and held contexts at once. */
   cpuSignal(fences: GlobalFence[], values: bigint[]): void {
-    const changed = new Set<GlobalFence>();
+    const changed = new Set<FenceKey>();
     // No closure, and no message or trace arguments unless they are used (a CPU signal's path).
     for (let i = 0; i < fences.length; i++) {
       const fence = fences[i];
@@ -207,7 +208,7 @@ export class MonitoredFences {
       if (written < 0) check(written, `writing monitored fence ${fence.label}`);
       core.fenceSetLastSignaled(fence.coreFence, values[i]);
       if (this.trace.enabled) this.trace.record('os', 'dxgkrnl', 'monitored fence value written', { fence: fence.label, value: values[i] });
-      this.waits.satisfy(fence, fence.currentValue(), changed);
+      this.waits.satisfy(fence.key, fence.currentValue(), changed);
     }
     this.waits.refresh(changed);
     this.hooks.wakeContexts(fences);
@@ -242,8 +243,8 @@ export class MonitoredFences {
       reason, process: process?.name, fences: fences.map((f) => f.label), values,
     });
     if (narrow(adapter)) this.extendWritten(adapter, process);
-    const changed = new Set<GlobalFence>();
-    fences.forEach((fence, i) => this.waits.satisfy(fence, values[i], changed));
+    const changed = new Set<FenceKey>();
+    fences.forEach((fence, i) => this.waits.satisfy(fence.key, values[i], changed));
     this.waits.refresh(changed);
     this.hooks.wakeContexts(fences);
     return this.waits.counters.waitersWoken + this.hooks.heldWaitsReleased() - before;

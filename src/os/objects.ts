@@ -30,7 +30,7 @@ import type { DriverPort } from '../port/driver-port.js';
 import { ClosedHandles, HandleTable, type EditClock, type FenceTable, type RecentValues, type ValueTable } from './tables.js';
 import {
   ROW_BITS, ROW_CV_PHYS, ROW_DESTROYED, ROW_DESTROY_PENDING, ROW_FLAGS_MASK, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_INTRA_GPU, ROW_MONITORED, ROW_MONITORED_VALUE_HELD, ROW_NO_MONITORED_VALUE, ROW_SHAREABLE, ROW_SYSTEM_MAPPED, ROW_WORDS,
-  type FenceRows,
+  rowKey, type FenceKey, type FenceRows,
 } from './fence-store.js';
 import type { IntMap } from '../base/int-map.js';
 import {
@@ -282,6 +282,14 @@ export class GlobalFence extends FenceLocals {
   set gpuWaitsInFlight(count: number) { this.rows.setWaitsInFlight(this.at, count); }
   get gpuSignalsInFlight(): number { return this.rows.signalsInFlight(this.at); }
   set gpuSignalsInFlight(count: number) { this.rows.setSignalsInFlight(this.at, count); }
+  /** The state of its creator handle if that was kept as a token (FenceRows.tokenHandleStateOf; LocalFence reads it). */
+  get tokenHandleState(): number { return this.rows.tokenHandleStateOf(this.at); }
+  set tokenHandleState(state: number) { this.rows.setTokenHandleState(this.at, state); }
+  /** The record of its creator handle that was kept as a token (LocalFence.wasToken), if made and not closed yet. */
+  tokenHandle(): LocalFence | undefined {
+    for (const local of this) if (local.wasToken) return local;
+    return undefined;
+  }
   /** The driver's hGlobalNativeFence (0: a monitored fence). */
   get hGlobal(): number { return this.rows.words[this.at * ROW_WORDS + ROW_GLOBAL_HANDLE]; }
   set hGlobal(hGlobal: number) { this.rows.setGlobalHandle(this.at, hGlobal); }
@@ -313,6 +321,8 @@ export class GlobalFence extends FenceLocals {
   /** XA-03: the OS keeps this record's MonitoredValue at 0 (set by src/os/cross-adapter.ts; the NF-09 loop skips it). */
   get monitoredValueHeld(): boolean { return (this.bits & ROW_MONITORED_VALUE_HELD) !== 0; }
   set monitoredValueHeld(on: boolean) { this.rows.setBit(this.at, ROW_MONITORED_VALUE_HELD, on); }
+  /** Its row key (src/os/fence-store.ts, FenceKey): the name the OS's stores keep it by. */
+  get key(): FenceKey { return rowKey(this.adapter.index, this.coreFence); }
   /** The fence's name for people (traces, errors): its creation name, or `fence<core id>`. */
   get label(): string { return this.rows.nameOf(this.at) ?? `fence${this.coreFence}`; }
   /** Kernel CPU VAs (a stored BigInt costs ~32 B a fence): CurrentValue's from the adapter's table, MonitoredValue's derived. */
@@ -418,9 +428,16 @@ export function observeMonitoredValue(fence: GlobalFence, raw: bigint): bigint {
  * A process's handle to a fence. Its VAs are derived from the process's page mappings, which hold the
  * values' pages while the handle is open (a stored BigInt costs ~24 B a handle); 0n once unmapped.
  */
+/** LocalFence's state is in its fence's row (a creator handle that was a token). */
+const IN_ROW = -1;
+
 export class LocalFence {
-  /** closing (1), usedByGpu (2) and 4 × gpuReferences, in one field (a field costs 8 B a handle): arithmetic, not bitwise, past 2^31. */
-  private state = 0;
+  /**
+   * closing (1), usedByGpu (2) and 4 × gpuReferences, in one field (a field costs 8 B a handle): arithmetic, not
+   * bitwise, past 2^31. IN_ROW for a creator handle that was kept as a token: its state is in its fence's row for its
+   * whole life (GlobalFence.tokenHandleState), where it was while a token, so one handle's state has one place.
+   */
+  private ownState: number;
   constructor(
     process: Process,
     readonly handle: number,
@@ -429,11 +446,21 @@ export class LocalFence {
     readonly device: OsDevice,
     /** The driver's hLocalNativeFence (0: a monitored fence's handle). */
     readonly hLocal: number,
+    /** It was its fence's creator handle kept as a token (src/os/fence-rows.ts, materialize). */
+    wasToken = false,
   ) {
     if (device.process !== process) throw new Error(`internal: handle ${handle} of process "${process.name}" opened on a device of process "${device.process.name}"`);
+    this.ownState = wasToken ? IN_ROW : 0;
   }
   get kind(): 'syncObject' { return 'syncObject'; }
   get process(): Process { return this.device.process; }
+  /** Was it its fence's creator handle kept as a token (its state is its fence's row's)? */
+  get wasToken(): boolean { return this.ownState === IN_ROW; }
+  private get state(): number { return this.ownState === IN_ROW ? this.global.tokenHandleState : this.ownState; }
+  private set state(state: number) {
+    if (this.ownState === IN_ROW) this.global.tokenHandleState = state;
+    else this.ownState = state;
+  }
   /** The process closed the handle; DxgkDdiCloseNativeFence and the unmaps wait for gpuReferences to drain. */
   get closing(): boolean { return this.state % 2 === 1; }
   set closing(on: boolean) { if (on !== this.closing) this.state += on ? 1 : -1; }
@@ -515,7 +542,8 @@ export const OP_SIGNAL = 1;
 /**
  * What an in-flight command names: the LocalFence of the handle it was written through, or, for a handle of a fence
  * still kept as a row (src/os/fence-rows.ts: no object made), the row's core id on the queue's adapter (a row has one
- * handle). Submitting through a row makes no object; its references are counted in the adapter's RowReferences.
+ * handle). Submitting through a row makes no object; its references are counted in the adapter's RowReferences, in
+ * the row, where the token handle's record reads them once made (LocalFence.wasToken).
  */
 export type FenceReference = LocalFence | number;
 
@@ -567,46 +595,28 @@ export class FenceCommandList {
 
 /**
  * One adapter's in-flight GPU references through creator handles kept as tokens (FenceReference's core ids), by core
- * id: what LocalFence.gpuReferences and usedByGpu are for a handle with its record. The fence's own counts (waits and
- * signals in flight) are its row's (GlobalFence.gpuWaitsInFlight reads the same column), whichever form its handles
- * have. When the token becomes its LocalFence (any lookup: a close, a wait, an inspection), adopt() gives the record
- * the handle's count; runs that still name the core id then count through `adopted` until that handle's references
- * drained. `used` starts at 8 entries and doubles (src/base/grow.ts).
+ * id. The fence's counts (waits and signals in flight) are its row's, whichever form its handles have; the token
+ * handle's own state (used by the GPU, its references) is its row's too (FenceRows.tokenHandleStateOf), where its
+ * LocalFence, once made, reads and writes it: nothing moves when a token becomes its record.
  */
 export class RowReferences {
-  /** By core id: 1 once a submitted command named the token handle (LocalFence.usedByGpu). */
-  used = new Uint8Array(8);
-  /** Tokens made into their LocalFence while references through them were in flight: that handle, until they drain. */
-  adopted = new Map<number, LocalFence>();
-
   constructor(private readonly rows: OsFenceRows) {}
 
   take(coreFence: number, op: number, count: number): void {
-    if (op === OP_WAIT) this.rows.setWaitsInFlight(coreFence, this.rows.waitsInFlight(coreFence) + count);
-    else this.rows.setSignalsInFlight(coreFence, this.rows.signalsInFlight(coreFence) + count);
+    const rows = this.rows;
+    if (op === OP_WAIT) rows.setWaitsInFlight(coreFence, rows.waitsInFlight(coreFence) + count);
+    else rows.setSignalsInFlight(coreFence, rows.signalsInFlight(coreFence) + count);
+    rows.setTokenHandleState(coreFence, rows.tokenHandleStateOf(coreFence) + 4 * count);
   }
 
   release(coreFence: number, op: number, count: number): void { this.take(coreFence, op, -count); }
 
+  /** The token handle's references left (LocalFence.gpuReferences of its record). */
+  references(coreFence: number): number { return Math.floor(this.rows.tokenHandleStateOf(coreFence) / 4); }
+
   markUsed(coreFence: number): void {
-    if (coreFence >= this.used.length) this.used = grownTo(this.used, coreFence + 1);
-    this.used[coreFence] = 1;
-  }
-
-  /** Commands in flight through the token handle of `coreFence` (the fence's: a token is its only handle). */
-  inFlight(coreFence: number): number { return this.rows.waitsInFlight(coreFence) + this.rows.signalsInFlight(coreFence); }
-
-  /** The token handle of row `coreFence` became `local` (src/os/fence-rows.ts calls this): its references move to it. */
-  adopt(coreFence: number, local: LocalFence | undefined): void {
-    if (coreFence < this.used.length && this.used[coreFence] !== 0) {
-      this.used[coreFence] = 0;
-      if (local !== undefined) local.usedByGpu = true;
-    }
-    const references = this.inFlight(coreFence);
-    if (references === 0) return;
-    if (local === undefined) throw new Error(`internal: fence${coreFence} has GPU commands in flight through a handle its row does not hold`);
-    local.gpuReferences += references;
-    this.adopted.set(coreFence, local);
+    const state = this.rows.tokenHandleStateOf(coreFence);
+    if (state % 4 < 2) this.rows.setTokenHandleState(coreFence, state + 2);
   }
 }
 

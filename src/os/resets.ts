@@ -27,6 +27,7 @@ import type { FenceLifetime } from './lifetime.js';
 import type { NativeFenceLogs } from './logs.js';
 import type { MonitoredFences } from './monitored.js';
 import { requireRunning, updateCurrentValuesFromCpu, type BugCheckReport, type GlobalFence, type OsAdapter } from './objects.js';
+import type { FenceKey } from './fence-store.js';
 import type { CpuSignals } from './signals.js';
 import type { Waits } from './waits.js';
 
@@ -83,8 +84,8 @@ export class Resets {
     // never wake its waiters. The OS looks at those fences' waiters once more (what an ISR would have done).
     const keptWithWaiters = [...adapter.withWaiters].filter((f) => f.hasFlag('noSignalMaxValueOnTdr')).sort((x, y) => x.coreFence - y.coreFence);
     if (keptWithWaiters.some((f) => f.kind === 'monitored')) os.monitored.scan(adapter, 'device removed: kept fences rechecked');
-    const changed = new Set<GlobalFence>();
-    for (const fence of keptWithWaiters) if (fence.kind === 'native') os.waits.satisfy(fence, fence.currentValue(), changed);
+    const changed = new Set<FenceKey>();
+    for (const fence of keptWithWaiters) if (fence.kind === 'native') os.waits.satisfy(fence.key, fence.currentValue(), changed);
     os.waits.refresh(changed);
     // …and carries on what those interrupts would have propagated to the other adapters (XA-04).
     os.crossAdapter.afterInterrupt(adapter, null);

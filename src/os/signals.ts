@@ -17,6 +17,7 @@ import type { MonitoredFences } from './monitored.js';
 import { checkMonitoredSignal } from './monitored-window.js';
 import { ROW_BITS, ROW_CV_PHYS, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_MONITORED, ROW_WORDS } from './fence-store.js';
 import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type HandleObject, type LocalFence, type OsAdapter, type Process } from './objects.js';
+import type { FenceKey } from './fence-store.js';
 import type { HandleTable } from './tables.js';
 import type { OperationEnd, Waits } from './waits.js';
 
@@ -170,8 +171,8 @@ export class CpuSignals {
   private wakeAfterOne(fence: GlobalFence): void {
     const current = fence.currentValue();
     if (current > fence.monitoredValue) {
-      const changed = new Set<GlobalFence>();
-      this.os.waits.satisfy(fence, current, changed);
+      const changed = new Set<FenceKey>();
+      this.os.waits.satisfy(fence.key, current, changed);
       this.os.waits.refresh(changed);
     }
   }
@@ -219,7 +220,7 @@ export class CpuSignals {
     }
     if (adapters) adapters.sort((x, y) => x.index - y.index);
     // Only fences that may have CPU waiters (adapter.withWaiters) have a heap to pop: the others skip the core call.
-    let changed: Set<GlobalFence> | undefined;
+    let changed: Set<FenceKey> | undefined;
     // In steps (src/os/waits.ts): each satisfied waiter is retired by a step of its own, then the NF-09 loop's steps.
     const operation = this.os.waits.operationFor('CPU signal');
     for (const adapter of adapters ?? [first]) {
@@ -231,7 +232,7 @@ export class CpuSignals {
       updateCurrentValuesFromCpu(this.os.port, adapter, batch, batchValues, false);
       for (let i = 0; i < batch.length; i++) {
         const fence = batch[i];
-        if (adapter.withWaiters.has(fence)) this.os.waits.satisfy(fence, fence.currentValue(), (changed ??= new Set()), operation);
+        if (adapter.withWaiters.has(fence)) this.os.waits.satisfy(fence.key, fence.currentValue(), (changed ??= new Set()), operation);
       }
     }
     if (operation) {

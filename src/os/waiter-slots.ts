@@ -5,7 +5,7 @@
 //
 //   words (u32), 8 a slot, 32 bytes (half a cache line, never two), by host id:
 //   ┌──────────────┬──────────────┬────────┬───────┬─────────┬────────┐
-//   │ sequence f64 │ value u64    │ record │ state │ row key │ unused │
+//   │ sequence f64 │ value u64    │ record │ state │ fence   │ unused │
 //   │ words 0–1    │ words 2–3    │ 4      │ 5     │ 6       │ 7 (0)  │
 //   └──────────────┴──────────────┴────────┴───────┴─────────┴────────┘
 //   sequence  the wait's order (tools and releases go oldest first)
@@ -14,11 +14,11 @@
 //   state     SLOT_LIVE, SLOT_DEFERRED (its callback is the caller's, run later), SLOT_OWN_CALLBACK (its callback is
 //             in the chunks, not its tag's), SLOT_ANY (wait-any), SLOT_DETAIL (its side record is in the chunks);
 //             above TAG_SHIFT its tag: the index of its (label, owner, first callback) entry
-//   row key   its fence's row key (src/os/fence-rows.ts) when its one fence was a row; 0: an object, in the chunks
+//   fence     its one fence's key (src/os/fence-rows.ts: core id × 8 + adapter index, never 0); 0: a waiter with a detail
 //
 //   chunks (objects), OBJECTS a waiter, CHUNK_IDS waiters a chunk: its own callback (SLOT_OWN_CALLBACK), and its
-//   fence (a GlobalFence) or its detail (SLOT_DETAIL). A waiter whose callback is its tag's and whose fence is a row
-//   is its slot alone (writes no chunk entry): a signal that wakes it touches that slot and no object reference.
+//   detail (SLOT_DETAIL). A waiter whose callback is its tag's and that has no detail is its slot alone (writes no
+//   chunk entry): a signal that wakes it touches that slot and no object reference.
 //
 // The detail (`WaiterDetail`) holds what only some waiters have: several fences and their values, a home adapter
 // other than its fence's and other adapters its blocks are on, a timeout. A waiter of one fence with no timeout
@@ -30,12 +30,12 @@
 import { grownTo } from '../base/grow.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import type { FenceKey } from './fence-rows.js';
-import type { GlobalFence, OsAdapter, WaiterOwner, WaitResult } from './objects.js';
+import type { OsAdapter, WaiterOwner, WaitResult } from './objects.js';
 
 /** What only some waiters have (the header): kept in the chunks, named from the slot by SLOT_DETAIL. */
 export interface WaiterDetail {
-  /** The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these); one fence as itself. */
-  readonly fences: GlobalFence | GlobalFence[];
+  /** The wait as made: entry i is fences[i] ≥ values[i] (the core's entries index these; keys); one fence as itself. */
+  readonly fences: FenceKey | FenceKey[];
   readonly values: bigint | bigint[];
   /** The adapter its core record is on (its first pending entry's). */
   readonly home: OsAdapter;
@@ -45,15 +45,15 @@ export interface WaiterDetail {
   timeoutNs: number | undefined;
 }
 
-const SLOT_WORDS = 8, RECORD_WORD = 4, STATE_WORD = 5, ROW_WORD = 6;
+const SLOT_WORDS = 8, RECORD_WORD = 4, STATE_WORD = 5, FENCE_WORD = 6;
 const SLOT_LIVE = 1, SLOT_DEFERRED = 2, SLOT_OWN_CALLBACK = 4;
 /** State bits `set` takes from its caller: wait-any, and a detail in place of the fence. */
 export const SLOT_ANY = 8, SLOT_DETAIL = 16;
 const TAG_SHIFT = 5;
-/** Objects by host id: callback, fence or detail at OBJECTS × (id mod CHUNK_IDS), + 1 of chunk id / CHUNK_IDS. */
+/** Objects by host id: callback, detail at OBJECTS × (id mod CHUNK_IDS), + 1 of chunk id / CHUNK_IDS. */
 const OBJECTS = 2, CHUNK_SHIFT = 11, CHUNK_IDS = 1 << CHUNK_SHIFT, CHUNK_MASK = CHUNK_IDS - 1;
-/** Does the slot at word `at` keep a chunk entry? Yes unless its callback is its tag's and its fence a row (set writes none then). */
-const keepsChunkEntry = (words: Uint32Array, at: number): boolean => (words[at + STATE_WORD] & SLOT_OWN_CALLBACK) !== 0 || words[at + ROW_WORD] === 0;
+/** Does the slot at word `at` keep a chunk entry? Yes if its callback is its own or it has a detail (set writes none else). */
+const keepsChunkEntry = (words: Uint32Array, at: number): boolean => (words[at + STATE_WORD] & (SLOT_OWN_CALLBACK | SLOT_DETAIL)) !== 0;
 
 /**
  * WaiterSlots' caches, under symbols (the race explorer copies and hashes what string keys hold; these are no state):
@@ -124,7 +124,7 @@ export class WaiterSlots {
   }
 
   /**
-   * Waiter `id` is live: `fence` is its one fence (a row's key or a GlobalFence) and `value` its value, or, with
+   * Waiter `id` is live: `fence` is its one fence's key and `value` its value, or, with
    * SLOT_DETAIL in `bits`, `fence` is its detail (and `value` 0n); SLOT_ANY in `bits` for a wait-any.
    */
   set(id: number, sequence: number, label: string, owner: WaiterOwner, onComplete: (result: WaitResult) => void, deferred: boolean,
@@ -132,20 +132,20 @@ export class WaiterSlots {
     const at = id * SLOT_WORDS;
     if (at >= this.words.length) this.words = grownTo(this.words, at + SLOT_WORDS);
     const tag = this.tagOf(label, owner, onComplete);
-    const own = this.tagCallbacks[tag] !== onComplete, row = typeof fence === 'number';
+    const own = this.tagCallbacks[tag] !== onComplete, detail = (bits & SLOT_DETAIL) !== 0;
     const words = this.words;
     this.viewsOf(words);
     this[SLOT_NUMBERS][at >>> 1] = sequence;
     this[SLOT_BIGS][(at >>> 1) + 1] = value;
     words[at + RECORD_WORD] = record;
     words[at + STATE_WORD] = (deferred ? SLOT_LIVE | SLOT_DEFERRED : SLOT_LIVE) + (own ? SLOT_OWN_CALLBACK : 0) + bits + tag * (1 << TAG_SHIFT);
-    words[at + ROW_WORD] = row ? fence : 0;
+    words[at + FENCE_WORD] = detail ? 0 : fence as FenceKey;
     this.live++;
-    if (!own && row) return;
+    if (!own && !detail) return;
     const o = (id & CHUNK_MASK) * OBJECTS, objects = this.chunks[id >>> CHUNK_SHIFT] ??= [];
     while (objects.length < o) objects.push(undefined); // packed: no hole
     objects[o] = own ? onComplete : undefined;
-    objects[o + 1] = row ? undefined : fence;
+    objects[o + 1] = detail ? fence : undefined;
   }
 
   /** The tag of (label, owner), counted once more: the last one given when it matches, else a new one made with `onComplete`. */
@@ -185,11 +185,8 @@ export class WaiterSlots {
     if ((this.words[id * SLOT_WORDS + STATE_WORD] & SLOT_DETAIL) === 0) return undefined;
     return this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as WaiterDetail;
   }
-  /** The one fence of a waiter with no detail: its GlobalFence, or its row key when it named a row (Waits.entryFence makes it an object). */
-  fence(id: number): FenceKey {
-    const row = this.words[id * SLOT_WORDS + ROW_WORD];
-    return row !== 0 ? row : this.chunks[id >>> CHUNK_SHIFT][(id & CHUNK_MASK) * OBJECTS + 1] as FenceKey;
-  }
+  /** The key of the one fence of a waiter with no detail (Waits.entryFence makes its view for tools). */
+  fence(id: number): FenceKey { return this.words[id * SLOT_WORDS + FENCE_WORD]; }
   label(id: number): string { return this.tagLabels[this.tag(id)]!; }
   owner(id: number): WaiterOwner { return this.tagOwners[this.tag(id)]!; }
 

@@ -62,7 +62,7 @@ import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import { oneFenceCall, type Handles } from './handles.js';
 import { checkMonitoredWait } from './monitored-window.js';
 import { ROW_MONITORED, ROW_MONITORED_VALUE_HELD } from './fence-store.js';
-import { fenceKeyAt, fenceKeyObject, keyAdapter, keyCoreFence, liveFenceKey, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf, type FenceKey } from './fence-rows.js';
+import { keyAdapter, keyAt, keyLabel, rowKeyAdapterIndex, rowKeyCoreFence, rowsOf, viewOf, type FenceKey } from './fence-rows.js';
 import type { QueueLogs } from './log-records.js';
 import { SLOT_ANY, SLOT_DETAIL, WaiterSlots, type WaiterDetail } from './waiter-slots.js';
 import {
@@ -85,9 +85,7 @@ export interface WaitCounters {
 }
 
 const NO_WAIT_FLAG = 1 << SYNC_FLAG_BITS.noWait;
-/** A key's adapter index (a row key's low 3 bits). */
-const keyAdapterIndex = (key: FenceKey): number => (typeof key === 'number' ? rowKeyAdapterIndex(key) : key.adapter.index);
-const byAdapterThenCoreId = (x: FenceKey, y: FenceKey): number => keyAdapterIndex(x) - keyAdapterIndex(y) || keyCoreFence(x) - keyCoreFence(y);
+const byAdapterThenCoreId = (x: FenceKey, y: FenceKey): number => rowKeyAdapterIndex(x) - rowKeyAdapterIndex(y) || rowKeyCoreFence(x) - rowKeyCoreFence(y);
 
 /** The step an OS operation's next event runs (the header's drawing). */
 export type OperationPhase = 'retire' | 'monitored-write' | 'ddi' | 'resample' | 'log-read' | 'log-fallback' | 'notify';
@@ -112,13 +110,10 @@ export interface OperationHooks {
   logFallback(work: OperationLogFallback, operation: OsOperation): void;
 }
 
-/**
- * An UpdateMonitoredValues batch of one adapter within the NF-09 loop. In an OS operation its fences are objects
- * (`F` = GlobalFence); in a whole call they may be rows' keys (src/os/fence-rows.ts).
- */
-export interface OperationBatch<F extends FenceKey = GlobalFence> {
+/** An UpdateMonitoredValues batch of one adapter within the NF-09 loop (its fences by key, src/os/fence-rows.ts). */
+export interface OperationBatch {
   readonly adapter: OsAdapter;
-  readonly fences: F[];
+  readonly fences: FenceKey[];
   readonly values: bigint[];
   /** The DDI was called. */
   called: boolean;
@@ -131,13 +126,13 @@ export interface OperationBatch<F extends FenceKey = GlobalFence> {
  * whole call's own record when it runs to the end (refresh). One loop, two drivers: loopPhase says which step is
  * next, loopStep does it; an operation schedules each step as an event, refresh does them one after another.
  */
-export interface MonitoredLoop<F extends FenceKey = FenceKey> {
+export interface MonitoredLoop {
   /** Fences whose MonitoredValue may have to move: the loop's next turn. */
   readonly changed: Set<FenceKey>;
   /** This turn's fences not yet in a batch: by adapter (index order), each adapter's by core id (turnOf). */
-  turn: F[];
+  turn: FenceKey[];
   turns: number;
-  batch?: OperationBatch<F>;
+  batch?: OperationBatch;
   /** The driver's DxgkDdiUpdateMonitoredValues in progress. */
   ddi?: PendingDdi;
 }
@@ -152,7 +147,7 @@ type LoopPhase = 'monitored-write' | 'ddi' | 'resample';
  * An OS operation part-way through its steps (operationSteps): it holds the OS's lock. All of
  * it is fields (a schedule explorer snapshots it and hashes it into its state).
  */
-export interface OsOperation extends MonitoredLoop<GlobalFence> {
+export interface OsOperation extends MonitoredLoop {
   /** What started it, for people. */
   readonly label: string;
   /** The step its next event runs. */
@@ -392,11 +387,11 @@ export class Waits {
     if (this.trace.enabled || this.stepwise) return NOT_TAKEN;
     const call = oneFenceCall(process, args, this[ONE_FENCE_CALL]);
     if (call === undefined) return NOT_TAKEN;
-    // The fence as the waiter names it: its view when the handle's record is made, else its row's key (it stays a
-    // row: src/os/fence-rows.ts). Either way the checks read its row, its one store.
-    const value = call.value, object = call.object, key: FenceKey = object?.global ?? call.row;
-    const adapter = object?.global.adapter ?? this.handles.adapters[rowKeyAdapterIndex(call.row)];
-    const coreFence = keyCoreFence(key), rows = rowsOf(adapter);
+    // The fence by its key (src/os/fence-rows.ts), whether the handle is a token or has its record: the checks
+    // read its row, its one store.
+    const value = call.value, object = call.object, key: FenceKey = object !== undefined ? object.global.key : call.row;
+    const adapter = this.handles.adapters[rowKeyAdapterIndex(key)];
+    const coreFence = rowKeyCoreFence(key), rows = rowsOf(adapter);
     if (adapter.state !== 'running' || (rows.bitsOf(coreFence) & (ROW_MONITORED | ROW_MONITORED_VALUE_HELD)) !== 0 || (rows.flagsOf(coreFence) & NO_WAIT_FLAG) !== 0) return NOT_TAKEN;
     const atOnce = this.reachedAtOnce(adapter, rows.cvPhysOf(coreFence), value, onComplete, deferred);
     if (atOnce !== undefined) return atOnce;
@@ -500,13 +495,13 @@ export class Waits {
     }
     // A waiter of one fence with no timeout is its slot alone, as waitOne's are; another keeps a detail beside it.
     const detail: WaiterDetail | undefined = count === 1 && timeoutNs === Infinity ? undefined : {
-      fences: count === 1 ? fences[0] : fences, values: count === 1 ? values[0] : values, home, others, timeout: undefined, timeoutNs: undefined,
+      fences: count === 1 ? fences[0].key : fences.map((f) => f.key), values: count === 1 ? values[0] : values, home, others, timeout: undefined, timeoutNs: undefined,
     };
-    this.slots.set(id, this.nextSequence++, label, owner, onComplete, deferred, detail ?? fences[0], detail ? 0n : values[0], record,
+    this.slots.set(id, this.nextSequence++, label, owner, onComplete, deferred, detail ?? fences[0].key, detail ? 0n : values[0], record,
       (mode === 'any' ? SLOT_ANY : 0) + (detail ? SLOT_DETAIL : 0));
     this.counters.waitersAdded++;
     const changed = new Set<FenceKey>();
-    for (const i of pending) { fences[i].adapter.withWaiters.add(fences[i]); changed.add(fences[i]); }
+    for (const i of pending) { fences[i].adapter.withWaiters.add(fences[i]); changed.add(fences[i].key); }
     if (this.trace.enabled) {
       this.trace.record('os', 'dxgkrnl', 'waiter added', {
         waiter: label, fences: pending.map((i) => fences[i].label), values: pending.map((i) => values[i]), mode,
@@ -578,7 +573,7 @@ export class Waits {
     if (n < 0) n = check(n, `retiring waiter ${this.slots.label(id)}`);
     const words = new Uint32Array(adapter.memory.buffer, adapter.core.outBufferAddress(), n);
     for (let k = 0; k < n; k++) {
-      const fence = fenceKeyAt(adapter, words[k]);
+      const fence = keyAt(adapter, words[k]);
       if (fence !== undefined) changed.add(fence);
     }
   }
@@ -586,13 +581,12 @@ export class Waits {
   /** Waiter `id`'s mode, for tools. */
   private modeOf(id: number): 'all' | 'any' { return this.slots.waitAny(id) ? 'any' : 'all'; }
 
-  /** The fence of waiter `id`'s entry i (made from its row when the waiter names one: a tool needs the object). */
+  /** The view of waiter `id`'s entry i's fence (made from its row if it has none yet: a tool needs the object). */
   private entryFence(id: number, i: number): GlobalFence {
     const detail = this.slots.detail(id);
-    if (detail) return Array.isArray(detail.fences) ? detail.fences[i] : detail.fences;
-    const key = this.slots.fence(id);
-    const fence = fenceKeyObject(key, this.handles.adapters);
-    if (fence === undefined) throw new Error(`internal: waiter ${id} waits on fence${keyCoreFence(key)}, which is gone`);
+    const key = !detail ? this.slots.fence(id) : Array.isArray(detail.fences) ? detail.fences[i] : detail.fences;
+    const fence = viewOf(key, this.handles.adapters);
+    if (fence === undefined) throw new Error(`internal: waiter ${id} waits on fence${rowKeyCoreFence(key)}, which is gone`);
     return fence;
   }
 
@@ -605,20 +599,17 @@ export class Waits {
 
   /**
    * Pops every waiter of `fence` satisfied by `currentValue` (the core's heap),
-   * completing those whose condition now holds. Returns the entries satisfied.
-   * `fence` may be a row's key (src/os/fence-rows.ts): its waiters are finished without its objects, and the key goes
-   * into `changed` as it is (refresh takes keys).
+   * completing those whose condition now holds. Returns the entries satisfied. `fence` is its key
+   * (src/os/fence-rows.ts): no view is made; the key goes into `changed`.
    */
   satisfy(fence: FenceKey, currentValue: bigint, changed: Set<FenceKey>, operation?: OsOperation): number {
-    const row = typeof fence === 'number';
-    const adapter = row ? this.handles.adapters[rowKeyAdapterIndex(fence)] : fence.adapter;
-    const coreFence = row ? rowKeyCoreFence(fence) : fence.coreFence;
+    const adapter = this.handles.adapters[rowKeyAdapterIndex(fence)], coreFence = rowKeyCoreFence(fence);
     const core = adapter.core, slots = this.slots;
     const record = this.layout.out.satisfied;
     let total = 0;
     for (;;) {
       let n = core.fenceSatisfy(coreFence, currentValue, SATISFY_BATCH);
-      if (n < 0) n = check(n, `satisfying waiters of ${row ? `fence${coreFence}` : fence.label}`); // the message is built only on failure
+      if (n < 0) n = check(n, `satisfying waiters of ${this.labelOf(fence)}`); // the message is built only on failure
       if (n === 0) break;
       changed.add(fence);
       total += n;
@@ -670,7 +661,7 @@ export class Waits {
   /**
    * The NF-09 loop's next step, or undefined when it is over (nothing changed is left): past a finished batch, to the
    * turn's next adapter whose fences need a new MonitoredValue, to the next turn. `operation` is the loop's own OS
-   * operation when it runs in steps (its turns are made of objects), undefined when it runs whole.
+   * operation when it runs in steps, undefined when it runs whole.
    */
   private loopPhase(loop: MonitoredLoop, operation: OsOperation | undefined): LoopPhase | undefined {
     for (;;) {
@@ -685,7 +676,7 @@ export class Waits {
       if (loop.batch) continue;
       if (!loop.changed.size) return undefined;
       if (++loop.turns > 1_000_000) throw new Error('refresh: monitored value loop did not settle');
-      loop.turn = this.turnOf(loop.changed, operation !== undefined);
+      loop.turn = this.turnOf(loop.changed);
       loop.changed.clear();
     }
   }
@@ -705,7 +696,7 @@ export class Waits {
         break;
       case 'resample': {
         const fence = batch.fences[batch.resampled++];
-        if ((typeof fence !== 'number' && fence.destroyed) || batch.adapter.state !== 'running') break;
+        if (!rowsOf(batch.adapter).has(rowKeyCoreFence(fence)) || batch.adapter.state !== 'running') break;
         // The driver guarantees CurrentValue read now was written after the new MonitoredValue was seen.
         const current = this.currentValueOf(fence);
         if (this.satisfy(fence, current, loop.changed, operation) > 0 && this.trace.enabled) {
@@ -726,30 +717,20 @@ export class Waits {
 
   /**
    * One turn of the NF-09 loop: the changed native fences of running adapters, by adapter (index order), each
-   * adapter's by core id, each fence once. Run whole, a row's key stays a key (its fence stays a row) and a key whose
-   * fence has its object by now is that object; in steps (`makeObjects`), a row's key is made into its objects
-   * (operations in steps take the general paths, which make them).
+   * adapter's by core id, each fence once (a Set's keys are once already). A key whose fence is gone is left out.
    */
-  private turnOf(changed: Set<FenceKey>, makeObjects: boolean): FenceKey[] {
+  private turnOf(changed: Set<FenceKey>): FenceKey[] {
     const adapters = this.handles.adapters;
     // Adapters in index order and each adapter's fences in core id order (no Map, no closure).
     const list: FenceKey[] = new Array(changed.size);
     let listed = 0;
     for (const key of changed) {
-      const fence = makeObjects ? fenceKeyObject(key, adapters) : liveFenceKey(key, adapters);
-      if (fence === undefined) continue;
-      if (typeof fence === 'number') { if (adapters[rowKeyAdapterIndex(fence)].state !== 'running') continue; }
-      else if (fence.destroyed || fence.adapter.state !== 'running' || fence.kind === 'monitored') continue;
-      list[listed++] = fence;
+      const adapter = adapters[rowKeyAdapterIndex(key)], coreFence = rowKeyCoreFence(key), rows = rowsOf(adapter);
+      if (!rows.has(coreFence) || adapter.state !== 'running' || (rows.bitsOf(coreFence) & ROW_MONITORED) !== 0) continue;
+      list[listed++] = key;
     }
     if (listed !== list.length) list.length = listed;
-    if (list.length > 1) {
-      list.sort(byAdapterThenCoreId);
-      // A row's key and its object (made since the key went in) are the same fence: once.
-      let kept = 1;
-      for (let k = 1; k < list.length; k++) if (list[k] !== list[kept - 1]) list[kept++] = list[k];
-      list.length = kept;
-    }
+    if (list.length > 1) list.sort(byAdapterThenCoreId);
     return list;
   }
 
@@ -757,47 +738,36 @@ export class Waits {
    * The batch of the turn's next adapter, its fences taken off the turn: those whose MonitoredValue is not what it
    * must be now (NF-02), with that value; undefined for none (or an adapter no longer running).
    */
-  private nextBatch(loop: MonitoredLoop): OperationBatch<FenceKey> | undefined {
-    const turn = loop.turn, adapters = this.handles.adapters;
-    const adapter = keyAdapter(turn[0], adapters);
+  private nextBatch(loop: MonitoredLoop): OperationBatch | undefined {
+    const turn = loop.turn, index = rowKeyAdapterIndex(turn[0]);
     let end = 1;
-    while (end < turn.length && keyAdapter(turn[end], adapters) === adapter) end++;
+    while (end < turn.length && rowKeyAdapterIndex(turn[end]) === index) end++;
     // The adapter's fences leave the turn (all of it, the common case: no copy).
     const taken = end === turn.length ? turn : turn.slice(0, end);
     loop.turn = end === turn.length ? NO_TURN : turn.slice(end);
+    const adapter = this.handles.adapters[index];
     if (adapter.state !== 'running') return undefined;
-    const rows = rowsOf(adapter);
+    const rows = rowsOf(adapter), core = adapter.core;
     let fences: FenceKey[] | undefined;
     let values: bigint[] | undefined;
     for (const fence of taken) {
-      let target: bigint, monitoredValue: bigint;
-      if (typeof fence === 'number') {
-        const coreFence = rowKeyCoreFence(fence);
-        target = asU64(adapter.core.fenceMonitoredTarget(coreFence));
-        monitoredValue = rows.monitoredValueOf(coreFence);
-      } else {
-        if (fence.destroyed || fence.monitoredValueHeld) continue; // XA-03: held at 0
-        target = this.monitoredTarget(fence);
-        monitoredValue = fence.monitoredValue;
-      }
-      if (target !== monitoredValue) { (fences ??= []).push(fence); (values ??= []).push(target); }
+      const coreFence = rowKeyCoreFence(fence);
+      if (!rows.has(coreFence) || (rows.bitsOf(coreFence) & ROW_MONITORED_VALUE_HELD) !== 0) continue; // XA-03: held at 0
+      const target = asU64(core.fenceMonitoredTarget(coreFence));
+      if (target !== rows.monitoredValueOf(coreFence)) { (fences ??= []).push(fence); (values ??= []).push(target); }
     }
     return fences ? { adapter, fences, values: values!, called: false, resampled: 0 } : undefined;
   }
 
-  /** CurrentValue of a fence or a row (GlobalFence.currentValue: a row is a native fence, read as it is). */
+  /** CurrentValue of the fence `fence` names (GlobalFence.currentValue: the core's CPU read). */
   currentValueOf(fence: FenceKey): bigint {
-    if (typeof fence !== 'number') return fence.currentValue();
     return asU64(this.handles.adapters[rowKeyAdapterIndex(fence)].core.cpuReadCurrentValue(rowKeyCoreFence(fence)));
   }
 
-  /** The fence's name for people (GlobalFence.label: a row has no name, so `fence<core id>`). */
-  labelOf(fence: FenceKey): string { return typeof fence === 'number' ? `fence${rowKeyCoreFence(fence)}` : fence.label; }
+  /** The fence's name for people (GlobalFence.label), from its row. */
+  labelOf(fence: FenceKey): string { return keyLabel(fence, this.handles.adapters); }
 
-  /**
-   * DxgkDdiUpdateMonitoredValues for `fences` of one adapter (objects, or rows' keys), and the OS's record of what
-   * each is now (a row's in its row, src/os/fence-rows.ts).
-   */
+  /** DxgkDdiUpdateMonitoredValues for `fences` of one adapter, and the OS's record of what each is now (in its row). */
   updateMonitoredValues(adapter: OsAdapter, fences: FenceKey[], values: bigint[]): void {
     const pending = this.callUpdateMonitoredValues(adapter, fences, values);
     // A driver that performs it in steps: all of them now (this caller runs it whole).
@@ -805,13 +775,12 @@ export class Waits {
     this.recordMonitoredValues(adapter, fences, values);
   }
 
-  /** The OS's record of each fence's MonitoredValue after the DDI returned: in its row. */
+  /** The OS's record of each fence's MonitoredValue after the DDI returned: in its row (a fence destroyed meanwhile has none). */
   private recordMonitoredValues(adapter: OsAdapter, fences: FenceKey[], values: bigint[]): void {
-    // A key and the view made of its row meanwhile, if any, write the same row (a destroyed view: its copy).
+    const rows = rowsOf(adapter);
     for (let i = 0; i < fences.length; i++) {
-      const fence = fences[i];
-      if (typeof fence === 'number') rowsOf(adapter).setMonitoredValue(rowKeyCoreFence(fence), values[i]);
-      else fence.monitoredValue = values[i];
+      const coreFence = rowKeyCoreFence(fences[i]);
+      if (rows.has(coreFence)) rows.setMonitoredValue(coreFence, values[i]);
     }
   }
 
@@ -819,9 +788,9 @@ export class Waits {
     const rows = rowsOf(adapter);
     return this.port.updateMonitoredValues(adapter.index, {
       NumFences: fences.length,
-      NativeFenceArray: fences.map((f) => (typeof f === 'number' ? rows.globalHandleOf(rowKeyCoreFence(f)) : f.hGlobal)),
+      NativeFenceArray: fences.map((f) => rows.globalHandleOf(rowKeyCoreFence(f))),
       UpdatedValueArray: values,
-      MonitoredValueKernelCpuVa: fences.map((f) => (typeof f === 'number' ? rows.kernelMvVa(rowKeyCoreFence(f)) : f.kernelMvVa)),
+      MonitoredValueKernelCpuVa: fences.map((f) => rows.kernelMvVa(rowKeyCoreFence(f))),
     });
   }
 
@@ -941,7 +910,7 @@ export class Waits {
   releaseWaitersOf(fence: GlobalFence, status: WaitStatus, keepFence = false): void {
     const changed = new Set<FenceKey>();
     if (!fence.destroyed) this.release(this.waitersOf(fence), status, changed);
-    if (!keepFence) changed.delete(fence);
+    if (!keepFence) changed.delete(fence.key);
     this.refresh(changed);
   }
 
