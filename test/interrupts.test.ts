@@ -68,6 +68,32 @@ describe('the native fence signaled interrupt', () => {
     expect(machine.os.inspect.pendingWaiters).toBe(0);
   });
 
+  it('INT-01 a fence leaves the scanned set with its last waiter however the waiter goes (timed out; a wait-any woken by another fence), so a no-list scan counts the same with the trace on or off', async () => {
+    const scanned: number[] = [];
+    for (const trace of [false, true]) {
+      const w = await world({ trace, adapters: [{ interrupts: { payload: 'noList' } }] });
+      const { app, hDevice, machine } = w;
+      const [timed, left, other, gpu] = [0, 1, 2, 3].map(() => app.createNativeFence({ hDevice }).hSyncObject);
+      const adapter = globalOf(w, app, timed).adapter;
+      void app.waitAsync({ objects: [timed], values: [5n], timeoutNs: 1000 });
+      void app.waitAsync({ objects: [left, other], values: [1n, 1n], waitAny: true });
+      machine.run(); // the timed wait times out
+      app.signal({ objects: [other], values: [1n] }); // the wait-any is woken by `other`: its block on `left` is retired
+      app.signal({ objects: [timed], values: [1n] }); // no waiter left on `timed`
+      await Promise.resolve();
+      expect(machine.os.inspect.pendingWaiters, `trace ${trace}`).toBe(0);
+      expect([...adapter.withWaiters], `trace ${trace}: no fence has a CPU waiter`).toEqual([]);
+      // A GPU signal of a waited fence with no list: the OS scans the fences with CPU waiters, that one alone.
+      void app.waitAsync({ objects: [gpu], values: [1n] });
+      const q = app.createHwQueue({ hDevice, nativeProgressFence: false });
+      app.submit({ hHwQueue: q.hHwQueue, commands: [{ signal: { hSyncObject: gpu, value: 1n } }] });
+      machine.run();
+      expect(machine.os.inspect.counters.fullScans, `trace ${trace}`).toBe(1);
+      scanned.push(machine.os.inspect.counters.fencesScanned);
+    }
+    expect(scanned).toEqual([1, 1]);
+  });
+
   it('INT-02 several signals collapse into one interrupt; more fences than the list holds collapse to no list', async () => {
     const w = await world({ adapters: [{ limits: { interruptListEntries: 2 } }] });
     const { app, hDevice, machine } = w;
