@@ -50,21 +50,8 @@ fences:
   - { name: ping, process: app, adapter: gpu0 }
   - { name: pong, process: app, adapter: gpu0 }
 queues:
-  - name: left
-    process: app
-    adapter: gpu0
-    engine: 0
-    commands:
-      - signal: { fence: ping, value: 1 }
-      - wait: { fence: pong, value: 1 }
-      - signal: { fence: ping, value: 2 }
-  - name: right
-    process: app
-    adapter: gpu0
-    engine: 1
-    commands:
-      - wait: { fence: ping, value: 1 }
-      - signal: { fence: pong, value: 1 }
+  - { name: left, process: app, adapter: gpu0, engine: 0, commands: [ { signal: { fence: ping, value: 1 } }, { wait: { fence: pong, value: 1 } }, { signal: { fence: ping, value: 2 } } ] }
+  - { name: right, process: app, adapter: gpu0, engine: 1, commands: [ { wait: { fence: ping, value: 1 } }, { signal: { fence: pong, value: 1 } } ] }
 threads:
   - name: waiter
     process: app
