@@ -316,12 +316,9 @@ export class HostWalk {
   }
 }
 
-/** A typed array's elements (a DataView's bytes), to put back with set (restoreSnapshot). */
+/** A copy of a typed array (of a DataView's bytes), to put back with set (restoreSnapshot). */
 function elementsOf(view: ArrayBufferView): unknown[] {
-  const elements = (view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : view) as Uint8Array;
-  const copy: unknown[] = new Array(elements.length);
-  for (let i = 0; i < elements.length; i++) copy[i] = elements[i];
-  return copy;
+  return [view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice() : (view as Uint8Array).slice()];
 }
 
 function unsupported(object: object, kind: Kind): never {

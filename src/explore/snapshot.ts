@@ -73,19 +73,21 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
       }
       case Kind.Map: {
         const map = object as Map<unknown, unknown>;
+        if (sameEntries(map, saved)) break;
         map.clear();
         for (let j = 0; j < saved.length; j += 2) map.set(saved[j], saved[j + 1]);
         break;
       }
       case Kind.Set: {
         const set = object as Set<unknown>;
+        if (sameItems(set, saved)) break;
         set.clear();
         for (const item of saved) set.add(item);
         break;
       }
       case Kind.Bytes: {
         const view = object as ArrayBufferView;
-        (view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : view as Uint8Array).set(saved as number[]);
+        (view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : view as Uint8Array).set(saved[0] as Uint8Array);
         break;
       }
       default: {
@@ -100,11 +102,28 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
           for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = saved[j];
           break;
         }
-        for (let j = 0; j < savedNames.length; j++) {
-          const key = savedNames[j];
-          if (!Object.is(record[key], saved[j])) record[key] = saved[j];
-        }
+        // The same fields: write back those whose values differ (most do not).
+        const values = Object.values(record);
+        for (let j = 0; j < values.length; j++) if (!Object.is(values[j], saved[j])) record[savedNames[j]] = saved[j];
       }
     }
   }
+}
+
+/** Does a Map hold exactly these entries (key, value, key, value ...), in this order? */
+function sameEntries(map: Map<unknown, unknown>, entries: readonly unknown[]): boolean {
+  if (map.size * 2 !== entries.length) return false;
+  let j = 0;
+  for (const [key, value] of map) {
+    if (key !== entries[j] || !Object.is(value, entries[j + 1])) return false;
+    j += 2;
+  }
+  return true;
+}
+/** Does a Set hold exactly these items, in this order? */
+function sameItems(set: Set<unknown>, items: readonly unknown[]): boolean {
+  if (set.size !== items.length) return false;
+  let j = 0;
+  for (const item of set) if (item !== items[j++]) return false;
+  return true;
 }

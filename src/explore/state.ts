@@ -56,27 +56,30 @@
 // The key is 64 bits (two 32-bit lanes): two different states share one with
 // probability about n² / 2^65 for n states (3 × 10^-8 at a million).
 //
-// How it is fed (the same information as a word-by-word hash of all of it,
-// at a fraction of the cost: issue 31):
+// How it is fed (the same partition of states as a word-by-word hash of all
+// of it, at a fraction of the cost: issue 31):
 //   - memory sparsely: each non-zero word as (its word index, its value), in
-//     order, zeros skipped four at a time. The covered ranges are fixed for a
+//     order, zeros skipped eight at a time. The covered ranges are fixed for a
 //     machine, so the pairs determine every word (a zero is a word not listed).
 //     Linear memory is mostly zeros (477 of 49,152 words mid-search on 2
 //     engines × 2 fences), so this reads memory once and mixes ~1 % of it;
-//   - a field name as a 64-bit digest of its characters (two words) instead of
-//     its characters: distinct names with one digest would be two fields the
-//     key cannot tell apart, so every digest is checked against the names
-//     already given it and a clash stops the search (nameDigest). The digest
-//     depends on the name only, so every process (shards, workers) agrees;
-//   - the walk remembers the field-name lists it met and their digests
-//     (Shape, by first name) and reuses them when an object's Object.keys are
-//     the same strings in the same order (a pointer compare each), and
-//     remembers how it treats each prototype (kindOf: skipped, array, Map, Set,
-//     typed array, object), decided by the same tests as before.
+//   - the pending events and the extras by the 64-bit digests of their keys;
+//   - the host objects as the words src/explore/host-walk.ts writes: one walk
+//     that, for a search restoring snapshots, also keeps what a snapshot of
+//     this state needs (Runner.save takes it when no step ran since the key:
+//     one walk per pushed state, not two). Its words say each value with a tag,
+//     each object's list of field names the key reads as one checked 64-bit
+//     digest (computed once per shape and set of present fields), each string
+//     by a checked digest, and an object met before by its number in the walk.
+//     Every digest depends on the names or strings only (never on the order a
+//     process met them), so every process (shards, workers) agrees on keys.
 // None of these drops anything from the key: test/explore-state-key.test.ts
 // plants a difference of each kind (a memory word set or moved, a write-buffer
 // word, a field only the driver writes, a field renamed or reordered, a log
-// index where the logs wake waiters) and checks the key sees it.
+// index where the logs wake waiters) and checks the key sees it, and
+// test/explore-state-key-oracle.test.ts checks, at every key of searches on
+// several machines and scenario files, that the key partitions the states
+// exactly as a plain serialization of all of the above does.
 
 import type { Machine } from '../machine/machine.js';
 import { readLogLayout } from '../core/bindings.js';
@@ -183,8 +186,8 @@ export class StateKeys {
     const memory = this.words, ranges = this.ranges;
     for (let r = 0; r < ranges.length; r += 2) {
       for (let i = ranges[r], end = ranges[r + 1]; i < end;) {
-        // Four zero words at once (the common case), else one word.
-        if (i + 4 <= end && (memory[i] | memory[i + 1] | memory[i + 2] | memory[i + 3]) === 0) { i += 4; continue; }
+        // Eight zero words at once (the common case), else one word.
+        if (i + 8 <= end && (memory[i] | memory[i + 1] | memory[i + 2] | memory[i + 3] | memory[i + 4] | memory[i + 5] | memory[i + 6] | memory[i + 7]) === 0) { i += 8; continue; }
         const x = memory[i];
         if (x !== 0) {
           h1 = mix1(mix1(h1, i), x);
