@@ -37,9 +37,9 @@ export interface Snapshot {
   readonly host: HostRecord;
 }
 
-/** The cores' exports as the OS and the GPU see them (frozen: code and constant globals): nothing to keep. */
+/** The cores' exports as the OS and the GPU see them, where frozen (WebAssembly exports: code and constant globals): nothing to keep. */
 export function frozenExports(machine: Machine): Set<object> {
-  return new Set(machine.adapters.flatMap((adapter) => [adapter.core, adapter.hardware.core]));
+  return new Set(machine.adapters.flatMap((adapter) => [adapter.core, adapter.hardware.core]).filter((core) => Object.isFrozen(core)));
 }
 
 /**

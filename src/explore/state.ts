@@ -177,9 +177,6 @@ export class StateKeys {
   key(): string {
     const world = this.world;
     const walk = this.walk;
-    // The host objects first: the walk writes their words (and keeps a snapshot's host part when recording).
-    if (world.explorer.faultsInjected) walk.walk([world.machine, world.explorer], []);
-    else walk.walk([world.machine], [world.explorer]);
     let h1 = WORD_SEED_1, h2 = WORD_SEED_2;
     // Linear memory, sparsely: each non-zero word with its index (the ranges are fixed, so the pairs say every
     // word; linear memory is mostly zeros: 477 of 49,152 words on a 2-engine machine mid-search).
@@ -209,6 +206,9 @@ export class StateKeys {
       const d = typeof x === 'number' && (x | 0) === x ? [x, 0] : stringDigest(`${typeof x}:${x}`);
       h1 = mix1(mix1(h1, d[0]), d[1]); h2 = mix2(mix2(h2, d[0]), d[1]);
     }
+    // The host objects, last (as before: what the extras read may run model code): the walk writes their words (and keeps a snapshot's host part when recording).
+    if (world.explorer.faultsInjected) walk.walk([world.machine, world.explorer], []);
+    else walk.walk([world.machine], [world.explorer]);
     // The host objects' words.
     const words = walk.words;
     for (let i = 0, n = walk.length; i < n; i++) { const x = words[i]; h1 = mix1(h1, x); h2 = mix2(h2, x); }
