@@ -102,9 +102,15 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
           for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = saved[j];
           break;
         }
-        // The same fields: write back those whose values differ (most do not).
+        // The same fields: write back those whose values differ (most do not). A getter without a setter
+        // (a value derived from other state, e.g. a clock's nowNs) is not written: what it reads is restored.
         const values = Object.values(record);
-        for (let j = 0; j < values.length; j++) if (!Object.is(values[j], saved[j])) record[savedNames[j]] = saved[j];
+        for (let j = 0; j < values.length; j++) {
+          if (Object.is(values[j], saved[j])) continue;
+          const descriptor = Object.getOwnPropertyDescriptor(record, savedNames[j]);
+          if (descriptor && descriptor.get && !descriptor.set) continue;
+          record[savedNames[j]] = saved[j];
+        }
       }
     }
   }
