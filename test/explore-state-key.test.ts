@@ -29,7 +29,7 @@ describe('the state key', () => {
     const words = new Uint32Array(runner.world.machine.memory.buffer);
     const keys = runner.keys;
     const ranges = keys.coveredRanges();
-    // Zero words at a range's start, in its middle and at its very end (the sparse hash skips zeros four at a time).
+    // Zero words at a range's start, in its middle and at its very end (the sparse hash skips zeros eight at a time).
     const zeros: number[] = [];
     for (const [start, end] of ranges) {
       for (const address of [start, start + 4 * Math.floor((end - start) / 8), end - 4, end - 8, end - 12]) {

@@ -138,6 +138,7 @@ export class Runner {
         if (!(error instanceof SnapshotUnsupported)) throw error;
         this.restore = 'replay';
         this.fallback = error.message;
+        this.keys = new StateKeys(this.world);
       }
     }
   }
@@ -147,7 +148,21 @@ export class Runner {
 
   /** Keeps the current state to come back to (a snapshot only in 'snapshot' mode). */
   save(): Saved {
-    return { path: [...this.path], bounds: [...this.bounds], snapshot: this.restore === 'snapshot' ? takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer]) : undefined };
+    if (this.restore !== 'snapshot') return { path: [...this.path], bounds: [...this.bounds] };
+    // The host part is what the key's walk kept when the key was taken in this state (no step since: one walk).
+    const host = this.keyedAt === this.steps ? this.keys.record : undefined;
+    return { path: [...this.path], bounds: [...this.bounds], snapshot: takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer], host) };
+  }
+
+  /** Steps taken, states gone back to and machines built: the state changes when this does. */
+  private steps = 0;
+  /** `steps` when key() was last called. */
+  private keyedAt = -1;
+  /** The state key of the current state (StateKeys.key); a save() in this state reuses its walk. */
+  key(): string {
+    const key = this.keys.key();
+    this.keyedAt = this.steps;
+    return key;
   }
 
   /** Snapshots no frame needs any more, whose memory copies the next save() reuses (a copy is the machine's memory size). */
@@ -159,6 +174,7 @@ export class Runner {
 
   /** Goes back to a saved state. */
   back(saved: Saved): void {
+    this.steps++;
     if (saved.snapshot) {
       restoreSnapshot(this.world.machine, saved.snapshot);
       this.path.length = 0;
@@ -171,8 +187,9 @@ export class Runner {
 
   /** A fresh machine, then `prefix` replayed (with its latency choices). */
   reset(prefix: readonly number[], bounds: readonly string[] = []): void {
+    this.steps++;
     this.world = buildAnyWorld(this.model, { trace: this.trace });
-    this.keys = new StateKeys(this.world);
+    this.keys = new StateKeys(this.world, { recording: this.restore === 'snapshot' });
     this.builds++;
     this.path.length = 0;
     this.bounds.length = 0;
@@ -187,6 +204,7 @@ export class Runner {
 
   /** Takes option `choice` with latency choices `bounds`; returns a violation when the step threw (the model failed), else undefined. */
   take(choice: number, bounds = ''): Violation | undefined {
+    this.steps++;
     this.path.push(choice);
     this.bounds.push(bounds);
     this.events++;
@@ -499,7 +517,7 @@ class Exhaustive {
       this.record([crashed], path);
       return 1n;
     }
-    const key = this.runner.keys.key();
+    const key = this.runner.key();
     if (shared) {
       // Below the split depth of worker threads: the shared table is the visited set (a revisit, this worker's or
       // another's, is met there), and what a sleep set leaves out is kept there (src/explore/shared-visited.ts).
@@ -732,7 +750,7 @@ export function shortest(model: AnyModel, options: { maxDepth?: number; maxState
       if (before !== undefined && before <= path.length) return;
       crashDepth.set(name, path.length);
     } else {
-      const key = runner.keys.key();
+      const key = runner.key();
       const slot = depthOf.find(key);
       if (slot >= 0 && depthOf.data(slot) <= path.length) return;
       if (slot >= 0) depthOf.setData(slot, path.length); else depthOf.add(key, path.length);

@@ -1,137 +1,66 @@
 // Going back to an earlier state without building the machine again: a
 // snapshot of linear memory plus an in-place snapshot of the host objects.
 //
-//   take     copy linear memory from STATIC_RESERVED_BYTES to its end; walk
-//            every object reachable from the machine (as the state key's walk
-//            does) and keep, for each, its own fields (objects), its items
-//            (arrays), its entries in order (Maps, Sets) or its bytes (typed
-//            arrays that are not views of linear memory)
+//   take     copy linear memory from STATIC_RESERVED_BYTES to its end, and
+//            keep every host object reachable from the machine: its own
+//            fields (objects), its items (arrays), its entries in order (Maps,
+//            Sets) or its bytes (typed arrays that are not views of linear
+//            memory). The host part is what the walk of src/explore/host-walk.ts
+//            keeps: the state key's walk when the search just took the key of
+//            this state (Runner.save), else a walk of its own (takeSnapshot)
 //   restore  copy memory back; put every kept field, item and entry back INTO
 //            THE SAME OBJECTS, so every reference anyone holds (a closure's
 //            captured thread, an engine's pending event) is right again.
 //            Objects made after the snapshot are simply no longer reachable.
 //
 // This is sound for host state that lives in object fields. It cannot reach
-// inside a generator (its position) or a closure's own variables, so take()
+// inside a generator (its position) or a closure's own variables, so the walk
 // refuses a machine that holds a generator (the explorer's threads are plain
 // iterator objects: src/explore/model.ts), and the model keeps no state in
 // closure variables (what the OS keeps in callbacks is constant: which thread,
 // which wait). test/explore.test.ts checks that searching with snapshots and
 // searching by rebuilding from the start find exactly the same states.
 //
-// Skipped (never written after the machine is built, or restored elsewhere):
-// WebAssembly objects, views of linear memory, functions, and the trace (the
-// explorer's machines run with it off; take() refuses one that records).
+// Not kept (never written after the machine is built, or restored elsewhere):
+// WebAssembly objects and the cores' frozen exports, views of linear memory,
+// functions, and
+// the trace (the explorer's machines run with it off; take refuses one that
+// records).
 
 import type { Machine } from '../machine/machine.js';
-import { Trace } from '../base/trace.js';
+import { HostWalk, Kind, SnapshotUnsupported, type HostRecord } from './host-walk.js';
 
-/** A machine holds something a snapshot cannot restore. */
-export class SnapshotUnsupported extends Error {
-  constructor(message: string) { super(message); this.name = 'SnapshotUnsupported'; }
-}
-
-const enum Kind { Object, Array, Map, Set, Bytes, Skipped, Generator, Unlistable }
-
-/** How a snapshot treats an object, decided once per prototype (every instance of a class is the same kind). */
-function kindOf(value: object): Kind {
-  if (value instanceof Trace || value instanceof WebAssembly.Memory || value instanceof WebAssembly.Module ||
-      value instanceof WebAssembly.Instance || value instanceof WebAssembly.Global || value instanceof ArrayBuffer ||
-      (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer)) return Kind.Skipped;
-  if (Object.prototype.toString.call(value) === '[object Generator]') return Kind.Generator;
-  if (Array.isArray(value)) return Kind.Array;
-  if (value instanceof Map) return Kind.Map;
-  if (value instanceof Set) return Kind.Set;
-  if (ArrayBuffer.isView(value)) return Kind.Bytes;
-  if (value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise) return Kind.Unlistable;
-  return Kind.Object;
-}
-/** kindOf by prototype (a pure function's memo: nothing of a machine's). */
-const kindCache = new Map<object | null, Kind>();
+export { SnapshotUnsupported };
 
 export interface Snapshot {
   readonly memory: Uint8Array;
-  readonly objects: object[];
-  readonly kinds: Kind[];
-  readonly data: unknown[][];
+  readonly host: HostRecord;
+}
+
+/** The cores' exports as the OS and the GPU see them, where frozen (WebAssembly exports: code and constant globals): nothing to keep. */
+export function frozenExports(machine: Machine): Set<object> {
+  return new Set(machine.adapters.flatMap((adapter) => [adapter.core, adapter.hardware.core]).filter((core) => Object.isFrozen(core)));
 }
 
 /**
  * Keeps the machine's state (see the header), and that of `extra` objects beside it (the explorer's own
- * state). Throws SnapshotUnsupported for a generator or a recording trace.
+ * state); `host`: what a walk kept of this very state already (the state key's, Runner.save). Throws
+ * SnapshotUnsupported for a generator or a recording trace.
  */
-export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly object[] = []): Snapshot {
+export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly object[] = [], host?: HostRecord): Snapshot {
   if (machine.trace.enabled) throw new SnapshotUnsupported('the machine records a trace: snapshots need trace: false');
   const bytes = new Uint8Array(machine.memory.buffer);
   const from = machine.layout.staticReservedBytes;
   const memory = reuse && reuse.memory.length === bytes.length - from ? reuse.memory : new Uint8Array(bytes.length - from);
   memory.set(bytes.subarray(from));
-  const objects: object[] = [];
-  const kinds: Kind[] = [];
-  const data: unknown[][] = [];
-  const seen = new Set<object>();
-  const memoryBuffer = machine.memory.buffer;
-  // The core's exports (frozen: functions and constant globals) hold nothing to keep.
-  for (const adapter of machine.adapters) seen.add(adapter.hardware.core);
-  const stack: unknown[] = [...extra].reverse();
-  stack.push(machine);
-  while (stack.length) {
-    const value = stack.pop();
-    if (value === null || typeof value !== 'object') continue;
-    if (seen.has(value)) continue;
-    seen.add(value);
-    const prototype = Object.getPrototypeOf(value) as object | null;
-    let kind = kindCache.get(prototype);
-    if (kind === undefined) { kind = kindOf(value); kindCache.set(prototype, kind); }
-    if (kind === Kind.Array && !Array.isArray(value)) kind = kindOf(value);
-    switch (kind) {
-      case Kind.Skipped: continue;
-      case Kind.Array: {
-        const array = value as unknown[];
-        objects.push(array); kinds.push(Kind.Array); data.push(array.slice());
-        for (let i = array.length - 1; i >= 0; i--) stack.push(array[i]);
-        continue;
-      }
-      case Kind.Map: {
-        const entries: unknown[] = [];
-        for (const [k, v] of value as Map<unknown, unknown>) entries.push(k, v);
-        objects.push(value); kinds.push(Kind.Map); data.push(entries);
-        for (let i = entries.length - 1; i >= 0; i--) stack.push(entries[i]);
-        continue;
-      }
-      case Kind.Set: {
-        const items = [...(value as Set<unknown>)];
-        objects.push(value); kinds.push(Kind.Set); data.push(items);
-        for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]);
-        continue;
-      }
-      case Kind.Bytes: {
-        const view = value as ArrayBufferView;
-        if (view.buffer === memoryBuffer) continue;
-        const copy = new Uint8Array(view.byteLength);
-        copy.set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
-        objects.push(view); kinds.push(Kind.Bytes); data.push([copy]);
-        continue;
-      }
-      case Kind.Generator:
-        throw new SnapshotUnsupported('the machine holds a generator (a CPU thread written as function*): its position cannot be kept; explore it by replaying from the start');
-      case Kind.Unlistable:
-        throw new SnapshotUnsupported(`the machine holds a ${(value as object).constructor.name}, whose contents a snapshot cannot list`);
-    }
-    const record = value as Record<string, unknown>;
-    const keys = Object.keys(record);
-    const fields: unknown[] = [];
-    for (const key of keys) fields.push(key, record[key]);
-    objects.push(value); kinds.push(Kind.Object); data.push(fields);
-    for (let i = fields.length - 1; i > 0; i -= 2) stack.push(fields[i]);
-  }
-  return { memory, objects, kinds, data };
+  host ??= new HostWalk(undefined, true, machine.memory.buffer, frozenExports(machine)).walk([], [machine, ...extra])!;
+  return { memory, host };
 }
 
 /** Puts the machine back as it was when `snapshot` was taken. */
 export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
   new Uint8Array(machine.memory.buffer).set(snapshot.memory, machine.layout.staticReservedBytes);
-  const { objects, kinds, data } = snapshot;
+  const { objects, kinds, names, data } = snapshot.host;
   for (let i = 0; i < objects.length; i++) {
     const object = objects[i];
     const saved = data[i];
@@ -144,37 +73,63 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
       }
       case Kind.Map: {
         const map = object as Map<unknown, unknown>;
+        if (sameEntries(map, saved)) break;
         map.clear();
         for (let j = 0; j < saved.length; j += 2) map.set(saved[j], saved[j + 1]);
         break;
       }
       case Kind.Set: {
         const set = object as Set<unknown>;
+        if (sameItems(set, saved)) break;
         set.clear();
         for (const item of saved) set.add(item);
         break;
       }
       case Kind.Bytes: {
         const view = object as ArrayBufferView;
-        new Uint8Array(view.buffer, view.byteOffset, view.byteLength).set(saved[0] as Uint8Array);
+        (view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : view as Uint8Array).set(saved[0] as Uint8Array);
         break;
       }
       default: {
         const record = object as Record<string, unknown>;
+        const savedNames = names[i]!;
         const keys = Object.keys(record);
-        let same = keys.length * 2 === saved.length;
-        for (let j = 0; same && j < keys.length; j++) same = saved[j * 2] === keys[j];
+        let same = keys.length === savedNames.length;
+        for (let j = 0; same && j < keys.length; j++) same = savedNames[j] === keys[j];
         if (!same) {
           // A field was added (or removed) since: the object's own keys become exactly the kept ones, in their order.
           for (const key of keys) delete record[key];
-          for (let j = 0; j < saved.length; j += 2) record[saved[j] as string] = saved[j + 1];
+          for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = saved[j];
           break;
         }
-        for (let j = 0; j < saved.length; j += 2) {
-          const key = saved[j] as string;
-          if (!Object.is(record[key], saved[j + 1])) record[key] = saved[j + 1];
+        // The same fields: write back those whose values differ (most do not). A getter without a setter
+        // (a value derived from other state, e.g. a clock's nowNs) is not written: what it reads is restored.
+        const values = Object.values(record);
+        for (let j = 0; j < values.length; j++) {
+          if (Object.is(values[j], saved[j])) continue;
+          const descriptor = Object.getOwnPropertyDescriptor(record, savedNames[j]);
+          if (descriptor && descriptor.get && !descriptor.set) continue;
+          record[savedNames[j]] = saved[j];
         }
       }
     }
   }
+}
+
+/** Does a Map hold exactly these entries (key, value, key, value ...), in this order? */
+function sameEntries(map: Map<unknown, unknown>, entries: readonly unknown[]): boolean {
+  if (map.size * 2 !== entries.length) return false;
+  let j = 0;
+  for (const [key, value] of map) {
+    if (key !== entries[j] || !Object.is(value, entries[j + 1])) return false;
+    j += 2;
+  }
+  return true;
+}
+/** Does a Set hold exactly these items, in this order? */
+function sameItems(set: Set<unknown>, items: readonly unknown[]): boolean {
+  if (set.size !== items.length) return false;
+  let j = 0;
+  for (const item of set) if (item !== items[j++]) return false;
+  return true;
 }

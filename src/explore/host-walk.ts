@@ -1,0 +1,435 @@
+// The one walk of a machine's host objects per state: it keeps what a
+// snapshot restores (src/explore/snapshot.ts) and writes the words the state
+// key hashes (src/explore/state.ts), so a state that needs both is walked once.
+//
+//   walk(machine)
+//     keyed   every object the key covers (KeyRules), depth-first from the
+//             machine in field order: written as canonical words (below) and,
+//             when recording, kept
+//     kept    what the key leaves out but a snapshot restores (the scheduler,
+//             the seeded generators, counts, histories, a cache's stamp):
+//             kept only, walked after the keyed part from what it left out
+//
+// What is kept, for each object reached (an object once however often it is
+// reached), to be put back into the same object (restoreSnapshot):
+//   ┌────────────┬─────────────────────────────────────────────────────────┐
+//   │ Object     │ its own field names (Object.keys) and values, in order  │
+//   │ Array      │ its items                                               │
+//   │ Map, Set   │ its entries / items in insertion order                  │
+//   │ Bytes      │ a typed array's bytes (views of linear memory: not      │
+//   │            │ kept here, the snapshot copies linear memory)           │
+//   └────────────┴─────────────────────────────────────────────────────────┘
+// Not kept: the trace (snapshots need it off), WebAssembly objects and the
+// cores' frozen exports, ArrayBuffers (reached through their views), functions
+// (their code; the model keeps no state in closure variables). A generator's position or a WeakMap's entries cannot be
+// kept: a recording walk that meets one throws SnapshotUnsupported.
+//
+// The key's words (each a 32-bit integer; the walk's shape is in them, so the
+// words of two different states differ):
+//   undefined, true, false, null, a function, a symbol  one Tag each
+//   a number     Tag.Number n for a 32-bit integer (-0 as 0), else Tag.Double
+//                and the two words of its IEEE bits (every NaN as one)
+//   a string     Tag.String and its 64-bit digest (stringDigest, checked)
+//   a bigint     Tag.BigInt, its low and high 32 bits, then the digest of its
+//                hex digits when it needs more than 64
+//   an object met before in this walk: Tag.Seen and its number (numbered in
+//                the order met, those the key skips included)
+//   an object the key skips (KeyRules.skip; the scheduler, seeded generators,
+//                trace, WebAssembly objects): Tag.Skipped
+//   an array     Tag.Array, its length, its items
+//   a Map / Set  Tag.Map / Tag.Set, its size, its entries / items in order
+//   a typed array  Tag.View; unless a view of linear memory (hashed with it):
+//                its byte length, its 32-bit words where aligned, then its
+//                odd bytes one each
+//   an object    Tag.Object, the 64-bit digest of the list of its field names
+//                the key reads (listDigest: own string keys in order, minus
+//                fields that hold undefined and names in KeyRules.ignored),
+//                then those fields' values in that order
+// Field-name lists are digested once per object shape (Shape: the names of
+// Object.keys, compared string by string with the list met before for that
+// first name) and per set of fields present (a mask), and every digest is
+// checked against the names it was made from, so two lists with one digest
+// stop the search instead of making two states one.
+
+import { Random } from '../base/rng.js';
+import { Scheduler } from '../base/scheduler.js';
+import { Trace } from '../base/trace.js';
+
+/** A machine holds something a snapshot cannot restore. */
+export class SnapshotUnsupported extends Error {
+  constructor(message: string) { super(message); this.name = 'SnapshotUnsupported'; }
+}
+
+/** What the state key leaves out of the walk (StateKeys): objects, and field names whose values no step reads. */
+export interface KeyRules {
+  readonly skip: ReadonlySet<object>;
+  readonly ignored: ReadonlySet<string>;
+}
+
+/** How the walk treats an object, decided once per prototype (every instance of a class is the same kind). */
+export const enum Kind { Object, Array, Map, Set, Bytes, Skipped, KeptOnly, Generator, Unlistable }
+
+function kindOf(value: object): Kind {
+  if (value instanceof Trace || value instanceof WebAssembly.Memory || value instanceof WebAssembly.Module ||
+      value instanceof WebAssembly.Instance || value instanceof WebAssembly.Global || value instanceof ArrayBuffer ||
+      (typeof SharedArrayBuffer !== 'undefined' && value instanceof SharedArrayBuffer)) return Kind.Skipped;
+  // Kept for a snapshot, left out of the key: the scheduler's pending events are hashed as a multiset
+  // instead (StateKeys), and a seeded generator chooses nothing in an explored machine (jitter is 0).
+  if (value instanceof Scheduler || value instanceof Random) return Kind.KeptOnly;
+  if (Object.prototype.toString.call(value) === '[object Generator]') return Kind.Generator;
+  if (Array.isArray(value)) return Kind.Array;
+  if (value instanceof Map) return Kind.Map;
+  if (value instanceof Set) return Kind.Set;
+  if (ArrayBuffer.isView(value)) return Kind.Bytes;
+  if (value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise) return Kind.Unlistable;
+  return Kind.Object;
+}
+/** Per prototype: its kind (kindOf) and the shape of the object of it walked last (a pure function's memo: nothing of a machine's). */
+interface Prototype { readonly kind: Kind; shape: Shape | undefined }
+const prototypes = new Map<object | null, Prototype>();
+function prototypeOf(object: object): Prototype {
+  const prototype = Object.getPrototypeOf(object) as object | null;
+  let known = prototypes.get(prototype);
+  if (known === undefined) { known = { kind: kindOf(object), shape: undefined }; prototypes.set(prototype, known); }
+  return known;
+}
+function kindOfObject(object: object, prototype: Prototype): Kind {
+  // (An object made with an array's prototype that is no array is walked as the object it is.)
+  return prototype.kind === Kind.Array && !Array.isArray(object) ? kindOf(object) : prototype.kind;
+}
+
+/** What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items, entries or bytes. */
+export interface HostRecord {
+  readonly objects: object[];
+  readonly kinds: Kind[];
+  readonly names: (readonly string[] | undefined)[];
+  readonly data: unknown[][];
+}
+
+// Tags that keep the walk's shape in the key's words (a value is never mistaken for another kind).
+const enum Tag { Undefined = 1, True, False, Number, Double, BigInt, String, Function, Symbol, Null, Seen, Skipped, Array, Map, Set, View, Object }
+
+/** One walk at a time of one machine's host objects (see the header); reused from state to state. */
+export class HostWalk {
+  /** The key's words of the last walk: words[0, length). */
+  words = new Int32Array(4096);
+  length = 0;
+  /** What the last recording walk kept (undefined when not recording). */
+  record: HostRecord | undefined;
+  /**
+   * Key numbering: each object met by the keyed part gets `base` + its number in the walk. An entry below
+   * `base` is from an earlier walk (a WeakMap kept from walk to walk: no table built and grown per state).
+   */
+  private readonly seen = new WeakMap<object, number>();
+  private base = 0;
+  private count = 0;
+  /** What the keyed part left out (skipped objects, ignored fields' values): the kept part's roots. */
+  private readonly leftOut: unknown[] = [];
+  /** Objects the keyed part met and skipped (numbered, not walked). */
+  private readonly skipped = new Set<object>();
+  /** Objects the kept part walked. */
+  private readonly kept = new Set<object>();
+  private readonly float = new Float64Array(1);
+  private readonly floatWords = new Int32Array(this.float.buffer);
+
+  /**
+   * `rules`: what the key leaves out (undefined: no key, every object kept only); `recording`: keep what a
+   * snapshot needs; `memoryBuffer`: linear memory, whose views are hashed and copied with it; `frozen`:
+   * objects the kept part does not walk (the cores' frozen exports: code and constant globals).
+   */
+  constructor(private readonly rules: KeyRules | undefined, private readonly recording: boolean,
+    private readonly memoryBuffer: ArrayBufferLike, private readonly frozen: ReadonlySet<object>) {}
+
+  /** Walks `keyed` (in order; nothing when there are no rules) then `keptOnly` and returns the record (when recording). */
+  walk(keyed: readonly object[], keptOnly: readonly object[]): HostRecord | undefined {
+    this.length = 0;
+    this.base += this.count + 1;
+    this.count = 0;
+    this.kept.clear();
+    this.skipped.clear();
+    this.leftOut.length = 0;
+    this.record = this.recording ? { objects: [], kinds: [], names: [], data: [] } : undefined;
+    if (this.rules) for (const root of keyed) this.value(root);
+    else this.leftOut.push(...keyed);
+    this.leftOut.push(...keptOnly);
+    if (this.recording) for (let i = 0; i < this.leftOut.length; i++) this.keep(this.leftOut[i]);
+    this.leftOut.length = 0;
+    return this.record;
+  }
+
+  private put(x: number): void {
+    if (this.length === this.words.length) { const grown = new Int32Array(this.words.length * 2); grown.set(this.words); this.words = grown; }
+    this.words[this.length++] = x;
+  }
+
+  /** Writes a value's words (the keyed part), keeping what it reaches when recording. */
+  private value(value: unknown): void {
+    switch (typeof value) {
+      case 'undefined': this.put(Tag.Undefined); return;
+      case 'boolean': this.put(value ? Tag.True : Tag.False); return;
+      case 'number':
+        if ((value | 0) === value) { this.put(Tag.Number); this.put(value); return; }  // -0 as 0
+        this.put(Tag.Double);
+        this.float[0] = value === value ? value : NaN;
+        this.put(this.floatWords[0]); this.put(this.floatWords[1]);
+        return;
+      case 'string': { const d = stringDigest(value); this.put(Tag.String); this.put(d[0]); this.put(d[1]); return; }
+      case 'bigint': {
+        this.put(Tag.BigInt);
+        this.put(Number(BigInt.asIntN(32, value)));
+        this.put(Number(BigInt.asIntN(32, value >> 32n)));
+        if (value >> 64n !== 0n && value >> 64n !== -1n) { const d = stringDigest(value.toString(16)); this.put(d[0]); this.put(d[1]); }
+        return;
+      }
+      case 'function': this.put(Tag.Function); return;
+      case 'symbol': this.put(Tag.Symbol); return;
+    }
+    if (value === null) { this.put(Tag.Null); return; }
+    const object = value as object;
+    const earlier = this.seen.get(object);
+    if (earlier !== undefined && earlier >= this.base) { this.put(Tag.Seen); this.put(earlier - this.base); return; }
+    this.seen.set(object, this.base + this.count++);
+    const prototype = prototypeOf(object);
+    const kind = kindOfObject(object, prototype);
+    const record = this.record;
+    if (this.rules!.skip.has(object) || kind === Kind.Skipped || kind === Kind.KeptOnly) {
+      this.put(Tag.Skipped);
+      if (record) { this.skipped.add(object); this.leftOut.push(object); }
+      return;
+    }
+    switch (kind) {
+      case Kind.Array: {
+        const array = object as unknown[];
+        this.put(Tag.Array); this.put(array.length);
+        if (record) this.keepAs(array, Kind.Array, undefined, array.slice());
+        for (let i = 0; i < array.length; i++) this.value(array[i]);
+        return;
+      }
+      case Kind.Map: {
+        const entries: unknown[] = [];
+        for (const [k, item] of object as Map<unknown, unknown>) entries.push(k, item);
+        if (record) this.keepAs(object, Kind.Map, undefined, entries);
+        this.put(Tag.Map); this.put(entries.length >>> 1);
+        for (let i = 0; i < entries.length; i++) this.value(entries[i]);
+        return;
+      }
+      case Kind.Set: {
+        const items = [...(object as Set<unknown>)];
+        if (record) this.keepAs(object, Kind.Set, undefined, items);
+        this.put(Tag.Set); this.put(items.length);
+        for (let i = 0; i < items.length; i++) this.value(items[i]);
+        return;
+      }
+      case Kind.Bytes: {
+        this.put(Tag.View);
+        const view = object as ArrayBufferView;
+        if (view.buffer === this.memoryBuffer) return; // a view of linear memory: hashed and copied with it
+        this.put(view.byteLength);
+        this.bytesInto(view);
+        if (record) this.keepAs(view, Kind.Bytes, undefined, elementsOf(view));
+        return;
+      }
+    }
+    // A generator or a WeakMap: a recording walk cannot keep it; a search that replays hashes its own fields (none).
+    if (record && (kind === Kind.Generator || kind === Kind.Unlistable)) unsupported(object, kind);
+    this.put(Tag.Object);
+    const keys = Object.keys(object);
+    const values = Object.values(object);
+    if (record) this.keepAs(object, Kind.Object, keys, values);
+    if (keys.length === 0) { this.put(EMPTY_LIST[0]); this.put(EMPTY_LIST[1]); return; }
+    const ignoredNames = this.rules!.ignored;
+    let shape = prototype.shape;
+    if (shape === undefined || shape.ignoredNames !== ignoredNames || shape.keys.length !== keys.length || !sameStrings(shape.keys, keys)) {
+      shape = prototype.shape = shapeOf(keys, ignoredNames);
+    }
+    // The fields the key reads: present (not undefined: the model reads a field's value, never whether it
+    // exists) and not ignored; their list's digest, then their values.
+    let present = shape.read;
+    const bits = shape.bits;
+    for (let i = 0; i < values.length; i++) if (values[i] === undefined) present -= bits[i];
+    const list = shape.lists.get(present) ?? shape.listOf(present, values);
+    this.put(list[0]); this.put(list[1]);
+    const ignored = shape.ignored;
+    for (let i = 0; i < values.length; i++) {
+      const item = values[i];
+      if (item === undefined) continue;
+      if (ignored[i]) { if (record && item !== null && typeof item === 'object') this.leftOut.push(item); continue; }
+      this.value(item);
+    }
+  }
+
+  /** Keeps an object the key left out and what it reaches (the kept part). */
+  private keep(value: unknown): void {
+    if (value === null || typeof value !== 'object') return;
+    if (this.kept.has(value)) return;
+    if ((this.seen.get(value) ?? -1) >= this.base && !this.skipped.has(value)) return; // walked (and kept) by the keyed part
+    this.kept.add(value);
+    if (this.frozen.has(value)) return;
+    const kind = kindOfObject(value, prototypeOf(value));
+    switch (kind) {
+      case Kind.Skipped: return;
+      case Kind.Array: {
+        const array = value as unknown[];
+        this.keepAs(array, Kind.Array, undefined, array.slice());
+        for (let i = 0; i < array.length; i++) this.keep(array[i]);
+        return;
+      }
+      case Kind.Map: {
+        const entries: unknown[] = [];
+        for (const [k, item] of value as Map<unknown, unknown>) entries.push(k, item);
+        this.keepAs(value, Kind.Map, undefined, entries);
+        for (let i = 0; i < entries.length; i++) this.keep(entries[i]);
+        return;
+      }
+      case Kind.Set: {
+        const items = [...(value as Set<unknown>)];
+        this.keepAs(value, Kind.Set, undefined, items);
+        for (let i = 0; i < items.length; i++) this.keep(items[i]);
+        return;
+      }
+      case Kind.Bytes: {
+        if ((value as ArrayBufferView).buffer !== this.memoryBuffer) this.keepAs(value, Kind.Bytes, undefined, elementsOf(value as ArrayBufferView));
+        return;
+      }
+      case Kind.Generator: case Kind.Unlistable: unsupported(value, kind);
+    }
+    const keys = Object.keys(value);
+    const values = Object.values(value);
+    this.keepAs(value, Kind.Object, keys, values);
+    for (let i = 0; i < values.length; i++) this.keep(values[i]);
+  }
+
+  private keepAs(object: object, kind: Kind, names: readonly string[] | undefined, data: unknown[]): void {
+    const record = this.record!;
+    record.objects.push(object); record.kinds.push(kind); record.names.push(names); record.data.push(data);
+  }
+  /**
+   * A typed array's bytes as words: its 32-bit words where the view is aligned (the OS keeps columns in
+   * Uint32Arrays: their elements are the words), then its odd bytes one each.
+   */
+  private bytesInto(view: ArrayBufferView): void {
+    if (view instanceof Uint32Array || view instanceof Int32Array) { for (let i = 0; i < view.length; i++) this.put(view[i] | 0); return; }
+    const bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    const whole = (view.byteOffset & 3) === 0 ? view.byteLength >>> 2 : 0;
+    for (let i = 0; i < whole; i++) this.put(bytes[4 * i] | (bytes[4 * i + 1] << 8) | (bytes[4 * i + 2] << 16) | (bytes[4 * i + 3] << 24));
+    for (let i = whole * 4; i < bytes.length; i++) this.put(bytes[i]);
+  }
+}
+
+/** A copy of a typed array (of a DataView's bytes), to put back with set (restoreSnapshot). */
+function elementsOf(view: ArrayBufferView): unknown[] {
+  return [view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice() : (view as Uint8Array).slice()];
+}
+
+function unsupported(object: object, kind: Kind): never {
+  if (kind === Kind.Generator) throw new SnapshotUnsupported('the machine holds a generator (a CPU thread written as function*): its position cannot be kept; explore it by replaying from the start');
+  throw new SnapshotUnsupported(`the machine holds a ${object.constructor.name}, whose contents a snapshot cannot list`);
+}
+
+/**
+ * An object shape: its field names in order (Object.keys), which of them the key ignores, and the digests of
+ * the lists of names it reads, by which fields are present (field i counts 2^i, for up to 53 fields; a
+ * bigger shape digests its list at each object).
+ */
+class Shape {
+  readonly ignored: boolean[];
+  /** 2^i for field i when the key reads it (not ignored), else 0. */
+  readonly bits: number[];
+  /** The sum of bits: every field read present. */
+  readonly read: number;
+  readonly lists = new Map<number, Digest>();
+  constructor(readonly keys: readonly string[], readonly ignoredNames: ReadonlySet<string>) {
+    this.ignored = keys.map((k) => ignoredNames.has(k));
+    const exact = keys.length <= 53;
+    this.bits = this.ignored.map((ignored, i) => (ignored || !exact ? 0 : 2 ** i));
+    this.read = this.bits.reduce((sum, bit) => sum + bit, 0);
+  }
+  /** The digest of the names read: those not ignored whose values are not undefined (`present` says which). */
+  listOf(present: number, values: readonly unknown[]): Digest {
+    const names: string[] = [];
+    for (let i = 0; i < this.keys.length; i++) if (!this.ignored[i] && values[i] !== undefined) names.push(this.keys[i]);
+    const digest = stringDigest(`\u0000fields\u0000${names.join('\u0000')}`);
+    if (this.keys.length <= 53) this.lists.set(present, digest);
+    return digest;
+  }
+}
+
+/** By first field name, the shapes met most recently (at most 64 each: many classes' first field is `os`); per ignored-name set (a machine's KeyRules). */
+const shapeCache = new WeakMap<ReadonlySet<string>, Map<string, Shape[]>>();
+function shapeOf(keys: readonly string[], ignored: ReadonlySet<string>): Shape {
+  let byFirst = shapeCache.get(ignored);
+  if (byFirst === undefined) { byFirst = new Map(); shapeCache.set(ignored, byFirst); }
+  let known = byFirst.get(keys[0]);
+  if (known === undefined) { known = []; byFirst.set(keys[0], known); }
+  for (let s = 0; s < known.length; s++) {
+    const candidate = known[s].keys;
+    if (candidate.length === keys.length && sameStrings(candidate, keys)) return known[s];
+  }
+  const shape = new Shape(keys, ignored);
+  known.unshift(shape);
+  if (known.length > 64) known.pop();
+  return shape;
+}
+
+/** Are two lists of field names the same strings (Object.keys gives internalized strings: mostly one pointer compare each)? */
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A 64-bit digest as two 32-bit words. */
+export type Digest = readonly [number, number];
+
+/** Every string's digest so far, and the strings of each digest (a pure function's memo: nothing of a machine's). */
+const digests = new Map<string, Digest>();
+const owners = new Map<string, string>();
+const EMPTY_LIST = stringDigest('\u0000fields\u0000');
+
+/**
+ * A string's 64-bit digest: two lanes of a hash of its characters (the same in every process, so shards and
+ * workers agree on keys). Two strings with one digest would make two different states hash alike, so every
+ * digest is checked against the string it was first made from (a 64-bit clash among a few thousand strings:
+ * about 10^-12; it stops the search, naming both).
+ */
+export function stringDigest(s: string): Digest {
+  const known = digests.get(s);
+  if (known !== undefined) return known;
+  let h1 = 0xdeadbeef | 0, h2 = 0x41c6ce57;
+  const word = (x: number): void => { h1 = mix1(h1, x); h2 = mix2(h2, x); };
+  word(s.length | 0x4000_0000);
+  for (let i = 0; i < s.length; i++) word(s.charCodeAt(i));
+  const d1 = fmix(h1 ^ fmix(h2)), d2 = fmix(h2 ^ Math.imul(d1, 0x9e3779b1));
+  const digest: Digest = [d2, d1];
+  const name = `${d2}:${d1}`;
+  const owner = owners.get(name);
+  if (owner !== undefined && owner !== s) throw new Error(`internal: the state key's digests of "${owner}" and "${s}" are equal (${name}); the key cannot tell them apart`);
+  owners.set(name, s);
+  digests.set(s, digest);
+  return digest;
+}
+
+/**
+ * Lane 1 takes a word as MurmurHash3's 32-bit body does, lane 2 as xxHash32's round: each scrambles the
+ * word by multiplications and rotations before it meets the lane, and carries of an addition mix the
+ * lane, so differences in two words do not cancel. (A multiply-only mix, h = (h ^ x) × C, keeps a
+ * difference in a word's top bit in the lane's top bit alone: test/explore-state-key.test.ts.)
+ */
+export function mix1(h: number, x: number): number {
+  let k = Math.imul(x, 0xcc9e2d51);
+  k = Math.imul((k << 15) | (k >>> 17), 0x1b873593);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+export function mix2(h: number, x: number): number {
+  h = (h + Math.imul(x, 0x85ebca77)) | 0;
+  h = (h << 13) | (h >>> 19);
+  return Math.imul(h, 0x9e3779b1);
+}
+
+/** MurmurHash3's 32-bit finalizer (every input bit reaches every output bit). */
+export function fmix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
