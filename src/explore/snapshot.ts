@@ -23,9 +23,8 @@
 //
 // Not kept (never written after the machine is built, or restored elsewhere):
 // WebAssembly objects and the cores' frozen exports, views of linear memory,
-// functions, and
-// the trace (the explorer's machines run with it off; take refuses one that
-// records).
+// functions, and the trace (the explorer's machines run with it off; take
+// refuses one that records).
 
 import type { Machine } from '../machine/machine.js';
 import { HostWalk, Kind, SnapshotUnsupported, type HostRecord } from './host-walk.js';
