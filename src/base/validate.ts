@@ -16,10 +16,22 @@ export function u64(value: unknown, parameter: string): bigint {
   return u64Other(value, parameter);
 }
 
+/** u64's value without its error: the bigint, or undefined where u64 throws (a caller that reports it later calls u64 then). */
+export function u64OrUndefined(value: unknown): bigint | undefined {
+  if (typeof value === 'bigint' && BigInt.asUintN(64, value) === value) return value;
+  return u64Number(value);
+}
+
+/** A non-negative safe integer number as a bigint; undefined for anything else. */
+function u64Number(value: unknown): bigint | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? BigInt(value) : undefined;
+}
+
 /** u64 for anything but a bigint in range: a non-negative safe integer number, else the error. */
 function u64Other(value: unknown, parameter: string): bigint {
   if (typeof value === 'bigint') throw invalid(parameter, value, 'a 64-bit unsigned value (0n … 18446744073709551615n)', 'INTEGER_OVERFLOW');
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  const number = u64Number(value);
+  if (number !== undefined) return number;
   throw invalid(parameter, value, 'a 64-bit unsigned value: a bigint, or a non-negative safe integer number');
 }
 

@@ -35,7 +35,7 @@ import { Interrupts, type InterruptEnd } from './interrupts.js';
 import { FenceLifetime } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
 import { MonitoredFences, type LegacyCounters } from './monitored.js';
-import { FencesWithWaiters, RowReferences, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
+import { FencesWithWaiters, LAST_KERNEL_CV_VA, RowReferences, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import { FenceTable, RecentValues, ValueTable } from './tables.js';
 import { AdapterFenceRows } from './fence-rows.js';
 import { IntMap } from '../base/int-map.js';
@@ -179,7 +179,7 @@ export class Dxgkrnl {
    * Starts an adapter: its driver goes to the port, then DxgkDdiStartDevice and the caps check of
    * CAP-02. Throws when the driver breaks it.
    */
-  startAdapter(adapter: Omit<OsAdapter, 'currentValues' | 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rows' | 'rowReferences' | 'extendMonitoredValues'>,
+  startAdapter(adapter: Omit<OsAdapter, 'currentValues' | 'caps' | 'nativeFence' | 'state' | 'fences' | 'kernelCurrentValueVas' | 'byGlobalHandle' | 'destroyedGlobalHandles' | 'withWaiters' | 'devices' | 'rows' | 'rowReferences' | 'extendMonitoredValues' | typeof LAST_KERNEL_CV_VA>,
                driver: KernelModeDriver): OsAdapter {
     const callbacks = this.callbacksFor(adapter.index, adapter.name);
     this.port.attach({
@@ -217,7 +217,7 @@ export class Dxgkrnl {
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined, removal: undefined,
       fences, rows: undefined!, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),
-      rowReferences: undefined!, extendMonitoredValues: true,
+      rowReferences: undefined!, extendMonitoredValues: true, [LAST_KERNEL_CV_VA]: { of: -1, va: 0n },
     };
     // The fences' one store (src/os/fence-rows.ts), which the table makes views of and the token handles' references count in.
     const rows = new AdapterFenceRows(full);

@@ -21,10 +21,14 @@ export function checkMonitoredWait(fence: GlobalFence, value: bigint, parameter:
 
 /** MF-07: a signal more than UINT32_MAX/2 away (either way) from the last signalled value is refused (No64BitAtomics adapters only). */
 export function checkMonitoredSignal(fence: GlobalFence, value: bigint, parameter: string): void {
-  if (!narrow(fence.adapter)) return;
+  if (signalOutsideWindow(fence, value)) throw windowError(fence, value, fence.currentValue(), parameter, 'signal');
+}
+
+/** checkMonitoredSignal's test without its error: is `value` more than UINT32_MAX/2 from the last signalled value (No64BitAtomics only)? */
+export function signalOutsideWindow(fence: GlobalFence, value: bigint): boolean {
+  if (!narrow(fence.adapter)) return false;
   const last = fence.currentValue();
-  const distance = value > last ? value - last : last - value;
-  if (distance > MONITORED_FENCE_WINDOW) throw windowError(fence, value, last, parameter, 'signal');
+  return (value > last ? value - last : last - value) > MONITORED_FENCE_WINDOW;
 }
 
 function windowError(fence: GlobalFence, value: bigint, last: bigint, parameter: string, what: 'wait' | 'signal'): WddmError {

@@ -49,7 +49,15 @@ export interface BugCheckReport {
   timeNs: number;
 }
 
+/**
+ * The kernel CPU VA updateCurrentValuesFromCpu's last batch of one passed, by the CurrentValue address it maps (the VA
+ * is KERNEL_VA_BASE + that address: a BigInt is ~50 ns to make). Under a symbol: no state (the race explorer's key and
+ * snapshots walk string keys), and right after any restore since it is keyed by what it is derived from.
+ */
+export const LAST_KERNEL_CV_VA = Symbol('OsAdapter.lastKernelCvVa');
+
 export interface OsAdapter {
+  [LAST_KERNEL_CV_VA]: { of: number; va: bigint };
   index: number;
   name: string;
   /** The OS's view of the adapter's core instance: OS memory only (src/core/bindings.ts). The driver is reached through the port. */
@@ -132,7 +140,8 @@ export function requireRunning(adapter: OsAdapter, parameter: string): void {
   if (adapter.state === 'stopped') throw adapterStopped(adapter, parameter);
 }
 
-function adapterStopped(adapter: OsAdapter, parameter: string): WddmError {
+/** requireRunning's error: `adapter` is stopped (removed, or after a bug check). */
+export function adapterStopped(adapter: OsAdapter, parameter: string): WddmError {
   return new WddmError('GRAPHICS_ADAPTER_STOPPED', `${parameter}: adapter "${adapter.name}" is ${adapter.removal !== undefined ? `removed (${adapter.removal})` : `stopped after a bug check (${adapter.bugCheck?.message ?? 'unknown'})`}`,
     { parameter, expected: 'an object of a running adapter' });
 }
@@ -512,15 +521,24 @@ export function sameFence(a: GlobalFence, b: GlobalFence): boolean {
  * objects[0 … index − 1]. Throws before the call changes anything.
  */
 export function rejectRepeat(seen: GlobalFence[], local: LocalFence, index: number, call: 'wait' | 'signal'): void {
+  const first = firstNaming(seen, local.global, index);
+  if (first >= 0) throw repeatError(seen, local, index, first, call);
+}
+
+/** rejectRepeat's test without its error: the first of seen[0 … index − 1] that is `fence` (sameFence), or −1. */
+export function firstNaming(seen: GlobalFence[], fence: GlobalFence, index: number): number {
+  for (let i = 0; i < index; i++) if (sameFence(seen[i], fence)) return i;
+  return -1;
+}
+
+/** rejectRepeat's error: objects[index] names the fence objects[first] named. */
+export function repeatError(seen: GlobalFence[], local: LocalFence, index: number, first: number, call: 'wait' | 'signal'): WddmError {
   const fence = local.global;
-  let first = -1;
-  for (let i = 0; i < index; i++) if (sameFence(seen[i], fence)) { first = i; break; }
-  if (first < 0) return;
   const hint = call === 'wait'
     ? 'name each fence once (wait-all: wait for the larger value; wait-any: the smaller one)'
     : 'name each fence once, with the value it must end at';
   const which = seen[first] === fence ? fence.label : `${seen[first].label} and ${fence.label}, one cross-adapter fence through the handles of two adapters`;
-  throw new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${which}); a ${call} names each fence at most once: ${hint}`,
+  return new WddmError('INVALID_PARAMETER', `objects[${first}] and objects[${index}] name the same fence (${which}); a ${call} names each fence at most once: ${hint}`,
     { parameter: `objects[${index}]`, value: local.handle, expected: `a fence not already named by objects[${first}]` });
 }
 
@@ -920,9 +938,23 @@ export interface PendingWaiter {
  * values; NotificationOnly (XA-04) only tells the driver another adapter wrote the shared word.
  */
 export function updateCurrentValuesFromCpu(port: DriverPort, adapter: OsAdapter, fences: GlobalFence[], values: bigint[], notificationOnly: boolean): void {
+  if (fences.length === 1 && !notificationOnly) { updateCurrentValueFromCpu(port, adapter, fences[0], values[0]); return; }
   port.updateCurrentValuesFromCpu(adapter.index, {
     NumFences: fences.length, NativeFenceArray: fences.map((f) => f.hGlobal), UpdatedValueArray: values,
     CurrentValueKernelCpuVa: fences.map((f) => f.kernelCvVa), Flags: { AlwaysSignaled: false, NotificationOnly: notificationOnly },
   });
+}
+
+/**
+ * updateCurrentValuesFromCpu of one fence, no flag (a CPU signal's common case): the port's one-fence call, which makes
+ * no argument while nobody watches and is the array form's call, argument and count when someone does
+ * (src/port/driver-port.ts). `fence` is live.
+ */
+export function updateCurrentValueFromCpu(port: DriverPort, adapter: OsAdapter, fence: GlobalFence, value: bigint): void {
+  // The fence's row read directly (its getters' words; not always inlined in a caller this hot).
+  const words = adapter.rows.words, at = fence.coreFence * ROW_WORDS, cvPhys = words[at + ROW_CV_PHYS];
+  const last = adapter[LAST_KERNEL_CV_VA];
+  if (last.of !== cvPhys) { last.va = fence.kernelCvVa; last.of = cvPhys; }
+  port.updateOneCurrentValueFromCpu(adapter.index, words[at + ROW_GLOBAL_HANDLE], value, last.va);
 }
 

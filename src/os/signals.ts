@@ -8,18 +8,17 @@
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
 import type { Trace } from '../base/trace.js';
-import type { WasmMemory } from '../core/bindings.js';
 import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
 import type { CrossAdapterFences } from './cross-adapter.js';
 import { syncObjectOf, type Handles } from './handles.js';
 import type { MonitoredFences } from './monitored.js';
-import { checkMonitoredSignal } from './monitored-window.js';
-import { ROW_BITS, ROW_CV_PHYS, ROW_FLAGS_SHIFT, ROW_GLOBAL_HANDLE, ROW_MONITORED, ROW_WORDS } from './fence-store.js';
-import { narrow, rejectRepeat, requireRunning, updateCurrentValuesFromCpu, type GlobalFence, type HandleObject, type LocalFence, type OsAdapter, type Process } from './objects.js';
+import { checkMonitoredSignal, signalOutsideWindow } from './monitored-window.js';
+import { ROW_BITS, ROW_CV_PHYS, ROW_FLAGS_SHIFT, ROW_MONITORED, ROW_WORDS } from './fence-store.js';
+import { adapterStopped, firstNaming, narrow, repeatError, updateCurrentValueFromCpu, updateCurrentValuesFromCpu, type GlobalFence, type HandleObject, type LocalFence, type OsAdapter, type Process } from './objects.js';
 import type { FenceKey } from './fence-store.js';
 import type { HandleTable } from './tables.js';
-import type { OperationEnd, Waits } from './waits.js';
+import type { OperationEnd, OsOperation, Waits } from './waits.js';
 
 /** What a CPU signal does after its NF-09 loop (an OS operation's end when it runs in steps). */
 export interface CpuSignalEnd extends OperationEnd {
@@ -39,41 +38,43 @@ export interface SignalsEnvironment {
 
 
 /**
- * signalOne's last lookup, under a symbol: the race explorer's state key and snapshots walk a machine's objects by
- * their string keys (Object.keys), and a cache is no state (two states that differ only in the handle signalled
+ * The handle lookup's last answer, under a symbol: the race explorer's state key and snapshots walk a machine's objects
+ * by their string keys (Object.keys), and a cache is no state (two states that differ only in the handle signalled
  * last are one state). It needs no restoring: each use checks it against the table's editStamp, which a restore
  * puts back with what the table held.
  */
-const LAST_FOUND = Symbol('signalOne.lastFound');
-/**
- * The short path's last kernel VA and the physical address it maps, from which it is derived (GlobalFence.kernelCvVa;
- * a BigInt is ~50 ns to make). Under a symbol, as LAST_FOUND: it holds nothing a later step reads.
- */
-const LAST_KERNEL_VA = Symbol('signalOne.lastKernelVa');
+const LAST_FOUND = Symbol('CpuSignals.lastFound');
+
+/** Why checkFence refused a fence of a CPU signal (ACCEPTED: it did not); refuse() turns each into the call's error. */
+const ACCEPTED = 0, ADAPTER_STOPPED = 1, REPEATED = 2, NOT_U64 = 3, NO_SIGNAL = 4, BACKWARDS = 5, OUT_OF_WINDOW = 6;
+
+/** The fences before entry 0 of a call: none (checkFence reads them from entry 1 on). */
+const NO_FENCES: GlobalFence[] = [];
 
 export class CpuSignals {
   /** Fences signalled from the CPU (summary().os.cpuSignals). */
   readonly counters = { cpuSignals: 0 };
 
   /** signalOne's last lookup: `local` was `table`'s object for `handle` when the table's editStamp was `editStamp`. */
-  private readonly [LAST_FOUND]: { handle: number; table: HandleTable<HandleObject> | undefined; editStamp: number; local: LocalFence | undefined } =
+  private readonly [LAST_FOUND]: { handle: unknown; table: HandleTable<HandleObject> | undefined; editStamp: number; local: LocalFence | undefined } =
     { handle: -1, table: undefined, editStamp: -1, local: undefined };
-
-  private readonly [LAST_KERNEL_VA] = { va: 0n, of: -1 };
-
-  /** Linear memory as u64 words (a machine's memory is made at its final size and never grows: one view serves), and the memory it views. */
-  private values?: BigUint64Array;
-  private valuesOf?: WasmMemory;
 
   constructor(private readonly os: SignalsEnvironment) {}
 
+  /**
+   * D3DKMTSignalSynchronizationObjectFromCpu: the call checked whole (every refusal before any change), then done.
+   * Every fence of every call goes through the same checks (checkFence; refuse makes each refusal's error) and its
+   * signal through the same steps (the DDI of updateCurrentValue(s)FromCpu, then wake for its waiters). The common
+   * call is tried first (signalOne); any call it does not finish is validated whole here (signalValidated) and done by
+   * cpuSignal.
+   */
   signalFromCpu(process: Process, args: unknown): void {
-    // Two calls and nothing else, so this compiles into its caller and the short path is one call away.
-    if (!this.signalOne(process, args)) this.signalChecked(process, args);
+    // Two calls and nothing else, so this compiles into its caller and signalOne is one call away.
+    if (!this.signalOne(process, args)) this.signalValidated(process, args);
   }
 
-  /** The general path: the call checked whole (every refusal is made here), then done. */
-  private signalChecked(process: Process, args: unknown): void {
+  /** A call of any other shape: its options and arrays validated whole, each fence checked before any change, then done. */
+  private signalValidated(process: Process, args: unknown): void {
     const a = v.options(args, 'signal(args)', SIGNAL_KEYS);
     const objects = v.array(a.objects, 'objects', 1, MAX_OBJECTS_PER_CALL);
     const values = v.array(a.values, 'values', objects.length, objects.length);
@@ -83,11 +84,74 @@ export class CpuSignals {
       rewind = flags.allowFenceRewind === undefined ? false : v.bool(flags.allowFenceRewind, 'flags.allowFenceRewind');
     }
     if (a.hDevice !== undefined) this.os.handles.requireDevice(process, a.hDevice, 'hDevice');
-    // Every check before any change (no closure, no template string unless a check fails).
-    // Exactly sized (an empty array's first push reserves room for 17).
+    // Exactly sized (an empty array's first push reserves room for 17); no closure, no template string unless a check fails.
     const fences: GlobalFence[] = new Array(objects.length);
     const signalled: bigint[] = new Array(objects.length);
-    for (let i = 0; i < objects.length; i++) this.check(process, objects[i], values[i], i, rewind, fences, signalled);
+    for (let i = 0; i < objects.length; i++) {
+      const local = this.os.handles.resolve(process, objects[i], 'syncObject', objectsAt(i));
+      const raw = values[i], value = v.u64OrUndefined(raw);
+      const refusal = this.checkFence(local, value, rewind, fences, i);
+      if (refusal !== ACCEPTED) throw this.refuse(refusal, local, raw, value!, fences, i);
+      fences[i] = local.global;
+      signalled[i] = value!;
+    }
+    this.signalChecked(process, objects, fences, signalled, rewind);
+  }
+
+  /**
+   * The common call, `{ objects: [handle], values: [value] }` and nothing else (own keys), read in place: the
+   * handle looked up (the last answer kept), checked as any call's entry is (checkFence), and, for a native fence
+   * signalled whole (tracing off, the OS's operations run whole, no cross-adapter group holding it: XA-04 has
+   * nothing to do), signalled with cpuSignal's steps for a batch of one without making the batch: the one-fence DDI
+   * (updateCurrentValueFromCpu, the call updateCurrentValuesFromCpu makes for one fence), then its waiters (wake)
+   * and the NF-09 loop (refresh); any other fence of such a call is done as a checked call is (signalChecked).
+   * Returns false, having changed nothing, for any other call, a refused one included: signalValidated then checks
+   * it whole and makes the refusal's error.
+   */
+  private signalOne(process: Process, args: unknown): boolean {
+    // The shape's test written out here rather than called: V8 keeps what it learns of the objects a function sees per
+    // function, and a shared test would also see other calls' arguments. Each value is read once.
+    if (typeof args !== 'object' || args === null) return false;
+    for (const key in args) if (key !== 'objects' && key !== 'values') return false;
+    const { objects, values } = args as { objects?: unknown; values?: unknown };
+    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return false;
+    // The handle's sync object: the last one found while the process's table holds what it held then
+    // (HandleTable.editStamp: any change of the table, a snapshot's restore included, misses), else looked up (a
+    // handle that names none, or not a number: signalValidated's resolve says which).
+    const handle = objects[0], table = process.handles, last = this[LAST_FOUND];
+    let local = last.local;
+    if (handle !== last.handle || table !== last.table || table.editStamp !== last.editStamp) {
+      if (typeof handle !== 'number' || (local = syncObjectOf(process, handle)) === undefined) return false;
+      last.handle = handle;
+      last.table = table;
+      last.editStamp = table.editStamp;
+      last.local = local;
+    }
+    const value = v.u64OrUndefined(values[0]);
+    if (this.checkFence(local!, value, false, NO_FENCES, 0) !== ACCEPTED) return false;
+    const fence = local!.global;
+    if (this.os.trace.enabled || this.os.waits.stepwise || isMonitored(fence) || this.os.crossAdapter.holds(fence)) return this.signalOneChecked(process, objects, fence, value!);
+    this.counters.cpuSignals++;
+    const adapter = fence.adapter;
+    updateCurrentValueFromCpu(this.os.port, adapter, fence, value!);
+    if (adapter.withWaiters.has(fence)) this.wakeWhole(fence);
+    return true;
+  }
+
+  /** signalOne's waiters: wake's, then the NF-09 loop for the fence if any was satisfied (refresh). */
+  private wakeWhole(fence: GlobalFence): void {
+    const changed = this.wake(fence, undefined, undefined);
+    if (changed) this.os.waits.refresh(changed);
+  }
+
+  /** signalOne's call of one fence that is not signalled as its common case: as a checked call. */
+  private signalOneChecked(process: Process, objects: readonly unknown[], fence: GlobalFence, value: bigint): true {
+    this.signalChecked(process, objects, [fence], [value], false);
+    return true;
+  }
+
+  /** A checked call: traced, counted, done (cpuSignal). */
+  private signalChecked(process: Process, objects: readonly unknown[], fences: GlobalFence[], signalled: bigint[], rewind: boolean): void {
     if (this.os.trace.enabled) {
       this.os.trace.record('runtime', process.name, 'D3DKMTSignalSynchronizationObjectFromCpu', {
         ObjectCount: fences.length, ObjectHandleArray: objects as number[], FenceValueArray: signalled, AllowFenceRewind: rewind,
@@ -98,143 +162,82 @@ export class CpuSignals {
   }
 
   /**
-   * The common CPU signal, checked and done without building anything: one handle of this process to a native
-   * fence (or a monitored one, not on a No64BitAtomics adapter) of a running adapter that no cross-adapter group
-   * holds, a bigint value not below CurrentValue, no flags, no hDevice, tracing off, OS operations run whole. For
-   * any other call it returns false having changed nothing, and the general path checks the call whole: every
-   * refusal is the general path's. What it does is what the general path does for that call: for a native fence
-   * UpdateCurrentValuesFromCpu (its argument reused while no DDI observer could keep it), then the waiters the new
-   * value satisfies; for a monitored fence the kernel's own write (MonitoredFences.cpuSignal). (Cross-adapter
-   * propagation has nothing to do for a fence outside every group.)
+   * The checks of one fence of a CPU signal, in the order the call reports them: its adapter runs, no earlier entry
+   * names the same fence, `value` is a 64-bit value (u64OrUndefined's: undefined is not), the fence was not created
+   * with noSignal, the value does not move it back (unless `rewind`, NF-19), and a monitored fence of a
+   * No64BitAtomics adapter stays in its window (MF-07). Returns ACCEPTED or why not (refuse makes the error).
+   * `fences` holds the fences of entries 0 … i − 1.
    */
-  private signalOne(process: Process, args: unknown): boolean {
-    // oneFenceCall's checks (flags, hDevice, an unknown key or another shape: the general path), written out here
-    // rather than called: V8 keeps what it learns of the objects a function sees per function, and oneFenceCall also
-    // sees the waits' arguments (timeoutNs, waitAny …), which makes its property loads polymorphic. Each value is read once.
-    if (typeof args !== 'object' || args === null) return false;
-    for (const key in args) if (key !== 'objects' && key !== 'values') return false;
-    const { objects, values } = args as { objects?: unknown; values?: unknown };
-    if (!Array.isArray(objects) || objects.length !== 1 || !Array.isArray(values) || values.length !== 1) return false;
-    const value: unknown = values[0];
-    // 0 … UINT64_MAX: the value its low 64 bits make is itself (one truncation V8 compiles inline, not two BigInt compares).
-    if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) return false;
-    const handle: unknown = objects[0];
-    if (typeof handle !== 'number') return false;
-    // The handle's sync object: the last one found while its table holds what it held then (HandleTable.editStamp:
-    // any change of the table, a snapshot's restore included, misses), else looked up.
-    const table = process.handles;
-    const last = this[LAST_FOUND];
-    let local = last.local;
-    if (handle !== last.handle || table !== last.table || table.editStamp !== last.editStamp) {
-      local = syncObjectOf(process, handle);
-      if (local === undefined) return false;
-      last.handle = handle;
-      last.table = table;
-      last.editStamp = table.editStamp;
-      last.local = local;
+  private checkFence(local: LocalFence, value: bigint | undefined, rewind: boolean, fences: GlobalFence[], i: number): number {
+    const fence = local.global, adapter = fence.adapter;
+    if (adapter.state === 'stopped') return ADAPTER_STOPPED;
+    if (i > 0 && firstNaming(fences, fence, i) >= 0) return REPEATED;
+    if (value === undefined) return NOT_U64;
+    // The fence's row read directly, once (a live handle's fence is live: its row is its adapter's). GlobalFence's
+    // getters (flags, kind, currentValue) read the same words, but V8 does not always inline them here: through them
+    // a one-fence signal measured 1.6x (paired, in one process).
+    const words = adapter.rows.words, at = fence.coreFence * ROW_WORDS, bits = words[at + ROW_BITS];
+    if ((bits & (NO_SIGNAL_FLAG << ROW_FLAGS_SHIFT)) !== 0) return NO_SIGNAL;
+    // CurrentValue is its word (GlobalFence.currentValue's read), but for a monitored fence of a No64BitAtomics adapter,
+    // whose 32-bit word the kernel extends (MF-07) and whose value window is checked too.
+    if ((bits & ROW_MONITORED) !== 0 && narrow(adapter)) return checkNarrowMonitored(fence, value, rewind);
+    if (!rewind && value < adapter.currentValues[words[at + ROW_CV_PHYS] >>> 3]) return BACKWARDS;
+    return ACCEPTED;
+  }
+
+  /** The error of checkFence's `refusal` of entry i (`raw` its value as given, `value` as u64OrUndefined read it). */
+  private refuse(refusal: number, local: LocalFence, raw: unknown, value: bigint, fences: GlobalFence[], i: number): Error {
+    const global = local.global;
+    switch (refusal) {
+      case ADAPTER_STOPPED: return adapterStopped(global.adapter, objectsAt(i));
+      case REPEATED: return repeatError(fences, local, i, firstNaming(fences, global, i), 'signal');
+      case NOT_U64: try { v.u64(raw, i === 0 ? 'values[0]' : `values[${i}]`); } catch (error) { return error as Error; } break;
+      case NO_SIGNAL:
+        return new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
+          { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noSignal' });
+      case BACKWARDS: {
+        const current = global.currentValue();
+        return new WddmError('INVALID_PARAMETER', `values[${i}] ${value} would move ${global.label} back from ${current}; fence values only move forward unless flags.allowFenceRewind is set`,
+          { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
+      }
+      case OUT_OF_WINDOW: try { checkMonitoredSignal(global, value, `values[${i}]`); } catch (error) { return error as Error; } break;
     }
-    const fence = local!.global;
-    const adapter = fence.adapter;
-    // The fence's row, read once (a live handle's fence is live: its row is its adapter's; GlobalFence's getters read the same words).
-    // Directly, not through FenceRows' accessors: through them a one-fence signal with a waiter measured 1.10x (paired, control 1.03).
-    const words = adapter.rows.words, at = fence.coreFence * ROW_WORDS, bits = words[at + ROW_BITS], cvPhys = words[at + ROW_CV_PHYS];
-    if (adapter.state !== 'running' || (bits & (NO_SIGNAL_FLAG << ROW_FLAGS_SHIFT)) !== 0) return false;
-    if (this.os.trace.enabled || this.os.waits.stepwise || this.os.crossAdapter.holds(fence)) return false;
-    // A rewind is refused or allowed by flags: the general path's to say. CurrentValue is read as the core's
-    // cpuReadCurrentValue reads it, one aligned 64-bit load, but through a view: an export call is polymorphic once
-    // a process has several machines (each core instance its own exports object), and twice as slow then.
-    if (this.valuesOf !== adapter.memory) { this.values = new BigUint64Array(adapter.memory.buffer); this.valuesOf = adapter.memory; }
-    if (value < this.values![cvPhys >>> 3]) return false;
-    if ((bits & ROW_MONITORED) !== 0) return this.signalOneMonitored(fence, value);
-    this.counters.cpuSignals++;
-    // DxgkDdiUpdateCurrentValuesFromCpu for this one fence: the port hands it to the driver in the form it takes.
-    const lastKernelVa = this[LAST_KERNEL_VA];
-    if (cvPhys !== lastKernelVa.of) { lastKernelVa.va = adapter.kernelCurrentValueVas.get(fence.coreFence); lastKernelVa.of = cvPhys; }
-    this.os.port.updateOneCurrentValueFromCpu(adapter.index, words[at + ROW_GLOBAL_HANDLE], value, lastKernelVa.va);
-    // Only a fence with CPU waiters has any to satisfy (a bit test, as the general path asks; no 64-bit compare).
-    if (adapter.withWaiters.has(fence)) this.wakeAfterOne(fence);
-    return true;
+    return new Error(`internal: CPU signal refusal ${refusal} of objects[${i}] has no error`);
   }
 
   /**
-   * signalOne for a monitored fence: the kernel writes it itself, no DDI (src/os/monitored.ts). One on a
-   * No64BitAtomics adapter has its value window and 32-bit extension (MF-07): the general path (false, nothing changed).
+   * Waiters of `fence`, which has CPU waiters (its adapter's withWaiters: only such a fence has any to satisfy, a bit
+   * test its callers make), that its new CurrentValue satisfies, into `changed` (made when one is). Run whole, a
+   * value not past MonitoredValue (the smallest waited value − 1, NF-02, exact between whole operations) satisfies none.
    */
-  private signalOneMonitored(fence: GlobalFence, value: bigint): boolean {
-    if (narrow(fence.adapter)) return false;
-    this.counters.cpuSignals++;
-    this.os.monitored.cpuSignal([fence], [value]);
-    return true;
+  private wake(fence: GlobalFence, changed: Set<FenceKey> | undefined, operation: OsOperation | undefined): Set<FenceKey> | undefined {
+    const adapter = fence.adapter;
+    // CurrentValue and MonitoredValue from the row and the word (a native fence's: GlobalFence's getters' values; see checkFence).
+    const rows = adapter.rows, current = adapter.currentValues[rows.words[fence.coreFence * ROW_WORDS + ROW_CV_PHYS] >>> 3];
+    if (operation === undefined && current <= rows.monitoredValueOf(fence.coreFence)) return changed;
+    this.os.waits.satisfy(fence.key, current, (changed ??= new Set()), operation);
+    return changed;
   }
 
-  /** signalOne's waiters: those the new CurrentValue satisfies, if it passed MonitoredValue (NF-02: only then can it). */
-  private wakeAfterOne(fence: GlobalFence): void {
-    const current = fence.currentValue();
-    if (current > fence.monitoredValue) {
-      const changed = new Set<FenceKey>();
-      this.os.waits.satisfy(fence.key, current, changed);
-      this.os.waits.refresh(changed);
-    }
-  }
-
-  /** Checks objects[i] and values[i] of a CPU signal (handle, adapter, repeat, value, noSignal, monotonic, MF-07), then sets fences[i] and signalled[i]. */
-  private check(process: Process, handle: unknown, rawValue: unknown, i: number, rewind: boolean, fences: GlobalFence[], signalled: bigint[]): void {
-    const local = this.os.handles.resolve(process, handle, 'syncObject', i === 0 ? 'objects[0]' : `objects[${i}]`);
-    const global = local.global;
-    requireRunning(global.adapter, i === 0 ? 'objects[0]' : `objects[${i}]`);
-    if (i > 0) rejectRepeat(fences, local, i, 'signal');
-    const value = v.u64(rawValue, i === 0 ? 'values[0]' : `values[${i}]`);
-    if ((global.flags & NO_SIGNAL_FLAG) !== 0) {
-      throw new WddmError('INVALID_PARAMETER', `objects[${i}] ${hex(local.handle)} was created with flags.noSignal: it cannot be signalled`,
-        { parameter: `objects[${i}]`, value: local.handle, expected: 'a fence created without flags.noSignal' });
-    }
-    const current = global.currentValue();
-    if (value < current && !rewind) {
-      throw new WddmError('INVALID_PARAMETER', `values[${i}] ${value} would move ${global.label} back from ${current}; fence values only move forward unless flags.allowFenceRewind is set`,
-        { parameter: `values[${i}]`, value, expected: `>= ${current}, or flags.allowFenceRewind` });
-    }
-    if (global.kind === 'monitored') checkMonitoredSignal(global, value, `values[${i}]`);
-    fences[i] = global;
-    signalled[i] = value;
-  }
-
-  /** Writes values through each adapter's driver (batched), then satisfies CPU waiters. */
+  /**
+   * Writes values through each adapter's driver, a batch per adapter (signalOnAdapter; adapters in index order), then
+   * satisfies CPU waiters, runs the NF-09 loop and XA-04. Monitored fences are the kernel's to write (signalMonitored).
+   */
   cpuSignal(fences: GlobalFence[], values: bigint[]): void {
-    let hasMonitored = false;
-    for (let i = 0; i < fences.length; i++) if (fences[i].kind === 'monitored') { hasMonitored = true; break; }
-    if (hasMonitored) {
-      // Monitored fences: the kernel writes the value itself, no DDI (src/os/monitored.ts).
-      const monitored = fences.map((f, i) => i).filter((i) => fences[i].kind === 'monitored');
-      this.os.monitored.cpuSignal(monitored.map((i) => fences[i]), monitored.map((i) => values[i]));
-      const native = fences.map((f, i) => i).filter((i) => fences[i].kind === 'native');
-      if (!native.length) return;
-      fences = native.map((i) => fences[i]);
-      values = native.map((i) => values[i]);
+    // No closure here (one would put the arguments in a context allocated at every call).
+    for (let i = 0; i < fences.length; i++) {
+      if (isMonitored(fences[i])) {
+        const native = this.signalMonitored(fences, values);
+        if (native === undefined) return;
+        fences = native.fences;
+        values = native.values;
+        break;
+      }
     }
-    // Grouped by adapter, adapters in index order (a machine has a handful): no Map, no closures per call.
-    const first = fences[0].adapter;
-    let adapters: OsAdapter[] | undefined;
-    for (let i = 1; i < fences.length; i++) {
-      const adapter = fences[i].adapter;
-      if (adapter !== first && !(adapters ??= [first]).includes(adapter)) adapters.push(adapter);
-    }
-    if (adapters) adapters.sort((x, y) => x.index - y.index);
-    // Only fences that may have CPU waiters (adapter.withWaiters) have a heap to pop: the others skip the core call.
-    let changed: Set<FenceKey> | undefined;
     // In steps (src/os/waits.ts): each satisfied waiter is retired by a step of its own, then the NF-09 loop's steps.
     const operation = this.os.waits.operationFor('CPU signal');
-    for (const adapter of adapters ?? [first]) {
-      let batch = fences, batchValues = values;
-      if (adapters) {
-        batch = []; batchValues = [];
-        for (let i = 0; i < fences.length; i++) if (fences[i].adapter === adapter) { batch.push(fences[i]); batchValues.push(values[i]); }
-      }
-      updateCurrentValuesFromCpu(this.os.port, adapter, batch, batchValues, false);
-      for (let i = 0; i < batch.length; i++) {
-        const fence = batch[i];
-        if (adapter.withWaiters.has(fence)) this.os.waits.satisfy(fence.key, fence.currentValue(), (changed ??= new Set()), operation);
-      }
-    }
+    const changed = onOneAdapter(fences) ? this.signalOnAdapter(fences[0].adapter, fences, values, undefined, operation)
+      : this.signalByAdapter(fences, values, operation);
     if (operation) {
       const end: CpuSignalEnd = { owner: 'signals', fences };
       this.os.waits.run(operation, changed ?? new Set(), end);
@@ -242,6 +245,42 @@ export class CpuSignals {
     }
     if (changed) this.os.waits.refresh(changed);
     this.os.crossAdapter.afterCpuSignal(fences); // XA-04
+  }
+
+  /**
+   * The monitored fences of a CPU signal: the kernel writes them itself, no DDI (src/os/monitored.ts). Returns the
+   * native ones with their values, or undefined for none.
+   */
+  private signalMonitored(fences: GlobalFence[], values: bigint[]): { fences: GlobalFence[]; values: bigint[] } | undefined {
+    let monitoredCount = 0;
+    for (let i = 0; i < fences.length; i++) if (isMonitored(fences[i])) monitoredCount++;
+    if (monitoredCount === fences.length) { this.os.monitored.cpuSignal(fences, values); return undefined; }
+    const monitored = fences.map((f, i) => i).filter((i) => isMonitored(fences[i]));
+    this.os.monitored.cpuSignal(monitored.map((i) => fences[i]), monitored.map((i) => values[i]));
+    const native = fences.map((f, i) => i).filter((i) => !isMonitored(fences[i]));
+    return { fences: native.map((i) => fences[i]), values: native.map((i) => values[i]) };
+  }
+
+  /** cpuSignal's fences of several adapters: a batch per adapter, adapters in index order. */
+  private signalByAdapter(fences: GlobalFence[], values: bigint[], operation: OsOperation | undefined): Set<FenceKey> | undefined {
+    const adapters: OsAdapter[] = [];
+    for (const fence of fences) if (!adapters.includes(fence.adapter)) adapters.push(fence.adapter);
+    adapters.sort((x, y) => x.index - y.index);
+    let changed: Set<FenceKey> | undefined;
+    for (const adapter of adapters) {
+      const batch: GlobalFence[] = [], batchValues: bigint[] = [];
+      for (let i = 0; i < fences.length; i++) if (fences[i].adapter === adapter) { batch.push(fences[i]); batchValues.push(values[i]); }
+      changed = this.signalOnAdapter(adapter, batch, batchValues, changed, operation);
+    }
+    return changed;
+  }
+
+  /** One adapter's batch: DxgkDdiUpdateCurrentValuesFromCpu (a batch of one: the port's one-fence call), then its fences' waiters. */
+  private signalOnAdapter(adapter: OsAdapter, fences: GlobalFence[], values: bigint[], changed: Set<FenceKey> | undefined,
+                          operation: OsOperation | undefined): Set<FenceKey> | undefined {
+    updateCurrentValuesFromCpu(this.os.port, adapter, fences, values, false);
+    for (let i = 0; i < fences.length; i++) if (adapter.withWaiters.has(fences[i])) changed = this.wake(fences[i], changed, operation);
+    return changed;
   }
 
   /** The rest of a CPU signal after its NF-09 loop, when it ran in steps: cross-adapter propagation (XA-04). */
@@ -253,3 +292,22 @@ export class CpuSignals {
 const SIGNAL_KEYS = ['objects', 'values', 'flags', 'hDevice'] as const;
 const SIGNAL_FLAG_KEYS = ['allowFenceRewind', 'signalAtSubmission', 'enqueueCpuEvent'] as const;
 const NO_SIGNAL_FLAG = 1 << SYNC_FLAG_BITS.noSignal;
+
+/** The parameter name of entry i of `objects`. */
+const objectsAt = (i: number): string => (i === 0 ? 'objects[0]' : `objects[${i}]`);
+
+/** checkFence for a monitored fence of a No64BitAtomics adapter (MF-07): its extended CurrentValue, then its window. */
+function checkNarrowMonitored(fence: GlobalFence, value: bigint, rewind: boolean): number {
+  if (!rewind && value < fence.currentValue()) return BACKWARDS;
+  return signalOutsideWindow(fence, value) ? OUT_OF_WINDOW : ACCEPTED;
+}
+
+/** Are `fences` all of one adapter (a call of one fence, the common case, is)? */
+function onOneAdapter(fences: GlobalFence[]): boolean {
+  const first = fences[0].adapter;
+  for (let i = 1; i < fences.length; i++) if (fences[i].adapter !== first) return false;
+  return true;
+}
+
+/** Is `fence` a monitored fence? Its row's bit, read directly (GlobalFence.kind's; see checkFence). A CPU signal's fences are live. */
+const isMonitored = (fence: GlobalFence): boolean => (fence.adapter.rows.words[fence.coreFence * ROW_WORDS + ROW_BITS] & ROW_MONITORED) !== 0;
