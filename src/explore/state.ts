@@ -169,6 +169,8 @@ export class StateKeys {
     for (const adapter of machine.adapters) { skip.add(adapter.core); skip.add(adapter.hardware.core); skip.add(adapter.hardware.layout); }
     this.rules = { skip, ignored: this.logsAbstracted ? IGNORED_WITHOUT_LOGS : IGNORED_WITH_LOGS };
     this.walk = new HostWalk(this.rules, options.recording ?? false, memory, frozenExports(machine));
+    // The deeply frozen objects of the machine as built (configuration, capabilities...): numbered once, then one word each per key.
+    this.walk.learnConstants([machine, world.explorer]);
   }
   /** What the host walk leaves out (tests: the reference key in test/ reads the same rules). */
   readonly rules: KeyRules;
