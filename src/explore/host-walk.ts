@@ -112,6 +112,8 @@ class Known {
   shape: Shape | undefined = undefined;
   present = -1;
   list: Digest = EMPTY_LIST;
+  /** A typed array's bytes as a Uint8Array (itself when it is one): what a snapshot copies and puts back. */
+  bytes: Uint8Array | undefined = undefined;
   /**
    * `skipped`: the key writes Tag.Skipped for it (KeyRules.skip, and the kinds Skipped and KeptOnly);
    * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, the cores' frozen exports).
@@ -139,12 +141,16 @@ function deepFrozen(object: object, visiting: Set<object>): boolean {
   return true;
 }
 
-/** What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items, entries or bytes. */
+/**
+ * What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items or
+ * entries; a typed array's bytes are in `bytes`, its data [its bytes as a Uint8Array, their offset in `bytes`].
+ */
 export interface HostRecord {
   readonly objects: object[];
   readonly kinds: Kind[];
   readonly names: (readonly string[] | undefined)[];
   readonly data: unknown[][];
+  bytes: Uint8Array;
 }
 
 // Tags that keep the walk's shape in the key's words (a value is never mistaken for another kind).
@@ -155,32 +161,31 @@ const WORDS_PER_VALUE = 5;
 
 /** One walk at a time of one machine's host objects (see the header); reused from state to state. */
 export class HostWalk {
-  /** The key's words of the last walk: words[0, length). */
+  /** The key's words of the last write: words[0, length). */
   words = new Int32Array(4096);
   length = 0;
-  /** What the last recording walk kept (undefined when not recording). */
-  record: HostRecord | undefined;
+  /** What keepAll is keeping, and the bytes of the typed arrays it kept so far: bytes[0, bytesKept). */
+  private record: HostRecord | undefined;
+  private bytes = new Uint8Array(4096);
+  private bytesKept = 0;
   /** What the walk knows of each object it met (Known): one lookup per object reached. */
   private readonly known = new WeakMap<object, Known>();
   /** The number of this walk (from 1): an object whose Known.walk is this was met in it. */
   private walks = 0;
-  /** Objects numbered in this walk so far. */
+  /** Objects numbered in this walk's keyed part so far. */
   private count = 0;
   /** Constants numbered so far, and whether the walk is learning them (learnConstants). */
   private constants = 0;
   private learning = false;
-  /** What the keyed part left out (skipped objects, ignored fields' values): the kept part's roots. */
-  private readonly leftOut: unknown[] = [];
   private readonly float = new Float64Array(1);
   private readonly floatWords = new Int32Array(this.float.buffer);
 
   /**
-   * `rules`: what the key leaves out (undefined: no key, every object kept only); `recording`: keep what a
-   * snapshot needs; `memoryBuffer`: linear memory, whose views are hashed and copied with it; `frozen`:
-   * objects the kept part does not walk (the cores' frozen exports: code and constant globals).
+   * `rules`: what the key leaves out (undefined: a walk that only keeps); `memoryBuffer`: linear memory, whose
+   * views are hashed and copied with it; `frozen`: objects a snapshot does not keep (the cores' frozen
+   * exports: code and constant globals).
    */
-  constructor(private readonly rules: KeyRules | undefined, private readonly recording: boolean,
-    private readonly memoryBuffer: ArrayBufferLike, private readonly frozen: ReadonlySet<object>) {}
+  constructor(private readonly rules: KeyRules | undefined, private readonly memoryBuffer: ArrayBufferLike, private readonly frozen: ReadonlySet<object>) {}
 
   /**
    * Numbers the deeply frozen objects (Known) the key reaches from `roots` in the machine as it is now, in the
@@ -191,23 +196,28 @@ export class HostWalk {
   learnConstants(roots: readonly object[]): void {
     if (this.walks !== 0) throw new Error('internal: HostWalk.learnConstants after a walk: constants are numbered in the machine as built');
     this.learning = true;
-    try { this.walk(roots, []); } finally { this.learning = false; }
+    try { this.write(roots); } finally { this.learning = false; }
   }
 
-  /** Walks `keyed` (in order; nothing when there are no rules) then `keptOnly` and returns the record (when recording). */
-  walk(keyed: readonly object[], keptOnly: readonly object[]): HostRecord | undefined {
+  /** Writes the key's words of `roots` and what they reach, in order (the keyed part): words[0, length). */
+  write(roots: readonly object[]): void {
+    if (!this.rules) throw new Error('internal: HostWalk.write without KeyRules (a walk made to keep only)');
     this.length = 0;
     this.walks++;
     this.count = 0;
-    this.leftOut.length = 0;
-    const recording = this.recording && !this.learning;
-    this.record = recording ? { objects: [], kinds: [], names: [], data: [] } : undefined;
-    if (this.rules) for (const root of keyed) { this.room(WORDS_PER_VALUE); this.value(root); }
-    else this.leftOut.push(...keyed);
-    this.leftOut.push(...keptOnly);
-    if (recording) for (let i = 0; i < this.leftOut.length; i++) this.keep(this.leftOut[i]);
-    this.leftOut.length = 0;
-    return this.record;
+    for (const root of roots) { this.room(WORDS_PER_VALUE); this.value(root); }
+  }
+
+  /** Keeps what a snapshot restores of `roots` and every object they reach (the kept part; restoreSnapshot). */
+  keepAll(roots: readonly object[]): HostRecord {
+    this.walks++;
+    this.bytesKept = 0;
+    const record: HostRecord = this.record = { objects: [], kinds: [], names: [], data: [], bytes: this.bytes };
+    try {
+      for (const root of roots) this.keep(root);
+    } finally { this.record = undefined; }
+    record.bytes = this.bytes.slice(0, this.bytesKept);
+    return record;
   }
 
   /** Makes room for `n` more words (a container makes room for its own words, WORDS_PER_VALUE per item, before writing them). */
@@ -239,7 +249,7 @@ export class HostWalk {
     for (const item of Object.values(object)) if (item !== null && typeof item === 'object') this.numberConstants(item);
   }
 
-  /** Writes a value's words (the keyed part; its container made room for them), keeping what it reaches when recording. */
+  /** Writes a value's words (the keyed part; its container made room for them). */
   private value(value: unknown): void {
     const words = this.words;
     switch (typeof value) {
@@ -268,25 +278,18 @@ export class HostWalk {
     if (known.kind === Kind.Constant) { words[this.length++] = Tag.Constant; words[this.length++] = known.constant; return; }
     known.walk = this.walks;
     known.number = this.count++;
-    const record = this.record;
-    if (known.skipped) {
-      words[this.length++] = Tag.Skipped;
-      if (record) this.leftOut.push(object);
-      return;
-    }
+    if (known.skipped) { words[this.length++] = Tag.Skipped; return; }
     switch (known.kind) {
       case Kind.Array: {
         const array = object as unknown[];
         this.room(2 + WORDS_PER_VALUE * array.length);
         this.words[this.length++] = Tag.Array; this.words[this.length++] = array.length;
-        if (record) this.keepAs(array, Kind.Array, undefined, array.slice());
         for (let i = 0; i < array.length; i++) this.value(array[i]);
         return;
       }
       case Kind.Map: {
         const entries: unknown[] = [];
         for (const [k, item] of object as Map<unknown, unknown>) entries.push(k, item);
-        if (record) this.keepAs(object, Kind.Map, undefined, entries);
         this.room(2 + WORDS_PER_VALUE * entries.length);
         this.words[this.length++] = Tag.Map; this.words[this.length++] = entries.length >>> 1;
         for (let i = 0; i < entries.length; i++) this.value(entries[i]);
@@ -294,7 +297,6 @@ export class HostWalk {
       }
       case Kind.Set: {
         const items = [...(object as Set<unknown>)];
-        if (record) this.keepAs(object, Kind.Set, undefined, items);
         this.room(2 + WORDS_PER_VALUE * items.length);
         this.words[this.length++] = Tag.Set; this.words[this.length++] = items.length;
         for (let i = 0; i < items.length; i++) this.value(items[i]);
@@ -306,15 +308,12 @@ export class HostWalk {
         this.room(2 + view.byteLength);
         this.words[this.length++] = Tag.View; this.words[this.length++] = view.byteLength;
         this.bytesInto(view);
-        if (record) this.keepAs(view, Kind.Bytes, undefined, elementsOf(view));
         return;
       }
     }
-    // A generator or a WeakMap: a recording walk cannot keep it; a search that replays hashes its own fields (none).
-    if (record && (known.kind === Kind.Generator || known.kind === Kind.Unlistable)) unsupported(object, known.kind);
+    // (A generator or a WeakMap, which keepAll refuses: a search that replays hashes its own fields, none.)
     const keys = Object.keys(object);
     const values = Object.values(object);
-    if (record) this.keepAs(object, Kind.Object, keys, values);
     this.room(3 + WORDS_PER_VALUE * values.length);
     this.words[this.length++] = Tag.Object;
     if (keys.length === 0) { this.words[this.length++] = EMPTY_LIST[0]; this.words[this.length++] = EMPTY_LIST[1]; return; }
@@ -334,18 +333,16 @@ export class HostWalk {
     for (let i = 0; i < values.length; i++) {
       const item = values[i];
       if (item === undefined) continue;
-      if (ignored[i]) { if (record && item !== null && typeof item === 'object') this.leftOut.push(item); continue; }
-      this.value(item);
+      if (!ignored[i]) this.value(item);
     }
   }
 
-  /** Keeps an object the key left out and what it reaches (the kept part). */
+  /** Keeps an object and what it reaches (keepAll). */
   private keep(value: unknown): void {
     if (value === null || typeof value !== 'object') return;
     const known = this.knownOf(value);
     if (known.keptIn === this.walks) return;
     known.keptIn = this.walks;
-    if (known.walk === this.walks && !known.skipped) return; // walked (and kept) by the keyed part
     if (known.notKept) return;
     switch (known.kind) {
       case Kind.Array: {
@@ -368,7 +365,18 @@ export class HostWalk {
         return;
       }
       case Kind.Bytes: {
-        if ((value as ArrayBufferView).buffer !== this.memoryBuffer) this.keepAs(value, Kind.Bytes, undefined, elementsOf(value as ArrayBufferView));
+        const view = value as ArrayBufferView;
+        if (view.buffer === this.memoryBuffer) return;
+        let bytes = known.bytes;
+        if (bytes === undefined || bytes.byteLength !== view.byteLength) bytes = known.bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+        if (this.bytesKept + bytes.length > this.bytes.length) {
+          const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.bytesKept + bytes.length));
+          grown.set(this.bytes.subarray(0, this.bytesKept));
+          this.bytes = grown;
+        }
+        this.bytes.set(bytes, this.bytesKept);
+        this.keepAs(view, Kind.Bytes, undefined, [bytes, this.bytesKept]);
+        this.bytesKept += bytes.length;
         return;
       }
       case Kind.Generator: case Kind.Unlistable: unsupported(value, known.kind);
@@ -395,11 +403,6 @@ export class HostWalk {
     for (let i = 0; i < whole; i++) words[this.length++] = bytes[4 * i] | (bytes[4 * i + 1] << 8) | (bytes[4 * i + 2] << 16) | (bytes[4 * i + 3] << 24);
     for (let i = whole * 4; i < bytes.length; i++) words[this.length++] = bytes[i];
   }
-}
-
-/** A copy of a typed array (of a DataView's bytes), to put back with set (restoreSnapshot). */
-function elementsOf(view: ArrayBufferView): unknown[] {
-  return [view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice() : (view as Uint8Array).slice()];
 }
 
 function unsupported(object: object, kind: Kind): never {

@@ -52,14 +52,14 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
   const from = machine.layout.staticReservedBytes;
   const memory = reuse && reuse.memory.length === bytes.length - from ? reuse.memory : new Uint8Array(bytes.length - from);
   memory.set(bytes.subarray(from));
-  host ??= new HostWalk(undefined, true, machine.memory.buffer, frozenExports(machine)).walk([], [machine, ...extra])!;
+  host ??= new HostWalk(undefined, machine.memory.buffer, frozenExports(machine)).keepAll([machine, ...extra]);
   return { memory, host };
 }
 
 /** Puts the machine back as it was when `snapshot` was taken. */
 export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
   new Uint8Array(machine.memory.buffer).set(snapshot.memory, machine.layout.staticReservedBytes);
-  const { objects, kinds, names, data } = snapshot.host;
+  const { objects, kinds, names, data, bytes } = snapshot.host;
   for (let i = 0; i < objects.length; i++) {
     const object = objects[i];
     const saved = data[i];
@@ -85,8 +85,9 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
         break;
       }
       case Kind.Bytes: {
-        const view = object as ArrayBufferView;
-        (view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : view as Uint8Array).set(saved[0] as Uint8Array);
+        // The typed array's bytes as a Uint8Array, and where they are in the record's bytes.
+        const view = saved[0] as Uint8Array, at = saved[1] as number;
+        view.set(bytes.subarray(at, at + view.length));
         break;
       }
       default: {
