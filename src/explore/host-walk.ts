@@ -1,28 +1,46 @@
-// The one walk of a machine's host objects per state: it keeps what a
-// snapshot restores (src/explore/snapshot.ts) and writes the words the state
-// key hashes (src/explore/state.ts), so a state that needs both is walked once.
+// The walks of a machine's host objects: one writes the words the state key
+// hashes (src/explore/state.ts), the other keeps what a snapshot restores
+// (src/explore/snapshot.ts). One HostWalk per machine does both, from state
+// to state, and remembers what it learnt of each object between walks.
 //
-//   walk(machine)
-//     keyed   every object the key covers (KeyRules), depth-first from the
-//             machine in field order: written as canonical words (below) and,
-//             when recording, kept
-//     kept    what the key leaves out but a snapshot restores (the scheduler,
-//             the seeded generators, counts, histories, a cache's stamp):
-//             kept only, walked after the keyed part from what it left out
+//   write(roots)     every object the key covers (KeyRules), depth-first from
+//                    the roots in field order, as canonical words (below)
+//   keepAll(roots)   every object reachable, kept as below (Runner.save: only
+//                    for a state the search will come back to, about one in
+//                    2.8 keys; the key of a revisit keeps nothing)
 //
-// What is kept, for each object reached (an object once however often it is
-// reached), to be put back into the same object (restoreSnapshot):
+// What it knows of an object (Known, one WeakMap lookup per object met): its
+// kind (by its prototype: object, array, Map, Set, typed array, skipped), the
+// number it has in this walk (so a second meeting writes the number), its
+// field names' shape, and whether it is a constant.
+//
+// Constants: the objects of the machine as built that are deeply frozen
+// (Object.freeze on them and on all they reach, data fields only, no Map, Set
+// or typed array, which freezing cannot make constant): the OS's options,
+// each adapter's caps, the timing, an engine's event arguments, the firmware
+// state. learnConstants numbers them once, in the order a walk meets them in
+// the machine as built (so every process that builds the machine numbers them
+// alike and their keys agree); after that, each is one word wherever it is met
+// (its number, so its identity is still in the key), never walked again, and
+// never kept (it cannot change). "Enforced, not assumed": a write to one
+// throws (ES modules are strict), and an object frozen only at the top, or
+// frozen later, is walked as any other.
+//
+// What is kept, for each object reached (once however often it is reached),
+// to be put back into the same object (restoreSnapshot):
 //   ┌────────────┬─────────────────────────────────────────────────────────┐
 //   │ Object     │ its own field names (Object.keys) and values, in order  │
 //   │ Array      │ its items                                               │
 //   │ Map, Set   │ its entries / items in insertion order                  │
-//   │ Bytes      │ a typed array's bytes (views of linear memory: not      │
-//   │            │ kept here, the snapshot copies linear memory)           │
+//   │ Bytes      │ a typed array's bytes, copied into one buffer per       │
+//   │            │ snapshot (views of linear memory: not kept here, the    │
+//   │            │ snapshot copies linear memory)                          │
 //   └────────────┴─────────────────────────────────────────────────────────┘
-// Not kept: the trace (snapshots need it off), WebAssembly objects and the
-// cores' frozen exports, ArrayBuffers (reached through their views), functions
-// (their code; the model keeps no state in closure variables). A generator's position or a WeakMap's entries cannot be
-// kept: a recording walk that meets one throws SnapshotUnsupported.
+// Not kept: constants, the trace (snapshots need it off), WebAssembly objects
+// and the cores' frozen exports, ArrayBuffers (reached through their views),
+// functions (their code; the model keeps no state in closure variables). A
+// generator's position or a WeakMap's entries cannot be kept: keepAll throws
+// SnapshotUnsupported when it meets one.
 //
 // The key's words (each a 32-bit integer; the walk's shape is in them, so the
 // words of two different states differ):
@@ -32,8 +50,9 @@
 //   a string     Tag.String and its 64-bit digest (stringDigest, checked)
 //   a bigint     Tag.BigInt, its low and high 32 bits, then the digest of its
 //                hex digits when it needs more than 64
+//   a constant   Tag.Constant and its number among the constants
 //   an object met before in this walk: Tag.Seen and its number (numbered in
-//                the order met, those the key skips included)
+//                the order met, those the key skips included, constants not)
 //   an object the key skips (KeyRules.skip; the scheduler, seeded generators,
 //                trace, WebAssembly objects): Tag.Skipped
 //   an array     Tag.Array, its length, its items
@@ -46,10 +65,11 @@
 //                fields that hold undefined and names in KeyRules.ignored),
 //                then those fields' values in that order
 // Field-name lists are digested once per object shape (Shape: the names of
-// Object.keys, compared string by string with the list met before for that
-// first name) and per set of fields present (a mask), and every digest is
-// checked against the names it was made from, so two lists with one digest
-// stop the search instead of making two states one.
+// Object.keys, compared string by string with the object's shape last time)
+// and per set of fields present (a mask), and every digest is checked against
+// the names it was made from, so two lists with one digest stop the search
+// instead of making two states one. A container makes room for its words
+// before writing them (WORDS_PER_VALUE per item), so no word is bounds-checked.
 
 import { Random } from '../base/rng.js';
 import { Scheduler } from '../base/scheduler.js';

@@ -5,9 +5,10 @@
 //            keep every host object reachable from the machine: its own
 //            fields (objects), its items (arrays), its entries in order (Maps,
 //            Sets) or its bytes (typed arrays that are not views of linear
-//            memory). The host part is what the walk of src/explore/host-walk.ts
-//            keeps: the state key's walk when the search just took the key of
-//            this state (Runner.save), else a walk of its own (takeSnapshot)
+//            memory). The host part is what src/explore/host-walk.ts keeps:
+//            the state key's walker in a search (Runner.save: it knows the
+//            objects and the machine's constants already), else a walker of
+//            its own (takeSnapshot)
 //   restore  copy memory back; put every kept field, item and entry back INTO
 //            THE SAME OBJECTS, so every reference anyone holds (a closure's
 //            captured thread, an engine's pending event) is right again.
@@ -22,7 +23,8 @@
 // searching by rebuilding from the start find exactly the same states.
 //
 // Not kept (never written after the machine is built, or restored elsewhere):
-// WebAssembly objects and the cores' frozen exports, views of linear memory,
+// WebAssembly objects and the cores' frozen exports, objects deeply frozen in
+// the machine as built (the state key's constants), views of linear memory,
 // functions, and the trace (the explorer's machines run with it off; take
 // refuses one that records).
 

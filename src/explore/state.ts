@@ -59,27 +59,33 @@
 // How it is fed (the same partition of states as a word-by-word hash of all
 // of it, at a fraction of the cost: issue 31):
 //   - memory sparsely: each non-zero word as (its word index, its value), in
-//     order, zeros skipped eight at a time. The covered ranges are fixed for a
-//     machine, so the pairs determine every word (a zero is a word not listed).
-//     Linear memory is mostly zeros (477 of 49,152 words mid-search on 2
-//     engines × 2 fences), so this reads memory once and mixes ~1 % of it;
+//     order. The covered ranges are fixed for a machine, so the pairs determine
+//     every word (a zero is a word not listed). Linear memory is mostly zeros
+//     (437 of 32,768 covered words mid-search on 2 engines × 2 fences): a
+//     WebAssembly SIMD scan over the machine's own memory skips them 64 bytes
+//     a step (src/explore/zero-scan.ts; JavaScript where SIMD is missing);
 //   - the pending events and the extras by the 64-bit digests of their keys;
-//   - the host objects as the words src/explore/host-walk.ts writes: one walk
-//     that, for a search restoring snapshots, also keeps what a snapshot of
-//     this state needs (Runner.save takes it when no step ran since the key:
-//     one walk per pushed state, not two). Its words say each value with a tag,
-//     each object's list of field names the key reads as one checked 64-bit
-//     digest (computed once per shape and set of present fields), each string
-//     by a checked digest, and an object met before by its number in the walk.
-//     Every digest depends on the names or strings only (never on the order a
-//     process met them), so every process (shards, workers) agrees on keys.
+//   - the host objects as the words src/explore/host-walk.ts writes: each value
+//     with a tag, each object's list of field names the key reads as one
+//     checked 64-bit digest (computed once per shape and set of present
+//     fields), each string by a checked digest, an object met before by its
+//     number in the walk, and an object deeply frozen in the machine as built
+//     (the OS's options, the adapters' caps, the timing...) by its number among
+//     those constants, learnt once per machine. What the walk learns of an
+//     object (its kind, shape, number) is one lookup per object. Every digest
+//     and constant number depends on the machine alone (never on the order a
+//     process met states), so every process (shards, workers) agrees on keys.
+//   A snapshot's host part is kept by the same walker at save (keep), not at
+//   every key: a key is taken about 2.8 times per snapshot (revisits included).
 // None of these drops anything from the key: test/explore-state-key.test.ts
 // plants a difference of each kind (a memory word set or moved, a write-buffer
 // word, a field only the driver writes, a field renamed or reordered, a log
-// index where the logs wake waiters) and checks the key sees it, and
+// index where the logs wake waiters, an object frozen at the top only or over
+// a Map, a frozen copy made later) and checks the key sees it, and
 // test/explore-state-key-oracle.test.ts checks, at every key of searches on
 // several machines and scenario files, that the key partitions the states
-// exactly as a plain serialization of all of the above does.
+// exactly as a plain serialization of all of the above does (and fails for
+// objects a step writes taken for constants).
 
 import type { Machine } from '../machine/machine.js';
 import { readLogLayout } from '../core/bindings.js';
