@@ -2,6 +2,10 @@
 // hashes (src/explore/state.ts), the other keeps what a snapshot restores
 // (src/explore/snapshot.ts). One HostWalk per machine does both, from state
 // to state, and remembers what it learnt of each object between walks.
+// Why this file is long: both walks read what the walker learns of an object
+// (Known: its kind, shape, number, whether a constant), and the key's words
+// need their checked digests (Shape, stringDigest) beside them; apart, each
+// part would export its internals to the others.
 //
 //   write(roots)     every object the key covers (KeyRules), depth-first from
 //                    the roots in field order, as canonical words (below)
@@ -115,18 +119,19 @@ function kindOfObject(object: object): Kind {
 }
 
 /**
- * What a walk knows of one object, learned the first time it meets it and kept from walk to walk (an
- * object's kind cannot change: a prototype is fixed by its class, and a frozen object's cannot be set).
+ * What a walk knows of one object, learned the first time it meets it and kept from walk to walk (its kind
+ * too: what an object is made as, array, Map, Set or typed array, cannot change, and the model never swaps
+ * an object's prototype; a frozen object's cannot be swapped at all).
  * A Constant is an object of the machine as built that is deeply frozen (Object.freeze on it and on every
  * object it reaches: plain objects and arrays whose fields are data, never a Map, Set or typed array, which
  * freezing cannot make constant); its words are its number among the constants (HostWalk.learnConstants),
  * so it is neither walked nor kept per state, and its identity is still in the key wherever it is met.
  */
 class Known {
-  /** The walk (HostWalk.walks) that last met it in its keyed part, and its number in that walk. */
+  /** The write (HostWalk.walks counts write and keepAll) that last met it, and its number in that write. */
   walk = 0;
   number = 0;
-  /** The walk whose kept part last met it. */
+  /** The keepAll that last met it. */
   keptIn = 0;
   /** Its field names' shape when last walked (objects), and the digest of the names read for the fields present. */
   shape: Shape | undefined = undefined;
@@ -190,9 +195,9 @@ export class HostWalk {
   private bytesKept = 0;
   /** What the walk knows of each object it met (Known): one lookup per object reached. */
   private readonly known = new WeakMap<object, Known>();
-  /** The number of this walk (from 1): an object whose Known.walk is this was met in it. */
+  /** Writes and keepAlls so far: the current one's number (an object whose Known.walk or keptIn is this was met in it). */
   private walks = 0;
-  /** Objects numbered in this walk's keyed part so far. */
+  /** Objects numbered in this write so far. */
   private count = 0;
   /** Constants numbered so far, and whether the walk is learning them (learnConstants). */
   private constants = 0;
@@ -219,7 +224,7 @@ export class HostWalk {
     try { this.write(roots); } finally { this.learning = false; }
   }
 
-  /** Writes the key's words of `roots` and what they reach, in order (the keyed part): words[0, length). */
+  /** Writes the key's words of `roots` and what they reach, in order: words[0, length). */
   write(roots: readonly object[]): void {
     if (!this.rules) throw new Error('internal: HostWalk.write without KeyRules (a walk made to keep only)');
     this.length = 0;
@@ -228,7 +233,7 @@ export class HostWalk {
     for (const root of roots) { this.room(WORDS_PER_VALUE); this.value(root); }
   }
 
-  /** Keeps what a snapshot restores of `roots` and every object they reach (the kept part; restoreSnapshot). */
+  /** Keeps what a snapshot restores of `roots` and every object they reach (restoreSnapshot). */
   keepAll(roots: readonly object[]): HostRecord {
     this.walks++;
     this.bytesKept = 0;
@@ -269,7 +274,7 @@ export class HostWalk {
     for (const item of Object.values(object)) if (item !== null && typeof item === 'object') this.numberConstants(item);
   }
 
-  /** Writes a value's words (the keyed part; its container made room for them). */
+  /** Writes a value's words (its container made room for them). */
   private value(value: unknown): void {
     const words = this.words;
     switch (typeof value) {
