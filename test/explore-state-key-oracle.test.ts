@@ -7,8 +7,11 @@
 // exactly (no hash: two states are the same to the oracle when their serializations are equal). At every
 // key the searches below take, the key and the oracle must partition the states alike: equal keys <=> equal
 // serializations, on generated machines (one and two engines, two adapters) and on scenario files (a
-// cross-adapter monitored fence, cross-adapter native fences, an injected fault). A key that leaves something
-// out is caught (the last test plants one: a key of memory alone).
+// cross-adapter monitored fence, cross-adapter native fences, an injected fault). The key writes an object
+// deeply frozen in the machine as built (the OS's options, the adapters' caps, the timing, an engine's event
+// arguments) as one word, where the oracle walks it: the partitions agreeing says that is exact. A key that
+// leaves something out is caught (the last tests plant two: a key of memory alone, and a key that takes
+// objects a step writes for deeply frozen ones).
 import { describe, it, expect, vi, afterEach } from 'vitest';
 import { createHash } from 'node:crypto';
 import { exhaustive } from '../src/explore/search.js';
@@ -21,6 +24,8 @@ import { scenarioAdapters } from '../src/scenario-files/run.js';
 import { Random } from '../src/base/rng.js';
 import { Trace } from '../src/base/trace.js';
 import { Scheduler } from '../src/base/scheduler.js';
+import { HostWalk } from '../src/explore/host-walk.js';
+import type { Machine } from '../src/machine/machine.js';
 
 /** The oracle: the state's exact serialization (see the header). */
 export function oracleText(keys: StateKeys, world: World): string {
@@ -147,6 +152,29 @@ describe('the state key against its plain definition', () => {
       return hash.digest('hex').slice(0, 16);
     };
     const r = checkKeys(machineModel({ engines: 2, fences: 2, waiters: 2, signals: 1 }), hidden);
+    expect(r.disagreements.length).toBeGreaterThan(0);
+    expect(r.disagreements[0]).toMatch(/names two states the oracle tells apart/);
+  });
+
+  it('catches a constant that is not one: objects a step writes, taken for deeply frozen ones', () => {
+    // The planted key: the GPU engines' records (an engine's cursor, its pending tick, its signal in flight) look
+    // frozen when the key numbers its constants, so it writes each as one word and misses what the GPU's steps
+    // write there. Object.freeze is what makes the real ones constant: a look is not enough.
+    const isFrozen = Object.isFrozen;
+    const planted = new Set<object>();
+    const plant = (value: unknown): void => {
+      if (value === null || typeof value !== 'object' || planted.has(value)) return;
+      planted.add(value);
+      for (const item of Object.values(value)) plant(item);
+    };
+    const learn = HostWalk.prototype.learnConstants;
+    vi.spyOn(HostWalk.prototype, 'learnConstants').mockImplementation(function (this: HostWalk, roots: readonly object[]) {
+      for (const adapter of (roots[0] as Machine).adapters) plant((adapter.hardware as unknown as { engines: object[] }).engines);
+      learn.call(this, roots);
+    });
+    vi.spyOn(Object, 'isFrozen').mockImplementation((value) => planted.has(value as object) || isFrozen(value));
+    const r = checkKeys(machineModel({ engines: 2, fences: 2, waiters: 2, signals: 1 }));
+    expect(planted.size).toBeGreaterThan(2);
     expect(r.disagreements.length).toBeGreaterThan(0);
     expect(r.disagreements[0]).toMatch(/names two states the oracle tells apart/);
   });

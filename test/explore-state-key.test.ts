@@ -4,7 +4,7 @@
 // event, a field name, and a log index where the logs wake waiters (left out, as documented, where they feed
 // the timeline only). Each case plants the difference in a real state and checks the key moves, and comes back
 // when the difference is undone. The visited table (src/explore/visited.ts) keeps keys and sleep sets exactly.
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, vi, afterEach } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { Runner } from '../src/explore/search.js';
 import type { ExploreModel } from '../src/explore/model.js';
@@ -14,6 +14,9 @@ import { scenarioAdapters } from '../src/scenario-files/run.js';
 import { readLogLayout } from '../src/core/bindings.js';
 import { VisitedTable, keyLanes } from '../src/explore/visited.js';
 import { exhaustive } from '../src/explore/search.js';
+import { StateKeys } from '../src/explore/state.js';
+import { zeroScan } from '../src/explore/zero-scan.js';
+import { deepFreeze } from '../src/base/freeze.js';
 
 const model: ExploreModel = { machine: { fences: 1, waiters: 2, signals: 2, engines: 1, adapters: 1, cpuSignals: 0 }, variant: 'barrier', seed: 1, osGranularity: 'step' };
 
@@ -21,6 +24,8 @@ const model: ExploreModel = { machine: { fences: 1, waiters: 2, signals: 2, engi
 function find(runner: Runner, match: (kind: string, owner: string) => boolean): number {
   return runner.enabled().findIndex((e) => match(e.kind, e.owner));
 }
+
+afterEach(() => { vi.restoreAllMocks(); });
 
 describe('the state key', () => {
   it('NF-10 sees one word of linear memory anywhere it covers: set, moved to another word, changed, cleared', () => {
@@ -199,5 +204,69 @@ describe('the visited table', () => {
     expect(r.stats.states).toBe(696);
     expect(r.stats.visitedBytes).toBeGreaterThan(0);
     expect(r.stats.visitedBytes / r.stats.states).toBeLessThan(64);
+  });
+
+  it('NF-10 writes a deeply frozen object of the machine as built as one word, and walks what is frozen later or not all the way down', () => {
+    const runner = new Runner(model);
+    const machine = runner.world.machine as unknown as Record<string, unknown>;
+    // The model's constants are frozen where it builds them: a write throws (ES modules are strict).
+    const os = (machine.os as { inspect: { os: { options: { nativeFence: boolean }; adapters: { caps: { VidSchCaps: number } }[] } } }).inspect.os;
+    expect(() => { os.options.nativeFence = false; }).toThrow(TypeError);
+    expect(() => { os.adapters[0].caps.VidSchCaps = 0; }).toThrow(TypeError);
+    // Objects planted before the key learns its constants (new StateKeys): frozen at the top only, frozen over a
+    // Map, deeply frozen; and one frozen after. A change under any of the first two, and a replacement of the
+    // last, move the key.
+    const inner = { x: 1 };
+    const map = new Map<string, number>();
+    machine.plantedShallow = Object.freeze({ inner });
+    machine.plantedMap = Object.freeze({ map });
+    machine.plantedDeep = deepFreeze({ y: { z: 1 } });
+    const keys = new StateKeys(runner.world);
+    const before = keys.key();
+    inner.x = 2;
+    expect(keys.key()).not.toBe(before);
+    inner.x = 1;
+    map.set('a', 1);
+    expect(keys.key()).not.toBe(before);
+    map.clear();
+    expect(keys.key()).toBe(before);
+    const deep = machine.plantedDeep;
+    machine.plantedDeep = deepFreeze({ y: { z: 1 } }); // equal contents, another object (frozen after the key learnt)
+    expect(keys.key()).not.toBe(before);
+    machine.plantedDeep = deep;
+    expect(keys.key()).toBe(before);
+    // Two keys of one state built apart (two processes) agree: the constants are numbered in the machine as built.
+    const other = new Runner(model);
+    const otherMachine = other.world.machine as unknown as Record<string, unknown>;
+    otherMachine.plantedShallow = Object.freeze({ inner: { x: 1 } });
+    otherMachine.plantedMap = Object.freeze({ map: new Map() });
+    otherMachine.plantedDeep = deepFreeze({ y: { z: 1 } });
+    expect(new StateKeys(other.world).key()).toBe(before);
+  });
+
+  it.each([['WebAssembly SIMD', true], ['JavaScript (no SIMD)', false]])('NF-10 finds every non-zero word of memory when it skips zeros: %s', (_name, simd) => {
+    if (!simd) vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
+    for (const shared of [true, false]) {
+      const memory = new WebAssembly.Memory({ initial: 1, maximum: 2, shared });
+      const scan = zeroScan(memory);
+      expect(String(scan).includes('native code'), 'the scan is the WebAssembly one where SIMD is there').toBe(simd);
+      const words = new Int32Array(memory.buffer);
+      // Single non-zero words: at a 64-byte step's first and last word, in the last part shorter than a step, the
+      // memory's last word, one with only the top bit, and none at all.
+      for (const at of [-1, 0, 15, 16, 17, 100, 4093, 16379, 16383]) {
+        words.fill(0);
+        if (at >= 0) words[at] = at === 100 ? 0x8000_0000 : 1;
+        for (const [from, to] of [[0, 16384], [4, 16384], [64, 16380], [68, 4096], [16320, 16384], [400, 400]]) {
+          const found = scan(from * 4, to * 4);
+          const inRange = at >= from && at < to;
+          // Nothing non-zero skipped; the step found holds the word; the end when there is none.
+          expect(found % 4).toBe(0);
+          expect(found).toBeGreaterThanOrEqual(from * 4);
+          if (inRange) expect(at * 4 - found, `word ${at} in [${from}, ${to}), found ${found}`).toBeGreaterThanOrEqual(0);
+          if (inRange) expect(at * 4 - found).toBeLessThan(64);
+          else expect(found).toBe(to * 4);
+        }
+      }
+    }
   });
 });

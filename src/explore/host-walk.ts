@@ -1,28 +1,50 @@
-// The one walk of a machine's host objects per state: it keeps what a
-// snapshot restores (src/explore/snapshot.ts) and writes the words the state
-// key hashes (src/explore/state.ts), so a state that needs both is walked once.
+// The walks of a machine's host objects: one writes the words the state key
+// hashes (src/explore/state.ts), the other keeps what a snapshot restores
+// (src/explore/snapshot.ts). One HostWalk per machine does both, from state
+// to state, and remembers what it learnt of each object between walks.
+// Why this file is long: both walks read what the walker learns of an object
+// (Known: its kind, shape, number, whether a constant), and the key's words
+// need their checked digests (Shape, stringDigest) beside them; apart, each
+// part would export its internals to the others.
 //
-//   walk(machine)
-//     keyed   every object the key covers (KeyRules), depth-first from the
-//             machine in field order: written as canonical words (below) and,
-//             when recording, kept
-//     kept    what the key leaves out but a snapshot restores (the scheduler,
-//             the seeded generators, counts, histories, a cache's stamp):
-//             kept only, walked after the keyed part from what it left out
+//   write(roots)     every object the key covers (KeyRules), depth-first from
+//                    the roots in field order, as canonical words (below)
+//   keepAll(roots)   every object reachable, kept as below (Runner.save: only
+//                    for a state the search will come back to, about one in
+//                    2.8 keys; the key of a revisit keeps nothing)
 //
-// What is kept, for each object reached (an object once however often it is
-// reached), to be put back into the same object (restoreSnapshot):
+// What it knows of an object (Known, one WeakMap lookup per object met): its
+// kind (by its prototype: object, array, Map, Set, typed array, skipped), the
+// number it has in this walk (so a second meeting writes the number), its
+// field names' shape, and whether it is a constant.
+//
+// Constants: the objects of the machine as built that are deeply frozen
+// (Object.freeze on them and on all they reach, data fields only, no Map, Set
+// or typed array, which freezing cannot make constant): the OS's options,
+// each adapter's caps, the timing, an engine's event arguments, the firmware
+// state. learnConstants numbers them once, in the order a walk meets them in
+// the machine as built (so every process that builds the machine numbers them
+// alike and their keys agree); after that, each is one word wherever it is met
+// (its number, so its identity is still in the key), never walked again, and
+// never kept (it cannot change). "Enforced, not assumed": a write to one
+// throws (ES modules are strict), and an object frozen only at the top, or
+// frozen later, is walked as any other.
+//
+// What is kept, for each object reached (once however often it is reached),
+// to be put back into the same object (restoreSnapshot):
 //   ┌────────────┬─────────────────────────────────────────────────────────┐
 //   │ Object     │ its own field names (Object.keys) and values, in order  │
 //   │ Array      │ its items                                               │
 //   │ Map, Set   │ its entries / items in insertion order                  │
-//   │ Bytes      │ a typed array's bytes (views of linear memory: not      │
-//   │            │ kept here, the snapshot copies linear memory)           │
+//   │ Bytes      │ a typed array's bytes, copied into one buffer per       │
+//   │            │ snapshot (views of linear memory: not kept here, the    │
+//   │            │ snapshot copies linear memory)                          │
 //   └────────────┴─────────────────────────────────────────────────────────┘
-// Not kept: the trace (snapshots need it off), WebAssembly objects and the
-// cores' frozen exports, ArrayBuffers (reached through their views), functions
-// (their code; the model keeps no state in closure variables). A generator's position or a WeakMap's entries cannot be
-// kept: a recording walk that meets one throws SnapshotUnsupported.
+// Not kept: constants, the trace (snapshots need it off), WebAssembly objects
+// and the cores' frozen exports, ArrayBuffers (reached through their views),
+// functions (their code; the model keeps no state in closure variables). A
+// generator's position or a WeakMap's entries cannot be kept: keepAll throws
+// SnapshotUnsupported when it meets one.
 //
 // The key's words (each a 32-bit integer; the walk's shape is in them, so the
 // words of two different states differ):
@@ -32,8 +54,9 @@
 //   a string     Tag.String and its 64-bit digest (stringDigest, checked)
 //   a bigint     Tag.BigInt, its low and high 32 bits, then the digest of its
 //                hex digits when it needs more than 64
+//   a constant   Tag.Constant and its number among the constants
 //   an object met before in this walk: Tag.Seen and its number (numbered in
-//                the order met, those the key skips included)
+//                the order met, those the key skips included, constants not)
 //   an object the key skips (KeyRules.skip; the scheduler, seeded generators,
 //                trace, WebAssembly objects): Tag.Skipped
 //   an array     Tag.Array, its length, its items
@@ -46,10 +69,11 @@
 //                fields that hold undefined and names in KeyRules.ignored),
 //                then those fields' values in that order
 // Field-name lists are digested once per object shape (Shape: the names of
-// Object.keys, compared string by string with the list met before for that
-// first name) and per set of fields present (a mask), and every digest is
-// checked against the names it was made from, so two lists with one digest
-// stop the search instead of making two states one.
+// Object.keys, compared string by string with the object's shape last time)
+// and per set of fields present (a mask), and every digest is checked against
+// the names it was made from, so two lists with one digest stop the search
+// instead of making two states one. A container makes room for its words
+// before writing them (WORDS_PER_VALUE per item), so no word is bounds-checked.
 
 import { Random } from '../base/rng.js';
 import { Scheduler } from '../base/scheduler.js';
@@ -66,8 +90,8 @@ export interface KeyRules {
   readonly ignored: ReadonlySet<string>;
 }
 
-/** How the walk treats an object, decided once per prototype (every instance of a class is the same kind). */
-export const enum Kind { Object, Array, Map, Set, Bytes, Skipped, KeptOnly, Generator, Unlistable }
+/** How the walk treats an object, decided once per prototype (every instance of a class is the same kind); Constant: see Known. */
+export const enum Kind { Object, Array, Map, Set, Bytes, Skipped, KeptOnly, Generator, Unlistable, Constant }
 
 function kindOf(value: object): Kind {
   if (value instanceof Trace || value instanceof WebAssembly.Memory || value instanceof WebAssembly.Module ||
@@ -84,190 +108,268 @@ function kindOf(value: object): Kind {
   if (value instanceof WeakMap || value instanceof WeakSet || value instanceof Promise) return Kind.Unlistable;
   return Kind.Object;
 }
-/** Per prototype: its kind (kindOf) and the shape of the object of it walked last (a pure function's memo: nothing of a machine's). */
-interface Prototype { readonly kind: Kind; shape: Shape | undefined }
-const prototypes = new Map<object | null, Prototype>();
-function prototypeOf(object: object): Prototype {
+/** Per prototype: its kind (kindOf; a pure function's memo: nothing of a machine's). */
+const kinds = new Map<object | null, Kind>();
+function kindOfObject(object: object): Kind {
   const prototype = Object.getPrototypeOf(object) as object | null;
-  let known = prototypes.get(prototype);
-  if (known === undefined) { known = { kind: kindOf(object), shape: undefined }; prototypes.set(prototype, known); }
-  return known;
-}
-function kindOfObject(object: object, prototype: Prototype): Kind {
+  let kind = kinds.get(prototype);
+  if (kind === undefined) { kind = kindOf(object); kinds.set(prototype, kind); }
   // (An object made with an array's prototype that is no array is walked as the object it is.)
-  return prototype.kind === Kind.Array && !Array.isArray(object) ? kindOf(object) : prototype.kind;
+  return kind === Kind.Array && !Array.isArray(object) ? kindOf(object) : kind;
 }
 
-/** What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items, entries or bytes. */
+/**
+ * What a walk knows of one object, learned the first time it meets it and kept from walk to walk (its kind
+ * too: what an object is made as, array, Map, Set or typed array, cannot change, and the model never swaps
+ * an object's prototype; a frozen object's cannot be swapped at all).
+ * A Constant is an object of the machine as built that is deeply frozen (Object.freeze on it and on every
+ * object it reaches: plain objects and arrays whose fields are data, never a Map, Set or typed array, which
+ * freezing cannot make constant); its words are its number among the constants (HostWalk.learnConstants),
+ * so it is neither walked nor kept per state, and its identity is still in the key wherever it is met.
+ */
+class Known {
+  /** The write (HostWalk.walks counts write and keepAll) that last met it, and its number in that write. */
+  walk = 0;
+  number = 0;
+  /** The keepAll that last met it. */
+  keptIn = 0;
+  /** Its field names' shape when last walked (objects), and the digest of the names read for the fields present. */
+  shape: Shape | undefined = undefined;
+  present = -1;
+  list: Digest = EMPTY_LIST;
+  /** A typed array's bytes as a Uint8Array (itself when it is one): what a snapshot copies and puts back. */
+  bytes: Uint8Array | undefined = undefined;
+  /**
+   * `skipped`: the key writes Tag.Skipped for it (KeyRules.skip, and the kinds Skipped and KeptOnly);
+   * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, the cores' frozen exports).
+   */
+  constructor(readonly kind: Kind, readonly skipped: boolean, readonly notKept: boolean, readonly constant: number) {}
+}
+
+/**
+ * Is `object` deeply frozen (see Known)? Its own enumerable fields must be data (a getter could answer
+ * differently each time), and every object among their values deeply frozen too (`visiting`: those being
+ * checked, taken as frozen while they are, for a cycle).
+ */
+function deepFrozen(object: object, visiting: Set<object>): boolean {
+  const kind = kindOfObject(object);
+  if ((kind !== Kind.Object && kind !== Kind.Array) || !Object.isFrozen(object)) return false;
+  if (visiting.has(object)) return true;
+  visiting.add(object);
+  const descriptors = Object.getOwnPropertyDescriptors(object) as Record<string, PropertyDescriptor>;
+  for (const name of Object.keys(object)) {
+    const descriptor = descriptors[name];
+    if (!('value' in descriptor)) return false;
+    const item: unknown = descriptor.value;
+    if (item !== null && typeof item === 'object' && !deepFrozen(item, visiting)) return false;
+  }
+  return true;
+}
+
+/**
+ * What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items or
+ * entries; a typed array's bytes are in `bytes`, its data [its bytes as a Uint8Array, their offset in `bytes`].
+ */
 export interface HostRecord {
   readonly objects: object[];
   readonly kinds: Kind[];
   readonly names: (readonly string[] | undefined)[];
   readonly data: unknown[][];
+  bytes: Uint8Array;
 }
 
 // Tags that keep the walk's shape in the key's words (a value is never mistaken for another kind).
-const enum Tag { Undefined = 1, True, False, Number, Double, BigInt, String, Function, Symbol, Null, Seen, Skipped, Array, Map, Set, View, Object }
+const enum Tag { Undefined = 1, True, False, Number, Double, BigInt, String, Function, Symbol, Null, Seen, Skipped, Array, Map, Set, View, Object, Constant }
+
+/** The most words one value writes in its container's words (a bigint: its tag, two words, a two-word digest). */
+const WORDS_PER_VALUE = 5;
 
 /** One walk at a time of one machine's host objects (see the header); reused from state to state. */
 export class HostWalk {
-  /** The key's words of the last walk: words[0, length). */
+  /** The key's words of the last write: words[0, length). */
   words = new Int32Array(4096);
   length = 0;
-  /** What the last recording walk kept (undefined when not recording). */
-  record: HostRecord | undefined;
-  /**
-   * Key numbering: each object met by the keyed part gets `base` + its number in the walk. An entry below
-   * `base` is from an earlier walk (a WeakMap kept from walk to walk: no table built and grown per state).
-   */
-  private readonly seen = new WeakMap<object, number>();
-  private base = 0;
+  /** What keepAll is keeping, and the bytes of the typed arrays it kept so far: bytes[0, bytesKept). */
+  private record: HostRecord | undefined;
+  private bytes = new Uint8Array(4096);
+  private bytesKept = 0;
+  /** What the walk knows of each object it met (Known): one lookup per object reached. */
+  private readonly known = new WeakMap<object, Known>();
+  /** Writes and keepAlls so far: the current one's number (an object whose Known.walk or keptIn is this was met in it). */
+  private walks = 0;
+  /** Objects numbered in this write so far. */
   private count = 0;
-  /** What the keyed part left out (skipped objects, ignored fields' values): the kept part's roots. */
-  private readonly leftOut: unknown[] = [];
-  /** Objects the keyed part met and skipped (numbered, not walked). */
-  private readonly skipped = new Set<object>();
-  /** Objects the kept part walked. */
-  private readonly kept = new Set<object>();
+  /** Constants numbered so far, and whether the walk is learning them (learnConstants). */
+  private constants = 0;
+  private learning = false;
   private readonly float = new Float64Array(1);
   private readonly floatWords = new Int32Array(this.float.buffer);
 
   /**
-   * `rules`: what the key leaves out (undefined: no key, every object kept only); `recording`: keep what a
-   * snapshot needs; `memoryBuffer`: linear memory, whose views are hashed and copied with it; `frozen`:
-   * objects the kept part does not walk (the cores' frozen exports: code and constant globals).
+   * `rules`: what the key leaves out (undefined: a walk that only keeps); `memoryBuffer`: linear memory, whose
+   * views are hashed and copied with it; `frozen`: objects a snapshot does not keep (the cores' frozen
+   * exports: code and constant globals).
    */
-  constructor(private readonly rules: KeyRules | undefined, private readonly recording: boolean,
-    private readonly memoryBuffer: ArrayBufferLike, private readonly frozen: ReadonlySet<object>) {}
+  constructor(private readonly rules: KeyRules | undefined, private readonly memoryBuffer: ArrayBufferLike, private readonly frozen: ReadonlySet<object>) {}
 
-  /** Walks `keyed` (in order; nothing when there are no rules) then `keptOnly` and returns the record (when recording). */
-  walk(keyed: readonly object[], keptOnly: readonly object[]): HostRecord | undefined {
+  /**
+   * Numbers the deeply frozen objects (Known) the key reaches from `roots` in the machine as it is now, in the
+   * order a walk meets them, each with all it reaches: every process that builds the machine numbers them
+   * alike, so keys agree across processes. Called once, before any walk, on the machine as built; an object
+   * frozen later, or first reached later, is walked as any other.
+   */
+  learnConstants(roots: readonly object[]): void {
+    if (this.walks !== 0) throw new Error('internal: HostWalk.learnConstants after a walk: constants are numbered in the machine as built');
+    this.learning = true;
+    try { this.write(roots); } finally { this.learning = false; }
+  }
+
+  /** Writes the key's words of `roots` and what they reach, in order: words[0, length). */
+  write(roots: readonly object[]): void {
+    if (!this.rules) throw new Error('internal: HostWalk.write without KeyRules (a walk made to keep only)');
     this.length = 0;
-    this.base += this.count + 1;
+    this.walks++;
     this.count = 0;
-    this.kept.clear();
-    this.skipped.clear();
-    this.leftOut.length = 0;
-    this.record = this.recording ? { objects: [], kinds: [], names: [], data: [] } : undefined;
-    if (this.rules) for (const root of keyed) this.value(root);
-    else this.leftOut.push(...keyed);
-    this.leftOut.push(...keptOnly);
-    if (this.recording) for (let i = 0; i < this.leftOut.length; i++) this.keep(this.leftOut[i]);
-    this.leftOut.length = 0;
-    return this.record;
+    for (const root of roots) { this.room(WORDS_PER_VALUE); this.value(root); }
   }
 
-  private put(x: number): void {
-    if (this.length === this.words.length) { const grown = new Int32Array(this.words.length * 2); grown.set(this.words); this.words = grown; }
-    this.words[this.length++] = x;
+  /** Keeps what a snapshot restores of `roots` and every object they reach (restoreSnapshot). */
+  keepAll(roots: readonly object[]): HostRecord {
+    this.walks++;
+    this.bytesKept = 0;
+    const record: HostRecord = this.record = { objects: [], kinds: [], names: [], data: [], bytes: this.bytes };
+    try {
+      for (const root of roots) this.keep(root);
+    } finally { this.record = undefined; }
+    record.bytes = this.bytes.slice(0, this.bytesKept);
+    return record;
   }
 
-  /** Writes a value's words (the keyed part), keeping what it reaches when recording. */
+  /** Makes room for `n` more words (a container makes room for its own words, WORDS_PER_VALUE per item, before writing them). */
+  private room(n: number): void {
+    if (this.length + n <= this.words.length) return;
+    const grown = new Int32Array(Math.max(this.words.length * 2, this.length + n));
+    grown.set(this.words.subarray(0, this.length));
+    this.words = grown;
+  }
+
+  /** What the walk knows of `object`, learned at the first meeting (in learnConstants, a deeply frozen object's whole reach at once). */
+  private knownOf(object: object): Known {
+    const known = this.known.get(object);
+    if (known !== undefined) return known;
+    if (this.learning && this.rules && !this.rules.skip.has(object) && deepFrozen(object, new Set())) {
+      this.numberConstants(object);
+      return this.known.get(object)!;
+    }
+    const kind = kindOfObject(object);
+    const skipped = kind === Kind.Skipped || kind === Kind.KeptOnly || (this.rules?.skip.has(object) ?? false);
+    const learned = new Known(kind, skipped, kind === Kind.Skipped || this.frozen.has(object), -1);
+    this.known.set(object, learned);
+    return learned;
+  }
+  /** Numbers a deeply frozen object and what it reaches, depth-first in field order (learnConstants). */
+  private numberConstants(object: object): void {
+    if (this.known.has(object)) return;
+    this.known.set(object, new Known(Kind.Constant, false, true, this.constants++));
+    for (const item of Object.values(object)) if (item !== null && typeof item === 'object') this.numberConstants(item);
+  }
+
+  /** Writes a value's words (its container made room for them). */
   private value(value: unknown): void {
+    const words = this.words;
     switch (typeof value) {
-      case 'undefined': this.put(Tag.Undefined); return;
-      case 'boolean': this.put(value ? Tag.True : Tag.False); return;
+      case 'undefined': words[this.length++] = Tag.Undefined; return;
+      case 'boolean': words[this.length++] = value ? Tag.True : Tag.False; return;
       case 'number':
-        if ((value | 0) === value) { this.put(Tag.Number); this.put(value); return; }  // -0 as 0
-        this.put(Tag.Double);
+        if ((value | 0) === value) { words[this.length++] = Tag.Number; words[this.length++] = value; return; }  // -0 as 0
         this.float[0] = value === value ? value : NaN;
-        this.put(this.floatWords[0]); this.put(this.floatWords[1]);
+        words[this.length++] = Tag.Double; words[this.length++] = this.floatWords[0]; words[this.length++] = this.floatWords[1];
         return;
-      case 'string': { const d = stringDigest(value); this.put(Tag.String); this.put(d[0]); this.put(d[1]); return; }
+      case 'string': { const d = stringDigest(value); words[this.length++] = Tag.String; words[this.length++] = d[0]; words[this.length++] = d[1]; return; }
       case 'bigint': {
-        this.put(Tag.BigInt);
-        this.put(Number(BigInt.asIntN(32, value)));
-        this.put(Number(BigInt.asIntN(32, value >> 32n)));
-        if (value >> 64n !== 0n && value >> 64n !== -1n) { const d = stringDigest(value.toString(16)); this.put(d[0]); this.put(d[1]); }
+        words[this.length++] = Tag.BigInt;
+        words[this.length++] = Number(BigInt.asIntN(32, value));
+        words[this.length++] = Number(BigInt.asIntN(32, value >> 32n));
+        if (value >> 64n !== 0n && value >> 64n !== -1n) { const d = stringDigest(value.toString(16)); words[this.length++] = d[0]; words[this.length++] = d[1]; }
         return;
       }
-      case 'function': this.put(Tag.Function); return;
-      case 'symbol': this.put(Tag.Symbol); return;
+      case 'function': words[this.length++] = Tag.Function; return;
+      case 'symbol': words[this.length++] = Tag.Symbol; return;
     }
-    if (value === null) { this.put(Tag.Null); return; }
+    if (value === null) { words[this.length++] = Tag.Null; return; }
     const object = value as object;
-    const earlier = this.seen.get(object);
-    if (earlier !== undefined && earlier >= this.base) { this.put(Tag.Seen); this.put(earlier - this.base); return; }
-    this.seen.set(object, this.base + this.count++);
-    const prototype = prototypeOf(object);
-    const kind = kindOfObject(object, prototype);
-    const record = this.record;
-    if (this.rules!.skip.has(object) || kind === Kind.Skipped || kind === Kind.KeptOnly) {
-      this.put(Tag.Skipped);
-      if (record) { this.skipped.add(object); this.leftOut.push(object); }
-      return;
-    }
-    switch (kind) {
+    const known = this.knownOf(object);
+    if (known.walk === this.walks) { words[this.length++] = Tag.Seen; words[this.length++] = known.number; return; }
+    if (known.kind === Kind.Constant) { words[this.length++] = Tag.Constant; words[this.length++] = known.constant; return; }
+    known.walk = this.walks;
+    known.number = this.count++;
+    if (known.skipped) { words[this.length++] = Tag.Skipped; return; }
+    switch (known.kind) {
       case Kind.Array: {
         const array = object as unknown[];
-        this.put(Tag.Array); this.put(array.length);
-        if (record) this.keepAs(array, Kind.Array, undefined, array.slice());
+        this.room(2 + WORDS_PER_VALUE * array.length);
+        this.words[this.length++] = Tag.Array; this.words[this.length++] = array.length;
         for (let i = 0; i < array.length; i++) this.value(array[i]);
         return;
       }
       case Kind.Map: {
         const entries: unknown[] = [];
         for (const [k, item] of object as Map<unknown, unknown>) entries.push(k, item);
-        if (record) this.keepAs(object, Kind.Map, undefined, entries);
-        this.put(Tag.Map); this.put(entries.length >>> 1);
+        this.room(2 + WORDS_PER_VALUE * entries.length);
+        this.words[this.length++] = Tag.Map; this.words[this.length++] = entries.length >>> 1;
         for (let i = 0; i < entries.length; i++) this.value(entries[i]);
         return;
       }
       case Kind.Set: {
         const items = [...(object as Set<unknown>)];
-        if (record) this.keepAs(object, Kind.Set, undefined, items);
-        this.put(Tag.Set); this.put(items.length);
+        this.room(2 + WORDS_PER_VALUE * items.length);
+        this.words[this.length++] = Tag.Set; this.words[this.length++] = items.length;
         for (let i = 0; i < items.length; i++) this.value(items[i]);
         return;
       }
       case Kind.Bytes: {
-        this.put(Tag.View);
         const view = object as ArrayBufferView;
-        if (view.buffer === this.memoryBuffer) return; // a view of linear memory: hashed and copied with it
-        this.put(view.byteLength);
+        if (view.buffer === this.memoryBuffer) { words[this.length++] = Tag.View; return; } // a view of linear memory: hashed and copied with it
+        this.room(2 + view.byteLength);
+        this.words[this.length++] = Tag.View; this.words[this.length++] = view.byteLength;
         this.bytesInto(view);
-        if (record) this.keepAs(view, Kind.Bytes, undefined, elementsOf(view));
         return;
       }
     }
-    // A generator or a WeakMap: a recording walk cannot keep it; a search that replays hashes its own fields (none).
-    if (record && (kind === Kind.Generator || kind === Kind.Unlistable)) unsupported(object, kind);
-    this.put(Tag.Object);
+    // (A generator or a WeakMap, which keepAll refuses: a search that replays hashes its own fields, none.)
     const keys = Object.keys(object);
     const values = Object.values(object);
-    if (record) this.keepAs(object, Kind.Object, keys, values);
-    if (keys.length === 0) { this.put(EMPTY_LIST[0]); this.put(EMPTY_LIST[1]); return; }
-    const ignoredNames = this.rules!.ignored;
-    let shape = prototype.shape;
-    if (shape === undefined || shape.ignoredNames !== ignoredNames || shape.keys.length !== keys.length || !sameStrings(shape.keys, keys)) {
-      shape = prototype.shape = shapeOf(keys, ignoredNames);
+    this.room(3 + WORDS_PER_VALUE * values.length);
+    this.words[this.length++] = Tag.Object;
+    if (keys.length === 0) { this.words[this.length++] = EMPTY_LIST[0]; this.words[this.length++] = EMPTY_LIST[1]; return; }
+    let shape = known.shape;
+    if (shape === undefined || shape.keys.length !== keys.length || !sameStrings(shape.keys, keys)) {
+      shape = known.shape = shapeOf(keys, this.rules!.ignored);
+      known.present = -1;
     }
     // The fields the key reads: present (not undefined: the model reads a field's value, never whether it
     // exists) and not ignored; their list's digest, then their values.
     let present = shape.read;
     const bits = shape.bits;
     for (let i = 0; i < values.length; i++) if (values[i] === undefined) present -= bits[i];
-    const list = shape.lists.get(present) ?? shape.listOf(present, values);
-    this.put(list[0]); this.put(list[1]);
+    if (present !== known.present || shape.keys.length > 53) { known.present = present; known.list = shape.lists.get(present) ?? shape.listOf(present, values); }
+    this.words[this.length++] = known.list[0]; this.words[this.length++] = known.list[1];
     const ignored = shape.ignored;
     for (let i = 0; i < values.length; i++) {
       const item = values[i];
       if (item === undefined) continue;
-      if (ignored[i]) { if (record && item !== null && typeof item === 'object') this.leftOut.push(item); continue; }
-      this.value(item);
+      if (!ignored[i]) this.value(item);
     }
   }
 
-  /** Keeps an object the key left out and what it reaches (the kept part). */
+  /** Keeps an object and what it reaches (keepAll). */
   private keep(value: unknown): void {
     if (value === null || typeof value !== 'object') return;
-    if (this.kept.has(value)) return;
-    if ((this.seen.get(value) ?? -1) >= this.base && !this.skipped.has(value)) return; // walked (and kept) by the keyed part
-    this.kept.add(value);
-    if (this.frozen.has(value)) return;
-    const kind = kindOfObject(value, prototypeOf(value));
-    switch (kind) {
-      case Kind.Skipped: return;
+    const known = this.knownOf(value);
+    if (known.keptIn === this.walks) return;
+    known.keptIn = this.walks;
+    if (known.notKept) return;
+    switch (known.kind) {
       case Kind.Array: {
         const array = value as unknown[];
         this.keepAs(array, Kind.Array, undefined, array.slice());
@@ -288,10 +390,21 @@ export class HostWalk {
         return;
       }
       case Kind.Bytes: {
-        if ((value as ArrayBufferView).buffer !== this.memoryBuffer) this.keepAs(value, Kind.Bytes, undefined, elementsOf(value as ArrayBufferView));
+        const view = value as ArrayBufferView;
+        if (view.buffer === this.memoryBuffer) return;
+        let bytes = known.bytes;
+        if (bytes === undefined || bytes.byteLength !== view.byteLength) bytes = known.bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+        if (this.bytesKept + bytes.length > this.bytes.length) {
+          const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.bytesKept + bytes.length));
+          grown.set(this.bytes.subarray(0, this.bytesKept));
+          this.bytes = grown;
+        }
+        this.bytes.set(bytes, this.bytesKept);
+        this.keepAs(view, Kind.Bytes, undefined, [bytes, this.bytesKept]);
+        this.bytesKept += bytes.length;
         return;
       }
-      case Kind.Generator: case Kind.Unlistable: unsupported(value, kind);
+      case Kind.Generator: case Kind.Unlistable: unsupported(value, known.kind);
     }
     const keys = Object.keys(value);
     const values = Object.values(value);
@@ -304,21 +417,17 @@ export class HostWalk {
     record.objects.push(object); record.kinds.push(kind); record.names.push(names); record.data.push(data);
   }
   /**
-   * A typed array's bytes as words: its 32-bit words where the view is aligned (the OS keeps columns in
-   * Uint32Arrays: their elements are the words), then its odd bytes one each.
+   * A typed array's bytes as words (its container made room): its 32-bit words where the view is aligned
+   * (the OS keeps columns in Uint32Arrays: their elements are the words), then its odd bytes one each.
    */
   private bytesInto(view: ArrayBufferView): void {
-    if (view instanceof Uint32Array || view instanceof Int32Array) { for (let i = 0; i < view.length; i++) this.put(view[i] | 0); return; }
+    const words = this.words;
+    if (view instanceof Uint32Array || view instanceof Int32Array) { for (let i = 0; i < view.length; i++) words[this.length++] = view[i] | 0; return; }
     const bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
     const whole = (view.byteOffset & 3) === 0 ? view.byteLength >>> 2 : 0;
-    for (let i = 0; i < whole; i++) this.put(bytes[4 * i] | (bytes[4 * i + 1] << 8) | (bytes[4 * i + 2] << 16) | (bytes[4 * i + 3] << 24));
-    for (let i = whole * 4; i < bytes.length; i++) this.put(bytes[i]);
+    for (let i = 0; i < whole; i++) words[this.length++] = bytes[4 * i] | (bytes[4 * i + 1] << 8) | (bytes[4 * i + 2] << 16) | (bytes[4 * i + 3] << 24);
+    for (let i = whole * 4; i < bytes.length; i++) words[this.length++] = bytes[i];
   }
-}
-
-/** A copy of a typed array (of a DataView's bytes), to put back with set (restoreSnapshot). */
-function elementsOf(view: ArrayBufferView): unknown[] {
-  return [view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice() : (view as Uint8Array).slice()];
 }
 
 function unsupported(object: object, kind: Kind): never {

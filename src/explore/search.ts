@@ -149,21 +149,11 @@ export class Runner {
   /** Keeps the current state to come back to (a snapshot only in 'snapshot' mode). */
   save(): Saved {
     if (this.restore !== 'snapshot') return { path: [...this.path], bounds: [...this.bounds] };
-    // The host part is what the key's walk kept when the key was taken in this state (no step since: one walk).
-    const host = this.keyedAt === this.steps ? this.keys.record : undefined;
-    return { path: [...this.path], bounds: [...this.bounds], snapshot: takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer], host) };
+    return { path: [...this.path], bounds: [...this.bounds], snapshot: takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer], this.keys.keep()) };
   }
 
-  /** Steps taken, states gone back to and machines built: the state changes when this does. */
-  private steps = 0;
-  /** `steps` when key() was last called. */
-  private keyedAt = -1;
-  /** The state key of the current state (StateKeys.key); a save() in this state reuses its walk. */
-  key(): string {
-    const key = this.keys.key();
-    this.keyedAt = this.steps;
-    return key;
-  }
+  /** The state key of the current state (StateKeys.key). */
+  key(): string { return this.keys.key(); }
 
   /** Snapshots no frame needs any more, whose memory copies the next save() reuses (a copy is the machine's memory size). */
   private readonly spare: Snapshot[] = [];
@@ -174,7 +164,6 @@ export class Runner {
 
   /** Goes back to a saved state. */
   back(saved: Saved): void {
-    this.steps++;
     if (saved.snapshot) {
       restoreSnapshot(this.world.machine, saved.snapshot);
       this.path.length = 0;
@@ -187,9 +176,8 @@ export class Runner {
 
   /** A fresh machine, then `prefix` replayed (with its latency choices). */
   reset(prefix: readonly number[], bounds: readonly string[] = []): void {
-    this.steps++;
     this.world = buildAnyWorld(this.model, { trace: this.trace });
-    this.keys = new StateKeys(this.world, { recording: this.restore === 'snapshot' });
+    this.keys = new StateKeys(this.world);
     this.builds++;
     this.path.length = 0;
     this.bounds.length = 0;
@@ -204,7 +192,6 @@ export class Runner {
 
   /** Takes option `choice` with latency choices `bounds`; returns a violation when the step threw (the model failed), else undefined. */
   take(choice: number, bounds = ''): Violation | undefined {
-    this.steps++;
     this.path.push(choice);
     this.bounds.push(bounds);
     this.events++;

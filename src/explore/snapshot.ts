@@ -5,9 +5,10 @@
 //            keep every host object reachable from the machine: its own
 //            fields (objects), its items (arrays), its entries in order (Maps,
 //            Sets) or its bytes (typed arrays that are not views of linear
-//            memory). The host part is what the walk of src/explore/host-walk.ts
-//            keeps: the state key's walk when the search just took the key of
-//            this state (Runner.save), else a walk of its own (takeSnapshot)
+//            memory). The host part is what src/explore/host-walk.ts keeps:
+//            the state key's walker in a search (Runner.save: it knows the
+//            objects and the machine's constants already), else a walker of
+//            its own (takeSnapshot)
 //   restore  copy memory back; put every kept field, item and entry back INTO
 //            THE SAME OBJECTS, so every reference anyone holds (a closure's
 //            captured thread, an engine's pending event) is right again.
@@ -22,7 +23,8 @@
 // searching by rebuilding from the start find exactly the same states.
 //
 // Not kept (never written after the machine is built, or restored elsewhere):
-// WebAssembly objects and the cores' frozen exports, views of linear memory,
+// WebAssembly objects and the cores' frozen exports, objects deeply frozen in
+// the machine as built (the state key's constants), views of linear memory,
 // functions, and the trace (the explorer's machines run with it off; take
 // refuses one that records).
 
@@ -52,14 +54,14 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
   const from = machine.layout.staticReservedBytes;
   const memory = reuse && reuse.memory.length === bytes.length - from ? reuse.memory : new Uint8Array(bytes.length - from);
   memory.set(bytes.subarray(from));
-  host ??= new HostWalk(undefined, true, machine.memory.buffer, frozenExports(machine)).walk([], [machine, ...extra])!;
+  host ??= new HostWalk(undefined, machine.memory.buffer, frozenExports(machine)).keepAll([machine, ...extra]);
   return { memory, host };
 }
 
 /** Puts the machine back as it was when `snapshot` was taken. */
 export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
   new Uint8Array(machine.memory.buffer).set(snapshot.memory, machine.layout.staticReservedBytes);
-  const { objects, kinds, names, data } = snapshot.host;
+  const { objects, kinds, names, data, bytes } = snapshot.host;
   for (let i = 0; i < objects.length; i++) {
     const object = objects[i];
     const saved = data[i];
@@ -85,8 +87,9 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
         break;
       }
       case Kind.Bytes: {
-        const view = object as ArrayBufferView;
-        (view instanceof DataView ? new Uint8Array(view.buffer, view.byteOffset, view.byteLength) : view as Uint8Array).set(saved[0] as Uint8Array);
+        // The typed array's bytes as a Uint8Array, and where they are in the record's bytes.
+        const view = saved[0] as Uint8Array, at = saved[1] as number;
+        view.set(bytes.subarray(at, at + view.length));
         break;
       }
       default: {

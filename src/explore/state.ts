@@ -59,32 +59,39 @@
 // How it is fed (the same partition of states as a word-by-word hash of all
 // of it, at a fraction of the cost: issue 31):
 //   - memory sparsely: each non-zero word as (its word index, its value), in
-//     order, zeros skipped eight at a time. The covered ranges are fixed for a
-//     machine, so the pairs determine every word (a zero is a word not listed).
-//     Linear memory is mostly zeros (477 of 49,152 words mid-search on 2
-//     engines × 2 fences), so this reads memory once and mixes ~1 % of it;
+//     order. The covered ranges are fixed for a machine, so the pairs determine
+//     every word (a zero is a word not listed). Linear memory is mostly zeros
+//     (437 of 32,768 covered words mid-search on 2 engines × 2 fences): a
+//     WebAssembly SIMD scan over the machine's own memory skips them 64 bytes
+//     a step (src/explore/zero-scan.ts; JavaScript where SIMD is missing);
 //   - the pending events and the extras by the 64-bit digests of their keys;
-//   - the host objects as the words src/explore/host-walk.ts writes: one walk
-//     that, for a search restoring snapshots, also keeps what a snapshot of
-//     this state needs (Runner.save takes it when no step ran since the key:
-//     one walk per pushed state, not two). Its words say each value with a tag,
-//     each object's list of field names the key reads as one checked 64-bit
-//     digest (computed once per shape and set of present fields), each string
-//     by a checked digest, and an object met before by its number in the walk.
-//     Every digest depends on the names or strings only (never on the order a
-//     process met them), so every process (shards, workers) agrees on keys.
+//   - the host objects as the words src/explore/host-walk.ts writes: each value
+//     with a tag, each object's list of field names the key reads as one
+//     checked 64-bit digest (computed once per shape and set of present
+//     fields), each string by a checked digest, an object met before by its
+//     number in the walk, and an object deeply frozen in the machine as built
+//     (the OS's options, the adapters' caps, the timing...) by its number among
+//     those constants, learnt once per machine. What the walk learns of an
+//     object (its kind, shape, number) is one lookup per object. Every digest
+//     and constant number depends on the machine alone (never on the order a
+//     process met states), so every process (shards, workers) agrees on keys.
+//   A snapshot's host part is kept by the same walker at save (keep), not at
+//   every key: a key is taken about 2.8 times per snapshot (revisits included).
 // None of these drops anything from the key: test/explore-state-key.test.ts
 // plants a difference of each kind (a memory word set or moved, a write-buffer
 // word, a field only the driver writes, a field renamed or reordered, a log
-// index where the logs wake waiters) and checks the key sees it, and
+// index where the logs wake waiters, an object frozen at the top only or over
+// a Map, a frozen copy made later) and checks the key sees it, and
 // test/explore-state-key-oracle.test.ts checks, at every key of searches on
 // several machines and scenario files, that the key partitions the states
-// exactly as a plain serialization of all of the above does.
+// exactly as a plain serialization of all of the above does (and fails for
+// objects a step writes taken for constants).
 
 import type { Machine } from '../machine/machine.js';
 import { readLogLayout } from '../core/bindings.js';
 import { HostWalk, stringDigest, mix1, mix2, fmix, type HostRecord, type KeyRules } from './host-walk.js';
 import { frozenExports } from './snapshot.js';
+import { zeroScan, type NextNonZero } from './zero-scan.js';
 import { Random } from '../base/rng.js';
 import { Scheduler, type ScheduledEvent } from '../base/scheduler.js';
 import { Trace } from '../base/trace.js';
@@ -113,6 +120,8 @@ const IGNORED_WITHOUT_LOGS: ReadonlySet<string> = new Set([...IGNORED_KEYS, ...L
 /** The state key of a World at this moment (see the header), and the pieces it is made of. */
 export class StateKeys {
   private readonly words: Int32Array;
+  /** The skip over zeros of linear memory (src/explore/zero-scan.ts). */
+  private readonly scan: NextNonZero;
   /** [start, end) word ranges of memory the key covers. */
   private readonly ranges: number[] = [];
   /** The walk of the host objects (src/explore/host-walk.ts), which keeps a snapshot's host part too when recording. */
@@ -120,11 +129,11 @@ export class StateKeys {
   /** The logs are left out (logsAbstracted). */
   readonly logsAbstracted: boolean;
 
-  /** `recording`: each key() keeps the host part of a snapshot of the state too (record), for a search that restores snapshots. */
-  constructor(private readonly world: World, options: { recording?: boolean } = {}) {
+  constructor(private readonly world: World) {
     const machine = world.machine;
     const memory = machine.memory.buffer;
     this.words = new Int32Array(memory);
+    this.scan = zeroScan(machine.memory);
     const L = machine.layout;
     const view = new DataView(memory);
     // Word ranges left out: the out buffer and the statistics of each adapter and engine.
@@ -168,7 +177,9 @@ export class StateKeys {
     // The core's exports, as the OS and as the GPU see them: code, and constants (frozen WebAssembly objects).
     for (const adapter of machine.adapters) { skip.add(adapter.core); skip.add(adapter.hardware.core); skip.add(adapter.hardware.layout); }
     this.rules = { skip, ignored: this.logsAbstracted ? IGNORED_WITHOUT_LOGS : IGNORED_WITH_LOGS };
-    this.walk = new HostWalk(this.rules, options.recording ?? false, memory, frozenExports(machine));
+    this.walk = new HostWalk(this.rules, memory, frozenExports(machine));
+    // The deeply frozen objects of the machine as built (configuration, capabilities...): numbered once, then one word each per key.
+    this.walk.learnConstants([machine, world.explorer]);
   }
   /** What the host walk leaves out (tests: the reference key in test/ reads the same rules). */
   readonly rules: KeyRules;
@@ -179,18 +190,20 @@ export class StateKeys {
     const walk = this.walk;
     let h1 = WORD_SEED_1, h2 = WORD_SEED_2;
     // Linear memory, sparsely: each non-zero word with its index (the ranges are fixed, so the pairs say every
-    // word; linear memory is mostly zeros: 477 of 49,152 words on a 2-engine machine mid-search).
-    const memory = this.words, ranges = this.ranges;
+    // word; linear memory is mostly zeros: 437 of 32,768 covered words on a 2-engine machine mid-search). The
+    // scan skips to the next 64 bytes holding one (src/explore/zero-scan.ts); the words from there are read
+    // one by one until 16 zeros in a row.
+    const memory = this.words, ranges = this.ranges, scan = this.scan;
     for (let r = 0; r < ranges.length; r += 2) {
       for (let i = ranges[r], end = ranges[r + 1]; i < end;) {
-        // Eight zero words at once (the common case), else one word.
-        if (i + 8 <= end && (memory[i] | memory[i + 1] | memory[i + 2] | memory[i + 3] | memory[i + 4] | memory[i + 5] | memory[i + 6] | memory[i + 7]) === 0) { i += 8; continue; }
-        const x = memory[i];
-        if (x !== 0) {
+        i = scan(i << 2, end << 2) >>> 2;
+        for (let zeros = 0; i < end && zeros < 16; i++) {
+          const x = memory[i];
+          if (x === 0) { zeros++; continue; }
+          zeros = 0;
           h1 = mix1(mix1(h1, i), x);
           h2 = mix2(mix2(h2, i), x);
         }
-        i++;
       }
     }
     // The pending events, as a sorted multiset of their keys (each key's digest), and the virtual time.
@@ -207,8 +220,7 @@ export class StateKeys {
       h1 = mix1(mix1(h1, d[0]), d[1]); h2 = mix2(mix2(h2, d[0]), d[1]);
     }
     // The host objects, last (as before: what the extras read may run model code): the walk writes their words (and keeps a snapshot's host part when recording).
-    if (world.explorer.faultsInjected) walk.walk([world.machine, world.explorer], []);
-    else walk.walk([world.machine], [world.explorer]);
+    walk.write(world.explorer.faultsInjected ? [world.machine, world.explorer] : [world.machine]);
     // The host objects' words.
     const words = walk.words;
     for (let i = 0, n = walk.length; i < n; i++) { const x = words[i]; h1 = mix1(h1, x); h2 = mix2(h2, x); }
@@ -217,8 +229,8 @@ export class StateKeys {
     return (f2 >>> 0).toString(16).padStart(8, '0') + (f1 >>> 0).toString(16).padStart(8, '0');
   }
 
-  /** The host part of a snapshot of the state the last key() was taken in (when recording; Runner.save). */
-  get record(): HostRecord | undefined { return this.walk.record; }
+  /** The host part of a snapshot of the current state (Runner.save): the same walk keeps it, knowing the objects and constants already. */
+  keep(): HostRecord { return this.walk.keepAll([this.world.machine, this.world.explorer]); }
 
   /** Does the key cover the 32-bit word at this byte address of linear memory (tests, diagnostics)? */
   covers(address: number): boolean {

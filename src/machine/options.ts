@@ -290,11 +290,12 @@ export function parseMachineOptions(options: MachineOptions) {
     traceEvents: limits.traceEvents === undefined ? DEFAULT_TRACE_CAPACITY : v.integer(limits.traceEvents, 'limits.traceEvents', 1, MAX_TRACE_CAPACITY),
   };
   const timingIn = v.options(o.timing, 'timing', ['commandNs', 'interruptLatencyNs', 'jitter']);
-  const timing: Timing = {
+  // Frozen: constant for the machine's life (the explorer's state key writes a frozen object of the machine as built as one word).
+  const timing: Timing = Object.freeze({
     commandNs: timingIn.commandNs === undefined ? 100 : v.nonNegative(timingIn.commandNs, 'timing.commandNs'),
     interruptLatencyNs: timingIn.interruptLatencyNs === undefined ? 2000 : v.nonNegative(timingIn.interruptLatencyNs, 'timing.interruptLatencyNs'),
     jitter: timingIn.jitter === undefined ? DEFAULT_JITTER : v.fraction(timingIn.jitter, 'timing.jitter'),
-  };
+  });
   const traceOn = o.trace === undefined ? true : v.bool(o.trace, 'trace');
   const timelineRecords = limits.timelineRecords === undefined ? DEFAULT_HISTORY_RECORDS : v.integer(limits.timelineRecords, 'limits.timelineRecords', 1, 1 << 24);
   const allocationRecords = limits.allocationRecords === undefined ? DEFAULT_ALLOCATION_RECORDS : v.integer(limits.allocationRecords, 'limits.allocationRecords', 1, 1 << 24);

@@ -19,6 +19,7 @@
 import type { CoreLayout } from '../core/bindings.js';
 import type { DxgkrnlCallbacks, KernelModeDriver } from '../ddi/ddi.js';
 import { WddmError, type StatusName } from '../base/errors.js';
+import { deepFreeze } from '../base/freeze.js';
 import type { DdiName, DriverPort } from '../port/driver-port.js';
 import type { Scheduler } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
@@ -211,9 +212,11 @@ export class Dxgkrnl {
     // Every field written here, in one order, those set later (bugCheck, systemPages) included: each adapter record
     // then has one shape. Made by spreading `adapter` and gaining fields as it went, the records of a process's
     // machines had many (19 for 31 machines), and every load of an adapter's field on the CPU signal's path was megamorphic.
+    // The caps are the OS's own copy of what the driver reported, frozen: constant for the adapter's life (the
+    // explorer's state key writes a frozen object of the machine as built as one word: src/explore/host-walk.ts).
     const fences = new FenceTable<GlobalFence>();
     const full: OsAdapter = {
-      index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, currentValues: new BigUint64Array(adapter.memory.buffer), caps, nativeFence: advertises,
+      index: adapter.index, name: adapter.name, core: adapter.core, memory: adapter.memory, currentValues: new BigUint64Array(adapter.memory.buffer), caps: deepFreeze(structuredClone(caps)), nativeFence: advertises,
       integrated: adapter.integrated, engines: adapter.engines, state: 'running', bugCheck: undefined, removal: undefined,
       fences, rows: undefined!, kernelCurrentValueVas: new ValueTable(), systemPages: undefined, byGlobalHandle: new IntMap(),
       destroyedGlobalHandles: new RecentValues(4096), withWaiters: new FencesWithWaiters(fences), devices: new Set(),

@@ -81,7 +81,7 @@ export class Kernel {
   private readonly waits: Dxgkrnl['waits'];
 
   constructor(options: KernelOptions, scheduler: Scheduler, trace: Trace, layout: CoreLayout, port: DriverPort) {
-    const os = (this.os = new Dxgkrnl({ nativeFence: options.nativeFence }, scheduler, trace, layout, options.maxProcesses, port));
+    const os = (this.os = new Dxgkrnl(Object.freeze({ nativeFence: options.nativeFence }), scheduler, trace, layout, options.maxProcesses, port));
     os.logs.historyRecords = options.timelineRecords;
     os.waits.resampleAfterUpdate = options.rereadCurrentValue;
     this.signals = os.signals;
