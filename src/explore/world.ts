@@ -25,6 +25,7 @@ import type { Machine } from '../machine/machine.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import type { FenceView as GlobalFence } from '../os/inspect.js';
 import type { CpuThread, RuntimeProcess } from '../user/runtime.js';
+import type { Components } from './components.js';
 
 /** The invariants the explorer judges (src/explore/invariants.ts says what each is). */
 export type InvariantId = 'no-lost-wakeup' | 'monitored-value' | 'current-value-not-torn' | 'satisfied-waiters-woken' | 'gpu-work-done' | 'steps-run' | 'expectations';
@@ -91,6 +92,8 @@ export interface World {
   checkQuiet(): Violation[];
   /** What the key must cover beyond memory and the host walk: what its quiet checks read that both leave out (counters). */
   keyExtras?(): readonly (number | string)[];
+  /** A scenario file's components (src/explore/components.ts: adapters nothing links); undefined for the generated machine. */
+  components?(): Components;
   /** The explorer's own options at this state (injected faults), as events no scheduler holds. */
   explorerOptions(): ScheduledEvent[];
   /** Runs one of explorerOptions(). */
