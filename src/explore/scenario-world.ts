@@ -36,9 +36,9 @@ import { setUpScenario, scenarioMachineOptions, checkExpectations, machineRefuse
 import type { Scenario, ThreadStep, GpuCommand } from '../scenario-files/types.js';
 import { UINT64_MAX } from '../base/wddm.js';
 import { SCENARIO_INVARIANTS, type Violation } from './invariants.js';
-import { linkScenario, type Components } from './components.js';
+import { linkScenario } from './components.js';
 import { applyVariantToOs, variantDriver, type Variant } from './variants.js';
-import { LatencyChoices, explorerEvent, type TimeMode, type World, type WorldFence, type WorldModel, type WorldQueue, type WorldThread, type ScenarioScheduleInfo } from './world.js';
+import { LatencyChoices, explorerEvent, type TimeMode, type World, type WorldFence, type WorldModel, type WorldQueue, type WorldThread, type ScenarioScheduleInfo, type Components } from './world.js';
 export type { TimeMode } from './world.js';
 
 export interface ScenarioModelOptions {

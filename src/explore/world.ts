@@ -25,7 +25,6 @@ import type { Machine } from '../machine/machine.js';
 import type { ScheduledEvent } from '../base/scheduler.js';
 import type { FenceView as GlobalFence } from '../os/inspect.js';
 import type { CpuThread, RuntimeProcess } from '../user/runtime.js';
-import type { Components } from './components.js';
 
 /** The invariants the explorer judges (src/explore/invariants.ts says what each is). */
 export type InvariantId = 'no-lost-wakeup' | 'monitored-value' | 'current-value-not-torn' | 'satisfied-waiters-woken' | 'gpu-work-done' | 'steps-run' | 'expectations';
@@ -98,6 +97,20 @@ export interface World {
   explorerOptions(): ScheduledEvent[];
   /** Runs one of explorerOptions(). */
   takeExplorerOption(event: ScheduledEvent): void;
+}
+
+/** A scenario file's components (src/explore/components.ts, linkScenario): fixed for the file. */
+export interface Components {
+  /** How many; 1 when the file is not split. */
+  count: number;
+  /** Each adapter's component, by adapter index. */
+  ofAdapter: readonly number[];
+  /** Each thread's component, by the file's thread name (EVERY, -1: a thread that names no adapter). */
+  ofThread: ReadonlyMap<string, number>;
+  /** Each scenario fault's component, by its index in the file's faults. */
+  ofFault: readonly number[];
+  /** Why the file is one component (undefined when it is split, or has one adapter). */
+  unsplit?: string;
 }
 
 /** How the explorer treats a scenario's time: at its virtual times with latencies at their ends, or not at all (src/explore/scenario-world.ts). */
