@@ -17,6 +17,8 @@
 //   thread:<p>.<t>   CPU thread t of the process in slot p
 //   cmp:<a>          the CMP's write buffer (a MonitoredValue on its way to memory)
 //   os               the OS's own state: waiter records and heaps, its operation in flight
+//   adapter:<a>      everything of adapter a (a scenario file's component footprints): it meets
+//                    every resource above named with adapter a
 //   *                everything above except threads (an OS operation)
 //
 //   step                                        reads        writes
@@ -44,10 +46,11 @@
 //     any other driver's step; a cross-adapter  *            *
 //       notification (NotificationOnly), the
 //       OS's log read, its fallback
-//   anything else: a thread starting its wait,  *            *
-//     a CPU signal, an interrupt delivered (the
-//     OS serves it), other commands, doorbells,
-//     timeouts, faults (the explorer's too)
+//   anything else: a thread starting its wait,  *            *  on the generated machine; a scenario file's
+//     a CPU signal, an interrupt delivered (the                 (untimed) by its component instead
+//     OS serves it), other commands, doorbells,                 (src/explore/components.ts: adapter:<a>
+//     timeouts, faults (the explorer's too)                     and its records' cv for a GPU step; os and
+//                                                               the component's adapters for the rest)
 //
 // Two steps are independent at a state when neither writes what the other
 // reads or writes. Then running them in either order from that state reaches
@@ -285,8 +288,8 @@ function gpuFuture(world: World): Footprint | undefined {
  * only in what no "always" invariant judged there reads (docs/EXPLORER.md, "The search and its
  * reductions", says why for each).
  *
- * Only for the generated machine: a scenario file's queues hold waits, work and fence writes,
- * whose futures engineFutures does not tell.
+ * For the generated machine; a scenario file's (whose queues hold waits, work and fence writes,
+ * whose futures engineFutures does not tell) are one component's steps (componentPersistentSet).
  */
 export function persistentSet(world: World, enabled: readonly ScheduledEvent[], footprints: readonly Footprint[]): number[] | undefined {
   if (world.kind === 'scenario') return componentPersistentSet(world, enabled);
