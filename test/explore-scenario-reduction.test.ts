@@ -13,6 +13,7 @@ import { findBuiltin } from '../src/scenario-files/builtin.js';
 import { parseScenario } from '../src/scenario-files/load.js';
 import { scenarioAdapters } from '../src/scenario-files/run.js';
 import type { Scenario } from '../src/scenario-files/types.js';
+import { monitoredVsNative } from './explore-files.js';
 
 const verdicts = (r: SearchResult) => [...r.violations.keys()].sort();
 
@@ -87,3 +88,57 @@ describe('the full reduction on scenario files', () => {
     await compare(parseScenario(readFileSync(handOff, 'utf8'), handOff), 'hand-off', 'timed');
   }, 600_000);
 });
+
+// Two adapters the persistent sets take one at a time (src/explore/components.ts): what no fence, queue or
+// thread links is searched one component after the other; what a cross-adapter fence links is not split.
+describe('the full reduction on scenario files of independent components', () => {
+  it('NF-10 monitored-vs-native cut down to one frame, its producers alone: the same quiet states and verdicts with far fewer states, timed and untimed; a broken driver\'s counterexamples found by both', async () => {
+    const scenario = monitoredVsNative(1, { consumers: false });
+    for (const time of ['untimed', 'timed'] as const) {
+      const { states, full } = await compare(scenario, 'monitored-vs-native-1', time);
+      expect(states.verdicts, time).toEqual([]);
+      expect(full.result.stats.states, time).toBeLessThan(states.result.stats.states);
+    }
+    const broken = await compare(scenario, 'monitored-vs-native-1', 'untimed', 'no-barrier');
+    expect(broken.full.verdicts).not.toEqual([]);
+  }, 600_000);
+
+  it('NF-10 two adapters linked by a cross-adapter fence are one component: the same quiet states and verdicts', async () => {
+    const scenario = parseScenario(LINKED, 'linked.yaml');
+    for (const time of ['untimed', 'timed'] as const) await compare(scenario, 'linked.yaml', time);
+  }, 600_000);
+
+  it('a persistent set planted unsound is caught: one adapter\'s steps alone wherever it has any, linked or not', async () => {
+    // Whenever gpu0 has a step, explore gpu0's steps only: gpu1's may be held back until gpu0 is done, which
+    // loses the orders where gpu1 signals the shared fence first.
+    const gpu0First: NonNullable<Parameters<typeof exhaustive>[1]>['persistentSet'] = (_world, enabled) => {
+      const mine = enabled.flatMap((event, i) => (event.owner === 'gpu0' ? [i] : []));
+      return mine.length && mine.length < enabled.length ? mine : undefined;
+    };
+    const scenario = parseScenario(LINKED, 'linked.yaml');
+    const states = search(await model(scenario, 'linked.yaml', 'untimed'), 'states');
+    const planted = exhaustive(await model(scenario, 'linked.yaml', 'untimed'), { reduction: 'full', persistentSet: gpu0First, onQuiet: () => undefined });
+    expect(planted.stats.quietStates).toBeLessThan(states.result.stats.quietStates);
+  }, 300_000);
+});
+
+// gpu0 signals a native fence opened on gpu1 too; gpu1's queue waits for it, then signals its own; a thread waits on each adapter.
+const LINKED = `
+name: linked
+machine:
+  seed: 1
+  adapters: [ { name: gpu0, engines: 1 }, { name: gpu1, engines: 1 } ]
+processes: [ { name: app } ]
+fences:
+  - { name: shared, process: app, adapter: gpu0, kind: native, flags: { shared: true, crossAdapter: true }, crossAdapter: [gpu1] }
+  - { name: done, process: app, adapter: gpu1, kind: native }
+queues:
+  - { name: producer, process: app, adapter: gpu0, commands: [ { signal: { fence: shared, value: 1 } }, { signal: { fence: shared, value: 2 } } ] }
+  - { name: consumer, process: app, adapter: gpu1, commands: [ { signal: { fence: done, value: 1 } }, { wait: { fence: shared, value: 1 } }, { signal: { fence: done, value: 2 } } ] }
+threads:
+  - { name: first, process: app, steps: [ { wait: { id: shared2, fences: [shared], values: [2] } } ] }
+  - { name: second, process: app, steps: [ { wait: { id: done2, fences: [done], values: [2] } } ] }
+expect:
+  fences: { shared: 2, done: 2 }
+  threads: { first: done, second: done }
+`;

@@ -17,6 +17,8 @@
 //   thread:<p>.<t>   CPU thread t of the process in slot p
 //   cmp:<a>          the CMP's write buffer (a MonitoredValue on its way to memory)
 //   os               the OS's own state: waiter records and heaps, its operation in flight
+//   adapter:<a>      everything of adapter a (a scenario file's component footprints): it meets
+//                    every resource above named with adapter a
 //   *                everything above except threads (an OS operation)
 //
 //   step                                        reads        writes
@@ -44,10 +46,11 @@
 //     any other driver's step; a cross-adapter  *            *
 //       notification (NotificationOnly), the
 //       OS's log read, its fallback
-//   anything else: a thread starting its wait,  *            *
-//     a CPU signal, an interrupt delivered (the
-//     OS serves it), other commands, doorbells,
-//     timeouts, faults (the explorer's too)
+//   anything else: a thread starting its wait,  *            *  on the generated machine; a scenario file's
+//     a CPU signal, an interrupt delivered (the                 (untimed) by its component instead
+//     OS serves it), other commands, doorbells,                 (src/explore/components.ts: adapter:<a>
+//     timeouts, faults (the explorer's too)                     and its records' cv for a GPU step; os and
+//                                                               the component's adapters for the rest)
 //
 // Two steps are independent at a state when neither writes what the other
 // reads or writes. Then running them in either order from that state reaches
@@ -65,12 +68,18 @@ import { u64 } from '../core/bindings.js';
 import { MonitoredValueUpdateSteps, ReferenceDriver } from '../driver/reference.js';
 import type { World } from './world.js';
 import type { CpuThread } from '../user/runtime.js';
+import { componentFootprint, componentPersistentSet, resourceAdapter } from './components.js';
 
 export interface Footprint { reads: readonly string[]; writes: readonly string[] }
 
 const EVERYTHING: Footprint = { reads: ['*'], writes: ['*'] };
 
 export function footprint(world: World, event: ScheduledEvent): Footprint {
+  return tableFootprint(world, event) ?? componentFootprint(world, event) ?? EVERYTHING;
+}
+
+/** The table's footprint of a step (the header), or undefined: not in it (a scenario file's component footprint, else everything). */
+function tableFootprint(world: World, event: ScheduledEvent): Footprint | undefined {
   const machine = world.machine;
   const a = machine.adapters.findIndex((x) => x.name === event.owner);
   if (a >= 0) {
@@ -84,7 +93,7 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
         const mine = [...adapter.hardware.queues.values()].filter((q) => q.engine === e).map((q) => `q:${a}.${q.id}`);
         return { reads: mine, writes: [] };
       }
-      if (core.queueHeadOp(queue.id) !== machine.layout.opSignal) return EVERYTHING;
+      if (core.queueHeadOp(queue.id) !== machine.layout.opSignal) return undefined;
       const writes = [`wb:${a}.${e}`, `q:${a}.${queue.id}`];
       const buffered = core.enginePendingWrite(e);
       if (buffered) writes.push(`cv:@${buffered}`);
@@ -98,13 +107,13 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
         case 'log-entry': case 'log-advance': return { reads: [], writes: [`log:${a}.${signal.queue.id}`] };
         case 'drain': return { reads: [], writes: [`wb:${a}.${e}`, `cv:@${cv}`] };
         case 'cmp-check': {
-          if (anyQueueBlocked(world)) return EVERYTHING;
+          if (anyQueueBlocked(world)) return undefined;
           return { reads: [`mv:${a}.@${cv}`, `cv:@${cv}`], writes: [`irq:${a}.${e}`, `life:${a}.@${cv}`] };
         }
-        default: return EVERYTHING;
+        default: return undefined;
       }
     }
-    return EVERYTHING;
+    return undefined;
   }
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') return osStepFootprint(world);
   if (event.kind === 'thread-resume') {
@@ -115,7 +124,7 @@ export function footprint(world: World, event: ScheduledEvent): Footprint {
       return { reads: [], writes: [threadResource(thread)] };
     }
   }
-  return EVERYTHING;
+  return undefined;
 }
 
 /** A CPU thread's resource name. */
@@ -128,15 +137,15 @@ function anyQueueBlocked(world: World): boolean {
 }
 
 /** The next step of the OS operation in flight (src/os/waits.ts). */
-function osStepFootprint(world: World): Footprint {
+function osStepFootprint(world: World): Footprint | undefined {
   const machine = world.machine;
   const op = machine.os.inspect.operation;
-  if (!op) return EVERYTHING;
+  if (!op) return undefined;
   switch (op.phase) {
     case 'retire': {
       const thread = op.retiring[0].owner.tag as CpuThread | undefined;
       const known = world.threads.some((t) => t.thread === thread);
-      return !known ? EVERYTHING : { reads: [], writes: ['os', threadResource(thread!)] };
+      return !known ? undefined : { reads: [], writes: ['os', threadResource(thread!)] };
     }
     case 'resample': {
       const batch = op.batch!;
@@ -147,16 +156,16 @@ function osStepFootprint(world: World): Footprint {
       const adapter = machine.adapters[batch.adapter.index];
       // The DDI's first step: only the reference driver's is known (any other driver's may do anything).
       if (Object.getPrototypeOf(adapter.driver) !== ReferenceDriver.prototype || Object.prototype.hasOwnProperty.call(adapter.driver, 'updateMonitoredValues')
-          || adapter.hardware.granularity !== 'step') return EVERYTHING;
+          || adapter.hardware.granularity !== 'step') return undefined;
       return cmpStepFootprint(world, batch.adapter.index, 'write-monitored-value', machine.os.inspect.fenceKey(batch.fences[0]).coreFence);
     }
     case 'ddi': {
       const steps = op.ddi!.steps;
-      if (Object.getPrototypeOf(steps) !== MonitoredValueUpdateSteps.prototype) return EVERYTHING;
+      if (Object.getPrototypeOf(steps) !== MonitoredValueUpdateSteps.prototype) return undefined;
       const update = steps as MonitoredValueUpdateSteps;
       return cmpStepFootprint(world, op.ddi!.adapterIndex, update.next, update.fences[update.index], update.currentValue);
     }
-    default: return EVERYTHING; // a cross-adapter notification, the log reader's read or fallback: the OS's scans
+    default: return undefined; // a cross-adapter notification, the log reader's read or fallback: the OS's scans
   }
 }
 
@@ -279,12 +288,13 @@ function gpuFuture(world: World): Footprint | undefined {
  * only in what no "always" invariant judged there reads (docs/EXPLORER.md, "The search and its
  * reductions", says why for each).
  *
- * Only for the generated machine: a scenario file's queues hold waits, work and fence writes,
- * whose futures engineFutures does not tell.
+ * For the generated machine; a scenario file's (whose queues hold waits, work and fence writes,
+ * whose futures engineFutures does not tell) are one component's steps (componentPersistentSet).
  */
 export function persistentSet(world: World, enabled: readonly ScheduledEvent[], footprints: readonly Footprint[]): number[] | undefined {
+  if (world.kind === 'scenario') return componentPersistentSet(world, enabled);
   const machine = world.machine;
-  if (world.kind !== 'machine' || !machine.os.lockHeld || world.explorerOptions().length) return undefined;
+  if (!machine.os.lockHeld || world.explorerOptions().length) return undefined;
   const os = enabled.findIndex((event) => event.owner === 'dxgkrnl' && event.kind === 'os-step');
   if (os < 0 || touchesEverything(footprints[os])) return undefined;
   // Every other enabled step is an engine's current step (one per engine), on an adapter cut into steps.
@@ -332,6 +342,8 @@ function conflicts(writes: readonly string[], other: readonly string[]): boolean
     for (const o of other) {
       if (w === o) return true;
       if ((w === '*' && !o.startsWith('thread:')) || (o === '*' && !w.startsWith('thread:'))) return true;
+      // adapter:<a> (a scenario file's step, src/explore/components.ts) meets every resource of adapter a.
+      if ((w.startsWith('adapter:') || o.startsWith('adapter:')) && resourceAdapter(w) >= 0 && resourceAdapter(w) === resourceAdapter(o)) return true;
     }
   }
   return false;
@@ -382,7 +394,7 @@ export function isEager(world: World, event: ScheduledEvent, logsAbstracted: boo
   if (event.owner === 'dxgkrnl' && event.kind === 'os-step') {
     // Nothing an "always" invariant judges mid-operation (CurrentValue), nothing any GPU step may still touch;
     // no interrupt raised while latencies are explored (its delivery's latency is a choice, which an eager step never branches on).
-    if (f.writes.some((w) => w === '*' || w.startsWith('cv:') || (world.latencies.bounded && w.startsWith('irq:')))) return false;
+    if (f.writes.some((w) => w === '*' || w.startsWith('cv:') || w.startsWith('adapter:') || (world.latencies.bounded && w.startsWith('irq:')))) return false;
     const future = gpuFuture(world);
     return future !== undefined && independent(f, future);
   }

@@ -36,8 +36,9 @@ import { setUpScenario, scenarioMachineOptions, checkExpectations, machineRefuse
 import type { Scenario, ThreadStep, GpuCommand } from '../scenario-files/types.js';
 import { UINT64_MAX } from '../base/wddm.js';
 import { SCENARIO_INVARIANTS, type Violation } from './invariants.js';
+import { linkScenario } from './components.js';
 import { applyVariantToOs, variantDriver, type Variant } from './variants.js';
-import { LatencyChoices, explorerEvent, type TimeMode, type World, type WorldFence, type WorldModel, type WorldQueue, type WorldThread, type ScenarioScheduleInfo } from './world.js';
+import { LatencyChoices, explorerEvent, type TimeMode, type World, type WorldFence, type WorldModel, type WorldQueue, type WorldThread, type ScenarioScheduleInfo, type Components } from './world.js';
 export type { TimeMode } from './world.js';
 
 export interface ScenarioModelOptions {
@@ -76,6 +77,9 @@ export class ScenarioModel implements WorldModel {
   }
 
   get scenario(): Scenario { return this.options.scenario; }
+  /** The file's components (linkScenario), found once: the file does not change. */
+  get components(): Components { return (this.linked ??= linkScenario(this.options.scenario)); }
+  private linked?: Components;
   scheduleInfo(): ScenarioScheduleInfo {
     return { scenario: { name: this.options.scenario.name, source: this.options.source }, time: this.options.time, faults: this.faults,
       variant: this.options.variant, seed: this.seed, ...(this.options.resample === false ? { resample: false as const } : {}) };
@@ -236,6 +240,8 @@ class ScenarioWorld implements World {
   }
 
   formatValue(value: bigint): string { return formatScenarioValue(value); }
+
+  components(): Components { return this.model.components; }
 
   private position(thread: CpuThread): ThreadPosition | undefined { return this.setup.positions.get(thread); }
 

@@ -282,12 +282,14 @@ export interface SearchOptions {
   eagerSteps?: boolean;
   /** 'full' only: leave out the persistent sets wider than one step (the OS's step with the engines that conflict with it, persistentSet); on by default. */
   persistentSets?: boolean;
+  /** 'full' only: the persistent set to use instead of persistentSet's (tests plant a wrong one, to see a comparison catch it). */
+  persistentSet?: typeof persistentSet;
   /** Called for every violation at every state the search judges (the result keeps the first of each invariant). */
   onViolation?: (violation: FoundViolation) => void;
   /** Called at each distinct quiet state reached, with its key and the choices that reached it, and their latency choices when any (tests compare the sets). */
   onQuiet?: (key: string, path: readonly number[], bounds?: readonly string[]) => void;
-  /** Called at each distinct state the search visits ('states', 'full'), after its eager steps, with the world in that state (diagnostics, tests; read it, change nothing). */
-  onState?: (key: string, path: readonly number[], world: World) => void;
+  /** Called at each distinct state the search visits ('states', 'full'), after its eager steps, with the world in that state and the path's latency choices when any (diagnostics, tests; read it, change nothing). */
+  onState?: (key: string, path: readonly number[], world: World, bounds?: readonly string[]) => void;
   /** Called every `progressEvery` states, with the estimated share of the search tree done (0..1, see progressEstimate) and the frames on the stack. */
   onProgress?: (stats: SearchStats, progress: { done: number; frontier: number }) => void;
   progressEvery?: number;
@@ -458,7 +460,7 @@ class Exhaustive {
    */
   persistent(here: Option[]): number[] | undefined {
     if (this.reduction !== 'full' || this.options.persistentSets === false) return undefined;
-    return persistentSet(this.runner.world, this.runner.enabled(), here.map((o) => o.footprint!));
+    return (this.options.persistentSet ?? persistentSet)(this.runner.world, this.runner.enabled(), here.map((o) => o.footprint!));
   }
 
   /** 'full': takes the eager steps enabled now, one after the other. Returns a violation when one threw. */
@@ -556,7 +558,7 @@ class Exhaustive {
     }
     this.stats.states++;
     this.shardStats?.keys.add(key);
-    this.options.onState?.(key, path, this.runner.world);
+    this.options.onState?.(key, path, this.runner.world, this.runner.pathBounds());
     if (this.stats.states % this.progressEvery === 0) {
       this.options.onProgress?.({ ...this.stats, runs: this.runner.builds, events: this.runner.events, restores: this.runner.restores }, { done: this.progressEstimate(), frontier: this.frames.length });
     }

@@ -91,10 +91,26 @@ export interface World {
   checkQuiet(): Violation[];
   /** What the key must cover beyond memory and the host walk: what its quiet checks read that both leave out (counters). */
   keyExtras?(): readonly (number | string)[];
+  /** A scenario file's components (src/explore/components.ts: adapters nothing links); undefined for the generated machine. */
+  components?(): Components;
   /** The explorer's own options at this state (injected faults), as events no scheduler holds. */
   explorerOptions(): ScheduledEvent[];
   /** Runs one of explorerOptions(). */
   takeExplorerOption(event: ScheduledEvent): void;
+}
+
+/** A scenario file's components (src/explore/components.ts, linkScenario): fixed for the file. */
+export interface Components {
+  /** How many; 1 when the file is not split. */
+  count: number;
+  /** Each adapter's component, by adapter index. */
+  ofAdapter: readonly number[];
+  /** Each thread's component, by the file's thread name (EVERY, -1: a thread that names no adapter). */
+  ofThread: ReadonlyMap<string, number>;
+  /** Each scenario fault's component, by its index in the file's faults. */
+  ofFault: readonly number[];
+  /** Why the file is one component (undefined when it is split, or has one adapter). */
+  unsplit?: string;
 }
 
 /** How the explorer treats a scenario's time: at its virtual times with latencies at their ends, or not at all (src/explore/scenario-world.ts). */
