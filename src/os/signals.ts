@@ -1,9 +1,14 @@
 // CPU signals (NF-07, NF-19): D3DKMTSignalSynchronizationObjectFromCpu.
 //
-//   signalFromCpu ─▶ checked (rewinds refused without AllowFenceRewind, NF-19)
-//        ─▶ native fences: UpdateCurrentValuesFromCpu per adapter (batched) ─▶ satisfy their waiters
+//   signalFromCpu ─▶ signalOne (one handle, one value, no option) or signalValidated (any other call)
+//        ─▶ checkFence for every fence before any change (rewinds refused without AllowFenceRewind, NF-19;
+//           refuse makes each refusal's error, in signalValidated)
+//        ─▶ native fences: UpdateCurrentValuesFromCpu per adapter (batched; a batch of one is the port's
+//           one-fence call) ─▶ wake their waiters
 //        ─▶ monitored fences: the kernel writes them itself (src/os/monitored.ts)
 //        ─▶ the NF-09 loop (src/os/waits.ts), then cross-adapter propagation (XA-04)
+//   signalOne does cpuSignal's steps for one native fence signalled whole without making the batch; any
+//   other fence it accepts goes to cpuSignal with a batch of one.
 
 import { WddmError } from '../base/errors.js';
 import type { DriverPort } from '../port/driver-port.js';
