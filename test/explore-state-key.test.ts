@@ -269,4 +269,63 @@ describe('the visited table', () => {
       }
     }
   });
+
+  it('NF-10 keys a frozen record by its content: one record in two fields or two equal ones is one state; a changed value or a shared mutable object is another', () => {
+    const runner = new Runner(model);
+    const machine = runner.world.machine as unknown as Record<string, unknown>;
+    const keys = new StateKeys(runner.world);
+    // A wait's result as Waits hands them out: frozen, primitives only, shared by the waiters woken at one time.
+    const result = Object.freeze({ status: 'SUCCESS', timeNs: 5, immediate: false, index: undefined });
+    machine.plantedFirst = result;
+    machine.plantedSecond = result;
+    const shared = keys.key();
+    machine.plantedSecond = Object.freeze({ ...result });
+    expect(keys.key(), 'two equal frozen records').toBe(shared);
+    machine.plantedSecond = Object.freeze({ ...result, timeNs: 6 });
+    expect(keys.key(), 'a record with another value').not.toBe(shared);
+    machine.plantedSecond = Object.freeze({ ...result, detail: { timeNs: 5 } });
+    expect(keys.key(), 'a frozen object holding an object is no record').not.toBe(shared);
+    // A mutable object: whether two fields hold one or two is state (a write through one shows through the other).
+    const mutable = { timeNs: 5 };
+    machine.plantedFirst = mutable;
+    machine.plantedSecond = mutable;
+    const sharedMutable = keys.key();
+    machine.plantedSecond = { ...mutable };
+    expect(keys.key(), 'a mutable object shared, then two').not.toBe(sharedMutable);
+  });
+
+  it('NF-10 gives a state the same key however it was reached: each quiet state\'s path replayed on a fresh machine has its key (timed, waits woken at different times)', async () => {
+    // One thread waits for gpu0's fence, then gpu1's: which shared result each wait holds depends on the order the
+    // wake-ups happened in (Waits hands out one frozen result per time); the key must not.
+    const text = `
+name: two-wakes
+machine:
+  seed: 1
+  timing: { commandNs: 100, interruptLatencyNs: 100, jitter: 0.5 }
+  adapters: [ { name: gpu0, engines: 1 }, { name: gpu1, engines: 1 } ]
+processes: [ { name: app } ]
+fences:
+  - { name: a, process: app, adapter: gpu0 }
+  - { name: b, process: app, adapter: gpu1 }
+queues:
+  - { name: q0, process: app, adapter: gpu0, commands: [ { signal: { fence: a, value: 1 } } ] }
+  - { name: q1, process: app, adapter: gpu1, commands: [ { signal: { fence: b, value: 1 } } ] }
+threads:
+  - { name: t0, process: app, steps: [ { wait: { id: w0, fences: [a], values: [1] } }, { wait: { id: w1, fences: [b], values: [1] } } ] }
+`;
+    const scenario = parseScenario(text, 'two-wakes.yaml');
+    const adapters = await scenarioAdapters(scenario, 'two-wakes.yaml');
+    const make = () => new ScenarioModel({ scenario, source: 'two-wakes.yaml', adapters, time: 'timed', variant: 'barrier' });
+    const quiet: [string, number[], string[] | undefined][] = [];
+    const result = exhaustive(make(), { onQuiet: (key, path, bounds) => quiet.push([key, [...path], bounds && [...bounds]]) });
+    expect(result.stats.complete).toBe(true);
+    expect(quiet.length).toBeGreaterThan(20);
+    const differ: string[] = [];
+    for (const [key, path, bounds] of quiet) {
+      const replayed = new Runner(make(), { restore: 'replay' });
+      for (let i = 0; i < path.length; i++) replayed.take(path[i], bounds?.[i] ?? '');
+      if (replayed.key() !== key) differ.push(path.join(','));
+    }
+    expect(differ).toEqual([]);
+  }, 120_000);
 });

@@ -144,6 +144,29 @@ class Known {
    * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, the cores' frozen exports).
    */
   constructor(readonly kind: Kind, readonly skipped: boolean, readonly notKept: boolean, readonly constant: number) {}
+  /** A frozen record (frozenRecord): written by its content wherever met, never numbered. */
+  record = false;
+}
+
+/**
+ * Is `object` a frozen record: a plain object, frozen when the walk first meets it, whose own fields are all data
+ * holding primitives (a wait's result, shared by every waiter woken at one time: Waits' Deliveries)? Such an
+ * object is a value: nothing can write to it, and no step tells two equal ones apart, so the key writes its
+ * content wherever it is met and never its identity. Whether two fields hold one record or two equal ones
+ * depends on the order things happened in (a cache that is not state hands them out), so writing identity would
+ * split one state into several by its history: a search that went back by snapshot and one that rebuilt the
+ * machine counted different states (test/explore-state-key.test.ts).
+ */
+function frozenRecord(object: object, kind: Kind): boolean {
+  if (kind !== Kind.Object || !Object.isFrozen(object)) return false;
+  const descriptors = Object.getOwnPropertyDescriptors(object) as Record<string, PropertyDescriptor>;
+  for (const name of Object.keys(object)) {
+    const descriptor = descriptors[name];
+    if (!('value' in descriptor)) return false;
+    const item: unknown = descriptor.value;
+    if ((item !== null && typeof item === 'object') || typeof item === 'function') return false;
+  }
+  return true;
 }
 
 /**
@@ -264,6 +287,7 @@ export class HostWalk {
     const kind = kindOfObject(object);
     const skipped = kind === Kind.Skipped || kind === Kind.KeptOnly || (this.rules?.skip.has(object) ?? false);
     const learned = new Known(kind, skipped, kind === Kind.Skipped || this.frozen.has(object), -1);
+    learned.record = !skipped && frozenRecord(object, kind);
     this.known.set(object, learned);
     return learned;
   }
@@ -299,6 +323,7 @@ export class HostWalk {
     if (value === null) { words[this.length++] = Tag.Null; return; }
     const object = value as object;
     const known = this.knownOf(object);
+    if (known.record) { this.fields(object, known); return; }
     if (known.walk === this.walks) { words[this.length++] = Tag.Seen; words[this.length++] = known.number; return; }
     if (known.kind === Kind.Constant) { words[this.length++] = Tag.Constant; words[this.length++] = known.constant; return; }
     known.walk = this.walks;
@@ -337,6 +362,11 @@ export class HostWalk {
       }
     }
     // (A generator or a WeakMap, which keepAll refuses: a search that replays hashes its own fields, none.)
+    this.fields(object, known);
+  }
+
+  /** Writes an object's words: Tag.Object, the digest of the list of field names the key reads, their values. */
+  private fields(object: object, known: Known): void {
     const keys = Object.keys(object);
     const values = Object.values(object);
     this.room(3 + WORDS_PER_VALUE * values.length);

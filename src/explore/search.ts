@@ -638,12 +638,15 @@ class Exhaustive {
       const crashed = this.runner.take(option.index, option.bounds);
       this.stats.transitions++;
       this.runnerAt = -1;
-      // The step drew latencies its bounds did not choose: each other choice of them is a transition of its own from here.
+      // The step drew latencies its bounds did not choose: each other choice of them is a transition of its own from here,
+      // explored next, before the options after it. (Appended at the end, a sibling u explored in between would sleep
+      // this step in its child, and with it these choices, which no state above u had explored yet: lost states.)
+      let at = top.next;
       for (const bounds of otherBounds(option.bounds, this.runner.lastDraws)) {
         const key = transitionKey(option.key.split('#')[0], bounds);
         if (top.sleep.has(key) || top.options.some((o) => o.key === key)) continue;
         top.options.push({ ...option, key, bounds });
-        top.todo.push(top.options.length - 1);
+        top.todo.splice(at++, 0, top.options.length - 1);
       }
       const paths = this.arrive(childSleep, crashed);
       if (paths !== undefined) top.paths += paths;

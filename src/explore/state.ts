@@ -48,7 +48,15 @@
 //     instance (the model keeps none at module level: test/isolation.test.ts);
 //   - fields that hold undefined: the model reads a field's value, never
 //     whether it exists (`engine.isr = undefined` is "no interrupt on its way",
-//     as is a field never set).
+//     as is a field never set);
+//   - which of several equal frozen records a field holds: a plain object
+//     frozen when first met whose fields are all primitives (a wait's result,
+//     which Waits shares among the waiters woken at one time) is written by its
+//     content wherever it is met, never by its identity. Nothing can write to
+//     one and no step tells two equal ones apart, while which one a field holds
+//     depends on the order things happened in (a cache that is not state hands
+//     them out): keyed by identity, one state reached two ways had two keys.
+//     A record of the machine as built is a constant (below), by its number.
 // Two states with equal keys then have equal memory and equal host state up
 // to those, so the same choices from either give equal keys again and the
 // same verdicts: the visited set may stop at the second one (docs/EXPLORER.md
