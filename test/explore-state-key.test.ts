@@ -147,6 +147,55 @@ describe('the state key', () => {
     expect(runner.keys.key()).toBe(before);
   });
 
+  it('sees every byte of a typed array of the host (whole words, odd bytes, unaligned views, 64-bit elements, a buffer resized), bigints negative or past 64 bits and a Map\'s or Set\'s entries', () => {
+    const runner = new Runner(model);
+    runner.take(0);
+    const machine = runner.world.machine as unknown as Record<string, unknown>;
+    const shared = new ArrayBuffer(32);
+    const resizable = new (ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer & { resize(length: number): void })(8, { maxByteLength: 16 });
+    const planted = {
+      odd: new Uint8Array(7), unaligned: new Uint16Array(shared, 2, 5), wide: new BigUint64Array(shared, 16, 2),
+      tracking: new Uint8Array(resizable), big: 1n, map: new Map<unknown, unknown>([['a', 1]]), set: new Set<unknown>([1]),
+    };
+    machine.plantedBytes = planted;
+    const keys = new StateKeys(runner.world);
+    const before = keys.key();
+    const moves = (change: () => void, undo: () => void, what: string): void => {
+      change();
+      expect(keys.key(), what).not.toBe(before);
+      undo();
+      expect(keys.key(), `${what}, undone`).toBe(before);
+    };
+    for (let i = 0; i < 7; i++) moves(() => { planted.odd[i] = 1; }, () => { planted.odd[i] = 0; }, `byte ${i} of 7`);
+    for (let i = 0; i < 5; i++) moves(() => { planted.unaligned[i] = 0x8001; }, () => { planted.unaligned[i] = 0; }, `unaligned element ${i}`);
+    for (let i = 0; i < 2; i++) for (const v of [1n, 1n << 32n, 1n << 63n]) moves(() => { planted.wide[i] = v; }, () => { planted.wide[i] = 0n; }, `64-bit element ${i} = ${v}`);
+    for (const v of [0n, -1n, 1n << 32n, (1n << 64n) - 1n, (1n << 64n) + 1n, 1n - (1n << 64n), -(1n << 64n) + 1n - (1n << 64n), (1n << 200n) + 1n]) {
+      moves(() => { planted.big = v; }, () => { planted.big = 1n; }, `bigint ${v}`);
+    }
+    // Bigints whose low 64 bits are equal: negative against unsigned (-1n and 2^64 - 1 wrote one set of words
+    // before), and past 64 bits.
+    for (const [x, y] of [[-1n, (1n << 64n) - 1n], [1n - (1n << 64n), 1n], [(1n << 64n) + 5n, 5n], [(1n << 64n) + 5n, (2n << 64n) + 5n], [-5n, -5n - (1n << 64n)]]) {
+      planted.big = x;
+      const first = keys.key();
+      planted.big = y;
+      expect(keys.key(), `${x} against ${y}`).not.toBe(first);
+    }
+    planted.big = 1n;
+    expect(keys.key()).toBe(before);
+    // A view that tracks a resizable buffer: grown, its new bytes are read; shrunk back, the key returns.
+    resizable.resize(12);
+    const grown = keys.key();
+    expect(grown).not.toBe(before);
+    for (let i = 8; i < 12; i++) { planted.tracking[i] = 1; expect(keys.key(), `grown byte ${i}`).not.toBe(grown); planted.tracking[i] = 0; }
+    resizable.resize(8);
+    expect(keys.key()).toBe(before);
+    moves(() => { planted.map.set('a', 2); }, () => { planted.map.set('a', 1); }, 'a Map\'s value');
+    moves(() => { planted.map.set('b', 1); }, () => { planted.map.delete('b'); }, 'a Map\'s entry added');
+    moves(() => { planted.map.delete('a'); planted.map.set('b', 1); }, () => { planted.map.delete('b'); planted.map.set('a', 1); }, 'a Map\'s key');
+    moves(() => { planted.set.add(2); }, () => { planted.set.delete(2); }, 'a Set\'s item added');
+    moves(() => { planted.set.delete(1); planted.set.add(2); }, () => { planted.set.delete(2); planted.set.add(1); }, 'a Set\'s item');
+  });
+
   it('LOG-04 sees a log index where the logs wake waiters, and leaves it out where they feed the timeline only', async () => {
     const file = 'examples/explore/log-race.yaml';
     const scenario = parseScenario(readFileSync(file, 'utf8'), file);

@@ -52,8 +52,10 @@
 //   a number     Tag.Number n for a 32-bit integer (-0 as 0), else Tag.Double
 //                and the two words of its IEEE bits (every NaN as one)
 //   a string     Tag.String and its 64-bit digest (stringDigest, checked)
-//   a bigint     Tag.BigInt, its low and high 32 bits, then the digest of its
-//                hex digits when it needs more than 64
+//   a bigint     from 0 to 2^64 - 1 (a fence value): Tag.BigInt, its low and
+//                high 32 bits; any other (negative, or 2^64 and past):
+//                Tag.OtherBigInt and the 64-bit digest of its hex digits
+//                (before, -1n and 2^64 - 1 wrote the same words)
 //   a constant   Tag.Constant and its number among the constants
 //   an object met before in this walk: Tag.Seen and its number (numbered in
 //                the order met, those the key skips included, constants not)
@@ -74,6 +76,11 @@
 // the names it was made from, so two lists with one digest stop the search
 // instead of making two states one. A container makes room for its words
 // before writing them (WORDS_PER_VALUE per item), so no word is bounds-checked.
+//
+// No array is made per Map, Set, typed array or bigint (forEach; views of a
+// typed array's bytes made once, Known.whole and Known.odd; a BigUint64Array),
+// only Object.keys and Object.values per object: per key on 2 × 2 × 2 × 2,
+// about 283 objects met and 2,450 words (docs/PERFORMANCE.md, the census).
 
 import { Random } from '../base/rng.js';
 import { Scheduler } from '../base/scheduler.js';
@@ -146,6 +153,11 @@ class Known {
   constructor(readonly kind: Kind, readonly skipped: boolean, readonly notKept: boolean, readonly constant: number) {}
   /** A frozen record (frozenRecord): written by its content wherever met, never numbered. */
   record = false;
+  /** A typed array: is it a view of linear memory (its buffer is its buffer for life: asked once)? */
+  ofMemory: boolean | undefined = undefined;
+  /** A typed array's bytes as the key reads them (HostWalk.bytesInto): its whole 32-bit words, then its odd bytes. */
+  whole: Int32Array | undefined = undefined;
+  odd: Uint8Array | undefined = undefined;
 }
 
 /**
@@ -202,10 +214,16 @@ export interface HostRecord {
 }
 
 // Tags that keep the walk's shape in the key's words (a value is never mistaken for another kind).
-const enum Tag { Undefined = 1, True, False, Number, Double, BigInt, String, Function, Symbol, Null, Seen, Skipped, Array, Map, Set, View, Object, Constant }
+const enum Tag { Undefined = 1, True, False, Number, Double, BigInt, String, Function, Symbol, Null, Seen, Skipped, Array, Map, Set, View, Object, Constant, OtherBigInt }
 
-/** The most words one value writes in its container's words (a bigint: its tag, two words, a two-word digest). */
-const WORDS_PER_VALUE = 5;
+/** 2^64: a bigint from 0 to 2^64 - 1 is two words, any other the digest of its hex digits. */
+const TWO_TO_64 = 1n << 64n;
+/** Which 32-bit word of a 64-bit element is its low half, and which its high (the platform's byte order). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const LOW = LITTLE_ENDIAN ? 0 : 1, HIGH = 1 - LOW;
+
+/** The most words one value writes in its container's words (a tag and two words: a double, a string, a bigint). */
+const WORDS_PER_VALUE = 3;
 
 /** One walk at a time of one machine's host objects (see the header); reused from state to state. */
 export class HostWalk {
@@ -225,8 +243,13 @@ export class HostWalk {
   /** Constants numbered so far, and whether the walk is learning them (learnConstants). */
   private constants = 0;
   private learning = false;
+  /** A Map's entry's words (its key's, then its value's) and a Set's item's, for forEach (no array per Map or Set). */
+  private readonly entryValue = (item: unknown, key: unknown): void => { this.value(key); this.value(item); };
+  private readonly itemValue = (item: unknown): void => { this.value(item); };
   private readonly float = new Float64Array(1);
   private readonly floatWords = new Int32Array(this.float.buffer);
+  private readonly big = new BigUint64Array(1);
+  private readonly bigWords = new Int32Array(this.big.buffer);
 
   /**
    * `rules`: what the key leaves out (undefined: a walk that only keeps); `memoryBuffer`: linear memory, whose
@@ -311,10 +334,15 @@ export class HostWalk {
         return;
       case 'string': { const d = stringDigest(value); words[this.length++] = Tag.String; words[this.length++] = d[0]; words[this.length++] = d[1]; return; }
       case 'bigint': {
-        words[this.length++] = Tag.BigInt;
-        words[this.length++] = Number(BigInt.asIntN(32, value));
-        words[this.length++] = Number(BigInt.asIntN(32, value >> 32n));
-        if (value >> 64n !== 0n && value >> 64n !== -1n) { const d = stringDigest(value.toString(16)); words[this.length++] = d[0]; words[this.length++] = d[1]; }
+        // From 0 to 2^64 - 1 (a fence value): its low and high 32-bit words, read through a BigUint64Array
+        // (no bigint made); any other (negative, or 2^64 and past): the checked digest of its hex digits.
+        if (value >= 0n && value < TWO_TO_64) {
+          this.big[0] = value;
+          words[this.length++] = Tag.BigInt; words[this.length++] = this.bigWords[LOW]; words[this.length++] = this.bigWords[HIGH];
+        } else {
+          const d = stringDigest(value.toString(16));
+          words[this.length++] = Tag.OtherBigInt; words[this.length++] = d[0]; words[this.length++] = d[1];
+        }
         return;
       }
       case 'function': words[this.length++] = Tag.Function; return;
@@ -338,26 +366,27 @@ export class HostWalk {
         return;
       }
       case Kind.Map: {
-        const entries: unknown[] = [];
-        for (const [k, item] of object as Map<unknown, unknown>) entries.push(k, item);
-        this.room(2 + WORDS_PER_VALUE * entries.length);
-        this.words[this.length++] = Tag.Map; this.words[this.length++] = entries.length >>> 1;
-        for (let i = 0; i < entries.length; i++) this.value(entries[i]);
+        const map = object as Map<unknown, unknown>;
+        this.room(2 + WORDS_PER_VALUE * 2 * map.size);
+        this.words[this.length++] = Tag.Map; this.words[this.length++] = map.size;
+        if (map.size !== 0) map.forEach(this.entryValue);
         return;
       }
       case Kind.Set: {
-        const items = [...(object as Set<unknown>)];
-        this.room(2 + WORDS_PER_VALUE * items.length);
-        this.words[this.length++] = Tag.Set; this.words[this.length++] = items.length;
-        for (let i = 0; i < items.length; i++) this.value(items[i]);
+        const set = object as Set<unknown>;
+        this.room(2 + WORDS_PER_VALUE * set.size);
+        this.words[this.length++] = Tag.Set; this.words[this.length++] = set.size;
+        if (set.size !== 0) set.forEach(this.itemValue);
         return;
       }
       case Kind.Bytes: {
         const view = object as ArrayBufferView;
-        if (view.buffer === this.memoryBuffer) { words[this.length++] = Tag.View; return; } // a view of linear memory: hashed and copied with it
+        // A view of linear memory (a view's buffer is its buffer for life: asked once): hashed and copied with it.
+        if (known.ofMemory === undefined) known.ofMemory = view.buffer === this.memoryBuffer;
+        if (known.ofMemory) { words[this.length++] = Tag.View; return; }
         this.room(2 + view.byteLength);
         this.words[this.length++] = Tag.View; this.words[this.length++] = view.byteLength;
-        this.bytesInto(view);
+        this.bytesInto(view, known);
         return;
       }
     }
@@ -448,15 +477,21 @@ export class HostWalk {
   }
   /**
    * A typed array's bytes as words (its container made room): its 32-bit words where the view is aligned
-   * (the OS keeps columns in Uint32Arrays: their elements are the words), then its odd bytes one each.
+   * (the OS keeps columns in Uint32Arrays: their elements are the words; other views' words are their
+   * bytes little-endian, read through an Int32Array on a little-endian platform, the only kind the
+   * explorer runs on in practice; elsewhere their bytes are written one each), then its odd bytes one each.
    */
-  private bytesInto(view: ArrayBufferView): void {
+  private bytesInto(view: ArrayBufferView, known: Known): void {
+    let whole = known.whole, odd = known.odd;
+    // The two views over its bytes, made at the first write and again when its length changed (a resized or detached buffer).
+    if (whole === undefined || odd === undefined || whole.byteLength + odd.byteLength !== view.byteLength) {
+      const count = view instanceof Uint32Array || view instanceof Int32Array || ((view.byteOffset & 3) === 0 && LITTLE_ENDIAN) ? view.byteLength >>> 2 : 0;
+      whole = known.whole = count === 0 ? new Int32Array(0) : new Int32Array(view.buffer, view.byteOffset, count);
+      odd = known.odd = new Uint8Array(view.buffer, view.byteOffset + 4 * count, view.byteLength - 4 * count);
+    }
     const words = this.words;
-    if (view instanceof Uint32Array || view instanceof Int32Array) { for (let i = 0; i < view.length; i++) words[this.length++] = view[i] | 0; return; }
-    const bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-    const whole = (view.byteOffset & 3) === 0 ? view.byteLength >>> 2 : 0;
-    for (let i = 0; i < whole; i++) words[this.length++] = bytes[4 * i] | (bytes[4 * i + 1] << 8) | (bytes[4 * i + 2] << 16) | (bytes[4 * i + 3] << 24);
-    for (let i = whole * 4; i < bytes.length; i++) words[this.length++] = bytes[i];
+    for (let i = 0; i < whole.length; i++) words[this.length++] = whole[i];
+    for (let i = 0; i < odd.length; i++) words[this.length++] = odd[i];
   }
 }
 
