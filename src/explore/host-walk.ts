@@ -139,6 +139,8 @@ class Known {
   list: Digest = EMPTY_LIST;
   /** A typed array's bytes as a Uint8Array (itself when it is one): what a snapshot copies and puts back. */
   bytes: Uint8Array | undefined = undefined;
+  /** Its field names when a keepAll last kept it (objects): one list shared by the snapshots while they stay the same strings. */
+  keptNames: readonly string[] | undefined = undefined;
   /**
    * `skipped`: the key writes Tag.Skipped for it (KeyRules.skip, and the kinds Skipped and KeptOnly);
    * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, the cores' frozen exports).
@@ -167,15 +169,29 @@ function deepFrozen(object: object, visiting: Set<object>): boolean {
 }
 
 /**
- * What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items or
- * entries; a typed array's bytes are in `bytes`, its data [its bytes as a Uint8Array, their offset in `bytes`].
+ * Which objects a keepAll kept, in the order kept, as what (kind, field names) and how many values each: the
+ * values of object i are a record's values[ends[i - 1], ends[i]) (ends[-1] is 0). Consecutive snapshots of
+ * one search mostly keep the same objects with the same fields: they share one layout (keepAll compares as
+ * it goes and copies the layout only where it diverges), so a snapshot's own part is its values and bytes.
  */
-export interface HostRecord {
+export interface HostLayout {
   readonly objects: object[];
   readonly kinds: Kind[];
+  /** An object's field names (Object.keys, one list per object while they stay the same strings); undefined for the other kinds. */
   readonly names: (readonly string[] | undefined)[];
-  readonly data: unknown[][];
-  bytes: Uint8Array;
+  readonly ends: number[];
+}
+
+/**
+ * What a walk keeps for a snapshot: its layout (shared, see HostLayout), then every value kept, object after
+ * object: an object's field values, an array's items, a Map's keys and values (key, value, key, value ...),
+ * a Set's items, and for a typed array [its bytes as a Uint8Array, their offset in `bytes`], whose bytes are
+ * copied into `bytes`.
+ */
+export interface HostRecord {
+  readonly layout: HostLayout;
+  readonly values: unknown[];
+  readonly bytes: Uint8Array;
 }
 
 // Tags that keep the walk's shape in the key's words (a value is never mistaken for another kind).
@@ -189,10 +205,19 @@ export class HostWalk {
   /** The key's words of the last write: words[0, length). */
   words = new Int32Array(4096);
   length = 0;
-  /** What keepAll is keeping, and the bytes of the typed arrays it kept so far: bytes[0, bytesKept). */
-  private record: HostRecord | undefined;
+  /**
+   * What keepAll is keeping: the values so far, values[0, valuesKept), and the bytes of the typed arrays,
+   * bytes[0, bytesKept) (scratch, copied out at the end: a snapshot holds one array of each); objectsKept
+   * objects so far, whose layout is `layout`'s first ones while `diverged` is undefined (the last keepAll's
+   * layout, shared again when all of it matches), else `diverged`'s.
+   */
+  private values: unknown[] = [];
+  private valuesKept = 0;
   private bytes = new Uint8Array(4096);
   private bytesKept = 0;
+  private objectsKept = 0;
+  private layout: HostLayout = { objects: [], kinds: [], names: [], ends: [] };
+  private diverged: HostLayout | undefined;
   /** What the walk knows of each object it met (Known): one lookup per object reached. */
   private readonly known = new WeakMap<object, Known>();
   /** Writes and keepAlls so far: the current one's number (an object whose Known.walk or keptIn is this was met in it). */
@@ -236,13 +261,21 @@ export class HostWalk {
   /** Keeps what a snapshot restores of `roots` and every object they reach (restoreSnapshot). */
   keepAll(roots: readonly object[]): HostRecord {
     this.walks++;
-    this.bytesKept = 0;
-    const record: HostRecord = this.record = { objects: [], kinds: [], names: [], data: [], bytes: this.bytes };
+    this.valuesKept = this.bytesKept = this.objectsKept = 0;
+    this.diverged = undefined;
     try {
       for (const root of roots) this.keep(root);
-    } finally { this.record = undefined; }
-    record.bytes = this.bytes.slice(0, this.bytesKept);
-    return record;
+      // Fewer objects than the last layout: this one is its first objectsKept.
+      if (this.diverged === undefined && this.objectsKept < this.layout.objects.length) this.diverge(this.objectsKept);
+      if (this.diverged !== undefined) this.layout = this.diverged;
+    } finally {
+      // (Thrown: the next keepAll starts from the last whole layout.)
+      this.diverged = undefined;
+    }
+    const values = this.values.slice(0, this.valuesKept);
+    // The scratch holds no object past the keepAll that kept it (nothing kept alive by a snapshot dropped since).
+    this.values.fill(undefined, 0, this.valuesKept);
+    return { layout: this.layout, values, bytes: this.bytes.slice(0, this.bytesKept) };
   }
 
   /** Makes room for `n` more words (a container makes room for its own words, WORDS_PER_VALUE per item, before writing them). */
@@ -362,33 +395,29 @@ export class HostWalk {
     }
   }
 
-  /** Keeps an object and what it reaches (keepAll). */
+  /**
+   * Keeps an object and what it reaches (keepAll): its values first (keepAs: they are contiguous in the
+   * record), then, depth-first in that order, the objects among them.
+   */
   private keep(value: unknown): void {
     if (value === null || typeof value !== 'object') return;
     const known = this.knownOf(value);
     if (known.keptIn === this.walks) return;
     known.keptIn = this.walks;
     if (known.notKept) return;
+    const start = this.valuesKept;
     switch (known.kind) {
       case Kind.Array: {
         const array = value as unknown[];
-        this.keepAs(array, Kind.Array, undefined, array.slice());
-        for (let i = 0; i < array.length; i++) this.keep(array[i]);
-        return;
+        for (let i = 0; i < array.length; i++) this.keepValue(array[i]);
+        break;
       }
-      case Kind.Map: {
-        const entries: unknown[] = [];
-        for (const [k, item] of value as Map<unknown, unknown>) entries.push(k, item);
-        this.keepAs(value, Kind.Map, undefined, entries);
-        for (let i = 0; i < entries.length; i++) this.keep(entries[i]);
-        return;
-      }
-      case Kind.Set: {
-        const items = [...(value as Set<unknown>)];
-        this.keepAs(value, Kind.Set, undefined, items);
-        for (let i = 0; i < items.length; i++) this.keep(items[i]);
-        return;
-      }
+      case Kind.Map:
+        for (const [k, item] of value as Map<unknown, unknown>) { this.keepValue(k); this.keepValue(item); }
+        break;
+      case Kind.Set:
+        for (const item of value as Set<unknown>) this.keepValue(item);
+        break;
       case Kind.Bytes: {
         const view = value as ArrayBufferView;
         if (view.buffer === this.memoryBuffer) return;
@@ -400,22 +429,55 @@ export class HostWalk {
           this.bytes = grown;
         }
         this.bytes.set(bytes, this.bytesKept);
-        this.keepAs(view, Kind.Bytes, undefined, [bytes, this.bytesKept]);
+        this.keepValue(bytes); this.keepValue(this.bytesKept);
         this.bytesKept += bytes.length;
+        this.keepAs(view, Kind.Bytes, undefined);
         return;
       }
       case Kind.Generator: case Kind.Unlistable: unsupported(value, known.kind);
+      // falls through: a plain object
+      default: {
+        const keys = Object.keys(value);
+        let names = known.keptNames;
+        if (names === undefined || names.length !== keys.length || !sameStrings(names, keys)) names = known.keptNames = keys;
+        const values = Object.values(value);
+        for (let i = 0; i < values.length; i++) this.keepValue(values[i]);
+        this.keepAs(value, Kind.Object, names);
+        for (let i = start, end = this.valuesKept; i < end; i++) this.keep(this.values[i]);
+        return;
+      }
     }
-    const keys = Object.keys(value);
-    const values = Object.values(value);
-    this.keepAs(value, Kind.Object, keys, values);
-    for (let i = 0; i < values.length; i++) this.keep(values[i]);
+    this.keepAs(value, known.kind, undefined);
+    for (let i = start, end = this.valuesKept; i < end; i++) this.keep(this.values[i]);
   }
 
-  private keepAs(object: object, kind: Kind, names: readonly string[] | undefined, data: unknown[]): void {
-    const record = this.record!;
-    record.objects.push(object); record.kinds.push(kind); record.names.push(names); record.data.push(data);
+  /** Adds a value to the record's values (keep). */
+  private keepValue(value: unknown): void {
+    if (this.valuesKept === this.values.length) this.values.push(value);
+    else this.values[this.valuesKept] = value;
+    this.valuesKept++;
   }
+
+  /** An object's place in the layout, its values just kept (keep): the last layout's when the same, else the diverged layout's. */
+  private keepAs(object: object, kind: Kind, names: readonly string[] | undefined): void {
+    const i = this.objectsKept++;
+    const end = this.valuesKept;
+    if (this.diverged === undefined) {
+      const last = this.layout;
+      // (An object's kind never changes: the same object is the same kind.)
+      if (i < last.objects.length && last.objects[i] === object && last.names[i] === names && last.ends[i] === end) return;
+      this.diverge(i);
+    }
+    const layout = this.diverged!;
+    layout.objects.push(object); layout.kinds.push(kind); layout.names.push(names); layout.ends.push(end);
+  }
+
+  /** A new layout from here on: the last one's first `matched` objects (those kept so far matched them). */
+  private diverge(matched: number): void {
+    const last = this.layout;
+    this.diverged = { objects: last.objects.slice(0, matched), kinds: last.kinds.slice(0, matched), names: last.names.slice(0, matched), ends: last.ends.slice(0, matched) };
+  }
+
   /**
    * A typed array's bytes as words (its container made room): its 32-bit words where the view is aligned
    * (the OS keeps columns in Uint32Arrays: their elements are the words), then its odd bytes one each.

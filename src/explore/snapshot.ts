@@ -61,34 +61,35 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
 /** Puts the machine back as it was when `snapshot` was taken. */
 export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
   new Uint8Array(machine.memory.buffer).set(snapshot.memory, machine.layout.staticReservedBytes);
-  const { objects, kinds, names, data, bytes } = snapshot.host;
-  for (let i = 0; i < objects.length; i++) {
+  const { layout: { objects, kinds, names, ends }, values, bytes } = snapshot.host;
+  // Object i's values are values[start, end) (HostLayout).
+  for (let i = 0, start = 0; i < objects.length; start = ends[i++]) {
     const object = objects[i];
-    const saved = data[i];
+    const end = ends[i];
     switch (kinds[i]) {
       case Kind.Array: {
         const array = object as unknown[];
-        if (array.length !== saved.length) array.length = saved.length;
-        for (let j = 0; j < saved.length; j++) if (array[j] !== saved[j]) array[j] = saved[j];
+        if (array.length !== end - start) array.length = end - start;
+        for (let j = start; j < end; j++) if (array[j - start] !== values[j]) array[j - start] = values[j];
         break;
       }
       case Kind.Map: {
         const map = object as Map<unknown, unknown>;
-        if (sameEntries(map, saved)) break;
+        if (sameEntries(map, values, start, end)) break;
         map.clear();
-        for (let j = 0; j < saved.length; j += 2) map.set(saved[j], saved[j + 1]);
+        for (let j = start; j < end; j += 2) map.set(values[j], values[j + 1]);
         break;
       }
       case Kind.Set: {
         const set = object as Set<unknown>;
-        if (sameItems(set, saved)) break;
+        if (sameItems(set, values, start, end)) break;
         set.clear();
-        for (const item of saved) set.add(item);
+        for (let j = start; j < end; j++) set.add(values[j]);
         break;
       }
       case Kind.Bytes: {
         // The typed array's bytes as a Uint8Array, and where they are in the record's bytes.
-        const view = saved[0] as Uint8Array, at = saved[1] as number;
+        const view = values[start] as Uint8Array, at = values[start + 1] as number;
         view.set(bytes.subarray(at, at + view.length));
         break;
       }
@@ -101,37 +102,37 @@ export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
         if (!same) {
           // A field was added (or removed) since: the object's own keys become exactly the kept ones, in their order.
           for (const key of keys) delete record[key];
-          for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = saved[j];
+          for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = values[start + j];
           break;
         }
         // The same fields: write back those whose values differ (most do not). A getter without a setter
         // (a value derived from other state, e.g. a clock's nowNs) is not written: what it reads is restored.
-        const values = Object.values(record);
-        for (let j = 0; j < values.length; j++) {
-          if (Object.is(values[j], saved[j])) continue;
+        const now = Object.values(record);
+        for (let j = 0; j < now.length; j++) {
+          if (Object.is(now[j], values[start + j])) continue;
           const descriptor = Object.getOwnPropertyDescriptor(record, savedNames[j]);
           if (descriptor && descriptor.get && !descriptor.set) continue;
-          record[savedNames[j]] = saved[j];
+          record[savedNames[j]] = values[start + j];
         }
       }
     }
   }
 }
 
-/** Does a Map hold exactly these entries (key, value, key, value ...), in this order? */
-function sameEntries(map: Map<unknown, unknown>, entries: readonly unknown[]): boolean {
-  if (map.size * 2 !== entries.length) return false;
-  let j = 0;
+/** Does a Map hold exactly the entries values[start, end) (key, value, key, value ...), in this order? */
+function sameEntries(map: Map<unknown, unknown>, values: readonly unknown[], start: number, end: number): boolean {
+  if (map.size * 2 !== end - start) return false;
+  let j = start;
   for (const [key, value] of map) {
-    if (key !== entries[j] || !Object.is(value, entries[j + 1])) return false;
+    if (key !== values[j] || !Object.is(value, values[j + 1])) return false;
     j += 2;
   }
   return true;
 }
-/** Does a Set hold exactly these items, in this order? */
-function sameItems(set: Set<unknown>, items: readonly unknown[]): boolean {
-  if (set.size !== items.length) return false;
-  let j = 0;
-  for (const item of set) if (item !== items[j++]) return false;
+/** Does a Set hold exactly the items values[start, end), in this order? */
+function sameItems(set: Set<unknown>, values: readonly unknown[], start: number, end: number): boolean {
+  if (set.size !== end - start) return false;
+  let j = start;
+  for (const item of set) if (item !== values[j++]) return false;
   return true;
 }
