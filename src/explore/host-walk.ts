@@ -169,28 +169,23 @@ function deepFrozen(object: object, visiting: Set<object>): boolean {
 }
 
 /**
- * Which objects a keepAll kept, in the order kept, as what (kind, field names) and how many values each: the
- * values of object i are a record's values[ends[i - 1], ends[i]) (ends[-1] is 0). Consecutive snapshots of
- * one search mostly keep the same objects with the same fields: they share one layout (keepAll compares as
- * it goes and copies the layout only where it diverges), so a snapshot's own part is its values and bytes.
- */
-export interface HostLayout {
-  readonly objects: object[];
-  readonly kinds: Kind[];
-  /** An object's field names (Object.keys, one list per object while they stay the same strings); undefined for the other kinds. */
-  readonly names: (readonly string[] | undefined)[];
-  readonly ends: number[];
-}
-
-/**
- * What a walk keeps for a snapshot: its layout (shared, see HostLayout), then every value kept, object after
- * object: an object's field values, an array's items, a Map's keys and values (key, value, key, value ...),
- * a Set's items, and for a typed array [its bytes as a Uint8Array, their offset in `bytes`], whose bytes are
- * copied into `bytes`.
+ * What a walk keeps for a snapshot, in two arrays: `entries`, each object kept after the one before, as
+ *
+ *   ┌────────┬──────────────────────────────┬───────────────────────────────────────┐
+ *   │ object │ its field names (an Object)  │ its field values, in that order       │
+ *   │ object │ its Kind, then n (the rest)  │ its n values: an array's items, a     │
+ *   │        │                              │ Map's keys and values (key, value ...)│
+ *   │        │                              │ in order, a Set's items in order, a   │
+ *   │        │                              │ typed array's [its bytes as a         │
+ *   │        │                              │ Uint8Array, their offset in `bytes`]  │
+ *   └────────┴──────────────────────────────┴───────────────────────────────────────┘
+ *
+ * and `bytes`, the typed arrays' bytes. An object's field names are one list while they stay the same
+ * strings (Known.keptNames), shared by the snapshots that kept them: per object a snapshot holds no array
+ * of its own.
  */
 export interface HostRecord {
-  readonly layout: HostLayout;
-  readonly values: unknown[];
+  readonly entries: unknown[];
   readonly bytes: Uint8Array;
 }
 
@@ -206,18 +201,13 @@ export class HostWalk {
   words = new Int32Array(4096);
   length = 0;
   /**
-   * What keepAll is keeping: the values so far, values[0, valuesKept), and the bytes of the typed arrays,
-   * bytes[0, bytesKept) (scratch, copied out at the end: a snapshot holds one array of each); objectsKept
-   * objects so far, whose layout is `layout`'s first ones while `diverged` is undefined (the last keepAll's
-   * layout, shared again when all of it matches), else `diverged`'s.
+   * What keepAll is keeping: the record's entries so far, entries[0, entriesKept), and the typed arrays'
+   * bytes, bytes[0, bytesKept) (scratch, copied out at the end: a snapshot holds one array of each).
    */
-  private values: unknown[] = [];
-  private valuesKept = 0;
+  private entries: unknown[] = [];
+  private entriesKept = 0;
   private bytes = new Uint8Array(4096);
   private bytesKept = 0;
-  private objectsKept = 0;
-  private layout: HostLayout = { objects: [], kinds: [], names: [], ends: [] };
-  private diverged: HostLayout | undefined;
   /** What the walk knows of each object it met (Known): one lookup per object reached. */
   private readonly known = new WeakMap<object, Known>();
   /** Writes and keepAlls so far: the current one's number (an object whose Known.walk or keptIn is this was met in it). */
@@ -261,21 +251,12 @@ export class HostWalk {
   /** Keeps what a snapshot restores of `roots` and every object they reach (restoreSnapshot). */
   keepAll(roots: readonly object[]): HostRecord {
     this.walks++;
-    this.valuesKept = this.bytesKept = this.objectsKept = 0;
-    this.diverged = undefined;
-    try {
-      for (const root of roots) this.keep(root);
-      // Fewer objects than the last layout: this one is its first objectsKept.
-      if (this.diverged === undefined && this.objectsKept < this.layout.objects.length) this.diverge(this.objectsKept);
-      if (this.diverged !== undefined) this.layout = this.diverged;
-    } finally {
-      // (Thrown: the next keepAll starts from the last whole layout.)
-      this.diverged = undefined;
-    }
-    const values = this.values.slice(0, this.valuesKept);
+    this.entriesKept = this.bytesKept = 0;
+    for (const root of roots) this.keep(root);
+    const entries = this.entries.slice(0, this.entriesKept);
     // The scratch holds no object past the keepAll that kept it (nothing kept alive by a snapshot dropped since).
-    this.values.fill(undefined, 0, this.valuesKept);
-    return { layout: this.layout, values, bytes: this.bytes.slice(0, this.bytesKept) };
+    this.entries.fill(undefined, 0, this.entriesKept);
+    return { entries, bytes: this.bytes.slice(0, this.bytesKept) };
   }
 
   /** Makes room for `n` more words (a container makes room for its own words, WORDS_PER_VALUE per item, before writing them). */
@@ -396,8 +377,8 @@ export class HostWalk {
   }
 
   /**
-   * Keeps an object and what it reaches (keepAll): its values first (keepAs: they are contiguous in the
-   * record), then, depth-first in that order, the objects among them.
+   * Keeps an object and what it reaches (keepAll): its entry (HostRecord), then, depth-first in the order of
+   * its values, the objects among them.
    */
   private keep(value: unknown): void {
     if (value === null || typeof value !== 'object') return;
@@ -405,22 +386,33 @@ export class HostWalk {
     if (known.keptIn === this.walks) return;
     known.keptIn = this.walks;
     if (known.notKept) return;
-    const start = this.valuesKept;
+    if (known.kind === Kind.Bytes && (value as ArrayBufferView).buffer === this.memoryBuffer) return; // a view of linear memory: copied with it
+    this.add(value);
+    let start: number;
     switch (known.kind) {
       case Kind.Array: {
         const array = value as unknown[];
-        for (let i = 0; i < array.length; i++) this.keepValue(array[i]);
+        this.add(Kind.Array); this.add(array.length);
+        start = this.entriesKept;
+        for (let i = 0; i < array.length; i++) this.add(array[i]);
         break;
       }
-      case Kind.Map:
-        for (const [k, item] of value as Map<unknown, unknown>) { this.keepValue(k); this.keepValue(item); }
+      case Kind.Map: {
+        const map = value as Map<unknown, unknown>;
+        this.add(Kind.Map); this.add(2 * map.size);
+        start = this.entriesKept;
+        for (const [k, item] of map) { this.add(k); this.add(item); }
         break;
-      case Kind.Set:
-        for (const item of value as Set<unknown>) this.keepValue(item);
+      }
+      case Kind.Set: {
+        const set = value as Set<unknown>;
+        this.add(Kind.Set); this.add(set.size);
+        start = this.entriesKept;
+        for (const item of set) this.add(item);
         break;
+      }
       case Kind.Bytes: {
         const view = value as ArrayBufferView;
-        if (view.buffer === this.memoryBuffer) return;
         let bytes = known.bytes;
         if (bytes === undefined || bytes.byteLength !== view.byteLength) bytes = known.bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
         if (this.bytesKept + bytes.length > this.bytes.length) {
@@ -429,53 +421,30 @@ export class HostWalk {
           this.bytes = grown;
         }
         this.bytes.set(bytes, this.bytesKept);
-        this.keepValue(bytes); this.keepValue(this.bytesKept);
+        this.add(Kind.Bytes); this.add(2); this.add(bytes); this.add(this.bytesKept);
         this.bytesKept += bytes.length;
-        this.keepAs(view, Kind.Bytes, undefined);
         return;
       }
       case Kind.Generator: case Kind.Unlistable: unsupported(value, known.kind);
-      // falls through: a plain object
+      // falls through: a plain object (or a KeptOnly one: the scheduler, a seeded generator)
       default: {
         const keys = Object.keys(value);
         let names = known.keptNames;
         if (names === undefined || names.length !== keys.length || !sameStrings(names, keys)) names = known.keptNames = keys;
+        this.add(names);
+        start = this.entriesKept;
         const values = Object.values(value);
-        for (let i = 0; i < values.length; i++) this.keepValue(values[i]);
-        this.keepAs(value, Kind.Object, names);
-        for (let i = start, end = this.valuesKept; i < end; i++) this.keep(this.values[i]);
-        return;
+        for (let i = 0; i < values.length; i++) this.add(values[i]);
       }
     }
-    this.keepAs(value, known.kind, undefined);
-    for (let i = start, end = this.valuesKept; i < end; i++) this.keep(this.values[i]);
+    for (let i = start, end = this.entriesKept; i < end; i++) this.keep(this.entries[i]);
   }
 
-  /** Adds a value to the record's values (keep). */
-  private keepValue(value: unknown): void {
-    if (this.valuesKept === this.values.length) this.values.push(value);
-    else this.values[this.valuesKept] = value;
-    this.valuesKept++;
-  }
-
-  /** An object's place in the layout, its values just kept (keep): the last layout's when the same, else the diverged layout's. */
-  private keepAs(object: object, kind: Kind, names: readonly string[] | undefined): void {
-    const i = this.objectsKept++;
-    const end = this.valuesKept;
-    if (this.diverged === undefined) {
-      const last = this.layout;
-      // (An object's kind never changes: the same object is the same kind.)
-      if (i < last.objects.length && last.objects[i] === object && last.names[i] === names && last.ends[i] === end) return;
-      this.diverge(i);
-    }
-    const layout = this.diverged!;
-    layout.objects.push(object); layout.kinds.push(kind); layout.names.push(names); layout.ends.push(end);
-  }
-
-  /** A new layout from here on: the last one's first `matched` objects (those kept so far matched them). */
-  private diverge(matched: number): void {
-    const last = this.layout;
-    this.diverged = { objects: last.objects.slice(0, matched), kinds: last.kinds.slice(0, matched), names: last.names.slice(0, matched), ends: last.ends.slice(0, matched) };
+  /** Adds an entry to the record (keep). */
+  private add(entry: unknown): void {
+    if (this.entriesKept === this.entries.length) this.entries.push(entry);
+    else this.entries[this.entriesKept] = entry;
+    this.entriesKept++;
   }
 
   /**

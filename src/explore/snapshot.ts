@@ -61,58 +61,61 @@ export function takeSnapshot(machine: Machine, reuse?: Snapshot, extra: readonly
 /** Puts the machine back as it was when `snapshot` was taken. */
 export function restoreSnapshot(machine: Machine, snapshot: Snapshot): void {
   new Uint8Array(machine.memory.buffer).set(snapshot.memory, machine.layout.staticReservedBytes);
-  const { layout: { objects, kinds, names, ends }, values, bytes } = snapshot.host;
-  // Object i's values are values[start, end) (HostLayout).
-  for (let i = 0, start = 0; i < objects.length; start = ends[i++]) {
-    const object = objects[i];
-    const end = ends[i];
-    switch (kinds[i]) {
+  const { entries, bytes } = snapshot.host;
+  // Object after object (HostRecord): the object, its field names or its kind and n, then its values entries[start, end).
+  for (let at = 0; at < entries.length;) {
+    const object = entries[at++] as object;
+    const names = entries[at++] as readonly string[] | Kind;
+    const kind = typeof names === 'number' ? names : Kind.Object;
+    const start = typeof names === 'number' ? at + 1 : at;
+    const end = at = start + (typeof names === 'number' ? entries[at] as number : names.length);
+    switch (kind) {
       case Kind.Array: {
         const array = object as unknown[];
         if (array.length !== end - start) array.length = end - start;
-        for (let j = start; j < end; j++) if (array[j - start] !== values[j]) array[j - start] = values[j];
+        for (let j = start; j < end; j++) if (array[j - start] !== entries[j]) array[j - start] = entries[j];
         break;
       }
       case Kind.Map: {
         const map = object as Map<unknown, unknown>;
-        if (sameEntries(map, values, start, end)) break;
+        if (sameEntries(map, entries, start, end)) break;
         map.clear();
-        for (let j = start; j < end; j += 2) map.set(values[j], values[j + 1]);
+        for (let j = start; j < end; j += 2) map.set(entries[j], entries[j + 1]);
         break;
       }
       case Kind.Set: {
         const set = object as Set<unknown>;
-        if (sameItems(set, values, start, end)) break;
+        if (sameItems(set, entries, start, end)) break;
         set.clear();
-        for (let j = start; j < end; j++) set.add(values[j]);
+        for (let j = start; j < end; j++) set.add(entries[j]);
         break;
       }
       case Kind.Bytes: {
         // The typed array's bytes as a Uint8Array, and where they are in the record's bytes.
-        const view = values[start] as Uint8Array, at = values[start + 1] as number;
-        view.set(bytes.subarray(at, at + view.length));
+        const view = entries[start] as Uint8Array, from = entries[start + 1] as number;
+        view.set(bytes.subarray(from, from + view.length));
         break;
       }
       default: {
         const record = object as Record<string, unknown>;
-        const savedNames = names[i]!;
+        const savedNames = names as readonly string[];
         const keys = Object.keys(record);
         let same = keys.length === savedNames.length;
         for (let j = 0; same && j < keys.length; j++) same = savedNames[j] === keys[j];
         if (!same) {
           // A field was added (or removed) since: the object's own keys become exactly the kept ones, in their order.
           for (const key of keys) delete record[key];
-          for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = values[start + j];
+          for (let j = 0; j < savedNames.length; j++) record[savedNames[j]] = entries[start + j];
           break;
         }
         // The same fields: write back those whose values differ (most do not). A getter without a setter
         // (a value derived from other state, e.g. a clock's nowNs) is not written: what it reads is restored.
         const now = Object.values(record);
         for (let j = 0; j < now.length; j++) {
-          if (Object.is(now[j], values[start + j])) continue;
+          if (Object.is(now[j], entries[start + j])) continue;
           const descriptor = Object.getOwnPropertyDescriptor(record, savedNames[j]);
           if (descriptor && descriptor.get && !descriptor.set) continue;
-          record[savedNames[j]] = values[start + j];
+          record[savedNames[j]] = entries[start + j];
         }
       }
     }
