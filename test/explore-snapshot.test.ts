@@ -7,8 +7,6 @@ import { describe, it, expect } from 'vitest';
 import type { Machine } from '../src/machine/machine.js';
 import { takeSnapshot, restoreSnapshot, SnapshotUnsupported, type Snapshot } from '../src/explore/snapshot.js';
 import { HostWalk } from '../src/explore/host-walk.js';
-import { Runner, REPLAY_STEPS, type Saved } from '../src/explore/search.js';
-import { DEFAULT_MACHINE, type ExploreModel } from '../src/explore/model.js';
 
 /** The little a snapshot reads of a machine (its trace's switch, linear memory and where the kept part starts), beside host objects of our own. */
 function machineLike(): Machine {
@@ -110,40 +108,5 @@ describe('snapshots', () => {
     const machine = machineLike();
     function* thread(): Generator<number> { yield 1; }
     expect(() => takeSnapshot(machine, undefined, [{ thread: thread() }])).toThrow(SnapshotUnsupported);
-  });
-});
-
-describe('the runner\'s shared snapshots', () => {
-  const model: ExploreModel = { machine: { ...DEFAULT_MACHINE, engines: 2, fences: 2, waiters: 2, signals: 2 }, variant: 'barrier', seed: 1, osGranularity: 'step' };
-
-  it('a state saved a few steps below a snapshot shares it, and going back replays those steps to the same state', () => {
-    const a = new Runner(model), b = new Runner(model, { restore: 'replay' });
-    const saved: { at: Saved; key: string }[] = [];
-    for (let step = 0; step < 2 * REPLAY_STEPS + 2 && a.enabled().length; step++) {
-      saved.push({ at: a.save(), key: a.key() });
-      a.take(a.enabled().length - 1);
-    }
-    expect(saved.filter((s) => s.at.from !== undefined).length).toBeGreaterThan(0);
-    for (const { at, key } of [...saved].reverse().concat(saved)) {
-      a.back(at);
-      expect(a.path).toEqual(at.path);
-      expect(a.key()).toBe(key);
-      b.reset(at.path);
-      expect(a.key()).toBe(b.key());
-    }
-  });
-
-  it('a released snapshot is shared no more (its memory copy is the next snapshot\'s)', () => {
-    const a = new Runner(model), b = new Runner(model, { restore: 'replay' });
-    const first = a.save();
-    a.release(first);
-    a.take(0);
-    const second = a.save();
-    expect(second.from).toBeUndefined();
-    for (let step = 0; step < REPLAY_STEPS; step++) a.take(0);
-    a.save();
-    a.back(second);
-    b.reset(second.path);
-    expect(a.key()).toBe(b.key());
   });
 });

@@ -111,21 +111,8 @@ export const REDUCTIONS: readonly Reduction[] = ['full', 'states', 'none'];
 export type Restore = 'snapshot' | 'replay';
 export const RESTORES: readonly Restore[] = ['snapshot', 'replay'];
 
-/**
- * A state a Runner can come back to: its path and latency choices, and in 'snapshot' mode a snapshot of the
- * state path[0, from) led to (from: the whole path when absent), from which back() replays the rest.
- */
-export interface Saved { path: number[]; bounds: string[]; snapshot?: Snapshot; from?: number }
-
-/**
- * A state fewer steps than this below the last snapshot the runner took or went back to shares that
- * snapshot, and back() replays the steps from it. A replayed step (the model's step alone, no key) costs
- * about a twelfth of taking a snapshot (which reads every host object: src/explore/snapshot.ts); on the
- * 2x2x2x2 machine, 4 takes 8,051 snapshots instead of 20,659 for 30,505 more steps replayed (2: 13,192 for
- * 9,489; 8: 4,418 for 81,817). The states found are the same: a step is a pure function of the state and
- * its choices (the 'replay' restore rests on it too).
- */
-export const REPLAY_STEPS = 4;
+/** A state a Runner can come back to. */
+export interface Saved { path: number[]; bounds: string[]; snapshot?: Snapshot }
 
 /** A World driven by choices; it goes back by snapshot or by rebuilding from the start. */
 export class Runner {
@@ -159,21 +146,11 @@ export class Runner {
   /** Why 'snapshot' fell back to 'replay'. */
   fallback?: string;
 
-  /**
-   * Keeps the current state to come back to: in 'snapshot' mode a snapshot, or the last one (`anchor`) when
-   * it is fewer than REPLAY_STEPS steps above (back() replays them).
-   */
+  /** Keeps the current state to come back to (a snapshot only in 'snapshot' mode). */
   save(): Saved {
-    const path = [...this.path], bounds = [...this.bounds];
-    if (this.restore !== 'snapshot') return { path, bounds };
-    const anchor = this.anchor;
-    if (anchor !== undefined && path.length - anchor.from < REPLAY_STEPS) return { path, bounds, snapshot: anchor.snapshot, from: anchor.from };
-    const snapshot = takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer], this.keys.keep());
-    this.anchor = { snapshot, from: path.length };
-    return { path, bounds, snapshot };
+    if (this.restore !== 'snapshot') return { path: [...this.path], bounds: [...this.bounds] };
+    return { path: [...this.path], bounds: [...this.bounds], snapshot: takeSnapshot(this.world.machine, this.spare.pop(), [this.world.explorer], this.keys.keep()) };
   }
-  /** The last snapshot taken or gone back to, whose state path[0, from) led to (undefined after a reset or its release). */
-  private anchor: { snapshot: Snapshot; from: number } | undefined;
 
   /** The state key of the current state (StateKeys.key). */
   key(): string { return this.keys.key(); }
@@ -182,22 +159,18 @@ export class Runner {
   private readonly spare: Snapshot[] = [];
   /** `saved` will not be gone back to again: its memory copy may be reused. */
   release(saved: Saved | undefined): void {
-    if (!saved?.snapshot || saved.from !== undefined) return; // (a shared snapshot is its own state's to release)
-    if (this.anchor?.snapshot === saved.snapshot) this.anchor = undefined;
-    if (this.spare.length < 64) this.spare.push(saved.snapshot);
+    if (saved?.snapshot && this.spare.length < 64) this.spare.push(saved.snapshot);
   }
 
   /** Goes back to a saved state. */
   back(saved: Saved): void {
     if (saved.snapshot) {
       restoreSnapshot(this.world.machine, saved.snapshot);
-      const from = saved.from ?? saved.path.length;
-      this.anchor = { snapshot: saved.snapshot, from };
       this.path.length = 0;
+      this.path.push(...saved.path);
       this.bounds.length = 0;
-      for (let i = 0; i < from; i++) { this.path.push(saved.path[i]); this.bounds.push(saved.bounds[i]); }
+      this.bounds.push(...saved.bounds);
       this.restores++;
-      this.replayFrom(saved.path, saved.bounds, from);
     } else this.reset(saved.path, saved.bounds);
   }
 
@@ -206,16 +179,10 @@ export class Runner {
     this.world = buildAnyWorld(this.model, { trace: this.trace });
     this.keys = new StateKeys(this.world);
     this.builds++;
-    this.anchor = undefined;
     this.path.length = 0;
     this.bounds.length = 0;
-    this.replayFrom(prefix, bounds, 0);
-  }
-
-  /** Takes the choices of `path` from `from` on (with their latency choices), which ran before. */
-  private replayFrom(path: readonly number[], bounds: readonly string[], from: number): void {
-    for (let i = from; i < path.length; i++) {
-      const error = this.take(path[i], bounds[i] ?? '');
+    for (const [i, choice] of prefix.entries()) {
+      const error = this.take(choice, bounds[i] ?? '');
       if (error) throw new Error(`replaying a choice that ran before failed at step ${this.path.length}: ${error.message}`);
     }
   }
