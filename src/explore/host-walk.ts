@@ -31,7 +31,10 @@
 // frozen later, is walked as any other.
 //
 // What is kept, for each object reached (once however often it is reached),
-// to be put back into the same object (restoreSnapshot):
+// to be put back into the same object (restoreSnapshot), as entries of one
+// array per snapshot (HostRecord: the object, its field names or its kind and
+// count, its values; the names are one list per object while they stay the
+// same strings, shared by the snapshots):
 //   ┌────────────┬─────────────────────────────────────────────────────────┐
 //   │ Object     │ its own field names (Object.keys) and values, in order  │
 //   │ Array      │ its items                                               │

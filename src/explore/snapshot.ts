@@ -13,6 +13,14 @@
 //            THE SAME OBJECTS, so every reference anyone holds (a closure's
 //            captured thread, an engine's pending event) is right again.
 //            Objects made after the snapshot are simply no longer reachable.
+//            Only what differs is written (about 12 of ~320 objects per
+//            restore on 2 engines x 2 fences x 2 waiters x 2 signals); a field
+//            added since is removed, one deleted comes back (the object's own
+//            keys become exactly the kept ones, in order).
+//
+// The host part is one array of entries per snapshot (HostRecord: each object,
+// its field names or its kind and count, then its values) and one of typed
+// arrays' bytes: no array per object.
 //
 // This is sound for host state that lives in object fields. It cannot reach
 // inside a generator (its position) or a closure's own variables, so the walk
