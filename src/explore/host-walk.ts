@@ -31,7 +31,10 @@
 // frozen later, is walked as any other.
 //
 // What is kept, for each object reached (once however often it is reached),
-// to be put back into the same object (restoreSnapshot):
+// to be put back into the same object (restoreSnapshot), as entries of one
+// array per snapshot (HostRecord: the object, its field names or its kind and
+// count, its values; the names are one list per object while they stay the
+// same strings, shared by the snapshots):
 //   ┌────────────┬─────────────────────────────────────────────────────────┐
 //   │ Object     │ its own field names (Object.keys) and values, in order  │
 //   │ Array      │ its items                                               │
@@ -146,6 +149,8 @@ class Known {
   list: Digest = EMPTY_LIST;
   /** A typed array's bytes as a Uint8Array (itself when it is one): what a snapshot copies and puts back. */
   bytes: Uint8Array | undefined = undefined;
+  /** Its field names when a keepAll last kept it (objects): one list shared by the snapshots while they stay the same strings. */
+  keptNames: readonly string[] | undefined = undefined;
   /**
    * `skipped`: the key writes Tag.Skipped for it (KeyRules.skip, and the kinds Skipped and KeptOnly);
    * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, the cores' frozen exports).
@@ -202,15 +207,24 @@ function deepFrozen(object: object, visiting: Set<object>): boolean {
 }
 
 /**
- * What a walk keeps for a snapshot: per object, its kind, its field names (objects) and its values, items or
- * entries; a typed array's bytes are in `bytes`, its data [its bytes as a Uint8Array, their offset in `bytes`].
+ * What a walk keeps for a snapshot, in two arrays: `entries`, each object kept after the one before, as
+ *
+ *   ┌────────┬──────────────────────────────┬───────────────────────────────────────┐
+ *   │ object │ its field names (an Object)  │ its field values, in that order       │
+ *   │ object │ its Kind, then n (the rest)  │ its n values: an array's items, a     │
+ *   │        │                              │ Map's keys and values (key, value ...)│
+ *   │        │                              │ in order, a Set's items in order, a   │
+ *   │        │                              │ typed array's [its bytes as a         │
+ *   │        │                              │ Uint8Array, their offset in `bytes`]  │
+ *   └────────┴──────────────────────────────┴───────────────────────────────────────┘
+ *
+ * and `bytes`, the typed arrays' bytes. An object's field names are one list while they stay the same
+ * strings (Known.keptNames), shared by the snapshots that kept them: per object a snapshot holds no array
+ * of its own.
  */
 export interface HostRecord {
-  readonly objects: object[];
-  readonly kinds: Kind[];
-  readonly names: (readonly string[] | undefined)[];
-  readonly data: unknown[][];
-  bytes: Uint8Array;
+  readonly entries: unknown[];
+  readonly bytes: Uint8Array;
 }
 
 // Tags that keep the walk's shape in the key's words (a value is never mistaken for another kind).
@@ -230,8 +244,12 @@ export class HostWalk {
   /** The key's words of the last write: words[0, length). */
   words = new Int32Array(4096);
   length = 0;
-  /** What keepAll is keeping, and the bytes of the typed arrays it kept so far: bytes[0, bytesKept). */
-  private record: HostRecord | undefined;
+  /**
+   * What keepAll is keeping: the record's entries so far, entries[0, entriesKept), and the typed arrays'
+   * bytes, bytes[0, bytesKept) (scratch, copied out at the end: a snapshot holds one array of each).
+   */
+  private entries: unknown[] = [];
+  private entriesKept = 0;
   private bytes = new Uint8Array(4096);
   private bytesKept = 0;
   /** What the walk knows of each object it met (Known): one lookup per object reached. */
@@ -282,13 +300,12 @@ export class HostWalk {
   /** Keeps what a snapshot restores of `roots` and every object they reach (restoreSnapshot). */
   keepAll(roots: readonly object[]): HostRecord {
     this.walks++;
-    this.bytesKept = 0;
-    const record: HostRecord = this.record = { objects: [], kinds: [], names: [], data: [], bytes: this.bytes };
-    try {
-      for (const root of roots) this.keep(root);
-    } finally { this.record = undefined; }
-    record.bytes = this.bytes.slice(0, this.bytesKept);
-    return record;
+    this.entriesKept = this.bytesKept = 0;
+    for (const root of roots) this.keep(root);
+    const entries = this.entries.slice(0, this.entriesKept);
+    // The scratch holds no object past the keepAll that kept it (nothing kept alive by a snapshot dropped since).
+    this.entries.fill(undefined, 0, this.entriesKept);
+    return { entries, bytes: this.bytes.slice(0, this.bytesKept) };
   }
 
   /** Makes room for `n` more words (a container makes room for its own words, WORDS_PER_VALUE per item, before writing them). */
@@ -421,36 +438,43 @@ export class HostWalk {
     }
   }
 
-  /** Keeps an object and what it reaches (keepAll). */
+  /**
+   * Keeps an object and what it reaches (keepAll): its entry (HostRecord), then, depth-first in the order of
+   * its values, the objects among them.
+   */
   private keep(value: unknown): void {
     if (value === null || typeof value !== 'object') return;
     const known = this.knownOf(value);
     if (known.keptIn === this.walks) return;
     known.keptIn = this.walks;
     if (known.notKept) return;
+    if (known.kind === Kind.Bytes && (value as ArrayBufferView).buffer === this.memoryBuffer) return; // a view of linear memory: copied with it
+    this.add(value);
+    let start: number;
     switch (known.kind) {
       case Kind.Array: {
         const array = value as unknown[];
-        this.keepAs(array, Kind.Array, undefined, array.slice());
-        for (let i = 0; i < array.length; i++) this.keep(array[i]);
-        return;
+        this.add(Kind.Array); this.add(array.length);
+        start = this.entriesKept;
+        for (let i = 0; i < array.length; i++) this.add(array[i]);
+        break;
       }
       case Kind.Map: {
-        const entries: unknown[] = [];
-        for (const [k, item] of value as Map<unknown, unknown>) entries.push(k, item);
-        this.keepAs(value, Kind.Map, undefined, entries);
-        for (let i = 0; i < entries.length; i++) this.keep(entries[i]);
-        return;
+        const map = value as Map<unknown, unknown>;
+        this.add(Kind.Map); this.add(2 * map.size);
+        start = this.entriesKept;
+        for (const [k, item] of map) { this.add(k); this.add(item); }
+        break;
       }
       case Kind.Set: {
-        const items = [...(value as Set<unknown>)];
-        this.keepAs(value, Kind.Set, undefined, items);
-        for (let i = 0; i < items.length; i++) this.keep(items[i]);
-        return;
+        const set = value as Set<unknown>;
+        this.add(Kind.Set); this.add(set.size);
+        start = this.entriesKept;
+        for (const item of set) this.add(item);
+        break;
       }
       case Kind.Bytes: {
         const view = value as ArrayBufferView;
-        if (view.buffer === this.memoryBuffer) return;
         let bytes = known.bytes;
         if (bytes === undefined || bytes.byteLength !== view.byteLength) bytes = known.bytes = view instanceof Uint8Array ? view : new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
         if (this.bytesKept + bytes.length > this.bytes.length) {
@@ -459,22 +483,32 @@ export class HostWalk {
           this.bytes = grown;
         }
         this.bytes.set(bytes, this.bytesKept);
-        this.keepAs(view, Kind.Bytes, undefined, [bytes, this.bytesKept]);
+        this.add(Kind.Bytes); this.add(2); this.add(bytes); this.add(this.bytesKept);
         this.bytesKept += bytes.length;
         return;
       }
       case Kind.Generator: case Kind.Unlistable: unsupported(value, known.kind);
+      // falls through: a plain object (or a KeptOnly one: the scheduler, a seeded generator)
+      default: {
+        const keys = Object.keys(value);
+        let names = known.keptNames;
+        if (names === undefined || names.length !== keys.length || !sameStrings(names, keys)) names = known.keptNames = keys;
+        this.add(names);
+        start = this.entriesKept;
+        const values = Object.values(value);
+        for (let i = 0; i < values.length; i++) this.add(values[i]);
+      }
     }
-    const keys = Object.keys(value);
-    const values = Object.values(value);
-    this.keepAs(value, Kind.Object, keys, values);
-    for (let i = 0; i < values.length; i++) this.keep(values[i]);
+    for (let i = start, end = this.entriesKept; i < end; i++) this.keep(this.entries[i]);
   }
 
-  private keepAs(object: object, kind: Kind, names: readonly string[] | undefined, data: unknown[]): void {
-    const record = this.record!;
-    record.objects.push(object); record.kinds.push(kind); record.names.push(names); record.data.push(data);
+  /** Adds an entry to the record (keep). */
+  private add(entry: unknown): void {
+    if (this.entriesKept === this.entries.length) this.entries.push(entry);
+    else this.entries[this.entriesKept] = entry;
+    this.entriesKept++;
   }
+
   /**
    * A typed array's bytes as words (its container made room): its 32-bit words where the view is aligned
    * (the OS keeps columns in Uint32Arrays: their elements are the words; other views' words are their
