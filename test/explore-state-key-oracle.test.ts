@@ -53,7 +53,7 @@ export function oracleText(keys: StateKeys, world: World): string {
     if (value === null) { out.push('null'); return; }
     const object = value as object;
     // A frozen plain object of primitives is a value: its content wherever met, never its identity.
-    const record = Object.getPrototypeOf(object) === Object.prototype && Object.isFrozen(object) &&
+    const record = [Object.prototype, null].includes(Object.getPrototypeOf(object)) && Object.isFrozen(object) &&
       Object.values(Object.getOwnPropertyDescriptors(object)).every((d) => 'value' in d && (d.value === null || (typeof d.value !== 'object' && typeof d.value !== 'function')));
     if (record) { out.push(`record ${JSON.stringify(Object.entries(object).filter(([k, v]) => v !== undefined && !ignored.has(k)).map(([k, v]) => [k, typeof v === 'bigint' ? `${v}n` : Object.is(v, -0) ? 0 : v]))}`); return; }
     if (seen.has(object)) { out.push(`@${seen.get(object)}`); return; }

@@ -176,12 +176,17 @@ class Known {
  */
 function frozenRecord(object: object, kind: Kind): boolean {
   if (kind !== Kind.Object || !Object.isFrozen(object)) return false;
+  const prototype = Object.getPrototypeOf(object) as object | null;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  return everyDataField(object, (item) => (item === null || typeof item !== 'object') && typeof item !== 'function');
+}
+
+/** Are all of `object`'s own enumerable fields data (a getter could answer differently each time), each value passing `test`? */
+function everyDataField(object: object, test: (item: unknown) => boolean): boolean {
   const descriptors = Object.getOwnPropertyDescriptors(object) as Record<string, PropertyDescriptor>;
   for (const name of Object.keys(object)) {
     const descriptor = descriptors[name];
-    if (!('value' in descriptor)) return false;
-    const item: unknown = descriptor.value;
-    if ((item !== null && typeof item === 'object') || typeof item === 'function') return false;
+    if (!('value' in descriptor) || !test(descriptor.value)) return false;
   }
   return true;
 }
@@ -196,14 +201,7 @@ function deepFrozen(object: object, visiting: Set<object>): boolean {
   if ((kind !== Kind.Object && kind !== Kind.Array) || !Object.isFrozen(object)) return false;
   if (visiting.has(object)) return true;
   visiting.add(object);
-  const descriptors = Object.getOwnPropertyDescriptors(object) as Record<string, PropertyDescriptor>;
-  for (const name of Object.keys(object)) {
-    const descriptor = descriptors[name];
-    if (!('value' in descriptor)) return false;
-    const item: unknown = descriptor.value;
-    if (item !== null && typeof item === 'object' && !deepFrozen(item, visiting)) return false;
-  }
-  return true;
+  return everyDataField(object, (item) => item === null || typeof item !== 'object' || deepFrozen(item, visiting));
 }
 
 /**
@@ -245,11 +243,10 @@ export class HostWalk {
   words = new Int32Array(4096);
   length = 0;
   /**
-   * What keepAll is keeping: the record's entries so far, entries[0, entriesKept), and the typed arrays'
-   * bytes, bytes[0, bytesKept) (scratch, copied out at the end: a snapshot holds one array of each).
+   * What keepAll is keeping: the record's entries (the snapshot's own array), and the typed arrays' bytes,
+   * bytes[0, bytesKept) (scratch, copied out at the end).
    */
   private entries: unknown[] = [];
-  private entriesKept = 0;
   private bytes = new Uint8Array(4096);
   private bytesKept = 0;
   /** What the walk knows of each object it met (Known): one lookup per object reached. */
@@ -300,11 +297,9 @@ export class HostWalk {
   /** Keeps what a snapshot restores of `roots` and every object they reach (restoreSnapshot). */
   keepAll(roots: readonly object[]): HostRecord {
     this.walks++;
-    this.entriesKept = this.bytesKept = 0;
+    const entries: unknown[] = this.entries = [];
+    this.bytesKept = 0;
     for (const root of roots) this.keep(root);
-    const entries = this.entries.slice(0, this.entriesKept);
-    // The scratch holds no object past the keepAll that kept it (nothing kept alive by a snapshot dropped since).
-    this.entries.fill(undefined, 0, this.entriesKept);
     return { entries, bytes: this.bytes.slice(0, this.bytesKept) };
   }
 
@@ -398,9 +393,7 @@ export class HostWalk {
       }
       case Kind.Bytes: {
         const view = object as ArrayBufferView;
-        // A view of linear memory (a view's buffer is its buffer for life: asked once): hashed and copied with it.
-        if (known.ofMemory === undefined) known.ofMemory = view.buffer === this.memoryBuffer;
-        if (known.ofMemory) { words[this.length++] = Tag.View; return; }
+        if (this.ofMemory(view, known)) { words[this.length++] = Tag.View; return; } // hashed and copied with memory
         this.room(2 + view.byteLength);
         this.words[this.length++] = Tag.View; this.words[this.length++] = view.byteLength;
         this.bytesInto(view, known);
@@ -448,28 +441,28 @@ export class HostWalk {
     if (known.keptIn === this.walks) return;
     known.keptIn = this.walks;
     if (known.notKept) return;
-    if (known.kind === Kind.Bytes && (value as ArrayBufferView).buffer === this.memoryBuffer) return; // a view of linear memory: copied with it
+    if (known.kind === Kind.Bytes && this.ofMemory(value as ArrayBufferView, known)) return; // a view of linear memory: copied with it
     this.add(value);
     let start: number;
     switch (known.kind) {
       case Kind.Array: {
         const array = value as unknown[];
         this.add(Kind.Array); this.add(array.length);
-        start = this.entriesKept;
+        start = this.entries.length;
         for (let i = 0; i < array.length; i++) this.add(array[i]);
         break;
       }
       case Kind.Map: {
         const map = value as Map<unknown, unknown>;
         this.add(Kind.Map); this.add(2 * map.size);
-        start = this.entriesKept;
+        start = this.entries.length;
         for (const [k, item] of map) { this.add(k); this.add(item); }
         break;
       }
       case Kind.Set: {
         const set = value as Set<unknown>;
         this.add(Kind.Set); this.add(set.size);
-        start = this.entriesKept;
+        start = this.entries.length;
         for (const item of set) this.add(item);
         break;
       }
@@ -494,20 +487,22 @@ export class HostWalk {
         let names = known.keptNames;
         if (names === undefined || names.length !== keys.length || !sameStrings(names, keys)) names = known.keptNames = keys;
         this.add(names);
-        start = this.entriesKept;
+        start = this.entries.length;
         const values = Object.values(value);
         for (let i = 0; i < values.length; i++) this.add(values[i]);
       }
     }
-    for (let i = start, end = this.entriesKept; i < end; i++) this.keep(this.entries[i]);
+    for (let i = start, end = this.entries.length; i < end; i++) this.keep(this.entries[i]);
+  }
+
+  /** Is `view` a view of linear memory (a view's buffer is its buffer for life: asked once per object)? */
+  private ofMemory(view: ArrayBufferView, known: Known): boolean {
+    if (known.ofMemory === undefined) known.ofMemory = view.buffer === this.memoryBuffer;
+    return known.ofMemory;
   }
 
   /** Adds an entry to the record (keep). */
-  private add(entry: unknown): void {
-    if (this.entriesKept === this.entries.length) this.entries.push(entry);
-    else this.entries[this.entriesKept] = entry;
-    this.entriesKept++;
-  }
+  private add(entry: unknown): void { this.entries.push(entry); }
 
   /**
    * A typed array's bytes as words (its container made room): its 32-bit words where the view is aligned
