@@ -58,7 +58,7 @@ export interface ReferenceDriverOptions {
 }
 
 /** A hardware queue or context: its core queue (ring), the process whose GPU VA space it runs in. */
-interface DriverQueue { handle: number; coreQueue: number; processSlot: number; engine: number; kind: 'HW_QUEUE' | 'CONTEXT' }
+interface DriverQueue { readonly handle: number; readonly coreQueue: number; readonly processSlot: number; readonly engine: number; readonly kind: 'HW_QUEUE' | 'CONTEXT' }
 
 /**
  * hGlobalNativeFence = GLOBAL_HANDLE_BASE + generation (4 bits) × 2^24 + core fence id; a fence's first
@@ -143,7 +143,7 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
     const stepListener = (step: StepRecord) => this.reportProgress(step);
     hardware.stepListeners.push(stepListener);
     // Stretches of quiet commands are reported by count, when the OS takes them (QueryGpuProgressStretch).
-    hardware.stretchReporter = { stepListener, accepts: (queue) => this.acceptsStretch(queue), executed: (stretch) => this.reportStretch(stretch) };
+    hardware.stretchReporter = Object.freeze({ stepListener, accepts: (queue: HwQueueInfo) => this.acceptsStretch(queue), executed: (stretch: StretchReport) => this.reportStretch(stretch) });
     if (hardware.doorbell) {
       hardware.doorbell.onFallback = (engine, coreFence, posted, full) => {
         // The core keeps each fence's hGlobalNativeFence (fenceSetDriverHandle at create): no map of our own.
@@ -316,10 +316,10 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
     }
     const id = check(this.core.queueCreate(args.EngineOrdinal, args.ProcessSlot), 'DxgkDdiCreateHwQueue');
     const hHwQueue = this.nextQueue++;
-    const queue: DriverQueue = { handle: hHwQueue, coreQueue: id, processSlot: args.ProcessSlot, engine: args.EngineOrdinal, kind: 'HW_QUEUE' };
+    const queue: DriverQueue = Object.freeze({ handle: hHwQueue, coreQueue: id, processSlot: args.ProcessSlot, engine: args.EngineOrdinal, kind: 'HW_QUEUE' });
     this.queues.set(hHwQueue, queue);
     this.byCoreQueue.set(id, queue);
-    this.hardware.addQueue({ id, engine: args.EngineOrdinal, handle: hHwQueue, label: args.DebugName });
+    this.hardware.addQueue(Object.freeze({ id, engine: args.EngineOrdinal, handle: hHwQueue, label: args.DebugName }));
     // What the user-mode half will need to find the queue: a tag and the handle.
     const data = new DataView(args.PrivateDriverData.buffer, args.PrivateDriverData.byteOffset, args.PrivateDriverData.byteLength);
     data.setUint32(0, QUEUE_DATA_MAGIC, true);
@@ -412,10 +412,10 @@ export class ReferenceDriver implements KernelModeDriver, KernelModeDriverCpuSig
   createContext(args: DXGKARG_CREATECONTEXT): { hContext: number } {
     const id = check(this.core.queueCreate(args.NodeOrdinal, args.ProcessSlot), 'DxgkDdiCreateContext');
     const hContext = this.nextContext++;
-    const context: DriverQueue = { handle: hContext, coreQueue: id, processSlot: args.ProcessSlot, engine: args.NodeOrdinal, kind: 'CONTEXT' };
+    const context: DriverQueue = Object.freeze({ handle: hContext, coreQueue: id, processSlot: args.ProcessSlot, engine: args.NodeOrdinal, kind: 'CONTEXT' });
     this.contexts.set(hContext, context);
     this.byCoreQueue.set(id, context);
-    this.hardware.addQueue({ id, engine: args.NodeOrdinal, handle: hContext, label: `context 0x${hContext.toString(16)}` });
+    this.hardware.addQueue(Object.freeze({ id, engine: args.NodeOrdinal, handle: hContext, label: `context 0x${hContext.toString(16)}` }));
     return { hContext };
   }
 

@@ -180,7 +180,7 @@ export class WasmDriver implements PluggableDriver {
       Kick: (engine: number) => hardware.kick(engine),
       RaiseInterrupt: (engine: number) => hardware.raise(engine),
       RescanRunList: () => hardware.rescanAll(),
-      AddQueue: (id: number, engine: number, handle: number, label: number) => hardware.addQueue({ id, engine, handle: handle >>> 0, label: this.string(label) as string }),
+      AddQueue: (id: number, engine: number, handle: number, label: number) => hardware.addQueue(Object.freeze({ id, engine, handle: handle >>> 0, label: this.string(label) as string })),
       RemoveQueue: (id: number) => hardware.removeQueue(id),
       Stop: () => hardware.stop(),
       Restart: () => hardware.restart(),

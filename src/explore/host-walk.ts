@@ -43,7 +43,8 @@
 //   │            │ snapshot (views of linear memory: not kept here, the    │
 //   │            │ snapshot copies linear memory)                          │
 //   └────────────┴─────────────────────────────────────────────────────────┘
-// Not kept: constants, the trace (snapshots need it off), WebAssembly objects
+// Not kept: constants, frozen records (see frozenRecord: nothing can write to
+// one), the trace (snapshots need it off), WebAssembly objects
 // and the cores' frozen exports, ArrayBuffers (reached through their views),
 // functions (their code; the model keeps no state in closure variables). A
 // generator's position or a WeakMap's entries cannot be kept: keepAll throws
@@ -153,7 +154,7 @@ class Known {
   keptNames: readonly string[] | undefined = undefined;
   /**
    * `skipped`: the key writes Tag.Skipped for it (KeyRules.skip, and the kinds Skipped and KeptOnly);
-   * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, the cores' frozen exports).
+   * `notKept`: a snapshot has nothing of it to keep (the kind Skipped, a Constant, a frozen record, the cores' frozen exports).
    */
   constructor(readonly kind: Kind, readonly skipped: boolean, readonly notKept: boolean, readonly constant: number) {}
   /** A frozen record (frozenRecord): written by its content wherever met, never numbered. */
@@ -321,8 +322,10 @@ export class HostWalk {
     }
     const kind = kindOfObject(object);
     const skipped = kind === Kind.Skipped || kind === Kind.KeptOnly || (this.rules?.skip.has(object) ?? false);
-    const learned = new Known(kind, skipped, kind === Kind.Skipped || this.frozen.has(object), -1);
-    learned.record = !skipped && frozenRecord(object, kind);
+    // A frozen record cannot change either: a snapshot keeps the fields that hold it, never the record.
+    const record = !skipped && frozenRecord(object, kind);
+    const learned = new Known(kind, skipped, kind === Kind.Skipped || record || this.frozen.has(object), -1);
+    learned.record = record;
     this.known.set(object, learned);
     return learned;
   }

@@ -32,7 +32,8 @@
 //
 // Not kept (never written after the machine is built, or restored elsewhere):
 // WebAssembly objects and the cores' frozen exports, objects deeply frozen in
-// the machine as built (the state key's constants), views of linear memory,
+// the machine as built (the state key's constants), frozen records (a frozen
+// plain object of primitives: the fields that hold one are kept), views of linear memory,
 // functions, and the trace (the explorer's machines run with it off; take
 // refuses one that records).
 

@@ -160,7 +160,10 @@ export type InterruptPhase = 'service' | 'serviced';
 
 interface EngineState {
   event?: ScheduledEvent; busyUntilNs: number; cursor: number; isr?: ScheduledEvent; queueIds: number[]; signal?: SignalInFlight;
-  /** Made once, shared by every tick. */
+  /**
+   * Made once: the actor and the tick's label, and the arguments of every event of the engine (frozen: one
+   * object shared by its ticks, steps and interrupts, which the explorer's state key writes as a constant).
+   */
   readonly actor: string; readonly tickLabel: string; readonly args: Readonly<{ engine: number }>;
 }
 
@@ -510,7 +513,7 @@ export class GpuHardware {
 
   private nextSignalStep(engine: number): void {
     const state = this.engines[engine];
-    state.event = this.scheduler.at(this.scheduler.nowNs, this.name, 'engine-step', { engine },
+    state.event = this.scheduler.at(this.scheduler.nowNs, this.name, 'engine-step', state.args,
       `${this.name}/engine${engine} ${SIGNAL_PHASE_STEP[state.signal!.phase]}`);
   }
 
@@ -576,7 +579,7 @@ export class GpuHardware {
     this.rescanFence(fence);
     const nextNs = now + this.latency(this.timing.commandNs);
     state.busyUntilNs = nextNs;
-    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', { engine }, `${actor} tick`);
+    state.event = this.scheduler.at(nextNs, this.name, 'engine-tick', state.args, state.tickLabel);
   }
 
   /**
@@ -673,7 +676,8 @@ export class GpuHardware {
   }
 
   private scheduleIsr(engine: number, atNs: number): void {
-    this.engines[engine].isr = this.scheduler.at(atNs, this.name, 'interrupt', { engine }, `${this.name}/engine${engine} interrupt`);
+    const state = this.engines[engine];
+    state.isr = this.scheduler.at(atNs, this.name, 'interrupt', state.args, `${this.name}/engine${engine} interrupt`);
   }
 
   // ── INT-02 fault injection: collapsed interrupts (src/machine/faults.ts) ──

@@ -31,6 +31,7 @@ import { Random, RANDOM_STREAM } from '../base/rng.js';
 import { Scheduler, DEFAULT_EVENTS_PER_RUN } from '../base/scheduler.js';
 import { Trace, DEFAULT_TRACE_CAPACITY } from '../base/trace.js';
 import * as v from '../base/validate.js';
+import { deepFreeze } from '../base/freeze.js';
 import { DEFAULT_GPU_VA_BASE, VIDSCHCAPS } from '../base/wddm.js';
 import { DoorbellService } from '../gpu/doorbell.js';
 import { planMemory, heapClassFor, driverMemoryBytes } from './memory-plan.js';
@@ -466,9 +467,12 @@ function hardwareCapsOf(a: ParsedAdapter): number {
   return hardwareCaps;
 }
 
-/** What adapter `a`'s options tell its driver module (DriverContext.options). */
+/**
+ * What adapter `a`'s options tell its driver module (DriverContext.options): deeply frozen, constant for the
+ * machine's life (the explorer's state key writes a deeply frozen object of the machine as built as one word).
+ */
 function referenceDriverOptions(a: ParsedAdapter, hardwareCaps: number): ReferenceDriverOptions {
-  return {
+  return deepFreeze({
     hardwareCaps,
     nativeFenceCaps: {
       MonitoredValuePadding: a.caps.nativeFenceCaps.monitoredValuePadding,
@@ -482,7 +486,7 @@ function referenceDriverOptions(a: ParsedAdapter, hardwareCaps: number): Referen
     monitoredValueBarrier: a.driver.monitoredValueBarrier,
     ringEntries: a.limits.ringEntries,
     enginesWriteMonitoredFences: a.caps.monitoredFenceGpuWrite,
-  };
+  });
 }
 
 function checkRegion(memory: WasmMemory, layout: CoreLayout, base: number, kind: number, what: string): void {

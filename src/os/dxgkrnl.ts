@@ -33,16 +33,16 @@ import { GpuRewinds } from './gpu-rewind.js';
 import { Handles } from './handles.js';
 import { HwQueues } from './hw-queues.js';
 import { Interrupts, type InterruptEnd } from './interrupts.js';
-import { FenceLifetime } from './lifetime.js';
+import { FenceLifetime, type LifetimeHooks } from './lifetime.js';
 import { NativeFenceLogs } from './logs.js';
-import { MonitoredFences, type LegacyCounters } from './monitored.js';
+import { MonitoredFences, type LegacyCounters, type MonitoredHooks } from './monitored.js';
 import { FencesWithWaiters, LAST_KERNEL_CV_VA, RowReferences, type BugCheckReport, type GlobalFence, type OsAdapter, type Process } from './objects.js';
 import { FenceTable, RecentValues, ValueTable } from './tables.js';
 import { AdapterFenceRows } from './fence-rows.js';
 import { IntMap } from '../base/int-map.js';
 import { Resets } from './resets.js';
 import { CpuSignals, type CpuSignalEnd } from './signals.js';
-import { Waits } from './waits.js';
+import { Waits, type OperationHooks } from './waits.js';
 
 export type {
   AdapterState, BugCheckReport, OsAdapter, LocalFence, OsDevice, OsAdapterHandle, OsHwQueue, HwQueueProgress, GpuProgress,
@@ -123,20 +123,21 @@ export class Dxgkrnl {
     const handles = (this.handles = new Handles(adapters, port, trace, maxProcesses));
     const waits = (this.waits = new Waits(handles, port, scheduler, trace, layout));
     this.events = new CpuEvents(handles, waits, scheduler, trace);
-    const lifetime = (this.lifetime = new FenceLifetime(adapters, waits, scheduler, trace, {
+    // The modules' hooks into each other are frozen: wired once, never replaced (the explorer's state key writes each as one word).
+    const lifetime = (this.lifetime = new FenceLifetime(adapters, waits, scheduler, trace, Object.freeze<LifetimeHooks>({
       finishClose: (local) => this.fences.finishClose(local),
       membersOf: (fence) => this.crossAdapter.groupOf(fence)?.members ?? [fence],
       resetAdapter: (adapter, reason) => this.resets.removeDevice(adapter, reason),
-    }));
+    })));
     const gpuRewinds = (this.gpuRewinds = new GpuRewinds(trace));
-    const monitored = (this.monitored = new MonitoredFences(handles, addressSpaces, waits, trace, layout, {
+    const monitored = (this.monitored = new MonitoredFences(handles, addressSpaces, waits, trace, layout, Object.freeze<MonitoredHooks>({
       attachCrossAdapter: (fence) => this.crossAdapter.attach(fence),
       afterCpuSignal: (fences) => this.crossAdapter.afterCpuSignal(fences),
       heldOn: (adapter) => this.contexts.heldOn(adapter),
       wakeContexts: (fences) => this.contexts.wake(fences),
       packetsUsing: (fence) => this.contexts.packetsUsing(fence),
       heldWaitsReleased: () => this.contexts.counters.heldWaitsReleased,
-    }));
+    })));
     const logs = (this.logs = new NativeFenceLogs({ adapters, handles, addressSpaces, waits, port, scheduler, trace, layout }));
     const contexts = (this.contexts = new KernelContexts({
       handles, port, monitored, scheduler, trace,
@@ -155,7 +156,7 @@ export class Dxgkrnl {
     const hwQueues = (this.hwQueues = new HwQueues({ handles, fences, logs, lifetime, port, trace }));
     const resets = (this.resets = new Resets({ port, waits, lifetime, logs, contexts, hwQueues, signals, monitored, crossAdapter, scheduler, trace }));
     this.interrupts = new Interrupts({ waits, logs, monitored, crossAdapter, contexts, hwQueues, lifetime, gpuRewinds, resets, trace });
-    waits.hooks = {
+    waits.hooks = Object.freeze<OperationHooks>({
       ended: (end) => {
         if (end.owner === 'interrupts') {
           const e = end as InterruptEnd;
@@ -167,7 +168,7 @@ export class Dxgkrnl {
       notify: (work, operation) => this.crossAdapter.notify(work, operation),
       readLogs: (work, operation) => this.logs.service(work.adapter, [...work.queues], work.reason, true, operation),
       logFallback: (work, operation) => this.logs.fallback(work.adapter, work.queue, operation),
-    };
+    });
   }
 
   get processes(): readonly Process[] { return this.handles.processes; }
@@ -253,7 +254,7 @@ export class Dxgkrnl {
         if (!ok) return null;
         return {
           GetOSCaps: () => {
-            const caps = { SupportOptimizedDefaultFenceType: true, SupportIntraGpuFenceType: true };
+            const caps = Object.freeze({ SupportOptimizedDefaultFenceType: true, SupportIntraGpuFenceType: true });
             this.trace.record('cb', name, 'DXGKCBINT_FEATURE_NATIVEFENCE_1::GetOSCaps', caps);
             return caps;
           },

@@ -391,5 +391,5 @@ function quickFenceCommand(process: Process, raw: unknown, into: QuickRead, last
 function submissionScratch(): { commands(): SubmissionCommands; references(): FenceCommandList } {
   const commands = new SubmissionCommands();
   const references = new FenceCommandList();
-  return { commands: () => commands, references: () => references };
+  return Object.freeze({ commands: () => commands, references: () => references });
 }

@@ -368,13 +368,13 @@ function isTokenRecord(local: LocalFence, adapter: OsAdapter, coreFence: number)
 function lateReleaseCache(): { closing(local: LocalFence): void; destroyPending(fence: GlobalFence): void; none(): boolean } {
   const locals = new Set<LocalFence>();
   const fences = new Set<GlobalFence>();
-  return {
-    closing: (local) => { locals.add(local); },
-    destroyPending: (fence) => { fences.add(fence); },
+  return Object.freeze({
+    closing: (local: LocalFence) => { locals.add(local); },
+    destroyPending: (fence: GlobalFence) => { fences.add(fence); },
     none: () => {
       if (locals.size) for (const local of locals) if (!local.closing) locals.delete(local);
       if (fences.size) for (const fence of fences) if (!fence.destroyPending) fences.delete(fence);
       return locals.size === 0 && fences.size === 0;
     },
-  };
+  });
 }

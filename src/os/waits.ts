@@ -55,7 +55,7 @@
 import { check, WddmError } from '../base/errors.js';
 import { u64 as asU64, type CoreLayout, type WasmMemory } from '../core/bindings.js';
 import type { DriverPort, PendingDdi } from '../port/driver-port.js';
-import type { Scheduler, ScheduledEvent } from '../base/scheduler.js';
+import type { EventArgs, Scheduler, ScheduledEvent } from '../base/scheduler.js';
 import type { Trace } from '../base/trace.js';
 import * as v from '../base/validate.js';
 import { MAX_OBJECTS_PER_CALL, SYNC_FLAG_BITS, hex } from '../base/wddm.js';
@@ -139,6 +139,8 @@ export interface MonitoredLoop {
 
 /** An empty turn (never changed: a turn is replaced, never emptied in place). */
 const NO_TURN = Object.freeze([]) as unknown as FenceKey[];
+/** An OS step's event arguments: none (one frozen object for every step, not one each). */
+const NO_ARGUMENTS: EventArgs = Object.freeze({});
 
 /** A step of the NF-09 loop (loopStep). */
 type LoopPhase = 'monitored-write' | 'ddi' | 'resample';
@@ -297,13 +299,13 @@ export class Waits {
   stepwise = false;
   /** The OS operation in flight (stepwise only): while it is, the OS's lock is held. */
   operation?: OsOperation;
-  /** Set by dxgkrnl.ts. */
-  hooks: OperationHooks = {
+  /** Set by dxgkrnl.ts (frozen: the whole table is replaced, never one hook). */
+  hooks: OperationHooks = Object.freeze({
     ended: () => { throw new Error('Waits.hooks.ended is not wired'); },
     notify: () => { throw new Error('Waits.hooks.notify is not wired'); },
     readLogs: () => { throw new Error('Waits.hooks.readLogs is not wired'); },
     logFallback: () => { throw new Error('Waits.hooks.logFallback is not wired'); },
-  };
+  });
   /**
    * NF-09: after UpdateMonitoredValues returns, read CurrentValue again and satisfy what it
    * reached. The machine option os.rereadCurrentValue sets it (default true); false is an OS
@@ -865,7 +867,7 @@ export class Waits {
 
   private scheduleStep(op: OsOperation, phase: OperationPhase): void {
     op.phase = phase;
-    op.event = this.scheduler.at(this.scheduler.nowNs, 'dxgkrnl', 'os-step', {}, `dxgkrnl ${op.label}: ${phase}`);
+    op.event = this.scheduler.at(this.scheduler.nowNs, 'dxgkrnl', 'os-step', NO_ARGUMENTS, `dxgkrnl ${op.label}: ${phase}`);
   }
 
   /** The MonitoredValue this fence must have (NF-02). */

@@ -557,6 +557,7 @@ export class DriverPort {
         return result;
       };
     }
-    return wrapped as unknown as DxgkrnlCallbacks;
+    // Frozen: the table a driver holds for life (a driver cannot replace the OS's callbacks; the explorer's state key writes it as one word).
+    return Object.freeze(wrapped) as unknown as DxgkrnlCallbacks;
   }
 }

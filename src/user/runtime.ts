@@ -91,6 +91,8 @@ export type ThreadBlock =
   | { op: 'wait' }
   | { op: 'waitEvent'; event: CpuEvent; timed: boolean }
   | { op: 'sleep'; untilNs: number };
+/** A thread blocked in a fence wait: one frozen record for every such thread (it says nothing more). */
+const IN_FENCE_WAIT: ThreadBlock = Object.freeze({ op: 'wait' });
 
 /** A fence a CPU thread may still signal (a handle of `process`, default the thread's own) and the highest value it may signal it to. */
 export interface ThreadSignal { hSyncObject: number; value: bigint | number; process?: RuntimeProcess }
@@ -156,7 +158,7 @@ export class RuntimeProcess {
     this.os = machine.os;
     machine.scheduler.register(this.owner, (event) => this.onEvent(event));
     this.asyncLabel = `${kernel.name}:async`;
-    this.asyncOwner = { process: kernel.name };
+    this.asyncOwner = Object.freeze({ process: kernel.name });
   }
 
   /** Its scheduler owner: the events that resume its threads. */
@@ -492,7 +494,7 @@ export class RuntimeProcess {
       return;
     }
     if (!immediate) {
-      thread.blockedOn = { op: 'wait' };
+      thread.blockedOn = IN_FENCE_WAIT;
       this.machine.trace.record('cpu', actor, 'thread blocked', {});
     }
   }

@@ -30,14 +30,15 @@ export interface SegmentOptions {
   supportsCpuHostAperture?: boolean;
 }
 
+/** A memory segment as the adapter describes it (frozen by parseSegments). */
 export interface SegmentDescriptor {
-  id: number;
-  name: string;
-  sizeBytes: number;
-  cpuVisible: boolean;
-  aperture: boolean;
-  cacheCoherent: boolean;
-  supportsCpuHostAperture: boolean;
+  readonly id: number;
+  readonly name: string;
+  readonly sizeBytes: number;
+  readonly cpuVisible: boolean;
+  readonly aperture: boolean;
+  readonly cacheCoherent: boolean;
+  readonly supportsCpuHostAperture: boolean;
 }
 
 export const DEFAULT_CPU_HOST_APERTURE_PAGES = 16;
@@ -81,7 +82,8 @@ export function parseSegments(raw: unknown, rawAperturePages: unknown, path: str
     if (!/^[A-Za-z0-9_.-]{1,32}$/.test(name)) throw invalid(`${p}.name`, s.name, '1 to 32 letters, digits, "_", "." or "-"');
     if (segments.some((o) => o.name === name)) throw invalid(`${p}.name`, name, 'a name no other segment of this adapter has');
     if (!aperture) localTotal += sizeBytes;
-    segments.push({ id: i + 1, name, sizeBytes, cpuVisible, aperture, cacheCoherent: flag(s.cacheCoherent, 'cacheCoherent', false), supportsCpuHostAperture });
+    // Frozen: a segment's description is constant for the machine's life (the explorer's state key writes it as one word).
+    segments.push(Object.freeze({ id: i + 1, name, sizeBytes, cpuVisible, aperture, cacheCoherent: flag(s.cacheCoherent, 'cacheCoherent', false), supportsCpuHostAperture }));
   });
   if (localTotal > localMemoryBytes) {
     throw invalid(`${path}.segments`, `${localTotal} bytes of memory segments`, `memory segments (aperture: false) totalling at most localMemoryBytes (${localMemoryBytes})`);

@@ -225,9 +225,9 @@ export class VidMm {
   private get nowNs(): number { return this.os.nowNs; }
 
   addAdapter(adapter: OsAdapter, localBase: number, segments: SegmentDescriptor[], cpuHostAperturePages: number): void {
-    const aperture = new CpuHostAperture(adapter.name, {
+    const aperture = new CpuHostAperture(adapter.name, Object.freeze({
       PhysicalAddress: CPU_HOST_APERTURE_BUS_BASE + BigInt(adapter.index) * 0x1000_0000n, SizeInPages: cpuHostAperturePages,
-    });
+    }));
     this.adapters[adapter.index] = {
       index: adapter.index, name: adapter.name, core: adapter.core, localBase,
       segments: segments.map((descriptor) => ({ descriptor, usedBytes: 0 })), aperture,
