@@ -27,6 +27,18 @@ function find(runner: Runner, match: (kind: string, owner: string) => boolean): 
 
 afterEach(() => { vi.restoreAllMocks(); });
 
+/** The objects a snapshot's host part keeps (HostRecord: each object, its field names or its kind and count, its values). */
+function keptObjects(record: { entries: readonly unknown[] }): Set<unknown> {
+  const kept = new Set<unknown>();
+  const entries = record.entries;
+  for (let at = 0; at < entries.length;) {
+    kept.add(entries[at++]);
+    const names = entries[at++];
+    at += typeof names === 'number' ? 1 + (entries[at] as number) : (names as readonly string[]).length;
+  }
+  return kept;
+}
+
 describe('the state key', () => {
   it('NF-10 sees one word of linear memory anywhere it covers: set, moved to another word, changed, cleared', () => {
     const runner = new Runner(model);
@@ -293,6 +305,51 @@ describe('the visited table', () => {
     expect(new StateKeys(other.world).key()).toBe(before);
   });
 
+  it('NF-10 learns the objects constant by design as constants: frozen where they are made, one word each, never kept', () => {
+    const runner = new Runner(model);
+    const machine = runner.world.machine;
+    const field = (object: unknown, name: string): Record<string, unknown> => (object as Record<string, Record<string, unknown>>)[name];
+    const os = field(machine.os.inspect, 'os');
+    const driver = field(field(os, 'port'), 'adapters') as unknown as Record<string, unknown>[];
+    const reference = field(driver[0], 'driver');
+    const hardware = machine.adapters[0].hardware as unknown as Record<string, unknown>;
+    const vidMmAdapter = (field(field(machine.os.inspect, 'vidMm'), 'adapters') as unknown as Record<string, unknown>[])[0];
+    const engines = field(hardware, 'engines') as unknown as Record<string, unknown>[];
+    const byDesign: [string, unknown][] = [
+      ['the driver\'s options', field(reference, 'options')],
+      ['the driver\'s native fence caps', field(field(reference, 'options'), 'nativeFenceCaps')],
+      ['the OS\'s callback table the driver holds', field(reference, 'os')],
+      ['the OS caps the driver read', field(reference, 'osCaps')],
+      ['the driver\'s stretch reporter', field(hardware, 'stretchReporter')],
+      ...[...(field(reference, 'queues') as unknown as Map<number, unknown>).values()].map((q, i): [string, unknown] => [`the driver's queue ${i}`, q]),
+      ...[...(field(hardware, 'queues') as unknown as Map<number, unknown>).values()].map((q, i): [string, unknown] => [`the GPU's queue ${i}`, q]),
+      ['the waits\' hooks', field(field(os, 'waits'), 'hooks')],
+      ['the lifetime\'s hooks', field(field(os, 'lifetime'), 'hooks')],
+      ['the late-release cache', field(field(os, 'lifetime'), 'lateReleases')],
+      ['the monitored fences\' hooks', field(field(os, 'monitored'), 'hooks')],
+      ['the submission scratch', field(field(os, 'hwQueues'), 'scratch')],
+      ...(field(vidMmAdapter, 'segments') as unknown as Record<string, unknown>[]).map((s, i): [string, unknown] => [`segment ${i}'s descriptor`, s.descriptor]),
+      ['the aperture\'s descriptor', field(field(vidMmAdapter, 'aperture'), 'descriptor')],
+      ['the waitAsync owner', field(machine.processes[0], 'asyncOwner')],
+    ];
+    expect(byDesign.length).toBeGreaterThanOrEqual(15);
+    expect(() => { field(reference, 'options').ringEntries = 1; }).toThrow(TypeError);
+    const keys = new StateKeys(runner.world);
+    const known = (keys as unknown as { walk: { known: WeakMap<object, { constant: number }> } }).walk.known;
+    const kept = keptObjects(keys.keep());
+    for (const [name, object] of byDesign) {
+      expect(object, name).toBeTypeOf('object');
+      expect(Object.isFrozen(object), `${name} is frozen`).toBe(true);
+      expect(known.get(object as object)?.constant, `${name} is a constant of the key`).toBeGreaterThanOrEqual(0);
+      expect(kept.has(object), `${name} is not kept`).toBe(false);
+    }
+    // An engine's events carry its frozen arguments (a constant), not an object each: run until one is pending.
+    for (let step = 0; step < 40 && !engines.some((e) => e.event); step++) runner.take(0);
+    const event = engines.map((e) => e.event as { args: object } | undefined).find((e) => e !== undefined);
+    expect(event, 'an engine event pending').toBeDefined();
+    expect(engines.some((e) => e.args === event!.args)).toBe(true);
+  });
+
   it.each([['WebAssembly SIMD', true], ['JavaScript (no SIMD)', false]])('NF-10 finds every non-zero word of memory when it skips zeros: %s', (_name, simd) => {
     if (!simd) vi.spyOn(WebAssembly, 'validate').mockReturnValue(false);
     for (const shared of [true, false]) {
@@ -334,6 +391,10 @@ describe('the visited table', () => {
     expect(keys.key(), 'a record with another value').not.toBe(shared);
     machine.plantedSecond = Object.freeze({ ...result, detail: { timeNs: 5 } });
     expect(keys.key(), 'a frozen object holding an object is no record').not.toBe(shared);
+    // A snapshot keeps the fields that hold a record, never the record (nothing can write to it).
+    const kept = keptObjects(keys.keep());
+    expect(kept.has(result), 'a frozen record is not kept').toBe(false);
+    expect(kept.has(machine.plantedSecond), 'a frozen object holding an object is kept').toBe(true);
     // A mutable object: whether two fields hold one or two is state (a write through one shows through the other).
     const mutable = { timeNs: 5 };
     machine.plantedFirst = mutable;

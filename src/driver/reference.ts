@@ -57,7 +57,7 @@ export interface ReferenceDriverOptions {
   enginesWriteMonitoredFences?: boolean;
 }
 
-/** A hardware queue or context: its core queue (ring), the process whose GPU VA space it runs in. */
+/** A hardware queue or context: its core queue (ring), the process whose GPU VA space it runs in (frozen: fixed for its life). */
 interface DriverQueue { readonly handle: number; readonly coreQueue: number; readonly processSlot: number; readonly engine: number; readonly kind: 'HW_QUEUE' | 'CONTEXT' }
 
 /**

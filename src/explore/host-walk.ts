@@ -21,8 +21,12 @@
 // Constants: the objects of the machine as built that are deeply frozen
 // (Object.freeze on them and on all they reach, data fields only, no Map, Set
 // or typed array, which freezing cannot make constant): the OS's options,
-// each adapter's caps, the timing, an engine's event arguments, the firmware
-// state. learnConstants numbers them once, in the order a walk meets them in
+// each adapter's caps, the timing, an engine's event arguments (shared by all
+// its events), the firmware state, the driver's options, queue records and
+// stretch reporter, the OS's callback table and caps, the OS modules' hooks,
+// the segment and aperture descriptors (frozen where they are made: the
+// census in docs/PERFORMANCE.md says which objects are constant by design).
+// learnConstants numbers them once, in the order a walk meets them in
 // the machine as built (so every process that builds the machine numbers them
 // alike and their keys agree); after that, each is one word wherever it is met
 // (its number, so its identity is still in the key), never walked again, and
@@ -84,7 +88,7 @@
 // No array is made per Map, Set, typed array or bigint (forEach; views of a
 // typed array's bytes made once, Known.whole and Known.odd; a BigUint64Array),
 // only Object.keys and Object.values per object: per key on 2 × 2 × 2 × 2,
-// about 283 objects met and 2,450 words (docs/PERFORMANCE.md, the census).
+// about 261 objects numbered and 2,320 words (docs/PERFORMANCE.md, the census).
 
 import { Random } from '../base/rng.js';
 import { Scheduler } from '../base/scheduler.js';

@@ -13,7 +13,7 @@
 //            THE SAME OBJECTS, so every reference anyone holds (a closure's
 //            captured thread, an engine's pending event) is right again.
 //            Objects made after the snapshot are simply no longer reachable.
-//            Only what differs is written (about 12 of ~320 objects per
+//            Only what differs is written (about 12 of ~300 objects per
 //            restore on 2 engines x 2 fences x 2 waiters x 2 signals); a field
 //            added since is removed, one deleted comes back (the object's own
 //            keys become exactly the kept ones, in order).

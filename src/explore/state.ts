@@ -78,10 +78,11 @@
 //     checked 64-bit digest (computed once per shape and set of present
 //     fields), each string by a checked digest, an object met before by its
 //     number in the walk, and an object deeply frozen in the machine as built
-//     (the OS's options, the adapters' caps, the timing...) by its number among
-//     those constants, learnt once per machine. What the walk learns of an
-//     object (its kind, shape, number) is one lookup per object (about 283
-//     objects and 2,450 words a key on 2 × 2 × 2 × 2). Every digest
+//     (the OS's options, the adapters' caps, the timing, the driver's options,
+//     the OS's hooks...) by its number among those constants, learnt once per
+//     machine. What the walk learns of an object (its kind, shape, number) is
+//     one lookup per object (about 261 objects numbered and 2,320 words a key
+//     on 2 × 2 × 2 × 2). Every digest
 //     and constant number depends on the machine alone (never on the order a
 //     process met states), so every process (shards, workers) agrees on keys.
 //   A snapshot's host part is kept by the same walker at save (keep), not at

@@ -53,6 +53,7 @@ export interface Timing {
   jitter: number;
 }
 
+/** A queue as the GPU knows it (the drivers freeze theirs: fixed for the queue's life). */
 export interface HwQueueInfo {
   id: number;          // core queue id
   engine: number;
