@@ -88,7 +88,7 @@
 // No array is made per Map, Set, typed array or bigint (forEach; views of a
 // typed array's bytes made once, Known.whole and Known.odd; a BigUint64Array),
 // only Object.keys and Object.values per object: per key on 2 × 2 × 2 × 2,
-// about 261 objects numbered and 2,320 words (docs/PERFORMANCE.md, the census).
+// about 262 objects numbered and 2,320 words (docs/PERFORMANCE.md, the census).
 
 import { Random } from '../base/rng.js';
 import { Scheduler } from '../base/scheduler.js';

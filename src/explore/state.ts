@@ -81,7 +81,7 @@
 //     (the OS's options, the adapters' caps, the timing, the driver's options,
 //     the OS's hooks...) by its number among those constants, learnt once per
 //     machine. What the walk learns of an object (its kind, shape, number) is
-//     one lookup per object (about 261 objects numbered and 2,320 words a key
+//     one lookup per object (about 262 objects numbered and 2,320 words a key
 //     on 2 × 2 × 2 × 2). Every digest
 //     and constant number depends on the machine alone (never on the order a
 //     process met states), so every process (shards, workers) agrees on keys.

@@ -467,10 +467,7 @@ function hardwareCapsOf(a: ParsedAdapter): number {
   return hardwareCaps;
 }
 
-/**
- * What adapter `a`'s options tell its driver module (DriverContext.options): deeply frozen, constant for the
- * machine's life (the explorer's state key writes a deeply frozen object of the machine as built as one word).
- */
+/** What adapter `a`'s options tell its driver module (DriverContext.options): deeply frozen, constant for the machine's life. */
 function referenceDriverOptions(a: ParsedAdapter, hardwareCaps: number): ReferenceDriverOptions {
   return deepFreeze({
     hardwareCaps,

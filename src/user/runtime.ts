@@ -91,8 +91,6 @@ export type ThreadBlock =
   | { op: 'wait' }
   | { op: 'waitEvent'; event: CpuEvent; timed: boolean }
   | { op: 'sleep'; untilNs: number };
-/** A thread blocked in a fence wait: one frozen record for every such thread (it says nothing more). */
-const IN_FENCE_WAIT: ThreadBlock = Object.freeze({ op: 'wait' });
 
 /** A fence a CPU thread may still signal (a handle of `process`, default the thread's own) and the highest value it may signal it to. */
 export interface ThreadSignal { hSyncObject: number; value: bigint | number; process?: RuntimeProcess }
@@ -494,7 +492,7 @@ export class RuntimeProcess {
       return;
     }
     if (!immediate) {
-      thread.blockedOn = IN_FENCE_WAIT;
+      thread.blockedOn = { op: 'wait' };
       this.machine.trace.record('cpu', actor, 'thread blocked', {});
     }
   }
