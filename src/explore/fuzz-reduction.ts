@@ -85,6 +85,96 @@ function flow(value: unknown): string {
   return String(value);
 }
 
+interface QueueSpec { name: string; adapter: number; engine: number; kind: 'hardware' | 'kernelMode' }
+interface ThreadSpec { name: string; process: string; startNs?: number; steps: object[] }
+
+/** A file's generator, the parts of the format it used, and two shorthands of it. */
+interface Draw {
+  random: Random;
+  chance: (n: number) => boolean;
+  pick: <T>(list: readonly T[]) => T;
+  features: Set<FuzzFeature>;
+}
+
+/** What a thread's steps draw from: the values of the file's fences, its queues' commands, and what was drawn so far. */
+interface StepDraw {
+  waitIds: number;
+  destroyed: boolean;
+  waitValue: (f: FenceSpec) => number;
+  nextValue: (f: FenceSpec) => number;
+  commands: (q: QueueSpec, most: number) => object[];
+}
+
+/** One step of a thread that holds handles to `mine` and may submit to `submitTo`: a wait, a CPU signal, a submit, a fence destroyed or a sleep. */
+function drawThreadStep({ random, chance, pick, features }: Draw, mine: FenceSpec[], submitTo: QueueSpec[], d: StepDraw): object {
+  const what = random.below(10);
+  if (mine.length && what < 5) {
+    const first = pick(mine);
+    const second = mine.length > 1 && chance(3) ? pick(mine.filter((f) => f !== first)) : undefined;
+    const waited = second ? [first, second] : [first];
+    const any = second !== undefined && chance(2);
+    const timeoutNs = chance(3) ? pick([0, 150, 400, 2000]) : undefined;
+    const wait = { id: `w${d.waitIds++}`, fences: waited.map((f) => f.name), values: waited.map(d.waitValue), any: any || undefined, timeoutNs };
+    features.add('cpu wait');
+    if (any) features.add('wait-any');
+    if (timeoutNs !== undefined) features.add(timeoutNs === 0 ? 'zero timeout' : 'timeout');
+    if (chance(6)) { features.add('wait with event'); return { waitWithEvent: wait }; }
+    return { wait };
+  }
+  if (mine.length && what < 7) {
+    const f = pick(mine);
+    features.add('cpu signal');
+    return { signal: { fences: [f.name], values: [d.nextValue(f)] } };
+  }
+  if (submitTo.length && what < 9) {
+    const q = pick(submitTo);
+    const submit = { submit: { queue: q.name, commands: d.commands(q, 1) } };
+    features.add('submit');
+    return submit;
+  }
+  if (mine.length && what === 9 && !d.destroyed && chance(2)) {
+    d.destroyed = true;
+    features.add('destroy fence');
+    return { destroyFence: { fence: pick(mine).name } };
+  }
+  features.add('sleep');
+  return { sleep: { durationNs: pick([100, 250, 600]) } };
+}
+
+/** The file's YAML text. */
+function scenarioText(seed: number, f: {
+  reread: boolean; timing: object; doorbell: boolean; adapters: { name: string; engines: number; caps?: object; interrupts?: object }[];
+  processes: string[]; fences: FenceSpec[]; queues: QueueSpec[]; queueCommands: object[][]; threads: ThreadSpec[]; faults: object[];
+}): string {
+  const { reread, timing, doorbell, adapters, processes, fences, queues, queueCommands, threads, faults } = f;
+  const lines = [
+    `name: fuzz-${seed}`,
+    'machine:',
+    `  seed: ${seed}`,
+    ...(reread ? [] : ['  os: { rereadCurrentValue: false }']),
+    `  timing: ${flow(timing)}`,
+    ...(doorbell ? ['  doorbell: { enabled: true }'] : []),
+    '  adapters:',
+    ...adapters.map((a) => `    - ${flow({ name: a.name, engines: a.engines, caps: a.caps, interrupts: a.interrupts })}`),
+    `processes: ${flow(processes.map((name) => ({ name })))}`,
+    'fences:',
+    ...fences.map((f) => {
+      const cross = f.crossAdapter.length > 0;
+      return `  - ${flow({
+        name: f.name, process: 'app', adapter: `gpu${f.adapter}`, kind: f.kind,
+        flags: cross || f.sharedWith ? { shared: true, crossAdapter: cross || undefined } : undefined,
+        crossAdapter: cross ? f.crossAdapter.map((a) => `gpu${a}`) : undefined,
+        initialValue: f.initialValue || undefined,
+        sharedWith: f.sharedWith ? [f.sharedWith] : undefined,
+      })}`;
+    }),
+    ...(queues.length ? ['queues:', ...queues.map((q, i) => `  - ${flow({ name: q.name, process: 'app', adapter: `gpu${q.adapter}`, kind: q.kind, engine: q.engine, commands: queueCommands[i] })}`)] : []),
+    ...(threads.length ? ['threads:', ...threads.map((t) => `  - ${flow(t)}`)] : []),
+    ...(faults.length ? ['faults:', ...faults.map((f) => `  - ${flow(f)}`)] : []),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
 /**
  * The scenario file of `seed`: small (a few fences, commands and thread steps), valid (parseScenario takes
  * it) and the same for a seed everywhere. The header lists what it may hold.
@@ -151,7 +241,6 @@ export function randomScenario(seed: number): GeneratedScenario {
   const waitValue = (f: FenceSpec) => Math.max(1, Math.min(3, chance(6) ? top.get(f.name)! + 1 : 1 + random.below(Math.max(1, top.get(f.name)!))));
 
   // Queues: a hardware queue on native fences, a kernel-mode context on monitored ones, on adapter a.
-  interface QueueSpec { name: string; adapter: number; engine: number; kind: 'hardware' | 'kernelMode' }
   const queues: QueueSpec[] = [];
   const queueCount = random.below(3);
   for (let i = 0; i < queueCount; i++) {
@@ -180,47 +269,16 @@ export function randomScenario(seed: number): GeneratedScenario {
   const queueCommands = queues.map((q) => commands(q, q.kind === 'hardware' ? 3 : 2));
 
   // Threads: waits, CPU signals, sleeps, submits, a fence destroyed.
-  interface ThreadSpec { name: string; process: string; startNs?: number; steps: object[] }
   const threads: ThreadSpec[] = [];
-  let waitIds = 0;
+  const step: StepDraw = { waitIds: 0, destroyed: false, waitValue, nextValue, commands };
+  const draw: Draw = { random, chance, pick, features };
   const threadCount = queues.length ? random.below(3) : 1 + random.below(2);
-  let destroyed = false;
   for (let i = 0; i < threadCount; i++) {
     const process = processes.length > 1 && i === 1 ? 'other' : 'app';
     const mine = fences.filter((f) => process === 'app' || f.sharedWith === process);
     const steps: object[] = [];
     const stepCount = 1 + random.below(2);
-    for (let k = 0; k < stepCount; k++) {
-      const what = random.below(10);
-      const submitTo = queues.filter(() => process === 'app');
-      if (mine.length && what < 5) {
-        const first = pick(mine);
-        const second = mine.length > 1 && chance(3) ? pick(mine.filter((f) => f !== first)) : undefined;
-        const waited = second ? [first, second] : [first];
-        const any = second !== undefined && chance(2);
-        const timeoutNs = chance(3) ? pick([0, 150, 400, 2000]) : undefined;
-        const wait = { id: `w${waitIds++}`, fences: waited.map((f) => f.name), values: waited.map(waitValue), any: any || undefined, timeoutNs };
-        features.add('cpu wait');
-        if (any) features.add('wait-any');
-        if (timeoutNs !== undefined) features.add(timeoutNs === 0 ? 'zero timeout' : 'timeout');
-        if (chance(6)) { steps.push({ waitWithEvent: wait }); features.add('wait with event'); } else steps.push({ wait });
-      } else if (mine.length && what < 7) {
-        const f = pick(mine);
-        steps.push({ signal: { fences: [f.name], values: [nextValue(f)] } });
-        features.add('cpu signal');
-      } else if (submitTo.length && what < 9) {
-        const q = pick(submitTo);
-        steps.push({ submit: { queue: q.name, commands: commands(q, 1) } });
-        features.add('submit');
-      } else if (mine.length && what === 9 && !destroyed && chance(2)) {
-        destroyed = true;
-        steps.push({ destroyFence: { fence: pick(mine).name } });
-        features.add('destroy fence');
-      } else {
-        steps.push({ sleep: { durationNs: pick([100, 250, 600]) } });
-        features.add('sleep');
-      }
-    }
+    for (let k = 0; k < stepCount; k++) steps.push(drawThreadStep(draw, mine, process === 'app' ? queues : [], step));
     const startNs = chance(5) ? pick([100, 300]) : undefined;
     if (startNs !== undefined) features.add('start time');
     threads.push({ name: `t${i}`, process, startNs, steps });
@@ -238,32 +296,8 @@ export function randomScenario(seed: number): GeneratedScenario {
     else { faults.push({ atNs, removeDevice: { adapter } }); features.add('tdr'); }
   }
 
-  const lines = [
-    `name: fuzz-${seed}`,
-    'machine:',
-    `  seed: ${seed}`,
-    ...(reread ? [] : ['  os: { rereadCurrentValue: false }']),
-    `  timing: ${flow(timing)}`,
-    ...(doorbell ? ['  doorbell: { enabled: true }'] : []),
-    '  adapters:',
-    ...adapters.map((a) => `    - ${flow({ name: a.name, engines: a.engines, caps: a.caps, interrupts: a.interrupts })}`),
-    `processes: ${flow(processes.map((name) => ({ name })))}`,
-    'fences:',
-    ...fences.map((f) => {
-      const cross = f.crossAdapter.length > 0;
-      return `  - ${flow({
-        name: f.name, process: 'app', adapter: `gpu${f.adapter}`, kind: f.kind,
-        flags: cross || f.sharedWith ? { shared: true, crossAdapter: cross || undefined } : undefined,
-        crossAdapter: cross ? f.crossAdapter.map((a) => `gpu${a}`) : undefined,
-        initialValue: f.initialValue || undefined,
-        sharedWith: f.sharedWith ? [f.sharedWith] : undefined,
-      })}`;
-    }),
-    ...(queues.length ? ['queues:', ...queues.map((q, i) => `  - ${flow({ name: q.name, process: 'app', adapter: `gpu${q.adapter}`, kind: q.kind, engine: q.engine, commands: queueCommands[i] })}`)] : []),
-    ...(threads.length ? ['threads:', ...threads.map((t) => `  - ${flow(t)}`)] : []),
-    ...(faults.length ? ['faults:', ...faults.map((f) => `  - ${flow(f)}`)] : []),
-  ];
-  return { text: `${lines.join('\n')}\n`, features };
+  const text = scenarioText(seed, { reread, timing, doorbell, adapters, processes, fences, queues, queueCommands, threads, faults });
+  return { text, features };
 }
 
 /** One search's outcome as the comparison reads it. */
