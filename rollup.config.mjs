@@ -54,6 +54,14 @@ export default [
     plugins: [ts()],
   },
   {
+    // The explorer's reduction fuzz (scripts/fuzz-explore.mjs, from a clone): its generator and comparison, with the
+    // scenario files' parser (yaml, ajv: the package's own dependencies) left to Node's resolver.
+    input: 'src/explore/fuzz-reduction.ts',
+    external: nodeExternal,
+    output: { file: 'dist/fuzz-explore.js', format: 'es', sourcemap: false },
+    plugins: [ts()],
+  },
+  {
     input: 'src/web/page.ts',
     output: { dir: 'dist/web', entryFileNames: 'page.js', format: 'es', sourcemap: true },
     plugins: [ts(), nodeResolve({ browser: true, preferBuiltins: false }), commonjs(), json(), html()],

@@ -40,7 +40,7 @@ export function ensureBuilt({ declarations = false, stdio = 'inherit', announce 
   if (Math.min(age('src/generated/core-wasm.ts'), age('build/core-nothreads.wasm')) < Math.max(newest('assembly'), ...CORE_SOURCES_IN_SRC.map(age))) steps.push(['scripts/build-core.mjs']);
   const scenariosStale = age('src/generated/scenarios.ts') < newest('scenarios');
   if (scenariosStale) steps.push(['scripts/build-scenarios.mjs']);
-  if (steps.length || Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js'), age('dist/fuzz.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {
+  if (steps.length || Math.min(age('dist/wddm-fence.js'), age('dist/web/page.js'), age('dist/fuzz.js'), age('dist/fuzz-explore.js')) < Math.max(newest('src'), newest('web'), age('rollup.config.mjs'))) {
     steps.push(['node_modules/rollup/dist/bin/rollup', '-c', '--silent']);
   }
   if (declarations && (steps.length || age('dist/types/index.d.ts') < newest('src'))) steps.push(['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json']);

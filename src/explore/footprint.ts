@@ -69,6 +69,7 @@ import { MonitoredValueUpdateSteps, ReferenceDriver } from '../driver/reference.
 import type { World } from './world.js';
 import type { CpuThread } from '../user/runtime.js';
 import { componentFootprint, componentPersistentSet, resourceAdapter } from './components.js';
+import { logsAbstracted } from './state.js';
 
 export interface Footprint { reads: readonly string[]; writes: readonly string[] }
 
@@ -141,6 +142,12 @@ function osStepFootprint(world: World): Footprint | undefined {
   const machine = world.machine;
   const op = machine.os.inspect.operation;
   if (!op) return undefined;
+  // An operation's ends run inside its last step (src/os/waits.ts), and an interrupt's end reads its adapter's logs
+  // for the timeline (Logs.afterInterrupt, which flushes their write buffers and moves the reader's positions). The
+  // key covers the logs where they are not abstracted (an adapter with the optimized interrupt), so there any step
+  // of such an operation may touch them: everything. (npm run fuzz:explore, seed 527: a CMP check d that ended an
+  // interrupt's NF-09 loop was slept beside a signal's log write, and a quiet state was lost untimed.)
+  if (!logsAbstracted(machine) && op.ends.some((end) => end.owner === 'interrupts')) return undefined;
   switch (op.phase) {
     case 'retire': {
       const thread = op.retiring[0].owner.tag as CpuThread | undefined;

@@ -255,8 +255,11 @@ export class GpuHardware {
   private onEvent(event: ScheduledEvent): void {
     const engine = event.args.engine as number;
     switch (event.kind) {
-      case 'engine-tick': this.tick(engine); return;
-      case 'engine-step': this.signalStep(engine); return;
+      case 'engine-tick':
+      case 'engine-step':
+        this.running = engine;
+        try { if (event.kind === 'engine-tick') this.tick(engine); else this.signalStep(engine); } finally { this.running = -1; }
+        return;
       case 'interrupt':
         this.engines[engine].isr = undefined;
         if (this.stopped) return;
@@ -292,9 +295,17 @@ export class GpuHardware {
     for (const set of this.blockedOn.values()) set.delete(id);
   }
 
-  /** The doorbell: the engine looks for work. */
+  /**
+   * The engine whose event (a tick or a signal's step) is running, -1 between events. Its command may unblock a
+   * queue of its own (a signal a queue of the same engine waits for: rescanFence): the kick that follows must not
+   * start a second chain of ticks beside the one the command schedules when it ends (two commands of one engine at
+   * once; in the explorer's steps, a signal begun while another is in flight, its last steps lost).
+   */
+  private running = -1;
+
+  /** The doorbell: the engine looks for work (unless it is running an event of its own, which schedules its next tick). */
   kick(engine: number): void {
-    if (this.stopped) return;
+    if (this.stopped || engine === this.running) return;
     const state = this.engines[engine];
     if (state.event && !state.event.cancelled) return;
     const at = Math.max(this.scheduler.nowNs, state.busyUntilNs);
@@ -763,8 +774,9 @@ export class GpuHardware {
     if (!event || event.cancelled || this.stopped) return false;
     this.scheduler.cancel(event);
     state.event = undefined;
-    if (event.kind === 'engine-step') this.signalStep(engine);
-    else this.tick(engine);
+    const outer = this.running;
+    this.running = engine;
+    try { if (event.kind === 'engine-step') this.signalStep(engine); else this.tick(engine); } finally { this.running = outer; }
     return true;
   }
 }
