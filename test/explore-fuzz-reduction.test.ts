@@ -13,7 +13,9 @@ import {
   type CompareOptions, type FuzzReport,
 } from '../src/explore/fuzz-reduction.js';
 import { parseScenario } from '../src/scenario-files/load.js';
-import type { ScenarioModel } from '../src/explore/scenario-world.js';
+import { ScenarioModel } from '../src/explore/scenario-world.js';
+import { exhaustive } from '../src/explore/search.js';
+import { scenarioAdapters } from '../src/scenario-files/run.js';
 
 /** Files in the suite's run, and the states the visited-set search may reach on one (fewer than a long run's default). */
 const FILES = 150;
@@ -93,4 +95,27 @@ describe('the full reduction on random scenario files', () => {
     expect(comparison.differs, comparisonText(comparison)).toBe(false);
     expect(comparison.states.quiet.length).toBe(5);
   }, 120_000);
+  it('LOG-05 a reader held behind polls untimed with nothing new: a cycle both searches complete, with the same quiet states (fuzz seed 1676)', async () => {
+    // With a forced log overrun, the reader's retry finds it still behind and arms the same retry again: untimed, a
+    // step that changes nothing the key covers. The visited-set search threw ("the state graph has a cycle"); it now
+    // counts no interleavings there (cyclic), and the full search, which expands the state a cycle closes from (the
+    // stack proviso), reaches the same quiet states.
+    const text = randomScenario(1676).text;
+    const comparison = await compareReductions(text, 'untimed', { maxStates: 4000 });
+    expect(comparison.error, comparisonText(comparison)).toBeUndefined();
+    expect(comparison.differs, comparisonText(comparison)).toBe(false);
+    expect(comparison.states.quiet.length).toBe(6);
+    const scenario = parseScenario(text, 'fuzz-1676.yaml');
+    const model = new ScenarioModel({ scenario, source: 'fuzz-1676.yaml', adapters: await scenarioAdapters(scenario, 'fuzz-1676.yaml'), time: 'untimed', variant: 'barrier' });
+    const states = exhaustive(model, { reduction: 'states' });
+    expect(states.stats.cyclic).toBe(true);
+    expect(states.stats.interleavings).toBeUndefined();
+    expect(exhaustive(model, {}).stats.cyclic).toBe(true);
+    // Timed, the same file has no cycle (each retry is later): every interleaving is counted.
+    const timed = new ScenarioModel({ scenario, source: 'fuzz-1676.yaml', adapters: await scenarioAdapters(scenario, 'fuzz-1676.yaml'), time: 'timed', variant: 'barrier' });
+    const timedStates = exhaustive(timed, { reduction: 'states', maxStates: 20_000 });
+    expect(timedStates.stats.cyclic).toBeUndefined();
+    // Without a reduction the search would go round for ever: it refuses, naming the cycle.
+    expect(() => exhaustive(model, { reduction: 'none', maxDepth: 400 })).toThrow(/the state graph has a cycle/);
+  }, 300_000);
 });

@@ -224,8 +224,14 @@ export interface SearchStats {
   transitions: number;
   /** Quiet states (nothing left to run) among them. */
   quietStates: number;
-  /** Complete interleavings (paths from the start to a quiet state): 'states' and 'none' only. */
+  /** Complete interleavings (paths from the start to a quiet state): 'states' and 'none' only; none when the graph has a cycle (cyclic). */
   interleavings?: bigint;
+  /**
+   * A step led back to a state on the search's own path (the state graph has a cycle: a step that changes nothing
+   * the key covers, as a poll that finds nothing new). 'full' then explores every step of the state that step was
+   * taken from (the stack proviso), 'states' counts no interleavings (there are infinitely many), 'none' refuses.
+   */
+  cyclic?: true;
   /** Machines built (runs from the start). */
   runs: number;
   /** Events executed, replays included. */
@@ -518,6 +524,7 @@ class Exhaustive {
       if (slept < 0) { sleep.clear(); slept = 0; }
       const met = shared.meet(key, slept);
       if (met < 0) {
+        this.closeCycle(key);
         // Met before: explore the slept transitions this worker cleared (narrow), as a revisit does.
         const mine = shared.narrow(-met - 1, slept);
         return mine === 0 ? 0n : this.revisit(key, path, sleep, namesHere().filter((_, bit) => (mine & (1 << bit)) !== 0));
@@ -525,6 +532,9 @@ class Exhaustive {
       if (root) this.shardStats!.owned++;
     }
     if (this.reduction === 'none') {
+      if (this.frames.some((frame) => frame.stateKey === key)) {
+        throw new Error(`the state graph has a cycle (state ${key} reached again on its own path): the search without reduction would not end; search it with the reduction 'states' or 'full'`);
+      }
       if (this.visited.find(key) < 0) {
         this.visited.add(key, 0);
         this.stats.states++;
@@ -540,15 +550,19 @@ class Exhaustive {
     }
     if (this.bitstate) {
       // Without sleep sets a revisit adds nothing (see the 'full' branch below: nothing slept, nothing awake).
-      if (this.bitstate.testAndSet(key)) return 0n;
+      if (this.bitstate.testAndSet(key)) { this.closeCycle(key); return 0n; }
     }
     const old = this.bitstate || shared ? -1 : visited.find(key);
     if (old >= 0) {
       if (this.reduction === 'states') {
         const paths = this.paths[visited.data(old)];
-        if (paths === undefined) throw new Error(`the state graph has a cycle (state ${key} reached again from itself): a step that changes nothing the key covers`);
-        return paths;
+        if (paths !== undefined) return paths;
+        // A state still on the path (its paths not known yet): a cycle, so infinitely many interleavings.
+        this.stats.cyclic = true;
+        this.stats.interleavings = undefined;
+        return 0n;
       }
+      this.closeCycle(key);
       // Sleep sets: explore what the first visit slept but this one does not; keep the intersection.
       const slept = visited.sleepNames(visited.data(old));
       const awake = slept.filter((t) => !sleep.has(t));
@@ -577,6 +591,19 @@ class Exhaustive {
     if (!todo.length) return 0n;
     this.push({ stateKey: key, path, bounds: [...this.runner.bounds], options: here, todo, next: 0, sleep: new Set(sleep), paths: 0n });
     return undefined;
+  }
+
+  /**
+   * 'full', a state reached again: when it is one on the search's own path, the step just taken closed a cycle, and
+   * the state it was taken from explores every step not asleep there (the stack proviso, Peled's C3 in its
+   * depth-first form): otherwise a persistent set whose steps all lead round the cycle would leave the other steps
+   * of every state on it unexplored for ever. Acyclic machines (every built-in one) never get here.
+   */
+  closeCycle(key: string): void {
+    const from = this.frames[this.frames.length - 1];
+    if (!from || !this.frames.some((frame) => frame.stateKey === key)) return;
+    this.stats.cyclic = true;
+    for (const option of from.options) if (!from.todo.includes(option.index) && !from.sleep.has(option.key)) from.todo.push(option.index);
   }
 
   /**
