@@ -223,7 +223,7 @@ const BOUND_FLAGS: Readonly<Record<Bound, string>> = { states: '--max-states', d
 const notComplete = (s: SearchStats) => `NOT complete (${s.stoppedBy.map((b) => BOUND_FLAGS[b]).join(', ')} reached): no proof`;
 
 const statsLine = (s: SearchStats, ms: number) =>
-  `  ${s.states} states (${s.quietStates} quiet), ${s.transitions} transitions${s.interleavings !== undefined ? `, ${s.interleavings} complete interleavings` : ''}, depth up to ${s.maxDepth}, ` +
+  `  ${s.states} states (${s.quietStates} quiet), ${s.transitions} transitions${s.interleavings !== undefined ? `, ${s.interleavings} complete interleavings` : ''}${s.cyclic ? ', a cycle (a step that changes nothing)' : ''}, depth up to ${s.maxDepth}, ` +
   `${s.restore === 'snapshot' ? `${s.restores} restores` : `${s.runs} runs from the start`}, ${(ms / 1000).toFixed(2)} s (${Math.round(s.states / Math.max(ms / 1000, 1e-3))} states/s): ${s.complete ? 'complete' : notComplete(s)}` +
   (s.bitstate ? `\n  bitstate: ${bytesText(s.bitstate.bytes)} (${s.bitstate.sizeBits} bits, ${s.bitstate.hashes} per state), ${(s.bitstate.fill * 100).toFixed(2)} % set, about ${omittedText(s.bitstate.expectedOmissions)} states omitted (expected): no proof` : '');
 
