@@ -176,8 +176,11 @@ describe('the npm package', () => {
     // each bundle with their header comments, and docs/EXPLORER.md's and docs/PERFORMANCE.md's notes on them and on
     // what was tried: 25 KB; main with the three merged measured 8.215 MB); 8.24 MB before the reduction fuzz of
     // 2026-11-29 (src/explore/fuzz-reduction.ts, its generator and comparison, with its declarations, scripts/fuzz-explore.mjs
-    // and docs/EXPLORER.md's section: about 40 KB; dist/fuzz-explore.js is not in the package).
-    expect(packed!.unpackedSize).toBeLessThan(8_270_000);
+    // and docs/EXPLORER.md's section: about 40 KB; dist/fuzz-explore.js is not in the package); 8.27 MB before the
+    // seventh stop of 2026-11-29 (the frozen constants, the cycle proviso, the fuzz's findings and the bounds of issue
+    // 31's goals in docs/EXPLORER.md and docs/PERFORMANCE.md, in each bundle and the declarations: main with h35c, h35f
+    // and the cycle handling merged measured 8.283 MB).
+    expect(packed!.unpackedSize).toBeLessThan(8_300_000);
     console.log(`wddm-fence package: ${packed!.files.length} files, ${(packed!.size / 1e6).toFixed(2)} MB packed, ${(packed!.unpackedSize / 1e6).toFixed(2)} MB unpacked`);
   });
 
