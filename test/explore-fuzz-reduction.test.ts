@@ -9,7 +9,7 @@
 import { describe, it, expect } from 'vitest';
 import type { ScheduledEvent } from '../src/base/scheduler.js';
 import {
-  FUZZ_FEATURES, compareReductions, comparisonText, fuzzReductions, mismatchText, randomScenario,
+  FUZZ_FEATURES, FUZZ_MAX_STATES, compareReductions, comparisonText, fuzzReductions, mismatchText, randomScenario,
   type CompareOptions, type FuzzReport,
 } from '../src/explore/fuzz-reduction.js';
 import { parseScenario } from '../src/scenario-files/load.js';
@@ -95,6 +95,31 @@ describe('the full reduction on random scenario files', () => {
     expect(comparison.differs, comparisonText(comparison)).toBe(false);
     expect(comparison.states.quiet.length).toBe(5);
   }, 120_000);
+  it('NF-10 a CPU signal of a cross-adapter fence whose operation ends beside a GPU signal of it: no quiet state lost untimed (fuzz seeds 2717, 2418)', async () => {
+    // A CPU signal's operation ends (afterCpuSignal, inside its last step) by reading the cross-adapter fence's shared
+    // CurrentValue and queueing the other adapters' notifications with it. The last step's footprint (2717: the retire
+    // of the woken waiter, an eager step; 2418: the reference driver's CMP check d) named the OS and the thread or the
+    // CMP only, so it was taken before, or slept beside, a GPU signal's drain of that fence: the value propagated
+    // differed, and 2 quiet states (2717) and 1 (2418) were lost.
+    for (const [seed, quiet] of [[2717, 9], [2418, 19]] as const) {
+      const comparison = await compareReductions(randomScenario(seed).text, 'untimed', { maxStates: FUZZ_MAX_STATES });
+      expect(comparison.tooBig, `seed ${seed}`).toBe(false);
+      expect(comparison.differs, `seed ${seed}: ${comparisonText(comparison)}`).toBe(false);
+      expect(comparison.states.quiet.length, `seed ${seed}`).toBe(quiet);
+    }
+  }, 240_000);
+
+  it('NF-10 two adapters\' GPU signals of one cross-adapter fence, checked in either order: no quiet state lost timed (fuzz seed 2530)', async () => {
+    // Each signal's CMP check (engine step 5) ends its command with a progress report, which notes the value, time and
+    // adapter in the fence's cross-adapter group (CrossAdapter.onProgress: its list of signals, in the key). The two
+    // checks read the shared CurrentValue and wrote their own adapter's interrupt and in-flight count only, so a sleep
+    // set took them in one order: the group's list differed, and 2 quiet states were lost timed.
+    const comparison = await compareReductions(randomScenario(2530).text, 'timed', { maxStates: FUZZ_MAX_STATES });
+    expect(comparison.tooBig).toBe(false);
+    expect(comparison.differs, comparisonText(comparison)).toBe(false);
+    expect(comparison.states.quiet.length).toBe(24);
+  }, 240_000);
+
   it('LOG-05 a reader held behind polls untimed with nothing new: a cycle both searches complete, with the same quiet states (fuzz seed 1676)', async () => {
     // With a forced log overrun, the reader's retry finds it still behind and arms the same retry again: untimed, a
     // step that changes nothing the key covers. The visited-set search threw ("the state graph has a cycle"); it now

@@ -17,6 +17,8 @@
 //   thread:<p>.<t>   CPU thread t of the process in slot p
 //   cmp:<a>          the CMP's write buffer (a MonitoredValue on its way to memory)
 //   os               the OS's own state: waiter records and heaps, its operation in flight
+//   xa:@<phys>       the cross-adapter group whose records share the CurrentValue word at phys: its
+//                    list of signals (value, time, adapter), the value last propagated
 //   adapter:<a>      everything of adapter a (a scenario file's component footprints): it meets
 //                    every resource above named with adapter a
 //   *                everything above except threads (an OS operation)
@@ -27,8 +29,10 @@
 //   engine-tick, nothing to run                 q of the engine's queues  -
 //   engine-step 2 logWriteEntry, 3 logAdvance   -            log
 //   engine-step 4 engineDrain                   -            wb, cv
-//   engine-step 5 cmpSignalCheck (+ the end of  mv, cv       irq, life (and * when a
-//     the command: listeners, run-list rescan)               queue waits on the fence)
+//   engine-step 5 cmpSignalCheck (+ the end of  mv, cv       irq, life, xa of a cross-adapter
+//     the command: listeners, run-list rescan)               fence (its progress report joins the
+//                                                            group's signals); * when a queue
+//                                                            waits on the fence
 //   a thread resuming after its wait, with      -            thread
 //     nothing after it (World.resumeIsLocal)
 //   OS step (os-step), operation in steps:
@@ -43,6 +47,9 @@
 //                                                            of each buffered store
 //       c cmpReadCurrentValue                   cv           os
 //       d cmpMonitoredValueCheck                cmp, mv      os, irq of engine 0
+//     any step of an operation with ends (a     + cv of      + xa of each cross-adapter group
+//       CPU signal's, an interrupt's: they      each cross-  (its ends run inside its last step:
+//       run inside its last step)               adapter group  afterCpuSignal, afterInterrupt)
 //     any other driver's step; a cross-adapter  *            *
 //       notification (NotificationOnly), the
 //       OS's log read, its fallback
@@ -109,7 +116,9 @@ function tableFootprint(world: World, event: ScheduledEvent): Footprint | undefi
         case 'drain': return { reads: [], writes: [`wb:${a}.${e}`, `cv:@${cv}`] };
         case 'cmp-check': {
           if (anyQueueBlocked(world)) return undefined;
-          return { reads: [`mv:${a}.@${cv}`, `cv:@${cv}`], writes: [`irq:${a}.${e}`, `life:${a}.@${cv}`] };
+          // The signal's progress report of a cross-adapter fence joins its group's list of signals (order and time).
+          const group = crossAdapterWords(world).includes(cv) ? [`xa:@${cv}`] : [];
+          return { reads: [`mv:${a}.@${cv}`, `cv:@${cv}`], writes: [`irq:${a}.${e}`, `life:${a}.@${cv}`, ...group] };
         }
         default: return undefined;
       }
@@ -137,8 +146,45 @@ function anyQueueBlocked(world: World): boolean {
   return false;
 }
 
-/** The next step of the OS operation in flight (src/os/waits.ts). */
+/**
+ * The CurrentValue words of the cross-adapter fences (one word a group, shared by its records on
+ * every adapter: the World's records that share a word), in the World's order.
+ */
+function crossAdapterWords(world: World): number[] {
+  if (world.machine.os.inspect.crossAdapterFences === 0) return [];
+  const words = world.fences.map((f) => f.global.cvPhys);
+  return words.filter((word, i) => words.indexOf(word) === i && words.lastIndexOf(word) !== i);
+}
+
+/**
+ * The next step of the OS operation in flight (src/os/waits.ts), with what its ends may touch of the
+ * cross-adapter fences (osStepTableFootprint, crossAdapterEnds).
+ */
 function osStepFootprint(world: World): Footprint | undefined {
+  const step = osStepTableFootprint(world);
+  if (!step) return undefined;
+  const ends = crossAdapterEnds(world);
+  return ends.length ? { reads: [...step.reads, ...ends.map((word) => `cv:@${word}`)], writes: [...step.writes, ...ends.map((word) => `xa:@${word}`)] } : step;
+}
+
+/**
+ * The CurrentValue words of the cross-adapter groups the ends of the OS operation in flight read, or [].
+ * An operation's ends run inside its last step (src/os/waits.ts): a CPU signal's (afterCpuSignal) and an
+ * interrupt's (afterInterrupt, afterLogInterrupt) read each cross-adapter fence's CurrentValue, note it in
+ * its group's signals and as last propagated, and queue the other adapters' notifications with it. Every
+ * step of such an operation is taken to read those words (which step is the last one is not told here).
+ * (npm run fuzz:explore, seeds 2717 and 2418: a CPU signal's retire step, and its CMP check d, were slept
+ * beside a GPU signal's drain, or taken eagerly before it, of the same cross-adapter fence, and the
+ * propagated value differed: quiet states lost untimed.)
+ */
+function crossAdapterEnds(world: World): number[] {
+  const op = world.machine.os.inspect.operation;
+  if (!op || !op.ends.length) return [];
+  return crossAdapterWords(world);
+}
+
+/** The table's footprint of the OS operation's next step (the header), its ends aside. */
+function osStepTableFootprint(world: World): Footprint | undefined {
   const machine = world.machine;
   const op = machine.os.inspect.operation;
   if (!op) return undefined;
@@ -227,6 +273,7 @@ interface EngineFuture { adapter: number; engine: number; footprint: Footprint }
 function engineFutures(world: World): EngineFuture[] | undefined {
   const machine = world.machine;
   const futures: EngineFuture[] = [];
+  const crossAdapter = crossAdapterWords(world);
   for (let a = 0; a < machine.adapters.length; a++) {
     const adapter = machine.adapters[a];
     if (adapter.state !== 'running' || adapter.hardware.doorbell || adapter.hardware.blockedQueues() > 0) return undefined;
@@ -252,7 +299,10 @@ function engineFutures(world: World): EngineFuture[] | undefined {
       const writes: string[] = [];
       if (fencesOf[e].size) {
         writes.push(`wb:${a}.${e}`, `irq:${a}.${e}`, ...queuesOf[e].flatMap((id) => [`q:${a}.${id}`, `log:${a}.${id}`]));
-        for (const cv of fencesOf[e]) { writes.push(`cv:@${cv}`, `life:${a}.@${cv}`); reads.push(`mv:${a}.@${cv}`, `cv:@${cv}`); }
+        for (const cv of fencesOf[e]) {
+          writes.push(`cv:@${cv}`, `life:${a}.@${cv}`, ...(crossAdapter.includes(cv) ? [`xa:@${cv}`] : []));
+          reads.push(`mv:${a}.@${cv}`, `cv:@${cv}`);
+        }
       }
       futures.push({ adapter: a, engine: e, footprint: { reads, writes } });
     }
