@@ -370,7 +370,7 @@ export async function compareReductions(text: string, time: TimeMode, options: C
   const statesQuiet: string[] = [];
   let doubled = 0;
   const empty = (): SearchSide => ({ states: 0, complete: false, quiet: [], verdicts: [] });
-  // A search that throws (e.g. "the state graph has a cycle") is a finding too: the other side is not compared.
+  // A search that throws (an error of the explorer or the model) is a finding too: the other side is not compared.
   let states: SearchResult;
   try {
     states = exhaustive(model(), {

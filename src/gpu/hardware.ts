@@ -256,10 +256,7 @@ export class GpuHardware {
     const engine = event.args.engine as number;
     switch (event.kind) {
       case 'engine-tick':
-      case 'engine-step':
-        this.running = engine;
-        try { if (event.kind === 'engine-tick') this.tick(engine); else this.signalStep(engine); } finally { this.running = -1; }
-        return;
+      case 'engine-step': this.runEngineEvent(engine, event.kind); return;
       case 'interrupt':
         this.engines[engine].isr = undefined;
         if (this.stopped) return;
@@ -774,9 +771,14 @@ export class GpuHardware {
     if (!event || event.cancelled || this.stopped) return false;
     this.scheduler.cancel(event);
     state.event = undefined;
+    this.runEngineEvent(engine, event.kind);
+    return true;
+  }
+
+  /** Runs the engine's tick or signal step with `running` naming it (kick), then gives `running` back to what ran outside. */
+  private runEngineEvent(engine: number, kind: string): void {
     const outer = this.running;
     this.running = engine;
-    try { if (event.kind === 'engine-step') this.signalStep(engine); else this.tick(engine); } finally { this.running = outer; }
-    return true;
+    try { if (kind === 'engine-step') this.signalStep(engine); else this.tick(engine); } finally { this.running = outer; }
   }
 }
